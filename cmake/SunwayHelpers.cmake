@@ -1,0 +1,76 @@
+# CMake helpers of the Sunway target, in the spirit of Halide's add_halide_generator and
+# add_halide_library.
+#
+# add_sw_generator(<target> SOURCES <generator sources...>)
+#   An executable holding the generators and the Sunway driver (target_sw/SunwayGenGen.cpp).
+#
+# add_sw_library(<target> FROM <generator executable> GENERATOR <name>
+#                [FUNCTION_NAME <fn>] [MACHINE sw26010|sw26010-pro] [PARAMS <name=value>...])
+#   Runs the generator for the Sunway machine and builds the generated MPE and CPE sources
+#   into a static library linked against the athread emulator. Also writes
+#   <build>/<target>.gen/ with FUNCTION.{h,mpe.c,cpe.c,sw_args.h,stmt,sw_report.txt}.
+#
+# add_sw_export(<target> LIBRARIES <sw libraries...>)
+#   A target that gathers the generated sources of those libraries, HalideRuntime.h and a
+#   Makefile for the real Sunway toolchain (sw5cc) in <build>/<target>/. Untested here:
+#   no Sunway machine or sw5cc exists on this machine.
+
+function(add_sw_generator TARGET)
+    cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+    add_executable(${TARGET} ${ARG_SOURCES} $<TARGET_OBJECTS:sw_gengen>)
+    target_link_libraries(${TARGET} PRIVATE sw_gengen sw_target Halide::Halide ${CMAKE_DL_LIBS})
+endfunction()
+
+function(add_sw_library TARGET)
+    cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;MACHINE" "PARAMS" ${ARGN})
+    if (NOT ARG_FROM OR NOT ARG_GENERATOR)
+        message(FATAL_ERROR "add_sw_library(${TARGET}): FROM and GENERATOR are required")
+    endif ()
+    if (NOT ARG_FUNCTION_NAME)
+        set(ARG_FUNCTION_NAME ${TARGET})
+    endif ()
+    if (NOT ARG_MACHINE)
+        set(ARG_MACHINE sw26010)
+    endif ()
+    set(dir "${CMAKE_CURRENT_BINARY_DIR}/${TARGET}.gen")
+    set(fn "${ARG_FUNCTION_NAME}")
+    set(outputs "${dir}/${fn}.h" "${dir}/${fn}.mpe.c" "${dir}/${fn}.cpe.c" "${dir}/${fn}.sw_args.h"
+                "${dir}/${fn}.stmt" "${dir}/${fn}.sw_report.txt")
+    add_custom_command(
+        OUTPUT ${outputs}
+        COMMAND ${CMAKE_COMMAND} -E make_directory "${dir}"
+        COMMAND ${ARG_FROM} -g ${ARG_GENERATOR} -f ${fn} -o "${dir}"
+                -e mpe,cpe,h,stmt,report target=${ARG_MACHINE} ${ARG_PARAMS}
+        DEPENDS ${ARG_FROM}
+        COMMENT "Generating Sunway code for ${fn} (${ARG_GENERATOR} on ${ARG_MACHINE})"
+        VERBATIM)
+    add_library(${TARGET} STATIC "${dir}/${fn}.mpe.c" "${dir}/${fn}.cpe.c")
+    set_target_properties(${TARGET} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+    target_include_directories(${TARGET} PUBLIC "${dir}")
+    target_link_libraries(${TARGET} PUBLIC athread_emu Halide::Runtime m)
+    set_property(TARGET ${TARGET} PROPERTY SW_GENERATED_DIR "${dir}")
+    set_property(TARGET ${TARGET} PROPERTY SW_FUNCTION_NAME "${fn}")
+endfunction()
+
+function(add_sw_export TARGET)
+    cmake_parse_arguments(ARG "" "" "LIBRARIES" ${ARGN})
+    set(out "${CMAKE_CURRENT_BINARY_DIR}/${TARGET}")
+    set(commands COMMAND ${CMAKE_COMMAND} -E make_directory "${out}")
+    set(deps "")
+    set(names "")
+    foreach (lib IN LISTS ARG_LIBRARIES)
+        get_property(dir TARGET ${lib} PROPERTY SW_GENERATED_DIR)
+        get_property(fn TARGET ${lib} PROPERTY SW_FUNCTION_NAME)
+        foreach (ext h mpe.c cpe.c sw_args.h sw_report.txt)
+            list(APPEND commands COMMAND ${CMAKE_COMMAND} -E copy "${dir}/${fn}.${ext}" "${out}/")
+            list(APPEND deps "${dir}/${fn}.${ext}")
+        endforeach ()
+        list(APPEND names ${fn})
+    endforeach ()
+    get_target_property(runtime_inc Halide::Runtime INTERFACE_INCLUDE_DIRECTORIES)
+    list(APPEND commands COMMAND ${CMAKE_COMMAND} -E copy "${runtime_inc}/HalideRuntime.h" "${out}/")
+    list(APPEND commands COMMAND ${CMAKE_COMMAND} -DOUT=${out} "-DFUNCTIONS=${names}"
+         -P "${PROJECT_SOURCE_DIR}/cmake/WriteSunwayMakefile.cmake")
+    add_custom_target(${TARGET} ALL ${commands} DEPENDS ${deps} ${ARG_LIBRARIES}
+                      COMMENT "Exporting Sunway sources to ${out}" VERBATIM)
+endfunction()

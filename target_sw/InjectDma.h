@@ -1,0 +1,49 @@
+/** \file
+ * Pass 3 of the Sunway lowering: turns copies between main memory and LDM into DMA.
+ *
+ * A copy is a nest of serial loops (with lets between them) around one scalar Store whose
+ * value is a Load of the same type, one side an LDM buffer of the kernel and the other a
+ * main-memory buffer of its closure. Staged inputs (`f.in().compute_at(...).store_in(LDM)`)
+ * lower to such nests, and so does the write-back of an LDM tile to an output.
+ *
+ * Both indices must be affine in the loop variables (checked exactly, by simplification).
+ * The innermost dimensions that are contiguous on both sides are merged into one block;
+ * the next dimension, if the LDM side is dense there, becomes the rows of one strided
+ * request (bsize = block bytes, stride = gap between blocks); outer dimensions stay loops
+ * that issue one request per iteration. A nest that is not affine, or whose innermost
+ * dimension is not contiguous on both sides, gets one request per element: slow but
+ * exact, never wrong. Each nest becomes
+ *   sw_dma_begin(site); loops { sw_dma_request(...) }; sw_dma_wait(site)
+ * which the CPE code generator prints as athread_get/athread_put with a reply word and a
+ * wait for all requests of the site.
+ *
+ * Loads and stores of main memory that are not such copies stay as they are: direct
+ * main-memory accesses from the CPE, legal but slow; they are listed in the kernel.
+ */
+#ifndef SW_INJECT_DMA_H
+#define SW_INJECT_DMA_H
+
+#include "target_sw/SwModule.h"
+
+namespace sw {
+
+/** Arguments of an sw_dma_request call, in order. */
+enum DmaRequestArg {
+    DmaIsPut,        ///< 1 for LDM -> main memory
+    DmaLdmBuffer,    ///< StringImm
+    DmaLdmIndex,     ///< element index of the first LDM element
+    DmaMainBuffer,   ///< StringImm
+    DmaMainIndex,    ///< element index of the first main-memory element
+    DmaBlockElems,   ///< contiguous elements per block
+    DmaRows,         ///< blocks (1: one contiguous block)
+    DmaPitchElems,   ///< elements from one block's start to the next in main memory
+    DmaSiteId,       ///< which sw_dma_begin / sw_dma_wait pair counts the request
+    DmaArgCount
+};
+
+/** Replaces the copy nests of \p k.body by DMA, and fills \p k.dma and \p k.direct_accesses. */
+void inject_dma(CpeKernel &k);
+
+}  // namespace sw
+
+#endif

@@ -1,0 +1,83 @@
+/** \file
+ * The Sunway lowering, step by step.
+ */
+#include "target_sw/SunwayLowering.h"
+
+#include "target_sw/FindCpeKernels.h"
+#include "target_sw/InjectDma.h"
+#include "target_sw/PlaceLdmBuffers.h"
+
+#include <sstream>
+
+namespace sw {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+void log_step(std::ostream *log, const std::string &step, const SwFunction &f) {
+    if (!log) return;
+    *log << "\n// ===== after " << step << " =====\n";
+    *log << "// host function " << f.name << "\n" << f.host_body << "\n";
+    for (const CpeKernel &k : f.kernels) {
+        *log << "// CPE kernel " << k.name << ", blocks:";
+        for (const BlockLoop &b : k.blocks) *log << " " << b.var << " in [" << b.min << ", +" << b.extent << ")";
+        *log << "\n" << k.body << "\n";
+    }
+}
+
+}  // namespace
+
+Target halide_target_for_sunway() {
+    // Asserts stay on: they become the host function's argument checks.
+    return Target("x86-64-linux-no_bounds_query-no_runtime");
+}
+
+SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream *ir_log) {
+    SwFunction f;
+    f.name = fn.name;
+    f.args = fn.args;
+    f.machine = &m;
+    if (ir_log) *ir_log << "// ===== Halide 14 lowered " << fn.name << " =====\n" << fn.body << "\n";
+
+    find_cpe_kernels(fn.body, f);
+    log_step(ir_log, "find_cpe_kernels", f);
+
+    for (CpeKernel &k : f.kernels) place_ldm_buffers(k, m);
+    if (ir_log) {
+        for (const CpeKernel &k : f.kernels) {
+            *ir_log << "\n// ===== after place_ldm_buffers: " << k.name << " =====\n";
+            for (const LdmBuffer &b : k.ldm) *ir_log << "// LDM " << b.name << ": " << b.bytes << " bytes\n";
+            *ir_log << "// peak " << k.ldm_peak_bytes << " of " << m.ldm_data_budget() << " bytes\n";
+        }
+    }
+
+    for (CpeKernel &k : f.kernels) inject_dma(k);
+    log_step(ir_log, "inject_dma", f);
+    return f;
+}
+
+std::string describe(const SwFunction &f) {
+    std::ostringstream s;
+    s << f.name << " for " << f.machine->name << ": " << f.kernels.size() << " CPE kernel(s)\n";
+    for (const CpeKernel &k : f.kernels) {
+        Expr blocks = 1;
+        for (const BlockLoop &b : k.blocks) blocks = blocks * b.extent;
+        s << "kernel " << k.name << ": " << simplify(blocks) << " blocks over "
+          << f.machine->cpes_per_core_group << " CPEs\n";
+        s << "  LDM per CPE: " << k.ldm_peak_bytes << " of " << f.machine->ldm_data_budget()
+          << " bytes at the peak (aligned to " << f.machine->ldm_alignment << ")\n";
+        for (const LdmBuffer &b : k.ldm) s << "    " << b.name << ": " << b.bytes << " bytes\n";
+        for (const DmaSite &d : k.dma) {
+            s << "  DMA " << (d.is_put ? "put " : "get ") << d.ldm_buffer
+              << (d.is_put ? " -> " : " <- ") << d.main_buffer << ": " << d.shape << "\n";
+        }
+        for (const std::string &b : k.direct_accesses) {
+            s << "  direct main-memory access (slow, not staged in LDM): " << b << "\n";
+        }
+    }
+    return s.str();
+}
+
+}  // namespace sw

@@ -1,0 +1,33 @@
+/** \file
+ * The orchestrator of the Sunway target: runs its passes, in order, on a function that
+ * unchanged Halide 14 has lowered for a plain CPU target (CPE loops still GPUBlock loops
+ * with DeviceAPI::Host), and can log the IR after each step.
+ *
+ *   1. find_cpe_kernels   (FindCpeKernels.h)   kernels, iteration spaces, closures
+ *   2. place_ldm_buffers  (PlaceLdmBuffers.h)  LDM bounds and the per-CPE budget
+ *   3. inject_dma         (InjectDma.h)        copies to and from LDM become DMA
+ *
+ * The code generators (CodeGen_MPE.h, CodeGen_CPE.h) print the result.
+ */
+#ifndef SW_SUNWAY_LOWERING_H
+#define SW_SUNWAY_LOWERING_H
+
+#include "target_sw/SwModule.h"
+
+#include <ostream>
+
+namespace sw {
+
+/** The Halide target a Sunway function is lowered for before the Sunway passes run. */
+Halide::Target halide_target_for_sunway();
+
+/** Lowers \p fn for machine \p m; if \p ir_log is given, writes the IR after each step. */
+SwFunction lower_to_sunway(const Halide::Internal::LoweredFunc &fn, const Machine &m,
+                           std::ostream *ir_log = nullptr);
+
+/** A human-readable summary of the kernels: LDM buffers, DMA sites, direct accesses. */
+std::string describe(const SwFunction &f);
+
+}  // namespace sw
+
+#endif

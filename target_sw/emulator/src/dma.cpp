@@ -1,0 +1,138 @@
+/** \file
+ * athread_get / athread_put in the emulator: argument and bounds checks, the copy with
+ * the real block/gap semantics, the reply word, the per-CPE counters and the observer.
+ *
+ * Semantics (shared/sunway/athread-api.md): `len` bytes in total; the LDM side is
+ * contiguous; main memory is cut into blocks of `bsize` bytes (the last one shorter if
+ * len is not a multiple), each followed by a gap of `stride` bytes; bsize == 0 means one
+ * contiguous block. The copy is done before the call returns, then *reply += 1.
+ */
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+
+#include "emu_internal.h"
+#include "slave.h"
+
+namespace athread_emu {
+
+namespace {
+
+const char *mode_name(dma_mode m) {
+    switch (m) {
+    case PE_MODE: return "PE_MODE";
+    case BCAST_MODE: return "BCAST_MODE";
+    case ROW_MODE: return "ROW_MODE";
+    case BROW_MODE: return "BROW_MODE";
+    case RANK_MODE: return "RANK_MODE";
+    }
+    return "unknown mode";
+}
+
+/** The registered buffer nearest to [lo, hi) (distance 0 if they overlap). */
+const Buffer *nearest_buffer(const std::vector<Buffer> &bufs, uintptr_t lo, uintptr_t hi) {
+    const Buffer *best = nullptr;
+    uintptr_t best_d = UINTPTR_MAX;
+    for (const Buffer &b : bufs) {
+        uintptr_t d = hi <= b.lo ? b.lo - hi + 1 : (lo >= b.hi ? lo - b.hi + 1 : 0);
+        if (d < best_d) best_d = d, best = &b;
+    }
+    return best;
+}
+
+void check_main_block(Cpe &c, const char *api, uintptr_t lo, uintptr_t hi, int64_t block,
+                      int64_t nblocks) {
+    const char *k = c.run->kernel.c_str();
+    if (overlaps_ldm(c, lo, hi)) {
+        fatal("kernel '%s' CPE %d: %s main-memory side [%#" PRIxPTR ", %#" PRIxPTR ") (block %"
+              PRId64 " of %" PRId64 ") is this CPE's LDM: source and destination swapped?",
+              k, c.id, api, lo, hi, block, nblocks);
+    }
+    const std::vector<Buffer> &bufs = c.run->buffers;
+    if (bufs.empty()) return;
+    for (const Buffer &b : bufs)
+        if (lo >= b.lo && hi <= b.hi) return;
+    const Buffer *n = nearest_buffer(bufs, lo, hi);
+    // Position relative to the nearest buffer, e.g. "bytes 1000..1064 of 'in'".
+    long long from = static_cast<long long>(lo - n->lo), to = static_cast<long long>(hi - n->lo);
+    fatal("kernel '%s' CPE %d: %s main memory [%#" PRIxPTR ", %#" PRIxPTR ") (%" PRIuPTR
+          " bytes, block %" PRId64 " of %" PRId64 ") is outside every registered buffer; "
+          "nearest buffer '%s' [%#" PRIxPTR ", %#" PRIxPTR ") (%" PRIuPTR " bytes); the "
+          "access is bytes %lld..%lld relative to its start",
+          k, c.id, api, lo, hi, hi - lo, block, nblocks, n->name.c_str(), n->lo, n->hi,
+          n->hi - n->lo, from, to);
+}
+
+/** Shared body of athread_get (is_put = false) and athread_put. */
+int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *reply,
+        int stride, int bsize) {
+    const char *api = is_put ? "athread_put" : "athread_get";
+    Cpe &c = current_cpe(api);
+    const char *k = c.run->kernel.c_str();
+    if (mode != PE_MODE) {
+        fatal("kernel '%s' CPE %d: %s in %s is not supported by the emulator (PE_MODE only)",
+              k, c.id, api, mode_name(mode));
+    }
+    if (len < 0 || stride < 0 || bsize < 0) {
+        fatal("kernel '%s' CPE %d: %s with negative len/stride/bsize (%d, %d, %d)", k, c.id,
+              api, len, stride, bsize);
+    }
+    if (reply) {
+        if (reinterpret_cast<uintptr_t>(reply) % 4 != 0) {
+            fatal("kernel '%s' CPE %d: %s reply word %p is not 4-byte aligned", k, c.id, api,
+                  reply);
+        }
+        check_ldm_side(c, reinterpret_cast<uintptr_t>(reply), sizeof(int), api, "reply word");
+    }
+    check_ldm_side(c, reinterpret_cast<uintptr_t>(ldm), len, api, "LDM side");
+
+    // Walk the blocks: check them all first, then copy, so a failing request moves nothing.
+    const int64_t block = bsize > 0 ? bsize : (len > 0 ? len : 1);
+    const int64_t pitch = bsize > 0 ? int64_t(bsize) + stride : block;
+    const int64_t nblocks = (len + block - 1) / block;
+    const int64_t line = c.run->machine->dma_line_bytes;
+    const uintptr_t main_base = reinterpret_cast<uintptr_t>(main_mem);
+    int64_t line_bytes = 0;
+    for (int64_t i = 0; i < nblocks; i++) {
+        uintptr_t lo = main_base + static_cast<uintptr_t>(i * pitch);
+        int64_t n = std::min<int64_t>(block, len - i * block);
+        uintptr_t hi = lo + static_cast<uintptr_t>(n);
+        check_main_block(c, api, lo, hi, i, nblocks);
+        uintptr_t first_line = lo / line * line;
+        uintptr_t end_line = (hi + line - 1) / line * line;
+        line_bytes += static_cast<int64_t>(end_line - first_line);
+    }
+    auto *l = static_cast<unsigned char *>(ldm);
+    for (int64_t i = 0; i < nblocks; i++) {
+        auto *m = reinterpret_cast<unsigned char *>(main_base + static_cast<uintptr_t>(i * pitch));
+        int64_t n = std::min<int64_t>(block, len - i * block);
+        if (is_put)
+            std::memcpy(m, l + i * block, n);
+        else
+            std::memcpy(l + i * block, m, n);
+    }
+
+    athread_emu_cpe_stats &s = c.stats;
+    (is_put ? s.put_requests : s.get_requests) += 1;
+    (is_put ? s.put_bytes : s.get_bytes) += len;
+    (is_put ? s.put_blocks : s.get_blocks) += nblocks;
+    (is_put ? s.put_line_bytes : s.get_line_bytes) += line_bytes;
+    if (c.run->observer)
+        c.run->observer(c.run->observer_user, c.id, is_put, main_mem, len, bsize, stride);
+    if (reply) __atomic_fetch_add(static_cast<int *>(reply), 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+}  // namespace
+}  // namespace athread_emu
+
+extern "C" int athread_get(dma_mode mode, void *src, void *dest, int len, void *reply,
+                           char mask, int stride, int bsize) {
+    (void)mask;  // only BCAST/BROW modes use it
+    return athread_emu::dma(false, mode, src, dest, len, reply, stride, bsize);
+}
+
+extern "C" int athread_put(dma_mode mode, void *src, void *dest, int len, void *reply,
+                           int stride, int bsize) {
+    return athread_emu::dma(true, mode, dest, src, len, reply, stride, bsize);
+}

@@ -1,0 +1,144 @@
+/** \file
+ * Internal declarations of the athread emulator shared by its .cpp files: the state of a
+ * spawned kernel (Run), of each emulated CPE (Cpe), the LDM arena, the module's
+ * __thread_local layout and the diagnostics helpers. Not part of the public API.
+ */
+#ifndef ATHREAD_EMU_INTERNAL_H
+#define ATHREAD_EMU_INTERNAL_H
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <pthread.h>
+
+#include "Machine.h"
+#include "athread_emu.h"
+
+namespace athread_emu {
+
+// ---------------------------------------------------------------- diagnostics.cpp
+/** Prints "athread emulator: error: <message>" on stderr and ends the process (134). */
+[[noreturn]] void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Prints "athread emulator: warning: <message>" on stderr. */
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// ---------------------------------------------------------------- tls_local.cpp
+/** Where the __thread_local variables (section ".tdata_local") of one loaded module are. */
+struct TlsLocalInfo {
+    bool known = false;        ///< false: module or section headers could not be read
+    std::string module;        ///< file of the module holding the kernel
+    int64_t bytes = 0;         ///< size of .tdata_local (0 if the module has none)
+    uintptr_t offset = 0;      ///< offset of .tdata_local inside the module's TLS block
+    size_t tls_modid = 0;      ///< the module's TLS module id (0: no TLS)
+};
+/** Layout of __thread_local data in the module containing `code` (cached per module). */
+TlsLocalInfo find_tls_local(const void *code);
+/** The calling thread's TLS block of module `modid`, or 0 if not allocated. */
+uintptr_t thread_tls_block(size_t modid);
+
+// ---------------------------------------------------------------- ldm.cpp
+/** One CPE's LDM: a heap of machine.ldm_bytes with first-fit, aligned blocks. */
+class LdmArena {
+public:
+    LdmArena(int64_t bytes, int64_t alignment);
+    ~LdmArena();
+    LdmArena(const LdmArena &) = delete;
+    LdmArena &operator=(const LdmArena &) = delete;
+
+    /** Places a block of `size` bytes; nullptr if no free gap is large enough. */
+    void *allocate(size_t size);
+    /** Size the live block starting at p was allocated with, or -1 if p is no such block. */
+    int64_t block_size(const void *p) const;
+    void release(const void *p);
+
+    bool contains(uintptr_t a) const { return a >= base() && a < base() + bytes_; }
+    /** The live block containing address a: its start and requested size; false if none. */
+    bool block_containing(uintptr_t a, uintptr_t *start, int64_t *size) const;
+    uintptr_t base() const { return reinterpret_cast<uintptr_t>(mem_); }
+    int64_t live_bytes() const { return live_bytes_; }
+    size_t live_blocks() const { return blocks_.size(); }
+
+private:
+    unsigned char *mem_;
+    int64_t bytes_, alignment_;
+    std::map<uintptr_t, int64_t> blocks_;  ///< offset -> requested size
+    int64_t live_bytes_ = 0;
+};
+
+// ---------------------------------------------------------------- runtime.cpp
+struct Run;
+
+/** Main-memory range registered by the host for bounds checks. */
+struct Buffer {
+    std::string name;
+    uintptr_t lo, hi;
+};
+
+/** One emulated CPE during one spawned kernel. Touched only by its own thread while the
+ *  kernel runs, and by the host thread after athread_join has joined it. */
+struct Cpe {
+    Cpe(Run *r, int i);
+    Run *run;
+    int id, row, col;
+    LdmArena ldm;
+    athread_emu_cpe_stats stats{};
+    pthread_t thread{};
+    uintptr_t stack_lo = 0, stack_hi = 0;  ///< this thread's stack: local variables are LDM
+    uintptr_t tls_lo = 0, tls_hi = 0;      ///< this thread's copy of the __thread_local data
+};
+
+/** A reusable barrier of athread_syn (guarded by Run::sync_mu). */
+struct Barrier {
+    int parties = 0, arrived = 0;
+    unsigned long generation = 0;
+};
+
+/** One spawned kernel, from athread_spawn to athread_join. */
+struct Run {
+    const sw::Machine *machine = nullptr;
+    std::string kernel;
+    void (*fn)(void *) = nullptr;
+    void *arg = nullptr;
+    TlsLocalInfo tls;
+    std::vector<Buffer> buffers;
+    athread_emu_dma_observer observer = nullptr;
+    void *observer_user = nullptr;
+    std::vector<std::unique_ptr<Cpe>> cpes;
+
+    // athread_syn state (sync.cpp)
+    std::mutex sync_mu;
+    std::condition_variable sync_cv;
+    Barrier array;
+    std::vector<Barrier> rows, cols;
+    int blocked = 0;   ///< CPEs waiting in a barrier that has not completed
+    int finished = 0;  ///< CPEs whose kernel function has returned
+};
+
+/** The CPE running on this thread, or nullptr on the host thread. */
+Cpe *current_cpe_or_null();
+/** The CPE running on this thread; `api` called elsewhere is an error. */
+Cpe &current_cpe(const char *api);
+
+/** Bytes of LDM in use on c: ldm_malloc live bytes + __thread_local bytes. */
+int64_t ldm_in_use(const Cpe &c);
+
+// ---------------------------------------------------------------- ldm.cpp
+/** [lo, lo + len) must be LDM of c (ldm_malloc block, __thread_local data or stack);
+ *  otherwise an error naming `api` and `what`. */
+void check_ldm_side(Cpe &c, uintptr_t lo, int64_t len, const char *api, const char *what);
+/** Whether [lo, hi) overlaps the LDM of c (arena, stack, __thread_local data). */
+bool overlaps_ldm(Cpe &c, uintptr_t lo, uintptr_t hi);
+
+// ---------------------------------------------------------------- sync.cpp
+/** Called on a CPE thread when its kernel function has returned (deadlock detection). */
+void cpe_finished(Cpe &c);
+
+}  // namespace athread_emu
+
+#endif

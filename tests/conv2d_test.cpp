@@ -1,0 +1,206 @@
+/** \file
+ * conv2d on the emulated SW26010 core group against a naive C++ loop nest and against
+ * Halide's own CPU build of the same generator, for shapes the tiles do not divide, odd
+ * channel counts and batch > 1; the emitted CPE source is strict C99 with no Halide
+ * symbol; bad buffers and schedules that overflow the LDM are clear errors.
+ */
+#include "HalideBuffer.h"
+
+#include <athread_emu.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#define CONV_CASE(name, ...) \
+    extern "C" int conv_##name##_sw(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *); \
+    extern "C" int conv_##name##_cpu(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
+#include "conv_cases.inc"
+#undef CONV_CASE
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+using ConvFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
+
+struct ConvCase {
+    const char *name;
+    int batch, in_c, out_c, h, w, k, stride, pad;
+    bool relu;
+    ConvFn sunway, cpu;
+    int out_h() const { return (h + 2 * pad - k) / stride + 1; }
+    int out_w() const { return (w + 2 * pad - k) / stride + 1; }
+};
+
+const ConvCase cases[] = {
+#define CONV_CASE(name, n, ci, co, h, w, k, s, p, r) \
+    {#name, n, ci, co, h, w, k, s, p, r != 0, conv_##name##_sw, conv_##name##_cpu},
+#include "conv_cases.inc"
+#undef CONV_CASE
+};
+
+Buf random_buffer(std::vector<int> shape, std::mt19937 &rng) {
+    Buf b(shape);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    b.for_each_value([&](float &v) { v = dist(rng); });
+    return b;
+}
+
+/** The naive loop nest, written from the definition of convolution (no Halide). */
+Buf reference(const ConvCase &c, const Buf &in, const Buf &wt, const Buf &bias) {
+    Buf out(c.out_w(), c.out_h(), c.out_c, c.batch);
+    for (int n = 0; n < c.batch; n++)
+        for (int o = 0; o < c.out_c; o++)
+            for (int y = 0; y < c.out_h(); y++)
+                for (int x = 0; x < c.out_w(); x++) {
+                    double acc = bias(o);
+                    for (int i = 0; i < c.in_c; i++)
+                        for (int ky = 0; ky < c.k; ky++)
+                            for (int kx = 0; kx < c.k; kx++) {
+                                const int ix = x * c.stride + kx - c.pad;
+                                const int iy = y * c.stride + ky - c.pad;
+                                if (ix < 0 || iy < 0 || ix >= c.w || iy >= c.h) continue;
+                                acc += double(wt(kx, ky, i, o)) * in(ix, iy, i, n);
+                            }
+                    out(x, y, o, n) = float(c.relu && acc < 0 ? 0 : acc);
+                }
+    return out;
+}
+
+/** Largest |a - b| relative to the scale of the result; prints the first mismatch. */
+void expect_close(const Buf &expected, const Buf &actual, const std::string &what) {
+    float scale = 1.f;
+    expected.for_each_value([&](float v) { scale = std::max(scale, std::fabs(v)); });
+    int bad = 0;
+    expected.for_each_element([&](const int *pos) {
+        const float e = expected(pos), a = actual(pos);
+        if (!(std::fabs(e - a) <= 1e-4f * scale) && bad++ == 0) {
+            ADD_FAILURE() << what << ": first mismatch at (" << pos[0] << ", " << pos[1] << ", "
+                          << pos[2] << ", " << pos[3] << "): expected " << e << ", got " << a;
+        }
+    });
+    EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << expected.number_of_elements()
+                      << " elements differ";
+}
+
+class Conv2D : public testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv2D, EmulatedSunwayMatchesNaiveReferenceAndHalideCpu) {
+    const ConvCase &c = GetParam();
+    std::mt19937 rng(1234);
+    Buf in = random_buffer({c.w, c.h, c.in_c, c.batch}, rng);
+    Buf wt = random_buffer({c.k, c.k, c.in_c, c.out_c}, rng);
+    Buf bias = random_buffer({c.out_c}, rng);
+    Buf sw_out(c.out_w(), c.out_h(), c.out_c, c.batch), cpu_out(c.out_w(), c.out_h(), c.out_c, c.batch);
+    sw_out.fill(NAN);
+
+    athread_emu_stats_reset();
+    ASSERT_EQ(c.sunway(in.raw_buffer(), wt.raw_buffer(), bias.raw_buffer(), sw_out.raw_buffer()), 0);
+    ASSERT_EQ(c.cpu(in.raw_buffer(), wt.raw_buffer(), bias.raw_buffer(), cpu_out.raw_buffer()), 0);
+    const Buf ref = reference(c, in, wt, bias);
+    expect_close(ref, sw_out, "Sunway vs naive");
+    expect_close(cpu_out, sw_out, "Sunway vs Halide CPU");
+
+    // The kernel staged its data by DMA and wrote every output element back by DMA.
+    ASSERT_EQ(athread_emu_stats_count(), 1);
+    const athread_emu_kernel_stats *s = athread_emu_stats_get(0);
+    long long gets = 0, puts = 0, put_bytes = 0, ldm_peak = 0;
+    for (int i = 0; i < s->ncpes; i++) {
+        gets += s->cpe[i].get_requests;
+        puts += s->cpe[i].put_requests;
+        put_bytes += s->cpe[i].put_bytes;
+        ldm_peak = std::max(ldm_peak, s->cpe[i].ldm_peak_bytes);
+    }
+    EXPECT_GT(gets, 0);
+    EXPECT_GT(puts, 0);
+    EXPECT_GE(put_bytes, (long long)sw_out.size_in_bytes());
+    EXPECT_GT(ldm_peak, 0);
+    EXPECT_LE(ldm_peak, s->ldm_budget_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2D, testing::ValuesIn(cases),
+                         [](const testing::TestParamInfo<ConvCase> &i) { return std::string(i.param.name); });
+
+TEST(Conv2DErrors, WrongBufferShapeIsAClearErrorNotACrash) {
+    const ConvCase &c = cases[0];
+    Buf in(c.w + 1, c.h, c.in_c, c.batch), wt(c.k, c.k, c.in_c, c.out_c), bias(c.out_c);
+    Buf out(c.out_w(), c.out_h(), c.out_c, c.batch);
+    testing::internal::CaptureStderr();
+    const int rc = c.sunway(in.raw_buffer(), wt.raw_buffer(), bias.raw_buffer(), out.raw_buffer());
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(err.find("input.extent.0 is " + std::to_string(c.w + 1)), std::string::npos) << err;
+}
+
+std::string run(const std::string &cmd, int *status) {
+    std::string out;
+    FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+    char buf[4096];
+    while (p && fgets(buf, sizeof buf, p)) out += buf;
+    *status = p ? pclose(p) : -1;
+    return out;
+}
+
+TEST(CpeSource, IsStrictC99WithOnlyTheAthreadApi) {
+    std::ifstream f(CPE_SOURCE);
+    std::stringstream text;
+    text << f.rdbuf();
+    ASSERT_FALSE(text.str().empty());
+    EXPECT_EQ(text.str().find("halide_"), std::string::npos);
+    EXPECT_NE(text.str().find("athread_get(PE_MODE"), std::string::npos);
+    EXPECT_NE(text.str().find("athread_put(PE_MODE"), std::string::npos);
+    EXPECT_NE(text.str().find("ldm_malloc("), std::string::npos);
+    const std::string src = CPE_SOURCE;
+    const std::string dir = src.substr(0, src.rfind('/'));
+    int status = 0;
+    const std::string out = run("gcc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" +
+                                    std::string(EMULATOR_INCLUDE) + " -I" + dir + " " + src,
+                                &status);
+    EXPECT_EQ(status, 0) << out;
+}
+
+TEST(GeneratorErrors, ScheduleThatOverflowsTheLdmNamesBuffersAndSizes) {
+    int status = 0;
+    const std::string out =
+        run(std::string(GENERATOR) + " -g conv2d -f big -o /tmp target=sw26010 in_channels=64 "
+                                     "out_channels=64 height=64 width=64 tile_x=32 tile_y=16 tile_c=32",
+            &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("does not fit the LDM"), std::string::npos) << out;
+    EXPECT_NE(out.find("the limit is 57344 bytes"), std::string::npos) << out;
+    EXPECT_NE(out.find("conv: 65536 bytes"), std::string::npos) << out;
+    EXPECT_NE(out.find("input_im_global_wrapper"), std::string::npos) << out;
+}
+
+TEST(GeneratorErrors, TheLargerLdmOfSw26010ProFitsTheSameTiles) {
+    int status = 0;
+    const std::string out =
+        run(std::string(GENERATOR) + " -g conv2d -f big -o /tmp -e report target=sw26010-pro "
+                                     "in_channels=64 out_channels=64 height=64 width=64 tile_x=32 "
+                                     "tile_y=16 tile_c=32",
+            &status);
+    EXPECT_EQ(status, 0) << out;
+}
+
+TEST(GeneratorErrors, BadParametersAreClearErrors) {
+    int status = 0;
+    std::string out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 kernel=0", &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("kernel and stride must be >= 1"), std::string::npos) << out;
+    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 kernel=9 height=3 width=3 pad=0",
+              &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("larger than the padded input"), std::string::npos) << out;
+    out = run(std::string(GENERATOR) + " -g nosuch -o /tmp target=sw26010", &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("unknown generator 'nosuch'"), std::string::npos) << out;
+    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 tile_ci=5 in_channels=8", &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("must divide in_channels"), std::string::npos) << out;
+}
+
+}  // namespace

@@ -1,0 +1,236 @@
+/** \file
+ * Hand-written CPE kernels for the athread emulator tests, written as real CPE code
+ * (C99, <slave.h> only). With the real slave compiler, `kernel` becomes `slave_kernel`
+ * by itself; for the emulator the names are prefixed here.
+ */
+#include <slave.h>
+#include <string.h>
+
+#include "emulator_kernels.h"
+
+#ifdef ATHREAD_EMULATOR
+#define strided_get_kernel slave_strided_get_kernel
+#define strided_put_kernel slave_strided_put_kernel
+#define reply_kernel slave_reply_kernel
+#define id_kernel slave_id_kernel
+#define syn_kernel slave_syn_kernel
+#define get_once_kernel slave_get_once_kernel
+#define put_once_kernel slave_put_once_kernel
+#define ldm_alloc_kernel slave_ldm_alloc_kernel
+#define ldm_free_kernel slave_ldm_free_kernel
+#define tls_kernel slave_tls_kernel
+#define tls_dma_kernel slave_tls_dma_kernel
+#define main_as_ldm_kernel slave_main_as_ldm_kernel
+#define syn_skip_kernel slave_syn_skip_kernel
+#define leak_kernel slave_leak_kernel
+#define align_kernel slave_align_kernel
+#endif
+
+static int acting(const misc_args *a) {
+    return a->only_cpe < 0 || a->only_cpe == athread_get_id(-1);
+}
+
+static int guards_intact(const unsigned char *g) {
+    int i;
+    for (i = 0; i < EMU_TEST_GUARD; i++)
+        if (g[i] != EMU_TEST_GUARD_BYTE) return 0;
+    return 1;
+}
+
+void strided_get_kernel(void *arg) {
+    strided_get_args *a = (strided_get_args *)arg;
+    int id = athread_get_id(-1);
+    size_t bytes = (size_t)a->len + 2 * EMU_TEST_GUARD;
+    unsigned char *buf = (unsigned char *)ldm_malloc(bytes);
+    volatile int reply = 0;
+    memset(buf, EMU_TEST_GUARD_BYTE, bytes);
+    athread_get(PE_MODE, (void *)a->src, buf + EMU_TEST_GUARD, a->len, (void *)&reply, 0,
+                a->stride, a->bsize);
+    while (reply != 1) {
+    }
+    a->guard_ok[id] = guards_intact(buf) && guards_intact(buf + EMU_TEST_GUARD + a->len);
+    athread_put(PE_MODE, buf + EMU_TEST_GUARD, a->out + (size_t)id * a->len, a->len,
+                (void *)&reply, 0, 0);
+    while (reply != 2) {
+    }
+    ldm_free(buf, bytes);
+}
+
+void strided_put_kernel(void *arg) {
+    strided_put_args *a = (strided_put_args *)arg;
+    int id = athread_get_id(-1), i;
+    unsigned char *buf = (unsigned char *)ldm_malloc((size_t)a->len);
+    volatile int reply = 0;
+    for (i = 0; i < a->len; i++) buf[i] = (unsigned char)((id * 31 + i) & 0xff);
+    athread_put(PE_MODE, buf, a->dst + (size_t)id * a->span, a->len, (void *)&reply,
+                a->stride, a->bsize);
+    while (reply != 1) {
+    }
+    ldm_free(buf, (size_t)a->len);
+}
+
+void reply_kernel(void *arg) {
+    reply_args *a = (reply_args *)arg;
+    int id = athread_get_id(-1), i, ok = 1;
+    int in[5][16];                      /* local arrays live in LDM (the CPE stack) */
+    int *outbuf = (int *)ldm_malloc(3 * 16 * sizeof(int));
+    volatile int get_reply = 0, put_reply = 0;
+    for (i = 0; i < 5; i++)
+        athread_get(PE_MODE, (void *)(a->src + 16 * i), in[i], 16 * sizeof(int),
+                    (void *)&get_reply, 0, 0, 0);
+    while (get_reply != 5) {
+    }
+    for (i = 0; i < 5 * 16; i++)
+        if (in[i / 16][i % 16] != a->src[i]) ok = 0;
+    for (i = 0; i < 3 * 16; i++) outbuf[i] = id * 1000 + i;
+    for (i = 0; i < 3; i++)
+        athread_put(PE_MODE, outbuf + 16 * i, a->dst + (size_t)id * 48 + 16 * i,
+                    16 * sizeof(int), (void *)&put_reply, 0, 0);
+    while (put_reply != 3) {
+    }
+    a->get_reply[id] = get_reply;
+    a->put_reply[id] = put_reply;
+    a->data_ok[id] = ok;
+    ldm_free(outbuf, 3 * 16 * sizeof(int));
+}
+
+void id_kernel(void *arg) {
+    id_args *a = (id_args *)arg;
+    int id = athread_get_id(-1);
+    __atomic_fetch_add(&a->seen[id], 1, __ATOMIC_SEQ_CST);
+    a->id_of_core[id] = athread_get_id(id);
+    if (id == 0) a->bad_core = athread_get_id(64);
+}
+
+void syn_kernel(void *arg) {
+    syn_args *a = (syn_args *)arg;
+    int id = athread_get_id(-1), row = id >> 3, col = id & 7, p;
+    for (p = 0; p < EMU_TEST_PHASES; p++) {
+        __atomic_fetch_add(&a->array_count[p], 1, __ATOMIC_SEQ_CST);
+        athread_syn(ARRAY_SCOPE, 0xffff);
+        if (__atomic_load_n(&a->array_count[p], __ATOMIC_SEQ_CST) != 64)
+            __atomic_fetch_add(&a->errors, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&a->row_count[row][p], 1, __ATOMIC_SEQ_CST);
+        athread_syn(ROW_SCOPE, 0xff);
+        if (__atomic_load_n(&a->row_count[row][p], __ATOMIC_SEQ_CST) != 8)
+            __atomic_fetch_add(&a->errors, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&a->col_count[col][p], 1, __ATOMIC_SEQ_CST);
+        athread_syn(COL_SCOPE, 0xff);
+        if (__atomic_load_n(&a->col_count[col][p], __ATOMIC_SEQ_CST) != 8)
+            __atomic_fetch_add(&a->errors, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+/** One get of (offset, len, stride, bsize) from buf into an LDM block of ldm_bytes. */
+void get_once_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    unsigned char *ldm;
+    volatile int reply = 0;
+    if (!acting(a)) return;
+    ldm = (unsigned char *)ldm_malloc(a->ldm_bytes);
+    athread_get(PE_MODE, a->buf + a->offset, ldm, a->len, (void *)&reply, 0, a->stride,
+                a->bsize);
+    while (reply != 1) {
+    }
+    ldm_free(ldm, a->ldm_bytes);
+}
+
+/** One put of (offset, len, stride, bsize) to buf from an LDM block of ldm_bytes. */
+void put_once_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    unsigned char *ldm;
+    volatile int reply = 0;
+    if (!acting(a)) return;
+    ldm = (unsigned char *)ldm_malloc(a->ldm_bytes);
+    memset(ldm, 1, a->ldm_bytes);
+    athread_put(PE_MODE, ldm, a->buf + a->offset, a->len, (void *)&reply, a->stride,
+                a->bsize);
+    while (reply != 1) {
+    }
+    ldm_free(ldm, a->ldm_bytes);
+}
+
+/** ldm_malloc(ldm_bytes) twice (the second only if len > 1), then frees. */
+void ldm_alloc_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    void *p, *q = NULL;
+    if (!acting(a)) return;
+    p = ldm_malloc(a->ldm_bytes);
+    if (a->len > 1) q = ldm_malloc(a->ldm_bytes);
+    if (q) ldm_free(q, a->ldm_bytes);
+    ldm_free(p, a->ldm_bytes);
+}
+
+/** ldm_malloc(ldm_bytes) then ldm_free(p, free_bytes). */
+void ldm_free_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    void *p;
+    if (!acting(a)) return;
+    p = ldm_malloc(a->ldm_bytes);
+    ldm_free(p, a->free_bytes);
+}
+
+/* __thread_local data: 16 KB array plus a counter, one copy per CPE. */
+__thread_local int tl_counter = 7;
+__thread_local unsigned char tl_big[16384];
+
+void tls_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    int id = athread_get_id(-1);
+    tl_counter += id;
+    athread_syn(ARRAY_SCOPE, 0xffff);   /* everybody has written its own copy */
+    a->out[id] = tl_counter;
+}
+
+/** DMA into and out of a __thread_local array. */
+void tls_dma_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    int id = athread_get_id(-1);
+    volatile int reply = 0;
+    athread_get(PE_MODE, a->buf, tl_big, a->len, (void *)&reply, 0, 0, 0);
+    while (reply != 1) {
+    }
+    tl_big[0] = (unsigned char)id;
+    athread_put(PE_MODE, tl_big, a->buf + (size_t)(id + 1) * a->len, a->len, (void *)&reply,
+                0, 0);
+    while (reply != 2) {
+    }
+}
+
+/* A plain global of CPE code lives in main memory, not in LDM. */
+unsigned char not_ldm[256];
+
+void main_as_ldm_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    volatile int reply = 0;
+    if (!acting(a)) return;
+    athread_get(PE_MODE, a->buf, not_ldm, 64, (void *)&reply, 0, 0, 0);
+}
+
+/** CPE only_cpe skips the barrier: would hang the real machine. */
+void syn_skip_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    if (athread_get_id(-1) == a->only_cpe) return;
+    athread_syn(ARRAY_SCOPE, 0xffff);
+}
+
+void leak_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    if (!acting(a)) return;
+    (void)ldm_malloc(a->ldm_bytes);
+}
+
+/** Records the addresses of three ldm_malloc blocks of odd sizes. */
+void align_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    int id = athread_get_id(-1);
+    void *p = ldm_malloc(3), *q = ldm_malloc(100), *r = ldm_malloc(129);
+    if (id == 0) {
+        a->out[0] = (long long)(size_t)p;
+        a->out[1] = (long long)(size_t)q;
+        a->out[2] = (long long)(size_t)r;
+    }
+    ldm_free(q, 100);
+    ldm_free(p, 3);
+    ldm_free(r, 129);
+}

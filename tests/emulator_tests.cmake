@@ -1,0 +1,16 @@
+# \file
+# Tests of the athread emulator; include() this from tests/CMakeLists.txt (needs the
+# athread_emu target and GTest). The CPE kernels are checked as strict C99 so that they
+# stay valid input for the real slave compiler.
+include(GoogleTest)
+add_library(emulator_test_kernels OBJECT ${CMAKE_CURRENT_LIST_DIR}/emulator_kernels.c)
+set_target_properties(emulator_test_kernels PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON
+                                                       C_EXTENSIONS OFF)
+target_compile_options(emulator_test_kernels PRIVATE -pedantic-errors -Wall -Wextra -Werror)
+target_link_libraries(emulator_test_kernels PRIVATE athread_emu)
+
+add_executable(emulator_test ${CMAKE_CURRENT_LIST_DIR}/emulator_test.cpp)
+target_compile_features(emulator_test PRIVATE cxx_std_17)
+target_compile_options(emulator_test PRIVATE -Wall -Wextra)
+target_link_libraries(emulator_test PRIVATE emulator_test_kernels athread_emu GTest::gtest_main)
+gtest_discover_tests(emulator_test DISCOVERY_TIMEOUT 60)
