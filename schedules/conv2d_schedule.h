@@ -50,26 +50,41 @@ inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, int tx, int ty, int tc, in
     return 4 * (acc + tc + window + w);
 }
 
-/** Picks the largest tiles that fit the machine's LDM data budget, with room for the
- * 128-byte alignment of each of the four buffers. Prefers whole input channels per stage;
- * the staged channel count divides in_channels so that no guard is needed. */
+/** Flops per byte of DMA of one tile: one chunk of cc input channels brings its input
+ * window and weights; the output tile is written once per tile. */
+inline double conv2d_tile_intensity(const Conv2DShape &s, int tx, int ty, int tc, int cc) {
+    const double win = double((tx - 1) * s.stride + s.kernel) * ((ty - 1) * s.stride + s.kernel);
+    const double chunks = double(s.in_channels) / cc;
+    const double flops = 2.0 * tx * ty * tc * s.kernel * s.kernel * s.in_channels;
+    const double bytes = 4.0 * (chunks * (win * cc + double(s.kernel) * s.kernel * cc * tc) +
+                                double(tx) * ty * tc + tc);
+    return flops / bytes;
+}
+
+/** Picks tiles that fit the machine's LDM data budget (with room for the 128-byte
+ * alignment of each of the four buffers) and maximise DMA intensity times the share of
+ * CPEs kept busy by the tiles. The staged channel count divides in_channels, so that no
+ * guard is needed. */
 inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &m) {
     const int64_t budget = m.ldm_data_budget() - 4 * m.ldm_alignment;
     Conv2DTiles best{1, 1, 1, 1, conv2d_ldm_bytes(s, 1, 1, 1, 1)};
-    int64_t best_score = -1;
+    double best_score = -1;
     const int ow = s.out_width(), oh = s.out_height();
-    for (int tx : {32, 16, 8, 4, 2, 1}) {
-        for (int ty : {16, 8, 4, 2, 1}) {
-            for (int tc : {32, 16, 8, 4, 2, 1}) {
+    auto ceil_div = [](int a, int b) { return (a + b - 1) / b; };
+    for (int tx : {64, 32, 16, 8, 4, 2, 1}) {
+        for (int ty : {32, 16, 8, 4, 2, 1}) {
+            for (int tc : {64, 32, 16, 8, 4, 2, 1}) {
                 const int ctx = std::min(tx, ow), cty = std::min(ty, oh);
                 const int ctc = std::min(tc, s.out_channels);
+                const int64_t tiles = int64_t(ceil_div(ow, ctx)) * ceil_div(oh, cty) *
+                                      ceil_div(s.out_channels, ctc) * s.batch;
+                const int64_t waves = (tiles + m.cpes_per_core_group - 1) / m.cpes_per_core_group;
+                const double busy = double(tiles) / double(waves * m.cpes_per_core_group);
                 for (int cc = s.in_channels; cc >= 1; cc--) {
                     if (s.in_channels % cc) continue;
                     const int64_t bytes = conv2d_ldm_bytes(s, ctx, cty, ctc, cc);
                     if (bytes > budget) continue;
-                    // Work per staged byte: output points times staged channels, a proxy
-                    // for reuse; ties go to larger channel chunks (fewer DMA requests).
-                    const int64_t score = int64_t(ctx) * cty * ctc * 1000 + cc;
+                    const double score = busy * conv2d_tile_intensity(s, ctx, cty, ctc, cc);
                     if (score > best_score) {
                         best_score = score;
                         best = {ctx, cty, ctc, cc, bytes};

@@ -5,6 +5,7 @@
  * symbol; bad buffers and schedules that overflow the LDM are clear errors.
  */
 #include "HalideBuffer.h"
+#include "reference/naive_layers.h"
 
 #include <athread_emu.h>
 #include <gtest/gtest.h>
@@ -50,25 +51,14 @@ Buf random_buffer(std::vector<int> shape, std::mt19937 &rng) {
     return b;
 }
 
-/** The naive loop nest, written from the definition of convolution (no Halide). */
+/** The naive loop nest of reference/naive_layers.h, on copies of the buffers. */
 Buf reference(const ConvCase &c, const Buf &in, const Buf &wt, const Buf &bias) {
-    Buf out(c.out_w(), c.out_h(), c.out_c, c.batch);
-    for (int n = 0; n < c.batch; n++)
-        for (int o = 0; o < c.out_c; o++)
-            for (int y = 0; y < c.out_h(); y++)
-                for (int x = 0; x < c.out_w(); x++) {
-                    double acc = bias(o);
-                    for (int i = 0; i < c.in_c; i++)
-                        for (int ky = 0; ky < c.k; ky++)
-                            for (int kx = 0; kx < c.k; kx++) {
-                                const int ix = x * c.stride + kx - c.pad;
-                                const int iy = y * c.stride + ky - c.pad;
-                                if (ix < 0 || iy < 0 || ix >= c.w || iy >= c.h) continue;
-                                acc += double(wt(kx, ky, i, o)) * in(ix, iy, i, n);
-                            }
-                    out(x, y, o, n) = float(c.relu && acc < 0 ? 0 : acc);
-                }
-    return out;
+    const reference::Conv2DParams p{c.batch, c.in_c, c.out_c, c.h, c.w, c.k, c.stride, c.pad, c.relu};
+    auto vec = [](const Buf &b) { return std::vector<float>(b.data(), b.data() + b.number_of_elements()); };
+    const std::vector<float> out = reference::conv2d(p, vec(in), vec(wt), vec(bias));
+    Buf result(c.out_w(), c.out_h(), c.out_c, c.batch);
+    std::copy(out.begin(), out.end(), result.data());
+    return result;
 }
 
 /** Largest |a - b| relative to the scale of the result; prints the first mismatch. */

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what the project needs from Debian's packages (run as root, or with sudo).
+# Skips apt entirely when everything is already installed.
+set -euo pipefail
+packages=(cmake make g++ gcc libhalide14-0-dev libpng-dev libgtest-dev libonnx-testdata)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
