@@ -145,16 +145,14 @@ private:
         for (const ClosureArg &c : k.args) {
             if (c.name == main_name) t = c.type;
         }
-        const std::string bytes = std::to_string(t.bytes());
+        const Expr bytes = t.bytes();
         const std::string ldm_ptr = "(void *)(" + id(ldm_name) + " + " + print_expr(a[DmaLdmIndex]) + ")";
         const std::string main_ptr = "(void *)(" + id(main_name) + " + " + print_expr(a[DmaMainIndex]) + ")";
-        const std::string block = print_expr(a[DmaBlockElems]);
         const bool one_block = is_const_one(a[DmaRows]);
-        const std::string len = one_block ? "(" + block + ") * " + bytes
-                                          : "(" + print_expr(a[DmaRows]) + ") * (" + block + ") * " + bytes;
+        const std::string len = print_expr(simplify(a[DmaRows] * a[DmaBlockElems] * bytes));
         const std::string stride =
-            one_block ? "0" : "((" + print_expr(a[DmaPitchElems]) + ") - (" + block + ")) * " + bytes;
-        const std::string bsize = one_block ? "0" : "(" + block + ") * " + bytes;
+            one_block ? "0" : print_expr(simplify((a[DmaPitchElems] - a[DmaBlockElems]) * bytes));
+        const std::string bsize = one_block ? "0" : print_expr(simplify(a[DmaBlockElems] * bytes));
         do_indent();
         if (is_put) {
             out << "athread_put(PE_MODE, " << ldm_ptr << ", " << main_ptr << ", " << len

@@ -3,6 +3,7 @@
  */
 #include "target_sw/SunwayLowering.h"
 
+#include "target_sw/Errors.h"
 #include "target_sw/FindCpeKernels.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
@@ -56,6 +57,15 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
     for (CpeKernel &k : f.kernels) inject_dma(k);
     log_step(ir_log, "inject_dma", f);
     return f;
+}
+
+SwFunction lower_pipeline_to_sunway(Pipeline p, const std::vector<Argument> &args,
+                                    const std::string &name, const Machine &m, std::ostream *ir_log) {
+    Module module = p.compile_to_module(args, name, halide_target_for_sunway());
+    for (const LoweredFunc &fn : module.functions()) {
+        if (fn.name == name) return lower_to_sunway(fn, m, ir_log);
+    }
+    throw UserError("the compiled pipeline has no function " + name);
 }
 
 std::string describe(const SwFunction &f) {

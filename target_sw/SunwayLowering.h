@@ -25,6 +25,13 @@ Halide::Target halide_target_for_sunway();
 SwFunction lower_to_sunway(const Halide::Internal::LoweredFunc &fn, const Machine &m,
                            std::ostream *ir_log = nullptr);
 
+/** Compiles \p p with unchanged Halide for halide_target_for_sunway() and lowers the
+ * function \p name to Sunway code for machine \p m (the Pipeline route; generators go
+ * through the driver, SunwayGenGen.cpp). */
+SwFunction lower_pipeline_to_sunway(Halide::Pipeline p, const std::vector<Halide::Argument> &args,
+                                    const std::string &name, const Machine &m,
+                                    std::ostream *ir_log = nullptr);
+
 /** A human-readable summary of the kernels: LDM buffers, DMA sites, direct accesses. */
 std::string describe(const SwFunction &f);
 

@@ -1,0 +1,138 @@
+/** \file
+ * The Sunway passes on small Pipelines: what becomes one strided DMA, what falls back to
+ * one request per element, what stays a direct main-memory access, how LDM buffers are
+ * bounded, and the LDM overflow error.
+ */
+#include "Halide.h"
+#include "target_sw/CodeGen_CPE.h"
+#include "target_sw/Errors.h"
+#include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/SunwayLowering.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace Halide;
+
+struct Scaled {
+    ImageParam in{Float(32), 2, "in"};
+    Func f{"f"}, out{"out"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, b{"b"};
+
+    Scaled() {
+        f(x, y) = in(x, y) * 2.f;
+        out(x, y) = f(x, y);
+        in.dim(0).set_bounds(0, 64).set_stride(1);
+        in.dim(1).set_bounds(0, 32).set_stride(64);
+        out.output_buffer().dim(0).set_bounds(0, 64).set_stride(1);
+        out.output_buffer().dim(1).set_bounds(0, 32).set_stride(64);
+    }
+    void tile(int tx, int ty) {
+        out.tile(x, y, xo, yo, xi, yi, tx, ty).fuse(xo, yo, b).gpu_blocks(b, DeviceAPI::Host);
+    }
+    sw::SwFunction lower(std::ostream *log = nullptr) {
+        return sw::lower_pipeline_to_sunway(out, {in}, "scaled", sw::sw26010(), log);
+    }
+};
+
+TEST(SunwayLowering, StagedTileBecomesOneStridedRequestAndWriteBackOne) {
+    Scaled p;
+    p.tile(16, 8);
+    p.f.compute_at(p.out, p.b).store_in(sw::LDM);
+    p.in.in().compute_at(p.out, p.b).store_in(sw::LDM);
+    std::ostringstream log;
+    sw::SwFunction f = p.lower(&log);
+    ASSERT_EQ(f.kernels.size(), 1u);
+    const sw::CpeKernel &k = f.kernels[0];
+    ASSERT_EQ(k.dma.size(), 2u);
+    EXPECT_FALSE(k.dma[0].is_put);
+    EXPECT_EQ(k.dma[0].shape, "1 request(s) of 8 block(s) x 64 B, main-memory pitch 256 B");
+    EXPECT_TRUE(k.dma[1].is_put);
+    EXPECT_EQ(k.dma[1].shape, "1 request(s) of 8 block(s) x 64 B, main-memory pitch 256 B");
+    EXPECT_TRUE(k.direct_accesses.empty());
+    // 16x8 floats each, aligned to 128 bytes.
+    EXPECT_EQ(k.ldm_peak_bytes, 2 * 512);
+    EXPECT_NE(log.str().find("after inject_dma"), std::string::npos);
+    const std::string cpe = sw::generate_cpe_source(f, "scaled.sw_args.h");
+    EXPECT_NE(cpe.find("athread_get(PE_MODE"), std::string::npos);
+    // 8 rows of 16 floats: len 512, gap (64 - 16) * 4 = 192 bytes, block 64 bytes.
+    EXPECT_NE(cpe.find(", 512, (void *)&sw_reply_0, 0, 192, 64);"), std::string::npos) << cpe;
+}
+
+TEST(SunwayLowering, UnstagedAccessesStayDirectAndAreReported) {
+    Scaled p;
+    p.tile(16, 8);
+    sw::SwFunction f = p.lower();
+    ASSERT_EQ(f.kernels.size(), 1u);
+    EXPECT_TRUE(f.kernels[0].dma.empty());
+    // Halide makes names unique per process ("out$1"), so compare the stems.
+    const std::vector<std::string> &direct = f.kernels[0].direct_accesses;
+    ASSERT_EQ(direct.size(), 2u);
+    EXPECT_EQ(direct[0].substr(0, 2), "in");
+    EXPECT_EQ(direct[1].substr(0, 3), "out");
+    EXPECT_NE(sw::describe(f).find("direct main-memory access"), std::string::npos);
+}
+
+TEST(SunwayLowering, TransposedCopyFallsBackToOneRequestPerElement) {
+    Scaled p;
+    p.tile(16, 8);
+    p.f.compute_at(p.out, p.b).store_in(sw::LDM);
+    Func staged = p.in.in();
+    staged.compute_at(p.out, p.b).store_in(sw::LDM).reorder(Var("_1"), Var("_0"));
+    sw::SwFunction f = p.lower();
+    const sw::CpeKernel &k = f.kernels[0];
+    ASSERT_GE(k.dma.size(), 1u);
+    EXPECT_NE(k.dma[0].shape.find("1 request per element"), std::string::npos) << k.dma[0].shape;
+}
+
+TEST(SunwayLowering, EdgeTilesOfAClampedWindowAreBoundedExactly) {
+    // A 3x3 blur with clamped edges: the staged window is (16+2) x (8+2) at most, even
+    // though its extent is an expression of the tile's position.
+    ImageParam in(Float(32), 2, "in");
+    Func clamped = BoundaryConditions::repeat_edge(in), blur("blur"), out("out");
+    Var x("x"), y("y"), xo, yo, xi, yi, b;
+    blur(x, y) = clamped(x - 1, y) + clamped(x + 1, y) + clamped(x, y - 1) + clamped(x, y + 1);
+    out(x, y) = blur(x, y);
+    in.dim(0).set_bounds(0, 70).set_stride(1);
+    in.dim(1).set_bounds(0, 30).set_stride(70);
+    out.output_buffer().dim(0).set_bounds(0, 70).set_stride(1);
+    out.output_buffer().dim(1).set_bounds(0, 30).set_stride(70);
+    out.tile(x, y, xo, yo, xi, yi, 16, 8).fuse(xo, yo, b).gpu_blocks(b, DeviceAPI::Host);
+    blur.compute_at(out, b).store_in(sw::LDM);
+    in.in().compute_at(out, b).store_in(sw::LDM);
+    sw::SwFunction f = sw::lower_pipeline_to_sunway(out, {in}, "blur", sw::sw26010());
+    const sw::CpeKernel &k = f.kernels[0];
+    int64_t window = -1;
+    for (const sw::LdmBuffer &l : k.ldm) {
+        if (l.name.find("in_im") == 0) window = l.bytes;
+    }
+    EXPECT_EQ(window, 18 * 10 * 4);
+}
+
+TEST(SunwayLowering, OverflowingTheLdmNamesEachBufferAndTheLimit) {
+    Scaled p;
+    p.in.dim(0).set_bounds(0, 256).set_stride(1);
+    p.in.dim(1).set_bounds(0, 64).set_stride(256);
+    p.out.output_buffer().dim(0).set_bounds(0, 256).set_stride(1);
+    p.out.output_buffer().dim(1).set_bounds(0, 64).set_stride(256);
+    p.tile(128, 64);
+    p.f.compute_at(p.out, p.b).store_in(sw::LDM);
+    p.in.in().compute_at(p.out, p.b).store_in(sw::LDM);
+    try {
+        p.lower();
+        FAIL() << "expected an LDM overflow error";
+    } catch (const sw::UserError &e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("does not fit the LDM of a sw26010 CPE"), std::string::npos) << m;
+        // Both 128x64-float buffers, under their (process-unique) Halide names.
+        EXPECT_NE(m.find("\n  f"), std::string::npos) << m;
+        EXPECT_NE(m.find("\n  in_im"), std::string::npos) << m;
+        EXPECT_NE(m.find("_global_wrapper$0: 32768 bytes"), std::string::npos) << m;
+        EXPECT_NE(m.find("the limit is 57344 bytes"), std::string::npos) << m;
+    }
+    // The same schedule fits the 256 KB LDM of SW26010-Pro.
+    EXPECT_NO_THROW(sw::lower_pipeline_to_sunway(p.out, {p.in}, "scaled", sw::sw26010_pro()));
+}
+
+}  // namespace
