@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace schedules {
 
@@ -65,27 +67,37 @@ inline double conv2d_tile_intensity(const Conv2DShape &s, int tx, int ty, int tc
  * alignment of each of the four buffers) and maximise DMA intensity times the share of
  * CPEs kept busy by the tiles. The staged channel count divides in_channels, so that no
  * guard is needed. */
-inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &m) {
+inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &m,
+                                       const Conv2DTiles &forced = {0, 0, 0, 0, 0}) {
     const int64_t budget = m.ldm_data_budget() - 4 * m.ldm_alignment;
     Conv2DTiles best{1, 1, 1, 1, conv2d_ldm_bytes(s, 1, 1, 1, 1)};
     double best_score = -1;
+    bool best_fits = false;
     const int ow = s.out_width(), oh = s.out_height();
     auto ceil_div = [](int a, int b) { return (a + b - 1) / b; };
-    for (int tx : {64, 32, 16, 8, 4, 2, 1}) {
-        for (int ty : {32, 16, 8, 4, 2, 1}) {
-            for (int tc : {64, 32, 16, 8, 4, 2, 1}) {
+    auto options = [](int fixed, std::vector<int> sizes) {
+        return fixed ? std::vector<int>{fixed} : sizes;
+    };
+    for (int tx : options(forced.tx, {64, 32, 16, 8, 4, 2, 1})) {
+        for (int ty : options(forced.ty, {32, 16, 8, 4, 2, 1})) {
+            for (int tc : options(forced.tc, {64, 32, 16, 8, 4, 2, 1})) {
                 const int ctx = std::min(tx, ow), cty = std::min(ty, oh);
                 const int ctc = std::min(tc, s.out_channels);
                 const int64_t tiles = int64_t(ceil_div(ow, ctx)) * ceil_div(oh, cty) *
                                       ceil_div(s.out_channels, ctc) * s.batch;
                 const int64_t waves = (tiles + m.cpes_per_core_group - 1) / m.cpes_per_core_group;
                 const double busy = double(tiles) / double(waves * m.cpes_per_core_group);
-                for (int cc = s.in_channels; cc >= 1; cc--) {
+                for (int cc = forced.cc ? forced.cc : s.in_channels; cc >= 1; cc--) {
                     if (s.in_channels % cc) continue;
                     const int64_t bytes = conv2d_ldm_bytes(s, ctx, cty, ctc, cc);
-                    if (bytes > budget) continue;
+                    // Tiles that fit nowhere are kept as a last resort (at the smallest
+                    // channel chunk): the LDM check of the Sunway lowering then reports
+                    // the overflow with every buffer's size.
+                    const bool fits = bytes <= budget;
+                    if (!fits && cc > 1 && !forced.cc) continue;
                     const double score = busy * conv2d_tile_intensity(s, ctx, cty, ctc, cc);
-                    if (score > best_score) {
+                    if (std::make_pair(fits, score) > std::make_pair(best_fits, best_score)) {
+                        best_fits = fits;
                         best_score = score;
                         best = {ctx, cty, ctc, cc, bytes};
                     }
@@ -101,11 +113,7 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
 inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const sw::Machine &m,
                                    const Conv2DTiles &forced = {0, 0, 0, 0, 0}) {
     using namespace Halide;
-    Conv2DTiles t = choose_conv2d_tiles(s, m);
-    if (forced.tx) t.tx = std::min(forced.tx, s.out_width());
-    if (forced.ty) t.ty = std::min(forced.ty, s.out_height());
-    if (forced.tc) t.tc = std::min(forced.tc, s.out_channels);
-    if (forced.cc) t.cc = forced.cc;
+    const Conv2DTiles t = choose_conv2d_tiles(s, m, forced);
     Var xo("xo"), yo("yo"), co("co"), xi("xi"), yi("yi"), ci("ci"), tile("tile");
     // One CPE block per (x tile, y tile, channel tile, image).
     st.output.tile(st.x, st.y, xo, yo, xi, yi, t.tx, t.ty)
