@@ -17,16 +17,16 @@
 #include <random>
 
 int main() {
-    const reference::Conv2DParams p{1, 64, 64, 56, 56, 3, 1, 1, true};
+    const auto p = reference::Conv2DParams::square(1, 64, 64, 56, 56, 3, 1, 1, true);
     using Buf = Halide::Runtime::Buffer<float>;
-    Buf in(p.w, p.h, p.in_c, p.batch), wt(p.k, p.k, p.in_c, p.out_c), bias(p.out_c);
+    Buf in(p.w, p.h, p.in_c, p.batch), wt(p.kernel_x, p.kernel_y, p.in_c, p.out_c), bias(p.out_c);
     Buf out(p.out_w(), p.out_h(), p.out_c, p.batch);
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
     for (Buf *b : {&in, &wt, &bias}) b->for_each_value([&](float &v) { v = dist(rng); });
 
     std::printf("conv2d %d->%d channels, %dx%d kernel, stride %d, pad %d, %dx%d input, batch %d, ReLU\n",
-                p.in_c, p.out_c, p.k, p.k, p.stride, p.pad, p.h, p.w, p.batch);
+                p.in_c, p.out_c, p.kernel_x, p.kernel_y, p.stride_x, p.pad_left, p.h, p.w, p.batch);
     std::printf("running on the emulated %s core group (athread emulator, seeded random data)\n",
                 athread_emu_machine_name());
     athread_emu_stats_reset();

@@ -110,6 +110,12 @@ private:
             for (const auto &l : lets) {
                 affine &= !expr_uses_var(f->min, l.first) && !expr_uses_var(f->extent, l.first);
             }
+            if (is_const_one(f->extent)) {
+                // A loop of one iteration is no dimension of the transfer.
+                ldm_index = substitute(f->name, f->min, ldm_index);
+                main_index = substitute(f->name, f->min, main_index);
+                continue;
+            }
             Var v(f->name);
             Dim d{f->name, f->min, f->extent,
                   simplify(substitute(f->name, v + 1, ldm_index) - ldm_index),
@@ -128,8 +134,8 @@ private:
         DmaSite info{ldm_name, main_name, is_put, ""};
         std::ostringstream shape;
         Stmt request_nest;
-        if (!affine || dims.empty() || !is_const_one(dims[0].ldm_step) ||
-            !is_const_one(dims[0].main_step)) {
+        if (!affine || (!dims.empty() && (!is_const_one(dims[0].ldm_step) ||
+                                          !is_const_one(dims[0].main_step)))) {
             // One request per element, inside the original loops.
             Stmt req = request(is_put, ldm_name, ldm_index, main_name, main_index, 1, 1, 1, site);
             request_nest = rebuild_original(root, req);
@@ -137,8 +143,9 @@ private:
                   << (affine ? "not contiguous in its innermost dimension" : "not affine");
         } else {
             // Merge contiguous dimensions into one block.
-            size_t used = 1;
-            Expr block = dims[0].extent;
+            // No dimension left (one element): a block of one element.
+            size_t used = dims.empty() ? 0 : 1;
+            Expr block = dims.empty() ? Expr(1) : dims[0].extent;
             while (used < dims.size() && same_value(dims[used].ldm_step, block) &&
                    same_value(dims[used].main_step, block)) {
                 block = simplify(block * dims[used].extent);

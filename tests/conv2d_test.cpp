@@ -53,7 +53,7 @@ Buf random_buffer(std::vector<int> shape, std::mt19937 &rng) {
 
 /** The naive loop nest of reference/naive_layers.h, on copies of the buffers. */
 Buf reference(const ConvCase &c, const Buf &in, const Buf &wt, const Buf &bias) {
-    const reference::Conv2DParams p{c.batch, c.in_c, c.out_c, c.h, c.w, c.k, c.stride, c.pad, c.relu};
+    const auto p = reference::Conv2DParams::square(c.batch, c.in_c, c.out_c, c.h, c.w, c.k, c.stride, c.pad, c.relu);
     auto vec = [](const Buf &b) { return std::vector<float>(b.data(), b.data() + b.number_of_elements()); };
     const std::vector<float> out = reference::conv2d(p, vec(in), vec(wt), vec(bias));
     Buf result(c.out_w(), c.out_h(), c.out_c, c.batch);
@@ -190,7 +190,7 @@ TEST(GeneratorErrors, BadParametersAreClearErrors) {
     EXPECT_NE(out.find("unknown generator 'nosuch'"), std::string::npos) << out;
     out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 tile_ci=5 in_channels=8", &status);
     EXPECT_NE(status, 0);
-    EXPECT_NE(out.find("must divide in_channels"), std::string::npos) << out;
+    EXPECT_NE(out.find("must divide in_channels per group"), std::string::npos) << out;
 }
 
 }  // namespace

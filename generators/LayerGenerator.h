@@ -1,0 +1,39 @@
+/** \file
+ * The base of every layer generator: the parameters all layers share.
+ *   schedule = sunway   the hand Sunway schedule (schedules/)
+ *            | baseline the OpenACC-style Sunway baseline (schedules/, documented there)
+ *            | cpu      a plain x86 schedule for Halide's own CPU build (reference)
+ *   machine  = the Sunway machine whose LDM the schedule fits (set by the driver from target=)
+ */
+#ifndef GENERATORS_LAYER_GENERATOR_H
+#define GENERATORS_LAYER_GENERATOR_H
+
+#include "Halide.h"
+#include "target_sw/GeneratorSupport.h"
+
+#include <string>
+
+namespace layers {
+
+enum class ScheduleKind { Sunway, Baseline, Cpu };
+
+template<typename T>
+class LayerGenerator : public Halide::Generator<T> {
+public:
+    Halide::GeneratorParam<std::string> schedule_name{"schedule", "sunway"};
+    Halide::GeneratorParam<std::string> machine{"machine", "sw26010"};
+
+protected:
+    ScheduleKind schedule_kind() const {
+        const std::string s = schedule_name;
+        if (s == "sunway" || s == "hand") return ScheduleKind::Sunway;
+        if (s == "baseline") return ScheduleKind::Baseline;
+        if (s == "cpu") return ScheduleKind::Cpu;
+        throw sw::UserError("unknown schedule '" + s + "' (sunway, baseline or cpu)");
+    }
+    const sw::Machine &target_machine() const { return sw::machine_param(machine); }
+};
+
+}  // namespace layers
+
+#endif

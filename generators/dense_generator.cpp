@@ -1,0 +1,71 @@
+/** \file
+ * dense: a fully connected layer, out(o, n) = alpha * sum_i in(i, n) * w(i, o) + beta * bias(o),
+ * optionally followed by ReLU. Weights in PyTorch's [out, in] layout (Halide dims i, o);
+ * input (i, n) is any tensor flattened per image (NCHW flattening is x fastest).
+ */
+#include "generators/LayerGenerator.h"
+#include "schedules/dense_schedule.h"
+
+namespace {
+
+using namespace Halide;
+
+class Dense : public layers::LayerGenerator<Dense> {
+public:
+    GeneratorParam<int> batch{"batch", 1};
+    GeneratorParam<int> in_features{"in_features", 16};
+    GeneratorParam<int> out_features{"out_features", 8};
+    GeneratorParam<bool> relu{"relu", false};
+    GeneratorParam<float> alpha{"alpha", 1.0f};
+    GeneratorParam<float> beta{"beta", 1.0f};
+
+    Input<Buffer<float>> input{"input", 2};      // i, n
+    Input<Buffer<float>> weights{"weights", 2};  // i, o
+    Input<Buffer<float>> bias{"bias", 1};        // o
+    Output<Buffer<float>> output{"output", 2};   // o, n
+
+    void generate() {
+        const schedules::DenseShape s = shape();
+        sw::check_param(s.batch >= 1 && s.in_features >= 1 && s.out_features >= 1,
+                        "dense: batch, in_features and out_features must be >= 1");
+        /* THE ALGORITHM */
+        r = RDom(0, s.in_features, "r");
+        acc(o, n) = 0.f;
+        acc(o, n) += weights(r, o) * input(r, n);
+        acc(o, n) = acc(o, n) * alpha + bias(o) * beta;
+        if (relu) acc(o, n) = max(acc(o, n), 0.f);
+        output(o, n) = acc(o, n);
+
+        sw::set_dense_shape(input, {s.in_features, s.batch});
+        sw::set_dense_shape(weights, {s.in_features, s.out_features});
+        sw::set_dense_shape(bias, {s.out_features});
+        sw::set_dense_shape(output, {s.out_features, s.batch});
+    }
+
+    void schedule() {
+        /* THE SCHEDULE */
+        schedules::DenseStages st{output, acc, input, weights, bias, o, n, r};
+        switch (schedule_kind()) {
+        case layers::ScheduleKind::Sunway:
+            schedules::schedule_dense_sunway(st, shape(), target_machine());
+            break;
+        case layers::ScheduleKind::Baseline:
+            schedules::schedule_dense_baseline(st, shape(), target_machine());
+            break;
+        case layers::ScheduleKind::Cpu:
+            schedules::schedule_dense_cpu(st);
+            break;
+        }
+    }
+
+private:
+    Var o{"o"}, n{"n"};
+    Func acc{"acc"};
+    RDom r;
+
+    schedules::DenseShape shape() const { return {batch, in_features, out_features}; }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(Dense, dense)

@@ -1,0 +1,57 @@
+/** \file
+ * Small helpers shared by the layer schedules.
+ */
+#ifndef SCHEDULES_SCHEDULE_SUPPORT_H
+#define SCHEDULES_SCHEDULE_SUPPORT_H
+
+#include "target_sw/Machine.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace schedules {
+
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+/** Share of the CPEs busy over the waves needed for \p tiles tiles. */
+inline double cpe_occupancy(int64_t tiles, const sw::Machine &m) {
+    const int64_t p = m.cpes_per_core_group;
+    const int64_t waves = (tiles + p - 1) / p;
+    return double(tiles) / double(waves * p);
+}
+
+/** Divisors of \p n, largest first. */
+inline std::vector<int> divisors_desc(int n) {
+    std::vector<int> d;
+    for (int i = n; i >= 1; i--) {
+        if (n % i == 0) d.push_back(i);
+    }
+    return d;
+}
+
+/** The LDM a schedule may plan for: the machine's data budget less the alignment slack of
+ * \p buffers buffers. */
+inline int64_t ldm_plan_budget(const sw::Machine &m, int buffers) {
+    return m.ldm_data_budget() - buffers * m.ldm_alignment;
+}
+
+/** Measured DMA bandwidth of the core group (copy curve of the machine description) for
+ * requests of \p bytes contiguous bytes, interpolated linearly in log2(bytes) and clamped
+ * at the ends. Schedules use it to compare block sizes. */
+inline double dma_gbps(const sw::Machine &m, double bytes) {
+    const auto &c = m.dma_curve;
+    if (bytes <= c.front().bytes_per_request) return c.front().copy_gbps * bytes / c.front().bytes_per_request;
+    for (size_t i = 1; i < c.size(); i++) {
+        if (bytes <= c[i].bytes_per_request) {
+            const double a = std::log2(double(c[i - 1].bytes_per_request)), b = std::log2(double(c[i].bytes_per_request));
+            const double t = (std::log2(bytes) - a) / (b - a);
+            return c[i - 1].copy_gbps + t * (c[i].copy_gbps - c[i - 1].copy_gbps);
+        }
+    }
+    return c.back().copy_gbps;
+}
+
+}  // namespace schedules
+
+#endif

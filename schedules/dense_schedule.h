@@ -1,0 +1,115 @@
+/** \file
+ * Schedules for the dense (fully connected) generator.
+ *
+ * Hand Sunway schedule: each CPE block computes TO outputs for TN images; for each chunk of
+ * CI inputs it stages the weights (TO rows of CI floats: one strided DMA) and the input
+ * chunk of its images in LDM, and accumulates in LDM. The layer streams its weights once:
+ * it is DMA-bound, so tiles are chosen for long DMA blocks (CI) while keeping every CPE busy.
+ *
+ * OpenACC-style baseline:
+ *
+ *     #pragma acc parallel loop copyin(w[...], in[...], b[...]) copyout(out[...])
+ *     for (o = 0; o < OUT; o++) {                 // one output neuron per iteration
+ *         float acc[N] = 0;
+ *         for (i0 = 0; i0 < IN; i0 += CI) {       // tile(CI): what fits the LDM
+ *             copy w[o][i0..i0+CI], in[0..N][i0..i0+CI]
+ *             for (n) for (i) acc[n] += w[o][i] * in[n][i];
+ *         }
+ *         out[:][o] = relu(acc + b[o]);
+ *     }
+ *
+ * Each iteration copies its weight row and the input again: the input is re-read for every
+ * output, nothing is vectorised.
+ */
+#ifndef SCHEDULES_DENSE_SCHEDULE_H
+#define SCHEDULES_DENSE_SCHEDULE_H
+
+#include "Halide.h"
+#include "schedules/ScheduleSupport.h"
+#include "target_sw/PlaceLdmBuffers.h"
+
+#include <algorithm>
+
+namespace schedules {
+
+struct DenseStages {
+    Halide::Func output, acc, input, weights, bias;
+    Halide::Var o, n;
+    Halide::RDom r;
+};
+
+struct DenseShape {
+    int batch, in_features, out_features;
+};
+
+struct DenseTiles {
+    int to, tn, ci;
+};
+
+inline int64_t dense_ldm_bytes(const DenseTiles &t) {
+    return 4 * (int64_t(t.to) * t.ci + int64_t(t.ci) * t.tn + int64_t(t.to) * t.tn + t.to);
+}
+
+inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t) {
+    using namespace Halide;
+    Var oo("oo"), oi("oi"), no("no"), ni("ni"), tile("tile");
+    st.output.split(st.o, oo, oi, t.to).split(st.n, no, ni, t.tn).reorder(oi, ni, oo, no)
+        .fuse(oo, no, tile).gpu_blocks(tile, DeviceAPI::Host);
+    st.acc.compute_at(st.output, tile).store_in(sw::LDM);
+    st.bias.in().compute_at(st.output, tile).store_in(sw::LDM);
+    RVar ro("ro"), ri("ri");
+    st.acc.update(0).split(st.r.x, ro, ri, t.ci).reorder(ri, st.o, st.n, ro);
+    st.weights.in().compute_at(st.acc, ro).store_in(sw::LDM);
+    st.input.in().compute_at(st.acc, ro).store_in(sw::LDM);
+    for (int u = 1; u < st.acc.num_update_definitions(); u++) st.acc.update(u).unscheduled();
+}
+
+/** Largest input chunk (a divisor of in_features) that fits with \p to outputs and \p tn images. */
+inline int dense_chunk(const DenseShape &s, const sw::Machine &m, int to, int tn) {
+    for (int ci : divisors_desc(s.in_features)) {
+        if (dense_ldm_bytes({to, tn, ci}) <= ldm_plan_budget(m, 4)) return ci;
+    }
+    return 1;
+}
+
+inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) {
+    DenseTiles best{1, 1, 1};
+    double best_score = -1;
+    for (int tn : {s.batch, 16, 8, 4, 2, 1}) {
+        tn = std::min(tn, s.batch);
+        for (int to : {128, 64, 32, 16, 8, 4, 2, 1}) {
+            to = std::min(to, s.out_features);
+            const int ci = dense_chunk(s, m, to, tn);
+            if (dense_ldm_bytes({to, tn, ci}) > ldm_plan_budget(m, 4)) continue;
+            const int64_t tiles = int64_t(ceil_div(s.out_features, to)) * ceil_div(s.batch, tn);
+            // Bytes moved per useful weight byte: the input chunk comes again for every
+            // output tile, the weights again for every image tile.
+            const double traffic = double(s.in_features) * (double(to) * ceil_div(s.batch, tn) + tn) / to;
+            const double score = cpe_occupancy(tiles, m) * dma_gbps(m, 4.0 * ci) / traffic;
+            if (score > best_score) {
+                best_score = score;
+                best = {to, tn, ci};
+            }
+        }
+    }
+    return best;
+}
+
+inline void schedule_dense_sunway(DenseStages &st, const DenseShape &s, const sw::Machine &m) {
+    schedule_dense_tiles(st, choose_dense_tiles(s, m));
+}
+
+inline void schedule_dense_baseline(DenseStages &st, const DenseShape &s, const sw::Machine &m) {
+    schedule_dense_tiles(st, {1, s.batch, dense_chunk(s, m, 1, s.batch)});
+}
+
+inline void schedule_dense_cpu(DenseStages &st) {
+    using namespace Halide;
+    Var oo("oo"), oi("oi");
+    st.output.compute_root().split(st.o, oo, oi, 64, TailStrategy::GuardWithIf).parallel(oo);
+    st.acc.compute_at(st.output, oo);
+}
+
+}  // namespace schedules
+
+#endif

@@ -1,0 +1,103 @@
+/** \file
+ * Schedules for the pool generator (max and average pooling).
+ *
+ * Hand Sunway schedule: output tiles (TX x TY pixels x TC channels of one image) over the
+ * CPEs; each stages its input window (TC channels) by DMA, pools into an LDM tile and
+ * writes it back by DMA. Tiles maximise the output per staged byte times CPE occupancy.
+ *
+ * OpenACC-style baseline:
+ *
+ *     #pragma acc parallel loop collapse(3) copyin(in[...]) copyout(out[...])
+ *     for (n) for (c) for (y) {          // one output row of one channel per iteration
+ *         copy in[n][c][rows y*s-p .. y*s-p+K-1][all x]
+ *         for (x) out[n][c][y][x] = max/avg over the window;
+ *     }
+ *
+ * Pooling has little reuse to exploit: the two differ by the size of their DMA requests
+ * and how many rows overlapping windows fetch twice.
+ */
+#ifndef SCHEDULES_POOL_SCHEDULE_H
+#define SCHEDULES_POOL_SCHEDULE_H
+
+#include "Halide.h"
+#include "schedules/ScheduleSupport.h"
+#include "target_sw/PlaceLdmBuffers.h"
+
+#include <algorithm>
+
+namespace schedules {
+
+struct PoolStages {
+    Halide::Func output, pool, input;
+    Halide::Var x, y, c, n;
+};
+
+struct PoolShape {
+    int batch, channels, height, width, out_width, out_height;
+    int kernel_x, kernel_y, stride_x, stride_y;
+};
+
+struct PoolTiles {
+    int tx, ty, tc;
+};
+
+inline int64_t pool_ldm_bytes(const PoolShape &s, const PoolTiles &t) {
+    const int64_t win = int64_t((t.tx - 1) * s.stride_x + s.kernel_x) * ((t.ty - 1) * s.stride_y + s.kernel_y);
+    return 4 * int64_t(t.tc) * (win + int64_t(t.tx) * t.ty);
+}
+
+inline void schedule_pool_tiles(PoolStages &st, const PoolTiles &t) {
+    using namespace Halide;
+    Var xo("xo"), yo("yo"), co("co"), xi("xi"), yi("yi"), ci("ci"), tile("tile");
+    st.output.tile(st.x, st.y, xo, yo, xi, yi, t.tx, t.ty)
+        .split(st.c, co, ci, t.tc)
+        .reorder(xi, yi, ci, xo, yo, co, st.n)
+        .fuse(xo, yo, tile)
+        .fuse(tile, co, tile)
+        .fuse(tile, st.n, tile)
+        .gpu_blocks(tile, DeviceAPI::Host);
+    st.pool.compute_at(st.output, tile).store_in(sw::LDM);
+    for (int u = 0; u < st.pool.num_update_definitions(); u++) st.pool.update(u).unscheduled();
+    st.input.in().compute_at(st.output, tile).store_in(sw::LDM);
+}
+
+inline PoolTiles choose_pool_tiles(const PoolShape &s, const sw::Machine &m) {
+    PoolTiles best{1, 1, 1};
+    double best_score = -1;
+    for (int tx : {64, 32, 16, 8, 4, 2, 1}) {
+        for (int ty : {32, 16, 8, 4, 2, 1}) {
+            for (int tc : {64, 32, 16, 8, 4, 2, 1}) {
+                const PoolTiles t{std::min(tx, s.out_width), std::min(ty, s.out_height), std::min(tc, s.channels)};
+                if (pool_ldm_bytes(s, t) > ldm_plan_budget(m, 2)) continue;
+                const int64_t tiles = int64_t(ceil_div(s.out_width, t.tx)) * ceil_div(s.out_height, t.ty) *
+                                      ceil_div(s.channels, t.tc) * s.batch;
+                const double useful = double(t.tx) * t.ty * t.tc;
+                const double score = cpe_occupancy(tiles, m) * useful / double(pool_ldm_bytes(s, t));
+                if (score > best_score) {
+                    best_score = score;
+                    best = t;
+                }
+            }
+        }
+    }
+    return best;
+}
+
+inline void schedule_pool_sunway(PoolStages &st, const PoolShape &s, const sw::Machine &m) {
+    schedule_pool_tiles(st, choose_pool_tiles(s, m));
+}
+
+inline void schedule_pool_baseline(PoolStages &st, const PoolShape &s, const sw::Machine &) {
+    schedule_pool_tiles(st, {s.out_width, 1, 1});
+}
+
+inline void schedule_pool_cpu(PoolStages &st) {
+    using namespace Halide;
+    Var par("par");
+    st.output.compute_root().fuse(st.c, st.n, par).parallel(par);
+    st.pool.compute_at(st.output, par);
+}
+
+}  // namespace schedules
+
+#endif
