@@ -1,0 +1,100 @@
+/** \file
+ * A network as a sequence of generated Sunway layers, and a runner that executes it on the
+ * emulated core group layer by layer, recording per layer what the emulator measured.
+ *
+ * The layer table of a network comes from CMake (cmake/SunwayNetworks.cmake): for each layer
+ * its name, generator, generator parameters and one generated function per schedule. Layer
+ * outputs are NCHW float32; a dense layer reads its input flattened per image.
+ */
+#ifndef SW_NET_NETWORK_H
+#define SW_NET_NETWORK_H
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+struct halide_buffer_t;
+
+namespace sw_net {
+
+/** Any generated layer function, stored without its signature (cast back by layer kind). */
+struct AnyFn {
+    template<typename F>
+    AnyFn(F *f) : p(reinterpret_cast<void (*)()>(f)) {}
+    void (*p)();
+};
+
+struct LayerEntry {
+    std::string name, kind, params;
+    std::vector<AnyFn> functions;  ///< one per schedule of the table
+};
+
+struct NetworkTable {
+    std::string name;
+    std::vector<std::string> schedules;
+    std::vector<LayerEntry> layers;
+};
+
+/** A tensor shape, outermost first: {N, C, H, W} or {N, F}. */
+using Shape = std::vector<int64_t>;
+std::string shape_string(const Shape &s);
+int64_t elements(const Shape &s);
+
+/** What one layer did on one run. */
+struct LayerRecord {
+    std::string name, kind;
+    Shape output;
+    double gflop = 0;           ///< analytic: 2 per multiply-add; 1 per compare/add elsewhere
+    double wall_seconds = 0;    ///< emulator wall time on this machine
+    long long ldm_peak_bytes = 0;
+    long long dma_requests = 0, dma_bytes = 0, dma_line_bytes = 0;
+    int kernels = 0;
+};
+
+/** Supplies a layer's parameters in PyTorch layout (conv OIHW, dense [out, in]). */
+using ParamSource = std::function<std::vector<float>(const std::string &layer, const std::string &what,
+                                                     const Shape &shape)>;
+
+class Network {
+public:
+    explicit Network(const NetworkTable &table);
+
+    const std::string &name() const { return table_.name; }
+    const std::vector<std::string> &schedules() const { return table_.schedules; }
+    /** The shape the first layer takes, including the batch it was compiled for. */
+    Shape input_shape() const { return input_shape_; }
+    Shape output_shape() const { return shapes_.back(); }
+    size_t size() const { return table_.layers.size(); }
+    const LayerEntry &layer(size_t i) const { return table_.layers[i]; }
+    const Shape &output_shape(size_t i) const { return shapes_[i]; }
+    /** Generator parameter of layer i (as written in the table). */
+    std::string param(size_t i, const std::string &key, const std::string &fallback = "") const;
+    /** Weight and bias shapes of layer i (empty for layers without parameters). */
+    Shape weight_shape(size_t i) const;
+    Shape bias_shape(size_t i) const;
+
+    /** Loads every layer's parameters from \p source. */
+    void load_parameters(const ParamSource &source);
+
+    /** Runs the network on \p input (input_shape() elements) with \p schedule; returns the
+     * last layer's output and fills \p records, one per layer. Throws std::runtime_error if
+     * a generated function reports an error. */
+    std::vector<float> run(const std::vector<float> &input, const std::string &schedule,
+                           std::vector<LayerRecord> *records) const;
+
+private:
+    NetworkTable table_;
+    std::vector<std::map<std::string, std::string>> params_;
+    std::vector<Shape> shapes_;
+    Shape input_shape_;
+    std::vector<std::vector<float>> weights_, biases_;
+
+    int iparam(size_t i, const std::string &key, int fallback) const;
+    double layer_gflop(size_t i, const Shape &in) const;
+};
+
+}  // namespace sw_net
+
+#endif

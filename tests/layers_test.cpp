@@ -1,0 +1,205 @@
+/** \file
+ * Every layer generator, with the hand Sunway schedule and the OpenACC-style baseline, on
+ * the emulated core group against the naive references of reference/naive_layers.h: shapes
+ * the tiles do not divide, odd channel counts, batch > 1, groups, asymmetric kernels and
+ * padding, ceil mode. Layers are generated and compiled at run time (tests/support/jit_layer.h).
+ */
+#include "HalideBuffer.h"
+#include "reference/naive_layers.h"
+#include "tests/support/jit_layer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+using Params = std::map<std::string, std::string>;
+
+std::vector<float> random_values(size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    std::vector<float> v(n);
+    for (float &x : v) x = dist(rng);
+    return v;
+}
+
+/** A Halide buffer over \p data with Halide dims \p shape (x fastest). */
+Buf view(std::vector<float> &data, const std::vector<int> &shape) { return Buf(data.data(), shape); }
+
+void expect_close(const std::vector<float> &expected, const std::vector<float> &actual) {
+    ASSERT_EQ(expected.size(), actual.size());
+    int bad = 0;
+    for (size_t i = 0; i < expected.size(); i++) {
+        const float e = expected[i], a = actual[i];
+        if (!(std::fabs(e - a) <= 1e-4f + 1e-4f * std::fabs(e)) && bad++ < 3) {
+            ADD_FAILURE() << "element " << i << ": expected " << e << ", got " << a;
+        }
+    }
+    EXPECT_EQ(bad, 0) << bad << " of " << expected.size() << " elements differ";
+}
+
+struct LayerCase {
+    std::string name, generator;
+    Params params;
+    /** Runs the layer through \p call (argument buffers in order) and returns expected and actual. */
+    std::function<void(const std::function<int(std::vector<halide_buffer_t *>)> &call)> check;
+};
+
+std::string str(int v) { return std::to_string(v); }
+
+LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p) {
+    Params params = {{"batch", str(p.batch)},         {"in_channels", str(p.in_c)},
+                     {"out_channels", str(p.out_c)},  {"height", str(p.h)},
+                     {"width", str(p.w)},             {"kernel", str(p.kernel_x)},
+                     {"kernel_y", str(p.kernel_y)},   {"stride", str(p.stride_x)},
+                     {"stride_y", str(p.stride_y)},   {"pad_left", str(p.pad_left)},
+                     {"pad_right", str(p.pad_right)}, {"pad_top", str(p.pad_top)},
+                     {"pad_bottom", str(p.pad_bottom)}, {"groups", str(p.groups)},
+                     {"relu", p.relu ? "true" : "false"}};
+    return {name, "conv2d", params, [p](const auto &call) {
+                std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, 1);
+                std::vector<float> wt = random_values(size_t(p.out_c) * (p.in_c / p.groups) * p.kernel_x * p.kernel_y, 2);
+                std::vector<float> b = random_values(p.out_c, 3);
+                std::vector<float> out(size_t(p.batch) * p.out_c * p.out_h() * p.out_w(), NAN);
+                Buf bi = view(in, {p.w, p.h, p.in_c, p.batch});
+                Buf bw = view(wt, {p.kernel_x, p.kernel_y, p.in_c / p.groups, p.out_c});
+                Buf bb = view(b, {p.out_c});
+                Buf bo = view(out, {p.out_w(), p.out_h(), p.out_c, p.batch});
+                ASSERT_EQ(call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::conv2d(p, in, wt, b), out);
+            }};
+}
+
+LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bool relu, double alpha = 1,
+                     double beta = 1) {
+    Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
+                     {"relu", relu ? "true" : "false"}, {"alpha", std::to_string(alpha)},
+                     {"beta", std::to_string(beta)}};
+    return {name, "dense", params, [=](const auto &call) {
+                std::vector<float> in = random_values(size_t(batch) * in_f, 4);
+                std::vector<float> wt = random_values(size_t(out_f) * in_f, 5);
+                std::vector<float> b = random_values(out_f, 6);
+                std::vector<float> out(size_t(batch) * out_f, NAN);
+                Buf bi = view(in, {in_f, batch}), bw = view(wt, {in_f, out_f}), bb = view(b, {out_f});
+                Buf bo = view(out, {out_f, batch});
+                ASSERT_EQ(call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta), out);
+            }};
+}
+
+LayerCase pool_case(const std::string &name, const reference::PoolParams &p) {
+    Params params = {{"batch", str(p.batch)},       {"channels", str(p.channels)},
+                     {"height", str(p.h)},          {"width", str(p.w)},
+                     {"kernel", str(p.kernel_x)},   {"kernel_y", str(p.kernel_y)},
+                     {"stride", str(p.stride_x)},   {"stride_y", str(p.stride_y)},
+                     {"pad_left", str(p.pad_left)}, {"pad_right", str(p.pad_right)},
+                     {"pad_top", str(p.pad_top)},   {"pad_bottom", str(p.pad_bottom)},
+                     {"ceil_mode", p.ceil_mode ? "true" : "false"},
+                     {"type", p.is_max ? "max" : "avg"},
+                     {"count_include_pad", p.count_include_pad ? "true" : "false"}};
+    return {name, "pool", params, [p](const auto &call) {
+                std::vector<float> in = random_values(size_t(p.batch) * p.channels * p.h * p.w, 7);
+                std::vector<float> out(size_t(p.batch) * p.channels * p.out_h() * p.out_w(), NAN);
+                Buf bi = view(in, {p.w, p.h, p.channels, p.batch});
+                Buf bo = view(out, {p.out_w(), p.out_h(), p.channels, p.batch});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::pool2d(p, in), out);
+            }};
+}
+
+LayerCase lrn_case(const std::string &name, int batch, int c, int h, int w, int size) {
+    Params params = {{"batch", str(batch)}, {"channels", str(c)}, {"height", str(h)},
+                     {"width", str(w)}, {"size", str(size)}, {"alpha", "0.0001"},
+                     {"beta", "0.75"}, {"k", "1"}};
+    return {name, "lrn", params, [=](const auto &call) {
+                std::vector<float> in = random_values(size_t(batch) * c * h * w, 8);
+                for (float &v : in) v *= 40.f;  // large enough for the normaliser to matter
+                std::vector<float> out(in.size(), NAN);
+                Buf bi = view(in, {w, h, c, batch}), bo = view(out, {w, h, c, batch});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::lrn(batch, c, h, w, in, size, 1e-4, 0.75, 1.0), out);
+            }};
+}
+
+LayerCase softmax_case(const std::string &name, int batch, int classes) {
+    Params params = {{"batch", str(batch)}, {"classes", str(classes)}};
+    return {name, "softmax", params, [=](const auto &call) {
+                std::vector<float> in = random_values(size_t(batch) * classes, 9);
+                for (float &v : in) v *= 20.f;
+                std::vector<float> out(in.size(), NAN);
+                Buf bi = view(in, {classes, batch}), bo = view(out, {classes, batch});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::softmax(batch, classes, in), out);
+            }};
+}
+
+LayerCase relu_case(const std::string &name, int size) {
+    return {name, "relu", {{"size", str(size)}}, [=](const auto &call) {
+                std::vector<float> in = random_values(size, 10);
+                std::vector<float> out(in.size(), NAN);
+                Buf bi = view(in, {size}), bo = view(out, {size});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::relu(in), out);
+            }};
+}
+
+std::vector<LayerCase> all_cases() {
+    using reference::Conv2DParams;
+    using reference::PoolParams;
+    return {
+        conv_case("conv_groups", {2, 6, 10, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 2, true}),
+        conv_case("conv_asymmetric", {1, 5, 7, 12, 10, 3, 5, 2, 1, 0, 1, 2, 1, 1, false}),
+        conv_case("conv_alexnet2_small", {1, 8, 12, 13, 13, 5, 5, 1, 1, 2, 2, 2, 2, 2, true}),
+        conv_case("conv_wide_channels", {1, 130, 33, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}),
+        dense_case("dense_batch3", 3, 37, 19, true),
+        dense_case("dense_alpha_beta", 2, 100, 70, false, 0.5, 2.0),
+        dense_case("dense_wide", 1, 3000, 130, true),
+        pool_case("maxpool_alexnet", {2, 5, 15, 15, 3, 3, 2, 2, 0, 0, 0, 0, false, true, false}),
+        pool_case("maxpool_ceil_pads", {1, 3, 10, 11, 3, 2, 2, 3, 1, 0, 1, 1, true, true, false}),
+        pool_case("avgpool_pads", {1, 4, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, false, false, false}),
+        pool_case("avgpool_include_pad_ceil", {2, 3, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, true, false, true}),
+        pool_case("maxpool_vgg", {1, 7, 14, 14, 2, 2, 2, 2, 0, 0, 0, 0, false, true, false}),
+        lrn_case("lrn_5", 2, 7, 5, 6, 5),
+        lrn_case("lrn_3_many_channels", 1, 40, 9, 7, 3),
+        softmax_case("softmax_rows", 3, 13),
+        softmax_case("softmax_imagenet", 2, 1000),
+        relu_case("relu_odd", 1001),
+        relu_case("relu_large", 100003),
+    };
+}
+
+struct LayerRun {
+    LayerCase layer;
+    std::string schedule;
+};
+
+class Layers : public testing::TestWithParam<LayerRun> {};
+
+TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
+    const LayerRun &run = GetParam();
+    Params params = run.layer.params;
+    params["schedule"] = run.schedule;
+    sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params);
+    ASSERT_TRUE(b.ok()) << b.log;
+    run.layer.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });
+}
+
+std::vector<LayerRun> runs() {
+    std::vector<LayerRun> r;
+    for (const LayerCase &c : all_cases()) {
+        for (const char *s : {"sunway", "baseline"}) r.push_back({c, s});
+    }
+    return r;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayers, Layers, testing::ValuesIn(runs()),
+                         [](const testing::TestParamInfo<LayerRun> &i) {
+                             return i.param.layer.name + "_" + i.param.schedule;
+                         });
+
+}  // namespace

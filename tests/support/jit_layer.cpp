@@ -1,0 +1,282 @@
+/** \file
+ * JitLayer: see jit_layer.h.
+ */
+#include "tests/support/jit_layer.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#ifndef SW_JIT_CC
+#define SW_JIT_CC "cc"
+#endif
+#ifndef SW_JIT_EMULATOR_INCLUDE
+#define SW_JIT_EMULATOR_INCLUDE ""
+#endif
+#ifndef SW_JIT_HALIDE_INCLUDE
+#define SW_JIT_HALIDE_INCLUDE "/usr/include/halide14"
+#endif
+
+namespace sw_test {
+
+namespace {
+
+bool env_flag(const char *name) {
+    const char *v = std::getenv(name);
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
+std::string join(const std::vector<std::string> &argv) {
+    std::string s;
+    for (const std::string &a : argv) s += (s.empty() ? "" : " ") + a;
+    return s;
+}
+
+void remove_tree(const std::string &dir) {
+    if (dir.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+}
+
+std::string read_text(const std::string &path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+/** Buffer arguments of `int fn(struct halide_buffer_t *a, ...)` in the generated header. */
+int count_args(const std::string &header, const std::string &fn) {
+    const size_t at = header.find("int " + fn + "(");
+    if (at == std::string::npos) return -1;
+    const size_t end = header.find(')', at);
+    if (end == std::string::npos) return -1;
+    const std::string list = header.substr(at, end - at);
+    int n = 0;
+    for (size_t p = list.find("halide_buffer_t"); p != std::string::npos;
+         p = list.find("halide_buffer_t", p + 1)) {
+        n++;
+    }
+    return n;
+}
+
+std::string sanitize(const std::string &s) {
+    std::string r;
+    for (char c : s) r += std::isalnum((unsigned char)c) ? c : '_';
+    return r;
+}
+
+std::string cache_key(const std::string &gen, const std::string &name,
+                      const std::map<std::string, std::string> &params, const JitOptions &o) {
+    std::string k = gen + '\n' + name + '\n' + o.target + '\n' + o.cc + '\n';
+    for (const auto &p : params) k += p.first + '=' + p.second + '\n';
+    return k;
+}
+
+}  // namespace
+
+struct JitAccess {
+    static std::shared_ptr<JitLayer> make() { return std::shared_ptr<JitLayer>(new JitLayer()); }
+    static void init(JitLayer &l, const std::string &fn, const std::string &dir, void *handle, void *sym,
+                     bool keep, int num_args) {
+        l.fn_ = fn;
+        l.dir_ = dir;
+        l.handle_ = handle;
+        l.sym_ = sym;
+        l.keep_ = keep;
+        l.num_args_ = num_args;
+    }
+};
+
+int run_command(const std::vector<std::string> &argv, std::string *output) {
+    output->clear();
+    if (argv.empty()) return -1;
+    int fds[2];
+    if (pipe(fds) != 0) {
+        *output = std::string("pipe: ") + std::strerror(errno);
+        return -1;
+    }
+    std::vector<char *> args;
+    for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+        *output = std::string("fork: ") + std::strerror(errno);
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        execvp(args[0], args.data());
+        std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n > 0) {
+            output->append(buf, n);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            break;
+        }
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
+}
+
+JitLayer::~JitLayer() {
+    // The library stays loaded (its kernels may be named in the emulator's records); only
+    // its files go, at process exit through the cache.
+    if (!keep_) remove_tree(dir_);
+}
+
+int JitLayer::call(const std::vector<halide_buffer_t *> &a) const {
+    using B = halide_buffer_t *;
+    if (num_args_ >= 0 && (int)a.size() != num_args_) {
+        std::fprintf(stderr, "JitLayer %s: called with %zu buffers, the function takes %d\n",
+                     fn_.c_str(), a.size(), num_args_);
+        return -2;
+    }
+    switch (a.size()) {
+    case 1: return reinterpret_cast<int (*)(B)>(sym_)(a[0]);
+    case 2: return reinterpret_cast<int (*)(B, B)>(sym_)(a[0], a[1]);
+    case 3: return reinterpret_cast<int (*)(B, B, B)>(sym_)(a[0], a[1], a[2]);
+    case 4: return reinterpret_cast<int (*)(B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3]);
+    case 5: return reinterpret_cast<int (*)(B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4]);
+    case 6:
+        return reinterpret_cast<int (*)(B, B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4], a[5]);
+    case 7:
+        return reinterpret_cast<int (*)(B, B, B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4],
+                                                                    a[5], a[6]);
+    case 8:
+        return reinterpret_cast<int (*)(B, B, B, B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3],
+                                                                       a[4], a[5], a[6], a[7]);
+    default:
+        std::fprintf(stderr, "JitLayer %s: %zu buffer arguments are not supported (1..8)\n",
+                     fn_.c_str(), a.size());
+        return -2;
+    }
+}
+
+namespace {
+
+JitBuild build_uncached(const std::string &gen, const std::string &name,
+                        const std::map<std::string, std::string> &params, const JitOptions &o) {
+    static std::atomic<int> counter{0};
+    const bool keep = env_flag("SW_JIT_KEEP"), verbose = env_flag("SW_JIT_VERBOSE");
+    JitBuild r;
+
+    const char *tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/sw_jit_" + sanitize(name) + "_XXXXXX";
+    std::vector<char> t(tmpl.begin(), tmpl.end());
+    t.push_back(0);
+    if (!mkdtemp(t.data())) {
+        r.status = JitBuild::GeneratorFailed;
+        r.log = "cannot create a temporary directory " + tmpl + ": " + std::strerror(errno);
+        return r;
+    }
+    const std::string dir = t.data();
+    const std::string fn = "jit_" + sanitize(name) + "_" + std::to_string(getpid()) + "_" +
+                           std::to_string(counter++);
+    auto fail = [&](JitBuild::Status s, const std::string &log) {
+        r.status = s;
+        r.log = log;
+        if (keep) {
+            r.log += "\n(kept " + dir + ")";
+        } else {
+            remove_tree(dir);
+        }
+        return r;
+    };
+
+    // 1. Generate.
+    std::vector<std::string> g = {gen, "-g", name, "-f", fn, "-o", dir, "-e", "mpe,cpe,h",
+                                  "target=" + o.target};
+    for (const auto &p : params) g.push_back(p.first + "=" + p.second);
+    std::string out;
+    if (verbose) std::fprintf(stderr, "[jit] %s\n", join(g).c_str());
+    int rc = run_command(g, &out);
+    if (rc != 0) {
+        return fail(JitBuild::GeneratorFailed, "generator failed (exit status " + std::to_string(rc) +
+                                                   "): " + join(g) + "\n" + out);
+    }
+
+    // 2. Compile.
+    const std::string cc = !o.cc.empty() ? o.cc : SW_JIT_CC;
+    const std::string emu = !o.emulator_include.empty() ? o.emulator_include : SW_JIT_EMULATOR_INCLUDE;
+    const std::string hal = !o.halide_include.empty() ? o.halide_include : SW_JIT_HALIDE_INCLUDE;
+    const std::string so = dir + "/lib" + fn + ".so";
+    std::vector<std::string> c = {cc, "-std=c99", "-O1", "-fPIC", "-shared", "-DATHREAD_EMULATOR",
+                                  "-I" + dir};
+    if (!emu.empty()) c.push_back("-I" + emu);
+    if (!hal.empty()) c.push_back("-I" + hal);
+    c.insert(c.end(), {"-o", so, dir + "/" + fn + ".mpe.c", dir + "/" + fn + ".cpe.c", "-lm"});
+    if (verbose) std::fprintf(stderr, "[jit] %s\n", join(c).c_str());
+    rc = run_command(c, &out);
+    if (rc != 0) {
+        return fail(JitBuild::CompileFailed, "compiling the generated code failed (exit status " +
+                                                 std::to_string(rc) + "): " + join(c) + "\n" + out);
+    }
+
+    // 3. Load.
+    void *handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        return fail(JitBuild::LoadFailed,
+                    std::string("dlopen failed (does the test executable link athread_emu as a "
+                                "whole archive with ENABLE_EXPORTS?): ") + dlerror());
+    }
+    void *sym = dlsym(handle, fn.c_str());
+    if (!sym) {
+        const std::string err = dlerror();
+        dlclose(handle);
+        return fail(JitBuild::LoadFailed, "dlsym(" + fn + ") failed: " + err);
+    }
+    std::shared_ptr<JitLayer> layer = JitAccess::make();
+    JitAccess::init(*layer, fn, dir, handle, sym, keep, count_args(read_text(dir + "/" + fn + ".h"), fn));
+    if (keep || verbose) std::fprintf(stderr, "[jit] %s: %s\n", fn.c_str(), dir.c_str());
+    r.layer = layer;
+    return r;
+}
+
+}  // namespace
+
+JitBuild jit_build_layer(const std::string &generator_exe, const std::string &generator_name,
+                         const std::map<std::string, std::string> &params, const JitOptions &options) {
+    static std::mutex mutex;
+    static std::map<std::string, JitBuild> cache;  // destroyed at exit: removes the directories
+    std::lock_guard<std::mutex> lock(mutex);
+    const std::string key = cache_key(generator_exe, generator_name, params, options);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    JitBuild b = build_uncached(generator_exe, generator_name, params, options);
+    cache[key] = b;
+    return b;
+}
+
+}  // namespace sw_test

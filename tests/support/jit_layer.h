@@ -1,0 +1,98 @@
+/** \file
+ * Build and load a generated Sunway layer at run time ("JIT"), for tests whose shapes are
+ * only known when they run (e.g. the ONNX conformance node tests).
+ *
+ *   JitBuild b = jit_build_layer(GENERATOR, "conv2d", {{"in_channels", "3"}, ...});
+ *   if (!b.ok()) FAIL() << b.log;
+ *   int rc = b.layer->call({input.raw_buffer(), weights.raw_buffer(), bias.raw_buffer(),
+ *                           output.raw_buffer()});
+ *
+ * jit_build_layer runs
+ *   <generator> -g <name> -f <fn> -o <tmpdir> -e mpe,cpe,h target=sw26010 k=v ...
+ * (fn a unique C identifier), compiles <fn>.mpe.c and <fn>.cpe.c into lib<fn>.so with
+ *   <cc> -std=c99 -O1 -fPIC -shared -DATHREAD_EMULATOR -I<tmpdir> -I<emulator include>
+ *        -I<Halide runtime include> ... -lm
+ * and dlopens it (RTLD_NOW | RTLD_LOCAL). The library leaves the athread symbols
+ * undefined: they come from the test executable, which must link the emulator as a whole
+ * archive and export its symbols:
+ *   target_link_libraries(x PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,athread_emu>")
+ *   set_target_properties(x PROPERTIES ENABLE_EXPORTS ON)
+ *
+ * Results (successes and failures) are cached per (generator, name, params, target) for
+ * the life of the process. The temporary directory (under $TMPDIR or /tmp) is removed when
+ * the process exits (the emulator reads the loaded module's file for its __thread_local
+ * accounting, so it stays while the library is loaded); set SW_JIT_KEEP=1 to keep it, and
+ * SW_JIT_VERBOSE=1 to print the commands.
+ *
+ * Tool paths default to the compile definitions SW_JIT_CC, SW_JIT_EMULATOR_INCLUDE and
+ * SW_JIT_HALIDE_INCLUDE of jit_layer.cpp (set by CMake), else "cc", "" and
+ * /usr/include/halide14; JitOptions overrides them.
+ */
+#ifndef SW_TESTS_SUPPORT_JIT_LAYER_H
+#define SW_TESTS_SUPPORT_JIT_LAYER_H
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct halide_buffer_t;
+
+namespace sw_test {
+
+/** A generated layer loaded into this process. */
+class JitLayer {
+public:
+    ~JitLayer();
+    JitLayer(const JitLayer &) = delete;
+    JitLayer &operator=(const JitLayer &) = delete;
+
+    /** Calls the layer: inputs in order, then the output. Returns its status (0 = ok, -1 =
+     *  bad buffers, after printing why); a wrong argument count returns -2 and says so on
+     *  stderr. */
+    int call(const std::vector<halide_buffer_t *> &args) const;
+
+    /** The C function name, the number of buffer arguments (from the generated header), the
+     *  raw function pointer and the directory of the generated files. */
+    const std::string &function_name() const { return fn_; }
+    int num_args() const { return num_args_; }
+    void *symbol() const { return sym_; }
+    const std::string &dir() const { return dir_; }
+
+private:
+    friend struct JitAccess;
+    JitLayer() = default;
+    std::string fn_, dir_;
+    void *handle_ = nullptr, *sym_ = nullptr;
+    int num_args_ = -1;
+    bool keep_ = false;
+};
+
+struct JitBuild {
+    enum Status { Ok, GeneratorFailed, CompileFailed, LoadFailed };
+    Status status = Ok;
+    /** On failure: the command and the tool's output (stdout and stderr). */
+    std::string log;
+    std::shared_ptr<JitLayer> layer;
+    bool ok() const { return status == Ok && layer != nullptr; }
+};
+
+struct JitOptions {
+    std::string target = "sw26010";
+    std::string cc;               ///< empty: SW_JIT_CC or "cc"
+    std::string emulator_include; ///< empty: SW_JIT_EMULATOR_INCLUDE
+    std::string halide_include;   ///< empty: SW_JIT_HALIDE_INCLUDE or /usr/include/halide14
+};
+
+/** Generates, compiles and loads one layer (or returns the cached result). Thread-safe. */
+JitBuild jit_build_layer(const std::string &generator_exe, const std::string &generator_name,
+                         const std::map<std::string, std::string> &params,
+                         const JitOptions &options = JitOptions());
+
+/** Runs argv (no shell) and returns its exit status (-1 if it could not run, 128+signal if
+ *  killed); *output gets stdout and stderr interleaved. */
+int run_command(const std::vector<std::string> &argv, std::string *output);
+
+}  // namespace sw_test
+
+#endif
