@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: installs dependencies, builds, and runs the demo on bundled defaults.
+# The main job: installs dependencies, builds, and runs VGG-19 end to end on the emulated
+# SW26010 core group on the bundled sample image (top-5 and the per-layer table).
+# Extra arguments go to sw_net (e.g. --net alexnet, --schedule baseline, --batch 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-scripts/build.sh --target conv2d_demo
-./build/apps/conv2d_demo
+scripts/build.sh --target sw_net
+./build/apps/sw_net --net vgg19 "$@"
