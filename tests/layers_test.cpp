@@ -178,6 +178,8 @@ struct LayerRun {
     std::string schedule;
 };
 
+void PrintTo(const LayerRun &r, std::ostream *os) { *os << r.layer.name << " [" << r.schedule << "]"; }
+
 class Layers : public testing::TestWithParam<LayerRun> {};
 
 TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {

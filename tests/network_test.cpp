@@ -72,6 +72,8 @@ struct NetRun {
     const char *schedule;
 };
 
+void PrintTo(const NetRun &r, std::ostream *os) { *os << r.name; }
+
 class ReducedNetwork : public testing::TestWithParam<NetRun> {};
 
 TEST_P(ReducedNetwork, MatchesTheNaiveReferenceChain) {
