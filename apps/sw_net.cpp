@@ -4,16 +4,23 @@
  * per-layer table of what the emulator measured.
  *
  *   sw_net [--net alexnet|vgg19] [--image file.png | --input x.npy] [--weights dir]
- *          [--labels file] [--batch N] [--schedule hand|baseline] [--top K]
- *          [--dump-output out.npy]
+ *          [--labels file] [--batch N] [--schedule hand|baseline] [--no-compare] [--top K]
+ *          [--dump-output out.npy] [--report layers.csv|.json] [--trace trace.json]
+ *
+ * With the hand schedules it also runs the baseline and reports the speedup per layer
+ * (--no-compare skips that).
  */
 #include "apps/io/image.h"
 #include "apps/io/npy.h"
 #include "apps/io/weights.h"
 #include "apps/net/network.h"
+#include "apps/net/report.h"
+
+#include <athread_emu.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -29,16 +36,17 @@ namespace {
 
 const char *usage =
     "usage: sw_net [--net alexnet|vgg19] [--image file.png | --input x.npy] [--weights dir]\n"
-    "              [--labels file] [--batch N] [--schedule hand|baseline] [--top K]\n"
-    "              [--dump-output out.npy]\n"
+    "              [--labels file] [--batch N] [--schedule hand|baseline] [--no-compare] [--top K]\n"
+    "              [--dump-output out.npy] [--report layers.csv|layers.json] [--trace trace.json]\n"
     "Weights: <dir>/<layer>.weight.npy and <layer>.bias.npy (PyTorch layout: conv OIHW, fc [out, in]),\n"
     "layers named conv1..conv5, fc6..fc8 (AlexNet) or conv1_1..conv5_4, fc6..fc8 (VGG-19).\n"
     "Without --weights, deterministic seeded weights are used.\n";
 
 struct Options {
     std::string net = "vgg19", image = SW_SAMPLE_IMAGE, input, weights, labels = SW_LABELS,
-                schedule = "sunway", dump;
+                schedule = "sunway", dump, report, trace;
     int batch = 1, top = 5;
+    bool compare = true;
 };
 
 Options parse(int argc, char **argv) {
@@ -67,6 +75,9 @@ Options parse(int argc, char **argv) {
         else if (a == "--labels") o.labels = value();
         else if (a == "--schedule") o.schedule = value();
         else if (a == "--dump-output") o.dump = value();
+        else if (a == "--report") o.report = value();
+        else if (a == "--trace") o.trace = value();
+        else if (a == "--no-compare") o.compare = false;
         else if (a == "--batch") o.batch = number(value());
         else if (a == "--top") o.top = number(value());
         else if (a == "-h" || a == "--help") {
@@ -114,24 +125,21 @@ std::vector<std::vector<float>> load_images(const Options &o, const sw_net::Shap
     return images;
 }
 
-void print_table(const std::vector<sw_net::LayerRecord> &records) {
-    std::printf("\n%-8s %-8s %-16s %9s %10s %11s %13s %14s %9s\n", "layer", "kind", "output", "GFLOP",
-                "LDM B/CPE", "DMA reqs", "DMA bytes", "DMA line B", "wall ms");
-    double flop = 0, wall = 0;
-    long long reqs = 0, bytes = 0, lines = 0, ldm = 0;
-    for (const sw_net::LayerRecord &r : records) {
-        std::printf("%-8s %-8s %-16s %9.3f %10lld %11lld %13lld %14lld %9.1f\n", r.name.c_str(), r.kind.c_str(),
-                    sw_net::shape_string(r.output).c_str(), r.gflop, r.ldm_peak_bytes, r.dma_requests,
-                    r.dma_bytes, r.dma_line_bytes, r.wall_seconds * 1e3);
-        flop += r.gflop;
-        wall += r.wall_seconds;
-        reqs += r.dma_requests;
-        bytes += r.dma_bytes;
-        lines += r.dma_line_bytes;
-        ldm = std::max(ldm, r.ldm_peak_bytes);
+/** Adds one pass's records to the running totals. */
+void accumulate(std::vector<sw_net::LayerRecord> &total, const std::vector<sw_net::LayerRecord> &records) {
+    if (total.empty()) {
+        total = records;
+        return;
     }
-    std::printf("%-8s %-8s %-16s %9.3f %10lld %11lld %13lld %14lld %9.1f\n", "total", "", "", flop, ldm, reqs,
-                bytes, lines, wall * 1e3);
+    for (size_t i = 0; i < records.size(); i++) {
+        total[i].gflop += records[i].gflop;
+        total[i].counted_gflop += records[i].counted_gflop;
+        total[i].wall_seconds += records[i].wall_seconds;
+        total[i].modelled_seconds += records[i].modelled_seconds;
+        total[i].dma_requests += records[i].dma_requests;
+        total[i].dma_bytes += records[i].dma_bytes;
+        total[i].dma_line_bytes += records[i].dma_line_bytes;
+    }
 }
 
 int run(const Options &o) {
@@ -169,8 +177,10 @@ int run(const Options &o) {
     std::printf("%s\n", weights_note.c_str());
 
     const int64_t classes = net.output_shape()[1];
+    const bool compare = o.compare && o.schedule == "sunway";
     std::vector<float> probabilities;
-    std::vector<sw_net::LayerRecord> total;
+    std::vector<sw_net::LayerRecord> total, baseline;
+    std::vector<sw_net::TraceSpan> spans;
     const auto t0 = std::chrono::steady_clock::now();
     for (int pass = 0; pass < o.batch / compiled_batch; pass++) {
         std::vector<float> x;
@@ -179,18 +189,19 @@ int run(const Options &o) {
             x.insert(x.end(), img.begin(), img.end());
         }
         std::vector<sw_net::LayerRecord> records;
-        const std::vector<float> y = loaded.run(x, o.schedule, &records);
+        const std::vector<float> y =
+            loaded.run(x, o.schedule, &records, !o.trace.empty() && pass == 0 ? &spans : nullptr);
         probabilities.insert(probabilities.end(), y.begin(), y.end());
-        if (total.empty()) {
-            total = records;
-        } else {
-            for (size_t i = 0; i < records.size(); i++) {
-                total[i].gflop += records[i].gflop;
-                total[i].wall_seconds += records[i].wall_seconds;
-                total[i].dma_requests += records[i].dma_requests;
-                total[i].dma_bytes += records[i].dma_bytes;
-                total[i].dma_line_bytes += records[i].dma_line_bytes;
+        accumulate(total, records);
+        if (compare) {
+            std::vector<sw_net::LayerRecord> base_records;
+            const std::vector<float> yb = loaded.run(x, "baseline", &base_records);
+            for (size_t i = 0; i < y.size(); i++) {
+                if (!(std::fabs(y[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y[i]))) {
+                    throw std::runtime_error("the hand and baseline schedules disagree on output " + std::to_string(i));
+                }
             }
+            accumulate(baseline, base_records);
         }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -207,9 +218,18 @@ int run(const Options &o) {
             std::printf("  %6.4f  class %4d  %s\n", p[c], c, size_t(c) < labels.size() ? labels[size_t(c)].c_str() : "");
         }
     }
-    print_table(total);
-    std::printf("\nwall time on this machine: %.2f s for %d image(s) (functional emulation; not SW26010 time)\n",
-                secs, o.batch);
+    const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
+    sw_net::print_table(total, compare ? &baseline : nullptr, machine);
+    std::printf("\nwall time on this machine: %.2f s for %d image(s)%s\n", secs, o.batch,
+                compare ? " (hand and baseline schedules)" : "");
+    if (!o.report.empty()) {
+        sw_net::write_report(o.report, o.net, total, compare ? &baseline : nullptr, machine);
+        std::printf("per-layer report written to %s\n", o.report.c_str());
+    }
+    if (!o.trace.empty()) {
+        sw_net::write_trace(o.trace, spans);
+        std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n", o.trace.c_str());
+    }
     if (!o.dump.empty()) {
         sw_io::save_npy(o.dump, {int64_t(o.batch), classes}, probabilities);
         std::printf("probabilities written to %s\n", o.dump.c_str());

@@ -62,9 +62,10 @@ public:
 
         /* THE ALGORITHM */
         const bool padded_input = s.pad_left || s.pad_right || s.pad_top || s.pad_bottom;
-        Func padded = padded_input ? BoundaryConditions::constant_exterior(
-                                         input, 0.f, {{0, s.width}, {0, s.height}})
-                                   : Func(input);
+        padded = padded_input ? BoundaryConditions::constant_exterior(
+                                    input, 0.f, {{0, s.width}, {0, s.height}})
+                              : Func(input);
+        has_padding = padded_input;
         r = RDom(0, s.kernel_x, 0, s.kernel_y, 0, s.in_per_group(), "r");
         Expr in_c = r.z;
         if (s.groups > 1) in_c = (c / s.out_per_group()) * s.in_per_group() + r.z;
@@ -82,7 +83,7 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        schedules::Conv2DStages st{output, conv, input, weights, bias, x, y, c, n, r};
+        schedules::Conv2DStages st{output, conv, input, weights, bias, padded, has_padding, x, y, c, n, r};
         switch (schedule_kind()) {
         case layers::ScheduleKind::Sunway:
             sw::check_param(tile_x >= 0 && tile_y >= 0 && tile_c >= 0 && tile_ci >= 0,
@@ -105,7 +106,8 @@ public:
 
 private:
     Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
-    Func conv{"conv"};
+    Func conv{"conv"}, padded;
+    bool has_padding = false;
     RDom r;
 
     static int or_default(int v, int fallback, int unset) { return v == unset ? fallback : v; }

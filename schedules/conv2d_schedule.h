@@ -43,6 +43,8 @@ namespace schedules {
 struct Conv2DStages {
     Halide::Func output, conv;
     Halide::Func input, weights, bias;  ///< the inputs as Funcs (for .in() wrappers)
+    Halide::Func padded;                ///< the input with its zero padding (== input if none)
+    bool has_padding;
     Halide::Var x, y, c, n;
     Halide::RDom r;  ///< r.x: kernel x, r.y: kernel y, r.z: input channel of the group
 };

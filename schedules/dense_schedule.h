@@ -3,7 +3,7 @@
  *
  * Hand Sunway schedule: each CPE block computes TO outputs for TN images; for each chunk of
  * CI inputs it stages the weights (TO rows of CI floats: one strided DMA) and the input
- * chunk of its images in LDM, and accumulates in LDM. The layer streams its weights once:
+ * chunk of its images in LDM, and accumulates in LDM, four lanes at a time on floatv4. The layer streams its weights once:
  * it is DMA-bound, so tiles are chosen for long DMA blocks (CI) while keeping every CPE busy.
  *
  * OpenACC-style baseline:
@@ -46,28 +46,42 @@ struct DenseTiles {
     int to, tn, ci;
 };
 
+/** LDM of one tile: weights and input chunks, accumulator, 4 lanes of partial sums, bias. */
 inline int64_t dense_ldm_bytes(const DenseTiles &t) {
-    return 4 * (int64_t(t.to) * t.ci + int64_t(t.ci) * t.tn + int64_t(t.to) * t.tn + t.to);
+    return 4 * (int64_t(t.to) * t.ci + int64_t(t.ci) * t.tn + 5 * int64_t(t.to) * t.tn + t.to);
 }
 
-inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t) {
+/** Blocks of TO outputs x TN images; per chunk of CI inputs, weights and inputs staged in
+ * LDM. With \p simd (CI a multiple of 4), the dot products run on floatv4: the reduction is
+ * split into 4 lanes of partial sums (rfactor) kept in LDM and added up at the end. */
+inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd) {
     using namespace Halide;
-    Var oo("oo"), oi("oi"), no("no"), ni("ni"), tile("tile");
+    Var oo("oo"), oi("oi"), no("no"), ni("ni"), tile("tile"), lane("lane");
     st.output.split(st.o, oo, oi, t.to).split(st.n, no, ni, t.tn).reorder(oi, ni, oo, no)
         .fuse(oo, no, tile).gpu_blocks(tile, DeviceAPI::Host);
     st.acc.compute_at(st.output, tile).store_in(sw::LDM);
     st.bias.in().compute_at(st.output, tile).store_in(sw::LDM);
-    RVar ro("ro"), ri("ri");
-    st.acc.update(0).split(st.r.x, ro, ri, t.ci).reorder(ri, st.o, st.n, ro);
-    st.weights.in().compute_at(st.acc, ro).store_in(sw::LDM);
-    st.input.in().compute_at(st.acc, ro).store_in(sw::LDM);
+    RVar ro("ro"), ri("ri"), rio("rio"), rii("rii");
+    Func staged_at = st.acc;
+    if (simd && t.ci % 4 == 0) {
+        st.acc.update(0).split(st.r.x, ro, ri, t.ci).split(ri, rio, rii, 4);
+        Func partial = st.acc.update(0).rfactor(rii, lane);
+        partial.compute_at(st.output, tile).store_in(sw::LDM).reorder_storage(lane, st.o, st.n).vectorize(lane);
+        partial.update(0).reorder(lane, rio, st.o, st.n, ro).vectorize(lane);
+        staged_at = partial;
+    } else {
+        st.acc.update(0).split(st.r.x, ro, ri, t.ci).reorder(ri, st.o, st.n, ro);
+    }
+    st.weights.in().compute_at(staged_at, ro).store_in(sw::LDM);
+    st.input.in().compute_at(staged_at, ro).store_in(sw::LDM);
     for (int u = 1; u < st.acc.num_update_definitions(); u++) st.acc.update(u).unscheduled();
 }
 
 /** Largest input chunk (a divisor of in_features) that fits with \p to outputs and \p tn images. */
-inline int dense_chunk(const DenseShape &s, const sw::Machine &m, int to, int tn) {
+inline int dense_chunk(const DenseShape &s, const sw::Machine &m, int to, int tn, int multiple = 1) {
     for (int ci : divisors_desc(s.in_features)) {
-        if (dense_ldm_bytes({to, tn, ci}) <= ldm_plan_budget(m, 4)) return ci;
+        if (ci % multiple) continue;
+        if (dense_ldm_bytes({to, tn, ci}) <= ldm_plan_budget(m, 5)) return ci;
     }
     return 1;
 }
@@ -79,8 +93,8 @@ inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) 
         tn = std::min(tn, s.batch);
         for (int to : {128, 64, 32, 16, 8, 4, 2, 1}) {
             to = std::min(to, s.out_features);
-            const int ci = dense_chunk(s, m, to, tn);
-            if (dense_ldm_bytes({to, tn, ci}) > ldm_plan_budget(m, 4)) continue;
+            const int ci = dense_chunk(s, m, to, tn, s.in_features % 4 == 0 ? 4 : 1);
+            if (dense_ldm_bytes({to, tn, ci}) > ldm_plan_budget(m, 5)) continue;
             const int64_t tiles = int64_t(ceil_div(s.out_features, to)) * ceil_div(s.batch, tn);
             // Bytes moved per useful weight byte: the input chunk comes again for every
             // output tile, the weights again for every image tile.
@@ -96,11 +110,11 @@ inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) 
 }
 
 inline void schedule_dense_sunway(DenseStages &st, const DenseShape &s, const sw::Machine &m) {
-    schedule_dense_tiles(st, choose_dense_tiles(s, m));
+    schedule_dense_tiles(st, choose_dense_tiles(s, m), true);
 }
 
 inline void schedule_dense_baseline(DenseStages &st, const DenseShape &s, const sw::Machine &m) {
-    schedule_dense_tiles(st, {1, s.batch, dense_chunk(s, m, 1, s.batch)});
+    schedule_dense_tiles(st, {1, s.batch, dense_chunk(s, m, 1, s.batch)}, false);
 }
 
 inline void schedule_dense_cpu(DenseStages &st) {

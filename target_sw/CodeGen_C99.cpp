@@ -129,6 +129,10 @@ std::string CodeGen_C99::helper(const std::string &op, const Type &t) {
     return name;
 }
 
+void CodeGen_C99::define_helper(const std::string &name, const std::string &definition) {
+    helpers.emplace(name, definition);
+}
+
 std::string CodeGen_C99::helper_definitions() const {
     std::string s;
     for (const auto &h : helpers) s += h.second;
@@ -344,7 +348,7 @@ void CodeGen_C99::visit(const LetStmt *op) {
         open_scope();
     }
     do_indent();
-    out << "const " << c_type(op->value.type()) << " " << name << " = " << value << ";\n";
+    out << "const " << value_type(op->value.type()) << " " << name << " = " << value << ";\n";
     declare(name);
     print_stmt(op->body);
     if (nested) {
@@ -377,6 +381,7 @@ void CodeGen_C99::visit(const For *op) {
     indent++;
     open_scope();
     declare(v);
+    begin_region(op->body, true);
     print_stmt(op->body);
     close_scope();
     indent--;
@@ -410,6 +415,7 @@ void CodeGen_C99::visit(const IfThenElse *op) {
     out << "if (" << c << ") {\n";
     indent++;
     open_scope();
+    begin_region(op->then_case, false);
     print_stmt(op->then_case);
     close_scope();
     indent--;
@@ -418,6 +424,7 @@ void CodeGen_C99::visit(const IfThenElse *op) {
         out << "} else {\n";
         indent++;
         open_scope();
+        begin_region(op->else_case, false);
         print_stmt(op->else_case);
         close_scope();
         indent--;

@@ -53,9 +53,16 @@ protected:
     void declare(const std::string &c_name) { scopes.back().insert(c_name); }
     bool visible(const std::string &c_name) const;
     std::string helper(const std::string &op, const Halide::Type &t);
+    /** Adds a helper definition (one line) under \p name, once. */
+    void define_helper(const std::string &name, const std::string &definition);
     std::string buffer_ref(const std::string &name, const Halide::Type &t, const Halide::Expr &index);
 
     /** Hooks for subclasses. */
+    /** Called at the start of each loop body and branch, before its statements. */
+    virtual void begin_region(const Halide::Internal::Stmt &region, bool loop_body) {
+        (void)region;
+        (void)loop_body;
+    }
     virtual void print_allocate(const Halide::Internal::Allocate *op) = 0;
     virtual void print_free(const Halide::Internal::Free *op) = 0;
     virtual void print_assert(const Halide::Internal::AssertStmt *op) = 0;
@@ -64,6 +71,10 @@ protected:
     /** The C text of a call the base printer does not know, or "" (an error follows). */
     virtual std::string own_call_expr(const Halide::Internal::Call *op) { (void)op; return ""; }
     [[noreturn]] void unsupported(const std::string &what) const;
+    /** Rejects vector expressions; a printer that supports some vector types overrides it. */
+    virtual void check_scalar(const Halide::Expr &e);
+    /** The C type of a value (a let); vector-capable printers override it. */
+    virtual std::string value_type(const Halide::Type &t) { return c_type(t); }
 
     using Halide::Internal::IRVisitor::visit;
     void visit(const Halide::Internal::IntImm *) override;
@@ -122,7 +133,6 @@ private:
     std::map<std::string, std::string> helpers;  // name -> definition
 
     void binary(const Halide::Expr &a, const char *op, const Halide::Expr &b);
-    void check_scalar(const Halide::Expr &e);
 };
 
 }  // namespace sw

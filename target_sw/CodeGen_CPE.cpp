@@ -6,6 +6,7 @@
 #include "target_sw/CodeGen_C99.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/WorkCount.h"
 
 #include <set>
 
@@ -21,6 +22,7 @@ std::string args_struct(const CpeKernel &k) { return k.name + "_args"; }
 class CodeGen_CPE : public CodeGen_C99 {
 public:
     CodeGen_CPE(const CpeKernel &k, const Machine &m) : k(k), m(m) {}
+    using CodeGen_C99::visit;
 
     std::string kernel_source() {
         // The body first, so that the identifiers and helpers it needs are known.
@@ -29,6 +31,8 @@ public:
         }
         for (const BlockLoop &b : k.blocks) id(b.var);
         indent = 2;
+        for (const LdmBuffer &b : k.ldm) ldm_names.insert(b.name);
+        begin_region(k.body, true);
         print_stmt(k.body);
         const std::string body_text = body();
 
@@ -40,7 +44,16 @@ public:
         s << "    struct " << args_struct(k) << " sw_args;\n";
         s << "    volatile int sw_args_reply = 0;\n";
         s << "    athread_get(PE_MODE, sw_arg, &sw_args, sizeof(sw_args), (void *)&sw_args_reply, 0, 0, 0);\n";
+        s << "    SW_WORK_DECL\n";
+        // One reply word per DMA site; waits may come after the site's own C scope
+        // (DelayDmaWaits.h), so the words live for the whole kernel.
+        for (size_t i = 0; i < k.dma.size(); i++) {
+            s << "    volatile int " << reply(int(i)) << " = 0;\n";
+            s << "    int " << issued(int(i)) << " = 0;\n";
+            s << "    (void)" << issued(int(i)) << ";\n";
+        }
         s << "    while (sw_args_reply != 1) {\n    }\n";
+        s << "    SW_WAIT(sw_args_reply);\n";
         for (const ClosureArg &a : k.args) {
             const std::string type = a.is_buffer ? c_type(a.type) + " *" : c_type(a.type) + " ";
             s << "    " << (a.is_buffer ? "" : "const ") << type << id(a.name) << " = sw_args."
@@ -67,7 +80,7 @@ public:
             }
             s << "        (void)" << id(b.var) << ";\n";
         }
-        s << body_text << "    }\n}\n";
+        s << body_text << "    }\n    SW_FLUSH();\n}\n";
         return s.str();
     }
 
@@ -75,6 +88,90 @@ private:
     const CpeKernel &k;
     const Machine &m;
     std::set<std::string> freed;
+    std::set<std::string> ldm_names;
+
+public:
+    bool uses_simd = false;
+
+private:
+
+    // floatv4 SIMD: 4-lane float vectors, dense loads and stores, + - * and fused a*b+c.
+    static bool is_floatv4(const Type &t) { return t.is_float() && t.bits() == 32 && t.lanes() == 4; }
+
+    void check_scalar(const Expr &e) override {
+        if (e.defined() && !e.type().is_scalar() && !is_floatv4(e.type())) {
+            unsupported("vectors of type " + type_to_string(e.type()) +
+                        " in CPE code (vectorize(x, 4) on float32 only)");
+        }
+    }
+    std::string value_type(const Type &t) override { return is_floatv4(t) ? "floatv4" : c_type(t); }
+
+    static std::string type_to_string(const Type &t) {
+        std::ostringstream s;
+        s << t;
+        return s.str();
+    }
+    void use_simd() {
+        uses_simd = true;
+        define_helper("sw_load4", "static inline floatv4 sw_load4(const float *p) { floatv4 v; simd_loadu(v, (float *)p); return v; }\n");
+        define_helper("sw_store4", "static inline void sw_store4(float *p, floatv4 v) { simd_storeu(v, p); }\n");
+        define_helper("sw_splat4", "static inline floatv4 sw_splat4(float x) { return simd_set_floatv4(x, x, x, x); }\n");
+    }
+    /** The scalar base of a dense 4-lane index, or an error. */
+    Expr dense_base(const Expr &index, const std::string &what) {
+        const Ramp *r = index.as<Ramp>();
+        if (!r || !is_const_one(r->stride) || r->lanes != 4) {
+            unsupported(what + " with a non-contiguous vector index (only dense floatv4 accesses)");
+        }
+        return r->base;
+    }
+    void visit(const Load *op) override {
+        if (!is_floatv4(op->type)) return CodeGen_C99::visit(op);
+        if (!is_const_one(op->predicate)) unsupported("predicated vector loads");
+        use_simd();
+        const std::string base = print_expr(dense_base(op->index, "a vector load of " + op->name));
+        last = "sw_load4(&" + id(op->name) + "[" + base + "])";
+    }
+    void visit(const Store *op) override {
+        if (!is_floatv4(op->value.type())) return CodeGen_C99::visit(op);
+        if (!is_const_one(op->predicate)) unsupported("predicated vector stores");
+        use_simd();
+        const std::string value = print_expr(op->value);
+        const std::string base = print_expr(dense_base(op->index, "a vector store to " + op->name));
+        do_indent();
+        out << "sw_store4(&" << id(op->name) << "[" << base << "], " << value << ");\n";
+    }
+    void visit(const Broadcast *op) override {
+        if (!is_floatv4(op->type)) unsupported("broadcasts of type " + type_to_string(op->type));
+        use_simd();
+        last = "sw_splat4(" + print_expr(op->value) + ")";
+    }
+    void visit(const Add *op) override {
+        const Mul *mul = op->a.as<Mul>() ? op->a.as<Mul>() : op->b.as<Mul>();
+        if (is_floatv4(op->type) && mul) {
+            const std::string a = print_expr(mul->a), b = print_expr(mul->b);
+            const std::string c = print_expr(op->a.as<Mul>() ? op->b : op->a);
+            last = "simd_vmad(" + a + ", " + b + ", " + c + ")";
+            return;
+        }
+        CodeGen_C99::visit(op);
+    }
+    void vector_unsupported(const Type &t, const char *what) {
+        if (!t.is_scalar()) unsupported(std::string("vector ") + what + " in CPE code (floatv4 supports + - * and a*b+c)");
+    }
+    void visit(const Div *op) override { vector_unsupported(op->type, "division"); CodeGen_C99::visit(op); }
+    void visit(const Min *op) override { vector_unsupported(op->type, "min"); CodeGen_C99::visit(op); }
+    void visit(const Max *op) override { vector_unsupported(op->type, "max"); CodeGen_C99::visit(op); }
+    void visit(const Select *op) override { vector_unsupported(op->type, "select"); CodeGen_C99::visit(op); }
+    void visit(const Cast *op) override { vector_unsupported(op->type, "casts"); CodeGen_C99::visit(op); }
+
+    void begin_region(const Stmt &region, bool loop_body) override {
+        const Work w = count_straight_line(region, loop_body, ldm_names, m);
+        if (w.empty()) return;
+        do_indent();
+        out << "SW_WORK(" << w.p0 << ", " << w.p1 << ", " << w.either << ", " << w.slow_cycles << ", "
+            << w.flops << ", " << w.ldm_accesses << ", " << w.direct_accesses << ");\n";
+    }
 
     std::string ldm_summary() const {
         std::ostringstream s;
@@ -115,24 +212,28 @@ private:
         // Host-side checks only: CPEs have no error channel back to the MPE.
     }
 
-    std::string reply(int site) { return "sw_reply_" + std::to_string(site); }
-    std::string issued(int site) { return "sw_issued_" + std::to_string(site); }
+    static std::string reply(int site) { return "sw_reply_" + std::to_string(site); }
+    static std::string issued(int site) { return "sw_issued_" + std::to_string(site); }
 
     bool print_own_call(const Call *op) override {
         if (op->name == dma_begin_intrinsic) {
             const int site = int(*as_const_int(op->args[0]));
             do_indent();
-            out << "volatile int " << reply(site) << " = 0;\n";
+            out << reply(site) << " = 0;\n";
             do_indent();
-            out << "int " << issued(site) << " = 0;\n";
+            out << issued(site) << " = 0;\n";
             return true;
         }
         if (op->name == dma_wait_intrinsic) {
             const int site = int(*as_const_int(op->args[0]));
             do_indent();
+            out << "SW_FLUSH();\n";
+            do_indent();
             out << "while (" << reply(site) << " != " << issued(site) << ") {\n";
             do_indent();
             out << "}\n";
+            do_indent();
+            out << "SW_WAIT(" << reply(site) << ");\n";
             return true;
         }
         if (op->name != dma_request_intrinsic) return false;
@@ -153,6 +254,8 @@ private:
         const std::string stride =
             one_block ? "0" : print_expr(simplify((a[DmaPitchElems] - a[DmaBlockElems]) * bytes));
         const std::string bsize = one_block ? "0" : print_expr(simplify(a[DmaBlockElems] * bytes));
+        do_indent();
+        out << "SW_FLUSH();\n";
         do_indent();
         if (is_put) {
             out << "athread_put(PE_MODE, " << ldm_ptr << ", " << main_ptr << ", " << len
@@ -201,14 +304,32 @@ std::string generate_cpe_source(const SwFunction &f, const std::string &args_hea
       << " * Real machine: sw5cc -slave -msimd -c " << f.name << ".cpe.c */\n";
     s << "#include <slave.h>\n#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n";
     s << "#include \"" << args_header << "\"\n\n";
+    s << "/* Work counters for the emulator's timing model (WorkCount.h); nothing on the real machine. */\n"
+         "#ifdef ATHREAD_EMULATOR\n"
+         "#include <athread_emu.h>\n"
+         "#define SW_WORK_DECL athread_emu_work sw_work = {0, 0, 0, 0, 0, 0, 0};\n"
+         "#define SW_WORK(a, b, c, d, e, f, g) (sw_work.p0 += (a), sw_work.p1 += (b), sw_work.either += (c), "
+         "sw_work.slow_cycles += (d), sw_work.flops += (e), sw_work.ldm_accesses += (f), "
+         "sw_work.direct_accesses += (g))\n"
+         "#define SW_FLUSH() athread_emu_account(&sw_work)\n"
+         "#define SW_WAIT(r) athread_emu_wait_reply(&(r))\n"
+         "#else\n"
+         "#define SW_WORK_DECL\n"
+         "#define SW_WORK(a, b, c, d, e, f, g) ((void)0)\n"
+         "#define SW_FLUSH() ((void)0)\n"
+         "#define SW_WAIT(r) ((void)0)\n"
+         "#endif\n\n";
     std::set<std::string> helpers;  // one definition per line
     std::string kernels;
+    bool simd = false;
     for (const CpeKernel &k : f.kernels) {
         CodeGen_CPE cg(k, *f.machine);
         kernels += "\n" + cg.kernel_source();
+        simd |= cg.uses_simd;
         std::istringstream lines(cg.helper_definitions());
         for (std::string line; std::getline(lines, line);) helpers.insert(line);
     }
+    if (simd) s << "#include <simd.h>\n\n";
     for (const std::string &h : helpers) s << h << "\n";
     s << kernels;
     return s.str();

@@ -3,6 +3,7 @@
  */
 #include "target_sw/SunwayLowering.h"
 
+#include "target_sw/DelayDmaWaits.h"
 #include "target_sw/Errors.h"
 #include "target_sw/FindCpeKernels.h"
 #include "target_sw/InjectDma.h"
@@ -56,6 +57,9 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
 
     for (CpeKernel &k : f.kernels) inject_dma(k);
     log_step(ir_log, "inject_dma", f);
+
+    for (CpeKernel &k : f.kernels) delay_dma_waits(k);
+    log_step(ir_log, "delay_dma_waits", f);
     return f;
 }
 

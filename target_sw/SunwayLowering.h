@@ -6,6 +6,7 @@
  *   1. find_cpe_kernels   (FindCpeKernels.h)   kernels, iteration spaces, closures
  *   2. place_ldm_buffers  (PlaceLdmBuffers.h)  LDM bounds and the per-CPE budget
  *   3. inject_dma         (InjectDma.h)        copies to and from LDM become DMA
+ *   4. delay_dma_waits    (DelayDmaWaits.h)    each wait moves to the first use: async DMA
  *
  * The code generators (CodeGen_MPE.h, CodeGen_CPE.h) print the result.
  */

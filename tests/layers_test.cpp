@@ -6,11 +6,15 @@
  */
 #include "HalideBuffer.h"
 #include "reference/naive_layers.h"
+#include "target_sw/Machine.h"
 #include "tests/support/jit_layer.h"
+
+#include <athread_emu.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
 #include <random>
 #include <string>
@@ -46,6 +50,7 @@ void expect_close(const std::vector<float> &expected, const std::vector<float> &
 struct LayerCase {
     std::string name, generator;
     Params params;
+    double flops;  ///< analytic: 2 per multiply-add with a real input element; 0 where not counted
     /** Runs the layer through \p call (argument buffers in order) and returns expected and actual. */
     std::function<void(const std::function<int(std::vector<halide_buffer_t *>)> &call)> check;
 };
@@ -61,7 +66,16 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p) {
                      {"pad_right", str(p.pad_right)}, {"pad_top", str(p.pad_top)},
                      {"pad_bottom", str(p.pad_bottom)}, {"groups", str(p.groups)},
                      {"relu", p.relu ? "true" : "false"}};
-    return {name, "conv2d", params, [p](const auto &call) {
+    // Multiply-adds with a real input element (padding taps need no work), 2 flops each.
+    auto taps = [](int out, int k, int stride, int pad, int size) {
+        double n = 0;
+        for (int o = 0; o < out; o++)
+            for (int t = 0; t < k; t++) n += (o * stride + t - pad >= 0 && o * stride + t - pad < size);
+        return n;
+    };
+    const double flops = 2.0 * p.batch * p.out_c * (p.in_c / p.groups) * taps(p.out_w(), p.kernel_x, p.stride_x, p.pad_left, p.w) *
+                         taps(p.out_h(), p.kernel_y, p.stride_y, p.pad_top, p.h);
+    return {name, "conv2d", params, flops, [p](const auto &call) {
                 std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, 1);
                 std::vector<float> wt = random_values(size_t(p.out_c) * (p.in_c / p.groups) * p.kernel_x * p.kernel_y, 2);
                 std::vector<float> b = random_values(p.out_c, 3);
@@ -80,7 +94,7 @@ LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bo
     Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
                      {"relu", relu ? "true" : "false"}, {"alpha", std::to_string(alpha)},
                      {"beta", std::to_string(beta)}};
-    return {name, "dense", params, [=](const auto &call) {
+    return {name, "dense", params, 2.0 * batch * in_f * out_f, [=](const auto &call) {
                 std::vector<float> in = random_values(size_t(batch) * in_f, 4);
                 std::vector<float> wt = random_values(size_t(out_f) * in_f, 5);
                 std::vector<float> b = random_values(out_f, 6);
@@ -102,7 +116,7 @@ LayerCase pool_case(const std::string &name, const reference::PoolParams &p) {
                      {"ceil_mode", p.ceil_mode ? "true" : "false"},
                      {"type", p.is_max ? "max" : "avg"},
                      {"count_include_pad", p.count_include_pad ? "true" : "false"}};
-    return {name, "pool", params, [p](const auto &call) {
+    return {name, "pool", params, 0, [p](const auto &call) {
                 std::vector<float> in = random_values(size_t(p.batch) * p.channels * p.h * p.w, 7);
                 std::vector<float> out(size_t(p.batch) * p.channels * p.out_h() * p.out_w(), NAN);
                 Buf bi = view(in, {p.w, p.h, p.channels, p.batch});
@@ -116,7 +130,7 @@ LayerCase lrn_case(const std::string &name, int batch, int c, int h, int w, int 
     Params params = {{"batch", str(batch)}, {"channels", str(c)}, {"height", str(h)},
                      {"width", str(w)}, {"size", str(size)}, {"alpha", "0.0001"},
                      {"beta", "0.75"}, {"k", "1"}};
-    return {name, "lrn", params, [=](const auto &call) {
+    return {name, "lrn", params, 0, [=](const auto &call) {
                 std::vector<float> in = random_values(size_t(batch) * c * h * w, 8);
                 for (float &v : in) v *= 40.f;  // large enough for the normaliser to matter
                 std::vector<float> out(in.size(), NAN);
@@ -128,7 +142,7 @@ LayerCase lrn_case(const std::string &name, int batch, int c, int h, int w, int 
 
 LayerCase softmax_case(const std::string &name, int batch, int classes) {
     Params params = {{"batch", str(batch)}, {"classes", str(classes)}};
-    return {name, "softmax", params, [=](const auto &call) {
+    return {name, "softmax", params, 0, [=](const auto &call) {
                 std::vector<float> in = random_values(size_t(batch) * classes, 9);
                 for (float &v : in) v *= 20.f;
                 std::vector<float> out(in.size(), NAN);
@@ -139,7 +153,7 @@ LayerCase softmax_case(const std::string &name, int batch, int classes) {
 }
 
 LayerCase relu_case(const std::string &name, int size) {
-    return {name, "relu", {{"size", str(size)}}, [=](const auto &call) {
+    return {name, "relu", {{"size", str(size)}}, 0, [=](const auto &call) {
                 std::vector<float> in = random_values(size, 10);
                 std::vector<float> out(in.size(), NAN);
                 Buf bi = view(in, {size}), bo = view(out, {size});
@@ -188,7 +202,53 @@ TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     params["schedule"] = run.schedule;
     sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params);
     ASSERT_TRUE(b.ok()) << b.log;
-    run.layer.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });
+    double compulsory_bytes = 0;
+    athread_emu_stats_reset();
+    run.layer.check([&](std::vector<halide_buffer_t *> args) {
+        for (halide_buffer_t *a : args) compulsory_bytes += double(a->size_in_bytes());
+        return b.layer->call(args);
+    });
+    // The timing model never beats the roofline: the flops at the core group's peak, and
+    // the compulsory bytes (every input read and the output written once) at the fastest
+    // DMA channel the model has (the theoretical 34.1 GB/s, see Machine.h).
+    ASSERT_EQ(athread_emu_stats_count(), 1);
+    const athread_emu_kernel_stats *s = athread_emu_stats_get(0);
+    const sw::Machine &m = sw::sw26010();
+    const double bound = std::max(run.layer.flops / (m.cg_peak_gflops() * 1e9),
+                                  compulsory_bytes / (m.dma_theoretical_gbps * 1e9));
+    EXPECT_GE(s->modelled_seconds, bound) << "modelled faster than the roofline";
+    long long counted = 0;
+    for (int c = 0; c < s->ncpes; c++) counted += s->cpe[c].flops;
+    // Every needed multiply-add is counted (more where edge tiles are shifted inwards and
+    // recomputed, or where padding taps are multiplied by zero rather than skipped).
+    EXPECT_GE(double(counted), run.layer.flops);
+}
+
+/** Unpadded shapes the tiles divide: the generated code counts exactly the analytic flops. */
+TEST(Layers, CountedFlopsEqualAnalyticFlops) {
+    struct Exact {
+        LayerCase layer;
+        Params extra;
+        double extra_flops;  ///< work beyond the multiply-adds that the schedule adds
+    };
+    const std::vector<Exact> cases = {
+        {conv_case("conv_even", {2, 16, 32, 34, 34, 3, 3, 1, 1, 0, 0, 0, 0, 1, true}),
+         {{"tile_x", "8"}, {"tile_y", "8"}, {"tile_c", "8"}, {"tile_ci", "8"}}, 0},
+        // Per output: the bias add, and the 4 adds that combine the floatv4 partial sums.
+        {dense_case("dense_even", 1, 1024, 256, false), {}, 256 * (1 + 4)},
+    };
+    for (const Exact &e : cases) {
+        Params params = e.layer.params;
+        params.insert(e.extra.begin(), e.extra.end());
+        sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, e.layer.generator, params);
+        ASSERT_TRUE(b.ok()) << b.log;
+        athread_emu_stats_reset();
+        e.layer.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });
+        const athread_emu_kernel_stats *s = athread_emu_stats_get(0);
+        long long counted = 0;
+        for (int c = 0; c < s->ncpes; c++) counted += s->cpe[c].flops;
+        EXPECT_EQ(double(counted), e.layer.flops + e.extra_flops) << e.layer.name;
+    }
 }
 
 std::vector<LayerRun> runs() {

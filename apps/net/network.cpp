@@ -7,6 +7,8 @@
 
 #include <athread_emu.h>
 
+#include "target_sw/Machine.h"
+
 #include <algorithm>
 #include <chrono>
 #include <sstream>
@@ -41,6 +43,12 @@ int pool_out(int size, int k, int s, int p0, int p1, bool ceil_mode) {
     int n = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
     if (ceil_mode && (n - 1) * s >= size + p0) n--;
     return n;
+}
+
+/** Clock of the emulated machine, for converting trace cycles. */
+double clock_ghz() {
+    const sw::Machine *m = sw::machine_by_name(athread_emu_machine_name());
+    return m ? m->clock_ghz : sw::sw26010().clock_ghz;
 }
 
 }  // namespace
@@ -159,7 +167,7 @@ double Network::layer_gflop(size_t i, const Shape &in) const {
 }
 
 std::vector<float> Network::run(const std::vector<float> &input, const std::string &schedule,
-                                std::vector<LayerRecord> *records) const {
+                                std::vector<LayerRecord> *records, std::vector<TraceSpan> *trace) const {
     auto sched = std::find(table_.schedules.begin(), table_.schedules.end(), schedule);
     if (sched == table_.schedules.end()) {
         throw std::runtime_error("network " + table_.name + " has no schedule '" + schedule + "'");
@@ -171,7 +179,8 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
                                  std::to_string(input.size()));
     }
     std::vector<float> current = input;
-    Shape current_shape = input_shape_;
+    double clock = 0;  // modelled seconds since the start of the run
+    athread_emu_set_trace(trace ? 1 : 0);
     for (size_t i = 0; i < size(); i++) {
         const LayerEntry &l = table_.layers[i];
         const Shape in_shape = i == 0 ? input_shape_ : shapes_[i - 1];
@@ -188,6 +197,7 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
         std::vector<float> out(size_t(elements(shapes_[i])));
         Buf bin = view(current, layer_in), bout = view(out, shapes_[i]);
         athread_emu_stats_reset();
+        athread_emu_trace_reset();
         const auto t0 = std::chrono::steady_clock::now();
         int rc;
         if (l.kind == "conv2d" || l.kind == "dense") {
@@ -201,23 +211,35 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
         }
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (rc != 0) throw std::runtime_error("layer " + l.name + " failed (" + std::to_string(rc) + ")");
-        if (records) {
-            LayerRecord r{l.name, l.kind, shapes_[i], layer_gflop(i, in_shape), secs};
-            for (int k = 0; k < athread_emu_stats_count(); k++) {
-                const athread_emu_kernel_stats *st = athread_emu_stats_get(k);
-                r.kernels++;
-                for (int c = 0; c < st->ncpes; c++) {
-                    const athread_emu_cpe_stats &e = st->cpe[c];
-                    r.ldm_peak_bytes = std::max(r.ldm_peak_bytes, e.ldm_peak_bytes);
-                    r.dma_requests += e.get_requests + e.put_requests;
-                    r.dma_bytes += e.get_bytes + e.put_bytes;
-                    r.dma_line_bytes += e.get_line_bytes + e.put_line_bytes;
-                }
+        LayerRecord r{l.name, l.kind, shapes_[i], layer_gflop(i, in_shape), secs};
+        std::vector<double> kernel_start;
+        for (int k = 0; k < athread_emu_stats_count(); k++) {
+            const athread_emu_kernel_stats *st = athread_emu_stats_get(k);
+            kernel_start.push_back(clock + r.modelled_seconds);
+            r.modelled_seconds += st->modelled_seconds;
+            r.kernels++;
+            for (int c = 0; c < st->ncpes; c++) {
+                const athread_emu_cpe_stats &e = st->cpe[c];
+                r.ldm_peak_bytes = std::max(r.ldm_peak_bytes, e.ldm_peak_bytes);
+                r.dma_requests += e.get_requests + e.put_requests;
+                r.dma_bytes += e.get_bytes + e.put_bytes;
+                r.dma_line_bytes += e.get_line_bytes + e.put_line_bytes;
+                r.counted_gflop += double(e.flops) / 1e9;
             }
-            records->push_back(r);
         }
+        if (trace) {
+            const athread_emu_span *spans = athread_emu_trace_spans();
+            for (int k = 0; k < athread_emu_trace_count(); k++) {
+                const athread_emu_span &sp = spans[k];
+                const double hz = 1e9 * clock_ghz();
+                const double base = sp.kernel < int(kernel_start.size()) ? kernel_start[size_t(sp.kernel)] : clock;
+                trace->push_back({l.name, sp.cpe, sp.kind, base + double(sp.start_cycle) / hz,
+                                  base + double(sp.end_cycle) / hz});
+            }
+        }
+        clock += r.modelled_seconds;
+        if (records) records->push_back(r);
         current = std::move(out);
-        current_shape = shapes_[i];
     }
     return current;
 }

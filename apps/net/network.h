@@ -48,9 +48,19 @@ struct LayerRecord {
     Shape output;
     double gflop = 0;           ///< analytic: 2 per multiply-add; 1 per compare/add elsewhere
     double wall_seconds = 0;    ///< emulator wall time on this machine
+    double modelled_seconds = 0;  ///< SW26010 time from the emulator's timing model
+    double counted_gflop = 0;   ///< flops the generated code counted (work counters)
     long long ldm_peak_bytes = 0;
     long long dma_requests = 0, dma_bytes = 0, dma_line_bytes = 0;
     int kernels = 0;
+};
+
+/** A span of modelled time on one CPE, for traces: seconds from the start of the run. */
+struct TraceSpan {
+    std::string layer;
+    int cpe;
+    int kind;  ///< athread_emu_span_kind
+    double start_seconds, end_seconds;
 };
 
 /** Supplies a layer's parameters in PyTorch layout (conv OIHW, dense [out, in]). */
@@ -82,7 +92,7 @@ public:
      * last layer's output and fills \p records, one per layer. Throws std::runtime_error if
      * a generated function reports an error. */
     std::vector<float> run(const std::vector<float> &input, const std::string &schedule,
-                           std::vector<LayerRecord> *records) const;
+                           std::vector<LayerRecord> *records, std::vector<TraceSpan> *trace = nullptr) const;
 
 private:
     NetworkTable table_;

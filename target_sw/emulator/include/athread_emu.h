@@ -39,6 +39,12 @@ typedef struct {
     long long get_blocks, put_blocks;
     long long ldm_peak_bytes;    /**< peak of ldm_malloc live bytes + __thread_local bytes */
     long long ldm_leaked_bytes;  /**< ldm_malloc bytes not freed when the kernel returned */
+    /* Timing model (see "Timing model" below); cycles of this CPE at machine.clock_ghz. */
+    long long cycles;            /**< from its start until its last instruction and last DMA */
+    long long compute_cycles;    /**< sum of the work reported by athread_emu_account */
+    long long dma_wait_cycles;   /**< blocked in athread_emu_wait_reply, plus the final drain */
+    long long sync_wait_cycles;  /**< blocked in athread_syn */
+    long long flops, ldm_accesses, direct_accesses;  /**< sums of the reported work */
 } athread_emu_cpe_stats;
 
 /** One record per spawn, appended by athread_join. */
@@ -49,6 +55,10 @@ typedef struct {
     long long ldm_static_bytes;  /**< __thread_local bytes counted in every CPE's LDM */
     long long ldm_budget_bytes;  /**< machine.ldm_data_budget() */
     athread_emu_cpe_stats cpe[ATHREAD_EMU_MAX_CPES];
+    /* Timing model results. */
+    double modelled_seconds;     /**< spawn overhead + cycles_max + join overhead, in seconds */
+    long long cycles_max;        /**< the slowest CPE's cycles */
+    long long spawn_cycles, join_cycles;  /**< the machine's launch and join overheads */
 } athread_emu_kernel_stats;
 
 /** Chooses the machine ("sw26010", the default, or "sw26010-pro"); limits come from
@@ -82,6 +92,74 @@ typedef void (*athread_emu_dma_observer)(void *user, int cpe, int is_put,
                                          int bsize, int stride);
 /** Installs the observer for the kernels spawned from now on (NULL removes it). */
 void athread_emu_set_dma_observer(athread_emu_dma_observer fn, void *user);
+
+/* ------------------------------------------------------------------ Timing model
+ * Every CPE logs, while the kernel runs, the compute work its code reports, its DMA
+ * requests (direction, bytes, blocks, 128-byte-line bytes, reply word) and its waits;
+ * athread_join replays the logs of all CPEs together in modelled time (CPE cycles at
+ * machine.clock_ghz; parameters and sources in target_sw/Machine.h, struct DmaTiming):
+ *  - compute advances a CPE by max(p0, p1, ceil((p0 + p1 + either) / 2)) + slow_cycles;
+ *  - a DMA request goes through the CPE's DMA engine, asynchronously to its compute:
+ *    setup (block_cycles per block, one request at a time), data (its line bytes through a
+ *    channel shared by all CPEs moving data at that moment, equal shares, at most
+ *    cpe_cap_bytes_per_cycle per CPE; one request at a time), then a fixed latency
+ *    (pipelined with the next requests); it starts no earlier than its issue;
+ *  - athread_emu_wait_reply blocks the CPE until the last request counted on that reply
+ *    word has completed; athread_syn blocks until every CPE of its scope has arrived;
+ *  - a CPE ends when its code has returned and its last request has completed (requests
+ *    never waited through athread_emu_wait_reply count here);
+ *  - the kernel takes spawn_cycles + the slowest CPE + join_cycles.
+ * Code that never calls athread_emu_account (hand-written or real code) is modelled as
+ * DMA and waits only. */
+
+/** Work of the calling CPE since its last report, as counted by the generated code per
+ *  block of straight-line code. p0: instructions of the floating-point/vector pipeline; p1:
+ *  load/store/branch pipeline; either: integer ops that may issue on either pipeline;
+ *  slow_cycles: extra cycles of non-pipelined ops (div, sqrt, exp, direct main-memory
+ *  accesses: the generated code multiplies them by Machine.h's costs); flops: floating-point
+ *  operations (an FMA counts 2, a floatv4 FMA 8); ldm_accesses and direct_accesses are only
+ *  summed into the statistics. */
+typedef struct {
+    long long p0, p1, either, slow_cycles, flops, ldm_accesses, direct_accesses;
+} athread_emu_work;
+/** Adds *w to the calling CPE's modelled work and resets *w to zero (CPE side only). */
+void athread_emu_account(athread_emu_work *w);
+/** Called right after `while (reply != n);`: the CPE's modelled clock advances to the
+ *  completion of the last request counted on that reply word (CPE side only). */
+void athread_emu_wait_reply(volatile int *reply);
+
+/** Kinds of trace spans. DMA spans are the times the CPE's DMA engine is busy (setup, data
+ *  or latency of at least one request); overlapping requests make one span. */
+typedef enum {
+    ATHREAD_EMU_SPAN_COMPUTE,
+    ATHREAD_EMU_SPAN_DMA,
+    ATHREAD_EMU_SPAN_WAIT,  /**< blocked in athread_emu_wait_reply or the final drain */
+    ATHREAD_EMU_SPAN_SYNC   /**< blocked in athread_syn */
+} athread_emu_span_kind;
+
+/** One span of one CPE in one kernel; cycles count from that kernel's athread_spawn (the
+ *  CPEs start at its spawn_cycles). Adjacent or overlapping spans of the same CPE and kind
+ *  are merged. */
+typedef struct {
+    int kernel;  /**< index of the kernel's record (athread_emu_stats_get) */
+    int cpe;
+    int kind;    /**< athread_emu_span_kind */
+    long long start_cycle, end_cycle;
+} athread_emu_span;
+
+/** Most spans kept; later spans are counted in athread_emu_trace_dropped and dropped. */
+#define ATHREAD_EMU_TRACE_MAX_SPANS (1 << 20)
+
+/** Tracing on (1) or off (0, the default). While it is on every joined kernel appends its
+ *  spans; while it is off only the last kernel's spans are kept (each join replaces them). */
+void athread_emu_set_trace(int on);
+/** Number of spans kept, and the spans (valid until the next join or reset). */
+int athread_emu_trace_count(void);
+const athread_emu_span *athread_emu_trace_spans(void);
+/** Spans not kept because of ATHREAD_EMU_TRACE_MAX_SPANS. */
+long long athread_emu_trace_dropped(void);
+/** Drops all spans. */
+void athread_emu_trace_reset(void);
 
 #ifdef __cplusplus
 }

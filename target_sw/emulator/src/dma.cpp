@@ -117,6 +117,7 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
     (is_put ? s.put_bytes : s.get_bytes) += len;
     (is_put ? s.put_blocks : s.get_blocks) += nblocks;
     (is_put ? s.put_line_bytes : s.get_line_bytes) += line_bytes;
+    log_dma(c, is_put, line_bytes, nblocks, reply);
     if (c.run->observer)
         c.run->observer(c.run->observer_user, c.id, is_put, main_mem, len, bsize, stride);
     if (reply) __atomic_fetch_add(static_cast<int *>(reply), 1, __ATOMIC_SEQ_CST);

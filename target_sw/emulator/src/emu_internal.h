@@ -82,6 +82,16 @@ struct Buffer {
 
 /** One emulated CPE during one spawned kernel. Touched only by its own thread while the
  *  kernel runs, and by the host thread after athread_join has joined it. */
+/** One entry of a CPE's timing log (timing.cpp). */
+struct TimingEvent {
+    enum Kind : uint8_t { Compute, Dma, Wait, Sync } kind;
+    bool is_put = false;
+    int32_t barrier = 0;     ///< Sync: 0 array, 1 + row, 1 + rows + column
+    int64_t value = 0;       ///< Compute: cycles; Dma: line bytes; Sync: barrier generation
+    int64_t blocks = 0;      ///< Dma
+    uintptr_t reply = 0;     ///< Dma, Wait: address of the reply word (0: none)
+};
+
 struct Cpe {
     Cpe(Run *r, int i);
     Run *run;
@@ -91,6 +101,7 @@ struct Cpe {
     pthread_t thread{};
     uintptr_t stack_lo = 0, stack_hi = 0;  ///< this thread's stack: local variables are LDM
     uintptr_t tls_lo = 0, tls_hi = 0;      ///< this thread's copy of the __thread_local data
+    std::vector<TimingEvent> timing_log;   ///< replayed by simulate_timing at join
 };
 
 /** A reusable barrier of athread_syn (guarded by Run::sync_mu). */
@@ -134,6 +145,14 @@ int64_t ldm_in_use(const Cpe &c);
 void check_ldm_side(Cpe &c, uintptr_t lo, int64_t len, const char *api, const char *what);
 /** Whether [lo, hi) overlaps the LDM of c (arena, stack, __thread_local data). */
 bool overlaps_ldm(Cpe &c, uintptr_t lo, uintptr_t hi);
+
+// ---------------------------------------------------------------- timing.cpp
+/** Appends a DMA request / a barrier arrival to c's timing log. */
+void log_dma(Cpe &c, bool is_put, int64_t line_bytes, int64_t blocks, const void *reply);
+void log_sync(Cpe &c, int barrier, unsigned long generation);
+/** Replays the logs of run's CPEs (athread_join): fills the timing fields of r (record
+ *  number `index`) and the trace. */
+void simulate_timing(Run &run, athread_emu_kernel_stats &r, int index);
 
 // ---------------------------------------------------------------- sync.cpp
 /** Called on a CPE thread when its kernel function has returned (deadlock detection). */

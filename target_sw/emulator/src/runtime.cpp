@@ -91,6 +91,7 @@ void record(Run &run) {
         }
         r.cpe[c->id] = c->stats;
     }
+    simulate_timing(run, r, static_cast<int>(global().stats.size()));
     global().stats.push_back(r);
     if (leaky) {
         warn("kernel '%s': %d CPEs returned with LDM still allocated (%" PRId64 " bytes in "

@@ -70,6 +70,8 @@ extern "C" int athread_syn(scope scp, int mask) {
     }
     std::unique_lock<std::mutex> lock(run.sync_mu);
     unsigned long gen = b->generation;
+    log_sync(c, scp == ARRAY_SCOPE ? 0 : (scp == ROW_SCOPE ? 1 + c.row : 1 + m.cpe_mesh_rows + c.col),
+             gen);
     if (++b->arrived == b->parties) {
         // Last one in: release the others (they stop counting as blocked right now).
         b->arrived = 0;

@@ -1,0 +1,152 @@
+/** \file
+ * Counting the work of straight-line CPE code.
+ */
+#include "target_sw/WorkCount.h"
+
+namespace sw {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+class Counter : public IRVisitor {
+public:
+    Counter(const std::set<std::string> &ldm, const Machine &m) : ldm(ldm), m(m) {}
+    Work w;
+
+private:
+    using IRVisitor::visit;
+    const std::set<std::string> &ldm;
+    const Machine &m;
+
+    static int lanes(const Type &t) { return t.lanes(); }
+
+    void arith(const Type &t, const Expr &a, const Expr &b, int64_t flops) {
+        a.accept(this);
+        b.accept(this);
+        if (t.is_float()) {
+            w.p0++;
+            w.flops += flops * lanes(t);
+        } else {
+            w.either++;
+        }
+    }
+    void visit(const Add *op) override {
+        const Mul *mul = op->a.as<Mul>() ? op->a.as<Mul>() : op->b.as<Mul>();
+        if (op->type.is_float() && mul) {
+            // a*b + c issues as one fused multiply-add.
+            mul->a.accept(this);
+            mul->b.accept(this);
+            (op->a.as<Mul>() ? op->b : op->a).accept(this);
+            w.p0++;
+            w.flops += 2 * lanes(op->type);
+            return;
+        }
+        arith(op->type, op->a, op->b, 1);
+    }
+    void visit(const Sub *op) override { arith(op->type, op->a, op->b, 1); }
+    void visit(const Mul *op) override { arith(op->type, op->a, op->b, 1); }
+    void visit(const Div *op) override {
+        arith(op->type, op->a, op->b, 1);
+        if (op->type.is_float()) {
+            w.slow_cycles += m.div_cycles;
+        } else if (!is_const(op->b)) {
+            w.either += 3;
+        }
+    }
+    void visit(const Mod *op) override {
+        arith(op->type, op->a, op->b, 0);
+        if (!op->type.is_float() && !is_const(op->b)) w.either += 3;
+    }
+    void visit(const Min *op) override { arith(op->type, op->a, op->b, 0); }
+    void visit(const Max *op) override { arith(op->type, op->a, op->b, 0); }
+    void compare(const Expr &a, const Expr &b) {
+        a.accept(this);
+        b.accept(this);
+        if (a.type().is_float()) {
+            w.p0++;
+        } else {
+            w.either++;
+        }
+    }
+    void visit(const EQ *op) override { compare(op->a, op->b); }
+    void visit(const NE *op) override { compare(op->a, op->b); }
+    void visit(const LT *op) override { compare(op->a, op->b); }
+    void visit(const LE *op) override { compare(op->a, op->b); }
+    void visit(const GT *op) override { compare(op->a, op->b); }
+    void visit(const GE *op) override { compare(op->a, op->b); }
+    void visit(const And *op) override { arith(op->type, op->a, op->b, 0); }
+    void visit(const Or *op) override { arith(op->type, op->a, op->b, 0); }
+    void visit(const Not *op) override {
+        op->a.accept(this);
+        w.either++;
+    }
+    void visit(const Select *op) override {
+        IRVisitor::visit(op);
+        if (op->type.is_float()) {
+            w.p0++;
+        } else {
+            w.either++;
+        }
+    }
+    void visit(const Cast *op) override {
+        op->value.accept(this);
+        if (op->type.is_float() != op->value.type().is_float()) w.p0++;
+    }
+    void access(const std::string &buffer) {
+        w.p1++;
+        if (ldm.count(buffer)) {
+            w.ldm_accesses++;
+        } else {
+            w.direct_accesses++;
+            w.slow_cycles += m.direct_access_cycles;
+        }
+    }
+    void visit(const Load *op) override {
+        op->index.accept(this);
+        access(op->name);
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type != Call::PureExtern && op->call_type != Call::Extern) return;
+        const std::string &n = op->name;
+        if (n.rfind("sw_", 0) == 0) return;  // DMA and launch intrinsics: timed by the emulator
+        w.p0++;
+        if (n.rfind("sqrt", 0) == 0) {
+            w.slow_cycles += m.sqrt_cycles;
+        } else if (n.rfind("exp", 0) == 0 || n.rfind("log", 0) == 0 || n.rfind("pow", 0) == 0) {
+            w.slow_cycles += m.transcendental_cycles;
+        }
+    }
+
+    // Statements: count this region only.
+    void visit(const Store *op) override {
+        op->value.accept(this);
+        op->index.accept(this);
+        access(op->name);
+    }
+    void visit(const For *op) override {
+        op->min.accept(this);
+        op->extent.accept(this);
+    }
+    void visit(const IfThenElse *op) override {
+        op->condition.accept(this);
+        w.p1++;
+    }
+};
+
+}  // namespace
+
+Work count_straight_line(const Stmt &region, bool loop_body, const std::set<std::string> &ldm_buffers,
+                         const Machine &m) {
+    Counter c(ldm_buffers, m);
+    region.accept(&c);
+    if (loop_body) {
+        c.w.either++;  // the increment
+        c.w.p1++;      // the compare and branch back
+    }
+    return c.w;
+}
+
+}  // namespace sw

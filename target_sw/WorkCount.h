@@ -1,0 +1,46 @@
+/** \file
+ * Counting the work of straight-line CPE code for the timing model.
+ *
+ * The CPE code generator calls count_straight_line on each loop body, branch and kernel
+ * body, and emits the counts as one SW_WORK(...) line at the start of that region (emulator
+ * builds add them to the CPE's counters; the real toolchain compiles them away). Nested
+ * loops and branches are regions of their own and are not counted in their parent.
+ *
+ * Rules, by SW26010 pipeline (see Machine.h for the cycle costs):
+ *   P0 (floating point / vector): float add, sub, mul, a fused a*b+c (2 flops, 1 op), div,
+ *       min/max/select/compare on floats, int<->float casts, math calls.
+ *   P1 (load/store/branch): every load and store (LDM or main memory), the compare-and-branch
+ *       of each loop iteration and each if.
+ *   either pipeline: integer arithmetic, compares and logic; the increment of each loop
+ *       iteration. Integer division or modulo by a non-constant counts 4.
+ *   slow cycles: float division, sqrt, exp, log, pow, and every direct main-memory access.
+ * Flops are float add/sub/mul/div (an FMA counts 2), times the vector lanes.
+ */
+#ifndef SW_WORK_COUNT_H
+#define SW_WORK_COUNT_H
+
+#include "Halide.h"
+#include "target_sw/Machine.h"
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+namespace sw {
+
+struct Work {
+    int64_t p0 = 0, p1 = 0, either = 0, slow_cycles = 0, flops = 0, ldm_accesses = 0, direct_accesses = 0;
+    bool empty() const {
+        return !p0 && !p1 && !either && !slow_cycles && !flops && !ldm_accesses && !direct_accesses;
+    }
+};
+
+/** The work of \p region without the bodies of its loops and branches; \p loop_body adds
+ * one loop iteration's overhead. Loads and stores of \p ldm_buffers are LDM accesses; any
+ * other buffer is main memory. */
+Work count_straight_line(const Halide::Internal::Stmt &region, bool loop_body,
+                         const std::set<std::string> &ldm_buffers, const Machine &m);
+
+}  // namespace sw
+
+#endif

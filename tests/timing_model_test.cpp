@@ -1,0 +1,289 @@
+/** \file
+ * Tests of the emulator's SW26010 timing model (target_sw/emulator/src/timing.cpp): STREAM
+ * copy/triad against CAND's measured curve (shared/sunway/dma_bandwidth.csv, the same
+ * numbers as Machine.h's dma_curve), strided DMA against SW26010.md's ranges, the compute
+ * formula, the roofline bound on every kernel, overlap of asynchronous DMA with compute,
+ * bandwidth shares with fewer CPEs, requests never waited, and the trace.
+ */
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <athread.h>
+#include <athread_emu.h>
+
+#include "target_sw/Machine.h"
+#include "timing_model_kernels.h"
+
+extern "C" {
+extern void SLAVE_FUN(stream_kernel)(void *);
+extern void SLAVE_FUN(strided_kernel)(void *);
+extern void SLAVE_FUN(compute_kernel)(void *);
+extern void SLAVE_FUN(overlap_kernel)(void *);
+}
+
+namespace {
+
+const int kCpes = 64;
+
+/** 128-byte aligned memory, freed at scope end. */
+struct Mem {
+    explicit Mem(size_t n) : p(static_cast<char *>(std::aligned_alloc(128, (n + 127) / 128 * 128))) {
+        std::memset(p, 0, n);
+    }
+    ~Mem() { std::free(p); }
+    char *p;
+};
+
+class TimingModel : public ::testing::Test {
+protected:
+    void SetUp() override {
+        athread_emu_set_machine("sw26010");
+        athread_emu_stats_reset();
+        athread_emu_set_trace(0);
+        athread_emu_trace_reset();
+        athread_init();
+    }
+    static const athread_emu_kernel_stats &last() {
+        return *athread_emu_stats_get(athread_emu_stats_count() - 1);
+    }
+};
+
+/** The roofline no kernel may beat: flops at the CG's peak, DMA line bytes through the
+ *  model's channel alone, and DMA bytes at the theoretical DDR3 bandwidth. */
+void check_roofline(const athread_emu_kernel_stats &r) {
+    const sw::Machine &m = *sw::machine_by_name(r.machine);
+    double flops = 0, bytes = 0, channel = 0;
+    for (int i = 0; i < r.ncpes; i++) {
+        const athread_emu_cpe_stats &c = r.cpe[i];
+        flops += c.flops;
+        bytes += c.get_bytes + c.put_bytes;
+        channel += c.get_line_bytes / m.dma_timing.get_bytes_per_cycle +
+                   c.put_line_bytes / m.dma_timing.put_bytes_per_cycle;
+    }
+    double hz = m.clock_ghz * 1e9;
+    double t_flops = flops / (m.cpes_per_core_group * m.flops_per_cycle_per_cpe * hz);
+    double t_bytes = bytes / (m.dma_theoretical_gbps * 1e9);
+    double t_channel = channel / hz;
+    double bound = std::max({t_flops, t_bytes, t_channel});
+    EXPECT_GE(r.modelled_seconds * (1 + 1e-9), bound) << r.kernel;
+    EXPECT_GE(r.cycles_max + 1, (long long)std::floor(std::max(t_flops, t_channel) * hz)) << r.kernel;
+}
+
+/** Runs CAND's STREAM copy or triad at `bytes` per request with `active` CPEs; returns the
+ *  STREAM bandwidth (copy 2, triad 3 arrays) from the modelled time. */
+double run_stream(int bytes, bool triad, int active = kCpes, int iters = 0, bool account = true) {
+    if (iters == 0) iters = std::clamp((1 << 20) / bytes, 8, 1024);
+    size_t n = (size_t)kCpes * iters * bytes + 256;
+    Mem a(n), b(n), c(n);
+    tm_stream_args args;
+    std::memset(&args, 0, sizeof args);
+    // CAND's arrays start 10 doubles after a 128-byte boundary (STREAM's OFFSET).
+    args.a = reinterpret_cast<double *>(a.p + 80);
+    args.b = reinterpret_cast<double *>(b.p + 80);
+    args.c = reinterpret_cast<double *>(c.p + 80);
+    for (size_t i = 0; i < (n - 256) / 8; i++) args.b[i] = 1.0, args.c[i] = 2.0;
+    args.scalar = 3.0;
+    args.bytes = bytes;
+    args.iters = iters;
+    args.triad = triad;
+    args.active = active;
+    args.account = account;
+    athread_emu_set_kernel_name(triad ? "triad" : "copy");
+    athread_spawn(stream_kernel, &args);
+    athread_join();
+    const athread_emu_kernel_stats &r = *athread_emu_stats_get(athread_emu_stats_count() - 1);
+    check_roofline(r);
+    if (triad) {
+        EXPECT_EQ(args.a[(size_t)(active - 1) * bytes / 8], 1.0 + 3.0 * 2.0);
+    }
+    double stream_bytes = (triad ? 3.0 : 2.0) * bytes * iters * active;
+    return stream_bytes / r.modelled_seconds / 1e9;
+}
+
+TEST_F(TimingModel, StreamMatchesCandFrom128Bytes) {
+    const sw::Machine &m = sw::sw26010();
+    std::printf("  bytes  copy: meas  model   err | triad: meas  model   err\n");
+    for (const sw::DmaPoint &p : m.dma_curve) {
+        double copy = run_stream((int)p.bytes_per_request, false);
+        double triad = run_stream((int)p.bytes_per_request, true);
+        double ec = (copy - p.copy_gbps) / p.copy_gbps, et = (triad - p.triad_gbps) / p.triad_gbps;
+        std::printf("  %5lld       %5.2f  %5.2f %+5.1f%% |        %5.2f  %5.2f %+5.1f%%%s\n",
+                    (long long)p.bytes_per_request, p.copy_gbps, copy, 100 * ec, p.triad_gbps,
+                    triad, 100 * et, p.bytes_per_request < 128 ? "  (sub-line: reported only)" : "");
+        if (p.bytes_per_request >= 128) {
+            EXPECT_LT(std::fabs(ec), 0.10) << "copy " << p.bytes_per_request;
+            EXPECT_LT(std::fabs(et), 0.10) << "triad " << p.bytes_per_request;
+        } else {
+            // Sub-line requests: the line-byte model is too slow there (known, see Machine.h);
+            // keep it from getting worse than it is.
+            EXPECT_LT(std::fabs(ec), 0.55) << "copy " << p.bytes_per_request;
+            EXPECT_LT(std::fabs(et), 0.55) << "triad " << p.bytes_per_request;
+        }
+    }
+}
+
+TEST_F(TimingModel, StridedWithinCandRanges) {
+    // SW26010.md: 24 KB per descriptor, copy GB/s by block size (hardly on the gap).
+    struct { int bsize; double lo, hi; } ranges[] = {
+        {64, 2.7, 3.3}, {256, 7.9, 9.2}, {1024, 14.4, 15.8}, {4096, 17.3, 18.9}, {8192, 19.3, 19.7}};
+    std::printf("  block  gap   range GB/s   model\n");
+    for (auto &rg : ranges) {
+        for (int gap : {rg.bsize / 2, 3 * rg.bsize}) {
+            const int desc = 24 * 1024, iters = 4;
+            size_t span = (size_t)desc / rg.bsize * (rg.bsize + gap);
+            size_t n = (size_t)kCpes * iters * span + 256;
+            Mem src(n), dst(n);
+            tm_strided_args args{src.p + 80, dst.p + 80, rg.bsize, gap, iters};
+            athread_spawn(strided_kernel, &args);
+            athread_join();
+            const athread_emu_kernel_stats &r = last();
+            check_roofline(r);
+            double gbps = 2.0 * desc * iters * kCpes / r.modelled_seconds / 1e9;
+            std::printf("  %5d %5d  %5.1f-%5.1f  %6.2f\n", rg.bsize, gap, rg.lo, rg.hi, gbps);
+            // Loosely: within 15% of the published range.
+            EXPECT_GT(gbps, rg.lo * 0.85) << rg.bsize << " gap " << gap;
+            EXPECT_LT(gbps, rg.hi * 1.15) << rg.bsize << " gap " << gap;
+        }
+    }
+}
+
+TEST_F(TimingModel, ComputeFormula) {
+    const sw::Machine &m = sw::sw26010();
+    struct { long long p0, p1, either, slow, flops; } cases[] = {
+        {100, 10, 0, 0, 800},    // P0 bound
+        {10, 100, 0, 0, 80},     // P1 bound
+        {40, 40, 100, 0, 320},   // dual issue bound: ceil(180 / 2) = 90
+        {40, 40, 101, 7, 320},   // ceil(181 / 2) = 91, + 7 slow
+    };
+    for (auto &c : cases) {
+        tm_compute_args args{c.p0, c.p1, c.either, c.slow, c.flops, 1000};
+        athread_spawn(compute_kernel, &args);
+        athread_join();
+        const athread_emu_kernel_stats &r = last();
+        long long per = std::max({c.p0, c.p1, (c.p0 + c.p1 + c.either + 1) / 2}) + c.slow;
+        EXPECT_EQ(r.cycles_max, per * 1000);
+        for (int i = 0; i < kCpes; i++) {
+            EXPECT_EQ(r.cpe[i].cycles, per * 1000);
+            EXPECT_EQ(r.cpe[i].compute_cycles, per * 1000);
+            EXPECT_EQ(r.cpe[i].dma_wait_cycles, 0);
+            EXPECT_EQ(r.cpe[i].flops, c.flops * 1000);
+        }
+        double expect = (m.dma_timing.spawn_cycles + per * 1000 + m.dma_timing.join_cycles) /
+                        (m.clock_ghz * 1e9);
+        EXPECT_NEAR(r.modelled_seconds, expect, 1e-12);
+        check_roofline(r);
+    }
+    // A peak-rate kernel (one floatv4 FMA per cycle: 8 flops) reaches the roofline exactly.
+    tm_compute_args peak{1, 0, 0, 0, 8, 100000};
+    athread_spawn(compute_kernel, &peak);
+    athread_join();
+    check_roofline(last());
+    EXPECT_EQ(last().cycles_max, 100000);
+}
+
+/** Cycles of the slowest CPE for overlap_kernel in `mode`. */
+long long run_overlap(int mode, long long compute, int bytes = 16384) {
+    Mem src((size_t)kCpes * bytes);
+    tm_overlap_args args{src.p, bytes, mode, compute};
+    athread_spawn(overlap_kernel, &args);
+    athread_join();
+    const athread_emu_kernel_stats &r = *athread_emu_stats_get(athread_emu_stats_count() - 1);
+    check_roofline(r);
+    return r.cycles_max;
+}
+
+TEST_F(TimingModel, AsynchronousDmaOverlapsCompute) {
+    const long long transfer = run_overlap(2, 0);  // get + wait only
+    const sw::DmaTiming &t = sw::sw26010().dma_timing;
+    // 64 CPEs each get 16 KB (+ 128 line bytes at an aligned start: exactly 16 KB of lines).
+    double expect = t.block_cycles + 64.0 * 16384 / t.get_bytes_per_cycle + t.get_latency_cycles;
+    EXPECT_NEAR(transfer, expect, 2);
+    const long long compute = 3 * transfer;
+    long long overlapped = run_overlap(0, compute);  // get, compute, wait
+    long long serial = run_overlap(1, compute);      // get, wait, compute
+    std::printf("  transfer %lld, compute %lld: overlapped %lld, serial %lld cycles\n", transfer,
+                compute, overlapped, serial);
+    EXPECT_EQ(overlapped, compute);
+    EXPECT_EQ(serial, transfer + compute);
+    // Compute shorter than the transfer: the wait covers the rest.
+    EXPECT_EQ(run_overlap(0, transfer / 2), transfer);
+}
+
+TEST_F(TimingModel, RequestsNeverWaitedCompleteAtJoin) {
+    const long long transfer = run_overlap(2, 0);
+    EXPECT_EQ(run_overlap(3, 0), transfer);  // no athread_emu_wait_reply at all
+    const athread_emu_kernel_stats &r = last();
+    EXPECT_EQ(r.cpe[0].dma_wait_cycles, transfer);
+}
+
+TEST_F(TimingModel, FewerCpesGetLargerShares) {
+    // The model: the channel is shared equally by the CPEs moving data, each capped at
+    // cpe_cap_bytes_per_cycle [U]; latency and block setup are per CPE and not shared.
+    const sw::Machine &m = sw::sw26010();
+    std::printf("  active  aggregate GB/s  per CPE GB/s  (copy, 24 KB)\n");
+    double prev_per = 1e30, prev_agg = 0;
+    for (int active : {1, 2, 4, 8, 16, 32, 64}) {
+        double agg = run_stream(24576, false, active, 8);
+        double per = agg / active;
+        std::printf("  %6d  %14.2f  %12.2f\n", active, agg, per);
+        EXPECT_LE(per, prev_per * (1 + 1e-9));
+        EXPECT_GE(agg, prev_agg * (1 - 1e-9));
+        // One CPE is held at its cap (each of its requests alone on the channel).
+        if (active == 1) {
+            EXPECT_LE(per, m.dma_timing.cpe_cap_bytes_per_cycle * m.clock_ghz);
+        }
+        prev_per = per, prev_agg = agg;
+    }
+}
+
+TEST_F(TimingModel, TraceSpans) {
+    athread_emu_set_trace(1);
+    run_overlap(0, 100000);
+    run_overlap(1, 100000);
+    int n = athread_emu_trace_count();
+    ASSERT_GT(n, 0);
+    const athread_emu_span *s = athread_emu_trace_spans();
+    int kinds[4] = {0, 0, 0, 0}, kernels[2] = {0, 0};
+    const sw::Machine &m = sw::sw26010();
+    for (int i = 0; i < n; i++) {
+        ASSERT_GE(s[i].kind, 0);
+        ASSERT_LT(s[i].kind, 4);
+        kinds[s[i].kind]++;
+        ASSERT_GE(s[i].kernel, 0);
+        ASSERT_LT(s[i].kernel, 2);
+        kernels[s[i].kernel]++;
+        EXPECT_LT(s[i].start_cycle, s[i].end_cycle);
+        EXPECT_GE(s[i].start_cycle, (long long)m.dma_timing.spawn_cycles);
+    }
+    EXPECT_EQ(kinds[ATHREAD_EMU_SPAN_COMPUTE], 2 * kCpes);  // one merged span per CPE
+    EXPECT_EQ(kinds[ATHREAD_EMU_SPAN_DMA], 2 * kCpes);
+    EXPECT_EQ(kinds[ATHREAD_EMU_SPAN_WAIT], kCpes);  // only the serial one waits
+    EXPECT_GT(kernels[0], 0);
+    EXPECT_GT(kernels[1], 0);
+    // Off: only the last kernel's spans.
+    athread_emu_set_trace(0);
+    run_overlap(1, 100000);
+    for (int i = 0; i < athread_emu_trace_count(); i++)
+        EXPECT_EQ(athread_emu_trace_spans()[i].kernel, athread_emu_stats_count() - 1);
+    EXPECT_EQ(athread_emu_trace_dropped(), 0);
+}
+
+TEST_F(TimingModel, ProMachineMatchesItsPoints) {
+    athread_emu_set_machine("sw26010-pro");
+    const sw::Machine &m = sw::sw26010_pro();
+    for (const sw::DmaPoint &p : m.dma_curve) {
+        double copy = run_stream((int)p.bytes_per_request, false);
+        double e = (copy - p.copy_gbps) / p.copy_gbps;
+        std::printf("  pro %5lld B: measured %5.1f model %5.2f (%+.1f%%)\n",
+                    (long long)p.bytes_per_request, p.copy_gbps, copy, 100 * e);
+        EXPECT_LT(std::fabs(e), 0.10);
+    }
+}
+
+}  // namespace
