@@ -129,8 +129,11 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
 }
 
 /** The shared structure of both Sunway schedules: blocks over output tiles, the
- * accumulator in LDM, per chunk of input channels the window and the weights in LDM. */
-inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t) {
+ * accumulator in LDM, per chunk of input channels the window and the weights in LDM.
+ * \p simd (hand schedule): the window is staged zero-padded, so the inner loop has no
+ * boundary test, and the accumulation runs on floatv4 along x (rounded up to 4 lanes;
+ * stride 1 only). */
+inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool simd = false) {
     using namespace Halide;
     Var xo("xo"), yo("yo"), co("co"), xi("xi"), yi("yi"), ci("ci"), tile("tile");
     st.output.tile(st.x, st.y, xo, yo, xi, yi, t.tx, t.ty)
@@ -146,10 +149,22 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t) {
     st.conv.update(0)
         .split(st.r.z, rco, rci, t.cc)
         .reorder(st.x, st.y, st.r.x, st.r.y, rci, st.c, rco, st.n);
-    // Stage the raw input, not the zero-padded Func: the clamp of the boundary condition
-    // makes the staged window exactly its in-bounds part, one strided DMA per channel.
-    st.input.in().compute_at(st.conv, rco).store_in(sw::LDM);
+    if (simd && st.has_padding) {
+        // The zero-padded window: its in-bounds box comes by DMA, the edges are zeroed in
+        // LDM (InjectDma's guarded copies); the inner loop then needs no boundary test.
+        st.padded.compute_at(st.conv, rco).store_in(sw::LDM);
+    } else {
+        // The raw input: the clamp of the padding makes the staged window exactly its
+        // in-bounds part, one strided DMA per channel; the inner loop tests the boundary.
+        st.input.in().compute_at(st.conv, rco).store_in(sw::LDM);
+    }
     st.weights.in().compute_at(st.conv, rco).store_in(sw::LDM);
+    // Rounding x up to 4 lanes reads past the tile: only the zero-padded window (defined
+    // everywhere) or a tile whose width is a multiple of 4 allows it.
+    if (simd && (st.has_padding || t.tx % 4 == 0)) {
+        st.conv.vectorize(st.x, 4, TailStrategy::RoundUp);
+        st.conv.update(0).vectorize(st.x, 4, TailStrategy::RoundUp);
+    }
     // The fused ReLU, if any, runs in place on the LDM tile.
     for (int u = 1; u < st.conv.num_update_definitions(); u++) st.conv.update(u).unscheduled();
 }
@@ -157,7 +172,7 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t) {
 /** The hand Sunway schedule. \p forced holds tile sizes the user fixed (0: choose). */
 inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const sw::Machine &m,
                                    const Conv2DTiles &forced = {0, 0, 0, 0}) {
-    schedule_conv2d_tiles(st, choose_conv2d_tiles(s, m, forced));
+    schedule_conv2d_tiles(st, choose_conv2d_tiles(s, m, forced), s.stride_x == 1);
 }
 
 /** The OpenACC-style baseline: one output row of one channel per iteration. */

@@ -25,6 +25,37 @@ bool proved(const Expr &cond) { return is_const_one(simplify(cond)); }
 
 bool same_value(const Expr &a, const Expr &b) { return is_const_zero(simplify(a - b)); }
 
+/** Removes the clamps max(min(e, hi), lo) / min(max(e, lo), hi) around expressions of the
+ * nest variables whose bounds do not depend on them (valid inside the in-bounds box). */
+class StripClamps : public IRMutator {
+public:
+    explicit StripClamps(const std::vector<std::string> &vars) : vars(vars) {}
+
+private:
+    using IRMutator::visit;
+    const std::vector<std::string> &vars;
+    bool uses(const Expr &e) const {
+        for (const std::string &v : vars) {
+            if (expr_uses_var(e, v)) return true;
+        }
+        return false;
+    }
+    Expr visit(const Max *op) override {
+        if (const Min *m = op->a.as<Min>()) {
+            if (uses(m->a) && !uses(m->b) && !uses(op->b)) return mutate(m->a);
+        }
+        if (uses(op->a) && !uses(op->b)) return mutate(op->a);
+        return IRMutator::visit(op);
+    }
+    Expr visit(const Min *op) override {
+        if (const Max *m = op->a.as<Max>()) {
+            if (uses(m->a) && !uses(m->b) && !uses(op->b)) return mutate(m->a);
+        }
+        if (uses(op->a) && !uses(op->b)) return mutate(op->a);
+        return IRMutator::visit(op);
+    }
+};
+
 class DmaInjector : public IRMutator {
 public:
     DmaInjector(CpeKernel &k, const std::set<std::string> &ldm, const std::set<std::string> &main)
@@ -74,6 +105,9 @@ private:
 
     Stmt lower_nest(const Stmt &root, const Store *store, const std::vector<const For *> &loops,
                     const std::vector<std::pair<std::string, Expr>> &lets) {
+        if (const Select *sel = store->value.as<Select>()) {
+            return lower_guarded(store, sel, loops, lets);
+        }
         const Load *load = store->value.as<Load>();
         if (!load || !store->value.type().is_scalar() || !is_const_one(store->predicate) ||
             !is_const_one(load->predicate) || load->type != store->value.type()) {
@@ -187,6 +221,174 @@ private:
         return Block::make({Evaluate::make(Call::make(Int(32), dma_begin_intrinsic, {id}, Call::Extern)),
                             request_nest,
                             Evaluate::make(Call::make(Int(32), dma_wait_intrinsic, {id}, Call::Extern))});
+    }
+
+    /** A zero-padded (guarded) staging copy, ldm[i(v)] = cond(v) ? main[j(v)] : fill, as
+     * produced by staging a boundary-conditioned Func: the in-bounds box of each dimension
+     * is solved from the condition; the box is brought by DMA compactly to the start of the
+     * LDM buffer (one strided request per outer iteration), then, if the box is not the
+     * whole buffer, spread out in place to its padded layout (backwards, so nothing is
+     * overwritten before it is read) and the rest filled. Returns an undefined Stmt when the
+     * copy is not of that form (it then stays CPE code). */
+    Stmt lower_guarded(const Store *store, const Select *sel, const std::vector<const For *> &loops,
+                       const std::vector<std::pair<std::string, Expr>> &lets) {
+        const Load *load = sel->true_value.as<Load>();
+        Expr fill = sel->false_value, cond = sel->condition;
+        if (!load) {
+            load = sel->false_value.as<Load>();
+            fill = sel->true_value;
+            cond = !sel->condition;
+        }
+        if (!load || !ldm.count(store->name) || !main.count(load->name) || !store->value.type().is_scalar() ||
+            load->type != store->value.type() || !is_const_one(store->predicate) ||
+            !is_const_one(load->predicate) || loops.empty()) {
+            return Stmt();
+        }
+        Expr ldm_index = store->index, main_index = load->index;
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+            ldm_index = substitute(it->first, it->second, ldm_index);
+            main_index = substitute(it->first, it->second, main_index);
+            cond = substitute(it->first, it->second, cond);
+            fill = substitute(it->first, it->second, fill);
+        }
+        std::vector<std::string> vars;  // innermost first
+        for (auto it = loops.rbegin(); it != loops.rend(); ++it) vars.push_back((*it)->name);
+        auto uses_nest = [&](const Expr &e) {
+            for (const std::string &v : vars) {
+                if (expr_uses_var(e, v)) return true;
+            }
+            return false;
+        };
+        if (uses_nest(fill)) return Stmt();
+        for (const For *f : loops) {
+            if (uses_nest(f->min) || uses_nest(f->extent)) return Stmt();
+        }
+        // Inside the box the clamps of the boundary condition are the identity.
+        main_index = StripClamps(vars).mutate(main_index);
+
+        // Conjuncts of the condition, grouped by the one nest variable each uses.
+        std::vector<Expr> conjuncts, todo = {simplify(cond)};
+        while (!todo.empty()) {
+            Expr e = todo.back();
+            todo.pop_back();
+            if (const And *a = e.as<And>()) {
+                todo.push_back(a->a);
+                todo.push_back(a->b);
+            } else {
+                conjuncts.push_back(e);
+            }
+        }
+        const size_t n = loops.size();
+        std::vector<Expr> per_var(n, const_true());
+        for (const Expr &c : conjuncts) {
+            int which = -1;
+            for (size_t d = 0; d < n; d++) {
+                if (expr_uses_var(c, vars[d])) {
+                    if (which >= 0) return Stmt();
+                    which = int(d);
+                }
+            }
+            if (which < 0) return Stmt();  // a condition that does not depend on the loops
+            per_var[size_t(which)] = per_var[size_t(which)] && c;
+        }
+        std::vector<Expr> lo(n), hi(n), ext(n), full_min(n), full_ext(n);
+        for (size_t d = 0; d < n; d++) {
+            const For *f = loops[n - 1 - d];
+            full_min[d] = f->min;
+            full_ext[d] = f->extent;
+            Expr l = f->min, h = simplify(f->min + f->extent - 1);
+            if (!is_const_one(per_var[d])) {
+                Interval i = solve_for_inner_interval(per_var[d], vars[d]);
+                if (i.is_empty()) return Stmt();
+                if (i.has_lower_bound()) l = max(l, i.min);
+                if (i.has_upper_bound()) h = min(h, i.max);
+            }
+            lo[d] = simplify(l);
+            hi[d] = simplify(h);
+            ext[d] = simplify(max(h - l + 1, 0));
+        }
+        // Steps: the LDM side must be the dense padded layout, the main side contiguous in
+        // the innermost dimension.
+        std::vector<Expr> main_step(n);
+        Expr dense = 1;
+        for (size_t d = 0; d < n; d++) {
+            Var v(vars[d]);
+            const Expr ls = simplify(substitute(vars[d], v + 1, ldm_index) - ldm_index);
+            main_step[d] = simplify(substitute(vars[d], v + 1, main_index) - main_index);
+            if (!same_value(ls, dense) || uses_nest(main_step[d])) return Stmt();
+            dense = simplify(dense * full_ext[d]);
+        }
+        if (!is_const_one(main_step[0])) return Stmt();
+
+        const int site = next_site++;
+        auto at = [&](Expr e, const std::vector<Expr> &values, size_t from) {
+            for (size_t d = from; d < n; d++) e = substitute(vars[d], values[d], e);
+            return simplify(e);
+        };
+        // The DMA: compact box rows, one strided request per outer iteration.
+        std::vector<Expr> box_vars(n);
+        for (size_t d = 0; d < n; d++) box_vars[d] = Variable::make(Int(32), vars[d]);
+        std::vector<Expr> first = box_vars;
+        first[0] = lo[0];
+        if (n > 1) first[1] = lo[1];
+        Expr compact = 0, cstride = 1;
+        for (size_t d = 0; d < n; d++) {
+            compact = compact + (box_vars[d] - lo[d]) * cstride;
+            cstride = cstride * ext[d];
+        }
+        const Expr rows = n > 1 ? ext[1] : Expr(1), pitch = n > 1 ? main_step[1] : ext[0];
+        Expr req_ldm = at(compact, first, 0), req_main = at(main_index, first, 0);
+        Stmt req = request(false, store->name, req_ldm, load->name, req_main, ext[0], rows, pitch, site);
+        if (n > 1 && !proved(pitch >= ext[0])) {
+            Var r(unique_name("dma_row"));
+            Stmt per_row = For::make(r.name(), 0, rows, ForType::Serial, DeviceAPI::None,
+                                     request(false, store->name, req_ldm + r * ext[0], load->name, req_main + r * pitch,
+                                             ext[0], 1, ext[0], site));
+            req = IfThenElse::make(pitch >= ext[0], req, per_row);
+        }
+        for (size_t d = 2; d < n; d++) {
+            req = For::make(vars[d], lo[d], ext[d], ForType::Serial, DeviceAPI::None, req);
+        }
+        Expr nonempty = const_true();
+        for (size_t d = 0; d < n; d++) nonempty = nonempty && ext[d] > 0;
+        req = IfThenElse::make(simplify(nonempty), req);
+
+        // Spread the box to the padded layout, backwards, and fill the rest.
+        Expr partial = const_false();
+        for (size_t d = 0; d < n; d++) partial = partial || lo[d] != full_min[d] || ext[d] != full_ext[d];
+        partial = simplify(partial);
+        Stmt fix;
+        if (!is_const_zero(partial)) {
+            const Type t = store->value.type();
+            std::vector<Expr> back(n);
+            std::vector<std::string> rev(n);
+            for (size_t d = 0; d < n; d++) {
+                rev[d] = unique_name("spread");
+                back[d] = hi[d] - Variable::make(Int(32), rev[d]);
+            }
+            Stmt spread = Store::make(store->name, Load::make(t, store->name, at(compact, back, 0), Buffer<>(), Parameter(), const_true(), ModulusRemainder()),
+                                      at(ldm_index, back, 0), Parameter(), const_true(), ModulusRemainder());
+            for (size_t d = 0; d < n; d++) {
+                spread = For::make(rev[d], 0, ext[d], ForType::Serial, DeviceAPI::None, spread);
+            }
+            Expr inside = const_true();
+            for (size_t d = 0; d < n; d++) inside = inside && box_vars[d] >= lo[d] && box_vars[d] <= hi[d];
+            Stmt zero = IfThenElse::make(!inside, Store::make(store->name, fill, ldm_index, Parameter(), const_true(),
+                                                              ModulusRemainder()));
+            for (size_t d = 0; d < n; d++) {
+                zero = For::make(vars[d], full_min[d], full_ext[d], ForType::Serial, DeviceAPI::None, zero);
+            }
+            fix = IfThenElse::make(partial, Block::make(spread, zero));
+        }
+        std::ostringstream shape;
+        shape << "zero-padded window: the in-bounds box by " << (n > 2 ? "one strided request per outer iteration" : "one strided request")
+              << " (rows of up to " << simplify(full_ext[0] * load->type.bytes()) << " B), spread in LDM at the image edges";
+        k.dma.push_back({store->name, load->name, false, shape.str()});
+        Expr id = site;
+        std::vector<Stmt> parts = {Evaluate::make(Call::make(Int(32), dma_begin_intrinsic, {id}, Call::Extern)), req,
+                                   Evaluate::make(Call::make(Int(32), dma_wait_intrinsic, {id}, Call::Extern))};
+        if (fix.defined()) parts.push_back(fix);
+        return Block::make(parts);
     }
 
     static Stmt request(bool is_put, const std::string &ldm_name, Expr ldm_index,

@@ -169,6 +169,7 @@ std::vector<LayerCase> all_cases() {
         conv_case("conv_groups", {2, 6, 10, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 2, true}),
         conv_case("conv_asymmetric", {1, 5, 7, 12, 10, 3, 5, 2, 1, 0, 1, 2, 1, 1, false}),
         conv_case("conv_alexnet2_small", {1, 8, 12, 13, 13, 5, 5, 1, 1, 2, 2, 2, 2, 2, true}),
+        conv_case("conv_unpadded_odd_width", {1, 5, 6, 9, 7, 3, 3, 1, 1, 0, 0, 0, 0, 1, false}),
         conv_case("conv_wide_channels", {1, 130, 33, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}),
         dense_case("dense_batch3", 3, 37, 19, true),
         dense_case("dense_alpha_beta", 2, 100, 70, false, 0.5, 2.0),

@@ -1,0 +1,89 @@
+/** \file
+ * sw_bench: every AlexNet and VGG-19 layer with the hand Sunway schedules and the
+ * OpenACC-style baseline, at batch 1 and 16, on the emulated core group; prints the
+ * per-layer tables (modelled SW26010 time) and a last line
+ *   RESULT conv_speedup_geomean=<x> fc_speedup_geomean=<x> conv_peak_fraction=<x> fc_dma_fraction=<x>
+ * conv/fc_speedup_geomean: geometric means of baseline time / hand time over the conv (FC)
+ * layers of both networks at both batches; conv_peak_fraction: VGG-19's conv flops / (its
+ * modelled conv time x the core group's peak), at the largest batch run; fc_dma_fraction:
+ * the FC layers' DMA bytes (128-byte lines) / their modelled time / the measured DMA
+ * plateau (the largest figure of shared/sunway/dma_bandwidth.csv).
+ *
+ *   sw_bench [--batch1-only]
+ */
+#include "apps/io/weights.h"
+#include "apps/net/network.h"
+#include "apps/net/report.h"
+#include "target_sw/Machine.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+const sw_net::NetworkTable &alexnet_table();
+const sw_net::NetworkTable &vgg19_table();
+const sw_net::NetworkTable &alexnet_b16_table();
+const sw_net::NetworkTable &vgg19_b16_table();
+
+namespace {
+
+struct Totals {
+    double log_conv = 0, log_fc = 0;
+    int convs = 0, fcs = 0;
+    double fc_bytes = 0, fc_seconds = 0;
+};
+
+void run(const sw_net::NetworkTable &table, Totals &t, double *conv_flops, double *conv_seconds) {
+    sw_net::Network net(table);
+    net.load_parameters([](const std::string &layer, const std::string &what, const sw_net::Shape &s) {
+        return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
+    });
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> dist(-2.f, 2.f);
+    std::vector<float> x(size_t(sw_net::elements(net.input_shape())));
+    for (float &v : x) v = dist(rng);
+    std::vector<sw_net::LayerRecord> hand, base;
+    net.run(x, "sunway", &hand);
+    net.run(x, "baseline", &base);
+    std::printf("\n== %s, batch %lld ==", table.name.c_str(), (long long)net.input_shape()[0]);
+    sw_net::print_table(hand, &base, sw::sw26010());
+    *conv_flops = *conv_seconds = 0;
+    for (size_t i = 0; i < hand.size(); i++) {
+        const double ratio = base[i].modelled_seconds / hand[i].modelled_seconds;
+        if (hand[i].kind == "conv2d") {
+            t.log_conv += std::log(ratio);
+            t.convs++;
+            *conv_flops += hand[i].gflop * 1e9;
+            *conv_seconds += hand[i].modelled_seconds;
+        } else if (hand[i].kind == "dense") {
+            t.log_fc += std::log(ratio);
+            t.fcs++;
+            t.fc_bytes += double(hand[i].dma_line_bytes);
+            t.fc_seconds += hand[i].modelled_seconds;
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const bool batch1_only = argc > 1 && std::strcmp(argv[1], "--batch1-only") == 0;
+    const sw::Machine &m = sw::sw26010();
+    Totals t;
+    double vgg_flops = 0, vgg_seconds = 0, flops, seconds;
+    run(alexnet_table(), t, &flops, &seconds);
+    run(vgg19_table(), t, &vgg_flops, &vgg_seconds);
+    if (!batch1_only) {
+        run(alexnet_b16_table(), t, &flops, &seconds);
+        run(vgg19_b16_table(), t, &vgg_flops, &vgg_seconds);
+    }
+    double plateau = 0;
+    for (const sw::DmaPoint &p : m.dma_curve) plateau = std::max({plateau, p.copy_gbps, p.triad_gbps});
+    std::printf("\nconv layers: %d, FC layers: %d (both networks%s); peak %.1f GFLOPS, DMA plateau %.1f GB/s\n",
+                t.convs, t.fcs, batch1_only ? ", batch 1" : ", batch 1 and 16", m.cg_peak_gflops(), plateau);
+    std::printf("RESULT conv_speedup_geomean=%.3f fc_speedup_geomean=%.3f conv_peak_fraction=%.4f fc_dma_fraction=%.3f\n",
+                std::exp(t.log_conv / t.convs), std::exp(t.log_fc / t.fcs),
+                vgg_flops / (vgg_seconds * m.cg_peak_gflops() * 1e9), t.fc_bytes / t.fc_seconds / 1e9 / plateau);
+    return 0;
+}
