@@ -4,6 +4,7 @@
 #ifndef SCHEDULES_SCHEDULE_SUPPORT_H
 #define SCHEDULES_SCHEDULE_SUPPORT_H
 
+#include "Halide.h"
 #include "target_sw/Machine.h"
 
 #include <cmath>
@@ -13,6 +14,10 @@
 namespace schedules {
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+/** Lanes of the CPE vectors the code generator emits (floatv4; SW26010-Pro's floatv8 is
+ * not generated yet). */
+constexpr int kVectorLanes = 4;
 
 /** Share of the CPEs busy over the waves needed for \p tiles tiles. */
 inline double cpe_occupancy(int64_t tiles, const sw::Machine &m) {
@@ -34,6 +39,23 @@ inline std::vector<int> divisors_desc(int n) {
  * \p buffers buffers. */
 inline int64_t ldm_plan_budget(const sw::Machine &m, int buffers) {
     return m.ldm_data_budget() - buffers * m.ldm_alignment;
+}
+
+/** Spreads tiles of \p output (tx x ty pixels x tc channels of one image, NCHW dims x, y,
+ * c, n) over the CPEs: the tiles of one image form the inner block loop, the images the
+ * outer one (kept apart so that LDM bounds are found per tile position). Returns the block
+ * variable to compute the tile's stages at. */
+inline Halide::Var spread_tiles_over_cpes(Halide::Func output, const Halide::Var &x, const Halide::Var &y,
+                                          const Halide::Var &c, const Halide::Var &n, int tx, int ty, int tc) {
+    using namespace Halide;
+    Var xo("xo"), yo("yo"), co("co"), xi("xi"), yi("yi"), ci("ci"), tile("tile");
+    output.tile(x, y, xo, yo, xi, yi, tx, ty)
+        .split(c, co, ci, tc)
+        .reorder(xi, yi, ci, xo, yo, co, n)
+        .fuse(xo, yo, tile)
+        .fuse(tile, co, tile)
+        .gpu_blocks(tile, n, DeviceAPI::Host);
+    return tile;
 }
 
 /** Measured DMA bandwidth of the core group (copy curve of the machine description) for

@@ -67,11 +67,13 @@ struct Conv2DTiles {
     int cc;      ///< input channels staged at once
 };
 
-/** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window, weights). */
-inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t) {
-    const int64_t win_w = int64_t(t.tx - 1) * s.stride_x + s.kernel_x;
+/** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window, weights);
+ * with \p lanes > 1 the tile width is rounded up to whole vectors. */
+inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int lanes = 1) {
+    const int64_t tx = (t.tx + lanes - 1) / lanes * lanes;
+    const int64_t win_w = (tx - 1) * s.stride_x + s.kernel_x;
     const int64_t win_h = int64_t(t.ty - 1) * s.stride_y + s.kernel_y;
-    const int64_t acc = int64_t(t.tx) * t.ty * t.tc;
+    const int64_t acc = tx * t.ty * t.tc;
     const int64_t window = win_w * win_h * t.cc;
     const int64_t w = int64_t(s.kernel_x) * s.kernel_y * t.cc * t.tc;
     return 4 * (acc + t.tc + window + w);
@@ -94,7 +96,7 @@ inline double conv2d_tile_intensity(const Conv2DShape &s, const Conv2DTiles &t) 
  * channels of a group, so that no tile needs a guard. When nothing fits, the smallest
  * candidate is returned and the LDM check of the Sunway lowering reports the overflow. */
 inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &m,
-                                       const Conv2DTiles &forced = {0, 0, 0, 0}) {
+                                       const Conv2DTiles &forced = {0, 0, 0, 0}, int lanes = 1) {
     const int64_t budget = ldm_plan_budget(m, 4);
     const int ow = s.out_width(), oh = s.out_height();
     auto options = [](int fixed, std::vector<int> sizes) {
@@ -112,7 +114,7 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
                                       ceil_div(s.out_channels, t.tc) * s.batch;
                 for (int cc : options(forced.cc, divisors_desc(s.in_per_group()))) {
                     t.cc = cc;
-                    const bool fits = conv2d_ldm_bytes(s, t) <= budget;
+                    const bool fits = conv2d_ldm_bytes(s, t, lanes) <= budget;
                     if (!fits && cc > 1 && !forced.cc) continue;
                     const std::pair<bool, double> key{
                         fits, cpe_occupancy(tiles, m) * conv2d_tile_intensity(s, t)};
@@ -135,14 +137,7 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
  * stride 1 only). */
 inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool simd = false) {
     using namespace Halide;
-    Var xo("xo"), yo("yo"), co("co"), xi("xi"), yi("yi"), ci("ci"), tile("tile");
-    st.output.tile(st.x, st.y, xo, yo, xi, yi, t.tx, t.ty)
-        .split(st.c, co, ci, t.tc)
-        .reorder(xi, yi, ci, xo, yo, co, st.n)
-        .fuse(xo, yo, tile)
-        .fuse(tile, co, tile)
-        .fuse(tile, st.n, tile)
-        .gpu_blocks(tile, DeviceAPI::Host);
+    const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.conv.compute_at(st.output, tile).store_in(sw::LDM);
     st.bias.in().compute_at(st.output, tile).store_in(sw::LDM);
     RVar rco("rco"), rci("rci");
@@ -161,9 +156,9 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     st.weights.in().compute_at(st.conv, rco).store_in(sw::LDM);
     // Rounding x up to 4 lanes reads past the tile: only the zero-padded window (defined
     // everywhere) or a tile whose width is a multiple of 4 allows it.
-    if (simd && (st.has_padding || t.tx % 4 == 0)) {
-        st.conv.vectorize(st.x, 4, TailStrategy::RoundUp);
-        st.conv.update(0).vectorize(st.x, 4, TailStrategy::RoundUp);
+    if (simd && (st.has_padding || t.tx % kVectorLanes == 0)) {
+        st.conv.vectorize(st.x, kVectorLanes, TailStrategy::RoundUp);
+        st.conv.update(0).vectorize(st.x, kVectorLanes, TailStrategy::RoundUp);
     }
     // The fused ReLU, if any, runs in place on the LDM tile.
     for (int u = 1; u < st.conv.num_update_definitions(); u++) st.conv.update(u).unscheduled();
@@ -172,7 +167,8 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
 /** The hand Sunway schedule. \p forced holds tile sizes the user fixed (0: choose). */
 inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const sw::Machine &m,
                                    const Conv2DTiles &forced = {0, 0, 0, 0}) {
-    schedule_conv2d_tiles(st, choose_conv2d_tiles(s, m, forced), s.stride_x == 1);
+    const bool simd = s.stride_x == 1;
+    schedule_conv2d_tiles(st, choose_conv2d_tiles(s, m, forced, simd ? kVectorLanes : 1), simd);
 }
 
 /** The OpenACC-style baseline: one output row of one channel per iteration. */

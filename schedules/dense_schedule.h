@@ -63,8 +63,8 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
     st.bias.in().compute_at(st.output, tile).store_in(sw::LDM);
     RVar ro("ro"), ri("ri"), rio("rio"), rii("rii");
     Func staged_at = st.acc;
-    if (simd && t.ci % 4 == 0) {
-        st.acc.update(0).split(st.r.x, ro, ri, t.ci).split(ri, rio, rii, 4);
+    if (simd && t.ci % kVectorLanes == 0) {
+        st.acc.update(0).split(st.r.x, ro, ri, t.ci).split(ri, rio, rii, kVectorLanes);
         Func partial = st.acc.update(0).rfactor(rii, lane);
         partial.compute_at(st.output, tile).store_in(sw::LDM).reorder_storage(lane, st.o, st.n).vectorize(lane);
         partial.update(0).reorder(lane, rio, st.o, st.n, ro).vectorize(lane);
@@ -93,7 +93,7 @@ inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) 
         tn = std::min(tn, s.batch);
         for (int to : {128, 64, 32, 16, 8, 4, 2, 1}) {
             to = std::min(to, s.out_features);
-            const int ci = dense_chunk(s, m, to, tn, s.in_features % 4 == 0 ? 4 : 1);
+            const int ci = dense_chunk(s, m, to, tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1);
             if (dense_ldm_bytes({to, tn, ci}) > ldm_plan_budget(m, 5)) continue;
             const int64_t tiles = int64_t(ceil_div(s.out_features, to)) * ceil_div(s.batch, tn);
             // Bytes moved per useful weight byte: the input chunk comes again for every

@@ -46,14 +46,7 @@ inline int64_t lrn_ldm_bytes(const LrnShape &s, const LrnTiles &t) {
 
 inline void schedule_lrn_tiles(LrnStages &st, const LrnTiles &t) {
     using namespace Halide;
-    Var xo("xo"), yo("yo"), co("co"), xi("xi"), yi("yi"), ci("ci"), tile("tile");
-    st.output.tile(st.x, st.y, xo, yo, xi, yi, t.tx, t.ty)
-        .split(st.c, co, ci, t.tc)
-        .reorder(xi, yi, ci, xo, yo, co, st.n)
-        .fuse(xo, yo, tile)
-        .fuse(tile, co, tile)
-        .fuse(tile, st.n, tile)
-        .gpu_blocks(tile, DeviceAPI::Host);
+    const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.result.compute_at(st.output, tile).store_in(sw::LDM);
     st.norm.compute_at(st.output, tile).store_in(sw::LDM);
     for (int u = 0; u < st.norm.num_update_definitions(); u++) st.norm.update(u).unscheduled();

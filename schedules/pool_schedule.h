@@ -48,14 +48,7 @@ inline int64_t pool_ldm_bytes(const PoolShape &s, const PoolTiles &t) {
 
 inline void schedule_pool_tiles(PoolStages &st, const PoolTiles &t) {
     using namespace Halide;
-    Var xo("xo"), yo("yo"), co("co"), xi("xi"), yi("yi"), ci("ci"), tile("tile");
-    st.output.tile(st.x, st.y, xo, yo, xi, yi, t.tx, t.ty)
-        .split(st.c, co, ci, t.tc)
-        .reorder(xi, yi, ci, xo, yo, co, st.n)
-        .fuse(xo, yo, tile)
-        .fuse(tile, co, tile)
-        .fuse(tile, st.n, tile)
-        .gpu_blocks(tile, DeviceAPI::Host);
+    const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.pool.compute_at(st.output, tile).store_in(sw::LDM);
     for (int u = 0; u < st.pool.num_update_definitions(); u++) st.pool.update(u).unscheduled();
     st.input.in().compute_at(st.output, tile).store_in(sw::LDM);
