@@ -143,7 +143,7 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     RVar rco("rco"), rci("rci");
     st.conv.update(0)
         .split(st.r.z, rco, rci, t.cc)
-        .reorder(st.x, st.y, st.r.x, st.r.y, rci, st.c, rco, st.n);
+        .reorder(st.r.x, st.r.y, rci, st.x, st.y, st.c, rco, st.n);  // the reduction innermost
     if (simd && st.has_padding) {
         // The zero-padded window: its in-bounds box comes by DMA, the edges are zeroed in
         // LDM (InjectDma's guarded copies); the inner loop then needs no boundary test.
@@ -159,6 +159,11 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     if (simd && (st.has_padding || t.tx % kVectorLanes == 0)) {
         st.conv.vectorize(st.x, kVectorLanes, TailStrategy::RoundUp);
         st.conv.update(0).vectorize(st.x, kVectorLanes, TailStrategy::RoundUp);
+        // The accumulator vector stays in a register over the whole chunk
+        // (PromoteAccumulators); small kernels are unrolled to drop the loop overhead.
+        if (st.r.x.extent().defined() && can_prove(st.r.x.extent() * st.r.y.extent() <= 25)) {
+            st.conv.update(0).unroll(st.r.x).unroll(st.r.y);
+        }
     }
     // The fused ReLU, if any, runs in place on the LDM tile.
     for (int u = 1; u < st.conv.num_update_definitions(); u++) st.conv.update(u).unscheduled();

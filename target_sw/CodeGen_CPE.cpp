@@ -6,6 +6,7 @@
 #include "target_sw/CodeGen_C99.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/PromoteAccumulators.h"
 #include "target_sw/WorkCount.h"
 
 #include <set>
@@ -125,7 +126,13 @@ private:
         }
         return r->base;
     }
+    bool is_register(const std::string &name) const { return name.rfind(register_prefix, 0) == 0; }
+
     void visit(const Load *op) override {
+        if (is_register(op->name)) {
+            last = id(op->name);
+            return;
+        }
         if (!is_floatv4(op->type)) return CodeGen_C99::visit(op);
         if (!is_const_one(op->predicate)) unsupported("predicated vector loads");
         use_simd();
@@ -133,6 +140,12 @@ private:
         last = "sw_load4(&" + id(op->name) + "[" + base + "])";
     }
     void visit(const Store *op) override {
+        if (is_register(op->name)) {
+            const std::string value = print_expr(op->value);
+            do_indent();
+            out << id(op->name) << " = " << value << ";\n";
+            return;
+        }
         if (!is_floatv4(op->value.type())) return CodeGen_C99::visit(op);
         if (!is_const_one(op->predicate)) unsupported("predicated vector stores");
         use_simd();
@@ -189,6 +202,15 @@ private:
 
     void print_allocate(const Allocate *op) override {
         if (op->new_expr.defined()) unsupported("custom allocators inside a CPE kernel");
+        if (is_register(op->name)) {
+            // A promoted accumulator (PromoteAccumulators.h): a C local, kept in a register.
+            const int lanes = int(*as_const_int(op->extents[0]));
+            do_indent();
+            out << value_type(op->type.with_lanes(lanes)) << " " << id(op->name) << ";\n";
+            declare(id(op->name));
+            print_stmt(op->body);
+            return;
+        }
         const std::string name = id(op->name);
         const std::string type = c_type(op->type);
         declare_buffer(op->name, op->type);

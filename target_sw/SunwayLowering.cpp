@@ -8,6 +8,7 @@
 #include "target_sw/FindCpeKernels.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/PromoteAccumulators.h"
 
 #include <sstream>
 
@@ -60,6 +61,9 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
 
     for (CpeKernel &k : f.kernels) delay_dma_waits(k);
     log_step(ir_log, "delay_dma_waits", f);
+
+    for (CpeKernel &k : f.kernels) promote_accumulators(k);
+    log_step(ir_log, "promote_accumulators", f);
     return f;
 }
 

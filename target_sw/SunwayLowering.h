@@ -7,6 +7,7 @@
  *   2. place_ldm_buffers  (PlaceLdmBuffers.h)  LDM bounds and the per-CPE budget
  *   3. inject_dma         (InjectDma.h)        copies to and from LDM become DMA
  *   4. delay_dma_waits    (DelayDmaWaits.h)    each wait moves to the first use: async DMA
+ *   5. promote_accumulators (PromoteAccumulators.h) loop-invariant accumulators in registers
  *
  * The code generators (CodeGen_MPE.h, CodeGen_CPE.h) print the result.
  */

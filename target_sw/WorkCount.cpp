@@ -3,6 +3,10 @@
  */
 #include "target_sw/WorkCount.h"
 
+#include "target_sw/PromoteAccumulators.h"
+
+#include <set>
+
 namespace sw {
 
 using namespace Halide;
@@ -22,9 +26,29 @@ private:
 
     static int lanes(const Type &t) { return t.lanes(); }
 
+    // Integer subexpressions (address arithmetic) are computed once per region, as any
+    // compiler's common-subexpression elimination does: later occurrences are free.
+    std::set<Expr, IRDeepCompare> seen;
+    bool repeated_int(const Expr &e) {
+        if (e.type().is_float() || is_const(e) || e.as<Variable>()) return false;
+        return !seen.insert(e).second;
+    }
+    /** Visits an address: a constant offset is free (load/store displacement). */
+    void address(const Expr &index) {
+        Expr base = index;
+        if (const Ramp *r = base.as<Ramp>()) base = r->base;
+        if (const Add *a = base.as<Add>()) {
+            if (is_const(a->b)) base = a->a;
+        }
+        if (!repeated_int(base)) base.accept(this);
+    }
+    void visit_operand(const Expr &e) {
+        if (!repeated_int(e)) e.accept(this);
+    }
+
     void arith(const Type &t, const Expr &a, const Expr &b, int64_t flops) {
-        a.accept(this);
-        b.accept(this);
+        visit_operand(a);
+        visit_operand(b);
         if (t.is_float()) {
             w.p0++;
             w.flops += flops * lanes(t);
@@ -62,8 +86,8 @@ private:
     void visit(const Min *op) override { arith(op->type, op->a, op->b, 0); }
     void visit(const Max *op) override { arith(op->type, op->a, op->b, 0); }
     void compare(const Expr &a, const Expr &b) {
-        a.accept(this);
-        b.accept(this);
+        visit_operand(a);
+        visit_operand(b);
         if (a.type().is_float()) {
             w.p0++;
         } else {
@@ -90,11 +114,16 @@ private:
             w.either++;
         }
     }
+    void visit(const Broadcast *op) override {
+        op->value.accept(this);
+        w.p0++;  // a splat of a scalar into a vector register
+    }
     void visit(const Cast *op) override {
         op->value.accept(this);
         if (op->type.is_float() != op->value.type().is_float()) w.p0++;
     }
     void access(const std::string &buffer) {
+        if (buffer.rfind(register_prefix, 0) == 0) return;  // a promoted accumulator: a register
         w.p1++;
         if (ldm.count(buffer)) {
             w.ldm_accesses++;
@@ -104,7 +133,7 @@ private:
         }
     }
     void visit(const Load *op) override {
-        op->index.accept(this);
+        address(op->index);
         access(op->name);
     }
     void visit(const Call *op) override {
@@ -123,7 +152,7 @@ private:
     // Statements: count this region only.
     void visit(const Store *op) override {
         op->value.accept(this);
-        op->index.accept(this);
+        address(op->index);
         access(op->name);
     }
     void visit(const For *op) override {

@@ -8,11 +8,15 @@
  *
  * Rules, by SW26010 pipeline (see Machine.h for the cycle costs):
  *   P0 (floating point / vector): float add, sub, mul, a fused a*b+c (2 flops, 1 op), div,
- *       min/max/select/compare on floats, int<->float casts, math calls.
- *   P1 (load/store/branch): every load and store (LDM or main memory), the compare-and-branch
- *       of each loop iteration and each if.
+ *       min/max/select/compare on floats, int<->float casts, math calls, vector splats.
+ *   P1 (load/store/branch): every load and store (LDM or main memory; registers introduced
+ *       by PromoteAccumulators cost nothing), the compare-and-branch of each loop iteration
+ *       and each if.
  *   either pipeline: integer arithmetic, compares and logic; the increment of each loop
- *       iteration. Integer division or modulo by a non-constant counts 4.
+ *       iteration. Integer division or modulo by a non-constant counts 4. An integer
+ *       subexpression that occurs again in the same region is counted once (a compiler
+ *       computes it once), and a constant offset in an address is free (the displacement of
+ *       the load or store).
  *   slow cycles: float division, sqrt, exp, log, pow, and every direct main-memory access.
  * Flops are float add/sub/mul/div (an FMA counts 2), times the vector lanes.
  */

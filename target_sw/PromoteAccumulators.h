@@ -1,0 +1,27 @@
+/** \file
+ * Pass 5 of the Sunway lowering: keeps accumulators in registers.
+ *
+ * When a loop nest repeatedly loads and stores the same LDM element (or vector) -- the
+ * accumulator of a reduction whose index does not change inside the nest -- the element is
+ * loaded once before the nest into a register, updated there, and stored once after it:
+ *   allocate sw_acc[1] in Register { sw_acc = buf[i]; loop { ... sw_acc ... }; buf[i] = sw_acc }
+ * The CPE code generator prints such a register as a C local, and the work counting
+ * charges no load or store for it. A nest qualifies only if every access to the buffer in
+ * it uses that one index, the index depends on nothing the nest defines, and the buffer is
+ * an LDM buffer of the kernel.
+ */
+#ifndef SW_PROMOTE_ACCUMULATORS_H
+#define SW_PROMOTE_ACCUMULATORS_H
+
+#include "target_sw/SwModule.h"
+
+namespace sw {
+
+/** Prefix of the register variables this pass introduces. */
+constexpr const char *register_prefix = "sw_acc";
+
+void promote_accumulators(CpeKernel &k);
+
+}  // namespace sw
+
+#endif
