@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <vector>
 
 namespace schedules {
@@ -39,6 +40,37 @@ inline std::vector<int> divisors_desc(int n) {
  * \p buffers buffers. */
 inline int64_t ldm_plan_budget(const sw::Machine &m, int buffers) {
     return m.ldm_data_budget() - buffers * m.ldm_alignment;
+}
+
+/** A tile of tx x ty pixels x tc channels of one image. */
+struct PixelTiles {
+    int tx, ty, tc;
+};
+
+/** The tile (sizes clipped to the tensor) with the highest \p score(tile, CPE occupancy);
+ * a negative score rejects a tile (e.g. one that does not fit the LDM). */
+template<typename Score>
+PixelTiles search_pixel_tiles(int width, int height, int channels, int batch, const sw::Machine &m, Score score,
+                              const std::vector<int> &txs = {64, 32, 16, 8, 4, 2, 1},
+                              const std::vector<int> &tys = {32, 16, 8, 4, 2, 1},
+                              const std::vector<int> &tcs = {128, 64, 32, 16, 8, 4, 2, 1}) {
+    PixelTiles best{1, 1, 1};
+    double best_score = -1;
+    for (int tx : txs) {
+        for (int ty : tys) {
+            for (int tc : tcs) {
+                const PixelTiles t{std::min(tx, width), std::min(ty, height), std::min(tc, channels)};
+                const int64_t tiles =
+                    int64_t(ceil_div(width, t.tx)) * ceil_div(height, t.ty) * ceil_div(channels, t.tc) * batch;
+                const double sc = score(t, cpe_occupancy(tiles, m));
+                if (sc > best_score) {
+                    best_score = sc;
+                    best = t;
+                }
+            }
+        }
+    }
+    return best;
 }
 
 /** Spreads tiles of \p output (tx x ty pixels x tc channels of one image, NCHW dims x, y,

@@ -35,9 +35,7 @@ struct LrnShape {
     int batch, channels, height, width, size;
 };
 
-struct LrnTiles {
-    int tx, ty, tc;
-};
+using LrnTiles = PixelTiles;
 
 inline int64_t lrn_ldm_bytes(const LrnShape &s, const LrnTiles &t) {
     const int64_t px = int64_t(t.tx) * t.ty;
@@ -54,25 +52,11 @@ inline void schedule_lrn_tiles(LrnStages &st, const LrnTiles &t) {
 }
 
 inline LrnTiles choose_lrn_tiles(const LrnShape &s, const sw::Machine &m) {
-    LrnTiles best{1, 1, 1};
-    double best_score = -1;
-    for (int tx : {64, 32, 16, 8, 4, 2, 1}) {
-        for (int ty : {16, 8, 4, 2, 1}) {
-            for (int tc : {128, 64, 32, 16, 8, 4, 2, 1}) {
-                const LrnTiles t{std::min(tx, s.width), std::min(ty, s.height), std::min(tc, s.channels)};
-                if (lrn_ldm_bytes(s, t) > ldm_plan_budget(m, 3)) continue;
-                const int64_t tiles = int64_t(ceil_div(s.width, t.tx)) * ceil_div(s.height, t.ty) *
-                                      ceil_div(s.channels, t.tc) * s.batch;
-                const double reuse = double(t.tc) / (t.tc + s.size - 1);
-                const double score = cpe_occupancy(tiles, m) * reuse * dma_gbps(m, 4.0 * t.tx);
-                if (score > best_score) {
-                    best_score = score;
-                    best = t;
-                }
-            }
-        }
-    }
-    return best;
+    return search_pixel_tiles(s.width, s.height, s.channels, s.batch, m, [&](const LrnTiles &t, double occupancy) {
+        if (lrn_ldm_bytes(s, t) > ldm_plan_budget(m, 3)) return -1.0;
+        const double reuse = double(t.tc) / (t.tc + s.size - 1);
+        return occupancy * reuse * dma_gbps(m, 4.0 * t.tx);
+    }, {64, 32, 16, 8, 4, 2, 1}, {16, 8, 4, 2, 1});
 }
 
 inline void schedule_lrn_sunway(LrnStages &st, const LrnShape &s, const sw::Machine &m) {

@@ -37,9 +37,7 @@ struct PoolShape {
     int kernel_x, kernel_y, stride_x, stride_y;
 };
 
-struct PoolTiles {
-    int tx, ty, tc;
-};
+using PoolTiles = PixelTiles;
 
 inline int64_t pool_ldm_bytes(const PoolShape &s, const PoolTiles &t) {
     const int64_t win = int64_t((t.tx - 1) * s.stride_x + s.kernel_x) * ((t.ty - 1) * s.stride_y + s.kernel_y);
@@ -55,25 +53,10 @@ inline void schedule_pool_tiles(PoolStages &st, const PoolTiles &t) {
 }
 
 inline PoolTiles choose_pool_tiles(const PoolShape &s, const sw::Machine &m) {
-    PoolTiles best{1, 1, 1};
-    double best_score = -1;
-    for (int tx : {64, 32, 16, 8, 4, 2, 1}) {
-        for (int ty : {32, 16, 8, 4, 2, 1}) {
-            for (int tc : {64, 32, 16, 8, 4, 2, 1}) {
-                const PoolTiles t{std::min(tx, s.out_width), std::min(ty, s.out_height), std::min(tc, s.channels)};
-                if (pool_ldm_bytes(s, t) > ldm_plan_budget(m, 2)) continue;
-                const int64_t tiles = int64_t(ceil_div(s.out_width, t.tx)) * ceil_div(s.out_height, t.ty) *
-                                      ceil_div(s.channels, t.tc) * s.batch;
-                const double useful = double(t.tx) * t.ty * t.tc;
-                const double score = cpe_occupancy(tiles, m) * useful / double(pool_ldm_bytes(s, t));
-                if (score > best_score) {
-                    best_score = score;
-                    best = t;
-                }
-            }
-        }
-    }
-    return best;
+    return search_pixel_tiles(s.out_width, s.out_height, s.channels, s.batch, m, [&](const PoolTiles &t, double occupancy) {
+        if (pool_ldm_bytes(s, t) > ldm_plan_budget(m, 2)) return -1.0;
+        return occupancy * double(t.tx) * t.ty * t.tc / double(pool_ldm_bytes(s, t));
+    }, {64, 32, 16, 8, 4, 2, 1}, {32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1});
 }
 
 inline void schedule_pool_sunway(PoolStages &st, const PoolShape &s, const sw::Machine &m) {
