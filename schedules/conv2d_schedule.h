@@ -30,6 +30,7 @@
 
 #include "Halide.h"
 #include "schedules/ScheduleSupport.h"
+#include "target_sw/DoubleBuffer.h"
 #include "target_sw/PlaceLdmBuffers.h"
 
 #include <algorithm>
@@ -69,14 +70,22 @@ struct Conv2DTiles {
 
 /** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window, weights);
  * with \p lanes > 1 the tile width is rounded up to whole vectors. */
-inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int lanes = 1) {
+inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int lanes = 1,
+                                bool double_buffered = false) {
     const int64_t tx = (t.tx + lanes - 1) / lanes * lanes;
     const int64_t win_w = (tx - 1) * s.stride_x + s.kernel_x;
     const int64_t win_h = int64_t(t.ty - 1) * s.stride_y + s.kernel_y;
     const int64_t acc = tx * t.ty * t.tc;
     const int64_t window = win_w * win_h * t.cc;
     const int64_t w = int64_t(s.kernel_x) * s.kernel_y * t.cc * t.tc;
-    return 4 * (acc + t.tc + window + w);
+    return 4 * (acc + t.tc + (double_buffered ? 2 : 1) * (window + w));
+}
+
+/** The hand schedule double-buffers the window and the weights when there is more than one
+ * chunk of input channels (a next chunk to prefetch) and the chosen tiles still fit with
+ * two slots of each: smaller tiles would cost more than the overlap gains. */
+inline bool conv2d_double_buffered(const Conv2DShape &s, const Conv2DTiles &t, const sw::Machine &m, int lanes) {
+    return s.in_per_group() / t.cc > 1 && conv2d_ldm_bytes(s, t, lanes, true) <= ldm_plan_budget(m, 6);
 }
 
 /** Flops per byte of DMA of one tile: each chunk of cc input channels brings its input
@@ -97,7 +106,6 @@ inline double conv2d_tile_intensity(const Conv2DShape &s, const Conv2DTiles &t) 
  * candidate is returned and the LDM check of the Sunway lowering reports the overflow. */
 inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &m,
                                        const Conv2DTiles &forced = {0, 0, 0, 0}, int lanes = 1) {
-    const int64_t budget = ldm_plan_budget(m, 4);
     const int ow = s.out_width(), oh = s.out_height();
     auto options = [](int fixed, std::vector<int> sizes) {
         return fixed ? std::vector<int>{fixed} : sizes;
@@ -114,7 +122,7 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
                                       ceil_div(s.out_channels, t.tc) * s.batch;
                 for (int cc : options(forced.cc, divisors_desc(s.in_per_group()))) {
                     t.cc = cc;
-                    const bool fits = conv2d_ldm_bytes(s, t, lanes) <= budget;
+                    const bool fits = conv2d_ldm_bytes(s, t, lanes) <= ldm_plan_budget(m, 4);
                     if (!fits && cc > 1 && !forced.cc) continue;
                     const std::pair<bool, double> key{
                         fits, cpe_occupancy(tiles, m) * conv2d_tile_intensity(s, t)};
@@ -135,7 +143,8 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
  * \p simd (hand schedule): the window is staged zero-padded, so the inner loop has no
  * boundary test, and the accumulation runs on floatv4 along x (rounded up to 4 lanes;
  * stride 1 only). */
-inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool simd = false) {
+inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool simd = false,
+                                  bool double_buffered = false) {
     using namespace Halide;
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.conv.compute_at(st.output, tile).store_in(sw::LDM);
@@ -154,6 +163,11 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
         st.input.in().compute_at(st.conv, rco).store_in(sw::LDM);
     }
     st.weights.in().compute_at(st.conv, rco).store_in(sw::LDM);
+    if (double_buffered) {
+        // The next chunk's window and weights arrive while this one is computed.
+        sw::double_buffer(simd && st.has_padding ? st.padded : st.input.in());
+        sw::double_buffer(st.weights.in());
+    }
     // Rounding x up to 4 lanes reads past the tile: only the zero-padded window (defined
     // everywhere) or a tile whose width is a multiple of 4 allows it.
     if (simd && (st.has_padding || t.tx % kVectorLanes == 0)) {
@@ -173,7 +187,8 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
 inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const sw::Machine &m,
                                    const Conv2DTiles &forced = {0, 0, 0, 0}) {
     const bool simd = s.stride_x == 1;
-    schedule_conv2d_tiles(st, choose_conv2d_tiles(s, m, forced, simd ? kVectorLanes : 1), simd);
+    const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? kVectorLanes : 1);
+    schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, kVectorLanes));
 }
 
 /** The OpenACC-style baseline: one output row of one channel per iteration. */

@@ -381,7 +381,7 @@ void CodeGen_C99::visit(const For *op) {
     indent++;
     open_scope();
     declare(v);
-    begin_region(op->body, true);
+    begin_region(op->body, op->name);
     print_stmt(op->body);
     close_scope();
     indent--;
@@ -415,7 +415,7 @@ void CodeGen_C99::visit(const IfThenElse *op) {
     out << "if (" << c << ") {\n";
     indent++;
     open_scope();
-    begin_region(op->then_case, false);
+    begin_region(op->then_case, "");
     print_stmt(op->then_case);
     close_scope();
     indent--;
@@ -424,7 +424,7 @@ void CodeGen_C99::visit(const IfThenElse *op) {
         out << "} else {\n";
         indent++;
         open_scope();
-        begin_region(op->else_case, false);
+        begin_region(op->else_case, "");
         print_stmt(op->else_case);
         close_scope();
         indent--;

@@ -58,10 +58,11 @@ protected:
     std::string buffer_ref(const std::string &name, const Halide::Type &t, const Halide::Expr &index);
 
     /** Hooks for subclasses. */
-    /** Called at the start of each loop body and branch, before its statements. */
-    virtual void begin_region(const Halide::Internal::Stmt &region, bool loop_body) {
+    /** Called at the start of each loop body (with the loop's variable) and branch (with an
+     * empty one), before its statements. */
+    virtual void begin_region(const Halide::Internal::Stmt &region, const std::string &loop_var) {
         (void)region;
-        (void)loop_body;
+        (void)loop_var;
     }
     virtual void print_allocate(const Halide::Internal::Allocate *op) = 0;
     virtual void print_free(const Halide::Internal::Free *op) = 0;

@@ -33,7 +33,7 @@ public:
         for (const BlockLoop &b : k.blocks) id(b.var);
         indent = 2;
         for (const LdmBuffer &b : k.ldm) ldm_names.insert(b.name);
-        begin_region(k.body, true);
+        count_region(k.body, true, "");  // the block loop's body: nothing taken as invariant
         print_stmt(k.body);
         const std::string body_text = body();
 
@@ -178,8 +178,11 @@ private:
     void visit(const Select *op) override { vector_unsupported(op->type, "select"); CodeGen_C99::visit(op); }
     void visit(const Cast *op) override { vector_unsupported(op->type, "casts"); CodeGen_C99::visit(op); }
 
-    void begin_region(const Stmt &region, bool loop_body) override {
-        const Work w = count_straight_line(region, loop_body, ldm_names, m);
+    void begin_region(const Stmt &region, const std::string &loop_var) override {
+        count_region(region, !loop_var.empty(), loop_var);
+    }
+    void count_region(const Stmt &region, bool loop_body, const std::string &loop_var) {
+        const Work w = count_straight_line(region, loop_body, ldm_names, m, loop_var);
         if (w.empty()) return;
         do_indent();
         out << "SW_WORK(" << w.p0 << ", " << w.p1 << ", " << w.either << ", " << w.slow_cycles << ", "

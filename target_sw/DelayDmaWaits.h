@@ -1,5 +1,5 @@
 /** \file
- * Pass 4 of the Sunway lowering: asynchronous DMA. InjectDma waits for each transfer right
+ * Pass 5 of the Sunway lowering: asynchronous DMA. InjectDma waits for each transfer right
  * after issuing it; this pass moves every wait down to the first statement that needs the
  * transfer done, so that transfers overlap each other and the computation between them.
  *

@@ -1,5 +1,5 @@
 /** \file
- * Pass 5 of the Sunway lowering: keeps accumulators in registers.
+ * Pass 6 of the Sunway lowering: keeps accumulators in registers.
  *
  * When a loop nest repeatedly loads and stores the same LDM element (or vector) -- the
  * accumulator of a reduction whose index does not change inside the nest -- the element is

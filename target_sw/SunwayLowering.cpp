@@ -4,6 +4,7 @@
 #include "target_sw/SunwayLowering.h"
 
 #include "target_sw/DelayDmaWaits.h"
+#include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/FindCpeKernels.h"
 #include "target_sw/InjectDma.h"
@@ -59,6 +60,9 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
     for (CpeKernel &k : f.kernels) inject_dma(k);
     log_step(ir_log, "inject_dma", f);
 
+    for (CpeKernel &k : f.kernels) apply_double_buffering(k, m);
+    log_step(ir_log, "apply_double_buffering", f);
+
     for (CpeKernel &k : f.kernels) delay_dma_waits(k);
     log_step(ir_log, "delay_dma_waits", f);
 
@@ -94,6 +98,7 @@ std::string describe(const SwFunction &f) {
         for (const std::string &b : k.direct_accesses) {
             s << "  direct main-memory access (slow, not staged in LDM): " << b << "\n";
         }
+        for (const std::string &n : k.notes) s << "  note: " << n << "\n";
     }
     return s.str();
 }

@@ -6,8 +6,9 @@
  *   1. find_cpe_kernels   (FindCpeKernels.h)   kernels, iteration spaces, closures
  *   2. place_ldm_buffers  (PlaceLdmBuffers.h)  LDM bounds and the per-CPE budget
  *   3. inject_dma         (InjectDma.h)        copies to and from LDM become DMA
- *   4. delay_dma_waits    (DelayDmaWaits.h)    each wait moves to the first use: async DMA
- *   5. promote_accumulators (PromoteAccumulators.h) loop-invariant accumulators in registers
+ *   4. apply_double_buffering (DoubleBuffer.h) prefetch the next tile of marked Funcs
+ *   5. delay_dma_waits    (DelayDmaWaits.h)    each wait moves to the first use: async DMA
+ *   6. promote_accumulators (PromoteAccumulators.h) loop-invariant accumulators in registers
  *
  * The code generators (CodeGen_MPE.h, CodeGen_CPE.h) print the result.
  */

@@ -52,6 +52,7 @@ struct CpeKernel {
     int64_t ldm_peak_bytes = 0;     ///< most LDM live at once, aligned, per CPE
     std::vector<DmaSite> dma;
     std::vector<std::string> direct_accesses;  ///< main-memory buffers read or written directly
+    std::vector<std::string> notes;            ///< what the passes could not do, for the report
 };
 
 struct SwFunction {

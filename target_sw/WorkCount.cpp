@@ -31,8 +31,23 @@ private:
     std::set<Expr, IRDeepCompare> seen;
     bool repeated_int(const Expr &e) {
         if (e.type().is_float() || is_const(e) || e.as<Variable>()) return false;
+        if (invariant(e)) return true;
         return !seen.insert(e).second;
     }
+    /** In a loop body, integer work that does not change with the loop is hoisted out of it
+     * by any compiler (loop-invariant code motion): it is not counted per iteration. */
+    bool invariant(const Expr &e) const {
+        if (variant.empty()) return false;
+        for (const std::string &v : variant) {
+            if (expr_uses_var(e, v)) return false;
+        }
+        return true;
+    }
+
+public:
+    std::set<std::string> variant;  ///< the loop variable and the lets that depend on it
+
+private:
     /** Visits an address: a constant offset is free (load/store displacement). */
     void address(const Expr &index) {
         Expr base = index;
@@ -149,6 +164,12 @@ private:
         }
     }
 
+    void visit(const LetStmt *op) override {
+        op->value.accept(this);
+        if (!variant.empty() && !invariant(op->value)) variant.insert(op->name);
+        op->body.accept(this);
+    }
+
     // Statements: count this region only.
     void visit(const Store *op) override {
         op->value.accept(this);
@@ -168,8 +189,9 @@ private:
 }  // namespace
 
 Work count_straight_line(const Stmt &region, bool loop_body, const std::set<std::string> &ldm_buffers,
-                         const Machine &m) {
+                         const Machine &m, const std::string &loop_var) {
     Counter c(ldm_buffers, m);
+    if (!loop_var.empty()) c.variant.insert(loop_var);
     region.accept(&c);
     if (loop_body) {
         c.w.either++;  // the increment

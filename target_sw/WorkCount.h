@@ -16,7 +16,8 @@
  *       iteration. Integer division or modulo by a non-constant counts 4. An integer
  *       subexpression that occurs again in the same region is counted once (a compiler
  *       computes it once), and a constant offset in an address is free (the displacement of
- *       the load or store).
+ *       the load or store). In a loop body, integer work that does not depend on the loop
+ *       variable is free (hoisted out of the loop, as compilers do).
  *   slow cycles: float division, sqrt, exp, log, pow, and every direct main-memory access.
  * Flops are float add/sub/mul/div (an FMA counts 2), times the vector lanes.
  */
@@ -40,10 +41,12 @@ struct Work {
 };
 
 /** The work of \p region without the bodies of its loops and branches; \p loop_body adds
- * one loop iteration's overhead. Loads and stores of \p ldm_buffers are LDM accesses; any
+ * one loop iteration's overhead, and integer work that does not depend on \p loop_var (the
+ * loop's variable, when the region is a loop body) is taken as hoisted out of the loop. Loads and stores of \p ldm_buffers are LDM accesses; any
  * other buffer is main memory. */
 Work count_straight_line(const Halide::Internal::Stmt &region, bool loop_body,
-                         const std::set<std::string> &ldm_buffers, const Machine &m);
+                         const std::set<std::string> &ldm_buffers, const Machine &m,
+                         const std::string &loop_var = "");
 
 }  // namespace sw
 
