@@ -60,7 +60,6 @@ std::optional<int64_t> constant_upper_bound(const Expr &e, const std::vector<Loo
 
     const Scope<Interval> scope = loop_scope(loops);
     std::optional<int64_t> enumerated;
-    std::vector<int64_t> idx(used.size(), 0);
     for (int64_t p = 0; p < points; p++) {
         int64_t rest = p;
         std::map<std::string, Expr> values;

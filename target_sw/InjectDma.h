@@ -6,7 +6,8 @@
  * main-memory buffer of its closure. Staged inputs (`f.in().compute_at(...).store_in(LDM)`)
  * lower to such nests, and so does the write-back of an LDM tile to an output.
  *
- * Both indices must be affine in the loop variables (checked exactly, by simplification).
+ * Both indices must be affine in the loop variables: the first difference of each index
+ * along each loop must simplify to an expression free of the nest's variables.
  * The innermost dimensions that are contiguous on both sides are merged into one block;
  * the next dimension, if the LDM side is dense there, becomes the rows of one strided
  * request (bsize = block bytes, stride = gap between blocks); outer dimensions stay loops
@@ -16,6 +17,11 @@
  *   sw_dma_begin(site); loops { sw_dma_request(...) }; sw_dma_wait(site)
  * which the CPE code generator prints as athread_get/athread_put with a reply word and a
  * wait for all requests of the site.
+ *
+ * A guarded copy, ldm[i] = in_bounds ? main[clamped j] : fill (a staged zero-padded Func),
+ * is solved for its in-bounds box per dimension: the box comes by DMA compactly to the start
+ * of the LDM buffer, then, at the edges, is spread to its padded layout in place (backwards)
+ * and the rest is filled.
  *
  * Loads and stores of main memory that are not such copies stay as they are: direct
  * main-memory accesses from the CPE, legal but slow; they are listed in the kernel.
