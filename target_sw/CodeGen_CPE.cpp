@@ -25,6 +25,9 @@ public:
     CodeGen_CPE(const CpeKernel &k, const Machine &m) : k(k), m(m) {}
     using CodeGen_C99::visit;
 
+    /** Whether the printed kernel uses floatv4 (the file then includes simd.h). */
+    bool uses_simd = false;
+
     std::string kernel_source() {
         // The body first, so that the identifiers and helpers it needs are known.
         for (const ClosureArg &a : k.args) {
@@ -90,11 +93,6 @@ private:
     const Machine &m;
     std::set<std::string> freed;
     std::set<std::string> ldm_names;
-
-public:
-    bool uses_simd = false;
-
-private:
 
     // floatv4 SIMD: 4-lane float vectors, dense loads and stores, + - * and fused a*b+c.
     static bool is_floatv4(const Type &t) { return t.is_float() && t.bits() == 32 && t.lanes() == 4; }
