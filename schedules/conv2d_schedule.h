@@ -40,6 +40,9 @@
 
 namespace schedules {
 
+/** Output pixels along x that one register block of the hand schedule accumulates. */
+constexpr int kConvBlockX = 2 * kVectorLanes;
+
 /** What a conv2d schedule needs to see of the algorithm. */
 struct Conv2DStages {
     Halide::Func output, conv;
@@ -168,13 +171,20 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
         sw::double_buffer(simd && st.has_padding ? st.padded : st.input.in());
         sw::double_buffer(st.weights.in());
     }
-    // Rounding x up to 4 lanes reads past the tile: only the zero-padded window (defined
-    // everywhere) or a tile whose width is a multiple of 4 allows it.
-    if (simd && (st.has_padding || t.tx % kVectorLanes == 0)) {
+    // Rounding x up to whole register blocks reads past the tile: only the zero-padded
+    // window (defined everywhere) or a tile whose width is a multiple of the block allows it.
+    if (simd && (st.has_padding || t.tx % kConvBlockX == 0)) {
+        // Register blocking: kConvBlockX / kVectorLanes accumulator vectors along x share
+        // each weight; they stay in registers over the whole chunk (PromoteAccumulators).
+        Var xo("xo"), xi("xi"), xio("xio"), xii("xii");
         st.conv.vectorize(st.x, kVectorLanes, TailStrategy::RoundUp);
-        st.conv.update(0).vectorize(st.x, kVectorLanes, TailStrategy::RoundUp);
-        // The accumulator vector stays in a register over the whole chunk
-        // (PromoteAccumulators); small kernels are unrolled to drop the loop overhead.
+        st.conv.update(0)
+            .split(st.x, xo, xi, kConvBlockX, TailStrategy::RoundUp)
+            .split(xi, xio, xii, kVectorLanes)
+            .reorder(xii, xio, st.r.x, st.r.y, rci, xo)
+            .vectorize(xii)
+            .unroll(xio);
+        // Small kernels are unrolled to drop the loop overhead.
         if (st.r.x.extent().defined() && can_prove(st.r.x.extent() * st.r.y.extent() <= 25)) {
             st.conv.update(0).unroll(st.r.x).unroll(st.r.y);
         }
@@ -187,8 +197,8 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
 inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const sw::Machine &m,
                                    const Conv2DTiles &forced = {0, 0, 0, 0}) {
     const bool simd = s.stride_x == 1;
-    const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? kVectorLanes : 1);
-    schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, kVectorLanes));
+    const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? kConvBlockX : 1);
+    schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, kConvBlockX));
 }
 
 /** The OpenACC-style baseline: one output row of one channel per iteration. */

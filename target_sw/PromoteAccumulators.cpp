@@ -3,6 +3,7 @@
  */
 #include "target_sw/PromoteAccumulators.h"
 
+#include <cstdlib>
 #include <set>
 
 namespace sw {
@@ -69,18 +70,36 @@ Expr register_index(const Type &t) { return t.is_vector() ? Ramp::make(0, 1, t.l
 /** Replaces the accesses buf[index] by the register variable. */
 class UseRegister : public IRMutator {
 public:
-    UseRegister(const std::string &buffer, const std::string &reg) : buffer(buffer), reg(reg) {}
+    UseRegister(const std::string &buffer, const std::string &reg, const Expr &index)
+        : buffer(buffer), reg(reg), index(index) {}
 
 private:
     using IRMutator::visit;
     const std::string &buffer, &reg;
+    Expr index;
+    std::vector<std::pair<std::string, Expr>> lets;
+
+    /** Whether an access at \p i (with the enclosing lets substituted) is this register's. */
+    bool mine(const Expr &i) const {
+        Expr e = i;
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+            if (expr_uses_var(e, it->first)) e = substitute(it->first, it->second, e);
+        }
+        return equal(simplify(e), index);
+    }
+    Stmt visit(const LetStmt *op) override {
+        lets.push_back({op->name, op->value});
+        Stmt body = mutate(op->body);
+        lets.pop_back();
+        return LetStmt::make(op->name, op->value, body);
+    }
     Expr visit(const Load *op) override {
-        if (op->name != buffer) return IRMutator::visit(op);
+        if (op->name != buffer || !mine(op->index)) return IRMutator::visit(op);
         return Load::make(op->type, reg, register_index(op->type), Buffer<>(), Parameter(), op->predicate,
                           ModulusRemainder());
     }
     Stmt visit(const Store *op) override {
-        if (op->name != buffer) return IRMutator::visit(op);
+        if (op->name != buffer || !mine(op->index)) return IRMutator::visit(op);
         return Store::make(reg, mutate(op->value), register_index(op->value.type()), Parameter(), op->predicate,
                            ModulusRemainder());
     }
@@ -100,25 +119,51 @@ private:
         if (a.has_dma) return IRMutator::visit(op);
         for (const std::string &buffer : a.stored) {
             if (!ldm.count(buffer)) continue;
+            // The distinct indices of the buffer in the nest: each must be invariant, and
+            // they must be provably disjoint (constant offsets at least a vector apart).
             const std::vector<Expr> &idx = a.indices[buffer];
-            bool invariant = true;
-            for (const std::string &d : a.defined) invariant &= !expr_uses_var(idx[0], d);
-            for (const Expr &i : idx) invariant &= equal(i, idx[0]);
-            if (!invariant || a.indices[buffer].size() < 2) continue;
             const Type t = a.types[buffer];
-            const std::string reg = unique_name(register_prefix);
-            Stmt body = UseRegister(buffer, reg).mutate(Stmt(op));
-            const Expr index = idx[0];
-            const Expr all = const_true(t.lanes());
-            Stmt load = Store::make(reg, Load::make(t, buffer, index, Buffer<>(), Parameter(), all, ModulusRemainder()),
-                                    register_index(t), Parameter(), all, ModulusRemainder());
-            Stmt store = Store::make(buffer, Load::make(t, reg, register_index(t), Buffer<>(), Parameter(), all,
-                                                        ModulusRemainder()),
-                                     index, Parameter(), all, ModulusRemainder());
+            std::vector<Expr> distinct;
+            bool ok = idx.size() >= 2;
+            for (const Expr &i : idx) {
+                for (const std::string &d : a.defined) ok &= !expr_uses_var(i, d);
+                bool seen = false;
+                for (const Expr &j : distinct) seen |= equal(i, j);
+                if (!seen) distinct.push_back(i);
+            }
+            for (size_t p = 0; ok && p < distinct.size(); p++) {
+                for (size_t q = p + 1; ok && q < distinct.size(); q++) {
+                    const Expr base_p = distinct[p].as<Ramp>() ? distinct[p].as<Ramp>()->base : distinct[p];
+                    const Expr base_q = distinct[q].as<Ramp>() ? distinct[q].as<Ramp>()->base : distinct[q];
+                    const int64_t *diff = as_const_int(simplify(base_p - base_q));
+                    ok = diff && std::abs(*diff) >= t.lanes();
+                }
+            }
+            if (!ok || distinct.size() > 8) continue;
+            Stmt body = op;
+            std::vector<std::pair<std::string, Expr>> regs;
+            for (const Expr &index : distinct) {
+                const std::string reg = unique_name(register_prefix);
+                body = UseRegister(buffer, reg, index).mutate(body);
+                regs.push_back({reg, index});
+            }
             // Other accumulators of the same nest get their own registers further down.
             body = mutate(body);
-            return Allocate::make(reg, t.element_of(), MemoryType::Register, {t.lanes()}, const_true(),
-                                  Block::make({load, body, store}));
+            const Expr all = const_true(t.lanes());
+            std::vector<Stmt> before, after;
+            for (const auto &[reg, index] : regs) {
+                before.push_back(Store::make(reg, Load::make(t, buffer, index, Buffer<>(), Parameter(), all, ModulusRemainder()),
+                                             register_index(t), Parameter(), all, ModulusRemainder()));
+                after.push_back(Store::make(buffer, Load::make(t, reg, register_index(t), Buffer<>(), Parameter(), all,
+                                                               ModulusRemainder()),
+                                            index, Parameter(), all, ModulusRemainder()));
+            }
+            Stmt result = Block::make(before);
+            result = Block::make({result, body, Block::make(after)});
+            for (const auto &[reg, index] : regs) {
+                result = Allocate::make(reg, t.element_of(), MemoryType::Register, {t.lanes()}, const_true(), result);
+            }
+            return result;
         }
         return IRMutator::visit(op);
     }

@@ -130,8 +130,11 @@ private:
         }
     }
     void visit(const Broadcast *op) override {
+        // A splat of a scalar into a vector register; the same splat twice in a region is
+        // made once (common-subexpression elimination).
+        if (!seen.insert(Expr(op)).second) return;
         op->value.accept(this);
-        w.p0++;  // a splat of a scalar into a vector register
+        w.p0++;
     }
     void visit(const Cast *op) override {
         op->value.accept(this);
