@@ -17,6 +17,10 @@ namespace layers {
 
 enum class ScheduleKind { Sunway, Baseline, Cpu };
 
+/** \p v, or \p fallback where \p v is the parameter's "not given" value \p unset
+ * (e.g. kernel_y=0 means "same as kernel", pad_left=-1 "same as pad"). */
+inline int or_default(int v, int fallback, int unset) { return v == unset ? fallback : v; }
+
 template<typename T>
 class LayerGenerator : public Halide::Generator<T> {
 public:

@@ -115,13 +115,11 @@ private:
     bool has_padding = false;
     RDom r;
 
-    static int or_default(int v, int fallback, int unset) { return v == unset ? fallback : v; }
-
     schedules::Conv2DShape shape() const {
         return {batch, in_channels, out_channels, height, width,
-                kernel, or_default(kernel_y, kernel, 0), stride, or_default(stride_y, stride, 0),
-                or_default(pad_left, pad, -1), or_default(pad_right, pad, -1),
-                or_default(pad_top, pad, -1), or_default(pad_bottom, pad, -1), groups};
+                kernel, layers::or_default(kernel_y, kernel, 0), stride, layers::or_default(stride_y, stride, 0),
+                layers::or_default(pad_left, pad, -1), layers::or_default(pad_right, pad, -1),
+                layers::or_default(pad_top, pad, -1), layers::or_default(pad_bottom, pad, -1), groups};
     }
 };
 

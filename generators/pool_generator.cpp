@@ -37,10 +37,10 @@ public:
     Output<Buffer<float>> output{"output", 4};
 
     void generate() {
-        const int kx = kernel, ky = or_default(kernel_y, kernel, 0);
-        const int sx = stride, sy = or_default(stride_y, stride, 0);
-        const int pl = or_default(pad_left, pad, -1), pr = or_default(pad_right, pad, -1);
-        const int pt = or_default(pad_top, pad, -1), pb = or_default(pad_bottom, pad, -1);
+        const int kx = kernel, ky = layers::or_default(kernel_y, kernel, 0);
+        const int sx = stride, sy = layers::or_default(stride_y, stride, 0);
+        const int pl = layers::or_default(pad_left, pad, -1), pr = layers::or_default(pad_right, pad, -1);
+        const int pt = layers::or_default(pad_top, pad, -1), pb = layers::or_default(pad_bottom, pad, -1);
         const std::string kind = type;
         sw::check_param(kind == "max" || kind == "avg", "pool: type must be max or avg, not '" + kind + "'");
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
@@ -97,8 +97,6 @@ private:
     Func pool{"pool"};
     int ow = 0, oh = 0;
     schedules::PoolShape shape_{};
-
-    static int or_default(int v, int fallback, int unset) { return v == unset ? fallback : v; }
 
     int out_size(int in, int k, int s, int p0, int p1) const {
         const int span = in + p0 + p1 - k;

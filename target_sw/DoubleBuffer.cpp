@@ -206,10 +206,7 @@ private:
         Stmt visit(const Evaluate *op) override {
             const Call *c = op->value.as<Call>();
             if (!c || c->name != dma_wait_intrinsic || site_of(c) != a) return op;
-            auto wait = [](int s) {
-                return Evaluate::make(Call::make(Int(32), dma_wait_intrinsic, {s}, Call::Extern));
-            };
-            return IfThenElse::make(slot == 0, wait(a), wait(b));
+            return IfThenElse::make(slot == 0, dma_marker(dma_wait_intrinsic, a), dma_marker(dma_wait_intrinsic, b));
         }
     };
 };

@@ -217,10 +217,7 @@ private:
         }
         info.shape = shape.str();
         k.dma.push_back(info);
-        Expr id = site;
-        return Block::make({Evaluate::make(Call::make(Int(32), dma_begin_intrinsic, {id}, Call::Extern)),
-                            request_nest,
-                            Evaluate::make(Call::make(Int(32), dma_wait_intrinsic, {id}, Call::Extern))});
+        return Block::make({dma_marker(dma_begin_intrinsic, site), request_nest, dma_marker(dma_wait_intrinsic, site)});
     }
 
     /** A zero-padded (guarded) staging copy, ldm[i(v)] = cond(v) ? main[j(v)] : fill, as
@@ -384,9 +381,7 @@ private:
         shape << "zero-padded window: the in-bounds box by " << (n > 2 ? "one strided request per outer iteration" : "one strided request")
               << " (rows of up to " << simplify(full_ext[0] * load->type.bytes()) << " B), spread in LDM at the image edges";
         k.dma.push_back({store->name, load->name, false, shape.str()});
-        Expr id = site;
-        std::vector<Stmt> parts = {Evaluate::make(Call::make(Int(32), dma_begin_intrinsic, {id}, Call::Extern)), req,
-                                   Evaluate::make(Call::make(Int(32), dma_wait_intrinsic, {id}, Call::Extern))};
+        std::vector<Stmt> parts = {dma_marker(dma_begin_intrinsic, site), req, dma_marker(dma_wait_intrinsic, site)};
         if (fix.defined()) parts.push_back(fix);
         return Block::make(parts);
     }
@@ -440,6 +435,10 @@ private:
 };
 
 }  // namespace
+
+Stmt dma_marker(const char *intrinsic, int site) {
+    return Evaluate::make(Call::make(Int(32), intrinsic, {site}, Call::Extern));
+}
 
 void inject_dma(CpeKernel &k) {
     std::set<std::string> ldm, main;

@@ -47,6 +47,10 @@ enum DmaRequestArg {
     DmaArgCount
 };
 
+/** Evaluate(sw_dma_begin(site)) or Evaluate(sw_dma_wait(site)): \p intrinsic is
+ * dma_begin_intrinsic or dma_wait_intrinsic. */
+Halide::Internal::Stmt dma_marker(const char *intrinsic, int site);
+
 /** Replaces the copy nests of \p k.body by DMA, and fills \p k.dma and \p k.direct_accesses. */
 void inject_dma(CpeKernel &k);
 
