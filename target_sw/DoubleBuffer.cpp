@@ -230,6 +230,8 @@ void double_buffer(const Func &f) {
 
 const std::set<std::string> &double_buffered_funcs() { return registry(); }
 
+void restore_double_buffered_funcs(const std::set<std::string> &marked) { registry() = marked; }
+
 void apply_double_buffering(CpeKernel &k, const Machine &m) {
     bool changed = false;
     for (const LdmBuffer &b : std::vector<LdmBuffer>(k.ldm)) {

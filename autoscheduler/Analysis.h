@@ -1,0 +1,120 @@
+/** \file
+ * What the Sunway autoscheduler sees of a pipeline: its stages, the output's extents, the
+ * main stage (the reduction that does the work), what that stage reads and how, and the
+ * regions each stage needs per output tile and per chunk of the reduction, as expressions of
+ * the tile sizes (evaluated per candidate by Footprint::evaluate, without Halide's simplifier).
+ *
+ * The schedule family this describes (applied by ApplyPlan, costed by CostModel): the
+ * output is tiled over every dimension and its tiles are spread over the CPEs; every other
+ * stage is computed per tile in LDM; the main stage's reduction may be split into chunks, with
+ * the inputs and producers only it reads staged in LDM per chunk; the main stage may be
+ * vectorised along its innermost pure dimension (with register blocking) or, when its
+ * unit-stride dimension is the reduction, along the reduction through rfactor.
+ */
+#ifndef SW_AUTO_ANALYSIS_H
+#define SW_AUTO_ANALYSIS_H
+
+#include "Halide.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sw_auto {
+
+/** One Func of the pipeline. */
+struct Stage {
+    Halide::Internal::Function func;
+    std::string name;
+    int index = 0;          ///< position in Halide's topological order (Pipeline::get_func)
+    bool is_input = false;  ///< the Func of an input buffer (its value is the buffer itself)
+    bool is_output = false;
+    std::vector<std::string> args;     ///< pure variables, innermost first
+    std::vector<int64_t> source_extents;  ///< is_input: the buffer's dense extents
+    std::string source_name;              ///< is_input: the buffer's name
+    std::set<std::string> callers;     ///< Funcs that call it (itself excluded)
+};
+
+/** A region as per-dimension [min, max] expressions of the symbolic tile variables. */
+using SymBox = std::vector<std::pair<Halide::Expr, Halide::Expr>>;
+
+/** Values of the symbolic variables: tile origin and size per output dimension, chunk
+ * origin and size, and the vector-rounded width of the main stage. */
+using Bindings = std::map<std::string, int64_t>;
+
+/** Names of the symbolic variables. */
+std::string tile_origin_var(int dim);
+std::string tile_size_var(int dim);
+extern const char *const chunk_origin_var;
+extern const char *const chunk_size_var;
+extern const char *const rounded_width_var;
+
+/** Evaluates an integer expression of the symbolic variables (throws if it cannot). */
+int64_t evaluate(const Halide::Expr &e, const Bindings &b);
+
+/** Extents of \p box under \p b (0 for an empty dimension). */
+std::vector<int64_t> extents(const SymBox &box, const Bindings &b);
+
+/** Operation counts of one evaluation of a definition, by the rules of WorkCount.h. */
+struct OpCount {
+    int64_t float_ops = 0;    ///< P0 operations (a fused multiply-add is one)
+    int64_t flops = 0;        ///< floating-point operations (an FMA counts 2)
+    int64_t loads = 0;        ///< calls of other Funcs or buffers
+    int64_t int_ops = 0;      ///< index arithmetic that is not a constant offset
+    int64_t slow_cycles = 0;  ///< divisions, square roots, transcendental functions
+    bool vector_safe = true;  ///< only operations the CPE code generator vectorises
+};
+
+struct PipelineInfo {
+    std::vector<Stage> stages;  ///< topological order
+    std::map<std::string, int> by_name;
+    std::string output;
+    std::vector<int64_t> out_extents;
+
+    /** The main stage: the non-output Func with the largest reduction (or, without any
+     * reduction, the last non-output, non-input Func). Empty: none. */
+    std::string main;
+    int main_update = -1;  ///< the update definition with the reduction (-1: none)
+    std::vector<Halide::Internal::ReductionVariable> rvars;  ///< of that update
+    int chunk_rvar = -1;   ///< the reduction variable that may be split into chunks (-1: none)
+    /** Stages read only by the main stage's update: staged per chunk when chunking. */
+    std::vector<std::string> chunk_staged;
+    /** The non-input ones among them (producers such as a zero-padded input), which may
+     * instead be inlined (then their own inputs are staged per chunk). */
+    std::vector<std::string> producers;
+    /** Inputs read by the producers (staged per chunk when the producers are inlined). */
+    std::vector<std::string> producer_inputs;
+    bool vector_pure = false;  ///< vectorisable along its innermost pure dimension
+    bool vector_rvar = false;  ///< vectorisable along chunk_rvar via rfactor
+    /** With vector_pure: every staged stage whose index along the vectorised dimension
+     * varies is a computed Func defined everywhere (not an input), so the vectorised
+     * loop may round its width up past the tile. */
+    bool round_up_safe = false;
+    /** Width of the main stage's region along its innermost dimension per tile, before
+     * any rounding (bind rounded_width_var to it, or to it rounded up to whole vectors). */
+    Halide::Expr main_width;
+    /** Calls in the main update (the accumulator itself excluded) whose index varies along
+     * the main stage's innermost pure dimension, and those that do not. */
+    int loads_varying = 0, loads_invariant = 0;
+    int64_t taps = 1;        ///< points of the reduction other than chunk_rvar
+    int64_t reduction = 1;   ///< extent of chunk_rvar (1: no reduction)
+
+    /** Per-evaluation counts of each stage's definitions (pure first, then updates). */
+    std::map<std::string, std::vector<OpCount>> ops;
+
+    /** Per tile: the region of every stage. Per chunk: the regions of the chunk-staged
+     * stages and of the producers' inputs. */
+    std::map<std::string, SymBox> tile_region, chunk_region;
+
+    double total_flops = 0;  ///< of the whole pipeline, from the op counts
+};
+
+/** Analyses \p p (one output, constant extents from its buffer constraints or estimates);
+ * throws sw::UserError for a pipeline outside the family above. */
+PipelineInfo analyze(const Halide::Pipeline &p);
+
+}  // namespace sw_auto
+
+#endif

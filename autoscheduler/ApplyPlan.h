@@ -1,0 +1,30 @@
+/** \file
+ * Applies a plan (Plan.h) to the Funcs of a pipeline and writes the same directives as C++
+ * source that can be pasted into schedules/: one place decides both, so the printed schedule
+ * is the applied one.
+ */
+#ifndef SW_AUTO_APPLY_PLAN_H
+#define SW_AUTO_APPLY_PLAN_H
+
+#include "autoscheduler/Analysis.h"
+#include "autoscheduler/Plan.h"
+
+#include <map>
+#include <string>
+
+namespace sw_auto {
+
+/** Schedules the Functions of \p env (the pipeline analysed as \p info, or a deep copy of
+ * it) by \p plan. Returns the same schedule as C++ statements on `pipeline` (a
+ * ::Halide::Pipeline): the body Halide puts in a generator's .schedule.h
+ * (AutoSchedulerResults::schedule_source), with Func, Var, RVar and TailStrategy in scope. */
+std::string apply_plan(const PipelineInfo &info, const Plan &plan,
+                       const std::map<std::string, Halide::Internal::Function> &env);
+
+/** \p body (from apply_plan) as a function
+ *   inline void apply_schedule_<name>(::Halide::Pipeline pipeline, ::Halide::Target target). */
+std::string schedule_function(const std::string &body, const std::string &name);
+
+}  // namespace sw_auto
+
+#endif

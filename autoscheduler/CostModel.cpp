@@ -1,0 +1,222 @@
+/** \file
+ * The autoscheduler's closed-form timing model.
+ */
+#include "autoscheduler/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sw_auto {
+
+namespace {
+
+/** Cycles per element of a zero-padded window that InjectDma's guarded copy moves inside the
+ * LDM (spread of the in-bounds rows plus the zero fill of the edges), from the work counters
+ * of the generated loops (SW_WORK(0,3,6) and SW_WORK(0,2,10)+SW_WORK(0,1,4) per element). */
+constexpr double kGuardedCopyCycles = 11.5;
+/** Integer work of one iteration of a vectorised inner loop (addresses, counter), from the
+ * generated conv loops' counters. */
+constexpr double kVectorLoopIntOps = 6;
+
+double issue_cycles(double p0, double p1, double either) {
+    return std::max({p0, p1, (p0 + p1 + either + 1) / 2});
+}
+
+int64_t prod(const std::vector<int64_t> &v) {
+    int64_t p = 1;
+    for (int64_t x : v) p *= x;
+    return p;
+}
+
+/** The DMA requests InjectDma makes for a box of a dense buffer: the contiguous dimensions
+ * merged, the next one as the blocks of a strided request, one request per outer point. */
+struct Transfer {
+    double requests = 0, blocks = 0, bytes = 0, line_bytes = 0;
+};
+
+Transfer transfer(const std::vector<int64_t> &box, const std::vector<int64_t> &source, const sw::Machine &m,
+                  bool packed_rows = true) {
+    Transfer t;
+    if (prod(box) == 0) return t;
+    size_t k = 0;
+    int64_t run = box[0];
+    while (k + 1 < box.size() && box[k] >= source[k] && packed_rows) run *= box[++k];
+    double blocks = 1, requests = 1;
+    if (!packed_rows) {
+        for (size_t d = 1; d < box.size(); d++) requests *= box[d];
+    } else {
+        if (k + 1 < box.size()) blocks = box[k + 1];
+        for (size_t d = k + 2; d < box.size(); d++) requests *= box[d];
+    }
+    const double block_bytes = 4.0 * run;
+    const double lines = std::max(1.0, (block_bytes + m.dma_line_bytes - 4) / m.dma_line_bytes);
+    t.requests = requests;
+    t.blocks = requests * blocks;
+    t.bytes = requests * blocks * block_bytes;
+    t.line_bytes = t.blocks * std::floor(lines) * m.dma_line_bytes;
+    return t;
+}
+
+void add(Transfer &a, const Transfer &b) {
+    a.requests += b.requests, a.blocks += b.blocks, a.bytes += b.bytes, a.line_bytes += b.line_bytes;
+}
+
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
+    Estimate est;
+    const sw::DmaTiming &dt = m.dma_timing;
+    const int lanes = 4;
+    // Bindings of a tile near the middle (no clamping shrinks it), and of a chunk.
+    Bindings b;
+    est.tiles = 1;
+    for (size_t d = 0; d < info.out_extents.size(); d++) {
+        const int64_t e = info.out_extents[d], t = std::min<int64_t>(plan.tile[d], e);
+        b[tile_size_var(int(d))] = t;
+        b[tile_origin_var(int(d))] = std::max<int64_t>(0, (e - t) / 2 / t * t);
+        est.tiles *= (e + t - 1) / t;
+    }
+    const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
+    const int64_t chunk = chunked ? plan.chunk : info.reduction;
+    const int64_t chunks = chunked ? (info.reduction + chunk - 1) / chunk : 1;
+    b[chunk_origin_var] = 0;
+    b[chunk_size_var] = chunk;
+    const int64_t width = info.main_width.defined() ? evaluate(info.main_width, b) : 1;
+    const int64_t vec = plan.vector == Plan::Vector::Pure ? lanes * plan.block : 1;
+    const int64_t rounded = (width + vec - 1) / vec * vec;
+    b[rounded_width_var] = rounded;
+    const bool db = plan.double_buffer && chunks > 1;
+
+    // LDM buffers, aligned as PlaceLdmBuffers does.
+    auto align = [&](int64_t bytes) { return (bytes + m.ldm_alignment - 1) / m.ldm_alignment * m.ldm_alignment; };
+    auto buffer = [&](const std::string &name, int64_t bytes) {
+        est.ldm_bytes += align(bytes);
+        est.ldm_detail += (est.ldm_detail.empty() ? "" : ", ") + name + ": " + std::to_string(align(bytes)) + " B";
+    };
+    Transfer tile_get, chunk_get, put;
+    double tile_compute = 0, chunk_compute = 0;
+    const bool has_update = info.main_update >= 0;
+    for (const Stage &s : info.stages) {
+        if (s.is_output) continue;
+        const bool producer = contains(info.producers, s.name), chunk_level = contains(info.chunk_staged, s.name) ||
+                                                                       (plan.inline_producers && contains(info.producer_inputs, s.name));
+        if (producer && plan.inline_producers) continue;
+        if (s.is_input) {
+            if (contains(info.producer_inputs, s.name) && !plan.inline_producers) {
+                // Read by a staged producer: the producer's guarded copy moves its in-bounds box.
+                const std::vector<int64_t> box = extents(info.chunk_region.at(s.name), b);
+                add(chunk_get, transfer(box, s.source_extents, m));
+                continue;
+            }
+            if (!s.callers.empty() && chunk_level && info.chunk_region.count(s.name)) {
+                const std::vector<int64_t> box = extents(info.chunk_region.at(s.name), b);
+                buffer(s.name + ".in()", 4 * prod(box) * (db ? 2 : 1));
+                add(chunk_get, transfer(box, s.source_extents, m));
+            } else if (info.tile_region.count(s.name)) {
+                const std::vector<int64_t> box = extents(info.tile_region.at(s.name), b);
+                buffer(s.name + ".in()", 4 * prod(box));
+                add(tile_get, transfer(box, s.source_extents, m));
+            }
+            continue;
+        }
+        if (!info.tile_region.count(s.name)) continue;
+        const std::vector<OpCount> &ops = info.ops.at(s.name);
+        if (producer) {
+            const std::vector<int64_t> box = extents(info.chunk_region.at(s.name), b);
+            buffer(s.name, 4 * prod(box) * (db ? 2 : 1));
+            chunk_compute += kGuardedCopyCycles * prod(box);
+            continue;
+        }
+        const std::vector<int64_t> box = extents(info.tile_region.at(s.name), b);
+        const int64_t points = prod(box);
+        buffer(s.name, 4 * points);
+        const std::vector<const Halide::Internal::Definition *> defs = [&] {
+            std::vector<const Halide::Internal::Definition *> d{&s.func.definition()};
+            for (const auto &u : s.func.updates()) d.push_back(&u);
+            return d;
+        }();
+        for (size_t k = 0; k < ops.size(); k++) {
+            const OpCount &o = ops[k];
+            int64_t r = 1;
+            for (const auto &rv : defs[k]->schedule().rvars()) r *= *Halide::Internal::as_const_int(Halide::Internal::simplify(rv.extent));
+            const bool is_main = s.name == info.main && int(k) == info.main_update + 1;
+            if (!is_main) {
+                // A scalar loop over the points (the pure definition of a vectorised main stage
+                // on whole vectors), one store each, loads of its inputs and of itself.
+                const double per = issue_cycles(o.float_ops, o.loads + 2, o.int_ops + 2) + o.slow_cycles;
+                const double n = double(points) * r / (s.name == info.main && k == 0 && vec > 1 ? lanes : 1);
+                tile_compute += n * per;
+                continue;
+            }
+            // The main update: per chunk, over the tile and the chunk's reduction points.
+            const double red = double(chunk) * info.taps;
+            const double self = 1;  // the accumulator: a register (PromoteAccumulators)
+            const double loads = std::max(0.0, o.loads - self);
+            if (plan.vector == Plan::Vector::Pure) {
+                const double blocks = double(points) / (lanes * plan.block);
+                const double p0 = o.float_ops * plan.block + info.loads_invariant;
+                const double p1 = info.loads_varying * plan.block + info.loads_invariant;
+                if (plan.unroll_taps) {
+                    chunk_compute += blocks * chunk *
+                                     issue_cycles(p0 * info.taps, p1 * info.taps + 1, kVectorLoopIntOps);
+                } else {
+                    chunk_compute += blocks * red * issue_cycles(p0, p1 + 1, kVectorLoopIntOps);
+                }
+            } else if (plan.vector == Plan::Vector::Reduction) {
+                chunk_compute += double(points) * red / lanes * issue_cycles(o.float_ops, loads + 1, kVectorLoopIntOps / 2);
+                tile_compute += double(points) * (lanes + 2) * 2;  // the lanes added up at the end
+            } else {
+                chunk_compute += double(points) * red * (issue_cycles(o.float_ops, loads + 1, o.int_ops + 2) + o.slow_cycles);
+            }
+        }
+        if (s.name == info.main && plan.vector == Plan::Vector::Reduction) buffer(s.name + ".rfactor", 4 * lanes * points);
+    }
+    (void)has_update;
+    // The result: the output's tile written back from the LDM.
+    {
+        std::vector<int64_t> box;
+        for (size_t d = 0; d < info.out_extents.size(); d++) box.push_back(std::min<int64_t>(plan.tile[d], info.out_extents[d]));
+        put = transfer(box, info.out_extents, m, rounded == box[0] || info.main_width.defined() == false);
+    }
+    est.fits = est.ldm_bytes <= m.ldm_data_budget();
+
+    // Time of the busiest CPE, with its share of the channel from the others' DMA duty.
+    const double waves = double((est.tiles + m.cpes_per_core_group - 1) / m.cpes_per_core_group);
+    const double active = double(std::min<int64_t>(est.tiles, m.cpes_per_core_group));
+    const double lat = dt.get_latency_cycles;
+    double streaming = active, cpe_time = 0, data_time = 0;
+    for (int iter = 0; iter < 4; iter++) {
+        const double rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.get_bytes_per_cycle / std::max(1.0, streaming));
+        const double put_rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.put_bytes_per_cycle / std::max(1.0, streaming));
+        auto dma = [&](const Transfer &t, double r) {
+            if (t.blocks == 0) return 0.0;
+            return std::max(t.blocks * dt.block_cycles, t.line_bytes / r) + lat;
+        };
+        const double tg = dma(tile_get, rate), cg = dma(chunk_get, rate);
+        const double pt = put.blocks ? std::max(put.blocks * dt.block_cycles, put.line_bytes / put_rate) : 0;
+        double chunk_part = db ? cg + (chunks - 1) * std::max(chunk_compute, cg) + chunk_compute
+                               : chunks * (cg + chunk_compute);
+        const double tile = tg + chunk_part + tile_compute + pt;
+        cpe_time = waves * tile;
+        data_time = waves * (tile_get.line_bytes / rate + chunks * chunk_get.line_bytes / rate + put.line_bytes / put_rate);
+        const double duty = cpe_time > 0 ? std::min(1.0, data_time / cpe_time) : 1.0;
+        streaming = std::max(1.0, active * duty);
+        est.dma_cycles = waves * (tg + chunks * cg + pt);
+        est.compute_cycles = waves * (chunks * chunk_compute + tile_compute);
+    }
+    const double tiles = double(est.tiles);
+    const double channel = tiles * (tile_get.line_bytes + chunks * chunk_get.line_bytes) / dt.get_bytes_per_cycle +
+                           tiles * put.line_bytes / dt.put_bytes_per_cycle;
+    const double cycles = std::max(cpe_time, channel) + dt.spawn_cycles + dt.join_cycles;
+    est.seconds = cycles / (m.clock_ghz * 1e9);
+    est.gflops = info.total_flops / est.seconds / 1e9;
+    est.dma_get_bytes = int64_t(tiles * (tile_get.bytes + chunks * chunk_get.bytes));
+    est.dma_put_bytes = int64_t(tiles * put.bytes);
+    return est;
+}
+
+}  // namespace sw_auto

@@ -1,0 +1,37 @@
+/** \file
+ * One candidate schedule of the Sunway autoscheduler's family (see Analysis.h): the choices
+ * the search makes, and how they read.
+ */
+#ifndef SW_AUTO_PLAN_H
+#define SW_AUTO_PLAN_H
+
+#include <string>
+#include <vector>
+
+namespace sw_auto {
+
+struct Plan {
+    std::vector<int> tile;  ///< output tile size per dimension (innermost first)
+    int chunk = 0;          ///< reduction points staged at once (0: the whole reduction)
+    bool inline_producers = false;  ///< producers inlined, their inputs staged instead
+    enum class Vector { None, Pure, Reduction } vector = Vector::None;
+    int block = 1;           ///< vectors per register block (Vector::Pure)
+    bool unroll_taps = false;     ///< the reduction points other than the chunked ones unrolled
+    bool double_buffer = false;   ///< per-chunk staging prefetched into a second LDM slot
+
+    std::string describe() const {
+        std::string s = "tile";
+        for (size_t i = 0; i < tile.size(); i++) s += (i ? "x" : " ") + std::to_string(tile[i]);
+        if (chunk) s += ", chunk " + std::to_string(chunk);
+        if (inline_producers) s += ", producers inlined";
+        if (vector == Vector::Pure) s += ", floatv4 x" + std::to_string(block) + " register block";
+        if (vector == Vector::Reduction) s += ", floatv4 on the reduction (rfactor)";
+        if (unroll_taps) s += ", taps unrolled";
+        if (double_buffer) s += ", double-buffered";
+        return s;
+    }
+};
+
+}  // namespace sw_auto
+
+#endif

@@ -1,0 +1,207 @@
+/** \file
+ * The Sunway autoscheduler's orchestrator and search.
+ */
+#include "autoscheduler/SunwayAutoscheduler.h"
+
+#include "autoscheduler/Analysis.h"
+#include "autoscheduler/ApplyPlan.h"
+#include "target_sw/DoubleBuffer.h"
+#include "target_sw/Errors.h"
+#include "target_sw/SunwayLowering.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+namespace sw_auto {
+
+using namespace Halide;
+using Halide::Internal::Function;
+
+namespace {
+
+/** Tile sizes tried along a dimension of extent \p e: powers of two, the divisors up to 256
+ * (tiles without a remainder) and the whole extent. */
+std::vector<int> tile_sizes(int64_t e, int64_t cap) {
+    std::set<int> s;
+    for (int64_t t = 1; t < e && t <= cap; t *= 2) s.insert(int(t));
+    for (int64_t d = 1; d <= std::min<int64_t>(e, std::min<int64_t>(cap, 256)); d++) {
+        if (e % d == 0) s.insert(int(d));
+    }
+    if (e <= std::max<int64_t>(cap, 1) || s.empty()) s.insert(int(std::min(e, std::max<int64_t>(cap, 1))));
+    return std::vector<int>(s.rbegin(), s.rend());
+}
+
+std::vector<int> divisors(int64_t n) {
+    std::vector<int> d;
+    for (int64_t i = n; i >= 1; i--) {
+        if (n % i == 0) d.push_back(int(i));
+    }
+    return d;
+}
+
+}  // namespace
+
+std::vector<Plan> enumerate_plans(const PipelineInfo &info) {
+    // Tile shapes: every dimension from its sizes, the outermost (images) at most 16.
+    std::vector<std::vector<int>> sizes;
+    for (size_t d = 0; d < info.out_extents.size(); d++) {
+        const bool outermost = d + 1 == info.out_extents.size() && d > 0;
+        sizes.push_back(tile_sizes(info.out_extents[d], outermost ? 16 : 1 << 20));
+    }
+    std::vector<std::vector<int>> tiles{{}};
+    for (const std::vector<int> &opts : sizes) {
+        std::vector<std::vector<int>> next;
+        for (const auto &t : tiles) {
+            for (int s : opts) {
+                std::vector<int> u = t;
+                u.push_back(s);
+                next.push_back(u);
+            }
+        }
+        tiles.swap(next);
+    }
+    std::vector<int> chunks{0};
+    if (info.chunk_rvar >= 0) chunks = divisors(info.reduction);
+    std::vector<Plan> plans;
+    const bool producers = !info.producers.empty();
+    for (const auto &t : tiles) {
+        for (int c : chunks) {
+            for (int inl = 0; inl <= (producers ? 1 : 0); inl++) {
+                Plan p;
+                p.tile = t;
+                p.chunk = c == int(info.reduction) ? 0 : c;
+                p.inline_producers = inl;
+                std::vector<Plan> variants;
+                variants.push_back(p);  // scalar
+                if (info.vector_pure && !inl) {
+                    for (int b : {1, 2}) {
+                        Plan v = p;
+                        v.vector = Plan::Vector::Pure;
+                        v.block = b;
+                        // Rounding the width up must stay inside what is defined.
+                        if (!info.round_up_safe && t[0] % (4 * b) != 0) continue;
+                        v.unroll_taps = info.taps > 1 && info.taps <= 25;
+                        variants.push_back(v);
+                    }
+                }
+                if (info.vector_rvar && (c == 0 ? info.reduction : c) % 4 == 0) {
+                    Plan v = p;
+                    v.vector = Plan::Vector::Reduction;
+                    variants.push_back(v);
+                }
+                for (const Plan &v : variants) {
+                    plans.push_back(v);
+                    if (v.chunk > 0) {
+                        Plan d = v;
+                        d.double_buffer = true;
+                        plans.push_back(d);
+                    }
+                }
+            }
+        }
+    }
+    return plans;
+}
+
+const sw::Machine &machine_for(const MachineParams &params) {
+    for (const sw::Machine *m : {&sw::sw26010(), &sw::sw26010_pro()}) {
+        if (params.parallelism == m->cpes_per_core_group && int64_t(params.last_level_cache_size) == m->ldm_bytes) {
+            return *m;
+        }
+    }
+    throw sw::UserError("the Sunway autoscheduler knows no machine with " + std::to_string(params.parallelism) +
+                        " CPEs and " + std::to_string(params.last_level_cache_size) +
+                        " bytes of LDM (machine_params: 64,65536,1 for sw26010, 64,262144,1 for sw26010-pro)");
+}
+
+Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, const std::string &function_name) {
+    const auto start = std::chrono::steady_clock::now();
+    Result r;
+    const PipelineInfo info = analyze(p);
+    std::vector<Plan> plans = enumerate_plans(info);
+    std::vector<Candidate> fit;
+    Candidate smallest;
+    smallest.estimate.ldm_bytes = -1;
+    for (const Plan &plan : plans) {
+        Estimate e = estimate(info, plan, m);
+        r.considered++;
+        if (e.fits) {
+            fit.push_back({plan, e});
+        } else if (smallest.estimate.ldm_bytes < 0 || e.ldm_bytes < smallest.estimate.ldm_bytes) {
+            smallest = {plan, e};
+        }
+    }
+    if (fit.empty()) {
+        throw sw::UserError("no schedule of " + function_name + " fits the LDM of " + m.name + " (" +
+                            std::to_string(m.ldm_data_budget()) + " bytes per CPE for data); the smallest needs " +
+                            std::to_string(smallest.estimate.ldm_bytes) + " bytes: " + smallest.estimate.ldm_detail);
+    }
+    // Best first; ties broken by the plan's position (deterministic).
+    std::stable_sort(fit.begin(), fit.end(), [](const Candidate &a, const Candidate &b) {
+        return a.estimate.seconds < b.estimate.seconds;
+    });
+
+    // Lower the best plans on a copy of the pipeline until enough pass the Sunway lowering.
+    std::vector<Function> outputs;
+    for (const Func &f : p.outputs()) outputs.push_back(f.function());
+    std::map<std::string, Function> env;
+    for (const Function &f : outputs) {
+        for (const auto &kv : Internal::find_transitive_calls(f)) env.insert(kv);
+    }
+    const std::vector<Argument> args = Pipeline(p).infer_arguments();
+    const size_t wanted = size_t(std::max(o.pick, 0)) + 1;
+    std::string last_error;
+    for (size_t i = 0; i < fit.size() && r.ranked.size() < std::max<size_t>(wanted, 1) && r.lowered < 12; i++) {
+        auto copy = Internal::deep_copy(outputs, env);
+        const std::set<std::string> marked_before = sw::double_buffered_funcs();
+        try {
+            r.lowered++;
+            // Analyse the copy (its own Functions) and schedule it.
+            std::vector<Func> outs;
+            for (const Function &f : copy.first) outs.push_back(Func(f));
+            const Pipeline trial(outs);
+            const PipelineInfo ci = analyze(trial);
+            std::map<std::string, Function> cenv;
+            for (const Function &f : copy.first) {
+                for (const auto &kv : Internal::find_transitive_calls(f)) cenv.insert(kv);
+            }
+            apply_plan(ci, fit[i].plan, cenv);
+            sw::lower_pipeline_to_sunway(trial, args, function_name + "_trial", m);
+            r.ranked.push_back(fit[i]);
+        } catch (const std::exception &e) {  // sw::UserError, Halide::Error
+            last_error = e.what();
+        }
+        sw::restore_double_buffered_funcs(marked_before);
+    }
+    if (r.ranked.empty()) {
+        throw sw::UserError("none of the " + std::to_string(r.lowered) + " best schedules of " + function_name +
+                            " passed the Sunway lowering; the last error: " + last_error);
+    }
+    const size_t pick = std::min(size_t(std::max(o.pick, 0)), r.ranked.size() - 1);
+    r.chosen = r.ranked[pick];
+    for (size_t i = 0; i < fit.size() && r.ranked.size() < size_t(o.keep); i++) {
+        bool have = false;
+        for (const Candidate &c : r.ranked) have |= c.plan.describe() == fit[i].plan.describe();
+        if (!have) r.ranked.push_back(fit[i]);
+    }
+
+    const std::string body = apply_plan(info, r.chosen.plan, env);
+    const Estimate &e = r.chosen.estimate;
+    char head[512];
+    std::snprintf(head, sizeof head,
+                  "    // Sunway autoscheduler, %s: %s\n"
+                  "    // predicted %.3f ms, %.1f GFLOPS, LDM %lld of %lld bytes per CPE, DMA get %lld B, put %lld B\n"
+                  "    // (%lld plans costed, %d lowered)\n",
+                  m.name.c_str(), r.chosen.plan.describe().c_str(), e.seconds * 1e3, e.gflops,
+                  (long long)e.ldm_bytes, (long long)m.ldm_data_budget(), (long long)e.dma_get_bytes,
+                  (long long)e.dma_put_bytes, (long long)r.considered, r.lowered);
+    r.schedule_source = std::string(head) + body;
+    r.info = info;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+}  // namespace sw_auto
