@@ -1,14 +1,15 @@
 /** \file
  * sw_net: runs AlexNet or VGG-19 end to end on the emulated SW26010 core group, with the
- * hand Sunway schedules or the OpenACC-style baseline, and prints the top classes and a
- * per-layer table of what the emulator measured.
+ * hand Sunway schedules, the OpenACC-style baseline or the schedules of the Sunway
+ * autoscheduler, and prints the top classes and a per-layer table of what the emulator
+ * measured.
  *
  *   sw_net [--net alexnet|vgg19] [--image file.png | --input x.npy] [--weights dir]
- *          [--labels file] [--batch N] [--schedule hand|baseline] [--no-compare] [--top K]
- *          [--dump-output out.npy] [--report layers.csv|.json] [--trace trace.json]
+ *          [--labels file] [--batch N] [--schedule hand|baseline|auto] [--no-compare]
+ *          [--top K] [--dump-output out.npy] [--report layers.csv|.json] [--trace trace.json]
  *
- * With the hand schedules it also runs the baseline and reports the speedup per layer
- * (--no-compare skips that).
+ * With the hand or the autoscheduled schedules it also runs the baseline and reports the
+ * speedup per layer (--no-compare skips that).
  */
 #include "apps/io/image.h"
 #include "apps/io/npy.h"
@@ -36,8 +37,10 @@ namespace {
 
 const char *usage =
     "usage: sw_net [--net alexnet|vgg19] [--image file.png | --input x.npy] [--weights dir]\n"
-    "              [--labels file] [--batch N] [--schedule hand|baseline] [--no-compare] [--top K]\n"
+    "              [--labels file] [--batch N] [--schedule hand|baseline|auto] [--no-compare] [--top K]\n"
     "              [--dump-output out.npy] [--report layers.csv|layers.json] [--trace trace.json]\n"
+    "Schedules: hand (the hand Sunway schedules), baseline (OpenACC-style), auto (the Sunway\n"
+    "autoscheduler's); hand and auto are compared with the baseline unless --no-compare.\n"
     "Weights: <dir>/<layer>.weight.npy and <layer>.bias.npy (PyTorch layout: conv OIHW, fc [out, in]),\n"
     "layers named conv1..conv5, fc6..fc8 (AlexNet) or conv1_1..conv5_4, fc6..fc8 (VGG-19).\n"
     "Without --weights, deterministic seeded weights are used.\n";
@@ -91,8 +94,8 @@ Options parse(int argc, char **argv) {
     if (o.top < 1) throw std::runtime_error("--top must be at least 1");
     if (o.schedule == "hand") o.schedule = "sunway";
     if (o.net != "alexnet" && o.net != "vgg19") throw std::runtime_error("--net must be alexnet or vgg19, not '" + o.net + "'");
-    if (o.schedule != "sunway" && o.schedule != "baseline") {
-        throw std::runtime_error("--schedule must be hand or baseline, not '" + o.schedule + "'");
+    if (o.schedule != "sunway" && o.schedule != "baseline" && o.schedule != "auto") {
+        throw std::runtime_error("--schedule must be hand, baseline or auto, not '" + o.schedule + "'");
     }
     return o;
 }
@@ -170,14 +173,18 @@ int run(const Options &o) {
     std::vector<std::string> labels;
     if (!o.labels.empty()) labels = sw_io::load_labels(o.labels);
 
-    std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s schedules\n",
-                o.net.c_str(), o.schedule == "sunway" ? "hand Sunway" : "OpenACC-style baseline");
+    const char *schedules = o.schedule == "sunway" ? "hand Sunway schedules"
+                            : o.schedule == "auto" ? "autoscheduled by the Sunway autoscheduler"
+                                                   : "OpenACC-style baseline schedules";
+    std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n", o.net.c_str(),
+                schedules);
     std::printf("input: %s, batch %d (network compiled for batch %d: %d pass(es))\n", source.c_str(), o.batch,
                 compiled_batch, o.batch / compiled_batch);
     std::printf("%s\n", weights_note.c_str());
 
     const int64_t classes = net.output_shape()[1];
-    const bool compare = o.compare && o.schedule == "sunway";
+    const bool compare = o.compare && o.schedule != "baseline";
+    const std::string compared = o.schedule == "auto" ? "autoscheduled" : "hand";
     std::vector<float> probabilities;
     std::vector<sw_net::LayerRecord> total, baseline;
     std::vector<sw_net::TraceSpan> spans;
@@ -198,7 +205,8 @@ int run(const Options &o) {
             const std::vector<float> yb = loaded.run(x, "baseline", &base_records);
             for (size_t i = 0; i < y.size(); i++) {
                 if (!(std::fabs(y[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y[i]))) {
-                    throw std::runtime_error("the hand and baseline schedules disagree on output " + std::to_string(i));
+                    throw std::runtime_error("the " + compared + " and baseline schedules disagree on output " +
+                                             std::to_string(i));
                 }
             }
             accumulate(baseline, base_records);
@@ -221,7 +229,7 @@ int run(const Options &o) {
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
     sw_net::print_table(total, compare ? &baseline : nullptr, machine);
     std::printf("\nwall time on this machine: %.2f s for %d image(s)%s\n", secs, o.batch,
-                compare ? " (hand and baseline schedules)" : "");
+                compare ? (" (" + compared + " and baseline schedules)").c_str() : "");
     if (!o.report.empty()) {
         sw_net::write_report(o.report, o.net, total, compare ? &baseline : nullptr, machine);
         std::printf("per-layer report written to %s\n", o.report.c_str());

@@ -159,10 +159,15 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             if (plan.vector == Plan::Vector::Pure) {
                 const double blocks = double(points) / (lanes * plan.block);
                 const double p0 = o.float_ops * plan.block + info.loads_invariant;
-                const double p1 = info.loads_varying * plan.block + info.loads_invariant;
+                // The accumulators stay in registers over an inner reduction loop
+                // (PromoteAccumulators); with every tap unrolled and one point per chunk there
+                // is none, and each tap loads and stores them.
+                const bool promoted = !(plan.unroll_taps && chunk == 1);
+                const double p1 = info.loads_varying * plan.block + info.loads_invariant + (promoted ? 0 : 2 * plan.block);
                 if (plan.unroll_taps) {
                     chunk_compute += blocks * chunk *
-                                     issue_cycles(p0 * info.taps, p1 * info.taps + 1, kVectorLoopIntOps);
+                                     issue_cycles(p0 * info.taps, p1 * info.taps + 1,
+                                                  kVectorLoopIntOps + (promoted ? 0 : 4 * info.taps));
                 } else {
                     chunk_compute += blocks * red * issue_cycles(p0, p1 + 1, kVectorLoopIntOps);
                 }
@@ -192,12 +197,15 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     for (int iter = 0; iter < 4; iter++) {
         const double rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.get_bytes_per_cycle / std::max(1.0, streaming));
         const double put_rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.put_bytes_per_cycle / std::max(1.0, streaming));
-        auto dma = [&](const Transfer &t, double r) {
+        // A request's data moves after its own setup; the next request's setup overlaps it.
+        auto pipelined = [&](const Transfer &t, double r) {
             if (t.blocks == 0) return 0.0;
-            return std::max(t.blocks * dt.block_cycles, t.line_bytes / r) + lat;
+            const double setup = t.blocks * dt.block_cycles, data = t.line_bytes / r, n = std::max(1.0, t.requests);
+            return std::max(setup + data / n, setup / n + data);
         };
+        auto dma = [&](const Transfer &t, double r) { return t.blocks == 0 ? 0.0 : pipelined(t, r) + lat; };
         const double tg = dma(tile_get, rate), cg = dma(chunk_get, rate);
-        const double pt = put.blocks ? std::max(put.blocks * dt.block_cycles, put.line_bytes / put_rate) : 0;
+        const double pt = pipelined(put, put_rate);
         double chunk_part = db ? cg + (chunks - 1) * std::max(chunk_compute, cg) + chunk_compute
                                : chunks * (cg + chunk_compute);
         const double tile = tg + chunk_part + tile_compute + pt;
@@ -211,7 +219,14 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const double tiles = double(est.tiles);
     const double channel = tiles * (tile_get.line_bytes + chunks * chunk_get.line_bytes) / dt.get_bytes_per_cycle +
                            tiles * put.line_bytes / dt.put_bytes_per_cycle;
-    const double cycles = std::max(cpe_time, channel) + dt.spawn_cycles + dt.join_cycles;
+    // The CPEs run in step (same work per tile): while they set up requests, wait for the
+    // latency or compute without a transfer of theirs in flight, the channel idles. Those
+    // parts add to the channel's time; double buffering hides them behind the data.
+    const double setup_c = chunk_get.blocks * dt.block_cycles, setup_t = tile_get.blocks * dt.block_cycles;
+    const double idle_chunks = db ? setup_c + lat + chunk_compute : chunks * (setup_c + lat + chunk_compute);
+    const double idle = waves * (idle_chunks + (tile_get.blocks ? setup_t + lat : 0) + tile_compute +
+                                 put.blocks * dt.block_cycles);
+    const double cycles = std::max(cpe_time, channel + idle) + dt.spawn_cycles + dt.join_cycles;
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;
     est.dma_get_bytes = int64_t(tiles * (tile_get.bytes + chunks * chunk_get.bytes));

@@ -5,12 +5,14 @@
  *
  * Per tile of the busiest CPE (tiles go to the CPEs cyclically): the tile-level staging by
  * DMA, then per chunk of the reduction its staging and its compute (overlapped when double
- * buffered), the remaining stages, and the result written back. A DMA transfer costs
- * max(setup, data) + latency: setup is block_cycles per contiguous main-memory block, data its
+ * buffered), the remaining stages, and the result written back. The n requests of a transfer
+ * cost their setups and data pipelined (a request's data after its own setup, the next setup
+ * meanwhile) plus the latency: setup is block_cycles per contiguous main-memory block, data its
  * 128-byte-line bytes at the CPE's share of the channel (capped per CPE); the share follows
  * from how many CPEs move data at once (a fixed point on each CPE's share of time spent
  * moving data). The whole kernel cannot beat the channel itself (all line bytes at the
- * core group's bandwidth), and pays the launch and join.
+ * core group's bandwidth) plus the time the CPEs, running in step, leave it idle (setups,
+ * latencies and compute not overlapped by double buffering), and pays the launch and join.
  *
  * Compute follows the work-counting rules of WorkCount.h on the code the plan generates:
  * P0 (float, splats), P1 (loads, stores, loop branches) and integer work (either pipeline);

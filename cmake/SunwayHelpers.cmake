@@ -1,14 +1,22 @@
 # CMake helpers of the Sunway target, in the spirit of Halide's add_halide_generator and
 # add_halide_library.
 #
-# add_sw_generator(<target> SOURCES <generator sources...>)
+# add_sw_generator(<target> [SOURCES <generator sources...>] [OBJECTS <object libraries...>])
 #   An executable holding the generators and the Sunway driver (target_sw/SunwayGenGen.cpp).
+#   OBJECTS links generators already compiled into OBJECT libraries (e.g. layer_generators,
+#   generators/CMakeLists.txt), so that other executables can link the same objects.
 #
 # add_sw_library(<target> FROM <generator executable> GENERATOR <name>
-#                [FUNCTION_NAME <fn>] [MACHINE sw26010|sw26010-pro] [PARAMS <name=value>...])
+#                [FUNCTION_NAME <fn>] [MACHINE sw26010|sw26010-pro] [AUTOSCHEDULER <name>]
+#                [PARAMS <name=value>...])
 #   Runs the generator for the Sunway machine and builds the generated MPE and CPE sources
 #   into a static library linked against the athread emulator. Also writes
 #   <build>/<target>.gen/ with FUNCTION.{h,mpe.c,cpe.c,sw_args.h,stmt,sw_report.txt}.
+#   AUTOSCHEDULER <name> schedules the generator with that autoscheduler instead of its own
+#   schedules: the generator runs with `-p $<TARGET_FILE:sw_autoschedule> -s <name>
+#   auto_schedule=true` (the plugin of autoscheduler/, which registers "Sunway" and is told
+#   the machine's CPEs and LDM bytes by the driver), is re-run when the plugin changes, and
+#   also writes FUNCTION.schedule.h, the schedule the autoscheduler chose, as C++ source.
 #
 # add_sw_export(<target> LIBRARIES <sw libraries...>)
 #   A target that gathers the generated sources of those libraries, HalideRuntime.h and a
@@ -16,13 +24,19 @@
 #   no Sunway machine or sw5cc exists on this machine.
 
 function(add_sw_generator TARGET)
-    cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
-    add_executable(${TARGET} ${ARG_SOURCES} $<TARGET_OBJECTS:sw_gengen>)
-    target_link_libraries(${TARGET} PRIVATE sw_gengen sw_target Halide::Halide ${CMAKE_DL_LIBS})
+    cmake_parse_arguments(ARG "" "" "SOURCES;OBJECTS" ${ARGN})
+    set(objects "")
+    foreach (lib IN LISTS ARG_OBJECTS)
+        list(APPEND objects $<TARGET_OBJECTS:${lib}>)
+    endforeach ()
+    add_executable(${TARGET} ${ARG_SOURCES} ${objects} $<TARGET_OBJECTS:sw_gengen>)
+    # The autoscheduler plugin (-p) takes the Sunway passes from the executable.
+    set_target_properties(${TARGET} PROPERTIES ENABLE_EXPORTS ON)
+    target_link_libraries(${TARGET} PRIVATE ${ARG_OBJECTS} sw_gengen sw_target Halide::Halide ${CMAKE_DL_LIBS})
 endfunction()
 
 function(add_sw_library TARGET)
-    cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;MACHINE" "PARAMS" ${ARGN})
+    cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;MACHINE;AUTOSCHEDULER" "PARAMS" ${ARGN})
     if (NOT ARG_FROM OR NOT ARG_GENERATOR)
         message(FATAL_ERROR "add_sw_library(${TARGET}): FROM and GENERATOR are required")
     endif ()
@@ -36,13 +50,28 @@ function(add_sw_library TARGET)
     set(fn "${ARG_FUNCTION_NAME}")
     set(outputs "${dir}/${fn}.h" "${dir}/${fn}.mpe.c" "${dir}/${fn}.cpe.c" "${dir}/${fn}.sw_args.h"
                 "${dir}/${fn}.stmt" "${dir}/${fn}.sw_report.txt")
+    set(emit mpe,cpe,h,stmt,report)
+    set(deps ${ARG_FROM})
+    set(autoschedule "")
+    set(schedule_note "")
+    if (ARG_AUTOSCHEDULER)
+        if (NOT TARGET sw_autoschedule)
+            message(FATAL_ERROR "add_sw_library(${TARGET}): AUTOSCHEDULER needs the autoscheduler "
+                                "plugin target sw_autoschedule (autoscheduler/), which is not defined")
+        endif ()
+        set(autoschedule -p $<TARGET_FILE:sw_autoschedule> -s ${ARG_AUTOSCHEDULER} auto_schedule=true)
+        set(emit ${emit},schedule)
+        list(APPEND deps sw_autoschedule)
+        list(APPEND outputs "${dir}/${fn}.schedule.h")
+        set(schedule_note ", autoscheduled by ${ARG_AUTOSCHEDULER}")
+    endif ()
     add_custom_command(
         OUTPUT ${outputs}
         COMMAND ${CMAKE_COMMAND} -E make_directory "${dir}"
-        COMMAND ${ARG_FROM} -g ${ARG_GENERATOR} -f ${fn} -o "${dir}"
-                -e mpe,cpe,h,stmt,report target=${ARG_MACHINE} ${ARG_PARAMS}
-        DEPENDS ${ARG_FROM}
-        COMMENT "Generating Sunway code for ${fn} (${ARG_GENERATOR} on ${ARG_MACHINE})"
+        COMMAND ${ARG_FROM} -g ${ARG_GENERATOR} -f ${fn} -o "${dir}" -e ${emit} ${autoschedule}
+                target=${ARG_MACHINE} ${ARG_PARAMS}
+        DEPENDS ${deps}
+        COMMENT "Generating Sunway code for ${fn} (${ARG_GENERATOR} on ${ARG_MACHINE}${schedule_note})"
         VERBATIM)
     add_library(${TARGET} STATIC "${dir}/${fn}.mpe.c" "${dir}/${fn}.cpe.c")
     set_target_properties(${TARGET} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)

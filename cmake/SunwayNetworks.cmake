@@ -1,13 +1,16 @@
 # The networks, layer by layer, as generator invocations.
 #
 # sw_network(<prefix> NET alexnet|vgg19|vgg16 [CHANNEL_DIV d] [INPUT s] [BATCH n] [CLASSES k]
-#            [SCHEDULES sunway baseline ...])
+#            [SCHEDULES sunway baseline auto ...])
 #   Builds one Sunway library per layer and schedule (function <prefix>_<layer>_<schedule>)
 #   and a library <prefix> that links them all and defines
 #     const sw_net::NetworkTable &<prefix>_table();   (apps/net/network.h)
 #   with each layer's name, generator, parameters and functions.
 #   CHANNEL_DIV and INPUT make reduced configurations (channel counts divided, smaller
 #   input) for tests; the defaults are the published networks.
+#   A schedule is a generator's `schedule=` (sunway, baseline), or `auto`: the layer
+#   scheduled by the Sunway autoscheduler (add_sw_library's AUTOSCHEDULER Sunway, the
+#   sw_autoschedule plugin of autoscheduler/).
 
 function(_sw_layer name kind params)
     set(SW_NET_LAYERS ${SW_NET_LAYERS} "${name}|${kind}|${params}" PARENT_SCOPE)
@@ -133,8 +136,13 @@ function(sw_network PREFIX)
         set(fns "")
         foreach (schedule IN LISTS A_SCHEDULES)
             set(fn ${PREFIX}_${name}_${schedule})
-            add_sw_library(${fn} FROM layers.generator GENERATOR ${kind} MACHINE ${A_MACHINE}
-                           PARAMS ${param_list} schedule=${schedule})
+            if (schedule STREQUAL "auto")
+                add_sw_library(${fn} FROM layers.generator GENERATOR ${kind} MACHINE ${A_MACHINE}
+                               AUTOSCHEDULER Sunway PARAMS ${param_list})
+            else ()
+                add_sw_library(${fn} FROM layers.generator GENERATOR ${kind} MACHINE ${A_MACHINE}
+                               PARAMS ${param_list} schedule=${schedule})
+            endif ()
             list(APPEND libs ${fn})
             string(APPEND decls "SW_DECLARE(${fn}, ${nargs})\n")
             string(APPEND fns ", ${fn}")

@@ -4,6 +4,9 @@
  *            | baseline the OpenACC-style Sunway baseline (schedules/, documented there)
  *            | cpu      a plain x86 schedule for Halide's own CPU build (reference)
  *   machine  = the Sunway machine whose LDM the schedule fits (set by the driver from target=)
+ * Built with auto_schedule=true (the driver's -p/-s, see target_sw/SunwayGenGen.cpp), a
+ * generator is scheduled by the autoscheduler instead: its schedule() then returns at once
+ * (autoscheduled()), leaving the pipeline unscheduled, and `schedule` is ignored.
  */
 #ifndef GENERATORS_LAYER_GENERATOR_H
 #define GENERATORS_LAYER_GENERATOR_H
@@ -36,6 +39,10 @@ protected:
         throw sw::UserError("unknown schedule '" + s + "' (sunway, baseline or cpu)");
     }
     const sw::Machine &target_machine() const { return sw::machine_param(machine); }
+    /** True when the generator is built with auto_schedule=true: an autoscheduler schedules
+     * the pipeline after schedule(), which must then apply none of the hand, baseline or CPU
+     * schedules (Halide's autoschedulers refuse partially scheduled Funcs). */
+    bool autoscheduled() const { return this->get_auto_schedule(); }
 };
 
 }  // namespace layers

@@ -88,6 +88,7 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
+        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::Conv2DStages st{output, conv, input, weights, bias, padded, has_padding, x, y, c, n, r};
         switch (schedule_kind()) {
         case layers::ScheduleKind::Sunway:

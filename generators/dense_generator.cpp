@@ -44,6 +44,7 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
+        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::DenseStages st{output, acc, input, weights, bias, o, n, r};
         switch (schedule_kind()) {
         case layers::ScheduleKind::Sunway:

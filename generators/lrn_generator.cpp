@@ -46,6 +46,7 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
+        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::LrnStages st{output, result, norm, input, x, y, c, n};
         const schedules::LrnShape s{batch, channels, height, width, size};
         switch (schedule_kind()) {

@@ -78,6 +78,7 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
+        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::PoolStages st{output, pool, input, x, y, c, n};
         switch (schedule_kind()) {
         case layers::ScheduleKind::Sunway:

@@ -26,6 +26,7 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
+        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::ReluStages st{output, result, input, i};
         switch (schedule_kind()) {
         case layers::ScheduleKind::Sunway:

@@ -36,6 +36,7 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
+        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::SoftmaxStages st{output, result, exps, maxv, sum, input, c, n};
         if (schedule_kind() == layers::ScheduleKind::Cpu) {
             schedules::schedule_softmax_cpu(st);

@@ -2,34 +2,78 @@
  * The generator driver, in the spirit of Halide's GenGen, linked into every generator
  * executable:
  *
- *   <gen> -g NAME [-f FUNCTION] -o DIR [-e mpe,cpe,h,stmt,report] [-p PLUGIN.so] [-s NAME]
- *         target=sw26010|sw26010-pro [param=value ...]
+ *   <gen> -g NAME [-f FUNCTION] -o DIR [-e mpe,cpe,h,stmt,report,schedule] [-p PLUGIN.so]
+ *         [-s AUTOSCHEDULER] target=sw26010|sw26010-pro [auto_schedule=true]
+ *         [machine_params=P,C,B] [param=value ...]
  *
  * For a Sunway target it builds the generator's module with unchanged Halide 14, runs the
  * Sunway lowering and writes, in DIR: FUNCTION.mpe.c (host), FUNCTION.cpe.c (CPE kernels),
  * FUNCTION.h (signature), FUNCTION.sw_args.h (kernel argument structs), FUNCTION.stmt (IR
  * after each step, with -e stmt) and FUNCTION.sw_report.txt (LDM and DMA summary). For any
  * other target it hands over to Halide's own GenGen (e.g. target=host for a CPU reference).
+ *
+ * Autoscheduling: -p loads an autoscheduler plugin (e.g. libsw_autoschedule.so, which
+ * registers "Sunway"), -s names the autoscheduler, and auto_schedule=true builds the
+ * generator with it instead of its own schedules (LayerGenerator::autoscheduled()). The
+ * autoscheduler is told the targeted machine by sunway_machine_params (GeneratorSupport.h):
+ * parallelism = the CPEs of a core group, last_level_cache_size = the LDM bytes of a CPE;
+ * machine_params=P,C,B overrides that. -e schedule then also writes FUNCTION.schedule.h,
+ * the schedule the autoscheduler chose as C++ source.
  */
 #include "Halide.h"
 #include "target_sw/CodeGen_CPE.h"
 #include "target_sw/CodeGen_MPE.h"
 #include "target_sw/Errors.h"
+#include "target_sw/GeneratorSupport.h"
 #include "target_sw/SunwayLowering.h"
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
 namespace {
 
 const char *usage =
-    "usage: GENERATOR -g NAME [-f FUNCTION] -o DIR [-e mpe,cpe,h,stmt,report]\n"
-    "                 [-p PLUGIN.so] [-s AUTOSCHEDULER] target=sw26010|sw26010-pro [param=value ...]\n"
+    "usage: GENERATOR -g NAME [-f FUNCTION] -o DIR [-e mpe,cpe,h,stmt,report,schedule]\n"
+    "                 [-p PLUGIN.so] [-s AUTOSCHEDULER] target=sw26010|sw26010-pro\n"
+    "                 [auto_schedule=true [machine_params=PARALLELISM,CACHE_BYTES,BALANCE]]\n"
+    "                 [param=value ...]\n"
+    "       auto_schedule=true schedules with the autoscheduler -s names (loaded with -p), told\n"
+    "       the machine's CPEs and LDM bytes unless machine_params= is given; -e schedule writes\n"
+    "       the schedule it chose (FUNCTION.schedule.h)\n"
     "       (any other target= is handed to Halide's GenGen)\n";
+
+/** The outputs -e accepts. */
+const std::set<std::string> &emit_kinds() {
+    static const std::set<std::string> kinds{"mpe", "cpe", "h", "stmt", "report", "schedule"};
+    return kinds;
+}
+
+/** Halide 14 keeps its table of autoschedulers in the private static
+ * Pipeline::get_autoscheduler_map(). An explicit instantiation may name a private member
+ * ([temp.explicit]): AutoschedulerMapAccess is instantiated with its address, which its
+ * friend autoscheduler_map_fn() returns. The driver uses it to check the name given to -s
+ * before Pipeline::set_default_autoscheduler_name, and to list the registered names. */
+using AutoschedulerMapFn = std::map<std::string, Halide::AutoSchedulerFn> &(*)();
+AutoschedulerMapFn autoscheduler_map_fn();
+template<AutoschedulerMapFn F>
+struct AutoschedulerMapAccess {
+    friend AutoschedulerMapFn autoscheduler_map_fn() { return F; }
+};
+template struct AutoschedulerMapAccess<&Halide::Pipeline::get_autoscheduler_map>;
+
+/** The names of the registered autoschedulers, separated by spaces, or "none". */
+std::string registered_autoschedulers() {
+    std::string names;
+    for (const auto &entry : autoscheduler_map_fn()()) names += (names.empty() ? "" : " ") + entry.first;
+    return names.empty() ? "none" : names;
+}
 
 struct Options {
     std::string generator, function, out_dir, target, autoscheduler;
@@ -64,8 +108,8 @@ Options parse(int argc, char **argv) {
             o.emit.clear();
             std::stringstream list(value());
             for (std::string e; std::getline(list, e, ',');) {
-                if (!std::set<std::string>{"mpe", "cpe", "h", "stmt", "report"}.count(e)) {
-                    throw sw::UserError("unknown output '" + e + "' for -e (mpe,cpe,h,stmt,report)");
+                if (!emit_kinds().count(e)) {
+                    throw sw::UserError("unknown output '" + e + "' for -e (mpe,cpe,h,stmt,report,schedule)");
                 }
                 o.emit.insert(e);
             }
@@ -97,6 +141,33 @@ void write_file(const std::string &path, const std::string &text) {
     if (!f) throw sw::UserError("cannot write " + path);
 }
 
+/** FUNCTION.schedule.h: the autoscheduler's schedule source as a header. The Sunway
+ * autoscheduler's source is a whole function, apply_schedule_<output>(pipeline, target),
+ * using sw::LDM and sw::double_buffer; a source that defines no apply_schedule_ function
+ * (the statements Halide's own autoschedulers return) is wrapped in
+ * apply_schedule_FUNCTION(pipeline, target) as Halide's GenGen does. */
+std::string schedule_header(const Options &o, const sw::Machine &machine, const Halide::AutoSchedulerResults &r) {
+    std::string guard = o.function + "_SCHEDULE_H";
+    for (char &ch : guard) ch = std::isalnum((unsigned char)ch) ? char(std::toupper((unsigned char)ch)) : '_';
+    std::string source = r.schedule_source;
+    if (source.find("apply_schedule_") == std::string::npos) {
+        source = "inline void apply_schedule_" + o.function +
+                 "(::Halide::Pipeline pipeline, ::Halide::Target target) {\n"
+                 "    using ::Halide::Func;\n    using ::Halide::MemoryType;\n    using ::Halide::RVar;\n"
+                 "    using ::Halide::TailStrategy;\n    using ::Halide::Var;\n" +
+                 source + "}\n";
+    }
+    std::ostringstream h;
+    h << "// " << o.function << ".schedule.h: the schedule the " << r.scheduler_name << " autoscheduler chose for "
+      << o.function << " (generator " << o.generator << ", target=" << machine.name
+      << ", machine_params=" << r.machine_params_string << ").\n"
+      << "// Machine generated by the Sunway generator driver (-e schedule).\n"
+      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+      << "#include \"Halide.h\"\n#include \"target_sw/DoubleBuffer.h\"\n#include \"target_sw/PlaceLdmBuffers.h\"\n\n"
+      << source << (source.empty() || source.back() == '\n' ? "" : "\n") << "\n#endif  // " << guard << "\n";
+    return h.str();
+}
+
 int run_sunway(const Options &o) {
     const sw::Machine *machine = sw::machine_by_name(o.target);
     for (const std::string &p : o.plugins) {
@@ -104,7 +175,13 @@ int run_sunway(const Options &o) {
             throw sw::UserError("cannot load plugin " + p + ": " + dlerror());
         }
     }
-    if (!o.autoscheduler.empty()) Halide::Pipeline::set_default_autoscheduler_name(o.autoscheduler);
+    if (!o.autoscheduler.empty()) {
+        if (!autoscheduler_map_fn()().count(o.autoscheduler)) {
+            throw sw::UserError("unknown autoscheduler '" + o.autoscheduler + "' for -s (registered: " +
+                                registered_autoschedulers() + "; load its plugin with -p)");
+        }
+        Halide::Pipeline::set_default_autoscheduler_name(o.autoscheduler);
+    }
 
     const auto known = Halide::Internal::GeneratorRegistry::enumerate();
     if (std::find(known.begin(), known.end(), o.generator) == known.end()) {
@@ -115,13 +192,34 @@ int run_sunway(const Options &o) {
     Halide::Internal::GeneratorParamsMap params = o.params;
     bool auto_schedule = false;
     if (params.count("auto_schedule")) {
-        auto_schedule = params["auto_schedule"].string_value == "true";
+        const std::string v = params["auto_schedule"].string_value;
+        if (v != "true" && v != "false") {
+            throw sw::UserError("auto_schedule must be true or false, not '" + v + "'");
+        }
+        auto_schedule = v == "true";
         params.erase("auto_schedule");
     }
-    params.erase("machine_params");
+    Halide::MachineParams machine_params = sw::sunway_machine_params(*machine);
+    if (params.count("machine_params")) {
+        const std::string v = params["machine_params"].string_value;
+        try {
+            machine_params = Halide::MachineParams(v);
+        } catch (const Halide::Error &) {
+            throw sw::UserError("machine_params must be PARALLELISM,CACHE_BYTES,BALANCE (e.g. " +
+                                sw::sunway_machine_params(*machine).to_string() + "), not '" + v + "'");
+        }
+        params.erase("machine_params");
+    }
+    if (auto_schedule && o.autoscheduler.empty()) {
+        throw sw::UserError("auto_schedule=true needs -s AUTOSCHEDULER (registered: " + registered_autoschedulers() +
+                            "; load its plugin with -p)");
+    }
+    if (o.emit.count("schedule") && !auto_schedule) {
+        throw sw::UserError("-e schedule writes the autoscheduler's schedule: it needs auto_schedule=true");
+    }
     if (!params.count("machine")) params["machine"] = machine->name;
 
-    Halide::GeneratorContext context(sw::halide_target_for_sunway(), auto_schedule);
+    Halide::GeneratorContext context(sw::halide_target_for_sunway(), auto_schedule, machine_params);
     auto gen = Halide::Internal::GeneratorRegistry::create(o.generator, context);
     gen->set_generator_param_values(params);
     Halide::Module module = gen->build_module(o.function);
@@ -144,6 +242,14 @@ int run_sunway(const Options &o) {
     if (o.emit.count("cpe")) write_file(base + ".cpe.c", sw::generate_cpe_source(f, args_header));
     if (o.emit.count("stmt")) write_file(base + ".stmt", ir.str());
     if (o.emit.count("report")) write_file(base + ".sw_report.txt", sw::describe(f));
+    if (o.emit.count("schedule")) {
+        const Halide::AutoSchedulerResults *results = module.get_auto_scheduler_results();
+        if (!results || results->schedule_source.empty()) {
+            throw sw::UserError("the autoscheduler '" + o.autoscheduler + "' returned no schedule source for " +
+                                o.function);
+        }
+        write_file(base + ".schedule.h", schedule_header(o, *machine, *results));
+    }
     return 0;
 }
 

@@ -1,7 +1,8 @@
 /** \file
  * sw_net on bad input: a missing, truncated or non-PNG image, weight files of the wrong
- * shape or dtype, a missing weight file, a bad --batch: one clear message and a non-zero
- * exit, never a crash.
+ * shape or dtype, a missing weight file, a bad --batch or --schedule: one clear message and
+ * a non-zero exit, never a crash. Also one good run: --schedule auto (the autoscheduled
+ * AlexNet).
  */
 #include "apps/io/npy.h"
 
@@ -89,5 +90,17 @@ TEST_F(AppErrors, InputTensorOfTheWrongShape) {
 }
 
 TEST_F(AppErrors, UnknownOption) { expect_error(run_app("--frobnicate"), "unknown argument '--frobnicate'"); }
+
+TEST_F(AppErrors, UnknownSchedule) {
+    expect_error(run_app("--schedule fast"), "--schedule must be hand, baseline or auto, not 'fast'");
+}
+
+// Not an error: the autoscheduled AlexNet runs and says so (no baseline with --no-compare).
+TEST_F(AppErrors, AutoscheduledRuns) {
+    const Result r = run_app("--schedule auto --no-compare --top 1");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("autoscheduled"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("speedup"), std::string::npos) << r.output;
+}
 
 }  // namespace

@@ -1,7 +1,8 @@
 /** \file
  * The networks: reduced AlexNet and VGG-19 (channels / 8, small input, batch 2) end to end on
- * the emulated core group, hand and baseline schedules, against the naive reference layers
- * chained in plain C++; and the full-size layer tables against the published architectures.
+ * the emulated core group, hand, baseline and autoscheduled (Sunway autoscheduler), against
+ * the naive reference layers chained in plain C++; and the full-size layer tables against
+ * the published architectures.
  */
 #include "apps/io/weights.h"
 #include "apps/net/network.h"
@@ -107,8 +108,10 @@ TEST_P(ReducedNetwork, MatchesTheNaiveReferenceChain) {
 INSTANTIATE_TEST_SUITE_P(Nets, ReducedNetwork,
                          testing::Values(NetRun{"alexnet_hand", alexnet_small_table, "sunway"},
                                          NetRun{"alexnet_baseline", alexnet_small_table, "baseline"},
+                                         NetRun{"alexnet_auto", alexnet_small_table, "auto"},
                                          NetRun{"vgg19_hand", vgg19_small_table, "sunway"},
-                                         NetRun{"vgg19_baseline", vgg19_small_table, "baseline"}),
+                                         NetRun{"vgg19_baseline", vgg19_small_table, "baseline"},
+                                         NetRun{"vgg19_auto", vgg19_small_table, "auto"}),
                          [](const testing::TestParamInfo<NetRun> &i) { return std::string(i.param.name); });
 
 double total_gflop_of_weighted_layers(const Network &net) {

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <sstream>
 
@@ -82,6 +83,8 @@ std::string sanitize(const std::string &s) {
 std::string cache_key(const std::string &gen, const std::string &name,
                       const std::map<std::string, std::string> &params, const JitOptions &o) {
     std::string k = gen + '\n' + name + '\n' + o.target + '\n' + o.cc + '\n';
+    for (const std::string &a : o.extra_args) k += "arg " + a + '\n';
+    for (const auto &e : o.env) k += "env " + e.first + '=' + e.second + '\n';
     for (const auto &p : params) k += p.first + '=' + p.second + '\n';
     return k;
 }
@@ -101,11 +104,14 @@ struct JitAccess {
     }
 };
 
-int run_command(const std::vector<std::string> &argv, std::string *output) {
+int run_command(const std::vector<std::string> &argv, std::string *output,
+                const std::map<std::string, std::string> &env) {
     output->clear();
     if (argv.empty()) return -1;
     int fds[2];
-    if (pipe(fds) != 0) {
+    // Close-on-exec: a child started concurrently from another thread must not inherit
+    // this pipe's write end (we would then wait for its exit too before seeing EOF).
+    if (pipe2(fds, O_CLOEXEC) != 0) {
         *output = std::string("pipe: ") + std::strerror(errno);
         return -1;
     }
@@ -124,6 +130,7 @@ int run_command(const std::vector<std::string> &argv, std::string *output) {
         dup2(fds[1], 2);
         close(fds[0]);
         close(fds[1]);
+        for (const auto &e : env) setenv(e.first.c_str(), e.second.c_str(), 1);
         execvp(args[0], args.data());
         std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
         _exit(127);
@@ -216,12 +223,13 @@ JitBuild build_uncached(const std::string &gen, const std::string &name,
     };
 
     // 1. Generate.
-    std::vector<std::string> g = {gen, "-g", name, "-f", fn, "-o", dir, "-e", "mpe,cpe,h",
-                                  "target=" + o.target};
+    std::vector<std::string> g = {gen, "-g", name, "-f", fn, "-o", dir, "-e", "mpe,cpe,h"};
+    g.insert(g.end(), o.extra_args.begin(), o.extra_args.end());
+    g.push_back("target=" + o.target);
     for (const auto &p : params) g.push_back(p.first + "=" + p.second);
     std::string out;
     if (verbose) std::fprintf(stderr, "[jit] %s\n", join(g).c_str());
-    int rc = run_command(g, &out);
+    int rc = run_command(g, &out, o.env);
     if (rc != 0) {
         return fail(JitBuild::GeneratorFailed, "generator failed (exit status " + std::to_string(rc) +
                                                    "): " + join(g) + "\n" + out);
@@ -268,15 +276,31 @@ JitBuild build_uncached(const std::string &gen, const std::string &name,
 
 JitBuild jit_build_layer(const std::string &generator_exe, const std::string &generator_name,
                          const std::map<std::string, std::string> &params, const JitOptions &options) {
+    // One entry per key, filled once; the lock is held only to find or add the entry, so
+    // different layers build in parallel and a second request for a layer under way waits.
     static std::mutex mutex;
-    static std::map<std::string, JitBuild> cache;  // destroyed at exit: removes the directories
-    std::lock_guard<std::mutex> lock(mutex);
+    static std::map<std::string, std::shared_future<JitBuild>> cache;  // destroyed at exit: removes the directories
     const std::string key = cache_key(generator_exe, generator_name, params, options);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    JitBuild b = build_uncached(generator_exe, generator_name, params, options);
-    cache[key] = b;
-    return b;
+    std::promise<JitBuild> promise;
+    std::shared_future<JitBuild> entry;
+    bool build = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = cache.find(key);
+        if (it == cache.end()) {
+            it = cache.emplace(key, promise.get_future().share()).first;
+            build = true;
+        }
+        entry = it->second;
+    }
+    if (build) {
+        try {
+            promise.set_value(build_uncached(generator_exe, generator_name, params, options));
+        } catch (...) {
+            promise.set_exception(std::current_exception());
+        }
+    }
+    return entry.get();
 }
 
 }  // namespace sw_test

@@ -8,8 +8,9 @@
  *                           output.raw_buffer()});
  *
  * jit_build_layer runs
- *   <generator> -g <name> -f <fn> -o <tmpdir> -e mpe,cpe,h target=sw26010 k=v ...
- * (fn a unique C identifier), compiles <fn>.mpe.c and <fn>.cpe.c into lib<fn>.so with
+ *   <generator> -g <name> -f <fn> -o <tmpdir> -e mpe,cpe,h <extra args> target=sw26010 k=v ...
+ * (fn a unique C identifier; extra args from JitOptions, e.g. -p plugin.so -s Sunway
+ * auto_schedule=true), compiles <fn>.mpe.c and <fn>.cpe.c into lib<fn>.so with
  *   <cc> -std=c99 -O1 -fPIC -shared -DATHREAD_EMULATOR -I<tmpdir> -I<emulator include>
  *        -I<Halide runtime include> ... -lm
  * and dlopens it (RTLD_NOW | RTLD_LOCAL). The library leaves the athread symbols
@@ -18,8 +19,10 @@
  *   target_link_libraries(x PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,athread_emu>")
  *   set_target_properties(x PROPERTIES ENABLE_EXPORTS ON)
  *
- * Results (successes and failures) are cached per (generator, name, params, target) for
- * the life of the process. The temporary directory (under $TMPDIR or /tmp) is removed when
+ * Results (successes and failures) are cached per (generator, name, params, target, cc,
+ * extra args) for the life of the process. Builds of different layers may run
+ * concurrently from several threads; a build asked for while the same one is under way
+ * waits for it. The temporary directory (under $TMPDIR or /tmp) is removed when
  * the process exits (the emulator reads the loaded module's file for its __thread_local
  * accounting, so it stays while the library is loaded); set SW_JIT_KEEP=1 to keep it, and
  * SW_JIT_VERBOSE=1 to print the commands.
@@ -82,16 +85,23 @@ struct JitOptions {
     std::string cc;               ///< empty: SW_JIT_CC or "cc"
     std::string emulator_include; ///< empty: SW_JIT_EMULATOR_INCLUDE
     std::string halide_include;   ///< empty: SW_JIT_HALIDE_INCLUDE or /usr/include/halide14
+    /** Passed to the generator before target= and the k=v params (e.g. {"-p",
+     *  "libsw_autoschedule.so", "-s", "Sunway", "auto_schedule=true"}). */
+    std::vector<std::string> extra_args;
+    /** Environment variables set for the generator (e.g. SW_AUTOSCHEDULE_PICK). */
+    std::map<std::string, std::string> env;
 };
 
-/** Generates, compiles and loads one layer (or returns the cached result). Thread-safe. */
+/** Generates, compiles and loads one layer (or returns the cached result). Thread-safe:
+ *  different layers build in parallel. */
 JitBuild jit_build_layer(const std::string &generator_exe, const std::string &generator_name,
                          const std::map<std::string, std::string> &params,
                          const JitOptions &options = JitOptions());
 
 /** Runs argv (no shell) and returns its exit status (-1 if it could not run, 128+signal if
  *  killed); *output gets stdout and stderr interleaved. */
-int run_command(const std::vector<std::string> &argv, std::string *output);
+int run_command(const std::vector<std::string> &argv, std::string *output,
+                const std::map<std::string, std::string> &env = {});
 
 }  // namespace sw_test
 

@@ -1,0 +1,121 @@
+/** \file
+ * auto_bench: every AlexNet and VGG-19 layer (batch 1) scheduled by the Sunway
+ * autoscheduler, by hand and by the OpenACC-style baseline, run side by side on the emulated
+ * core group (modelled SW26010 time of the emulator's timing model), with the model's own
+ * prediction for the autoscheduled layer and the time the autoscheduler took for each
+ * network (the autoschedule CLI's --net run). Last line:
+ *   RESULT auto_vs_hand_geomean=<x> auto_within_10pct_of_hand=<f> auto_beats_hand=<f> schedule_seconds_vgg19=<s>
+ * auto_vs_hand_geomean: geometric mean of hand time / auto time over the layers of both
+ * networks (> 1: the autoscheduler is faster); auto_within_10pct_of_hand: the share of
+ * layers whose auto time is at most 1.1 x the hand time; auto_beats_hand: the share where it
+ * is lower; schedule_seconds_vgg19: wall time of `autoschedule --net vgg19` on this machine.
+ *
+ *   auto_bench
+ */
+#include "apps/io/weights.h"
+#include "apps/net/network.h"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+
+const sw_net::NetworkTable &alexnet_table();
+const sw_net::NetworkTable &vgg19_table();
+
+namespace {
+
+struct Totals {
+    double log_ratio = 0;
+    int layers = 0, within = 0, beats = 0;
+};
+
+/** Runs the autoschedule CLI on a network; returns its wall time and fills \p predicted
+ * (milliseconds per layer, in order). */
+double schedule_network(const std::string &net, std::vector<double> *predicted) {
+    const std::string cmd = std::string(SW_AUTOSCHEDULE_CLI) + " --net " + net;
+    FILE *p = popen(cmd.c_str(), "r");
+    if (!p) return -1;
+    char line[1024];
+    double seconds = -1;
+    bool table = false;
+    while (std::fgets(line, sizeof line, p)) {
+        const std::string l = line;
+        if (l.rfind("layer ", 0) == 0) {
+            table = true;
+            continue;
+        }
+        if (l.rfind("total:", 0) == 0) {
+            const size_t in = l.rfind(" in ");
+            if (in != std::string::npos) seconds = std::atof(l.c_str() + in + 4);
+            table = false;
+            continue;
+        }
+        if (!table) continue;
+        // layer kind plan... pred_ms GFLOPS LDM DMA sched_s: the fourth field from the end.
+        std::vector<std::string> f;
+        std::string w;
+        for (char c : l) {
+            if (c == ' ' || c == '\n') {
+                if (!w.empty()) f.push_back(w), w.clear();
+            } else {
+                w += c;
+            }
+        }
+        if (f.size() >= 5) predicted->push_back(std::atof(f[f.size() - 5].c_str()));
+    }
+    if (pclose(p) != 0) return -1;
+    return seconds;
+}
+
+void run(const sw_net::NetworkTable &table, Totals &t, const std::vector<double> &predicted) {
+    sw_net::Network net(table);
+    net.load_parameters([](const std::string &layer, const std::string &what, const sw_net::Shape &s) {
+        return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
+    });
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> dist(-2.f, 2.f);
+    std::vector<float> x(size_t(sw_net::elements(net.input_shape())));
+    for (float &v : x) v = dist(rng);
+    std::vector<sw_net::LayerRecord> hand, base, autos;
+    const std::vector<float> yh = net.run(x, "sunway", &hand);
+    net.run(x, "baseline", &base);
+    const std::vector<float> ya = net.run(x, "auto", &autos);
+    double worst = 0;
+    for (size_t i = 0; i < yh.size(); i++) worst = std::max(worst, double(std::fabs(yh[i] - ya[i])));
+    std::printf("\n== %s, batch 1 (modelled SW26010 ms; auto and hand outputs differ by at most %.2g) ==\n",
+                table.name.c_str(), worst);
+    std::printf("%-8s %-8s %12s %12s %12s %12s %10s\n", "layer", "kind", "baseline", "hand", "auto", "auto pred",
+                "hand/auto");
+    for (size_t i = 0; i < hand.size(); i++) {
+        const double h = hand[i].modelled_seconds, a = autos[i].modelled_seconds, b = base[i].modelled_seconds;
+        const double ratio = h / a;
+        std::printf("%-8s %-8s %12.3f %12.3f %12.3f %12.3f %10.2f\n", hand[i].name.c_str(), hand[i].kind.c_str(),
+                    b * 1e3, h * 1e3, a * 1e3, i < predicted.size() ? predicted[i] : -1.0, ratio);
+        t.log_ratio += std::log(ratio);
+        t.layers++;
+        t.within += a <= 1.1 * h;
+        t.beats += a < h;
+    }
+}
+
+}  // namespace
+
+int main() {
+    Totals t;
+    std::vector<double> pred_alexnet, pred_vgg;
+    const double s_alexnet = schedule_network("alexnet", &pred_alexnet);
+    const double s_vgg = schedule_network("vgg19", &pred_vgg);
+    if (s_alexnet < 0 || s_vgg < 0) {
+        std::fprintf(stderr, "error: the autoschedule CLI failed (%s)\n", SW_AUTOSCHEDULE_CLI);
+        return 1;
+    }
+    run(alexnet_table(), t, pred_alexnet);
+    run(vgg19_table(), t, pred_vgg);
+    std::printf("\nautoscheduler time (autoschedule --net, this machine): alexnet %.2f s, vgg19 %.2f s\n", s_alexnet,
+                s_vgg);
+    std::printf("RESULT auto_vs_hand_geomean=%.3f auto_within_10pct_of_hand=%.3f auto_beats_hand=%.3f "
+                "schedule_seconds_vgg19=%.2f\n",
+                std::exp(t.log_ratio / t.layers), double(t.within) / t.layers, double(t.beats) / t.layers, s_vgg);
+    return 0;
+}

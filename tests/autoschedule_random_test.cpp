@@ -1,0 +1,584 @@
+/** \file
+ * The Sunway autoscheduler on seeded random layer shapes: conv2d (batch, odd channel
+ * counts, groups, rectangular kernels, per-axis strides, per-side padding, ReLU), pooling
+ * (max / average, padding, ceil mode, count_include_pad), dense (alpha, beta, ReLU) and LRN.
+ * For every shape the layer is generated with the autoscheduler plugin
+ *   layers.generator ... -p libsw_autoschedule.so -s Sunway auto_schedule=true target=sw26010 ...
+ * compiled and loaded (tests/support/jit_layer.h), and run on the emulated core group with
+ * random inputs and weights against reference/naive_layers.h
+ * (|actual - expected| <= 1e-4 + 1e-4 |expected|, as layers_test). A successful build means
+ * the schedule fits the LDM (the lowering checks every LDM buffer's constant bound); the
+ * emulator checks it again at run time, with every DMA.
+ * Determinism: for a few of the shapes the generator runs twice, in two processes, and the
+ * generated FUNCTION.cpe.c and FUNCTION.schedule.h (the schedule the autoscheduler chose)
+ * must be identical once the function names are made equal.
+ *
+ * The shapes come from std::mt19937 with fixed seeds (SW_AUTOSCHEDULE_TEST_SEED=<n> adds n
+ * to every seed, to explore other shapes). Builds run in parallel (SW_TEST_JOBS threads,
+ * default 2-4); every shape then runs in a forked child, so an emulator error (it ends the
+ * process) or a hang (killed after 120 s) fails that shape only, and the message names the
+ * shape's generator parameters. SW_AUTOSCHEDULE_TEST_HAND=1 uses the hand schedules
+ * instead of the plugin, to check the harness itself.
+ */
+#include "HalideBuffer.h"
+#include "reference/naive_layers.h"
+#include "tests/support/jit_layer.h"
+
+#include <athread_emu.h>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef SW_LAYERS_GENERATOR
+#error "SW_LAYERS_GENERATOR (path of layers.generator) must be defined"
+#endif
+#ifndef SW_AUTOSCHEDULE_PLUGIN
+#error "SW_AUTOSCHEDULE_PLUGIN (path of libsw_autoschedule.so) must be defined"
+#endif
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+using Params = std::map<std::string, std::string>;
+
+bool env_flag(const char *name) {
+    const char *v = std::getenv(name);
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
+int env_int(const char *name, int fallback) {
+    const char *v = std::getenv(name);
+    return v && *v ? std::atoi(v) : fallback;
+}
+
+unsigned seed(unsigned base) { return base + unsigned(env_int("SW_AUTOSCHEDULE_TEST_SEED", 0)); }
+
+bool use_hand_schedules() { return env_flag("SW_AUTOSCHEDULE_TEST_HAND"); }
+
+/** The generator arguments that select the autoscheduler. */
+std::vector<std::string> autoschedule_args() {
+    if (use_hand_schedules()) return {};
+    return {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
+}
+
+sw_test::JitOptions jit_options() {
+    sw_test::JitOptions o;
+    o.extra_args = autoschedule_args();
+    return o;
+}
+
+int jobs() {
+    const int n = env_int("SW_TEST_JOBS", 0);
+    if (n > 0) return n;
+    return std::clamp(int(std::thread::hardware_concurrency()), 2, 4);
+}
+
+/** f(0) .. f(n-1) on jobs() threads. */
+void parallel_for(int n, const std::function<void(int)> &f) {
+    std::atomic<int> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < std::min(jobs(), n); t++) {
+        pool.emplace_back([&] {
+            for (int i; (i = next++) < n;) f(i);
+        });
+    }
+    for (std::thread &t : pool) t.join();
+}
+
+std::string str(int v) { return std::to_string(v); }
+std::string str(bool v) { return v ? "true" : "false"; }
+
+// Drawn from std::mt19937's raw output, whose sequence the standard fixes (the
+// <random> distributions are implementation-defined): the same shapes everywhere.
+/** An integer in [lo, hi] (hi - lo small: the modulo bias is negligible). */
+int uniform(std::mt19937 &rng, int lo, int hi) { return lo + int(rng() % uint32_t(hi - lo + 1)); }
+/** True with probability p. */
+bool chance(std::mt19937 &rng, double p) { return rng() < p * 4294967296.0; }
+template<typename T>
+T pick(std::mt19937 &rng, const std::vector<T> &v) {
+    return v[uniform(rng, 0, int(v.size()) - 1)];
+}
+
+/** n values in [-scale, scale). */
+std::vector<float> random_values(size_t n, unsigned s, float scale = 1.f) {
+    std::mt19937 rng(s);
+    std::vector<float> v(n);
+    for (float &x : v) x = scale * float(double(rng()) / 2147483648.0 - 1.0);
+    return v;
+}
+
+/** "" if every element is close, else the first mismatches (with their coordinates in
+ *  \p dims, innermost first) and their count. */
+std::string compare(const std::vector<float> &expected, const std::vector<float> &actual,
+                    const std::vector<int> &dims) {
+    if (expected.size() != actual.size()) {
+        return "size " + std::to_string(actual.size()) + ", expected " + std::to_string(expected.size());
+    }
+    std::ostringstream msg;
+    size_t bad = 0;
+    for (size_t i = 0; i < expected.size(); i++) {
+        const float e = expected[i], a = actual[i];
+        if (std::fabs(e - a) <= 1e-4f + 1e-4f * std::fabs(e)) continue;
+        if (bad++ < 3) {
+            msg << "  at (";
+            size_t r = i;
+            for (size_t d = 0; d < dims.size(); d++) {
+                msg << (d ? ", " : "") << r % dims[d];
+                r /= dims[d];
+            }
+            msg << "): expected " << e << ", got " << a << "\n";
+        }
+    }
+    if (!bad) return "";
+    return std::to_string(bad) + " of " + std::to_string(expected.size()) +
+           " elements differ (coordinates innermost first):\n" + msg.str();
+}
+
+/** Calls the layer; "" or why it failed. Also checks the emulator's LDM records. */
+std::string call_layer(const sw_test::JitLayer &layer, const std::vector<halide_buffer_t *> &args) {
+    athread_emu_stats_reset();
+    const int rc = layer.call(args);
+    if (rc != 0) return "the layer returned " + std::to_string(rc);
+    for (int k = 0; k < athread_emu_stats_count(); k++) {
+        const athread_emu_kernel_stats *s = athread_emu_stats_get(k);
+        for (int c = 0; c < s->ncpes; c++) {
+            if (s->cpe[c].ldm_peak_bytes > s->ldm_budget_bytes) {
+                return std::string("kernel ") + s->kernel + ": CPE " + std::to_string(c) + " used " +
+                       std::to_string(s->cpe[c].ldm_peak_bytes) + " bytes of LDM, budget " +
+                       std::to_string(s->ldm_budget_bytes);
+            }
+        }
+    }
+    return "";
+}
+
+/** One random layer: its generator, parameters, and a check that runs it (in a child
+ *  process) and returns "" or what went wrong. */
+struct Case {
+    std::string generator;
+    Params params;
+    std::function<std::string(const sw_test::JitLayer &)> check;
+
+    std::string describe() const {
+        std::string s = generator;
+        for (const auto &p : params) s += " " + p.first + "=" + p.second;
+        return s;
+    }
+};
+
+// ------------------------------------------------------------------------- shapes
+
+Case conv_case(const reference::Conv2DParams &p, unsigned data_seed) {
+    Params params = {{"batch", str(p.batch)},          {"in_channels", str(p.in_c)},
+                     {"out_channels", str(p.out_c)},   {"height", str(p.h)},
+                     {"width", str(p.w)},              {"kernel", str(p.kernel_x)},
+                     {"kernel_y", str(p.kernel_y)},    {"stride", str(p.stride_x)},
+                     {"stride_y", str(p.stride_y)},    {"pad_left", str(p.pad_left)},
+                     {"pad_right", str(p.pad_right)},  {"pad_top", str(p.pad_top)},
+                     {"pad_bottom", str(p.pad_bottom)}, {"groups", str(p.groups)},
+                     {"relu", str(p.relu)}};
+    return {"conv2d", params, [p, data_seed](const sw_test::JitLayer &layer) {
+                const int ipg = p.in_c / p.groups;
+                std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, data_seed);
+                std::vector<float> wt = random_values(size_t(p.out_c) * ipg * p.kernel_x * p.kernel_y, data_seed + 1);
+                std::vector<float> b = random_values(p.out_c, data_seed + 2);
+                const std::vector<int> od = {p.out_w(), p.out_h(), p.out_c, p.batch};
+                std::vector<float> out(size_t(od[0]) * od[1] * od[2] * od[3], NAN);
+                Buf bi(in.data(), {p.w, p.h, p.in_c, p.batch});
+                Buf bw(wt.data(), {p.kernel_x, p.kernel_y, ipg, p.out_c});
+                Buf bb(b.data(), {p.out_c});
+                Buf bo(out.data(), od);
+                std::string e = call_layer(layer, {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
+                return e.empty() ? compare(reference::conv2d(p, in, wt, b), out, od) : e;
+            }};
+}
+
+/** ~120 convolutions: batch 1-3, channels 1-40 (multiples of groups 1-4), kernels 1-5
+ *  (a quarter rectangular), strides 1-3 (a fifth different per axis), padding 0-2 (a third
+ *  asymmetric, some larger than the kernel), sizes 1-30 with the kernel inside the padded
+ *  input, ReLU on or off. */
+std::vector<Case> conv_cases(int count) {
+    std::mt19937 rng(seed(1001));
+    std::vector<Case> cases;
+    for (int i = 0; i < count; i++) {
+        reference::Conv2DParams p{};
+        p.batch = uniform(rng, 1, 3);
+        p.groups = chance(rng, 0.6) ? 1 : uniform(rng, 2, 4);
+        p.in_c = p.groups * uniform(rng, 1, 40 / p.groups);
+        p.out_c = p.groups * uniform(rng, 1, 40 / p.groups);
+        p.kernel_x = uniform(rng, 1, 5);
+        p.kernel_y = chance(rng, 0.25) ? uniform(rng, 1, 5) : p.kernel_x;
+        p.stride_x = uniform(rng, 1, 3);
+        p.stride_y = chance(rng, 0.2) ? uniform(rng, 1, 3) : p.stride_x;
+        if (chance(rng, 0.3)) {
+            p.pad_left = p.pad_right = p.pad_top = p.pad_bottom = 0;
+        } else if (chance(rng, 0.5)) {
+            p.pad_left = p.pad_right = p.pad_top = p.pad_bottom = uniform(rng, 1, 2);
+        } else {
+            p.pad_left = uniform(rng, 0, 2);
+            p.pad_right = uniform(rng, 0, 2);
+            p.pad_top = uniform(rng, 0, 2);
+            p.pad_bottom = uniform(rng, 0, 2);
+        }
+        p.h = uniform(rng, std::max(1, p.kernel_y - p.pad_top - p.pad_bottom), 30);
+        p.w = uniform(rng, std::max(1, p.kernel_x - p.pad_left - p.pad_right), 30);
+        p.relu = chance(rng, 0.5);
+        cases.push_back(conv_case(p, seed(50000 + i * 10)));
+    }
+    return cases;
+}
+
+Case pool_case(const reference::PoolParams &p, unsigned data_seed) {
+    Params params = {{"batch", str(p.batch)},       {"channels", str(p.channels)},
+                     {"height", str(p.h)},          {"width", str(p.w)},
+                     {"kernel", str(p.kernel_x)},   {"kernel_y", str(p.kernel_y)},
+                     {"stride", str(p.stride_x)},   {"stride_y", str(p.stride_y)},
+                     {"pad_left", str(p.pad_left)}, {"pad_right", str(p.pad_right)},
+                     {"pad_top", str(p.pad_top)},   {"pad_bottom", str(p.pad_bottom)},
+                     {"ceil_mode", str(p.ceil_mode)}, {"type", p.is_max ? "max" : "avg"},
+                     {"count_include_pad", str(p.count_include_pad)}};
+    return {"pool", params, [p, data_seed](const sw_test::JitLayer &layer) {
+                std::vector<float> in = random_values(size_t(p.batch) * p.channels * p.h * p.w, data_seed);
+                const std::vector<int> od = {p.out_w(), p.out_h(), p.channels, p.batch};
+                std::vector<float> out(size_t(od[0]) * od[1] * od[2] * od[3], NAN);
+                Buf bi(in.data(), {p.w, p.h, p.channels, p.batch});
+                Buf bo(out.data(), od);
+                std::string e = call_layer(layer, {bi.raw_buffer(), bo.raw_buffer()});
+                return e.empty() ? compare(reference::pool2d(p, in), out, od) : e;
+            }};
+}
+
+/** ~40 poolings: max or average, batch 1-3, channels 1-40, kernels 1-4 (a quarter
+ *  rectangular), strides 1-3, padding 0-1 per side (smaller than the kernel; a third
+ *  asymmetric), ceil mode a third of the time, count_include_pad half of the averages,
+ *  sizes 1-30 with the kernel inside the padded input. */
+std::vector<Case> pool_cases(int count) {
+    std::mt19937 rng(seed(2002));
+    std::vector<Case> cases;
+    for (int i = 0; i < count; i++) {
+        reference::PoolParams p{};
+        p.batch = uniform(rng, 1, 3);
+        p.channels = uniform(rng, 1, 40);
+        p.kernel_x = uniform(rng, 1, 4);
+        p.kernel_y = chance(rng, 0.25) ? uniform(rng, 1, 4) : p.kernel_x;
+        p.stride_x = uniform(rng, 1, 3);
+        p.stride_y = chance(rng, 0.2) ? uniform(rng, 1, 3) : p.stride_x;
+        auto pad = [&](int kernel) { return kernel > 1 ? uniform(rng, 0, 1) : 0; };
+        if (chance(rng, 0.3)) {
+            p.pad_left = pad(p.kernel_x);
+            p.pad_right = pad(p.kernel_x);
+            p.pad_top = pad(p.kernel_y);
+            p.pad_bottom = pad(p.kernel_y);
+        } else {
+            const int v = uniform(rng, 0, 1);
+            p.pad_left = p.pad_right = p.kernel_x > 1 ? v : 0;
+            p.pad_top = p.pad_bottom = p.kernel_y > 1 ? v : 0;
+        }
+        p.ceil_mode = chance(rng, 0.35);
+        p.is_max = chance(rng, 0.5);
+        p.count_include_pad = !p.is_max && chance(rng, 0.5);
+        p.h = uniform(rng, std::max(1, p.kernel_y - p.pad_top - p.pad_bottom), 30);
+        p.w = uniform(rng, std::max(1, p.kernel_x - p.pad_left - p.pad_right), 30);
+        cases.push_back(pool_case(p, seed(60000 + i * 10)));
+    }
+    return cases;
+}
+
+/** ~40 dense layers: batch 1-5, 1-600 inputs, 1-300 outputs, ReLU on or off, alpha and
+ *  beta other than 1 a third of the time. */
+std::vector<Case> dense_cases(int count) {
+    std::mt19937 rng(seed(3003));
+    std::vector<Case> cases;
+    for (int i = 0; i < count; i++) {
+        const int batch = uniform(rng, 1, 5), in_f = uniform(rng, 1, 600), out_f = uniform(rng, 1, 300);
+        const bool relu = chance(rng, 0.5);
+        double alpha = 1, beta = 1;
+        if (chance(rng, 0.35)) {
+            alpha = pick<double>(rng, {0.5, 2, -1.25});
+            beta = pick<double>(rng, {0, 0.25, 3});
+        }
+        Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
+                         {"relu", str(relu)}, {"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}};
+        const unsigned s = seed(70000 + i * 10);
+        cases.push_back({"dense", params, [=](const sw_test::JitLayer &layer) {
+                             std::vector<float> in = random_values(size_t(batch) * in_f, s);
+                             std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
+                             std::vector<float> b = random_values(out_f, s + 2);
+                             std::vector<float> out(size_t(batch) * out_f, NAN);
+                             Buf bi(in.data(), {in_f, batch}), bw(wt.data(), {in_f, out_f});
+                             Buf bb(b.data(), {out_f}), bo(out.data(), {out_f, batch});
+                             std::string e = call_layer(layer, {bi.raw_buffer(), bw.raw_buffer(),
+                                                                bb.raw_buffer(), bo.raw_buffer()});
+                             return e.empty() ? compare(reference::dense(batch, in_f, out_f, in, wt, b,
+                                                                         relu, alpha, beta),
+                                                        out, {out_f, batch})
+                                              : e;
+                         }});
+    }
+    return cases;
+}
+
+/** ~30 LRNs: batch 1-2, channels 1-40, sizes 1-16, window 1-7 (odd), a few alpha, beta, k;
+ *  inputs in [-40, 40] so that the normaliser matters. */
+std::vector<Case> lrn_cases(int count) {
+    std::mt19937 rng(seed(4004));
+    std::vector<Case> cases;
+    for (int i = 0; i < count; i++) {
+        const int batch = uniform(rng, 1, 2), c = uniform(rng, 1, 40);
+        const int h = uniform(rng, 1, 16), w = uniform(rng, 1, 16), size = 2 * uniform(rng, 0, 3) + 1;
+        const std::string alpha = pick<std::string>(rng, {"0.0001", "0.001", "0.01"});
+        const std::string beta = pick<std::string>(rng, {"0.75", "0.5", "1"});
+        const std::string k = pick<std::string>(rng, {"1", "2"});
+        Params params = {{"batch", str(batch)}, {"channels", str(c)}, {"height", str(h)}, {"width", str(w)},
+                         {"size", str(size)},   {"alpha", alpha},     {"beta", beta},     {"k", k}};
+        const unsigned s = seed(80000 + i * 10);
+        cases.push_back({"lrn", params, [=](const sw_test::JitLayer &layer) {
+                             std::vector<float> in = random_values(size_t(batch) * c * h * w, s, 40.f);
+                             std::vector<float> out(in.size(), NAN);
+                             Buf bi(in.data(), {w, h, c, batch}), bo(out.data(), {w, h, c, batch});
+                             std::string e = call_layer(layer, {bi.raw_buffer(), bo.raw_buffer()});
+                             return e.empty() ? compare(reference::lrn(batch, c, h, w, in, size, std::stod(alpha),
+                                                                       std::stod(beta), std::stod(k)),
+                                                        out, {w, h, c, batch})
+                                              : e;
+                         }});
+    }
+    return cases;
+}
+
+// -------------------------------------------------------------------------- running
+
+/** Runs \p body in a forked child (output to a pipe, 120 s alarm); "" if it returned "",
+ *  else its message, or how the child ended and what it printed. Call it with no other
+ *  thread of this process running. */
+std::string run_isolated(const std::function<std::string()> &body) {
+    int fds[2];
+    if (pipe(fds) != 0) return std::string("pipe: ") + std::strerror(errno);
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return std::string("fork: ") + std::strerror(errno);
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[1]);
+        alarm(120);
+        const std::string msg = body();
+        std::fflush(nullptr);
+        for (size_t at = 0; at < msg.size();) {
+            const ssize_t n = write(2, msg.data() + at, msg.size() - at);
+            if (n <= 0) break;
+            at += size_t(n);
+        }
+        _exit(msg.empty() ? 0 : 1);
+    }
+    close(fds[1]);
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n > 0) {
+            out.append(buf, size_t(n));
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            break;
+        }
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 1) return out;
+    if (WIFSIGNALED(status)) {
+        return "the run was killed by signal " + std::to_string(WTERMSIG(status)) +
+               (WTERMSIG(status) == SIGALRM ? " (timeout, 120 s)" : "") + ":\n" + out;
+    }
+    return "the run ended with status " + std::to_string(WEXITSTATUS(status)) + ":\n" + out;
+}
+
+/** Builds every case (in parallel), then runs each in a child process; one failure per
+ *  failing shape, naming it. */
+void run_cases(const std::string &kind, const std::vector<Case> &cases) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<sw_test::JitBuild> builds(cases.size());
+    parallel_for(int(cases.size()), [&](int i) {
+        builds[i] = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, cases[i].generator, cases[i].params,
+                                             jit_options());
+    });
+    const auto built = std::chrono::steady_clock::now();
+    int build_failures = 0, run_failures = 0;
+    for (size_t i = 0; i < cases.size(); i++) {
+        const Case &c = cases[i];
+        if (!builds[i].ok()) {
+            build_failures++;
+            ADD_FAILURE() << kind << " shape #" << i << " did not build: " << c.describe() << "\n"
+                          << builds[i].log;
+            continue;
+        }
+        const sw_test::JitLayer &layer = *builds[i].layer;
+        const std::string err = run_isolated([&] { return c.check(layer); });
+        if (!err.empty()) {
+            run_failures++;
+            ADD_FAILURE() << kind << " shape #" << i << " failed on the emulator: " << c.describe() << "\n"
+                          << err;
+        }
+    }
+    const auto done = std::chrono::steady_clock::now();
+    auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+    std::printf("[ %s ] %zu shapes (%s): %d did not build, %d failed on the emulator; build %.1f s, run %.1f s\n",
+                kind.c_str(), cases.size(), use_hand_schedules() ? "hand schedules" : "autoscheduler",
+                build_failures, run_failures, secs(start, built), secs(built, done));
+}
+
+constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kLrnCount = 30;
+
+TEST(AutoscheduleRandom, Conv2D) { run_cases("conv2d", conv_cases(kConvCount)); }
+TEST(AutoscheduleRandom, Pool) { run_cases("pool", pool_cases(kPoolCount)); }
+TEST(AutoscheduleRandom, Dense) { run_cases("dense", dense_cases(kDenseCount)); }
+TEST(AutoscheduleRandom, Lrn) { run_cases("lrn", lrn_cases(kLrnCount)); }
+
+// ---------------------------------------------------------------------- determinism
+
+std::string read_text(const std::string &path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+bool exists(const std::string &path) { return std::filesystem::exists(path); }
+
+std::string replace_all(std::string s, const std::string &from, const std::string &to) {
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+        s.replace(at, from.size(), to);
+    }
+    return s;
+}
+
+/** The first line where \p a and \p b differ, for messages. */
+std::string first_difference(const std::string &a, const std::string &b) {
+    std::istringstream sa(a), sb(b);
+    std::string la, lb;
+    for (int line = 1;; line++) {
+        const bool ga = bool(std::getline(sa, la)), gb = bool(std::getline(sb, lb));
+        if (!ga && !gb) return "(no difference)";
+        if (!ga || !gb || la != lb) {
+            return "line " + std::to_string(line) + ":\n  first:  " + (ga ? la : "<end>") +
+                   "\n  second: " + (gb ? lb : "<end>");
+        }
+    }
+}
+
+/** Two generator runs of \p c, each in its own process and directory, with different
+ *  function names; "" if FUNCTION.cpe.c and (when emitted) FUNCTION.schedule.h agree once
+ *  the names are replaced. \p emit is the -e list. */
+std::string check_deterministic(const Case &c, int index, const std::string &emit, const std::string &root) {
+    std::string text[2][2];  // [run][cpe, schedule]
+    bool have_schedule[2] = {false, false};
+    for (int run = 0; run < 2; run++) {
+        const std::string fn = "det_" + std::to_string(index) + (run ? "_second" : "_first");
+        const std::string dir = root + "/" + std::to_string(index) + "_" + std::to_string(run);
+        std::filesystem::create_directories(dir);
+        std::vector<std::string> argv = {SW_LAYERS_GENERATOR, "-g", c.generator, "-f", fn, "-o", dir, "-e", emit};
+        for (const std::string &a : autoschedule_args()) argv.push_back(a);
+        argv.push_back("target=sw26010");
+        for (const auto &p : c.params) argv.push_back(p.first + "=" + p.second);
+        std::string out;
+        const int rc = sw_test::run_command(argv, &out);
+        if (rc != 0) return "run " + std::to_string(run + 1) + " of the generator failed (status " +
+                            std::to_string(rc) + "):\n" + out;
+        // The name as it is, and upper-cased (the include guard of the schedule header).
+        std::string upper = fn;
+        for (char &ch : upper) ch = char(std::toupper((unsigned char)ch));
+        auto normalise = [&](const std::string &t) {
+            return replace_all(replace_all(t, fn, "FUNCTION"), upper, "FUNCTION");
+        };
+        text[run][0] = normalise(read_text(dir + "/" + fn + ".cpe.c"));
+        have_schedule[run] = exists(dir + "/" + fn + ".schedule.h");
+        if (have_schedule[run]) text[run][1] = normalise(read_text(dir + "/" + fn + ".schedule.h"));
+    }
+    if (text[0][0].empty()) return "the generator wrote no FUNCTION.cpe.c";
+    if (emit.find("schedule") != std::string::npos && !have_schedule[0] && !have_schedule[1]) {
+        return "the generator wrote no FUNCTION.schedule.h";
+    }
+    if (text[0][0] != text[1][0]) return "the .cpe.c differ, at " + first_difference(text[0][0], text[1][0]);
+    if (have_schedule[0] != have_schedule[1]) return "only one run wrote FUNCTION.schedule.h";
+    if (have_schedule[0] && text[0][1] != text[1][1]) {
+        return "the .schedule.h differ, at " + first_difference(text[0][1], text[1][1]);
+    }
+    return "";
+}
+
+/** Whether this driver knows `-e schedule` (FUNCTION.schedule.h). */
+bool driver_emits_schedule(const std::string &root) {
+    const std::string dir = root + "/probe";
+    std::filesystem::create_directories(dir);
+    std::string out;
+    sw_test::run_command({SW_LAYERS_GENERATOR, "-g", "relu", "-f", "probe", "-o", dir, "-e", "schedule",
+                          "target=sw26010", "size=8"},
+                         &out);
+    return out.find("unknown output 'schedule'") == std::string::npos;
+}
+
+TEST(AutoscheduleRandom, DeterministicForAGivenInput) {
+    // A few shapes of each kind from the lists above.
+    std::vector<Case> cases;
+    const std::vector<Case> conv = conv_cases(4), pool = pool_cases(2), dense = dense_cases(2), lrn = lrn_cases(2);
+    for (const auto *list : {&conv, &pool, &dense, &lrn}) cases.insert(cases.end(), list->begin(), list->end());
+
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/sw_autoschedule_det_XXXXXX";
+    std::vector<char> t(pattern.begin(), pattern.end());
+    t.push_back(0);
+    ASSERT_NE(mkdtemp(t.data()), nullptr) << "cannot create " << pattern;
+    const std::string root = t.data();
+
+    // -e schedule needs auto_schedule=true (there is no schedule to write otherwise).
+    const bool with_schedule = !use_hand_schedules() && driver_emits_schedule(root);
+    if (!with_schedule && !use_hand_schedules()) {
+        std::printf("note: this generator driver has no '-e schedule' yet: comparing FUNCTION.cpe.c only\n");
+    }
+    const std::string emit = with_schedule ? "cpe,schedule" : "cpe";
+    std::vector<std::string> errors(cases.size());
+    parallel_for(int(cases.size()), [&](int i) { errors[i] = check_deterministic(cases[i], i, emit, root); });
+    for (size_t i = 0; i < cases.size(); i++) {
+        EXPECT_TRUE(errors[i].empty()) << "not deterministic: " << cases[i].describe() << "\n" << errors[i];
+    }
+    if (!env_flag("SW_JIT_KEEP")) {
+        std::error_code ec;
+        std::filesystem::remove_all(root, ec);
+    } else {
+        std::printf("kept %s\n", root.c_str());
+    }
+}
+
+}  // namespace
