@@ -70,8 +70,9 @@ private:
         if (op->type.is_float()) c.slow_cycles += 30, c.vector_safe = false;
     }
     void visit(const Mod *op) override { IRVisitor::visit(op), flt(op->type, 0); }
-    void visit(const Min *op) override { IRVisitor::visit(op), flt(op->type, 0); }
-    void visit(const Max *op) override { IRVisitor::visit(op), flt(op->type, 0); }
+    // The CPE code generator's floatv4 has + - * and a*b+c only: min/max stay scalar.
+    void visit(const Min *op) override { IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= !op->type.is_float(); }
+    void visit(const Max *op) override { IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= !op->type.is_float(); }
     void visit(const Select *op) override {
         IRVisitor::visit(op);
         flt(op->type, 0);
