@@ -2,7 +2,8 @@
  * conv2d on the emulated SW26010 core group against a naive C++ loop nest and against
  * Halide's own CPU build of the same generator, for shapes the tiles do not divide, odd
  * channel counts and batch > 1; the emitted CPE source is strict C99 with no Halide
- * symbol; bad buffers and schedules that overflow the LDM are clear errors.
+ * symbol; bad buffers, schedules that overflow the LDM and bad autoscheduling options of
+ * the driver are clear errors.
  */
 #include "HalideBuffer.h"
 #include "reference/naive_layers.h"
@@ -202,6 +203,21 @@ TEST(GeneratorErrors, BadParametersAreClearErrors) {
     out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 tile_ci=5 in_channels=8", &status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("must divide in_channels per group"), std::string::npos) << out;
+}
+
+TEST(GeneratorErrors, BadAutoscheduleOptionsAreClearErrors) {
+    int status = 0;
+    std::string out = run(std::string(GENERATOR) + " -g conv2d -o /tmp -s Nosuch auto_schedule=true target=sw26010",
+                          &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("unknown autoscheduler 'Nosuch'"), std::string::npos) << out;
+    EXPECT_NE(out.find("registered: none"), std::string::npos) << out;  // no plugin loaded (-p)
+    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp auto_schedule=true target=sw26010", &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("auto_schedule=true needs -s AUTOSCHEDULER"), std::string::npos) << out;
+    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp -e h,schedule target=sw26010", &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("-e schedule writes the autoscheduler's schedule"), std::string::npos) << out;
 }
 
 }  // namespace
