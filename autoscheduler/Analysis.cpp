@@ -224,12 +224,7 @@ void count_flops_impl(PipelineInfo &info) {
         full[rounded_width_var] = info.main_width.defined() ? evaluate(info.main_width, full) : 1;
         int64_t points = 1;
         for (int64_t e : extents(it->second, full)) points *= e;
-        const std::vector<const Definition *> defs = definitions(s.func);
-        for (size_t k = 0; k < defs.size(); k++) {
-            int64_t r = 1;
-            for (const ReductionVariable &v : defs[k]->schedule().rvars()) r *= *as_const_int(simplify(v.extent));
-            info.total_flops += double(points) * r * info.ops.at(s.name)[k].flops;
-        }
+        for (const OpCount &o : info.ops.at(s.name)) info.total_flops += double(points) * o.reduction_points * o.flops;
     }
 }
 
@@ -351,31 +346,32 @@ PipelineInfo analyze(const Pipeline &p) {
         info.out_extents.push_back(*k);
     }
 
+    // Per-definition op counts.
+    for (const Stage &s : info.stages) {
+        for (const Definition *d : definitions(s.func)) {
+            OpCount c = count_ops(d->values(), d->args());
+            for (const ReductionVariable &v : d->schedule().rvars()) {
+                const int64_t *k = as_const_int(simplify(v.extent));
+                if (!k) throw sw::UserError(pos("the reduction of", s.name) + " has no constant extent");
+                c.reduction_points *= *k;
+            }
+            info.ops[s.name].push_back(c);
+        }
+    }
+
     // The main stage: the biggest reduction.
     int64_t best = 0;
     for (const Stage &s : info.stages) {
         if (s.is_output || s.is_input) continue;
         for (size_t u = 0; u < s.func.updates().size(); u++) {
-            int64_t vol = 1;
-            for (const ReductionVariable &rv : s.func.updates()[u].schedule().rvars()) {
-                const int64_t *k = as_const_int(simplify(rv.extent));
-                if (!k) throw sw::UserError(pos("the reduction of", s.name) + " has no constant extent");
-                vol *= *k;
-            }
             if (s.func.updates()[u].schedule().rvars().empty()) continue;
+            const int64_t vol = info.ops.at(s.name)[u + 1].reduction_points;
             if (vol > best) best = vol, info.main = s.name, info.main_update = int(u);
         }
     }
     if (info.main.empty()) {
         for (const Stage &s : info.stages) {
             if (!s.is_output && !s.is_input) info.main = s.name;
-        }
-    }
-
-    // Per-definition op counts.
-    for (const Stage &s : info.stages) {
-        for (const Definition *d : definitions(s.func)) {
-            info.ops[s.name].push_back(count_ops(d->values(), d->args()));
         }
     }
 
@@ -436,10 +432,7 @@ PipelineInfo analyze(const Pipeline &p) {
         const Stage &s = info.stages[info.by_name.at(n)];
         if (s.callers.size() != 1) continue;
         info.chunk_staged.push_back(n);
-        if (!s.is_input) {
-            info.producers.push_back(n);
-            for (const std::string &pc : s.callers) (void)pc;
-        }
+        if (!s.is_input) info.producers.push_back(n);
     }
     for (const std::string &pname : info.producers) {
         const Stage &ps = info.stages[info.by_name.at(pname)];

@@ -65,6 +65,7 @@ struct OpCount {
     int64_t int_ops = 0;      ///< index arithmetic that is not a constant offset
     int64_t slow_cycles = 0;  ///< divisions, square roots, transcendental functions
     bool vector_safe = true;  ///< only operations the CPE code generator vectorises
+    int64_t reduction_points = 1;  ///< evaluations per point of the stage (its reduction's size)
 };
 
 struct PipelineInfo {

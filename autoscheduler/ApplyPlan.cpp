@@ -123,7 +123,7 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
     // The main stage's update: chunks of the reduction, vectors, loop order.
     const bool has_main = info.main_update >= 0;
     const bool chunked = has_main && info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
-    std::string stage_func = info.main, stage_level;  // where per-chunk staging is computed
+    std::string stage_level;  // the loop of the main stage where per-chunk staging is computed
     std::string stage_func_ident = ident(info.main);
     const Stage *ms = info.main.empty() ? nullptr : &info.stages[info.by_name.at(info.main)];
     if (ms) {
@@ -163,7 +163,6 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
                 po.push_back({rco, true}), pn.push_back(ident(rco));
                 partial.update(0).reorder(vrs(po)).vectorize(Var(lane));
                 w.line(mn + "_partial.update(0).reorder(" + list(pn) + ").vectorize(" + ident(lane) + ");");
-                stage_func = "";  // staged at the partial sums' chunk loop
                 stage_func_ident = mn + "_partial";
                 stage_level = ident(rco);
                 // Staging below needs the partial Func itself.

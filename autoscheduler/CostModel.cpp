@@ -99,7 +99,6 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     };
     Transfer tile_get, chunk_get, put;
     double tile_compute = 0, chunk_compute = 0;
-    const bool has_update = info.main_update >= 0;
     for (const Stage &s : info.stages) {
         if (s.is_output) continue;
         const bool producer = contains(info.producers, s.name), chunk_level = contains(info.chunk_staged, s.name) ||
@@ -134,15 +133,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         const std::vector<int64_t> box = extents(info.tile_region.at(s.name), b);
         const int64_t points = prod(box);
         buffer(s.name, 4 * points);
-        const std::vector<const Halide::Internal::Definition *> defs = [&] {
-            std::vector<const Halide::Internal::Definition *> d{&s.func.definition()};
-            for (const auto &u : s.func.updates()) d.push_back(&u);
-            return d;
-        }();
         for (size_t k = 0; k < ops.size(); k++) {
             const OpCount &o = ops[k];
-            int64_t r = 1;
-            for (const auto &rv : defs[k]->schedule().rvars()) r *= *Halide::Internal::as_const_int(Halide::Internal::simplify(rv.extent));
+            const int64_t r = o.reduction_points;
             const bool is_main = s.name == info.main && int(k) == info.main_update + 1;
             if (!is_main) {
                 // A scalar loop over the points (the pure definition of a vectorised main stage
@@ -180,7 +173,6 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         }
         if (s.name == info.main && plan.vector == Plan::Vector::Reduction) buffer(s.name + ".rfactor", 4 * lanes * points);
     }
-    (void)has_update;
     // The result: the output's tile written back from the LDM.
     {
         std::vector<int64_t> box;

@@ -23,6 +23,7 @@
 #include "HalideBuffer.h"
 #include "reference/naive_layers.h"
 #include "tests/support/jit_layer.h"
+#include "tests/support/layer_params.h"
 
 #include <athread_emu.h>
 
@@ -192,14 +193,7 @@ struct Case {
 // ------------------------------------------------------------------------- shapes
 
 Case conv_case(const reference::Conv2DParams &p, unsigned data_seed) {
-    Params params = {{"batch", str(p.batch)},          {"in_channels", str(p.in_c)},
-                     {"out_channels", str(p.out_c)},   {"height", str(p.h)},
-                     {"width", str(p.w)},              {"kernel", str(p.kernel_x)},
-                     {"kernel_y", str(p.kernel_y)},    {"stride", str(p.stride_x)},
-                     {"stride_y", str(p.stride_y)},    {"pad_left", str(p.pad_left)},
-                     {"pad_right", str(p.pad_right)},  {"pad_top", str(p.pad_top)},
-                     {"pad_bottom", str(p.pad_bottom)}, {"groups", str(p.groups)},
-                     {"relu", str(p.relu)}};
+    const Params params = sw_test::conv2d_params(p);
     return {"conv2d", params, [p, data_seed](const sw_test::JitLayer &layer) {
                 const int ipg = p.in_c / p.groups;
                 std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, data_seed);
@@ -252,14 +246,7 @@ std::vector<Case> conv_cases(int count) {
 }
 
 Case pool_case(const reference::PoolParams &p, unsigned data_seed) {
-    Params params = {{"batch", str(p.batch)},       {"channels", str(p.channels)},
-                     {"height", str(p.h)},          {"width", str(p.w)},
-                     {"kernel", str(p.kernel_x)},   {"kernel_y", str(p.kernel_y)},
-                     {"stride", str(p.stride_x)},   {"stride_y", str(p.stride_y)},
-                     {"pad_left", str(p.pad_left)}, {"pad_right", str(p.pad_right)},
-                     {"pad_top", str(p.pad_top)},   {"pad_bottom", str(p.pad_bottom)},
-                     {"ceil_mode", str(p.ceil_mode)}, {"type", p.is_max ? "max" : "avg"},
-                     {"count_include_pad", str(p.count_include_pad)}};
+    const Params params = sw_test::pool_params(p);
     return {"pool", params, [p, data_seed](const sw_test::JitLayer &layer) {
                 std::vector<float> in = random_values(size_t(p.batch) * p.channels * p.h * p.w, data_seed);
                 const std::vector<int> od = {p.out_w(), p.out_h(), p.channels, p.batch};

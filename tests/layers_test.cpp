@@ -8,6 +8,7 @@
 #include "reference/naive_layers.h"
 #include "target_sw/Machine.h"
 #include "tests/support/jit_layer.h"
+#include "tests/support/layer_params.h"
 
 #include <athread_emu.h>
 
@@ -58,14 +59,7 @@ struct LayerCase {
 std::string str(int v) { return std::to_string(v); }
 
 LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p) {
-    Params params = {{"batch", str(p.batch)},         {"in_channels", str(p.in_c)},
-                     {"out_channels", str(p.out_c)},  {"height", str(p.h)},
-                     {"width", str(p.w)},             {"kernel", str(p.kernel_x)},
-                     {"kernel_y", str(p.kernel_y)},   {"stride", str(p.stride_x)},
-                     {"stride_y", str(p.stride_y)},   {"pad_left", str(p.pad_left)},
-                     {"pad_right", str(p.pad_right)}, {"pad_top", str(p.pad_top)},
-                     {"pad_bottom", str(p.pad_bottom)}, {"groups", str(p.groups)},
-                     {"relu", p.relu ? "true" : "false"}};
+    const Params params = sw_test::conv2d_params(p);
     // Multiply-adds with a real input element (padding taps need no work), 2 flops each.
     auto taps = [](int out, int k, int stride, int pad, int size) {
         double n = 0;
@@ -107,15 +101,7 @@ LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bo
 }
 
 LayerCase pool_case(const std::string &name, const reference::PoolParams &p) {
-    Params params = {{"batch", str(p.batch)},       {"channels", str(p.channels)},
-                     {"height", str(p.h)},          {"width", str(p.w)},
-                     {"kernel", str(p.kernel_x)},   {"kernel_y", str(p.kernel_y)},
-                     {"stride", str(p.stride_x)},   {"stride_y", str(p.stride_y)},
-                     {"pad_left", str(p.pad_left)}, {"pad_right", str(p.pad_right)},
-                     {"pad_top", str(p.pad_top)},   {"pad_bottom", str(p.pad_bottom)},
-                     {"ceil_mode", p.ceil_mode ? "true" : "false"},
-                     {"type", p.is_max ? "max" : "avg"},
-                     {"count_include_pad", p.count_include_pad ? "true" : "false"}};
+    const Params params = sw_test::pool_params(p);
     return {name, "pool", params, 0, [p](const auto &call) {
                 std::vector<float> in = random_values(size_t(p.batch) * p.channels * p.h * p.w, 7);
                 std::vector<float> out(size_t(p.batch) * p.channels * p.out_h() * p.out_w(), NAN);

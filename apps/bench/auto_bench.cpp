@@ -12,12 +12,13 @@
  *
  *   auto_bench
  */
-#include "apps/io/weights.h"
+#include "apps/bench/bench_support.h"
 #include "apps/net/network.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
+#include <cstdlib>
 #include <string>
 
 const sw_net::NetworkTable &alexnet_table();
@@ -70,13 +71,7 @@ double schedule_network(const std::string &net, std::vector<double> *predicted) 
 
 void run(const sw_net::NetworkTable &table, Totals &t, const std::vector<double> &predicted) {
     sw_net::Network net(table);
-    net.load_parameters([](const std::string &layer, const std::string &what, const sw_net::Shape &s) {
-        return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
-    });
-    std::mt19937 rng(1);
-    std::uniform_real_distribution<float> dist(-2.f, 2.f);
-    std::vector<float> x(size_t(sw_net::elements(net.input_shape())));
-    for (float &v : x) v = dist(rng);
+    const std::vector<float> x = sw_bench::prepare(net);
     std::vector<sw_net::LayerRecord> hand, base, autos;
     const std::vector<float> yh = net.run(x, "sunway", &hand);
     net.run(x, "baseline", &base);

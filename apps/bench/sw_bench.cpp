@@ -11,7 +11,7 @@
  *
  *   sw_bench [--batch1-only]
  */
-#include "apps/io/weights.h"
+#include "apps/bench/bench_support.h"
 #include "apps/net/network.h"
 #include "apps/net/report.h"
 #include "target_sw/Machine.h"
@@ -19,7 +19,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
 
 const sw_net::NetworkTable &alexnet_table();
 const sw_net::NetworkTable &vgg19_table();
@@ -36,13 +35,7 @@ struct Totals {
 
 void run(const sw_net::NetworkTable &table, Totals &t, double *conv_flops, double *conv_seconds) {
     sw_net::Network net(table);
-    net.load_parameters([](const std::string &layer, const std::string &what, const sw_net::Shape &s) {
-        return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
-    });
-    std::mt19937 rng(1);
-    std::uniform_real_distribution<float> dist(-2.f, 2.f);
-    std::vector<float> x(size_t(sw_net::elements(net.input_shape())));
-    for (float &v : x) v = dist(rng);
+    const std::vector<float> x = sw_bench::prepare(net);
     std::vector<sw_net::LayerRecord> hand, base;
     net.run(x, "sunway", &hand);
     net.run(x, "baseline", &base);
