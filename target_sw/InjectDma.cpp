@@ -25,6 +25,80 @@ bool proved(const Expr &cond) { return is_const_one(simplify(cond)); }
 
 bool same_value(const Expr &a, const Expr &b) { return is_const_zero(simplify(a - b)); }
 
+/** Appends to \p out the conjuncts of \p e (of !e if \p negate), with the comparisons of a
+ * max (below a bound) or a min (above one) split into one per operand: the simplifier folds
+ * the bounds tests of different dimensions into max(x, y) < n, which is x < n && y < n.
+ * Returns false on a form it does not know (an equality, a disjunction). */
+bool split_conjuncts(const Expr &e, bool negate, std::vector<Expr> &out) {
+    if (const Not *n = e.as<Not>()) return split_conjuncts(n->a, !negate, out);
+    if (const And *a = e.as<And>()) {
+        if (negate) return false;
+        return split_conjuncts(a->a, false, out) && split_conjuncts(a->b, false, out);
+    }
+    if (const Or *o = e.as<Or>()) {
+        if (!negate) return false;
+        return split_conjuncts(o->a, true, out) && split_conjuncts(o->b, true, out);
+    }
+    // Every comparison as a < b or a <= b.
+    Expr a, b;
+    bool strict;
+    if (const LT *c = e.as<LT>()) {
+        a = c->a, b = c->b, strict = true;
+    } else if (const LE *c = e.as<LE>()) {
+        a = c->a, b = c->b, strict = false;
+    } else if (const GT *c = e.as<GT>()) {
+        a = c->b, b = c->a, strict = true;
+    } else if (const GE *c = e.as<GE>()) {
+        a = c->b, b = c->a, strict = false;
+    } else if (is_const_one(e) && !negate) {
+        return true;
+    } else {
+        return false;
+    }
+    if (negate) {  // !(a < b) is b <= a; !(a <= b) is b < a
+        std::swap(a, b);
+        strict = !strict;
+    }
+    auto cmp = [&](const Expr &x, const Expr &y) { return strict ? Expr(x < y) : Expr(x <= y); };
+    if (const Max *m = a.as<Max>()) {
+        return split_conjuncts(cmp(m->a, b), false, out) && split_conjuncts(cmp(m->b, b), false, out);
+    }
+    if (const Min *m = b.as<Min>()) {
+        return split_conjuncts(cmp(a, m->a), false, out) && split_conjuncts(cmp(a, m->b), false, out);
+    }
+    out.push_back(cmp(a, b));
+    return true;
+}
+
+/** The bound on \p var of \p c (a < b or a <= b, linear in var with a constant non-zero
+ * coefficient): sets \p bound, and \p upper when it is var <= bound (else var >= bound).
+ * Returns false when c is not of that form. */
+bool solve_linear_bound(const Expr &c, const std::string &var, Expr &bound, bool &upper) {
+    Expr a, b;
+    bool strict;
+    if (const LT *l = c.as<LT>()) {
+        a = l->a, b = l->b, strict = true;
+    } else if (const LE *l = c.as<LE>()) {
+        a = l->a, b = l->b, strict = false;
+    } else {
+        return false;
+    }
+    const Expr diff = simplify(a - b);  // c is diff < 0 (or <= 0)
+    const Var v(var);
+    const Expr step = simplify(substitute(var, v + 1, diff) - diff);
+    const Expr rest = simplify(substitute(var, 0, diff));
+    const int64_t *s = as_const_int(step);
+    if (!s || *s == 0 || expr_uses_var(rest, var) || !same_value(diff, Expr(int(*s)) * v + rest)) return false;
+    // s v + rest < 0 is s v <= -rest - 1; with <= it is s v <= -rest.
+    const Expr rhs = strict ? -rest - 1 : -rest;
+    const int k = int(*s);
+    upper = k > 0;
+    // k v <= rhs: v <= floor(rhs / k) for k > 0; for k < 0, v >= ceil(rhs / k), which is
+    // -floor(rhs / -k) (Halide's integer division rounds down).
+    bound = upper ? simplify(rhs / k) : simplify(-(rhs / (-k)));
+    return true;
+}
+
 /** Removes the clamps max(min(e, hi), lo) / min(max(e, lo), hi) around expressions of the
  * nest variables whose bounds do not depend on them (valid inside the in-bounds box). */
 class StripClamps : public IRMutator {
@@ -222,9 +296,10 @@ private:
 
     /** A zero-padded (guarded) staging copy, ldm[i(v)] = cond(v) ? main[j(v)] : fill, as
      * produced by staging a boundary-conditioned Func: the in-bounds box of each dimension
-     * is solved from the condition; the box is brought by DMA compactly to the start of the
+     * is solved from the condition (conjuncts free of the nest's variables guard the whole
+     * box); the box is brought by DMA compactly to the start of the copy's region of the
      * LDM buffer (one strided request per outer iteration), then, if the box is not the
-     * whole buffer, spread out in place to its padded layout (backwards, so nothing is
+     * whole region, spread out in place to its padded layout (backwards, so nothing is
      * overwritten before it is read) and the rest filled. Returns an undefined Stmt when the
      * copy is not of that form (it then stays CPE code). */
     Stmt lower_guarded(const Store *store, const Select *sel, const std::vector<const For *> &loops,
@@ -263,57 +338,57 @@ private:
         // Inside the box the clamps of the boundary condition are the identity.
         main_index = StripClamps(vars).mutate(main_index);
 
-        // Conjuncts of the condition, grouped by the one nest variable each uses.
-        std::vector<Expr> conjuncts, todo = {simplify(cond)};
-        while (!todo.empty()) {
-            Expr e = todo.back();
-            todo.pop_back();
-            if (const And *a = e.as<And>()) {
-                todo.push_back(a->a);
-                todo.push_back(a->b);
-            } else {
-                conjuncts.push_back(e);
-            }
-        }
+        // Conjuncts of the condition, each a linear bound on one nest variable, or free of
+        // them (then it guards the whole box).
+        std::vector<Expr> conjuncts;
+        if (!split_conjuncts(simplify(cond), false, conjuncts)) return Stmt();
         const size_t n = loops.size();
-        std::vector<Expr> per_var(n, const_true());
-        for (const Expr &c : conjuncts) {
-            int which = -1;
-            for (size_t d = 0; d < n; d++) {
-                if (expr_uses_var(c, vars[d])) {
-                    if (which >= 0) return Stmt();
-                    which = int(d);
-                }
-            }
-            if (which < 0) return Stmt();  // a condition that does not depend on the loops
-            per_var[size_t(which)] = per_var[size_t(which)] && c;
-        }
         std::vector<Expr> lo(n), hi(n), ext(n), full_min(n), full_ext(n);
         for (size_t d = 0; d < n; d++) {
             const For *f = loops[n - 1 - d];
             full_min[d] = f->min;
             full_ext[d] = f->extent;
-            Expr l = f->min, h = simplify(f->min + f->extent - 1);
-            if (!is_const_one(per_var[d])) {
-                Interval i = solve_for_inner_interval(per_var[d], vars[d]);
-                if (i.is_empty()) return Stmt();
-                if (i.has_lower_bound()) l = max(l, i.min);
-                if (i.has_upper_bound()) h = min(h, i.max);
-            }
-            lo[d] = simplify(l);
-            hi[d] = simplify(h);
-            ext[d] = simplify(max(h - l + 1, 0));
+            lo[d] = f->min;
+            hi[d] = simplify(f->min + f->extent - 1);
         }
-        // Steps: the LDM side must be the dense padded layout, the main side contiguous in
+        Expr box_guard = const_true();
+        for (const Expr &c : conjuncts) {
+            int which = -1;
+            for (size_t d = 0; d < n; d++) {
+                if (expr_uses_var(c, vars[d])) {
+                    if (which >= 0) return Stmt();  // couples two dimensions: not a box
+                    which = int(d);
+                }
+            }
+            if (which < 0) {
+                box_guard = box_guard && c;
+                continue;
+            }
+            const size_t d = size_t(which);
+            Expr bound;
+            bool upper;
+            if (!solve_linear_bound(c, vars[d], bound, upper)) return Stmt();
+            if (upper) {
+                hi[d] = simplify(min(hi[d], bound));
+            } else {
+                lo[d] = simplify(max(lo[d], bound));
+            }
+        }
+        for (size_t d = 0; d < n; d++) ext[d] = simplify(max(hi[d] - lo[d] + 1, 0));
+        // Steps: the LDM side must be a row-major layout of the padded window (rows may be
+        // longer than the loop, e.g. rounded up for vectors), the main side contiguous in
         // the innermost dimension.
         std::vector<Expr> main_step(n);
-        Expr dense = 1;
+        Expr row = 1;  // the LDM span of the dimensions inside d
+        bool dense = true;
         for (size_t d = 0; d < n; d++) {
             Var v(vars[d]);
             const Expr ls = simplify(substitute(vars[d], v + 1, ldm_index) - ldm_index);
             main_step[d] = simplify(substitute(vars[d], v + 1, main_index) - main_index);
-            if (!same_value(ls, dense) || uses_nest(main_step[d])) return Stmt();
-            dense = simplify(dense * full_ext[d]);
+            if (uses_nest(ls) || uses_nest(main_step[d])) return Stmt();
+            if (d == 0 ? !is_const_one(ls) : !proved(ls >= row)) return Stmt();
+            dense = dense && same_value(ls, row);
+            row = simplify(ls * full_ext[d]);
         }
         if (!is_const_one(main_step[0])) return Stmt();
 
@@ -328,7 +403,11 @@ private:
         std::vector<Expr> first = box_vars;
         first[0] = lo[0];
         if (n > 1) first[1] = lo[1];
-        Expr compact = 0, cstride = 1;
+        // The box is brought compactly to the start of the copy's own region of the buffer
+        // (which need not be the start of the buffer: an outer loop may stage one region
+        // per iteration).
+        const Expr ldm_base = at(ldm_index, full_min, 0);
+        Expr compact = ldm_base, cstride = 1;
         for (size_t d = 0; d < n; d++) {
             compact = compact + (box_vars[d] - lo[d]) * cstride;
             cstride = cstride * ext[d];
@@ -346,12 +425,12 @@ private:
         for (size_t d = 2; d < n; d++) {
             req = For::make(vars[d], lo[d], ext[d], ForType::Serial, DeviceAPI::None, req);
         }
-        Expr nonempty = const_true();
+        Expr nonempty = box_guard;
         for (size_t d = 0; d < n; d++) nonempty = nonempty && ext[d] > 0;
         req = IfThenElse::make(simplify(nonempty), req);
 
         // Spread the box to the padded layout, backwards, and fill the rest.
-        Expr partial = const_false();
+        Expr partial = !box_guard || !dense;
         for (size_t d = 0; d < n; d++) partial = partial || lo[d] != full_min[d] || ext[d] != full_ext[d];
         partial = simplify(partial);
         Stmt fix;
@@ -363,12 +442,13 @@ private:
                 rev[d] = unique_name("spread");
                 back[d] = hi[d] - Variable::make(Int(32), rev[d]);
             }
-            Stmt spread = Store::make(store->name, Load::make(t, store->name, at(compact, back, 0), Buffer<>(), Parameter(), const_true(), ModulusRemainder()),
+            Stmt spread_box = Store::make(store->name, Load::make(t, store->name, at(compact, back, 0), Buffer<>(), Parameter(), const_true(), ModulusRemainder()),
                                       at(ldm_index, back, 0), Parameter(), const_true(), ModulusRemainder());
             for (size_t d = 0; d < n; d++) {
-                spread = For::make(rev[d], 0, ext[d], ForType::Serial, DeviceAPI::None, spread);
+                spread_box = For::make(rev[d], 0, ext[d], ForType::Serial, DeviceAPI::None, spread_box);
             }
-            Expr inside = const_true();
+            const Stmt spread = is_const_one(box_guard) ? spread_box : IfThenElse::make(box_guard, spread_box);
+            Expr inside = box_guard;
             for (size_t d = 0; d < n; d++) inside = inside && box_vars[d] >= lo[d] && box_vars[d] <= hi[d];
             Stmt zero = IfThenElse::make(!inside, Store::make(store->name, fill, ldm_index, Parameter(), const_true(),
                                                               ModulusRemainder()));

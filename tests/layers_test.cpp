@@ -157,6 +157,13 @@ std::vector<LayerCase> all_cases() {
         conv_case("conv_alexnet2_small", {1, 8, 12, 13, 13, 5, 5, 1, 1, 2, 2, 2, 2, 2, true}),
         conv_case("conv_unpadded_odd_width", {1, 5, 6, 9, 7, 3, 3, 1, 1, 0, 0, 0, 0, 1, false}),
         conv_case("conv_wide_channels", {1, 130, 33, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}),
+        // Padding on one side only: the simplifier merges the bounds tests of x and y into
+        // max(x, y) < 4 / 0 <= min(x, y), which the guarded copy must split again.
+        conv_case("conv_pad_bottom_only", {1, 1, 1, 4, 4, 1, 1, 1, 1, 0, 0, 0, 1, 1, false}),
+        conv_case("conv_pad_left_top_only", {2, 1, 1, 18, 21, 1, 1, 1, 1, 1, 0, 1, 0, 1, false}),
+        // Several channels per staged window with an in-bounds box smaller than the window.
+        conv_case("conv_stride_y3_channels", {3, 14, 16, 20, 26, 1, 1, 1, 3, 1, 2, 0, 1, 1, false}),
+        conv_case("conv_groups_stride_y3", {3, 24, 4, 9, 13, 5, 5, 1, 3, 2, 0, 2, 1, 4, true}),
         dense_case("dense_batch3", 3, 37, 19, true),
         dense_case("dense_alpha_beta", 2, 100, 70, false, 0.5, 2.0),
         dense_case("dense_wide", 1, 3000, 130, true),
