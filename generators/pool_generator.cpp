@@ -56,7 +56,18 @@ public:
         /* THE ALGORITHM */
         const bool is_max = kind == "max";
         const float init = is_max ? -std::numeric_limits<float>::infinity() : 0.f;
-        Func padded = BoundaryConditions::constant_exterior(input, init, {{0, width}, {0, height}});
+        // The padded input, written by hand like conv2d's (one Func over the input, without
+        // BoundaryConditions' chain of wrapper Funcs and likely() tags), and only where some
+        // window reaches outside the input (padding, or ceil mode's last window).
+        const int w = width, h = height;
+        const bool outside = pl || pt || (ow - 1) * sx + kx - pl > w || (oh - 1) * sy + ky - pt > h;
+        Func padded("padded");
+        if (outside) {
+            Expr inside = x >= 0 && x < w && y >= 0 && y < h;
+            padded(x, y, c, n) = select(inside, input(clamp(x, 0, w - 1), clamp(y, 0, h - 1), c, n), init);
+        } else {
+            padded = Func(input);
+        }
         RDom r(0, kx, 0, ky, "r");
         Expr v = padded(x * sx + r.x - pl, y * sy + r.y - pt, c, n);
         pool(x, y, c, n) = init;
