@@ -48,14 +48,41 @@ public:
     std::set<std::string> variant;  ///< the loop variable and the lets that depend on it
 
 private:
-    /** Visits an address: a constant offset is free (load/store displacement). */
+    /** Visits an address as a compiler computes it: the sum is reassociated, its constant
+     * terms become the load/store displacement (free), the terms invariant in the loop are
+     * added up once outside it (free per iteration), and the rest is computed per
+     * iteration: each term's own work, one add per further term, one to add the invariant
+     * base; loads and stores with the same variable part share it. */
     void address(const Expr &index) {
         Expr base = index;
         if (const Ramp *r = base.as<Ramp>()) base = r->base;
-        if (const Add *a = base.as<Add>()) {
-            if (is_const(a->b)) base = a->a;
+        std::vector<Expr> terms, varying;
+        flatten_sum(base, terms);
+        Expr key, invariant_base;
+        for (const Expr &t : terms) {
+            if (is_const(t)) continue;
+            if (invariant(t)) {
+                invariant_base = invariant_base.defined() ? invariant_base + t : t;
+                continue;
+            }
+            varying.push_back(t);
+            key = key.defined() ? key + t : t;
         }
-        if (!repeated_int(base)) base.accept(this);
+        if (varying.empty()) return;
+        for (const Expr &t : varying) visit_operand(t);
+        // The variable part plus the invariant base, added up once per distinct pair.
+        if (invariant_base.defined()) key = key + invariant_base;
+        if (seen.insert(key).second) {
+            w.either += int64_t(varying.size()) - 1 + (invariant_base.defined() ? 1 : 0);
+        }
+    }
+    static void flatten_sum(const Expr &e, std::vector<Expr> &terms) {
+        if (const Add *a = e.as<Add>()) {
+            flatten_sum(a->a, terms);
+            flatten_sum(a->b, terms);
+        } else {
+            terms.push_back(e);
+        }
     }
     void visit_operand(const Expr &e) {
         if (!repeated_int(e)) e.accept(this);

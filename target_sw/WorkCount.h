@@ -15,9 +15,12 @@
  *   either pipeline: integer arithmetic, compares and logic; the increment of each loop
  *       iteration. Integer division or modulo by a non-constant counts 4. An integer
  *       subexpression that occurs again in the same region is counted once (a compiler
- *       computes it once), and a constant offset in an address is free (the displacement of
- *       the load or store). In a loop body, integer work that does not depend on the loop
- *       variable is free (hoisted out of the loop, as compilers do).
+ *       computes it once). An address is reassociated as compilers do: its constant terms
+ *       are free (the displacement of the load or store), and in a loop body its terms
+ *       that do not depend on the loop are summed once outside the loop; the rest costs one
+ *       add per term (after the first) plus one for that invariant base, shared by the
+ *       accesses with the same variable part. In a loop body, any integer work that does not
+ *       depend on the loop variable is free (hoisted out of the loop, as compilers do).
  *   slow cycles: float division, sqrt, exp, log, pow, and every direct main-memory access.
  * Flops are float add/sub/mul/div (an FMA counts 2), times the vector lanes.
  */
