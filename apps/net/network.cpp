@@ -33,7 +33,7 @@ std::map<std::string, std::string> parse_params(const std::string &text) {
 }
 
 /** A Halide view (x fastest) of an NCHW or NF tensor. */
-Buf view(const std::vector<float> &data, const Shape &s) {
+Buf view(const Tensor &data, const Shape &s) {
     std::vector<int> dims(s.rbegin(), s.rend());
     return Buf(const_cast<float *>(data.data()), dims);
 }
@@ -141,8 +141,10 @@ void Network::load_parameters(const ParamSource &source) {
     for (size_t i = 0; i < size(); i++) {
         const Shape w = weight_shape(i);
         if (w.empty()) continue;
-        weights_[i] = source(table_.layers[i].name, "weight", w);
-        biases_[i] = source(table_.layers[i].name, "bias", bias_shape(i));
+        const std::vector<float> wv = source(table_.layers[i].name, "weight", w);
+        const std::vector<float> bv = source(table_.layers[i].name, "bias", bias_shape(i));
+        weights_[i].assign(wv.begin(), wv.end());
+        biases_[i].assign(bv.begin(), bv.end());
         if (int64_t(weights_[i].size()) != elements(w) || int64_t(biases_[i].size()) != w[0]) {
             throw std::runtime_error("layer " + table_.layers[i].name + ": parameters of the wrong size");
         }
@@ -178,7 +180,7 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
                                  " (" + std::to_string(elements(input_shape_)) + " values), got " +
                                  std::to_string(input.size()));
     }
-    std::vector<float> current = input;
+    Tensor current(input.begin(), input.end());
     double clock = 0;  // modelled seconds since the start of the run
     athread_emu_set_trace(trace ? 1 : 0);
     for (size_t i = 0; i < size(); i++) {
@@ -194,7 +196,7 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
         } else {
             layer_in = in_shape;
         }
-        std::vector<float> out(size_t(elements(shapes_[i])));
+        Tensor out(size_t(elements(shapes_[i])));
         Buf bin = view(current, layer_in), bout = view(out, shapes_[i]);
         athread_emu_stats_reset();
         athread_emu_trace_reset();
@@ -241,7 +243,7 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
         if (records) records->push_back(r);
         current = std::move(out);
     }
-    return current;
+    return std::vector<float>(current.begin(), current.end());
 }
 
 }  // namespace sw_net

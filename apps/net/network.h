@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,25 @@ struct TraceSpan {
     double start_seconds, end_seconds;
 };
 
+/** Allocates at the start of a 128-byte line (cache-line alignment, as a real Sunway
+ * program's main-memory tensors are): DMA moves whole lines (Machine::dma_line_bytes), so a
+ * tensor off a line boundary costs every block of a request one more line. */
+template <typename T>
+struct LineAlignedAllocator {
+    using value_type = T;
+    static constexpr std::size_t alignment = 128;
+    LineAlignedAllocator() = default;
+    template <typename U>
+    LineAlignedAllocator(const LineAlignedAllocator<U> &) {}
+    T *allocate(std::size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), std::align_val_t(alignment))); }
+    void deallocate(T *p, std::size_t) { ::operator delete(p, std::align_val_t(alignment)); }
+    template <typename U>
+    bool operator==(const LineAlignedAllocator<U> &) const { return true; }
+    template <typename U>
+    bool operator!=(const LineAlignedAllocator<U> &) const { return false; }
+};
+using Tensor = std::vector<float, LineAlignedAllocator<float>>;
+
 /** Supplies a layer's parameters in PyTorch layout (conv OIHW, dense [out, in]). */
 using ParamSource = std::function<std::vector<float>(const std::string &layer, const std::string &what,
                                                      const Shape &shape)>;
@@ -99,7 +119,7 @@ private:
     std::vector<std::map<std::string, std::string>> params_;
     std::vector<Shape> shapes_;
     Shape input_shape_;
-    std::vector<std::vector<float>> weights_, biases_;
+    std::vector<Tensor> weights_, biases_;
 
     int iparam(size_t i, const std::string &key, int fallback) const;
     double layer_gflop(size_t i, const Shape &in) const;
