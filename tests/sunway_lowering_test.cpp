@@ -1,13 +1,14 @@
 /** \file
  * The Sunway passes on small Pipelines: what becomes one strided DMA, what falls back to
  * one request per element, what stays a direct main-memory access, how LDM buffers are
- * bounded, and the LDM overflow error.
+ * bounded, the LDM overflow error, and how the timing model counts address arithmetic.
  */
 #include "Halide.h"
 #include "target_sw/CodeGen_CPE.h"
 #include "target_sw/Errors.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/SunwayLowering.h"
+#include "target_sw/WorkCount.h"
 
 #include <gtest/gtest.h>
 
@@ -133,6 +134,38 @@ TEST(SunwayLowering, OverflowingTheLdmNamesEachBufferAndTheLimit) {
     }
     // The same schedule fits the 256 KB LDM of SW26010-Pro.
     EXPECT_NO_THROW(sw::lower_pipeline_to_sunway(p.out, {p.in}, "scaled", sw::sw26010_pro()));
+}
+
+/** Address arithmetic in a loop body, as an optimising compiler computes it: constants are
+ * displacements, loop-invariant terms are summed once outside the loop, the variable part
+ * is computed once per iteration however the simplifier nested the sum. */
+TEST(WorkCount, AddressesAreReassociatedAroundLoopInvariantAndConstantTerms) {
+    using namespace Halide::Internal;
+    const Expr i = Variable::make(Int(32), "i"), o = Variable::make(Int(32), "o"), t = Variable::make(Int(32), "t");
+    const std::set<std::string> ldm = {"a", "b"};
+    auto load = [](const std::string &buf, const Expr &index) {
+        return Load::make(Float(32), buf, index, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+    };
+    auto body_work = [&](const std::vector<Expr> &indices) {
+        Expr sum = load("a", indices[0]);
+        for (size_t k = 1; k < indices.size(); k++) sum = sum + load("a", indices[k]);
+        const Stmt s = Store::make("b", sum, i, Parameter(), const_true(), ModulusRemainder());
+        return sw::count_straight_line(s, true, ldm, sw::sw26010(), "i");
+    };
+    // ((i*232 + t) + k) + (o % 2)*928 for k = 0..3: the constant nested inside the sum and the
+    // invariant term outside it. Per iteration: i*232, + the invariant base (t and the
+    // slot), shared by the four loads; the store's index i is free; the loop's increment.
+    std::vector<Expr> nested;
+    for (int k = 0; k < 4; k++) nested.push_back(((i * 232 + t) + k) + (o % 2) * 928);
+    const sw::Work w = body_work(nested);
+    EXPECT_EQ(w.p1, 4 + 1 + 1);  // four loads, the store, the loop's branch
+    EXPECT_EQ(w.either, 1 + 1 + 1);  // i*232, + the base, the increment
+    const sw::Work flat = body_work({i * 232 + (t + (o % 2) * 928)});
+    // The same addresses written flat cost the same integer work as one of them.
+    EXPECT_EQ(w.either, flat.either);
+    // Two different variable parts cost their own work.
+    const sw::Work two = body_work({i * 232 + t, i * 9 + t});
+    EXPECT_EQ(two.either, flat.either + 2);  // i*9 and its add of the base
 }
 
 }  // namespace
