@@ -25,6 +25,22 @@ bool proved(const Expr &cond) { return is_const_one(simplify(cond)); }
 
 bool same_value(const Expr &a, const Expr &b) { return is_const_zero(simplify(a - b)); }
 
+/** \p e as a < b (\p strict) or a <= b, turning > and >= around; false for other forms. */
+bool as_less(const Expr &e, Expr &a, Expr &b, bool &strict) {
+    if (const LT *c = e.as<LT>()) {
+        a = c->a, b = c->b, strict = true;
+    } else if (const LE *c = e.as<LE>()) {
+        a = c->a, b = c->b, strict = false;
+    } else if (const GT *c = e.as<GT>()) {
+        a = c->b, b = c->a, strict = true;
+    } else if (const GE *c = e.as<GE>()) {
+        a = c->b, b = c->a, strict = false;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 /** Appends to \p out the conjuncts of \p e (of !e if \p negate), with the comparisons of a
  * max (below a bound) or a min (above one) split into one per operand: the simplifier folds
  * the bounds tests of different dimensions into max(x, y) < n, which is x < n && y < n.
@@ -39,22 +55,10 @@ bool split_conjuncts(const Expr &e, bool negate, std::vector<Expr> &out) {
         if (!negate) return false;
         return split_conjuncts(o->a, true, out) && split_conjuncts(o->b, true, out);
     }
-    // Every comparison as a < b or a <= b.
+    if (is_const_one(e) && !negate) return true;
     Expr a, b;
     bool strict;
-    if (const LT *c = e.as<LT>()) {
-        a = c->a, b = c->b, strict = true;
-    } else if (const LE *c = e.as<LE>()) {
-        a = c->a, b = c->b, strict = false;
-    } else if (const GT *c = e.as<GT>()) {
-        a = c->b, b = c->a, strict = true;
-    } else if (const GE *c = e.as<GE>()) {
-        a = c->b, b = c->a, strict = false;
-    } else if (is_const_one(e) && !negate) {
-        return true;
-    } else {
-        return false;
-    }
+    if (!as_less(e, a, b, strict)) return false;
     if (negate) {  // !(a < b) is b <= a; !(a <= b) is b < a
         std::swap(a, b);
         strict = !strict;
@@ -76,13 +80,7 @@ bool split_conjuncts(const Expr &e, bool negate, std::vector<Expr> &out) {
 bool solve_linear_bound(const Expr &c, const std::string &var, Expr &bound, bool &upper) {
     Expr a, b;
     bool strict;
-    if (const LT *l = c.as<LT>()) {
-        a = l->a, b = l->b, strict = true;
-    } else if (const LE *l = c.as<LE>()) {
-        a = l->a, b = l->b, strict = false;
-    } else {
-        return false;
-    }
+    if (!as_less(c, a, b, strict)) return false;
     const Expr diff = simplify(a - b);  // c is diff < 0 (or <= 0)
     const Var v(var);
     const Expr step = simplify(substitute(var, v + 1, diff) - diff);
