@@ -461,6 +461,15 @@ PipelineInfo analyze(const Pipeline &p) {
             }
         }
     }
+    // Stages that only move data, inlined by every plan.
+    for (const Stage &s : info.stages) {
+        if (s.is_input || s.is_output || s.name == info.main || !s.func.updates().empty() ||
+            std::find(info.producers.begin(), info.producers.end(), s.name) != info.producers.end()) {
+            continue;
+        }
+        const OpCount &o = info.ops.at(s.name)[0];
+        if (o.float_ops == 0 && o.slow_cycles == 0) info.wrappers.push_back(s.name);
+    }
     // Vectorisation along the innermost pure dimension, or along the reduction.
     const std::string d0 = m.args.empty() ? "" : m.args[0];
     bool pure_ok = !d0.empty(), rvar_ok = info.chunk_rvar >= 0, round_up = true;

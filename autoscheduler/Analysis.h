@@ -87,6 +87,11 @@ struct PipelineInfo {
     std::vector<std::string> producers;
     /** Inputs read by the producers (staged per chunk when the producers are inlined). */
     std::vector<std::string> producer_inputs;
+    /** Computed stages that only move data (one pure definition without float work, e.g.
+     * the clamps and wrappers of Halide's BoundaryConditions), other than the main stage,
+     * the output and the producers: always inlined into their consumers (staging one would
+     * cost an LDM copy and LDM space for nothing). */
+    std::vector<std::string> wrappers;
     bool vector_pure = false;  ///< vectorisable along its innermost pure dimension
     bool vector_rvar = false;  ///< vectorisable along chunk_rvar via rfactor
     /** With vector_pure: every staged stage whose index along the vectorised dimension

@@ -229,7 +229,7 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
     for (const Stage &s : info.stages) {
         if (s.is_output || s.name == info.main) continue;
         const bool producer = contains(info.producers, s.name);
-        if (producer && plan.inline_producers) continue;
+        if ((producer && plan.inline_producers) || contains(info.wrappers, s.name)) continue;
         const bool per_chunk = !stage_level.empty() &&
                                (contains(info.chunk_staged, s.name) ||
                                 (plan.inline_producers && contains(info.producer_inputs, s.name)));

@@ -103,7 +103,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         if (s.is_output) continue;
         const bool producer = contains(info.producers, s.name), chunk_level = contains(info.chunk_staged, s.name) ||
                                                                        (plan.inline_producers && contains(info.producer_inputs, s.name));
-        if (producer && plan.inline_producers) continue;
+        if ((producer && plan.inline_producers) || contains(info.wrappers, s.name)) continue;
         if (s.is_input) {
             if (contains(info.producer_inputs, s.name) && !plan.inline_producers) {
                 // Read by a staged producer: the producer's guarded copy moves its in-bounds box.
