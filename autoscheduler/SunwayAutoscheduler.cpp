@@ -154,7 +154,10 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     const std::vector<Argument> args = Pipeline(p).infer_arguments();
     const size_t wanted = size_t(std::max(o.pick, 0)) + 1;
     std::string last_error;
-    for (size_t i = 0; i < fit.size() && r.ranked.size() < std::max<size_t>(wanted, 1) && r.lowered < 12; i++) {
+    // At most 12 plans may fail before giving up (a pipeline the lowering rejects whatever
+    // the plan should not cost a lowering per plan).
+    int failures = 0;
+    for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12; i++) {
         auto copy = Internal::deep_copy(outputs, env);
         const std::set<std::string> marked_before = sw::double_buffered_funcs();
         try {
@@ -173,6 +176,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
             r.ranked.push_back(fit[i]);
         } catch (const std::exception &e) {  // sw::UserError, Halide::Error
             last_error = e.what();
+            failures++;
         }
         sw::restore_double_buffered_funcs(marked_before);
     }
@@ -180,6 +184,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
         throw sw::UserError("none of the " + std::to_string(r.lowered) + " best schedules of " + function_name +
                             " passed the Sunway lowering; the last error: " + last_error);
     }
+    r.passed = int(r.ranked.size());
     const size_t pick = std::min(size_t(std::max(o.pick, 0)), r.ranked.size() - 1);
     r.chosen = r.ranked[pick];
     for (size_t i = 0; i < fit.size() && r.ranked.size() < size_t(o.keep); i++) {

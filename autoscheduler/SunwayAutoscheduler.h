@@ -33,7 +33,8 @@ struct Candidate {
 
 struct Options {
     /** Which of the ranked candidates that lower to apply: 0 is the best by the model (the
-     * tuner builds the others). The plugin reads it from $SW_AUTOSCHEDULE_PICK. */
+     * tuner builds the others). The plugin reads it from $SW_AUTOSCHEDULE_PICK. The first
+     * pick + 1 candidates of Result::ranked are the best that pass the lowering, in order. */
     int pick = 0;
     /** How many of the best candidates to keep in Result::ranked. */
     int keep = 8;
@@ -42,7 +43,10 @@ struct Options {
 struct Result {
     std::string schedule_source;  ///< C++ of the applied schedule, with the prediction as a comment
     Candidate chosen;
-    std::vector<Candidate> ranked;  ///< the best by the model, best first (those that lower)
+    /** The best by the model, best first: the first `passed` were lowered and passed the
+     * Sunway lowering, the rest (up to Options::keep) were not checked. */
+    std::vector<Candidate> ranked;
+    int passed = 0;
     int64_t considered = 0;         ///< plans costed
     int lowered = 0;                ///< plans lowered to check them
     double seconds = 0;             ///< time taken

@@ -202,10 +202,12 @@ void print_estimate(const char *what, const sw_auto::Estimate &e) {
 }
 
 int one_layer(const Options &o) {
-    Scheduled s = schedule_layer(o.generator, o.params, *o.machine, 0);
+    // With --tune N, the N best plans that pass the lowering head the ranking, in the order
+    // in which the plugin picks them (SW_AUTOSCHEDULE_PICK).
+    Scheduled s = schedule_layer(o.generator, o.params, *o.machine, std::max(o.tune, 1) - 1);
     int pick = 0;
     if (o.tune > 0) {
-        const int n = std::min<int>(o.tune, int(s.result.ranked.size()));
+        const int n = std::min<int>(o.tune, s.result.passed);
         double best = -1;
         for (int i = 0; i < n; i++) {
             std::fprintf(stderr, "[tune %d/%d] %s (predicted %.3f ms) ...", i + 1, n,
@@ -220,7 +222,7 @@ int one_layer(const Options &o) {
                          s.result.ranked[i].estimate.compute_cycles, s.result.ranked[i].estimate.dma_cycles);
             if (best < 0 || t < best) best = t, pick = i;
         }
-        if (pick != 0) s = schedule_layer(o.generator, o.params, *o.machine, pick);
+        s = schedule_layer(o.generator, o.params, *o.machine, pick);
         std::printf("tuning: kept plan %d of %d (emulator %.3f ms)\n", pick + 1, n, best * 1e3);
     }
     const sw_auto::Result &r = s.result;
