@@ -35,15 +35,21 @@ struct Transfer {
 };
 
 Transfer transfer(const std::vector<int64_t> &box, const std::vector<int64_t> &source, const sw::Machine &m,
-                  bool packed_rows = true) {
+                  bool packed_rows = true, bool guarded = false) {
     Transfer t;
     if (prod(box) == 0) return t;
     size_t k = 0;
     int64_t run = box[0];
-    while (k + 1 < box.size() && box[k] >= source[k] && packed_rows) run *= box[++k];
+    // A guarded copy makes one request per point of its dimensions from the third on: rows
+    // as the blocks of a strided request, or one block when they are whole source rows.
+    const size_t merge_limit = guarded ? 1 : box.size();
+    while (k + 1 < box.size() && k < merge_limit && box[k] >= source[k] && packed_rows) run *= box[++k];
     double blocks = 1, requests = 1;
     if (!packed_rows) {
         for (size_t d = 1; d < box.size(); d++) requests *= box[d];
+    } else if (guarded) {
+        if (k == 0 && box.size() > 1) blocks = box[1];
+        for (size_t d = 2; d < box.size(); d++) requests *= box[d];
     } else {
         if (k + 1 < box.size()) blocks = box[k + 1];
         for (size_t d = k + 2; d < box.size(); d++) requests *= box[d];
@@ -108,7 +114,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             if (contains(info.producer_inputs, s.name) && !plan.inline_producers) {
                 // Read by a staged producer: the producer's guarded copy moves its in-bounds box.
                 const std::vector<int64_t> box = extents(info.chunk_region.at(s.name), b);
-                add(chunk_get, transfer(box, s.source_extents, m));
+                add(chunk_get, transfer(box, s.source_extents, m, true, true));
                 continue;
             }
             if (!s.callers.empty() && chunk_level && info.chunk_region.count(s.name)) {

@@ -420,6 +420,13 @@ private:
                                              ext[0], 1, ext[0], site));
             req = IfThenElse::make(pitch >= ext[0], req, per_row);
         }
+        if (n > 1 && !proved(pitch != ext[0])) {
+            // Rows that are whole rows of the source (the box spans its width) follow each
+            // other in main memory: one contiguous block instead of one block per row.
+            const Expr all = ext[0] * rows;
+            const Stmt whole = request(false, store->name, req_ldm, load->name, req_main, all, 1, all, site);
+            req = proved(pitch == ext[0]) ? whole : IfThenElse::make(pitch == ext[0], whole, req);
+        }
         for (size_t d = 2; d < n; d++) {
             req = For::make(vars[d], lo[d], ext[d], ForType::Serial, DeviceAPI::None, req);
         }
@@ -457,7 +464,8 @@ private:
         }
         std::ostringstream shape;
         shape << "zero-padded window: the in-bounds box by " << (n > 2 ? "one strided request per outer iteration" : "one strided request")
-              << " (rows of up to " << simplify(full_ext[0] * load->type.bytes()) << " B), spread in LDM at the image edges";
+              << " (rows of up to " << simplify(full_ext[0] * load->type.bytes())
+              << " B; one block when they are whole rows of the source), spread in LDM at the image edges";
         k.dma.push_back({store->name, load->name, false, shape.str()});
         std::vector<Stmt> parts = {dma_marker(dma_begin_intrinsic, site), req, dma_marker(dma_wait_intrinsic, site)};
         if (fix.defined()) parts.push_back(fix);
