@@ -414,6 +414,7 @@ PipelineInfo analyze(const Pipeline &p) {
     }
     for (size_t i = 0; i < info.rvars.size(); i++) {
         const int64_t ext = *as_const_int(simplify(info.rvars[i].extent));
+        info.rvar_extents.push_back(ext);
         if (int(i) == info.chunk_rvar) {
             info.reduction = ext;
         } else {

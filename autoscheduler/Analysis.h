@@ -104,6 +104,7 @@ struct PipelineInfo {
     /** Calls in the main update (the accumulator itself excluded) whose index varies along
      * the main stage's innermost pure dimension, and those that do not. */
     int loads_varying = 0, loads_invariant = 0;
+    std::vector<int64_t> rvar_extents;  ///< of rvars, innermost first
     int64_t taps = 1;        ///< points of the reduction other than chunk_rvar
     int64_t reduction = 1;   ///< extent of chunk_rvar (1: no reduction)
 

@@ -174,7 +174,18 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 chunk_compute += double(points) * red / lanes * issue_cycles(o.float_ops, loads + 1, kVectorLoopIntOps / 2);
                 tile_compute += double(points) * (lanes + 2) * 2;  // the lanes added up at the end
             } else {
-                chunk_compute += double(points) * red * (issue_cycles(o.float_ops, loads + 1, o.int_ops + 2) + o.slow_cycles);
+                // Per point: the accumulator loaded and stored around the reduction loops;
+                // each outer reduction loop's iteration: its branch, increment and the bases
+                // of the loads' addresses; innermost, each load's address is its varying part
+                // plus a base hoisted out of the loop (WorkCount: one add each), and the
+                // increment.
+                double per_point = issue_cycles(0, 3, 2 + loads), runs = 1;
+                for (size_t k = info.rvar_extents.size(); k-- > 1;) {
+                    runs *= int(k) == info.chunk_rvar ? double(chunk) : double(info.rvar_extents[k]);
+                    per_point += runs * issue_cycles(0, 1, 1 + 2 * loads);
+                }
+                per_point += red * (issue_cycles(o.float_ops, loads + 1, loads + 1) + o.slow_cycles);
+                chunk_compute += double(points) * per_point;
             }
         }
         if (s.name == info.main && plan.vector == Plan::Vector::Reduction) buffer(s.name + ".rfactor", 4 * lanes * points);
