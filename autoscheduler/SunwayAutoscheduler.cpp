@@ -154,8 +154,8 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     const std::vector<Argument> args = Pipeline(p).infer_arguments();
     const size_t wanted = size_t(std::max(o.pick, 0)) + 1;
     std::string last_error;
-    // At most 12 plans may fail before giving up (a pipeline the lowering rejects whatever
-    // the plan should not cost a lowering per plan).
+    // Give up after 12 plans fail: when the lowering rejects every plan of a pipeline,
+    // trying them all would cost one lowering per plan.
     int failures = 0;
     for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12; i++) {
         auto copy = Internal::deep_copy(outputs, env);
