@@ -388,21 +388,8 @@ std::string run_isolated(const std::function<std::string()> &body) {
     }
     close(fds[1]);
     std::string out;
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = read(fds[0], buf, sizeof buf);
-        if (n > 0) {
-            out.append(buf, size_t(n));
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else {
-            break;
-        }
-    }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = sw_test::collect_child(fds[0], pid, &out);
+    if (status < 0) return std::string("waitpid: ") + std::strerror(errno) + ":\n" + out;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
     if (WIFEXITED(status) && WEXITSTATUS(status) == 1) return out;
     if (WIFSIGNALED(status)) {

@@ -104,6 +104,26 @@ struct JitAccess {
     }
 };
 
+int collect_child(int fd, int pid, std::string *output) {
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = read(fd, buf, sizeof buf);
+        if (n > 0) {
+            output->append(buf, size_t(n));
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            break;
+        }
+    }
+    close(fd);
+    int status = 0;
+    while (waitpid(pid_t(pid), &status, 0) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    return status;
+}
+
 int run_command(const std::vector<std::string> &argv, std::string *output,
                 const std::map<std::string, std::string> &env) {
     output->clear();
@@ -136,22 +156,8 @@ int run_command(const std::vector<std::string> &argv, std::string *output,
         _exit(127);
     }
     close(fds[1]);
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = read(fds[0], buf, sizeof buf);
-        if (n > 0) {
-            output->append(buf, n);
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else {
-            break;
-        }
-    }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) return -1;
-    }
+    const int status = collect_child(fds[0], pid, output);
+    if (status < 0) return -1;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return -1;

@@ -98,6 +98,11 @@ JitBuild jit_build_layer(const std::string &generator_exe, const std::string &ge
                          const std::map<std::string, std::string> &params,
                          const JitOptions &options = JitOptions());
 
+/** Reads \p fd (the read end of a child's output pipe) to its end into *output, closes it,
+ *  and waits for the child \p pid: returns its wait status (see waitpid), or -1 if waiting
+ *  failed. */
+int collect_child(int fd, int pid, std::string *output);
+
 /** Runs argv (no shell) and returns its exit status (-1 if it could not run, 128+signal if
  *  killed); *output gets stdout and stderr interleaved. */
 int run_command(const std::vector<std::string> &argv, std::string *output,
