@@ -130,6 +130,15 @@ std::vector<const Call *> calls_in(const Definition &d) {
     return cc.calls;
 }
 
+/** The constant extent of a reduction variable (checked constant by analyze()). The
+ * simplified Expr is held while its value is read: as_const_int points into its node. */
+int64_t constant_extent(const ReductionVariable &v) {
+    const Expr e = simplify(v.extent);
+    const int64_t *k = as_const_int(e);
+    if (!k) throw sw::UserError("the reduction variable " + v.var + " has no constant extent");
+    return *k;
+}
+
 /** d e / d var, when it is a constant; nullopt-like flag otherwise. */
 bool coefficient(const Expr &e, const std::string &var, int64_t *out) {
     Expr v = Variable::make(Int(32), var);
@@ -310,7 +319,8 @@ PipelineInfo analyze(const Pipeline &p) {
                 Expr ext;
                 if (c->param.defined()) ext = c->param.extent_constraint(d);
                 if (c->image.defined()) ext = c->image.dim(d).extent();
-                const int64_t *k = ext.defined() ? as_const_int(simplify(ext)) : nullptr;
+                if (ext.defined()) ext = simplify(ext);  // ext owns the node *k points into
+                const int64_t *k = ext.defined() ? as_const_int(ext) : nullptr;
                 if (!k) {
                     throw sw::UserError("the Sunway autoscheduler needs constant extents for input " + c->name +
                                         " (set_bounds on every dimension)");
@@ -337,7 +347,8 @@ PipelineInfo analyze(const Pipeline &p) {
                 if (b.var == out.args()[d]) ext = b.extent;
             }
         }
-        const int64_t *k = ext.defined() ? as_const_int(simplify(ext)) : nullptr;
+        if (ext.defined()) ext = simplify(ext);  // ext owns the node *k points into
+        const int64_t *k = ext.defined() ? as_const_int(ext) : nullptr;
         if (!k || *k < 1) {
             throw sw::UserError("the Sunway autoscheduler needs a constant extent for dimension " +
                                 std::to_string(d) + " of output " + out.name() +
@@ -351,7 +362,8 @@ PipelineInfo analyze(const Pipeline &p) {
         for (const Definition *d : definitions(s.func)) {
             OpCount c = count_ops(d->values(), d->args());
             for (const ReductionVariable &v : d->schedule().rvars()) {
-                const int64_t *k = as_const_int(simplify(v.extent));
+                const Expr extent = simplify(v.extent);  // owns the node *k points into
+                const int64_t *k = as_const_int(extent);
                 if (!k) throw sw::UserError(pos("the reduction of", s.name) + " has no constant extent");
                 c.reduction_points *= *k;
             }
@@ -409,11 +421,11 @@ PipelineInfo analyze(const Pipeline &p) {
     info.rvars = upd.schedule().rvars();
     int64_t widest = 16;  // reductions this short are staged whole
     for (size_t i = 0; i < info.rvars.size(); i++) {
-        const int64_t ext = *as_const_int(simplify(info.rvars[i].extent));
+        const int64_t ext = constant_extent(info.rvars[i]);
         if (ext > widest) widest = ext, info.chunk_rvar = int(i);
     }
     for (size_t i = 0; i < info.rvars.size(); i++) {
-        const int64_t ext = *as_const_int(simplify(info.rvars[i].extent));
+        const int64_t ext = constant_extent(info.rvars[i]);
         info.rvar_extents.push_back(ext);
         if (int(i) == info.chunk_rvar) {
             info.reduction = ext;

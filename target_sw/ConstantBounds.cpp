@@ -19,7 +19,9 @@ std::optional<int64_t> interval_bound(const Expr &e, const Scope<Interval> &scop
     if (const int64_t *c = as_const_int(hi)) return *c;
     Expr k = find_constant_bound(hi, Direction::Upper, scope);
     if (k.defined()) {
-        if (const int64_t *c = as_const_int(simplify(k))) return *c;
+        // as_const_int points into the node: keep the simplified Expr alive while reading it.
+        const Expr ks = simplify(k);
+        if (const int64_t *c = as_const_int(ks)) return *c;
     }
     return std::nullopt;
 }
@@ -49,8 +51,9 @@ std::optional<int64_t> constant_upper_bound(const Expr &e, const std::vector<Loo
     int64_t points = 1;
     for (const LoopRange &b : blocks) {
         if (!expr_uses_var(s, b.var)) continue;
-        const int64_t *mn = as_const_int(simplify(b.min));
-        const int64_t *ex = as_const_int(simplify(b.extent));
+        const Expr min_e = simplify(b.min), extent_e = simplify(b.extent);  // owners of *mn, *ex
+        const int64_t *mn = as_const_int(min_e);
+        const int64_t *ex = as_const_int(extent_e);
         if (!mn || !ex) return best;
         used.push_back({b.var, {*mn, *ex}});
         points *= std::max<int64_t>(*ex, 1);

@@ -135,7 +135,9 @@ private:
                 for (size_t q = p + 1; ok && q < distinct.size(); q++) {
                     const Expr base_p = distinct[p].as<Ramp>() ? distinct[p].as<Ramp>()->base : distinct[p];
                     const Expr base_q = distinct[q].as<Ramp>() ? distinct[q].as<Ramp>()->base : distinct[q];
-                    const int64_t *diff = as_const_int(simplify(base_p - base_q));
+                    // Keep the simplified difference alive: as_const_int points into its node.
+                    const Expr diff_expr = simplify(base_p - base_q);
+                    const int64_t *diff = as_const_int(diff_expr);
                     ok = diff && std::abs(*diff) >= t.lanes();
                 }
             }
