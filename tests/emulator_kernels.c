@@ -8,6 +8,11 @@
 
 #include "emulator_kernels.h"
 
+/* The real slave.h does not declare them (shared/sunway/athread-api.md): CPE code that
+ * calls them declares them itself. */
+void *ldm_malloc(size_t size);
+void ldm_free(void *p, size_t size);
+
 #ifdef ATHREAD_EMULATOR
 #define strided_get_kernel slave_strided_get_kernel
 #define strided_put_kernel slave_strided_put_kernel
@@ -24,6 +29,8 @@
 #define syn_skip_kernel slave_syn_skip_kernel
 #define leak_kernel slave_leak_kernel
 #define align_kernel slave_align_kernel
+#define tls_small_kernel slave_tls_small_kernel
+#define local_array_kernel slave_local_array_kernel
 #endif
 
 static int acting(const misc_args *a) {
@@ -233,4 +240,31 @@ void align_kernel(void *arg) {
     ldm_free(q, 100);
     ldm_free(p, 3);
     ldm_free(r, 129);
+}
+
+/* A small __thread_local array; tls_small_kernel gets len bytes into it. */
+__thread_local int tl_small[8];
+
+void tls_small_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    volatile int reply = 0;
+    if (!acting(a)) return;
+    athread_get(PE_MODE, a->buf, tl_small, a->len, (void *)&reply, 0, 0, 0);
+    while (reply != 1) {
+    }
+    a->out[athread_get_id(-1)] = tl_small[0];
+}
+
+/** Gets len bytes into a local float[16]: on the real machine a local array is on the
+ *  CPE's stack, in LDM. */
+void local_array_kernel(void *arg) {
+    misc_args *a = (misc_args *)arg;
+    float local[16];
+    volatile int reply = 0;
+    if (!acting(a)) return;
+    memset(local, 0, sizeof local);
+    athread_get(PE_MODE, a->buf, local, a->len, (void *)&reply, 0, 0, 0);
+    while (reply != 1) {
+    }
+    a->out[athread_get_id(-1)] = (long long)local[0];
 }

@@ -35,6 +35,11 @@ extern void SLAVE_FUN(main_as_ldm_kernel)(void *);
 extern void SLAVE_FUN(syn_skip_kernel)(void *);
 extern void SLAVE_FUN(leak_kernel)(void *);
 extern void SLAVE_FUN(align_kernel)(void *);
+extern void SLAVE_FUN(tls_small_kernel)(void *);
+extern void SLAVE_FUN(local_array_kernel)(void *);
+// Not declared by the real slave.h (athread-api.md): declared here for the host-misuse test.
+void *ldm_malloc(size_t size);
+void ldm_free(void *p, size_t size);
 }
 
 namespace {
@@ -442,6 +447,132 @@ TEST_F(Emulator, LdmOverrunDies) {
         },
         "CPE 1: athread_get LDM side .* \\(200 bytes\\) overruns the LDM block .* of "
         "ldm_malloc\\(100\\)");
+}
+
+// ---------------------------------------------------------------- LDM-side bounds
+
+TEST_F(Emulator, DmaIntoLocalArrayThatFitsWorks) {
+    std::vector<unsigned char> buf(64);
+    float one = 3.0f;
+    std::memcpy(buf.data(), &one, sizeof one);
+    misc_args a = misc(buf.data());
+    a.len = 64;  // exactly the float[16]
+    athread_emu_register_buffer("buf", buf.data(), buf.size());
+    athread_spawn(local_array_kernel, &a);
+    athread_join();
+    for (int cpe = 0; cpe < 64; cpe++) EXPECT_EQ(a.out[cpe], 3);
+}
+
+TEST_F(Emulator, DmaIntoTooSmallLocalArrayDies) {
+    // 4096 bytes into a float[16] on the CPE stack: on the real machine this smashes the
+    // LDM stack; the emulator used to accept it (the whole thread stack counted as LDM).
+    std::vector<unsigned char> buf(4096);
+    misc_args a = misc(buf.data(), 6);
+    a.len = 4096;
+    athread_emu_register_buffer("buf", buf.data(), buf.size());
+    athread_emu_set_kernel_name("local_kernel");
+    EXPECT_DEATH(
+        {
+            athread_spawn(local_array_kernel, &a);
+            athread_join();
+        },
+        "athread emulator: error: kernel 'local_kernel' CPE 6: athread_get LDM side "
+        "\\[0x[0-9a-f]+, 0x[0-9a-f]+\\) \\(4096 bytes\\) overruns .*the CPE stack \\[0x[0-9a-f]+, "
+        "0x[0-9a-f]+\\) \\(local variables of the kernel: the 8192 bytes of LDM kept for the stack "
+        "on sw26010\\): [0-9]+ bytes past the kernel's entry frame");
+}
+
+TEST_F(Emulator, DmaPastLdmMallocBlockNamesKernelCpeAndBlock) {
+    std::vector<unsigned char> buf(4096);
+    misc_args a = misc(buf.data(), 12);
+    a.len = 129;
+    a.ldm_bytes = 128;
+    athread_emu_register_buffer("buf", buf.data(), buf.size());
+    athread_emu_set_kernel_name("block_kernel");
+    EXPECT_DEATH(
+        {
+            athread_spawn(get_once_kernel, &a);
+            athread_join();
+        },
+        "athread emulator: error: kernel 'block_kernel' CPE 12: athread_get LDM side "
+        "\\[0x[0-9a-f]+, 0x[0-9a-f]+\\) \\(129 bytes\\) overruns the LDM block \\[0x[0-9a-f]+, "
+        "0x[0-9a-f]+\\) of ldm_malloc\\(128\\): 1 bytes past its end");
+}
+
+TEST_F(Emulator, DmaIntoThreadLocalArrayThatFitsWorks) {
+    std::vector<unsigned char> buf(32, 0);
+    buf[0] = 9;
+    misc_args a = misc(buf.data(), 4);
+    a.len = 32;  // exactly the int[8]
+    athread_emu_register_buffer("buf", buf.data(), buf.size());
+    athread_spawn(tls_small_kernel, &a);
+    athread_join();
+    EXPECT_EQ(a.out[4], 9);
+}
+
+TEST_F(Emulator, DmaPastThreadLocalArrayDies) {
+    // 36 bytes into an int[8] stays inside .tdata_local (tl_big follows): only the
+    // variable's own extent, from the symbol table, catches it.
+    std::vector<unsigned char> buf(64);
+    misc_args a = misc(buf.data(), 33);
+    a.len = 36;
+    athread_emu_register_buffer("buf", buf.data(), buf.size());
+    athread_emu_set_kernel_name("tls_kernel");
+    EXPECT_DEATH(
+        {
+            athread_spawn(tls_small_kernel, &a);
+            athread_join();
+        },
+        "athread emulator: error: kernel 'tls_kernel' CPE 33: athread_get LDM side "
+        "\\[0x[0-9a-f]+, 0x[0-9a-f]+\\) \\(36 bytes\\) overruns the __thread_local variable "
+        "'tl_small' \\[0x[0-9a-f]+, 0x[0-9a-f]+\\) \\(32 bytes\\): 4 bytes past its end");
+}
+
+TEST_F(Emulator, LdmMallocOfHugeSizeDies) {
+    misc_args a = misc(nullptr, 21);
+    a.ldm_bytes = static_cast<size_t>(-1);  // passed the budget check by overflow before
+    a.len = 1;
+    athread_emu_set_kernel_name("huge_kernel");
+    EXPECT_DEATH(
+        {
+            athread_spawn(ldm_alloc_kernel, &a);
+            athread_join();
+        },
+        "athread emulator: error: kernel 'huge_kernel' CPE 21: ldm_malloc\\(18446744073709551615\\) "
+        "is larger than the whole LDM of a CPE \\(sw26010: 65536 bytes");
+    a.ldm_bytes = 65537;
+    EXPECT_DEATH(
+        {
+            athread_spawn(ldm_alloc_kernel, &a);
+            athread_join();
+        },
+        "kernel 'huge_kernel' CPE 21: ldm_malloc\\(65537\\) is larger than the whole LDM");
+}
+
+TEST_F(Emulator, NegativeDmaLengthDies) {
+    std::vector<unsigned char> in(256);
+    misc_args a = misc(in.data(), 3);
+    a.len = -8;
+    a.ldm_bytes = 64;
+    athread_emu_register_buffer("in", in.data(), in.size());
+    athread_emu_set_kernel_name("neg_kernel");
+    EXPECT_DEATH(
+        {
+            athread_spawn(get_once_kernel, &a);
+            athread_join();
+        },
+        "athread emulator: error: kernel 'neg_kernel' CPE 3: athread_get with negative len "
+        "\\(len -8, stride 0, bsize 0\\): LDM side 0x[0-9a-f]+ in the LDM block \\[0x[0-9a-f]+, "
+        "0x[0-9a-f]+\\) of ldm_malloc\\(64\\), main memory 0x[0-9a-f]+ in buffer 'in'");
+    a.len = 8;
+    a.stride = -1;
+    a.bsize = 4;
+    EXPECT_DEATH(
+        {
+            athread_spawn(get_once_kernel, &a);
+            athread_join();
+        },
+        "kernel 'neg_kernel' CPE 3: athread_get with negative stride \\(len 8, stride -1, bsize 4\\)");
 }
 
 TEST_F(Emulator, SkippedBarrierIsADeadlock) {

@@ -74,8 +74,16 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
               k, c.id, api, mode_name(mode));
     }
     if (len < 0 || stride < 0 || bsize < 0) {
-        fatal("kernel '%s' CPE %d: %s with negative len/stride/bsize (%d, %d, %d)", k, c.id,
-              api, len, stride, bsize);
+        // Name what the request was for: the LDM object and the main-memory buffer.
+        const uintptr_t m = reinterpret_cast<uintptr_t>(main_mem);
+        const Buffer *b = nearest_buffer(c.run->buffers, m, m + 1);
+        const bool inside = b && m >= b->lo && m < b->hi;
+        fatal("kernel '%s' CPE %d: %s with negative %s (len %d, stride %d, bsize %d): LDM side %p "
+              "in %s, main memory %p %s%s%s", k, c.id, api,
+              len < 0 ? "len" : (stride < 0 ? "stride" : "bsize"), len, stride, bsize, ldm,
+              describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str(), main_mem,
+              inside ? "in buffer '" : "(in no registered buffer)", inside ? b->name.c_str() : "",
+              inside ? "'" : "");
     }
     if (reply) {
         if (reinterpret_cast<uintptr_t>(reply) % 4 != 0) {
@@ -92,6 +100,13 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
     const int64_t nblocks = (len + block - 1) / block;
     const int64_t line = c.run->machine->dma_line_bytes;
     const uintptr_t main_base = reinterpret_cast<uintptr_t>(main_mem);
+    // The main-memory span: at most (2^31 - 1) blocks of pitch < 2^32, so no int64 overflow;
+    // but main_base + span may wrap around the address space.
+    const int64_t span = (nblocks - 1) * pitch + std::min<int64_t>(block, len - (nblocks - 1) * block);
+    if (len > 0 && static_cast<uint64_t>(span) > UINTPTR_MAX - main_base) {
+        fatal("kernel '%s' CPE %d: %s main memory %p + %" PRId64 " bytes (len %d, stride %d, bsize %d) "
+              "wraps around the address space", k, c.id, api, main_mem, span, len, stride, bsize);
+    }
     int64_t line_bytes = 0;
     for (int64_t i = 0; i < nblocks; i++) {
         uintptr_t lo = main_base + static_cast<uintptr_t>(i * pitch);

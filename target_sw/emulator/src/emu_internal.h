@@ -29,6 +29,13 @@ namespace athread_emu {
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // ---------------------------------------------------------------- tls_local.cpp
+/** One __thread_local variable: a symbol of the module's symbol table in .tdata_local. */
+struct TlsLocalSymbol {
+    std::string name;
+    uintptr_t offset = 0;      ///< offset inside the module's TLS block
+    int64_t bytes = 0;         ///< the symbol's size (st_size)
+};
+
 /** Where the __thread_local variables (section ".tdata_local") of one loaded module are. */
 struct TlsLocalInfo {
     bool known = false;        ///< false: module or section headers could not be read
@@ -36,6 +43,10 @@ struct TlsLocalInfo {
     int64_t bytes = 0;         ///< size of .tdata_local (0 if the module has none)
     uintptr_t offset = 0;      ///< offset of .tdata_local inside the module's TLS block
     size_t tls_modid = 0;      ///< the module's TLS module id (0: no TLS)
+    /** The variables of .tdata_local, by offset, from the module's symbol table (.symtab,
+     *  else .dynsym). Empty if the module is stripped: then a DMA is checked against the
+     *  extent of the whole section only. */
+    std::vector<TlsLocalSymbol> symbols;
 };
 /** Layout of __thread_local data in the module containing `code` (cached per module). */
 TlsLocalInfo find_tls_local(const void *code);
@@ -100,6 +111,11 @@ struct Cpe {
     athread_emu_cpe_stats stats{};
     pthread_t thread{};
     uintptr_t stack_lo = 0, stack_hi = 0;  ///< this thread's stack: local variables are LDM
+    /** Frame address of the emulator's call into the kernel function: the kernel's local
+     *  variables (its frames and those of what it calls) lie below it. On the real machine
+     *  the stack is in LDM and has ldm_stack_reserve bytes (Machine.h): a DMA to the stack
+     *  must land in [stack_entry - ldm_stack_reserve, stack_entry). */
+    uintptr_t stack_entry = 0;
     uintptr_t tls_lo = 0, tls_hi = 0;      ///< this thread's copy of the __thread_local data
     std::vector<TimingEvent> timing_log;   ///< replayed by simulate_timing at join
 };
@@ -140,9 +156,14 @@ Cpe &current_cpe(const char *api);
 int64_t ldm_in_use(const Cpe &c);
 
 // ---------------------------------------------------------------- ldm.cpp
-/** [lo, lo + len) must be LDM of c (ldm_malloc block, __thread_local data or stack);
- *  otherwise an error naming `api` and `what`. */
+/** [lo, lo + len) must lie inside one LDM object of c: a live ldm_malloc block, one
+ *  __thread_local variable, or the stack region of the kernel (Cpe::stack_entry); otherwise
+ *  an error naming the kernel, the CPE, `api`, `what`, the range and the object. */
 void check_ldm_side(Cpe &c, uintptr_t lo, int64_t len, const char *api, const char *what);
+/** What LDM object of c address a is in, for messages: "the LDM block [..) of
+ *  ldm_malloc(n)", "the __thread_local variable 'x' [..) (n bytes)", "the CPE stack", or "no LDM
+ *  object of this CPE". */
+std::string describe_ldm(Cpe &c, uintptr_t a);
 /** Whether [lo, hi) overlaps the LDM of c (arena, stack, __thread_local data). */
 bool overlaps_ldm(Cpe &c, uintptr_t lo, uintptr_t hi);
 

@@ -44,6 +44,15 @@ thread_local Cpe *t_current = nullptr;
 /** Stack size of a CPE thread: generous, host frames are larger than CPE frames. */
 const size_t kCpeThreadStack = 2u << 20;
 
+/** Calls the kernel function on CPE c. Not inlined: its frame address marks the top of
+ *  the kernel's stack region, the LDM stack of the real CPE (Cpe::stack_entry). The asm
+ *  statement after the call keeps it from being a tail call. */
+__attribute__((noinline)) void call_kernel(Cpe &c) {
+    c.stack_entry = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+    c.run->fn(c.run->arg);
+    __asm__ __volatile__("" ::: "memory");
+}
+
 void *cpe_main(void *p) {
     Cpe &c = *static_cast<Cpe *>(p);
     t_current = &c;
@@ -57,7 +66,7 @@ void *cpe_main(void *p) {
         }
         pthread_attr_destroy(&attr);
     }
-    c.run->fn(c.run->arg);
+    call_kernel(c);
     cpe_finished(c);
     t_current = nullptr;
     return nullptr;

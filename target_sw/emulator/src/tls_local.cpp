@@ -10,8 +10,11 @@
  *  - each thread's copy starts at the thread's TLS block of the module
  *    (dl_phdr_info::dlpi_tls_data) plus (section address - PT_TLS address).
  * Other TLS of the module (plain __thread, C++ thread_local, the emulator's own state)
- * lies in other sections and is not counted.
+ * lies in other sections and is not counted. The variables themselves (name, offset, size)
+ * come from the module's symbol table, so that a DMA is checked against the extent of the
+ * one variable it lands in (only against the whole section if the module is stripped).
  */
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -64,6 +67,42 @@ bool read_at(int fd, void *dst, size_t n, off_t off) {
     return pread(fd, dst, n, off) == static_cast<ssize_t>(n);
 }
 
+/** The variables of section `index` (.tdata_local) from the symbol table (.symtab, else
+ * .dynsym), so that a DMA can be checked against the one variable it lands in. In a linked
+ * module an STT_TLS symbol's st_value is its offset in the module's TLS template (GNU ld
+ * and gold); a value that is a virtual address inside the TLS segment (other linkers) is
+ * taken relative to the segment. */
+void read_symbols(int fd, const std::vector<ElfW(Shdr)> &sh, size_t index, uintptr_t tls_vaddr,
+                  TlsLocalInfo &out) {
+    for (uint32_t type : {uint32_t(SHT_SYMTAB), uint32_t(SHT_DYNSYM)}) {
+        for (const ElfW(Shdr) &tab : sh) {
+            if (tab.sh_type != type || tab.sh_entsize != sizeof(ElfW(Sym)) || tab.sh_link >= sh.size())
+                continue;
+            const ElfW(Shdr) &str = sh[tab.sh_link];
+            std::vector<ElfW(Sym)> syms(tab.sh_size / sizeof(ElfW(Sym)));
+            std::string strings(str.sh_size, '\0');
+            if (syms.empty() || !read_at(fd, syms.data(), syms.size() * sizeof(ElfW(Sym)), tab.sh_offset) ||
+                !read_at(fd, &strings[0], strings.size(), str.sh_offset))
+                continue;
+            const ElfW(Shdr) &sec = sh[index];
+            const uintptr_t sec_lo = sec.sh_addr - tls_vaddr, sec_hi = sec_lo + sec.sh_size;
+            for (const ElfW(Sym) &sym : syms) {
+                if (sym.st_shndx != index || ELF64_ST_TYPE(sym.st_info) != STT_TLS) continue;
+                if (sym.st_name >= strings.size()) continue;
+                uintptr_t off = sym.st_value;
+                if (tls_vaddr && off >= tls_vaddr + sec_lo && off < tls_vaddr + sec_hi) off -= tls_vaddr;
+                if (off < sec_lo || off + sym.st_size > sec_hi) continue;  // not understood: skip
+                out.symbols.push_back({strings.c_str() + sym.st_name, off, static_cast<int64_t>(sym.st_size)});
+            }
+            if (!out.symbols.empty()) {
+                std::sort(out.symbols.begin(), out.symbols.end(),
+                          [](const TlsLocalSymbol &a, const TlsLocalSymbol &b) { return a.offset < b.offset; });
+                return;
+            }
+        }
+    }
+}
+
 /** Reads the section headers of `file`; fills bytes/offset of .tdata_local. */
 bool read_section(const std::string &file, uintptr_t tls_vaddr, TlsLocalInfo &out) {
     int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -79,13 +118,17 @@ bool read_section(const std::string &file, uintptr_t tls_vaddr, TlsLocalInfo &ou
             std::string names(strtab.sh_size, '\0');
             if (read_at(fd, &names[0], names.size(), strtab.sh_offset)) {
                 ok = true;
-                for (const ElfW(Shdr) &s : sh) {
+                size_t index = 0;  // of .tdata_local; 0: none
+                for (size_t i = 0; i < sh.size(); i++) {
+                    const ElfW(Shdr) &s = sh[i];
                     if (s.sh_name >= names.size()) continue;
                     if (std::strcmp(names.c_str() + s.sh_name, kSection) != 0) continue;
                     if (!(s.sh_flags & SHF_TLS)) continue;
                     out.bytes = static_cast<int64_t>(s.sh_size);
                     out.offset = s.sh_addr - tls_vaddr;
+                    index = i;
                 }
+                if (index) read_symbols(fd, sh, index, tls_vaddr, out);
             }
         }
     }
