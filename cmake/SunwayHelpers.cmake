@@ -20,8 +20,18 @@
 #
 # add_sw_export(<target> LIBRARIES <sw libraries...>)
 #   A target that gathers the generated sources of those libraries, HalideRuntime.h and a
-#   Makefile for the real Sunway toolchain (sw5cc) in <build>/<target>/. Untested here:
-#   no Sunway machine or sw5cc exists on this machine.
+#   Makefile for the real Sunway toolchain (sw5cc) in <build>/<target>/
+#   (cmake/WriteSunwayMakefile.cmake): every function's MPE file with
+#   `sw5cc -host -std=gnu99`, its CPE file with `sw5cc -slave -msimd -std=gnu99`, all
+#   archived into libsunway_layers.a; programs link with `sw5cc -hybrid ... -lm_slave`.
+#   Not built by sw5cc here (no Sunway machine or sw5cc on this machine); the test
+#   sunway_export_bundle builds it with gcc against the emulator's headers.
+#
+# The generated MPE and CPE files are compiled as gnu99, as with sw5cc: the athread.h of
+# the real toolchain (and of the emulator) does not compile as strict ISO C.
+
+# This file's directory, for the scripts it runs (it may be included from another project).
+set(SW_HELPERS_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE INTERNAL "cmake/ of the Sunway target")
 
 function(add_sw_generator TARGET)
     cmake_parse_arguments(ARG "" "" "SOURCES;OBJECTS" ${ARGN})
@@ -74,7 +84,7 @@ function(add_sw_library TARGET)
         COMMENT "Generating Sunway code for ${fn} (${ARG_GENERATOR} on ${ARG_MACHINE}${schedule_note})"
         VERBATIM)
     add_library(${TARGET} STATIC "${dir}/${fn}.mpe.c" "${dir}/${fn}.cpe.c")
-    set_target_properties(${TARGET} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+    set_target_properties(${TARGET} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
     target_include_directories(${TARGET} PUBLIC "${dir}")
     target_link_libraries(${TARGET} PUBLIC athread_emu Halide::Runtime m)
     set_property(TARGET ${TARGET} PROPERTY SW_GENERATED_DIR "${dir}")
@@ -98,8 +108,11 @@ function(add_sw_export TARGET)
     endforeach ()
     get_target_property(runtime_inc Halide::Runtime INTERFACE_INCLUDE_DIRECTORIES)
     list(APPEND commands COMMAND ${CMAKE_COMMAND} -E copy "${runtime_inc}/HalideRuntime.h" "${out}/")
-    list(APPEND commands COMMAND ${CMAKE_COMMAND} -DOUT=${out} "-DFUNCTIONS=${names}"
-         -P "${PROJECT_SOURCE_DIR}/cmake/WriteSunwayMakefile.cmake")
+    # A list would become several COMMAND arguments (only the first one reaching -DFUNCTIONS):
+    # pass the names comma-separated.
+    string(REPLACE ";" "," functions "${names}")
+    list(APPEND commands COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DFUNCTIONS=${functions}"
+         -P "${SW_HELPERS_DIR}/WriteSunwayMakefile.cmake")
     add_custom_target(${TARGET} ALL ${commands} DEPENDS ${deps} ${ARG_LIBRARIES}
                       COMMENT "Exporting Sunway sources to ${out}" VERBATIM)
 endfunction()

@@ -4,9 +4,14 @@
  * as the generated code has them.
  */
 #include <slave.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "timing_model_kernels.h"
+
+/* In the CPE runtime library; the installed slave.h does not declare them. */
+void *ldm_malloc(size_t size);
+void ldm_free(void *p, size_t size);
 
 #ifdef ATHREAD_EMULATOR
 #include <athread_emu.h>

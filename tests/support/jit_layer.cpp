@@ -82,7 +82,8 @@ std::string sanitize(const std::string &s) {
 
 std::string cache_key(const std::string &gen, const std::string &name,
                       const std::map<std::string, std::string> &params, const JitOptions &o) {
-    std::string k = gen + '\n' + name + '\n' + o.target + '\n' + o.cc + '\n';
+    std::string k = gen + '\n' + name + '\n' + o.target + '\n' + o.cc + '\n' +
+                    (o.strict_cpe_check ? "strict\n" : "");
     for (const std::string &a : o.extra_args) k += "arg " + a + '\n';
     for (const auto &e : o.env) k += "env " + e.first + '=' + e.second + '\n';
     for (const auto &p : params) k += p.first + '=' + p.second + '\n';
@@ -246,7 +247,8 @@ JitBuild build_uncached(const std::string &gen, const std::string &name,
     const std::string emu = !o.emulator_include.empty() ? o.emulator_include : SW_JIT_EMULATOR_INCLUDE;
     const std::string hal = !o.halide_include.empty() ? o.halide_include : SW_JIT_HALIDE_INCLUDE;
     const std::string so = dir + "/lib" + fn + ".so";
-    std::vector<std::string> c = {cc, "-std=c99", "-O1", "-fPIC", "-shared", "-DATHREAD_EMULATOR",
+    // gnu99 as with sw5cc (the real athread.h, and ours, refuse strict ISO C on the host).
+    std::vector<std::string> c = {cc, "-std=gnu99", "-O1", "-fPIC", "-shared", "-DATHREAD_EMULATOR",
                                   "-I" + dir};
     if (!emu.empty()) c.push_back("-I" + emu);
     if (!hal.empty()) c.push_back("-I" + hal);
@@ -256,6 +258,19 @@ JitBuild build_uncached(const std::string &gen, const std::string &name,
     if (rc != 0) {
         return fail(JitBuild::CompileFailed, "compiling the generated code failed (exit status " +
                                                  std::to_string(rc) + "): " + join(c) + "\n" + out);
+    }
+    if (o.strict_cpe_check) {
+        // The CPE file as the slave compiler sees it (no ATHREAD_EMULATOR), as strict C99.
+        std::vector<std::string> s = {cc, "-std=c99", "-pedantic-errors", "-Wall", "-Wextra", "-Werror",
+                                      "-fsyntax-only", "-I" + dir};
+        if (!emu.empty()) s.push_back("-I" + emu);
+        s.push_back(dir + "/" + fn + ".cpe.c");
+        if (verbose) std::fprintf(stderr, "[jit] %s\n", join(s).c_str());
+        rc = run_command(s, &out);
+        if (rc != 0) {
+            return fail(JitBuild::CompileFailed, "the CPE source is not strict C99 (exit status " +
+                                                     std::to_string(rc) + "): " + join(s) + "\n" + out);
+        }
     }
 
     // 3. Load.

@@ -11,8 +11,11 @@
  *   <generator> -g <name> -f <fn> -o <tmpdir> -e mpe,cpe,h <extra args> target=sw26010 k=v ...
  * (fn a unique C identifier; extra args from JitOptions, e.g. -p plugin.so -s Sunway
  * auto_schedule=true), compiles <fn>.mpe.c and <fn>.cpe.c into lib<fn>.so with
- *   <cc> -std=c99 -O1 -fPIC -shared -DATHREAD_EMULATOR -I<tmpdir> -I<emulator include>
+ *   <cc> -std=gnu99 -O1 -fPIC -shared -DATHREAD_EMULATOR -I<tmpdir> -I<emulator include>
  *        -I<Halide runtime include> ... -lm
+ * (gnu99 as with sw5cc: athread.h refuses strict ISO C), checks that <fn>.cpe.c is strict
+ * C99 as the slave compiler sees it (unless JitOptions::strict_cpe_check is false):
+ *   <cc> -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only ... <fn>.cpe.c
  * and dlopens it (RTLD_NOW | RTLD_LOCAL). The library leaves the athread symbols
  * undefined: they come from the test executable, which must link the emulator as a whole
  * archive and export its symbols:
@@ -90,6 +93,9 @@ struct JitOptions {
     std::vector<std::string> extra_args;
     /** Environment variables set for the generator (e.g. SW_AUTOSCHEDULE_PICK). */
     std::map<std::string, std::string> env;
+    /** Check the CPE file with -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only
+     *  (a CompileFailed build if it fails). */
+    bool strict_cpe_check = true;
 };
 
 /** Generates, compiles and loads one layer (or returns the cached result). Thread-safe:

@@ -1,12 +1,21 @@
 /** \file
  * CPE (slave) side of the athread API, as implemented by the athread emulator.
  *
- * Declares exactly what sw5cc's <slave.h> declares for the functions the project's
- * generated CPE code may use (see shared/sunway/athread-api.md): the DMA enums,
- * athread_get / athread_put, athread_get_id, athread_syn, ldm_malloc / ldm_free and the
- * __thread_local storage class. Code that compiles against this header compiles
- * unchanged with the real slave compiler. Valid C99 (the slave compiler takes C only);
- * usable from C++ as well.
+ * Mirrors sw5cc's <slave.h>: everything declared here is declared the same way there
+ * (the DMA enums dma_mode / DMA_OP / scope, athread_get / athread_put, athread_get_id,
+ * athread_syn, the __thread_local storage class; see shared/sunway/athread-api.md), and
+ * like the real header it includes <signal.h>. Nothing else is declared, so code that
+ * compiles against this header does not depend on a name the real one lacks.
+ * In particular ldm_malloc / ldm_free are NOT declared: they are in the CPE runtime
+ * library (and in the emulator), but the installed slave.h does not declare them; code
+ * that calls them declares them itself, with the sizes as size_t (<stddef.h>):
+ *     void *ldm_malloc(size_t size);
+ *     void ldm_free(void *p, size_t size);
+ * Left out (not used by the project's CPE code): athread_get_core, the RPCC / RTC cycle
+ * counters, PRINT, updt_addw / updt_subw, atomic_inc1_w / atomic_inc1_l (inline
+ * assembly), the per-CPE variables _CGN _ROW _COL _PEN _PC _MYID, __thread_local_fix,
+ * __thread_mix, and what slave.h pulls from share.h / slave_intc.h / slave_sig.h.
+ * Valid C99 (the slave compiler takes C only); usable from C++ as well.
  *
  * Emulator semantics (see athread_emu.h for the details and the checks):
  *  - every CPE of the core group is a host thread; athread_get_id(-1) is its id;
@@ -18,7 +27,7 @@
 #ifndef ATHREAD_EMU_SLAVE_H
 #define ATHREAD_EMU_SLAVE_H
 
-#include <stddef.h>
+#include <signal.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,12 +71,8 @@ extern int athread_get_id(int core);
 /** Barrier over a row, a column or the whole CPE array. */
 extern int athread_syn(scope scp, int mask);
 
-/** Allocates `size` bytes of this CPE's LDM. */
-extern void *ldm_malloc(size_t size);
-/** Frees an ldm_malloc block; `size` must be the size it was allocated with. */
-extern void ldm_free(void *addr, size_t size);
-
-/** A variable in LDM: one copy per CPE. */
+/** A variable in LDM: one copy per CPE (the real header's definition for compilers other
+ *  than sw5cc's own; sw5cc drops the __thread). */
 #define __thread_local __thread __attribute__((section(".tdata_local")))
 
 #ifdef __cplusplus

@@ -1,0 +1,207 @@
+/** \file
+ * The emulator's headers against the real sw5cc ones they mirror: small C files compiled
+ * with the C compiler against target_sw/emulator/include.
+ *  - simd.h types its intrinsics as sw5cc does: a floatv4 passed to simd_vmad (doublev4
+ *    only) or a doublev4 passed to simd_vmas (floatv4 only) does not compile; the right
+ *    types compile under -std=gnu99 and -std=c99 -pedantic-errors -Wall -Wextra -Werror,
+ *    and compute what the real instructions compute; a misaligned simd_load stops the run.
+ *  - slave.h does not declare ldm_malloc / ldm_free (the installed one does not): code
+ *    that calls them declares them itself.
+ *  - athread.h, like the real one (which pulls intc.h and its POSIX signal types), needs
+ *    -std=gnu99 on the host.
+ */
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+/** Runs argv through the shell (each argument single-quoted); returns the exit status
+ *  (128 + signal if killed), *out stdout and stderr. */
+int run(const std::vector<std::string> &argv, std::string *out) {
+    std::string cmd;
+    for (const std::string &a : argv) cmd += "'" + a + "' ";
+    out->clear();
+    FILE *p = popen((cmd + "2>&1").c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) *out += buf;
+    const int status = pclose(p);
+    if (status == -1) return -1;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
+}
+
+const std::string kStrict = "-std=c99 -pedantic-errors -Wall -Wextra -Werror";
+const std::string kGnu = "-std=gnu99 -Wall -Wextra -Werror";
+
+class HeaderTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const char *tmp = std::getenv("TMPDIR");
+        std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/sw_headers_XXXXXX";
+        ASSERT_NE(mkdtemp(&templ[0]), nullptr);
+        dir = templ;
+    }
+    void TearDown() override {
+        std::string out;
+        run({"rm", "-rf", dir}, &out);
+    }
+    /** Writes `source` to dir/name.c and compiles it (flags split on spaces); returns the
+     *  exit status, *out the compiler's output. Links to dir/name unless -fsyntax-only. */
+    int compile(const std::string &name, const std::string &source, const std::string &flags,
+                std::string *out) {
+        const std::string file = dir + "/" + name + ".c";
+        std::ofstream(file) << source;
+        std::vector<std::string> argv = {C_COMPILER};
+        size_t start = 0;
+        while (start < flags.size()) {
+            size_t end = flags.find(' ', start);
+            if (end == std::string::npos) end = flags.size();
+            if (end > start) argv.push_back(flags.substr(start, end - start));
+            start = end + 1;
+        }
+        argv.insert(argv.end(), {"-I" EMULATOR_INCLUDE, file});
+        if (flags.find("-fsyntax-only") == std::string::npos) {
+            argv.insert(argv.end(), {"-o", dir + "/" + name});
+        }
+        return run(argv, out);
+    }
+    std::string dir;
+};
+
+/** A CPE-style file that calls `call` on floatv4 f and doublev4 d. */
+std::string simd_source(const std::string &call) {
+    return "#include <simd.h>\n"
+           "void kernel(float *pf, double *pd);\n"
+           "void kernel(float *pf, double *pd) {\n"
+           "    floatv4 f; doublev4 d;\n"
+           "    simd_loadu(f, pf); simd_loadu(d, pd);\n"
+           "    " + call + ";\n"
+           "    simd_storeu(f, pf); simd_storeu(d, pd);\n"
+           "}\n";
+}
+
+TEST_F(HeaderTest, FloatV4ToSimdVmadDoesNotCompile) {
+    std::string out;
+    for (const std::string &flags : {kStrict, kGnu, std::string("-std=gnu99")}) {
+        EXPECT_NE(compile("vmad_float", simd_source("f = simd_vmad(f, f, f)"), flags + " -fsyntax-only", &out), 0)
+            << flags << ": a floatv4 passed to simd_vmad compiled";
+        EXPECT_NE(compile("vmad_mixed", simd_source("d = simd_vmad(d, f, d)"), flags + " -fsyntax-only", &out), 0)
+            << flags;
+        EXPECT_EQ(compile("vmas_float", simd_source("f = simd_vmas(f, f, f)"), flags + " -fsyntax-only", &out), 0)
+            << flags << ": " << out;
+    }
+}
+
+TEST_F(HeaderTest, DoubleV4ToSimdVmasDoesNotCompile) {
+    std::string out;
+    for (const std::string &flags : {kStrict, kGnu, std::string("-std=gnu99")}) {
+        EXPECT_NE(compile("vmas_double", simd_source("d = simd_vmas(d, d, d)"), flags + " -fsyntax-only", &out), 0)
+            << flags << ": a doublev4 passed to simd_vmas compiled";
+        EXPECT_NE(compile("vmss_double", simd_source("d = simd_vmss(d, d, d)"), flags + " -fsyntax-only", &out), 0)
+            << flags;
+        EXPECT_EQ(compile("vmad_double", simd_source("d = simd_vmad(d, d, d)"), flags + " -fsyntax-only", &out), 0)
+            << flags << ": " << out;
+    }
+}
+
+TEST_F(HeaderTest, SimdLoadsOfTheWrongTypeDoNotCompile) {
+    std::string out;
+    // A scalar is not a vector; a double pointer is not a floatv4's element pointer.
+    EXPECT_NE(compile("load_scalar", simd_source("float s; simd_load(s, pf); (void)s"), kStrict + " -fsyntax-only", &out), 0);
+    EXPECT_NE(compile("load_ptr", simd_source("simd_loadu(f, pd)"), kStrict + " -fsyntax-only", &out), 0);
+    EXPECT_NE(compile("vmad_scalar", simd_source("d = simd_vmad(d, 2.0, d)"), "-std=gnu99 -fsyntax-only", &out), 0);
+}
+
+TEST_F(HeaderTest, SimdIntrinsicsCompute) {
+    const std::string source = R"(#include <simd.h>
+float fa[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
+double da[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
+int ia[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
+float fo[8] __attribute__((aligned(32)));
+double dout[8] __attribute__((aligned(32)));
+int io[8] __attribute__((aligned(32)));
+int main(void) {
+    floatv4 a, b, c; doublev4 x, y, z; intv8 i;
+    float s = 0.5f; double t = 3.0;
+    simd_load(a, fa); simd_loadu(b, fa + 1); simd_loade(c, &s);
+    simd_store(simd_vmas(a, b, c), fo);              /* a*b+c:   2.5 6.5 12.5 20.5 */
+    simd_storeu(simd_vnmss(a, b, c), fo + 4);        /* -a*b-c: -2.5 */
+    simd_load(x, da); simd_loadu(y, da + 1); simd_loade(z, &t);
+    simd_store(simd_vmad(x, y, z), dout);           /* 5 9 15 23 */
+    simd_storeu(simd_vmsd(x, y, z), dout + 4);      /* -1 */
+    simd_load(i, ia); i = simd_vaddw(i, i); simd_store(i, io);
+    a = simd_v4adds(simd_set_floatv4(1, 2, 3, 4), a * b);
+    x = simd_v4muld(simd_set_doublev4(1, 2, 3, 4), x);
+    return !(fo[0] == 2.5f && fo[1] == 6.5f && fo[2] == 12.5f && fo[3] == 20.5f && fo[4] == -2.5f &&
+             dout[0] == 5 && dout[1] == 9 && dout[2] == 15 && dout[3] == 23 && dout[4] == -1 &&
+             io[0] == 2 && io[7] == 16 && a[1] == 8 && x[3] == 16);
+}
+)";
+    for (const std::string &flags : {kStrict, kGnu}) {
+        std::string out;
+        ASSERT_EQ(compile("compute", source, flags, &out), 0) << flags << ": " << out;
+        EXPECT_EQ(run({dir + "/compute"}, &out), 0) << flags << ": " << out;
+    }
+}
+
+TEST_F(HeaderTest, MisalignedSimdLoadStops) {
+    const std::string source = R"(#include <simd.h>
+double da[12] __attribute__((aligned(32)));
+int main(void) {
+    doublev4 x;
+    simd_loadu(x, da + 1);  /* fine */
+    simd_load(x, da + 1);   /* 8 bytes past a 32-byte boundary */
+    return (int)x[0];
+}
+)";
+    std::string out;
+    ASSERT_EQ(compile("misaligned", source, kStrict, &out), 0) << out;
+    EXPECT_NE(run({dir + "/misaligned"}, &out), 0);
+    EXPECT_NE(out.find("athread emulator: error: simd_load of a doublev4 at"), std::string::npos) << out;
+    EXPECT_NE(out.find("is not 32-byte aligned"), std::string::npos) << out;
+}
+
+TEST_F(HeaderTest, SlaveHDoesNotDeclareLdmMalloc) {
+    const std::string body = "void kernel(void *arg);\n"
+                             "void kernel(void *arg) {\n"
+                             "    float *p = (float *)ldm_malloc(256);\n"
+                             "    (void)arg;\n"
+                             "    ldm_free(p, 256);\n"
+                             "}\n";
+    std::string out;
+    EXPECT_NE(compile("undeclared", "#include <slave.h>\n" + body, kStrict + " -fsyntax-only", &out), 0)
+        << "slave.h declares ldm_malloc; the real one does not";
+    EXPECT_EQ(compile("declared",
+                      "#include <slave.h>\n#include <stddef.h>\n"
+                      "void *ldm_malloc(size_t size);\nvoid ldm_free(void *p, size_t size);\n" + body,
+                      kStrict + " -fsyntax-only", &out),
+              0)
+        << out;
+}
+
+TEST_F(HeaderTest, AthreadHNeedsGnu99) {
+    const std::string source = "#include <athread.h>\n"
+                               "extern void SLAVE_FUN(kernel)(void *);\n"
+                               "int run(void);\n"
+                               "int run(void) {\n"
+                               "    athread_init();\n"
+                               "    athread_spawn(kernel, 0);\n"
+                               "    athread_join();\n"
+                               "    return athread_halt();\n"
+                               "}\n";
+    std::string out;
+    EXPECT_EQ(compile("host", source, kGnu + " -fsyntax-only", &out), 0) << out;
+    EXPECT_NE(compile("host_c99", source, "-std=c99 -fsyntax-only", &out), 0);
+    EXPECT_NE(out.find("build host code with -std=gnu99"), std::string::npos) << out;
+}
+
+}  // namespace

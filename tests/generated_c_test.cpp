@@ -1,0 +1,113 @@
+/** \file
+ * The generated C of a representative set of layers builds as sw5cc would build it:
+ * each layer is generated (-e mpe,cpe,h), then, with -fsyntax-only against the emulator's
+ * headers (which mirror the real ones),
+ *   the CPE file with -std=gnu99 (sw5cc -slave -msimd -std=gnu99) and with
+ *   -std=c99 -pedantic-errors -Wall -Wextra -Werror, each without and with
+ *   ATHREAD_EMULATOR (the real machine's and the emulator's code paths),
+ *   the MPE file with -std=gnu99 (sw5cc -host -std=gnu99).
+ * The set: conv with floatv4 register blocking, dense with floatv4 on the reduction
+ * (rfactor), max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced
+ * AlexNet of network_test, and a baseline conv.
+ */
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+int run(const std::string &cmd, std::string *out) {
+    out->clear();
+    FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) *out += buf;
+    const int status = pclose(p);
+    if (status == -1) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string read_text(const std::string &path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+struct Layer {
+    const char *name;       ///< test and function name
+    const char *generator;  ///< generator name
+    const char *params;     ///< generator parameters
+    const char *expect;     ///< a string the CPE file must contain
+};
+
+const Layer layers[] = {
+    {"conv_floatv4", "conv2d",
+     "batch=2 in_channels=12 out_channels=32 height=7 width=7 kernel=5 stride=1 pad=2 groups=2 "
+     "relu=true schedule=sunway",
+     "simd_vmas("},
+    {"conv_baseline", "conv2d",
+     "batch=1 in_channels=5 out_channels=7 height=13 width=11 kernel=3 stride=2 pad=1 relu=false "
+     "schedule=baseline",
+     "athread_get(PE_MODE"},
+    {"dense_rfactor", "dense", "batch=2 in_features=32 out_features=512 relu=true schedule=sunway",
+     "floatv4"},
+    {"pool_max", "pool",
+     "batch=2 channels=12 height=15 width=15 kernel=3 stride=2 type=max schedule=sunway", "athread_get"},
+    {"lrn", "lrn",
+     "batch=2 channels=12 height=15 width=15 size=5 alpha=0.0001 beta=0.75 k=1 schedule=sunway",
+     "powf("},
+    {"softmax", "softmax", "batch=2 classes=10 schedule=sunway", "expf("},
+};
+
+void PrintTo(const Layer &l, std::ostream *os) { *os << l.name; }
+
+class GeneratedC : public ::testing::TestWithParam<Layer> {};
+
+TEST_P(GeneratedC, BuildsWithGnu99AndStrictC99) {
+    const Layer &l = GetParam();
+    const char *tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/sw_generated_c_XXXXXX";
+    ASSERT_NE(mkdtemp(&templ[0]), nullptr);
+    const std::string dir = templ;
+    std::string out;
+    ASSERT_EQ(run(std::string(GENERATOR) + " -g " + l.generator + " -f " + l.name + " -o " + dir +
+                      " -e mpe,cpe,h target=sw26010 " + l.params,
+                  &out),
+              0)
+        << out;
+    const std::string cpe = dir + "/" + l.name + ".cpe.c", mpe = dir + "/" + l.name + ".mpe.c";
+    const std::string text = read_text(cpe);
+    EXPECT_NE(text.find(l.expect), std::string::npos) << text;
+    // floatv4 multiply-add is simd_vmas; simd_vmad takes doublev4 only.
+    EXPECT_EQ(text.find("simd_vmad"), std::string::npos) << text;
+    // slave.h does not declare ldm_malloc / ldm_free: the file does, as the runtime has them.
+    if (text.find("ldm_malloc(") != std::string::npos) {
+        EXPECT_NE(text.find("void *ldm_malloc(size_t size);\nvoid ldm_free(void *p, size_t size);\n"),
+                  std::string::npos)
+            << text;
+    }
+    const std::string inc = " -I" + dir + " -I" EMULATOR_INCLUDE " -I" HALIDE_INCLUDE " ";
+    for (const std::string std : {"-std=gnu99 -Wall -Wextra -Werror", "-std=c99 -pedantic-errors -Wall -Wextra -Werror"}) {
+        for (const std::string def : {"", "-DATHREAD_EMULATOR"}) {
+            const std::string cmd = std::string(C_COMPILER) + " " + std + " " + def + " -fsyntax-only" + inc + cpe;
+            EXPECT_EQ(run(cmd, &out), 0) << cmd << "\n" << out;
+        }
+    }
+    const std::string cmd = std::string(C_COMPILER) + " -std=gnu99 -fsyntax-only" + inc + mpe;
+    EXPECT_EQ(run(cmd, &out), 0) << cmd << "\n" << out;
+    if (!HasFailure()) run("rm -rf " + dir, &out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, GeneratedC, ::testing::ValuesIn(layers),
+                         [](const ::testing::TestParamInfo<Layer> &i) { return std::string(i.param.name); });
+
+}  // namespace
