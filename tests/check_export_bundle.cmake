@@ -50,6 +50,7 @@ foreach (fn IN LISTS FUNCTIONS)
         message(FATAL_ERROR "make -n does not archive ${fn}'s objects:\n${dry}")
     endif ()
 endforeach ()
+file(WRITE "${WORK}/main.c" "int main(void) { return 0; }\n")  # a stand-in program
 execute_process(COMMAND "${MAKE_PROGRAM}" -n app MAIN=main.o WORKING_DIRECTORY "${WORK}"
                 OUTPUT_VARIABLE dry ERROR_VARIABLE dry_err RESULT_VARIABLE rc)
 string(FIND "${dry}" "sw5cc -hybrid main.o libsunway_layers.a -o app -lm_slave" at)
