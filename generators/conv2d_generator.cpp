@@ -80,10 +80,12 @@ public:
         if (relu) conv(x, y, c, n) = max(conv(x, y, c, n), 0.f);
         output(x, y, c, n) = conv(x, y, c, n);
 
-        sw::set_dense_shape(input, {s.width, s.height, s.in_channels, s.batch});
-        sw::set_dense_shape(weights, {s.kernel_x, s.kernel_y, s.in_per_group(), s.out_channels});
-        sw::set_dense_shape(bias, {s.out_channels});
-        sw::set_dense_shape(output, {s.out_width(), s.out_height(), s.out_channels, s.batch});
+        sw::set_dense_shape(input, {s.width, s.height, s.in_channels, s.batch}, {"width", "height", "in_channels", "batch"});
+        sw::set_dense_shape(weights, {s.kernel_x, s.kernel_y, s.in_per_group(), s.out_channels},
+                            {"kernel", "kernel_y", "in_channels", "out_channels"});
+        sw::set_dense_shape(bias, {s.out_channels}, {"out_channels"});
+        sw::set_dense_shape(output, {s.out_width(), s.out_height(), s.out_channels, s.batch},
+                            {"width", "height", "out_channels", "batch"});
     }
 
     void schedule() {

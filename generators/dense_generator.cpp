@@ -36,10 +36,10 @@ public:
         if (relu) acc(o, n) = max(acc(o, n), 0.f);
         output(o, n) = acc(o, n);
 
-        sw::set_dense_shape(input, {s.in_features, s.batch});
-        sw::set_dense_shape(weights, {s.in_features, s.out_features});
-        sw::set_dense_shape(bias, {s.out_features});
-        sw::set_dense_shape(output, {s.out_features, s.batch});
+        sw::set_dense_shape(input, {s.in_features, s.batch}, {"in_features", "batch"});
+        sw::set_dense_shape(weights, {s.in_features, s.out_features}, {"in_features", "out_features"});
+        sw::set_dense_shape(bias, {s.out_features}, {"out_features"});
+        sw::set_dense_shape(output, {s.out_features, s.batch}, {"out_features", "batch"});
     }
 
     void schedule() {

@@ -40,8 +40,8 @@ public:
         result(x, y, c, n) = input(x, y, c, n) / norm(x, y, c, n);
         output(x, y, c, n) = result(x, y, c, n);
 
-        sw::set_dense_shape(input, {width, height, channels, batch});
-        sw::set_dense_shape(output, {width, height, channels, batch});
+        sw::set_dense_shape(input, {width, height, channels, batch}, {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(output, {width, height, channels, batch}, {"width", "height", "channels", "batch"});
     }
 
     void schedule() {

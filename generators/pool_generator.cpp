@@ -82,8 +82,8 @@ public:
         }
         output(x, y, c, n) = pool(x, y, c, n);
 
-        sw::set_dense_shape(input, {width, height, channels, batch});
-        sw::set_dense_shape(output, {ow, oh, channels, batch});
+        sw::set_dense_shape(input, {width, height, channels, batch}, {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(output, {ow, oh, channels, batch}, {"width", "height", "channels", "batch"});
         shape_ = {batch, channels, height, width, ow, oh, kx, ky, sx, sy};
     }
 

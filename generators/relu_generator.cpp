@@ -20,8 +20,8 @@ public:
         /* THE ALGORITHM */
         result(i) = max(input(i), 0.f);
         output(i) = result(i);
-        sw::set_dense_shape(input, {size});
-        sw::set_dense_shape(output, {size});
+        sw::set_dense_shape(input, {size}, {"size"});
+        sw::set_dense_shape(output, {size}, {"size"});
     }
 
     void schedule() {

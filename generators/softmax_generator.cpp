@@ -30,8 +30,8 @@ public:
         sum(n) += exps(r, n);
         result(c, n) = exps(c, n) / sum(n);
         output(c, n) = result(c, n);
-        sw::set_dense_shape(input, {classes, batch});
-        sw::set_dense_shape(output, {classes, batch});
+        sw::set_dense_shape(input, {classes, batch}, {"classes", "batch"});
+        sw::set_dense_shape(output, {classes, batch}, {"classes", "batch"});
     }
 
     void schedule() {

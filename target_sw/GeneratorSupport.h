@@ -10,6 +10,8 @@
 #include "target_sw/Errors.h"
 #include "target_sw/Machine.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,11 +22,52 @@ inline void check_param(bool ok, const std::string &message) {
     if (!ok) throw UserError(message);
 }
 
+/** Halide's buffer extents and strides are int32, and a buffer of more than 2^31 - 1 bytes
+ * fails Halide's size check on every call of the generated function (no large_buffers on
+ * the Sunway target): a shape beyond that must be an error when the generator runs, not a
+ * function that cannot be called. Throws a UserError naming the buffer, its extents and
+ * the generator parameters they come from (\p params, one per dimension, may be empty)
+ * unless every extent is >= 0 and the element count and byte size fit in int32. */
+inline void check_dense_shape_fits(const std::string &buffer, const std::vector<int> &extents,
+                                   const std::vector<std::string> &params, int element_bytes) {
+    const int64_t limit = INT32_MAX;
+    int64_t elements = 1;
+    bool overflow = false;
+    std::string shape, names;
+    std::vector<std::string> named;
+    for (size_t d = 0; d < extents.size(); d++) {
+        const std::string param = d < params.size() ? params[d] : "";
+        shape += (d ? " x " : "") + std::to_string(extents[d]);
+        if (!param.empty() && std::find(named.begin(), named.end(), param) == named.end()) {
+            named.push_back(param);
+            names += (names.empty() ? "" : ", ") + param;
+        }
+        if (extents[d] < 0) {
+            throw UserError("the buffer '" + buffer + "' would have a negative extent (" + shape + ")");
+        }
+        // Extents of up to 2^31 - 1 each: four of them overflow int64 too.
+        overflow |= __builtin_mul_overflow(elements, int64_t(extents[d]), &elements);
+    }
+    int64_t bytes = 0;
+    overflow |= __builtin_mul_overflow(elements, int64_t(element_bytes), &bytes);
+    if (overflow || elements > limit || bytes > limit) {
+        const std::string size = overflow ? "more than 2^63 bytes"
+                                          : std::to_string(elements) + " elements, " + std::to_string(bytes) + " bytes";
+        throw UserError("the buffer '" + buffer + "' (" + shape + ": " + size +
+                        ") overflows 32-bit arithmetic: Halide buffers have int32 extents and strides and "
+                        "at most 2^31 - 1 bytes" +
+                        (names.empty() ? std::string() : " (its shape comes from the parameters " + names + ")"));
+    }
+}
+
 /** Constrains a generator buffer to the dense row-major shape \p extents (x first),
  * with every min at 0: the generated code is specialised to it, and the host function
- * checks the buffers it is given against it. */
+ * checks the buffers it is given against it. \p params names the generator parameter of
+ * each dimension for the error a shape too large for 32-bit arithmetic gives
+ * (check_dense_shape_fits). */
 template<typename T>
-void set_dense_shape(T &buffer, const std::vector<int> &extents) {
+void set_dense_shape(T &buffer, const std::vector<int> &extents, const std::vector<std::string> &params = {}) {
+    check_dense_shape_fits(buffer.name(), extents, params, buffer.type().bytes());
     int stride = 1;
     for (size_t d = 0; d < extents.size(); d++) {
         buffer.dim(int(d)).set_bounds(0, extents[d]).set_stride(stride);
