@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds everything, and runs every test with CTest.
+# Installs dependencies, builds everything, runs every test with CTest, then the sanitizer job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+# ASan + UBSan over the passes, the generator, the emulator and a subset of the tests, and
+# TSan over the emulator tests, in build-asan/ and build-tsan/ (README "Sanitizers").
+scripts/run_sanitizers.sh

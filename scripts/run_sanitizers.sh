@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The sanitizer job (README "Sanitizers"), run by scripts/run_tests.sh after CTest.
+#
+# 1. AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, -DSW_SANITIZE=ON: every
+#    target of this project is built with -fsanitize=address,undefined
+#    -fno-sanitize-recover=undefined -fno-omit-frame-pointer; Halide and LLVM are the
+#    prebuilt Debian packages and stay uninstrumented):
+#    - the emulator tests, the pass tests (sunway_lowering_test), the DMA-path tests
+#      (staging_test) and conv2d_test, whose six layers are generated at build time by the
+#      instrumented layers.generator (our passes, PromoteAccumulators on the register-blocked
+#      hand schedule included) and run on the instrumented emulator;
+#    - the generator itself on layers of every kind (conv2d hand/baseline/autoscheduled,
+#      dense, max and average pool, LRN, softmax, ReLU), the autoscheduler plugin included.
+# 2. ThreadSanitizer (build-tsan, -DSW_SANITIZE=thread): the emulator tests (64 CPE threads
+#    per spawn, barriers, reply words) except the death tests, whose children only print and
+#    _exit.
+# Any sanitizer report fails the job (halt_on_error, -fno-sanitize-recover).
+#
+# Environment: SW_SANITIZE_JOBS (default: nproc), SW_SANITIZE_SKIP_TSAN=1 to skip step 2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${SW_SANITIZE_JOBS:-$(nproc)}
+start=$(date +%s)
+step() { echo "== run_sanitizers.sh [$(($(date +%s) - start)) s]: $*"; }
+
+# Leak checking is off: Halide and LLVM keep process-lifetime globals (the generator
+# registry, interned IR such as the small-integer constants, LLVM's option and target
+# registries) that are never freed by design and would be reported as leaks at exit.
+# Leaks are not what this job looks for; use-after-free, overflows and UB are.
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+
+# ---------------------------------------------------------------- ASan + UBSan
+step "configure build-asan (-DSW_SANITIZE=ON)"
+mkdir -p build-asan build-tsan
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DSW_SANITIZE=ON > build-asan/sanitize.log 2>&1 ||
+    { cat build-asan/sanitize.log; exit 1; }
+step "build (passes, generator, autoscheduler plugin, emulator, tests)"
+cmake --build build-asan -j"$jobs" --target layers.generator sw_autoschedule emulator_test \
+    sunway_lowering_test staging_test conv2d_test >> build-asan/sanitize.log 2>&1 ||
+    { tail -n 60 build-asan/sanitize.log; exit 1; }
+
+step "ctest: emulator, passes, DMA paths, conv2d"
+ctest --test-dir build-asan --output-on-failure -j"$jobs" \
+    -R '^(Emulator|Shapes/StridedDma|SunwayLowering|WorkCount|Staging|Conv2D|Conv2DErrors|Conv2DSchedule|CpeSource|GeneratorErrors|Shapes/Conv2D)'
+
+step "layer generations of every kind under the sanitizers"
+gen=build-asan/generators/layers.generator
+plugin=$(find build-asan/autoscheduler -name 'libsw_autoschedule.so' | head -n 1)
+out=build-asan/sanitizer_layers
+mkdir -p "$out"
+generate() {
+    local name=$1
+    shift
+    if ! "$@" > "$out/$name.log" 2>&1; then
+        echo "FAILED: $name: $*"
+        cat "$out/$name.log"
+        exit 1
+    fi
+    echo "  ok: $name"
+}
+generate conv_hand "$gen" -g conv2d -f conv_hand -o "$out" -e mpe,cpe,h,stmt,report target=sw26010 \
+    batch=1 in_channels=16 out_channels=32 height=28 width=28 kernel=3 stride=1 pad=1
+generate conv_pro "$gen" -g conv2d -f conv_pro -o "$out" target=sw26010-pro \
+    batch=2 in_channels=8 out_channels=24 height=19 width=23 kernel=5 stride=2 pad=2 groups=2
+generate conv_baseline "$gen" -g conv2d -f conv_baseline -o "$out" target=sw26010 schedule=baseline \
+    batch=1 in_channels=3 out_channels=16 height=35 width=35 kernel=11 stride=4 pad=2
+generate conv_auto "$gen" -g conv2d -f conv_auto -o "$out" -e mpe,cpe,h,report,schedule \
+    -p "$plugin" -s Sunway auto_schedule=true target=sw26010 \
+    batch=1 in_channels=32 out_channels=32 height=14 width=14 kernel=3 stride=1 pad=1
+generate dense_hand "$gen" -g dense -f dense_hand -o "$out" target=sw26010 \
+    batch=2 in_features=300 out_features=100 relu=true
+generate dense_baseline "$gen" -g dense -f dense_baseline -o "$out" target=sw26010 schedule=baseline \
+    batch=1 in_features=512 out_features=64 relu=false
+generate pool_max "$gen" -g pool -f pool_max -o "$out" target=sw26010 \
+    batch=1 channels=16 height=27 width=27 kernel=3 stride=2 pad=0 type=max
+generate pool_avg "$gen" -g pool -f pool_avg -o "$out" target=sw26010 schedule=baseline \
+    batch=2 channels=5 height=9 width=11 kernel=3 stride=2 pad=1 ceil_mode=true type=avg
+generate lrn "$gen" -g lrn -f lrn -o "$out" target=sw26010 batch=1 channels=16 height=13 width=13 size=5
+generate softmax "$gen" -g softmax -f softmax -o "$out" target=sw26010 batch=2 classes=1000
+generate relu "$gen" -g relu -f relu -o "$out" target=sw26010 schedule=baseline size=10007
+# A shape beyond 32-bit arithmetic: a clean error, no sanitizer report.
+if "$gen" -g conv2d -o "$out" target=sw26010 height=65536 width=65536 > "$out/overflow.log" 2>&1; then
+    echo "FAILED: conv2d height=width=65536 was accepted"; exit 1
+fi
+grep -q "^error: .*height, in_channels, batch" "$out/overflow.log" ||
+    { echo "FAILED: conv2d height=width=65536:"; cat "$out/overflow.log"; exit 1; }
+grep -q "Sanitizer" "$out/overflow.log" && { cat "$out/overflow.log"; exit 1; }
+echo "  ok: overflow_error"
+
+# ---------------------------------------------------------------- TSan
+if [ "${SW_SANITIZE_SKIP_TSAN:-0}" != 1 ]; then
+    step "configure and build build-tsan (-DSW_SANITIZE=thread): the emulator tests"
+    cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Release -DSW_SANITIZE=thread > build-tsan/sanitize.log 2>&1 ||
+        { cat build-tsan/sanitize.log; exit 1; }
+    cmake --build build-tsan -j"$jobs" --target emulator_test >> build-tsan/sanitize.log 2>&1 ||
+        { tail -n 60 build-tsan/sanitize.log; exit 1; }
+    step "emulator tests under ThreadSanitizer"
+    build-tsan/tests/emulator_test --gtest_filter='-*Dies*:*Deadlock*:*FromHost*' --gtest_brief=1
+fi
+step "done"
