@@ -15,7 +15,7 @@
  *        -I<Halide runtime include> ... -lm
  * (gnu99 as with sw5cc: athread.h refuses strict ISO C), checks that <fn>.cpe.c is strict
  * C99 as the slave compiler sees it (unless JitOptions::strict_cpe_check is false):
- *   <cc> -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only ... <fn>.cpe.c
+ *   <cc> -std=c99 -pedantic-errors -Wall -Wextra -Werror -Wno-unused-variable -fsyntax-only ... <fn>.cpe.c
  * and dlopens it (RTLD_NOW | RTLD_LOCAL). The library leaves the athread symbols
  * undefined: they come from the test executable, which must link the emulator as a whole
  * archive and export its symbols:
@@ -96,6 +96,9 @@ struct JitOptions {
     /** Check the CPE file with -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only
      *  (a CompileFailed build if it fails). */
     bool strict_cpe_check = true;
+    /** The generator's -e list (add "schedule" with the autoscheduler to get
+     *  FUNCTION.schedule.h, with its predicted time, in JitLayer::dir()). */
+    std::string emit = "mpe,cpe,h";
 };
 
 /** Generates, compiles and loads one layer (or returns the cached result). Thread-safe:
