@@ -209,7 +209,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         // A request's data moves after its own setup; the next request's setup overlaps it.
         auto pipelined = [&](const Transfer &t, double r) {
             if (t.blocks == 0) return 0.0;
-            const double setup = t.blocks * dt.block_cycles, data = t.line_bytes / r, n = std::max(1.0, t.requests);
+            const double setup = t.blocks * (&t == &put ? dt.put_block_cycles : dt.get_block_cycles), data = t.line_bytes / r, n = std::max(1.0, t.requests);
             return std::max(setup + data / n, setup / n + data);
         };
         auto dma = [&](const Transfer &t, double r) { return t.blocks == 0 ? 0.0 : pipelined(t, r) + lat; };
@@ -231,10 +231,10 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     // The CPEs run in step (same work per tile): while they set up requests, wait for the
     // latency or compute without a transfer of theirs in flight, the channel idles. Those
     // parts add to the channel's time; double buffering hides them behind the data.
-    const double setup_c = chunk_get.blocks * dt.block_cycles, setup_t = tile_get.blocks * dt.block_cycles;
+    const double setup_c = chunk_get.blocks * dt.get_block_cycles, setup_t = tile_get.blocks * dt.get_block_cycles;
     const double idle_chunks = db ? setup_c + lat + chunk_compute : chunks * (setup_c + lat + chunk_compute);
     const double idle = waves * (idle_chunks + (tile_get.blocks ? setup_t + lat : 0) + tile_compute +
-                                 put.blocks * dt.block_cycles);
+                                 put.blocks * dt.put_block_cycles);
     const double cycles = std::max(cpe_time, channel + idle) + dt.spawn_cycles + dt.join_cycles;
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;

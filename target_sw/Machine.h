@@ -33,7 +33,8 @@ struct DmaPoint {
 
 /** Parameters of the emulator's timing model of DMA and kernel launch
  *  (target_sw/emulator/src/timing.cpp). A request of a CPE goes through three stages:
- *  setup (block_cycles per contiguous main-memory block; one request at a time per CPE),
+ *  setup (get_block_cycles or put_block_cycles per contiguous main-memory block; one
+ *  request at a time per CPE),
  *  data (its 128-byte-line bytes through a channel shared by every CPE moving data at that
  *  moment: processor sharing, the channel time of a line byte is 1/get_bytes_per_cycle or
  *  1/put_bytes_per_cycle, and one CPE moves at most cpe_cap_bytes_per_cycle; one request at
@@ -42,10 +43,15 @@ struct DmaPoint {
 struct DmaTiming {
     double get_latency_cycles;
     double put_latency_cycles;
-    double block_cycles;             ///< per contiguous main-memory block of a request
+    double get_block_cycles;         ///< per contiguous main-memory block of a get
+    double put_block_cycles;         ///< per contiguous main-memory block of a put
     double get_bytes_per_cycle;      ///< whole CG, line bytes, when only gets move
     double put_bytes_per_cycle;      ///< whole CG, line bytes, when only puts move
     double cpe_cap_bytes_per_cycle;  ///< most line bytes one CPE moves per cycle
+    /** Highest get (read) rate of a whole CG, GB/s of line bytes, that measurements
+     *  support: get_bytes_per_cycle * clock_ghz must not exceed it (the fit's wall, checked
+     *  by tests/timing_model_test.cpp). Not the DRAM's theoretical rate. */
+    double get_cap_gbps;
     double spawn_cycles;             ///< athread_spawn until the CPEs start
     double join_cycles;              ///< last CPE done until athread_join returns
 };
@@ -112,18 +118,33 @@ inline const Machine &sw26010() {
             {24576, 20.4, 22.3},
         },
     };
-    // DMA timing [D] fitted to CAND's curve (shared/sunway/dma_bandwidth.csv, copy and triad
-    // from 128 B: worst error 9.4%) and to SW26010.md's strided ranges by a minimax fit, see
-    // tools/fit_dma_model.py (re-run it after changing the data). The fit may not make any
-    // channel faster than the theoretical 34.1 GB/s; it puts reads right at that wall, which
-    // is optimistic [U]: no reads-only measurement exists, the curves only mix reads and
-    // writes. Get and put latencies are taken equal: the curves only fix their sum. Below
-    // 128 B the model is 5-50% slow (sub-line requests cost less than their line bytes say).
-    m.dma_timing.get_latency_cycles = 1572;  // [D] CAND fit (1.08 us)
-    m.dma_timing.put_latency_cycles = 1572;  // [D] CAND fit; split get/put [U]
-    m.dma_timing.block_cycles = 1044;        // [D] CAND fit, mostly from the strided ranges
-    m.dma_timing.get_bytes_per_cycle = 23.54;  // [D] CAND fit, at the 34.1 GB/s wall
-    m.dma_timing.put_bytes_per_cycle = 11.41;  // [D] CAND fit (16.5 GB/s of line bytes)
+    // DMA timing [D], a minimax fit by tools/fit_dma_model.py (re-run it after changing the
+    // data) to: CAND's copy/triad curve from 128 B (shared/sunway/dma_bandwidth.csv), the
+    // strided ranges of SW26010.md and swDNN's reads-only test (swCNNv12 run.log: 20
+    // blocking strided gets per CPE per spawn; per shape 2 KB in 128 B blocks 20.9-22.1 GB/s,
+    // 5 KB in 128 B blocks 21.3-24.3, 4 KB in 256 B blocks 26.0), with gets no faster than
+    // get_cap_gbps. Errors of these values: copy/triad from 128 B -10.3%..+10.2% (outside 10%:
+    // copy 128 B +10.2%, triad 256 B -10.3%, copy 8 KB +10.2%), strided ranges within 9.3%,
+    // swDNN 2 KB -5.4%, 5 KB inside, 4 KB/256 B -10.2% (one run); 64 CPEs reading 4 KB
+    // blocks get 26.6 GB/s. Not within 10% everywhere because CAND's time per request falls
+    // from 128 B to 256 B (copy 8,050 -> 7,930 cycles, triad 8,885 -> 8,610) while the model
+    // must move 128 more line bytes per request through channels no faster than the caps;
+    // with reads at DDR3's 34.1 GB/s the same fit reaches 9.6%. Below 128 B the model is
+    // 0-50% slow (sub-line requests cost less than their line bytes say).
+    // [D] Gets and puts differ: swDNN's strided gets of 128 B blocks reach 21-24 GB/s, so a get
+    // block costs little; CAND's strided copies (get + put of the same blocks) are slow, so the
+    // per-block cost is the put's (partial-line writes [U]). Latencies: swDNN fixes the get's,
+    // CAND the sum; the split is [D][U].
+    m.dma_timing.get_latency_cycles = 825;   // [D][U] fit (0.57 us)
+    m.dma_timing.put_latency_cycles = 2621;  // [D][U] fit (1.81 us)
+    m.dma_timing.get_block_cycles = 78;      // [D] fit, from swDNN's strided gets
+    m.dma_timing.put_block_cycles = 1715;    // [D] fit, from CAND's strided copies
+    m.dma_timing.get_bytes_per_cycle = 19.65;  // [D] fit (28.49 GB/s of line bytes), at get_cap_gbps
+    m.dma_timing.put_bytes_per_cycle = 13.56;  // [D] fit (19.66 GB/s of line bytes)
+    // [D] No measurement supports faster reads: decomposing CAND's 4-24 KB copy/triad plateau
+    // (copy = get + put, triad = 2 gets + put) gives gets of 26.6-28.5 GB/s, swDNN's best
+    // reads-only run is 26.0 GB/s [V]; DDR3's theoretical 34.1 GB/s is never reached.
+    m.dma_timing.get_cap_gbps = 28.5;
     // [U] no single-CPE measurement found: one CPE is taken to reach at most ~1/4 of the
     // theoretical CG bandwidth (8.5 GB/s), so 3+ CPEs already saturate the channel.
     m.dma_timing.cpe_cap_bytes_per_cycle = 5.9;
@@ -159,14 +180,19 @@ inline const Machine &sw26010_pro() {
         },
     };
     // DMA timing [D] fitted by tools/fit_dma_model.py to the four OPS points of SW26010.md
-    // (16 B..4 KB, copy = triad assumed; errors -2.2%, +0.5%, +0.2%, -1.2%). Few points [U]:
-    // they show no fixed cost per request (the fit's latency + block is <= 0, clamped to 0),
-    // likely because OPS keeps many requests in flight; one bandwidth for get and put.
+    // (16 B..4 KB, copy = triad assumed; errors -1.4%, +1.3%, +1.1%, -0.4%; run on the emulator
+    // by tests/timing_model_test.cpp, spawn and join included: -3.2%, +0.7%, +0.9%, -0.6%). Few points [U]:
+    // they show no fixed cost per request (the best fixed cost is 0), likely because OPS keeps
+    // many requests in flight; one bandwidth and one (zero) block cost for get and put.
     m.dma_timing.get_latency_cycles = 0;     // [D][U] OPS fit
     m.dma_timing.put_latency_cycles = 0;     // [D][U] OPS fit
-    m.dma_timing.block_cycles = 0;           // [D][U] OPS fit (no strided data for the Pro)
-    m.dma_timing.get_bytes_per_cycle = 11.84;  // [D] OPS fit (26.6 GB/s of line bytes)
-    m.dma_timing.put_bytes_per_cycle = 11.84;  // [D][U] same as get
+    m.dma_timing.get_block_cycles = 0;       // [D][U] OPS fit (no strided data for the Pro)
+    m.dma_timing.put_block_cycles = 0;       // [D][U] OPS fit (no strided data for the Pro)
+    m.dma_timing.get_bytes_per_cycle = 11.94;  // [D] OPS fit (26.9 GB/s of line bytes)
+    m.dma_timing.put_bytes_per_cycle = 11.94;  // [D][U] same as get
+    // [U] no reads-only measurement for the Pro: the cap is DDR4's 51.2 GB/s [V] WP; the fitted
+    // rate stays far below it.
+    m.dma_timing.get_cap_gbps = 51.2;
     m.dma_timing.cpe_cap_bytes_per_cycle = 51.2 / 4 / 2.25;  // [U] 1/4 of the DDR4 peak, as SW26010
     m.dma_timing.spawn_cycles = 22500;       // [U] 10 us, as SW26010
     m.dma_timing.join_cycles = 4500;         // [U] 2 us, as SW26010

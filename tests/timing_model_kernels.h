@@ -41,6 +41,17 @@ typedef struct {
     long long compute_cycles;
 } tm_overlap_args;
 
+/** dma_only_kernel (timing_model_dma_kernels.c): DMA and nothing else. For k < iters, CPE id
+ *  (if id < active) moves `bytes` bytes between LDM and main memory, in blocks of bsize
+ *  bytes separated by gaps of `gap` bytes (bsize 0: one contiguous block), each request
+ *  waited for: gets (put = 0) or puts (put = 1). The main-memory side is mem for every CPE
+ *  and iteration when same_addr is set (swDNN's dma_read: all CPEs read the same
+ *  addresses), else chunk id + 64 k of mem (chunks of bytes / bsize * (bsize + gap)). */
+typedef struct {
+    char *mem;
+    int bytes, bsize, gap, iters, same_addr, put, active;
+} tm_dma_only_args;
+
 #ifdef __cplusplus
 }
 #endif

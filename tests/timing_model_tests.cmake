@@ -2,7 +2,9 @@
 # Tests of the emulator's SW26010 timing model; include() this from tests/CMakeLists.txt
 # (needs the athread_emu target and GTest). The CPE kernels are checked as strict C99.
 include(GoogleTest)
-add_library(timing_model_test_kernels OBJECT ${CMAKE_CURRENT_LIST_DIR}/timing_model_kernels.c)
+# Also linked by apps/bench/model_calibration (the calibration benchmark runs the same kernels).
+add_library(timing_model_test_kernels OBJECT ${CMAKE_CURRENT_LIST_DIR}/timing_model_kernels.c
+                                             ${CMAKE_CURRENT_LIST_DIR}/timing_model_dma_kernels.c)
 set_target_properties(timing_model_test_kernels PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON
                                                            C_EXTENSIONS OFF)
 target_compile_options(timing_model_test_kernels PRIVATE -pedantic-errors -Wall -Wextra -Werror)

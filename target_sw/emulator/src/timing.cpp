@@ -10,7 +10,8 @@
  *    request is queued with its issue time, a wait whose request has not completed yet
  *    (or a barrier not complete yet) blocks it;
  *  - the DMA side is a fluid (processor-sharing) simulation in global time T: each CPE's
- *    engine does the setup of its requests in order (block_cycles per block), then moves
+ *    engine does the setup of its requests in order (get_block_cycles or put_block_cycles
+ *    per block: gets and puts have their own per-block cost), then moves
  *    their line bytes in order through the channel shared by all CPEs moving data (equal
  *    share of the channel time, a line byte costs 1/get_bytes_per_cycle or
  *    1/put_bytes_per_cycle of it, capped per CPE), then the request completes after the
@@ -166,7 +167,8 @@ private:
                 q.line_bytes = static_cast<double>(e.value);
                 q.remaining = q.line_bytes;
                 q.setup_start = std::max(c.t, c.setup_free);
-                q.setup_end = q.setup_start + dt_.block_cycles * static_cast<double>(e.blocks);
+                q.setup_end = q.setup_start + (q.put ? dt_.put_block_cycles : dt_.get_block_cycles) *
+                                                  static_cast<double>(e.blocks);
                 c.setup_free = q.setup_end;
                 if (e.reply) c.last_on_reply[e.reply] = c.reqs.size();
                 c.reqs.push_back(q);
