@@ -6,6 +6,7 @@
 #include "target_sw/Errors.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace sw_auto {
 
@@ -285,6 +286,27 @@ int64_t evaluate(const Expr &e, const Bindings &b) {
 }
 
 std::vector<int64_t> extents(const SymBox &box, const Bindings &b) {
+/** Whether the output computes its values itself (PipelineInfo::output_computes): anything
+ * but one pure definition out(args) = f(args) with f a computed stage that every plan stages
+ * in LDM per tile (not an input, not an inlined wrapper). SW_AUTOSCHEDULE_STAGE_OUTPUT=0 in
+ * the environment says no (the schedules of before sw::stage_output, for comparisons). */
+bool output_computes(const PipelineInfo &info) {
+    if (const char *e = std::getenv("SW_AUTOSCHEDULE_STAGE_OUTPUT")) {
+        if (std::string(e) == "0") return false;
+    }
+    const Stage &o = info.stages[info.by_name.at(info.output)];
+    if (!o.func.updates().empty() || o.func.definition().values().size() != 1) return true;
+    const Call *c = o.func.definition().values()[0].as<Call>();
+    if (!c || c->call_type != Call::Halide || !info.by_name.count(c->name) || c->args.size() != o.args.size()) return true;
+    const Stage &f = info.stages[info.by_name.at(c->name)];
+    if (f.is_input || std::find(info.wrappers.begin(), info.wrappers.end(), f.name) != info.wrappers.end()) return true;
+    for (size_t d = 0; d < o.args.size(); d++) {
+        const Variable *v = c->args[d].as<Variable>();
+        if (!v || v->name != o.args[d]) return true;
+    }
+    return false;
+}
+
     std::vector<int64_t> e;
     for (const auto &d : box) e.push_back(std::max<int64_t>(0, evaluate(d.second, b) - evaluate(d.first, b) + 1));
     return e;
@@ -462,6 +484,7 @@ PipelineInfo analyze(const Pipeline &p) {
         for (const std::string &n : info.chunk_staged) {
             info.chunk_region[n] = chunk.at(n);
             simplify_box(info.chunk_region[n]);
+        info.output_computes = output_computes(info);
         }
         for (const std::string &pname : info.producers) {
             const Stage &ps = info.stages[info.by_name.at(pname)];
@@ -529,3 +552,4 @@ PipelineInfo analyze(const Pipeline &p) {
 }
 
 }  // namespace sw_auto
+    info.output_computes = output_computes(info);

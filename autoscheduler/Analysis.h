@@ -99,6 +99,11 @@ struct PipelineInfo {
      * loop may round its width up past the tile. */
     bool round_up_safe = false;
     /** Width of the main stage's region along its innermost dimension per tile, before
+    /** The output computes its values itself: its definition is not a plain copy
+     * out(args) = f(args) of a stage staged in LDM per tile (e.g. an element-wise add of two
+     * inputs). Its tiles are then computed into LDM and written back by DMA
+     * (sw::stage_output) instead of being stored element by element into main memory. */
+    bool output_computes = false;
      * any rounding (bind rounded_width_var to it, or to it rounded up to whole vectors). */
     Halide::Expr main_width;
     /** Calls in the main update (the accumulator itself excluded) whose index varies along

@@ -5,6 +5,7 @@
 
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/StageOutput.h"
 
 #include <algorithm>
 #include <sstream>
@@ -264,6 +265,12 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
         Func f = Func(env.at(n));
         sw::double_buffer(input ? f.in() : f);
         w.line("::sw::double_buffer(" + ident(n) + (input ? ".in()" : "") + ");");
+    }
+    // An output that computes its values itself writes each tile into the LDM and puts it
+    // back by DMA, instead of storing element by element into main memory.
+    if (info.output_computes) {
+        sw::stage_output(out);
+        w.line("::sw::stage_output(" + on + ");");
     }
 
     return w.source();

@@ -206,6 +206,12 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     for (int iter = 0; iter < 4; iter++) {
         const double rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.get_bytes_per_cycle / std::max(1.0, streaming));
         const double put_rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.put_bytes_per_cycle / std::max(1.0, streaming));
+    // An output that computes its values itself is staged in LDM too (sw::stage_output).
+    if (info.output_computes) {
+        int64_t points = 1;
+        for (size_t d = 0; d < info.out_extents.size(); d++) points *= std::min<int64_t>(plan.tile[d], info.out_extents[d]);
+        buffer(info.output + " (staged output)", 4 * points);
+    }
         // A request's data moves after its own setup; the next request's setup overlaps it.
         auto pipelined = [&](const Transfer &t, double r) {
             if (t.blocks == 0) return 0.0;

@@ -10,6 +10,7 @@
 #include "target_sw/InjectDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/PromoteAccumulators.h"
+#include "target_sw/StageOutput.h"
 
 #include <sstream>
 
@@ -47,6 +48,12 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
 
     find_cpe_kernels(fn.body, f);
     log_step(ir_log, "find_cpe_kernels", f);
+
+    // Marked outputs computed into an LDM tile and copied back (turned into DMA puts below).
+    if (!staged_output_funcs().empty()) {
+        for (CpeKernel &k : f.kernels) stage_outputs(k);
+        log_step(ir_log, "stage_outputs", f);
+    }
 
     for (CpeKernel &k : f.kernels) place_ldm_buffers(k, m);
     if (ir_log) {

@@ -7,6 +7,7 @@
 #include "target_sw/CodeGen_CPE.h"
 #include "target_sw/Errors.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/StageOutput.h"
 #include "target_sw/SunwayLowering.h"
 #include "target_sw/WorkCount.h"
 
@@ -139,6 +140,100 @@ TEST(SunwayLowering, OverflowingTheLdmNamesEachBufferAndTheLimit) {
 /** Address arithmetic in a loop body, as an optimising compiler computes it: constants are
  * displacements, loop-invariant terms are summed once outside the loop, the variable part
  * is computed once per iteration however the simplifier nested the sum. */
+/** An output that computes its values itself, out(x, y) = in(x, y) * 2 + 1, on 60 x 30
+ * (tiles of 16 x 8 do not divide it: the edge tiles are shifted inwards), its input staged. */
+struct Computes {
+    ImageParam in{Float(32), 2, "in"};
+    Func out{"out"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, b{"b"};
+    Computes() {
+        out(x, y) = in(x, y) * 2.f + 1.f;
+        in.dim(0).set_bounds(0, 60).set_stride(1);
+        in.dim(1).set_bounds(0, 30).set_stride(60);
+        out.output_buffer().dim(0).set_bounds(0, 60).set_stride(1);
+        out.output_buffer().dim(1).set_bounds(0, 30).set_stride(60);
+        in.in().compute_at(out, b).store_in(sw::LDM);
+    }
+    sw::SwFunction lower(std::ostream *log = nullptr) {
+        const std::set<std::string> marks = sw::staged_output_funcs();
+        sw::stage_output(out);
+        sw::SwFunction f = sw::lower_pipeline_to_sunway(out, {in}, "computes", sw::sw26010(), log);
+        sw::restore_staged_output_funcs(marks);
+        return f;
+    }
+};
+
+TEST(SunwayLowering, StageOutput_VectorisedOutputWithClampedEdgeTilesIsPutByDma) {
+    Computes p;
+    p.out.tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8).fuse(p.xo, p.yo, p.b).gpu_blocks(p.b, DeviceAPI::Host);
+    p.out.vectorize(p.xi, 4);
+    std::ostringstream log;
+    sw::SwFunction f = p.lower(&log);
+    ASSERT_EQ(f.kernels.size(), 1u);
+    const sw::CpeKernel &k = f.kernels[0];
+    EXPECT_TRUE(k.direct_accesses.empty()) << sw::describe(f);
+    EXPECT_TRUE(k.notes.empty()) << sw::describe(f);
+    // The staged tile: 16 x 8 floats, one LDM buffer per loop nest Halide made.
+    int staged = 0, puts = 0;
+    for (const sw::LdmBuffer &b : k.ldm) {
+        if (b.name.find("$ldm") == std::string::npos) continue;
+        staged++;
+        EXPECT_EQ(b.bytes, 16 * 8 * 4) << b.name;
+    }
+    EXPECT_GE(staged, 1);
+    for (const sw::DmaSite &d : k.dma) {
+        if (!d.is_put) continue;
+        puts++;
+        EXPECT_NE(d.ldm_buffer.find("$ldm"), std::string::npos);
+        // The 4-lane vectors and the 4 vectors of a row merge into rows of 64 B, one strided request.
+        EXPECT_EQ(d.shape, "1 request(s) of 8 block(s) x 64 B, main-memory pitch 240 B");
+    }
+    EXPECT_EQ(puts, staged);
+    EXPECT_NE(log.str().find("after stage_outputs"), std::string::npos);
+    // The edge tiles are clamped (shifted inwards): the tile's base is a min() of the block index.
+    EXPECT_NE(log.str().find("min("), std::string::npos);
+    const std::string cpe = sw::generate_cpe_source(f, "computes.sw_args.h");
+    EXPECT_NE(cpe.find("athread_put(PE_MODE"), std::string::npos) << cpe;
+}
+
+TEST(SunwayLowering, StageOutput_GuardedTailsGiveSymbolicExtentsBoundedPerBlock) {
+    Computes p;
+    p.out.split(p.x, p.xo, p.xi, 16, TailStrategy::GuardWithIf)
+        .split(p.y, p.yo, p.yi, 8, TailStrategy::GuardWithIf)
+        .reorder(p.xi, p.yi, p.xo, p.yo)
+        .fuse(p.xo, p.yo, p.b)
+        .gpu_blocks(p.b, DeviceAPI::Host);
+    sw::SwFunction f = p.lower();
+    ASSERT_EQ(f.kernels.size(), 1u);
+    const sw::CpeKernel &k = f.kernels[0];
+    EXPECT_TRUE(k.direct_accesses.empty()) << sw::describe(f);
+    EXPECT_TRUE(k.notes.empty()) << sw::describe(f);
+    int64_t most = 0;
+    for (const sw::LdmBuffer &b : k.ldm) {
+        if (b.name.find("$ldm") != std::string::npos) most = std::max(most, b.bytes);
+    }
+    EXPECT_EQ(most, 16 * 8 * 4) << sw::describe(f);  // the largest tile, bounded over the blocks
+}
+
+TEST(SunwayLowering, StageOutput_AnUpdateThatReadsTheOutputStaysDirectAndTheReportSaysWhy) {
+    Computes p;
+    p.out(p.x, p.y) += 1.f;
+    p.out.tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8).fuse(p.xo, p.yo, p.b).gpu_blocks(p.b, DeviceAPI::Host);
+    p.out.update().tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8).fuse(p.xo, p.yo, p.b).gpu_blocks(p.b, DeviceAPI::Host);
+    sw::SwFunction f = p.lower();
+    ASSERT_EQ(f.kernels.size(), 2u) << sw::describe(f);
+    // The pure definition is staged; the update reads what it writes: not applied, and said.
+    EXPECT_TRUE(f.kernels[0].notes.empty()) << sw::describe(f);
+    EXPECT_TRUE(f.kernels[0].direct_accesses.empty()) << sw::describe(f);
+    const sw::CpeKernel &k = f.kernels[1];
+    ASSERT_FALSE(k.notes.empty()) << sw::describe(f);
+    EXPECT_NE(k.notes[0].find("not applied"), std::string::npos) << k.notes[0];
+    EXPECT_NE(k.notes[0].find("reads the output back"), std::string::npos) << k.notes[0];
+    ASSERT_EQ(k.direct_accesses.size(), 1u);
+    EXPECT_EQ(k.direct_accesses[0].substr(0, 3), "out");
+    EXPECT_NE(sw::describe(f).find("note: stage_output("), std::string::npos);
+}
+
 TEST(WorkCount, AddressesAreReassociatedAroundLoopInvariantAndConstantTerms) {
     using namespace Halide::Internal;
     const Expr i = Variable::make(Int(32), "i"), o = Variable::make(Int(32), "o"), t = Variable::make(Int(32), "t");
