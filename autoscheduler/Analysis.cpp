@@ -104,10 +104,58 @@ private:
     }
 };
 
+/** The longest chain of dependent floating-point operations of an expression (WorkCount.h:
+ * a fused a*b+c is one operation; loads start a chain at 0). */
+class ChainCounter : public IRVisitor {
+public:
+    int64_t depth = 0;
+    int64_t of(const Expr &e) {
+        depth = 0;
+        e.accept(this);
+        return depth;
+    }
+
+private:
+    using IRVisitor::visit;
+    int64_t children(const std::vector<Expr> &es) {
+        int64_t d = 0;
+        for (const Expr &e : es) d = std::max(d, of(e));
+        return d;
+    }
+    void result(const Type &t, int64_t d) { depth = t.is_float() ? d + 1 : d; }
+    void visit(const Add *op) override {
+        const Mul *m = op->a.as<Mul>() ? op->a.as<Mul>() : op->b.as<Mul>();
+        if (op->type.is_float() && m) return result(op->type, children({m->a, m->b, op->a.as<Mul>() ? op->b : op->a}));
+        result(op->type, children({op->a, op->b}));
+    }
+    void visit(const Sub *op) override { result(op->type, children({op->a, op->b})); }
+    void visit(const Mul *op) override { result(op->type, children({op->a, op->b})); }
+    void visit(const Div *op) override { result(op->type, children({op->a, op->b})); }
+    void visit(const Min *op) override { result(op->type, children({op->a, op->b})); }
+    void visit(const Max *op) override { result(op->type, children({op->a, op->b})); }
+    void visit(const Select *op) override {
+        result(op->type, children({op->condition, op->true_value, op->false_value}));
+    }
+    void visit(const Cast *op) override {
+        const int64_t d = of(op->value);
+        depth = op->type.is_float() != op->value.type().is_float() ? d + 1 : d;
+    }
+    void visit(const Call *op) override {
+        if (op->call_type == Call::Halide || op->call_type == Call::Image) {
+            depth = 0;  // a load
+            return;
+        }
+        const int64_t d = children(op->args);
+        depth = (op->call_type == Call::PureExtern || op->call_type == Call::Extern) && op->type.is_float() ? d + 1 : d;
+    }
+};
+
 OpCount count_ops(const std::vector<Expr> &values, const std::vector<Expr> &args) {
     OpCounter oc;
     for (const Expr &e : values) e.accept(&oc);
     for (const Expr &e : args) e.accept(&oc);
+    ChainCounter cc;
+    for (const Expr &e : values) oc.c.chain = std::max(oc.c.chain, cc.of(e));
     return oc.c;
 }
 
@@ -238,6 +286,27 @@ void count_flops_impl(PipelineInfo &info) {
     }
 }
 
+/** Whether the output computes its values itself (PipelineInfo::output_computes): anything
+ * but one pure definition out(args) = f(args) with f a computed stage that every plan stages
+ * in LDM per tile (not an input, not an inlined wrapper). SW_AUTOSCHEDULE_STAGE_OUTPUT=0 in
+ * the environment says no (the schedules of before sw::stage_output, for comparisons). */
+bool output_computes(const PipelineInfo &info) {
+    if (const char *e = std::getenv("SW_AUTOSCHEDULE_STAGE_OUTPUT")) {
+        if (std::string(e) == "0") return false;
+    }
+    const Stage &o = info.stages[info.by_name.at(info.output)];
+    if (!o.func.updates().empty() || o.func.definition().values().size() != 1) return true;
+    const Call *c = o.func.definition().values()[0].as<Call>();
+    if (!c || c->call_type != Call::Halide || !info.by_name.count(c->name) || c->args.size() != o.args.size()) return true;
+    const Stage &f = info.stages[info.by_name.at(c->name)];
+    if (f.is_input || std::find(info.wrappers.begin(), info.wrappers.end(), f.name) != info.wrappers.end()) return true;
+    for (size_t d = 0; d < o.args.size(); d++) {
+        const Variable *v = c->args[d].as<Variable>();
+        if (!v || v->name != o.args[d]) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 int64_t evaluate(const Expr &e, const Bindings &b) {
@@ -286,27 +355,6 @@ int64_t evaluate(const Expr &e, const Bindings &b) {
 }
 
 std::vector<int64_t> extents(const SymBox &box, const Bindings &b) {
-/** Whether the output computes its values itself (PipelineInfo::output_computes): anything
- * but one pure definition out(args) = f(args) with f a computed stage that every plan stages
- * in LDM per tile (not an input, not an inlined wrapper). SW_AUTOSCHEDULE_STAGE_OUTPUT=0 in
- * the environment says no (the schedules of before sw::stage_output, for comparisons). */
-bool output_computes(const PipelineInfo &info) {
-    if (const char *e = std::getenv("SW_AUTOSCHEDULE_STAGE_OUTPUT")) {
-        if (std::string(e) == "0") return false;
-    }
-    const Stage &o = info.stages[info.by_name.at(info.output)];
-    if (!o.func.updates().empty() || o.func.definition().values().size() != 1) return true;
-    const Call *c = o.func.definition().values()[0].as<Call>();
-    if (!c || c->call_type != Call::Halide || !info.by_name.count(c->name) || c->args.size() != o.args.size()) return true;
-    const Stage &f = info.stages[info.by_name.at(c->name)];
-    if (f.is_input || std::find(info.wrappers.begin(), info.wrappers.end(), f.name) != info.wrappers.end()) return true;
-    for (size_t d = 0; d < o.args.size(); d++) {
-        const Variable *v = c->args[d].as<Variable>();
-        if (!v || v->name != o.args[d]) return true;
-    }
-    return false;
-}
-
     std::vector<int64_t> e;
     for (const auto &d : box) e.push_back(std::max<int64_t>(0, evaluate(d.second, b) - evaluate(d.first, b) + 1));
     return e;
@@ -436,6 +484,7 @@ PipelineInfo analyze(const Pipeline &p) {
     // The main update's reduction, what it reads, and how.
     if (info.main_update < 0) {
         count_flops_impl(info);
+        info.output_computes = output_computes(info);
         return info;
     }
     const Stage &m = info.stages[info.by_name.at(info.main)];
@@ -484,7 +533,6 @@ PipelineInfo analyze(const Pipeline &p) {
         for (const std::string &n : info.chunk_staged) {
             info.chunk_region[n] = chunk.at(n);
             simplify_box(info.chunk_region[n]);
-        info.output_computes = output_computes(info);
         }
         for (const std::string &pname : info.producers) {
             const Stage &ps = info.stages[info.by_name.at(pname)];
@@ -548,8 +596,8 @@ PipelineInfo analyze(const Pipeline &p) {
     info.round_up_safe = pure_ok && round_up;
 
     count_flops_impl(info);
+    info.output_computes = output_computes(info);
     return info;
 }
 
 }  // namespace sw_auto
-    info.output_computes = output_computes(info);

@@ -64,6 +64,7 @@ struct OpCount {
     int64_t loads = 0;        ///< calls of other Funcs or buffers
     int64_t int_ops = 0;      ///< index arithmetic that is not a constant offset
     int64_t slow_cycles = 0;  ///< divisions, square roots, transcendental functions
+    int64_t chain = 0;        ///< longest chain of dependent floating-point operations
     bool vector_safe = true;  ///< only operations the CPE code generator vectorises
     int64_t reduction_points = 1;  ///< evaluations per point of the stage (its reduction's size)
 };
@@ -98,12 +99,12 @@ struct PipelineInfo {
      * varies is a computed Func defined everywhere (not an input), so the vectorised
      * loop may round its width up past the tile. */
     bool round_up_safe = false;
-    /** Width of the main stage's region along its innermost dimension per tile, before
     /** The output computes its values itself: its definition is not a plain copy
      * out(args) = f(args) of a stage staged in LDM per tile (e.g. an element-wise add of two
      * inputs). Its tiles are then computed into LDM and written back by DMA
      * (sw::stage_output) instead of being stored element by element into main memory. */
     bool output_computes = false;
+    /** Width of the main stage's region along its innermost dimension per tile, before
      * any rounding (bind rounded_width_var to it, or to it rounded up to whole vectors). */
     Halide::Expr main_width;
     /** Calls in the main update (the accumulator itself excluded) whose index varies along

@@ -3,6 +3,8 @@
  */
 #include "autoscheduler/CostModel.h"
 
+#include "target_sw/WorkCount.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -18,8 +20,13 @@ constexpr double kGuardedCopyCycles = 11.5;
  * generated conv loops' counters. */
 constexpr double kVectorLoopIntOps = 6;
 
-double issue_cycles(double p0, double p1, double either) {
-    return std::max({p0, p1, (p0 + p1 + either + 1) / 2});
+/** Cycles of one straight-line region, by the rule the generated code's counters use
+ * (WorkCount.h, region_cycles: issue rate, floating-point dependency chains, slow cycles). */
+double region(const sw::Machine &m, double p0, double p1, double either, double chain = 0, double slow = 0) {
+    sw::Work w;
+    w.p0 = std::llround(p0), w.p1 = std::llround(p1), w.either = std::llround(either);
+    w.chain = std::llround(chain), w.slow_cycles = std::llround(slow);
+    return double(sw::region_cycles(w, m));
 }
 
 int64_t prod(const std::vector<int64_t> &v) {
@@ -143,11 +150,15 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             const OpCount &o = ops[k];
             const int64_t r = o.reduction_points;
             const bool is_main = s.name == info.main && int(k) == info.main_update + 1;
+            const double U = double(m.unaligned_vector_access_p1), S = double(m.splat_p1);
             if (!is_main) {
                 // A scalar loop over the points (the pure definition of a vectorised main stage
-                // on whole vectors), one store each, loads of its inputs and of itself.
-                const double per = issue_cycles(o.float_ops, o.loads + 2, o.int_ops + 2) + o.slow_cycles;
-                const double n = double(points) * r / (s.name == info.main && k == 0 && vec > 1 ? lanes : 1);
+                // on whole vectors: its loads of values invariant along x are splats), one store
+                // each, loads of its inputs and of itself.
+                const bool whole_vectors = s.name == info.main && k == 0 && vec > 1;
+                const double p1 = whole_vectors ? o.loads * (1 + S) + U + 1 : o.loads + 2;
+                const double per = region(m, o.float_ops, p1, o.int_ops + 2, o.chain, o.slow_cycles);
+                const double n = double(points) * r / (whole_vectors ? lanes : 1);
                 tile_compute += n * per;
                 continue;
             }
@@ -157,38 +168,62 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             const double loads = std::max(0.0, o.loads - self);
             if (plan.vector == Plan::Vector::Pure) {
                 const double blocks = double(points) / (lanes * plan.block);
-                const double p0 = o.float_ops * plan.block + info.loads_invariant;
+                // Per reduction point: the block's FMAs, its vector loads (simd_loadu), and the
+                // loads of values invariant along x, each splatted once for the block.
+                const double p0 = o.float_ops * plan.block;
+                const double p1 = info.loads_varying * plan.block * U + info.loads_invariant * (1 + S);
                 // The accumulators stay in registers over an inner reduction loop
                 // (PromoteAccumulators); with every tap unrolled and one point per chunk there
-                // is none, and each tap loads and stores them.
+                // is none, and each tap loads and stores them. Each accumulator's updates form
+                // one dependency chain.
                 const bool promoted = !(plan.unroll_taps && chunk == 1);
-                const double p1 = info.loads_varying * plan.block + info.loads_invariant + (promoted ? 0 : 2 * plan.block);
+                const double acc = promoted ? 0 : 2 * plan.block * U;
                 if (plan.unroll_taps) {
                     chunk_compute += blocks * chunk *
-                                     issue_cycles(p0 * info.taps, p1 * info.taps + 1,
-                                                  kVectorLoopIntOps + (promoted ? 0 : 4 * info.taps));
+                                     region(m, p0 * info.taps, (p1 + acc) * info.taps + 1,
+                                            kVectorLoopIntOps + (promoted ? 0 : 4 * info.taps), o.chain * info.taps);
                 } else {
-                    chunk_compute += blocks * red * issue_cycles(p0, p1 + 1, kVectorLoopIntOps);
+                    chunk_compute += blocks * red * region(m, p0, p1 + 1, kVectorLoopIntOps, o.chain);
                 }
             } else if (plan.vector == Plan::Vector::Reduction) {
-                chunk_compute += double(points) * red / lanes * issue_cycles(o.float_ops, loads + 1, kVectorLoopIntOps / 2);
+                chunk_compute += double(points) * red / lanes *
+                                 region(m, o.float_ops, loads * U + 1, kVectorLoopIntOps / 2, o.chain);
                 tile_compute += double(points) * (lanes + 2) * 2;  // the lanes added up at the end
             } else {
                 // Per point: the accumulator loaded and stored around the reduction loops;
                 // each outer reduction loop's iteration: its branch, increment and the bases
                 // of the loads' addresses; innermost, each load's address is its varying part
                 // plus a base hoisted out of the loop (WorkCount: one add each), and the
-                // increment.
-                double per_point = issue_cycles(0, 3, 2 + loads), runs = 1;
+                // increment; the accumulator's updates are one dependency chain.
+                double per_point = region(m, 0, 3, 2 + loads), runs = 1;
                 for (size_t k = info.rvar_extents.size(); k-- > 1;) {
                     runs *= int(k) == info.chunk_rvar ? double(chunk) : double(info.rvar_extents[k]);
-                    per_point += runs * issue_cycles(0, 1, 1 + 2 * loads);
+                    per_point += runs * region(m, 0, 1, 1 + 2 * loads);
                 }
-                per_point += red * (issue_cycles(o.float_ops, loads + 1, loads + 1) + o.slow_cycles);
+                // Inlined producers (a zero-padded input) add their work to each tap: their
+                // select continues the chain, the half of their bounds tests and clamps that
+                // varies along the innermost reduction variable is integer work.
+                double fo = o.float_ops, chain = o.chain, ints = loads + 1, slow = o.slow_cycles;
+                if (plan.inline_producers) {
+                    for (const std::string &p : info.producers) {
+                        const OpCount &po = info.ops.at(p)[0];
+                        fo += po.float_ops, chain += po.chain, ints += po.int_ops / 2.0, slow += po.slow_cycles;
+                    }
+                }
+                per_point += red * region(m, fo, loads + 1, ints, chain, slow);
                 chunk_compute += double(points) * per_point;
             }
         }
         if (s.name == info.main && plan.vector == Plan::Vector::Reduction) buffer(s.name + ".rfactor", 4 * lanes * points);
+    }
+    // An output that computes its values itself is staged in LDM too (sw::stage_output).
+    if (info.output_computes) {
+        int64_t points = 1;
+        for (size_t d = 0; d < info.out_extents.size(); d++) points *= std::min<int64_t>(plan.tile[d], info.out_extents[d]);
+        buffer(info.output + " (staged output)", 4 * points);
+        // Its own loop over the tile's points: loads, its operations, the store into LDM.
+        const OpCount &o = info.ops.at(info.output)[0];
+        tile_compute += double(points) * region(m, o.float_ops, o.loads + 2, o.int_ops + 2, o.chain, o.slow_cycles);
     }
     // The result: the output's tile written back from the LDM.
     {
@@ -206,12 +241,6 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     for (int iter = 0; iter < 4; iter++) {
         const double rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.get_bytes_per_cycle / std::max(1.0, streaming));
         const double put_rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.put_bytes_per_cycle / std::max(1.0, streaming));
-    // An output that computes its values itself is staged in LDM too (sw::stage_output).
-    if (info.output_computes) {
-        int64_t points = 1;
-        for (size_t d = 0; d < info.out_extents.size(); d++) points *= std::min<int64_t>(plan.tile[d], info.out_extents[d]);
-        buffer(info.output + " (staged output)", 4 * points);
-    }
         // A request's data moves after its own setup; the next request's setup overlaps it.
         auto pipelined = [&](const Transfer &t, double r) {
             if (t.blocks == 0) return 0.0;
@@ -220,7 +249,8 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         };
         auto dma = [&](const Transfer &t, double r) { return t.blocks == 0 ? 0.0 : pipelined(t, r) + lat; };
         const double tg = dma(tile_get, rate), cg = dma(chunk_get, rate);
-        const double pt = pipelined(put, put_rate);
+        // The tile's result is waited for before its LDM is freed: the put's latency counts.
+        const double pt = put.blocks == 0 ? 0.0 : pipelined(put, put_rate) + dt.put_latency_cycles;
         double chunk_part = db ? cg + (chunks - 1) * std::max(chunk_compute, cg) + chunk_compute
                                : chunks * (cg + chunk_compute);
         const double tile = tg + chunk_part + tile_compute + pt;
@@ -240,7 +270,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const double setup_c = chunk_get.blocks * dt.get_block_cycles, setup_t = tile_get.blocks * dt.get_block_cycles;
     const double idle_chunks = db ? setup_c + lat + chunk_compute : chunks * (setup_c + lat + chunk_compute);
     const double idle = waves * (idle_chunks + (tile_get.blocks ? setup_t + lat : 0) + tile_compute +
-                                 put.blocks * dt.put_block_cycles);
+                                 put.blocks * dt.put_block_cycles + (put.blocks ? dt.put_latency_cycles : 0));
     const double cycles = std::max(cpe_time, channel + idle) + dt.spawn_cycles + dt.join_cycles;
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;

@@ -198,7 +198,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     char head[512];
     std::snprintf(head, sizeof head,
                   "    // Sunway autoscheduler, %s: %s\n"
-                  "    // predicted %.3f ms, %.1f GFLOPS, LDM %lld of %lld bytes per CPE, DMA get %lld B, put %lld B\n"
+                  "    // predicted %.4g ms, %.1f GFLOPS, LDM %lld of %lld bytes per CPE, DMA get %lld B, put %lld B\n"
                   "    // (%lld plans costed, %d lowered)\n",
                   m.name.c_str(), r.chosen.plan.describe().c_str(), e.seconds * 1e3, e.gflops,
                   (long long)e.ldm_bytes, (long long)m.ldm_data_budget(), (long long)e.dma_get_bytes,

@@ -264,7 +264,7 @@ int network(const Options &o) {
         for (std::string kv; in >> kv;) params[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
         Scheduled s = schedule_layer(l[1], params, *o.machine, 0);
         const sw_auto::Estimate &e = s.result.chosen.estimate;
-        std::printf("%-8s %-8s %-70s %10.3f %8.1f %9lld %10.2f %8.2f\n", l[0].c_str(), l[1].c_str(),
+        std::printf("%-8s %-8s %-70s %10.4g %8.1f %9lld %10.2f %8.2f\n", l[0].c_str(), l[1].c_str(),
                     s.result.chosen.plan.describe().c_str(), e.seconds * 1e3, e.gflops, (long long)ldm_peak(s.lowered),
                     (e.dma_get_bytes + e.dma_put_bytes) / 1e6, s.seconds);
         std::fflush(stdout);

@@ -81,6 +81,27 @@ struct Machine {
     int64_t transcendental_cycles = 80;   ///< extra cycles of exp/log/pow (software) [U]
     int64_t direct_access_cycles = 250;   ///< extra cycles of a direct main-memory access [U]
 
+    // CPE pipeline facts (shared/sunway/SW26010.md, "CPE pipeline facts").
+    /** Cycles from a floating-point instruction's issue until a dependent one may issue.
+     *  [V] as a floor: sw5cc's own output spaces dependent vector FP instructions 4 cycles
+     *  apart (swCandle soft_div slave.s, swDNN core_functions.S); 7 is quoted too, unverified
+     *  [U]. A region takes at least its longest dependent FP chain times this (WorkCount.h). */
+    int64_t fp_latency_cycles = 4;
+    /** P1 instructions of an unaligned vector load or store: simd_loadu = vlds_ul + vlds_uh,
+     *  simd_storeu = vsts_ul + vsts_uh [V] DOC. (Aligned simd_load/simd_store: one.) */
+    int64_t unaligned_vector_access_p1 = 2;
+    /** P1 instructions of a splat printed as simd_set_floatv4(x, x, x, x): the real simd.h
+     *  defines it through a union in memory, four scalar stores and one vector load [D] STN
+     *  simd.h; whether sw5cc keeps the union in registers is not known [U]. (simd_loade, one
+     *  ldse, would cost one [V] DOC.) */
+    int64_t splat_p1 = 5;
+    /** Vector registers of a CPE [V] SW26010.md; register blocks must leave room for the
+     *  operands (PromoteAccumulators). */
+    int vector_registers = 32;
+    /** Vector registers kept free of promoted accumulators for the loaded operands, splats and
+     *  addresses of the loop that updates them [U] (no published register allocation). */
+    int operand_registers = 8;
+
     DmaTiming dma_timing{};  ///< DMA and launch timing of the emulator's model (set below)
 
     /** Bytes of LDM a CPE may give to data buffers (ldm_malloc and __thread_local). */

@@ -107,11 +107,13 @@ private:
 
 class Promote : public IRMutator {
 public:
-    explicit Promote(const std::set<std::string> &ldm) : ldm(ldm) {}
+    Promote(const std::set<std::string> &ldm, int registers) : ldm(ldm), free_registers(registers) {}
 
 private:
     using IRMutator::visit;
     const std::set<std::string> &ldm;
+    /** Registers left for accumulators here (those of enclosing nests taken). */
+    int free_registers;
 
     Stmt visit(const For *op) override {
         Accesses a;
@@ -141,7 +143,9 @@ private:
                     ok = diff && std::abs(*diff) >= t.lanes();
                 }
             }
-            if (!ok || distinct.size() > 8) continue;
+            // A register block larger than the registers left stays in the LDM (spilling it
+            // would not be free: Machine::vector_registers, operand_registers).
+            if (!ok || int(distinct.size()) > free_registers) continue;
             Stmt body = op;
             std::vector<std::pair<std::string, Expr>> regs;
             for (const Expr &index : distinct) {
@@ -150,7 +154,9 @@ private:
                 regs.push_back({reg, index});
             }
             // Other accumulators of the same nest get their own registers further down.
+            free_registers -= int(distinct.size());
             body = mutate(body);
+            free_registers += int(distinct.size());
             const Expr all = const_true(t.lanes());
             std::vector<Stmt> before, after;
             for (const auto &[reg, index] : regs) {
@@ -173,10 +179,10 @@ private:
 
 }  // namespace
 
-void promote_accumulators(CpeKernel &k) {
+void promote_accumulators(CpeKernel &k, const Machine &m) {
     std::set<std::string> ldm;
     for (const LdmBuffer &b : k.ldm) ldm.insert(b.name);
-    k.body = Promote(ldm).mutate(k.body);
+    k.body = Promote(ldm, m.vector_registers - m.operand_registers).mutate(k.body);
 }
 
 }  // namespace sw

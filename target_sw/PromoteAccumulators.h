@@ -8,7 +8,8 @@
  * The CPE code generator prints such a register as a C local, and the work counting
  * charges no load or store for it. A nest qualifies only if every access to the buffer in
  * it uses that one index, the index depends on nothing the nest defines, and the buffer is
- * an LDM buffer of the kernel.
+ * an LDM buffer of the kernel, and the registers the nest promotes (with those of the nests
+ * around it) leave Machine::operand_registers of the machine's vector registers free.
  */
 #ifndef SW_PROMOTE_ACCUMULATORS_H
 #define SW_PROMOTE_ACCUMULATORS_H
@@ -20,7 +21,7 @@ namespace sw {
 /** Prefix of the register variables this pass introduces. */
 constexpr const char *register_prefix = "sw_acc";
 
-void promote_accumulators(CpeKernel &k);
+void promote_accumulators(CpeKernel &k, const Machine &m);
 
 }  // namespace sw
 

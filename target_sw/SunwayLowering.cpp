@@ -73,7 +73,7 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
     for (CpeKernel &k : f.kernels) delay_dma_waits(k);
     log_step(ir_log, "delay_dma_waits", f);
 
-    for (CpeKernel &k : f.kernels) promote_accumulators(k);
+    for (CpeKernel &k : f.kernels) promote_accumulators(k, *f.machine);
     log_step(ir_log, "promote_accumulators", f);
     return f;
 }

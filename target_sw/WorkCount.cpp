@@ -5,6 +5,8 @@
 
 #include "target_sw/PromoteAccumulators.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 namespace sw {
@@ -25,6 +27,25 @@ private:
     const Machine &m;
 
     static int lanes(const Type &t) { return t.lanes(); }
+
+    // Dependency chains of floating-point operations (see WorkCount.h): depth_ is the chain
+    // length of the value of the expression visited last; a load from a place stored earlier
+    // in the region, or a variable, continues the chain of the value stored or bound.
+    int64_t depth_ = 0;
+    std::map<std::string, std::map<Expr, int64_t, IRDeepCompare>> stored_depth;
+    std::map<std::string, int64_t> var_depth;
+    std::map<Expr, int64_t, IRDeepCompare> splat_depth;
+    /** Visits \p e and returns its chain length. */
+    int64_t sub(const Expr &e) {
+        depth_ = 0;
+        e.accept(this);
+        return depth_;
+    }
+    /** Sets the result of a floating-point operation over operands of chain length \p d. */
+    void fp_result(int64_t d) {
+        depth_ = d + 1;
+        w.chain = std::max(w.chain, depth_);
+    }
 
     // Integer subexpressions (address arithmetic) are computed once per region, as any
     // compiler's common-subexpression elimination does: later occurrences are free.
@@ -84,29 +105,31 @@ private:
             terms.push_back(e);
         }
     }
-    void visit_operand(const Expr &e) {
+    int64_t visit_operand(const Expr &e) {
+        depth_ = 0;
         if (!repeated_int(e)) e.accept(this);
+        return depth_;
     }
 
     void arith(const Type &t, const Expr &a, const Expr &b, int64_t flops) {
-        visit_operand(a);
-        visit_operand(b);
+        const int64_t da = visit_operand(a), db = visit_operand(b);
         if (t.is_float()) {
             w.p0++;
             w.flops += flops * lanes(t);
+            fp_result(std::max(da, db));
         } else {
             w.either++;
+            depth_ = std::max(da, db);
         }
     }
     void visit(const Add *op) override {
         const Mul *mul = op->a.as<Mul>() ? op->a.as<Mul>() : op->b.as<Mul>();
         if (op->type.is_float() && mul) {
             // a*b + c issues as one fused multiply-add.
-            mul->a.accept(this);
-            mul->b.accept(this);
-            (op->a.as<Mul>() ? op->b : op->a).accept(this);
+            const int64_t da = sub(mul->a), db = sub(mul->b), dc = sub(op->a.as<Mul>() ? op->b : op->a);
             w.p0++;
             w.flops += 2 * lanes(op->type);
+            fp_result(std::max({da, db, dc}));
             return;
         }
         arith(op->type, op->a, op->b, 1);
@@ -128,12 +151,13 @@ private:
     void visit(const Min *op) override { arith(op->type, op->a, op->b, 0); }
     void visit(const Max *op) override { arith(op->type, op->a, op->b, 0); }
     void compare(const Expr &a, const Expr &b) {
-        visit_operand(a);
-        visit_operand(b);
+        const int64_t da = visit_operand(a), db = visit_operand(b);
         if (a.type().is_float()) {
             w.p0++;
+            fp_result(std::max(da, db));
         } else {
             w.either++;
+            depth_ = std::max(da, db);
         }
     }
     void visit(const EQ *op) override { compare(op->a, op->b); }
@@ -145,31 +169,56 @@ private:
     void visit(const And *op) override { arith(op->type, op->a, op->b, 0); }
     void visit(const Or *op) override { arith(op->type, op->a, op->b, 0); }
     void visit(const Not *op) override {
-        op->a.accept(this);
+        sub(op->a);
         w.either++;
     }
     void visit(const Select *op) override {
-        IRVisitor::visit(op);
+        const int64_t d = std::max({sub(op->condition), sub(op->true_value), sub(op->false_value)});
         if (op->type.is_float()) {
             w.p0++;
+            fp_result(d);
         } else {
             w.either++;
+            depth_ = d;
         }
     }
     void visit(const Broadcast *op) override {
-        // A splat of a scalar into a vector register; the same splat twice in a region is
-        // made once (common-subexpression elimination).
-        if (!seen.insert(Expr(op)).second) return;
-        op->value.accept(this);
-        w.p0++;
+        // A splat of a scalar into a vector register, printed as simd_set_floatv4: the real
+        // simd.h builds the vector through a union in memory (Machine::splat_p1); the same
+        // splat twice in a region is made once (common-subexpression elimination).
+        auto it = splat_depth.find(Expr(op));
+        if (it != splat_depth.end()) {
+            depth_ = it->second;
+            return;
+        }
+        const int64_t d = sub(op->value);
+        w.p1 += m.splat_p1;
+        splat_depth[Expr(op)] = d;
+        depth_ = d;
     }
     void visit(const Cast *op) override {
-        op->value.accept(this);
-        if (op->type.is_float() != op->value.type().is_float()) w.p0++;
+        const int64_t d = sub(op->value);
+        if (op->type.is_float() != op->value.type().is_float()) {
+            w.p0++;
+            fp_result(d);
+        } else {
+            depth_ = d;
+        }
     }
-    void access(const std::string &buffer) {
+    void visit(const Variable *op) override {
+        auto it = var_depth.find(op->name);
+        depth_ = it == var_depth.end() ? 0 : it->second;
+    }
+    void visit(const Let *op) override {
+        var_depth[op->name] = sub(op->value);
+        sub(op->body);
+    }
+    /** One load or store of \p type from or to \p buffer. */
+    void access(const std::string &buffer, const Type &type) {
         if (buffer.rfind(register_prefix, 0) == 0) return;  // a promoted accumulator: a register
-        w.p1++;
+        // Vector accesses are printed as simd_loadu/simd_storeu: two P1 instructions each
+        // (vlds_ul + vlds_uh) [V] DOC; scalar ones one.
+        w.p1 += type.lanes() > 1 ? m.unaligned_vector_access_p1 : 1;
         if (ldm.count(buffer)) {
             w.ldm_accesses++;
         } else {
@@ -179,14 +228,23 @@ private:
     }
     void visit(const Load *op) override {
         address(op->index);
-        access(op->name);
+        access(op->name, op->type);
+        depth_ = 0;
+        auto b = stored_depth.find(op->name);
+        if (b != stored_depth.end()) {
+            auto it = b->second.find(op->index);
+            if (it != b->second.end()) depth_ = it->second;
+        }
     }
     void visit(const Call *op) override {
-        IRVisitor::visit(op);
+        int64_t d = 0;
+        for (const Expr &a : op->args) d = std::max(d, sub(a));
+        depth_ = d;
         if (op->call_type != Call::PureExtern && op->call_type != Call::Extern) return;
         const std::string &n = op->name;
         if (n.rfind("sw_", 0) == 0) return;  // DMA and launch intrinsics: timed by the emulator
         w.p0++;
+        if (op->type.is_float()) fp_result(d);
         if (n.rfind("sqrt", 0) == 0) {
             w.slow_cycles += m.sqrt_cycles;
         } else if (n.rfind("exp", 0) == 0 || n.rfind("log", 0) == 0 || n.rfind("pow", 0) == 0) {
@@ -195,16 +253,17 @@ private:
     }
 
     void visit(const LetStmt *op) override {
-        op->value.accept(this);
+        var_depth[op->name] = sub(op->value);
         if (!variant.empty() && !invariant(op->value)) variant.insert(op->name);
         op->body.accept(this);
     }
 
     // Statements: count this region only.
     void visit(const Store *op) override {
-        op->value.accept(this);
+        const int64_t d = sub(op->value);
         address(op->index);
-        access(op->name);
+        access(op->name, op->value.type());
+        stored_depth[op->name][op->index] = d;
     }
     void visit(const For *op) override {
         op->min.accept(this);
@@ -228,6 +287,11 @@ Work count_straight_line(const Stmt &region, bool loop_body, const std::set<std:
         c.w.p1++;      // the compare and branch back
     }
     return c.w;
+}
+
+int64_t region_cycles(const Work &w, const Machine &m) {
+    const int64_t dual = (w.p0 + w.p1 + w.either + 1) / 2;
+    return std::max({w.p0, w.p1, dual, w.chain * m.fp_latency_cycles}) + w.slow_cycles;
 }
 
 }  // namespace sw

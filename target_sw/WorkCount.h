@@ -6,12 +6,15 @@
  * builds add them to the CPE's counters; the real toolchain compiles them away). Nested
  * loops and branches are regions of their own and are not counted in their parent.
  *
- * Rules, by SW26010 pipeline (see Machine.h for the cycle costs):
+ * Rules, by SW26010 pipeline (see Machine.h for the cycle costs and their sources):
  *   P0 (floating point / vector): float add, sub, mul, a fused a*b+c (2 flops, 1 op), div,
- *       min/max/select/compare on floats, int<->float casts, math calls, vector splats.
- *   P1 (load/store/branch): every load and store (LDM or main memory; registers introduced
- *       by PromoteAccumulators cost nothing), the compare-and-branch of each loop iteration
- *       and each if.
+ *       min/max/select/compare on floats, int<->float casts, math calls.
+ *   P1 (load/store/branch): every scalar load and store (LDM or main memory; registers
+ *       introduced by PromoteAccumulators cost nothing); a floatv4 load or store is printed
+ *       as simd_loadu/simd_storeu, Machine::unaligned_vector_access_p1 instructions (two:
+ *       vlds_ul + vlds_uh); a splat (simd_set_floatv4) Machine::splat_p1 instructions (the
+ *       real simd.h builds it through a union in memory); the compare-and-branch of each loop
+ *       iteration and each if.
  *   either pipeline: integer arithmetic, compares and logic; the increment of each loop
  *       iteration. Integer division or modulo by a non-constant counts 4. An integer
  *       subexpression that occurs again in the same region is counted once (a compiler
@@ -23,6 +26,16 @@
  *       depend on the loop variable is free (hoisted out of the loop, as compilers do).
  *   slow cycles: float division, sqrt, exp, log, pow, and every direct main-memory access.
  * Flops are float add/sub/mul/div (an FMA counts 2), times the vector lanes.
+ *
+ * Dependency chains: the CPE issues in order and a floating-point result is ready only
+ * Machine::fp_latency_cycles after its instruction issues, so a region takes at least its
+ * longest chain of dependent floating-point operations times that latency. A load from a
+ * place the region stored before (an accumulator, in LDM or a register) continues the chain
+ * of the stored value; so does a variable bound to a value.
+ *
+ * A region then takes region_cycles(): the issue bound max(P0, P1, ceil((P0 + P1 + either)
+ * / 2)), the chain bound, whichever is larger, plus the slow cycles. The bound is applied to
+ * each region on its own (what one region leaves idle on a pipeline is not filled by another).
  */
 #ifndef SW_WORK_COUNT_H
 #define SW_WORK_COUNT_H
@@ -38,10 +51,14 @@ namespace sw {
 
 struct Work {
     int64_t p0 = 0, p1 = 0, either = 0, slow_cycles = 0, flops = 0, ldm_accesses = 0, direct_accesses = 0;
+    int64_t chain = 0;  ///< longest chain of dependent floating-point operations
     bool empty() const {
         return !p0 && !p1 && !either && !slow_cycles && !flops && !ldm_accesses && !direct_accesses;
     }
 };
+
+/** Cycles one execution of a region with work \p w takes (see the rules above). */
+int64_t region_cycles(const Work &w, const Machine &m);
 
 /** The work of \p region without the bodies of its loops and branches; \p loop_body adds
  * one loop iteration's overhead, and integer work that does not depend on \p loop_var (the

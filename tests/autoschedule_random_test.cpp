@@ -88,6 +88,7 @@ std::vector<std::string> autoschedule_args() {
 sw_test::JitOptions jit_options() {
     sw_test::JitOptions o;
     o.extra_args = autoschedule_args();
+    if (!use_hand_schedules()) o.emit = "mpe,cpe,h,schedule";  // with the predicted time
     return o;
 }
 
@@ -361,7 +362,7 @@ std::vector<Case> lrn_cases(int count) {
 /** Runs \p body in a forked child (output to a pipe, 120 s alarm); "" if it returned "",
  *  else its message, or how the child ended and what it printed. Call it with no other
  *  thread of this process running. */
-std::string run_isolated(const std::function<std::string()> &body) {
+std::string run_isolated(const std::function<std::string()> &body, std::string *output = nullptr) {
     int fds[2];
     if (pipe(fds) != 0) return std::string("pipe: ") + std::strerror(errno);
     std::fflush(nullptr);
@@ -390,7 +391,10 @@ std::string run_isolated(const std::function<std::string()> &body) {
     std::string out;
     const int status = sw_test::collect_child(fds[0], pid, &out);
     if (status < 0) return std::string("waitpid: ") + std::strerror(errno) + ":\n" + out;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        if (output) *output = out;
+        return "";
+    }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 1) return out;
     if (WIFSIGNALED(status)) {
         return "the run was killed by signal " + std::to_string(WTERMSIG(status)) +
@@ -399,8 +403,24 @@ std::string run_isolated(const std::function<std::string()> &body) {
     return "the run ended with status " + std::to_string(WEXITSTATUS(status)) + ":\n" + out;
 }
 
+/** The time the autoscheduler predicted for a layer (FUNCTION.schedule.h, "predicted X ms"),
+ *  in seconds; -1 if there is none. */
+double predicted_seconds(const sw_test::JitLayer &layer) {
+    std::ifstream f(layer.dir() + "/" + layer.function_name() + ".schedule.h");
+    for (std::string line; std::getline(f, line);) {
+        const size_t at = line.find("// predicted ");
+        if (at != std::string::npos) return std::atof(line.c_str() + at + 13) * 1e-3;
+    }
+    return -1;
+}
+
+/** Most the autoscheduler's cost model may differ from the emulator's timing model on any
+ *  plan it emits (relative to the emulator). */
+constexpr double kModelTolerance = 0.15;
+
 /** Builds every case (in parallel), then runs each in a child process; one failure per
- *  failing shape, naming it. */
+ *  failing shape, naming it. With the autoscheduler, each plan's predicted time must be
+ *  within kModelTolerance of the time the emulator's timing model gives the same code. */
 void run_cases(const std::string &kind, const std::vector<Case> &cases) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<sw_test::JitBuild> builds(cases.size());
@@ -409,7 +429,8 @@ void run_cases(const std::string &kind, const std::vector<Case> &cases) {
                                              jit_options());
     });
     const auto built = std::chrono::steady_clock::now();
-    int build_failures = 0, run_failures = 0;
+    int build_failures = 0, run_failures = 0, model_failures = 0, compared = 0, worst = -1;
+    double worst_error = 0;
     for (size_t i = 0; i < cases.size(); i++) {
         const Case &c = cases[i];
         if (!builds[i].ok()) {
@@ -419,11 +440,34 @@ void run_cases(const std::string &kind, const std::vector<Case> &cases) {
             continue;
         }
         const sw_test::JitLayer &layer = *builds[i].layer;
-        const std::string err = run_isolated([&] { return c.check(layer); });
+        std::string output;
+        const std::string err = run_isolated(
+            [&] {
+                std::string e = c.check(layer);
+                double modelled = 0;
+                for (int k = 0; k < athread_emu_stats_count(); k++) modelled += athread_emu_stats_get(k)->modelled_seconds;
+                if (e.empty()) std::printf("EMULATED_SECONDS=%.9g\n", modelled);
+                return e;
+            },
+            &output);
         if (!err.empty()) {
             run_failures++;
             ADD_FAILURE() << kind << " shape #" << i << " failed on the emulator: " << c.describe() << "\n"
                           << err;
+            continue;
+        }
+        const double predicted = predicted_seconds(layer);
+        const size_t at = output.find("EMULATED_SECONDS=");
+        if (predicted <= 0 || at == std::string::npos) continue;
+        const double emulated = std::atof(output.c_str() + at + 17);
+        const double error = std::fabs(predicted - emulated) / emulated;
+        compared++;
+        if (error > worst_error) worst_error = error, worst = int(i);
+        if (error > kModelTolerance) {
+            model_failures++;
+            ADD_FAILURE() << kind << " shape #" << i << ": the cost model predicted " << predicted * 1e3
+                          << " ms, the emulator's timing model gives " << emulated * 1e3 << " ms ("
+                          << 100 * error << "% off, more than " << 100 * kModelTolerance << "%): " << c.describe();
         }
     }
     const auto done = std::chrono::steady_clock::now();
@@ -431,6 +475,10 @@ void run_cases(const std::string &kind, const std::vector<Case> &cases) {
     std::printf("[ %s ] %zu shapes (%s): %d did not build, %d failed on the emulator; build %.1f s, run %.1f s\n",
                 kind.c_str(), cases.size(), use_hand_schedules() ? "hand schedules" : "autoscheduler",
                 build_failures, run_failures, secs(start, built), secs(built, done));
+    if (compared) {
+        std::printf("[ %s ] cost model vs emulator on %d plans: worst %.1f%% (shape #%d), %d beyond %.0f%%\n",
+                    kind.c_str(), compared, 100 * worst_error, worst, model_failures, 100 * kModelTolerance);
+    }
 }
 
 constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kLrnCount = 30;

@@ -4,6 +4,7 @@
  * by itself; for the emulator the names are prefixed here.
  */
 #include <slave.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "emulator_kernels.h"

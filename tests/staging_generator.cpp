@@ -49,3 +49,32 @@ public:
 }  // namespace
 
 HALIDE_REGISTER_GENERATOR(Staging, staging)
+
+namespace {
+
+/** An element-wise residual add, out(x, y, c) = a(x, y, c) + b(x, y, c), with no stage between
+ * the inputs and the output: the shape of pipeline whose output the autoscheduler must stage
+ * through the LDM rather than write element by element (tests/autoschedule_random_test.cpp).
+ * Scheduled only by the autoscheduler (auto_schedule=true). */
+class EltwiseAdd : public Generator<EltwiseAdd> {
+public:
+    GeneratorParam<int> width{"width", 56};
+    GeneratorParam<int> height{"height", 56};
+    GeneratorParam<int> channels{"channels", 64};
+    GeneratorParam<std::string> machine{"machine", "sw26010"};
+    Input<Buffer<float>> a{"a", 3};
+    Input<Buffer<float>> b{"b", 3};
+    Output<Buffer<float>> output{"output", 3};
+
+    void generate() {
+        Var x("x"), y("y"), c("c");
+        output(x, y, c) = a(x, y, c) + b(x, y, c);
+        for (auto *in : {&a, &b}) sw::set_dense_shape(*in, {width, height, channels});
+        sw::set_dense_shape(output, {width, height, channels});
+        sw::check_param(get_auto_schedule(), "eltwise_add is scheduled by the autoscheduler only (auto_schedule=true)");
+    }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(EltwiseAdd, eltwise_add)

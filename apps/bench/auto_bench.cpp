@@ -29,45 +29,9 @@ namespace {
 struct Totals {
     double log_ratio = 0;
     int layers = 0, within = 0, beats = 0;
+    double worst_model_error = 0;  ///< |predicted - emulated| / emulated, autoscheduled layers
+    std::string worst_model_layer;
 };
-
-/** Runs the autoschedule CLI on a network; returns its wall time and fills \p predicted
- * (milliseconds per layer, in order). */
-double schedule_network(const std::string &net, std::vector<double> *predicted) {
-    const std::string cmd = std::string(SW_AUTOSCHEDULE_CLI) + " --net " + net;
-    FILE *p = popen(cmd.c_str(), "r");
-    if (!p) return -1;
-    char line[1024];
-    double seconds = -1;
-    bool table = false;
-    while (std::fgets(line, sizeof line, p)) {
-        const std::string l = line;
-        if (l.rfind("layer ", 0) == 0) {
-            table = true;
-            continue;
-        }
-        if (l.rfind("total:", 0) == 0) {
-            const size_t in = l.rfind(" in ");
-            if (in != std::string::npos) seconds = std::atof(l.c_str() + in + 4);
-            table = false;
-            continue;
-        }
-        if (!table) continue;
-        // layer kind plan... pred_ms GFLOPS LDM DMA sched_s: the fourth field from the end.
-        std::vector<std::string> f;
-        std::string w;
-        for (char c : l) {
-            if (c == ' ' || c == '\n') {
-                if (!w.empty()) f.push_back(w), w.clear();
-            } else {
-                w += c;
-            }
-        }
-        if (f.size() >= 5) predicted->push_back(std::atof(f[f.size() - 5].c_str()));
-    }
-    if (pclose(p) != 0) return -1;
-    return seconds;
-}
 
 void run(const sw_net::NetworkTable &table, Totals &t, const std::vector<double> &predicted) {
     sw_net::Network net(table);
@@ -80,13 +44,18 @@ void run(const sw_net::NetworkTable &table, Totals &t, const std::vector<double>
     for (size_t i = 0; i < yh.size(); i++) worst = std::max(worst, double(std::fabs(yh[i] - ya[i])));
     std::printf("\n== %s, batch 1 (modelled SW26010 ms; auto and hand outputs differ by at most %.2g) ==\n",
                 table.name.c_str(), worst);
-    std::printf("%-8s %-8s %12s %12s %12s %12s %10s\n", "layer", "kind", "baseline", "hand", "auto", "auto pred",
-                "hand/auto");
+    std::printf("%-8s %-8s %12s %12s %12s %12s %9s %10s\n", "layer", "kind", "baseline", "hand", "auto", "auto pred",
+                "pred err", "hand/auto");
     for (size_t i = 0; i < hand.size(); i++) {
         const double h = hand[i].modelled_seconds, a = autos[i].modelled_seconds, b = base[i].modelled_seconds;
         const double ratio = h / a;
-        std::printf("%-8s %-8s %12.3f %12.3f %12.3f %12.3f %10.2f\n", hand[i].name.c_str(), hand[i].kind.c_str(),
-                    b * 1e3, h * 1e3, a * 1e3, i < predicted.size() ? predicted[i] : -1.0, ratio);
+        const double pred = i < predicted.size() ? predicted[i] : -1.0, err = pred / (a * 1e3) - 1;
+        std::printf("%-8s %-8s %12.3f %12.3f %12.3f %12.4g %+8.1f%% %10.2f\n", hand[i].name.c_str(),
+                    hand[i].kind.c_str(), b * 1e3, h * 1e3, a * 1e3, pred, 100 * err, ratio);
+        if (std::fabs(err) > t.worst_model_error) {
+            t.worst_model_error = std::fabs(err);
+            t.worst_model_layer = table.name + " " + hand[i].name;
+        }
         t.log_ratio += std::log(ratio);
         t.layers++;
         t.within += a <= 1.1 * h;
@@ -99,8 +68,8 @@ void run(const sw_net::NetworkTable &table, Totals &t, const std::vector<double>
 int main() {
     Totals t;
     std::vector<double> pred_alexnet, pred_vgg;
-    const double s_alexnet = schedule_network("alexnet", &pred_alexnet);
-    const double s_vgg = schedule_network("vgg19", &pred_vgg);
+    const double s_alexnet = sw_bench::schedule_network(SW_AUTOSCHEDULE_CLI, "alexnet", &pred_alexnet);
+    const double s_vgg = sw_bench::schedule_network(SW_AUTOSCHEDULE_CLI, "vgg19", &pred_vgg);
     if (s_alexnet < 0 || s_vgg < 0) {
         std::fprintf(stderr, "error: the autoschedule CLI failed (%s)\n", SW_AUTOSCHEDULE_CLI);
         return 1;
@@ -109,6 +78,8 @@ int main() {
     run(vgg19_table(), t, pred_vgg);
     std::printf("\nautoscheduler time (autoschedule --net, this machine): alexnet %.2f s, vgg19 %.2f s\n", s_alexnet,
                 s_vgg);
+    std::printf("cost model vs emulator (autoscheduled layers): worst %.1f%% (%s)\n", 100 * t.worst_model_error,
+                t.worst_model_layer.c_str());
     std::printf("RESULT auto_vs_hand_geomean=%.3f auto_within_10pct_of_hand=%.3f auto_beats_hand=%.3f "
                 "schedule_seconds_vgg19=%.2f\n",
                 std::exp(t.log_ratio / t.layers), double(t.within) / t.layers, double(t.beats) / t.layers, s_vgg);

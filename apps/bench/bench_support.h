@@ -1,6 +1,6 @@
 /** \file
  * What the benchmarks share: a network with the seeded deterministic weights of
- * apps/io/weights.h and a seeded random input.
+ * apps/io/weights.h and a seeded random input; the autoscheduler's predictions for a network.
  */
 #ifndef SW_BENCH_SUPPORT_H
 #define SW_BENCH_SUPPORT_H
@@ -8,7 +8,10 @@
 #include "apps/io/weights.h"
 #include "apps/net/network.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace sw_bench {
@@ -23,6 +26,45 @@ inline std::vector<float> prepare(sw_net::Network &net) {
     std::vector<float> x(size_t(sw_net::elements(net.input_shape())));
     for (float &v : x) v = dist(rng);
     return x;
+}
+
+/** Runs the autoschedule CLI \p cli on a network (`--net`); returns its wall time in seconds
+ * (-1 if it failed) and fills \p predicted with the predicted milliseconds of each layer, in
+ * the order of the network table. */
+inline double schedule_network(const std::string &cli, const std::string &net, std::vector<double> *predicted) {
+    const std::string cmd = cli + " --net " + net;
+    FILE *p = popen(cmd.c_str(), "r");
+    if (!p) return -1;
+    char line[1024];
+    double seconds = -1;
+    bool table = false;
+    while (std::fgets(line, sizeof line, p)) {
+        const std::string l = line;
+        if (l.rfind("layer ", 0) == 0) {
+            table = true;
+            continue;
+        }
+        if (l.rfind("total:", 0) == 0) {
+            const size_t in = l.rfind(" in ");
+            if (in != std::string::npos) seconds = std::atof(l.c_str() + in + 4);
+            table = false;
+            continue;
+        }
+        if (!table) continue;
+        // layer kind plan... pred_ms GFLOPS LDM DMA sched_s: the fifth field from the end.
+        std::vector<std::string> f;
+        std::string w;
+        for (char c : l) {
+            if (c == ' ' || c == '\n') {
+                if (!w.empty()) f.push_back(w), w.clear();
+            } else {
+                w += c;
+            }
+        }
+        if (f.size() >= 5) predicted->push_back(std::atof(f[f.size() - 5].c_str()));
+    }
+    if (pclose(p) != 0) return -1;
+    return seconds;
 }
 
 }  // namespace sw_bench

@@ -112,13 +112,15 @@ void athread_emu_set_dma_observer(athread_emu_dma_observer fn, void *user);
  * Code that never calls athread_emu_account (hand-written or real code) is modelled as
  * DMA and waits only. */
 
-/** Work of the calling CPE since its last report, as counted by the generated code per
- *  block of straight-line code. p0: instructions of the floating-point/vector pipeline; p1:
- *  load/store/branch pipeline; either: integer ops that may issue on either pipeline;
- *  slow_cycles: extra cycles of non-pipelined ops (div, sqrt, exp, direct main-memory
- *  accesses: the generated code multiplies them by Machine.h's costs); flops: floating-point
- *  operations (an FMA counts 2, a floatv4 FMA 8); ldm_accesses and direct_accesses are only
- *  summed into the statistics. */
+/** Work of the calling CPE since its last report; athread_emu_account adds
+ *  max(p0, p1, ceil((p0 + p1 + either) / 2)) + slow_cycles cycles. p0: instructions of the
+ *  floating-point/vector pipeline; p1: load/store/branch pipeline; either: integer ops that
+ *  may issue on either pipeline (hand-written kernels report these); slow_cycles: cycles
+ *  added as they are: the generated code reports there each straight-line region's cycles,
+ *  already bounded per region at generation time (issue rate, floating-point dependency
+ *  chains, slow operations: target_sw/WorkCount.h, region_cycles), so that pipeline slack of
+ *  one region is never filled by another; flops: floating-point operations (an FMA counts 2,
+ *  a floatv4 FMA 8); ldm_accesses and direct_accesses are only summed into the statistics. */
 typedef struct {
     long long p0, p1, either, slow_cycles, flops, ldm_accesses, direct_accesses;
 } athread_emu_work;
