@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace sw_auto {
 
@@ -19,6 +20,9 @@ constexpr double kGuardedCopyCycles = 11.5;
 /** Integer work of one iteration of a vectorised inner loop (addresses, counter), from the
  * generated conv loops' counters. */
 constexpr double kVectorLoopIntOps = 6;
+/** Integer work of one iteration of the loop over the reduction's vectors of an rfactor plan
+ * (addresses of its loads, counter), from the generated dense loops' counters. */
+constexpr double kRfactorLoopIntOps = 8;
 
 /** Cycles of one straight-line region, by the rule the generated code's counters use
  * (WorkCount.h, region_cycles: issue rate, floating-point dependency chains, slow cycles). */
@@ -62,11 +66,16 @@ Transfer transfer(const std::vector<int64_t> &box, const std::vector<int64_t> &s
         for (size_t d = k + 2; d < box.size(); d++) requests *= box[d];
     }
     const double block_bytes = 4.0 * run;
-    const double lines = std::max(1.0, (block_bytes + m.dma_line_bytes - 4) / m.dma_line_bytes);
+    // Lines a block touches: a block of b bytes starting at a 4-byte-aligned offset that is not
+    // known touches 1 + (b - 4) / line lines on average.
+    // Blocks of whole lines in rows of whole lines (tensors start on a line, as the networks
+    // allocate them) start on a line: they touch exactly their own lines.
+    const bool on_lines = int64_t(block_bytes) % m.dma_line_bytes == 0 && (4 * source[0]) % m.dma_line_bytes == 0;
+    const double lines = on_lines ? block_bytes / m.dma_line_bytes : 1.0 + (block_bytes - 4) / m.dma_line_bytes;
     t.requests = requests;
     t.blocks = requests * blocks;
     t.bytes = requests * blocks * block_bytes;
-    t.line_bytes = t.blocks * std::floor(lines) * m.dma_line_bytes;
+    t.line_bytes = t.blocks * lines * m.dma_line_bytes;
     return t;
 }
 
@@ -186,8 +195,11 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                     chunk_compute += blocks * red * region(m, p0, p1 + 1, kVectorLoopIntOps, o.chain);
                 }
             } else if (plan.vector == Plan::Vector::Reduction) {
-                chunk_compute += double(points) * red / lanes *
-                                 region(m, o.float_ops, loads * U + 1, kVectorLoopIntOps / 2, o.chain);
+                // Per point and chunk: the loop over the reduction's vectors (its integer work
+                // from the generated rfactor loops' counters) and its own set-up.
+                chunk_compute += double(points) * (red / lanes * region(m, o.float_ops, loads * U + 1,
+                                                                      kRfactorLoopIntOps, o.chain) +
+                                                   region(m, 0, 2, kRfactorLoopIntOps));
                 tile_compute += double(points) * (lanes + 2) * 2;  // the lanes added up at the end
             } else {
                 // Per point: the accumulator loaded and stored around the reduction loops;
@@ -195,9 +207,16 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 // of the loads' addresses; innermost, each load's address is its varying part
                 // plus a base hoisted out of the loop (WorkCount: one add each), and the
                 // increment; the accumulator's updates are one dependency chain.
+                // Loops of extent 1 are not generated; the innermost loop that is costs its
+                // overhead in the tap's own region below.
+                std::vector<double> loops;  // extents of the generated reduction loops, outermost first
+                for (size_t k = info.rvar_extents.size(); k-- > 0;) {
+                    const double e = int(k) == info.chunk_rvar ? double(chunk) : double(info.rvar_extents[k]);
+                    if (e > 1) loops.push_back(e);
+                }
                 double per_point = region(m, 0, 3, 2 + loads), runs = 1;
-                for (size_t k = info.rvar_extents.size(); k-- > 1;) {
-                    runs *= int(k) == info.chunk_rvar ? double(chunk) : double(info.rvar_extents[k]);
+                for (size_t k = 0; k + 1 < loops.size(); k++) {
+                    runs *= loops[k];
                     per_point += runs * region(m, 0, 1, 1 + 2 * loads);
                 }
                 // Inlined producers (a zero-padded input) add their work to each tap: their
@@ -233,14 +252,16 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     }
     est.fits = est.ldm_bytes <= m.ldm_data_budget();
 
-    // Time of the busiest CPE, with its share of the channel from the others' DMA duty.
+    // Time of the busiest CPE.
     const double waves = double((est.tiles + m.cpes_per_core_group - 1) / m.cpes_per_core_group);
     const double active = double(std::min<int64_t>(est.tiles, m.cpes_per_core_group));
     const double lat = dt.get_latency_cycles;
-    double streaming = active, cpe_time = 0, data_time = 0;
-    for (int iter = 0; iter < 4; iter++) {
-        const double rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.get_bytes_per_cycle / std::max(1.0, streaming));
-        const double put_rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.put_bytes_per_cycle / std::max(1.0, streaming));
+    // The CPEs run in step (every tile does the same work), so their transfers overlap: each
+    // moves its data at an equal share of the channel among the active CPEs.
+    double cpe_time = 0;
+    {
+        const double rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.get_bytes_per_cycle / std::max(1.0, active));
+        const double put_rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.put_bytes_per_cycle / std::max(1.0, active));
         // A request's data moves after its own setup; the next request's setup overlaps it.
         auto pipelined = [&](const Transfer &t, double r) {
             if (t.blocks == 0) return 0.0;
@@ -255,9 +276,6 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                                : chunks * (cg + chunk_compute);
         const double tile = tg + chunk_part + tile_compute + pt;
         cpe_time = waves * tile;
-        data_time = waves * (tile_get.line_bytes / rate + chunks * chunk_get.line_bytes / rate + put.line_bytes / put_rate);
-        const double duty = cpe_time > 0 ? std::min(1.0, data_time / cpe_time) : 1.0;
-        streaming = std::max(1.0, active * duty);
         est.dma_cycles = waves * (tg + chunks * cg + pt);
         est.compute_cycles = waves * (chunks * chunk_compute + tile_compute);
     }
@@ -267,10 +285,15 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     // The CPEs run in step (same work per tile): while they set up requests, wait for the
     // latency or compute without a transfer of theirs in flight, the channel idles. Those
     // parts add to the channel's time; double buffering hides them behind the data.
-    const double setup_c = chunk_get.blocks * dt.get_block_cycles, setup_t = tile_get.blocks * dt.get_block_cycles;
+    // Of a transfer of n requests only the first request's setup leaves the channel idle (the
+    // next setups overlap the data of the previous requests).
+    auto first_setup = [](const Transfer &t, double block_cycles) {
+        return t.blocks * block_cycles / std::max(1.0, t.requests);
+    };
+    const double setup_c = first_setup(chunk_get, dt.get_block_cycles), setup_t = first_setup(tile_get, dt.get_block_cycles);
     const double idle_chunks = db ? setup_c + lat + chunk_compute : chunks * (setup_c + lat + chunk_compute);
     const double idle = waves * (idle_chunks + (tile_get.blocks ? setup_t + lat : 0) + tile_compute +
-                                 put.blocks * dt.put_block_cycles + (put.blocks ? dt.put_latency_cycles : 0));
+                                 first_setup(put, dt.put_block_cycles) + (put.blocks ? dt.put_latency_cycles : 0));
     const double cycles = std::max(cpe_time, channel + idle) + dt.spawn_cycles + dt.join_cycles;
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;

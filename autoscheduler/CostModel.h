@@ -5,20 +5,24 @@
  *
  * Per tile of the busiest CPE (tiles go to the CPEs cyclically): the tile-level staging by
  * DMA, then per chunk of the reduction its staging and its compute (overlapped when double
- * buffered), the remaining stages, and the result written back. The n requests of a transfer
- * cost their setups and data pipelined (a request's data after its own setup, the next setup
- * meanwhile) plus the latency: setup is block_cycles per contiguous main-memory block, data its
- * 128-byte-line bytes at the CPE's share of the channel (capped per CPE); the share follows
- * from how many CPEs move data at once (a fixed point on each CPE's share of time spent
- * moving data). The whole kernel cannot beat the channel itself (all line bytes at the
- * core group's bandwidth) plus the time the CPEs, running in step, leave it idle (setups,
- * latencies and compute not overlapped by double buffering), and pays the launch and join.
+ * buffered), the remaining stages, and the result written back (its latency waited for). The
+ * n requests of a transfer cost their setups and data pipelined (a request's data after its
+ * own setup, the next setup meanwhile) plus the latency: setup is get_block_cycles or
+ * put_block_cycles per contiguous main-memory block, data its 128-byte-line bytes (a block at
+ * an unknown 4-byte-aligned offset touches 1 + (bytes - 4) / 128 lines on average) at the
+ * CPE's share of the channel: the CPEs run in step, so every active CPE moves data at once and
+ * each gets an equal share (capped per CPE). The whole kernel cannot beat the channel itself
+ * (all line bytes at the core group's bandwidth) plus the time the CPEs, running in step,
+ * leave it idle (first setups, latencies and compute not overlapped by double buffering),
+ * and pays the launch and join.
  *
- * Compute follows the work-counting rules of WorkCount.h on the code the plan generates:
- * P0 (float, splats), P1 (loads, stores, loop branches) and integer work (either pipeline);
- * a loop iteration costs max(P0, P1, (P0 + P1 + int) / 2) plus slow cycles. Two costs of
- * the generated staging code are taken from its counters rather than derived (see
- * CostModel.cpp). tests/autoschedule_test.cpp compares the model with the emulator.
+ * Compute follows the rules of WorkCount.h on the code the plan generates, region by region
+ * with WorkCount's own region_cycles: P0 (float), P1 (loads, two per unaligned vector access,
+ * splats, loop branches), integer work (either pipeline) and the chain of dependent floating-
+ * point operations (OpCount::chain, times Machine::fp_latency_cycles). Three costs of the
+ * generated code are taken from its counters rather than derived (see CostModel.cpp).
+ * tests/autoschedule_random_test.cpp compares the model with the emulator on every plan it
+ * picks for its random shapes; auto_bench and model_calibration on AlexNet and VGG-19.
  */
 #ifndef SW_AUTO_COST_MODEL_H
 #define SW_AUTO_COST_MODEL_H

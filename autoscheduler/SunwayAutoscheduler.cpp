@@ -156,7 +156,11 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     std::string last_error;
     // Give up after 12 plans fail: when the lowering rejects every plan of a pipeline,
     // trying them all would cost one lowering per plan.
+    // A plan whose lowering still reads or writes main memory directly from the CPEs (a copy
+    // InjectDma could not turn into DMA) is kept only as a fallback: such accesses are slow on
+    // the real machine and the cost model does not price them.
     int failures = 0;
+    std::vector<Candidate> direct;
     for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12; i++) {
         auto copy = Internal::deep_copy(outputs, env);
         const std::set<std::string> marked_before = sw::double_buffered_funcs();
@@ -172,14 +176,23 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
                 for (const auto &kv : Internal::find_transitive_calls(f)) cenv.insert(kv);
             }
             apply_plan(ci, fit[i].plan, cenv);
-            sw::lower_pipeline_to_sunway(trial, args, function_name + "_trial", m);
-            r.ranked.push_back(fit[i]);
+            const sw::SwFunction lowered = sw::lower_pipeline_to_sunway(trial, args, function_name + "_trial", m);
+            bool direct_access = false;
+            for (const sw::CpeKernel &k : lowered.kernels) direct_access |= !k.direct_accesses.empty();
+            if (direct_access) {
+                direct.push_back(fit[i]);
+                last_error = "its lowering accesses main memory directly from the CPEs";
+                failures++;
+            } else {
+                r.ranked.push_back(fit[i]);
+            }
         } catch (const std::exception &e) {  // sw::UserError, Halide::Error
             last_error = e.what();
             failures++;
         }
         sw::restore_double_buffered_funcs(marked_before);
     }
+    if (r.ranked.empty()) r.ranked = direct;
     if (r.ranked.empty()) {
         throw sw::UserError("none of the " + std::to_string(r.lowered) + " best schedules of " + function_name +
                             " passed the Sunway lowering; the last error: " + last_error);
