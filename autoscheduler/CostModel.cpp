@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <cstdlib>
 
 namespace sw_auto {
@@ -45,9 +46,15 @@ struct Transfer {
     double requests = 0, blocks = 0, bytes = 0, line_bytes = 0;
 };
 
-Transfer transfer(const std::vector<int64_t> &box, const std::vector<int64_t> &source, const sw::Machine &m,
+Transfer transfer(const std::vector<int64_t> &window, const std::vector<int64_t> &source, const sw::Machine &m,
                   bool packed_rows = true, bool guarded = false) {
     Transfer t;
+    // A guarded copy moves only the in-bounds part of its (zero-padded) window, never more than
+    // the source along any dimension.
+    std::vector<int64_t> box = window;
+    if (guarded) {
+        for (size_t d = 0; d < box.size() && d < source.size(); d++) box[d] = std::min(box[d], source[d]);
+    }
     if (prod(box) == 0) return t;
     size_t k = 0;
     int64_t run = box[0];
@@ -66,12 +73,25 @@ Transfer transfer(const std::vector<int64_t> &box, const std::vector<int64_t> &s
         for (size_t d = k + 2; d < box.size(); d++) requests *= box[d];
     }
     const double block_bytes = 4.0 * run;
-    // Lines a block touches: a block of b bytes starting at a 4-byte-aligned offset that is not
-    // known touches 1 + (b - 4) / line lines on average.
-    // Blocks of whole lines in rows of whole lines (tensors start on a line, as the networks
-    // allocate them) start on a line: they touch exactly their own lines.
-    const bool on_lines = int64_t(block_bytes) % m.dma_line_bytes == 0 && (4 * source[0]) % m.dma_line_bytes == 0;
-    const double lines = on_lines ? block_bytes / m.dma_line_bytes : 1.0 + (block_bytes - 4) / m.dma_line_bytes;
+    // Lines a block touches. The tensors start on a line (as sw_net allocates them and athread
+    // code aligns its arrays), so a block starts at a multiple of g bytes within its line: g
+    // divides the line, the source's strides and the tile's steps along the merged dimensions
+    // (tiles start at multiples of their size; a whole dimension starts at 0). A block of b bytes starting at offset o touches
+    // ceil((o + b) / line) lines; averaged over the offsets that are multiples of g.
+    const int64_t line = m.dma_line_bytes;
+    int64_t g = line, stride = 4;
+    for (size_t d = 0; d < box.size(); d++) {
+        if (d > k) {
+            g = std::gcd(g, stride);
+        } else if (d >= source.size() || box[d] < source[d]) {
+            g = std::gcd(g, stride * box[d]);  // a partial dimension: tiles start at multiples of box[d]
+        }
+        stride *= d < source.size() ? source[d] : 1;
+    }
+    g = std::max<int64_t>(g, 1);
+    double lines = 0;
+    for (int64_t o = 0; o < line; o += g) lines += double((o + int64_t(block_bytes) + line - 1) / line);
+    lines /= double(line / g);
     t.requests = requests;
     t.blocks = requests * blocks;
     t.bytes = requests * blocks * block_bytes;
@@ -272,8 +292,12 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         const double tg = dma(tile_get, rate), cg = dma(chunk_get, rate);
         // The tile's result is waited for before its LDM is freed: the put's latency counts.
         const double pt = put.blocks == 0 ? 0.0 : pipelined(put, put_rate) + dt.put_latency_cycles;
-        double chunk_part = db ? cg + (chunks - 1) * std::max(chunk_compute, cg) + chunk_compute
-                               : chunks * (cg + chunk_compute);
+        // Double buffered (DoubleBuffer.h): chunk i+1 is requested at the top of iteration i and
+        // waited for one iteration later, so in steady state an iteration takes the larger of
+        // its compute, half of a request's time plus half the compute (two requests overlap),
+        // and the engine's own time per request (its latency overlaps the next one).
+        const double period = std::max({chunk_compute, (cg + chunk_compute) / 2, cg - lat});
+        double chunk_part = db ? cg + (chunks - 1) * period + chunk_compute : chunks * (cg + chunk_compute);
         const double tile = tg + chunk_part + tile_compute + pt;
         cpe_time = waves * tile;
         est.dma_cycles = waves * (tg + chunks * cg + pt);
@@ -299,6 +323,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     est.gflops = info.total_flops / est.seconds / 1e9;
     est.dma_get_bytes = int64_t(tiles * (tile_get.bytes + chunks * chunk_get.bytes));
     est.dma_put_bytes = int64_t(tiles * put.bytes);
+    est.line_bytes = tiles * (tile_get.line_bytes + chunks * chunk_get.line_bytes + put.line_bytes);
     return est;
 }
 

@@ -42,6 +42,7 @@ struct Estimate {
     int64_t ldm_bytes = 0;  ///< per CPE, buffers aligned
     int64_t dma_get_bytes = 0, dma_put_bytes = 0;  ///< whole kernel, bytes requested
     double compute_cycles = 0, dma_cycles = 0;     ///< busiest CPE
+    double line_bytes = 0;  ///< whole kernel, 128-byte-line bytes moved by DMA
     int64_t tiles = 0;
     std::string ldm_detail;  ///< buffer: bytes, ...
 };

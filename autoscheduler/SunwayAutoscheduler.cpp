@@ -159,9 +159,10 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     // A plan whose lowering still reads or writes main memory directly from the CPEs (a copy
     // InjectDma could not turn into DMA) is kept only as a fallback: such accesses are slow on
     // the real machine and the cost model does not price them.
+    // (At most 64 such plans are lowered: InjectDma may reject a whole family of similar tiles.)
     int failures = 0;
     std::vector<Candidate> direct;
-    for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12; i++) {
+    for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12 && direct.size() < 64; i++) {
         auto copy = Internal::deep_copy(outputs, env);
         const std::set<std::string> marked_before = sw::double_buffered_funcs();
         try {
@@ -182,7 +183,6 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
             if (direct_access) {
                 direct.push_back(fit[i]);
                 last_error = "its lowering accesses main memory directly from the CPEs";
-                failures++;
             } else {
                 r.ranked.push_back(fit[i]);
             }

@@ -184,15 +184,17 @@ double run_on_emulator(const Options &o, const Scheduled &layer, int pick, std::
         return -1;
     }
     double seconds = 0;
-    long long compute = 0, wait = 0;
+    long long compute = 0, wait = 0, line_bytes = 0;
     for (int i = 0; i < athread_emu_stats_count(); i++) {
         const athread_emu_kernel_stats *k = athread_emu_stats_get(i);
         seconds += k->modelled_seconds;
         for (const athread_emu_cpe_stats &c : k->cpe) {
             if (c.compute_cycles + c.dma_wait_cycles > compute + wait) compute = c.compute_cycles, wait = c.dma_wait_cycles;
+            line_bytes += c.get_line_bytes + c.put_line_bytes;
         }
     }
-    *error = "busiest CPE: compute " + std::to_string(compute) + " cycles, DMA wait " + std::to_string(wait);
+    *error = "busiest CPE: compute " + std::to_string(compute) + " cycles, DMA wait " + std::to_string(wait) +
+             "; all CPEs: " + std::to_string(line_bytes) + " DMA line bytes";
     return seconds;
 }
 
@@ -218,8 +220,9 @@ int one_layer(const Options &o) {
                 std::fprintf(stderr, " failed\n%s\n", err.c_str());
                 continue;
             }
-            std::fprintf(stderr, " emulator %.3f ms (%s; model: compute %.0f, DMA %.0f)\n", t * 1e3, err.c_str(),
-                         s.result.ranked[i].estimate.compute_cycles, s.result.ranked[i].estimate.dma_cycles);
+            const sw_auto::Estimate &e = s.result.ranked[i].estimate;
+            std::fprintf(stderr, " emulator %.3f ms (%s; model: compute %.0f, DMA %.0f, %.0f line bytes)\n", t * 1e3,
+                         err.c_str(), e.compute_cycles, e.dma_cycles, e.line_bytes);
             if (best < 0 || t < best) best = t, pick = i;
         }
         s = schedule_layer(o.generator, o.params, *o.machine, pick);
