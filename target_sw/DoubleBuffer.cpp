@@ -6,7 +6,7 @@
 #include "target_sw/InjectDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
 
-#include <mutex>
+#include "target_sw/PassSupport.h"
 
 namespace sw {
 
@@ -15,9 +15,9 @@ using namespace Halide::Internal;
 
 namespace {
 
-std::set<std::string> &registry() {
-    static std::set<std::string> names;
-    return names;
+FuncMarks &marks() {
+    static FuncMarks m;
+    return m;
 }
 
 int site_of(const Call *c) { return int(*as_const_int(c->args[c->name == dma_request_intrinsic ? DmaSiteId : 0])); }
@@ -222,20 +222,17 @@ std::vector<int> filling_sites(const CpeKernel &k, const std::string &buffer) {
 
 }  // namespace
 
-void double_buffer(const Func &f) {
-    static std::mutex m;
-    std::lock_guard<std::mutex> lock(m);
-    registry().insert(f.name());
-}
+void double_buffer(const Func &f) { marks().mark(f.name()); }
 
-const std::set<std::string> &double_buffered_funcs() { return registry(); }
+std::set<std::string> double_buffered_funcs() { return marks().all(); }
 
-void restore_double_buffered_funcs(const std::set<std::string> &marked) { registry() = marked; }
+void restore_double_buffered_funcs(const std::set<std::string> &marked) { marks().restore(marked); }
 
 void apply_double_buffering(CpeKernel &k, const Machine &m) {
     bool changed = false;
+    const std::set<std::string> marked = marks().all();
     for (const LdmBuffer &b : std::vector<LdmBuffer>(k.ldm)) {
-        if (!registry().count(b.name)) continue;
+        if (!marked.count(b.name)) continue;
         // Where the buffer is not filled by DMA at the top of a serial loop (e.g. a copy
         // InjectDma could not turn into DMA), it stays single-buffered and the report says so.
         const std::vector<int> sites = filling_sites(k, b.name);

@@ -28,7 +28,7 @@ namespace sw {
 void double_buffer(const Halide::Func &f);
 
 /** The Funcs marked by double_buffer in this process. */
-const std::set<std::string> &double_buffered_funcs();
+std::set<std::string> double_buffered_funcs();
 
 /** Puts the marks back as they were (an autoscheduler's trial schedules leave none). */
 void restore_double_buffered_funcs(const std::set<std::string> &marked);

@@ -5,6 +5,7 @@
 
 #include "target_sw/ConstantBounds.h"
 #include "target_sw/Errors.h"
+#include "target_sw/PassSupport.h"
 
 #include <algorithm>
 #include <map>
@@ -31,20 +32,15 @@ private:
     CpeKernel &k;
     const Machine &m;
     std::vector<LoopRange> blocks, loops;
-    std::vector<std::pair<std::string, Expr>> lets;  // enclosing lets, outermost first
+    LetScope lets;  // enclosing lets
 
-    Expr expand(Expr e) const {
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-            if (expr_uses_var(e, it->first)) e = substitute(it->first, it->second, e);
-        }
-        return e;
-    }
+    Expr expand(const Expr &e) const { return lets.expand(e); }
 
     void visit(const LetStmt *op) override {
         op->value.accept(this);
-        lets.push_back({op->name, op->value});
+        lets.push(op->name, op->value);
         op->body.accept(this);
-        lets.pop_back();
+        lets.pop();
     }
     void visit(const For *op) override {
         loops.push_back({op->name, expand(op->min), expand(op->extent)});

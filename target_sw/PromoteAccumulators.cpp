@@ -3,6 +3,8 @@
  */
 #include "target_sw/PromoteAccumulators.h"
 
+#include "target_sw/PassSupport.h"
+
 #include <cstdlib>
 #include <set>
 
@@ -23,15 +25,10 @@ public:
 
 private:
     using IRVisitor::visit;
-    std::vector<std::pair<std::string, Expr>> lets;  // lets of the nest around this point
+    LetScope lets;  // lets of the nest around this point
 
     /** \p e with the nest's own lets substituted, so that equal indices compare equal. */
-    Expr expand(Expr e) const {
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-            if (expr_uses_var(e, it->first)) e = substitute(it->first, it->second, e);
-        }
-        return simplify(e);
-    }
+    Expr expand(const Expr &e) const { return simplify(lets.expand(e)); }
     void visit(const Load *op) override {
         indices[op->name].push_back(expand(op->index));
         types[op->name] = op->type;
@@ -50,9 +47,9 @@ private:
     void visit(const LetStmt *op) override {
         defined.insert(op->name);
         op->value.accept(this);
-        lets.push_back({op->name, op->value});
+        lets.push(op->name, op->value);
         op->body.accept(this);
-        lets.pop_back();
+        lets.pop();
     }
     void visit(const Let *op) override {
         defined.insert(op->name);
@@ -77,20 +74,14 @@ private:
     using IRMutator::visit;
     const std::string &buffer, &reg;
     Expr index;
-    std::vector<std::pair<std::string, Expr>> lets;
+    LetScope lets;
 
     /** Whether an access at \p i (with the enclosing lets substituted) is this register's. */
-    bool mine(const Expr &i) const {
-        Expr e = i;
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-            if (expr_uses_var(e, it->first)) e = substitute(it->first, it->second, e);
-        }
-        return equal(simplify(e), index);
-    }
+    bool mine(const Expr &i) const { return equal(simplify(lets.expand(i)), index); }
     Stmt visit(const LetStmt *op) override {
-        lets.push_back({op->name, op->value});
+        lets.push(op->name, op->value);
         Stmt body = mutate(op->body);
-        lets.pop_back();
+        lets.pop();
         return LetStmt::make(op->name, op->value, body);
     }
     Expr visit(const Load *op) override {

@@ -3,8 +3,9 @@
  */
 #include "target_sw/StageOutput.h"
 
+#include "target_sw/PassSupport.h"
+
 #include <map>
-#include <mutex>
 #include <sstream>
 
 namespace sw {
@@ -14,9 +15,9 @@ using namespace Halide::Internal;
 
 namespace {
 
-std::set<std::string> &registry() {
-    static std::set<std::string> names;
-    return names;
+FuncMarks &marks() {
+    static FuncMarks m;
+    return m;
 }
 
 /** Whether the closure buffer \p buffer is the marked Func \p func (or one of its Tuple
@@ -68,20 +69,15 @@ private:
     using IRVisitor::visit;
     const std::string &buffer;
     std::vector<const For *> loops;
-    std::vector<std::pair<std::string, Expr>> lets;  // outermost first
+    LetScope lets;
     int branches = 0;
 
-    Expr expand(Expr e) const {
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-            if (expr_uses_var(e, it->first)) e = substitute(it->first, it->second, e);
-        }
-        return e;
-    }
+    Expr expand(const Expr &e) const { return lets.expand(e); }
     void visit(const LetStmt *op) override {
         op->value.accept(this);
-        lets.push_back({op->name, op->value});
+        lets.push(op->name, op->value);
         op->body.accept(this);
-        lets.pop_back();
+        lets.pop();
     }
     void visit(const For *op) override {
         op->min.accept(this);
@@ -251,21 +247,17 @@ private:
 
 }  // namespace
 
-void stage_output(const Func &f) {
-    static std::mutex m;
-    std::lock_guard<std::mutex> lock(m);
-    registry().insert(f.name());
-}
+void stage_output(const Func &f) { marks().mark(f.name()); }
 
-const std::set<std::string> &staged_output_funcs() { return registry(); }
+std::set<std::string> staged_output_funcs() { return marks().all(); }
 
-void restore_staged_output_funcs(const std::set<std::string> &marked) { registry() = marked; }
+void restore_staged_output_funcs(const std::set<std::string> &marked) { marks().restore(marked); }
 
 void stage_outputs(CpeKernel &k) {
     for (const ClosureArg &a : k.args) {
         if (!a.is_buffer || !a.written) continue;
         bool marked = false;
-        for (const std::string &f : registry()) marked |= is_buffer_of(a.name, f);
+        for (const std::string &f : marks().all()) marked |= is_buffer_of(a.name, f);
         if (!marked) continue;
         StageNests s(k, a.name);
         k.body = s.mutate(k.body);

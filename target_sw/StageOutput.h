@@ -39,7 +39,7 @@ namespace sw {
 void stage_output(const Halide::Func &f);
 
 /** The Funcs marked by stage_output in this process. */
-const std::set<std::string> &staged_output_funcs();
+std::set<std::string> staged_output_funcs();
 
 /** Puts the marks back as they were (an autoscheduler's trial schedules leave none). */
 void restore_staged_output_funcs(const std::set<std::string> &marked);

@@ -1,0 +1,62 @@
+/** \file
+ * What several Sunway passes share: the enclosing lets of a point in the IR, and the Funcs a
+ * schedule directive marked.
+ */
+#ifndef SW_PASS_SUPPORT_H
+#define SW_PASS_SUPPORT_H
+
+#include "Halide.h"
+
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sw {
+
+/** The LetStmts around a point of a walk, outermost first: a visitor pushes a let before its
+ * body and pops it after. */
+class LetScope {
+public:
+    void push(const std::string &name, const Halide::Expr &value) { lets_.push_back({name, value}); }
+    void pop() { lets_.pop_back(); }
+    /** \p e with the enclosing lets substituted (innermost first), so that it names only
+     * variables defined outside them. */
+    Halide::Expr expand(Halide::Expr e) const {
+        for (auto it = lets_.rbegin(); it != lets_.rend(); ++it) {
+            if (Halide::Internal::expr_uses_var(e, it->first)) e = Halide::Internal::substitute(it->first, it->second, e);
+        }
+        return e;
+    }
+
+private:
+    std::vector<std::pair<std::string, Halide::Expr>> lets_;
+};
+
+/** The Funcs a schedule directive (sw::double_buffer, sw::stage_output) marked, by name, for
+ * the pass that applies it. Process-wide, like a schedule; thread-safe. */
+class FuncMarks {
+public:
+    void mark(const std::string &name) {
+        std::lock_guard<std::mutex> lock(m_);
+        names_.insert(name);
+    }
+    std::set<std::string> all() const {
+        std::lock_guard<std::mutex> lock(m_);
+        return names_;
+    }
+    /** Puts the marks back as they were (an autoscheduler's trial schedules leave none). */
+    void restore(const std::set<std::string> &names) {
+        std::lock_guard<std::mutex> lock(m_);
+        names_ = names;
+    }
+
+private:
+    mutable std::mutex m_;
+    std::set<std::string> names_;
+};
+
+}  // namespace sw
+
+#endif
