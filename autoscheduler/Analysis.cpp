@@ -33,10 +33,12 @@ std::string pos(const std::string &what, const std::string &name) { return what 
 /** Counts one definition's operations by the rules of WorkCount.h. */
 class OpCounter : public IRVisitor {
 public:
+    explicit OpCounter(const Scope<Interval> &ranges) : ranges(ranges) {}
     OpCount c;
 
 private:
     using IRVisitor::visit;
+    const Scope<Interval> &ranges;  ///< the pure variables' ranges over the output
     void flt(const Type &t, int flops) {
         if (t.is_float()) {
             c.float_ops++;
@@ -68,8 +70,13 @@ private:
     void visit(const Div *op) override {
         IRVisitor::visit(op);
         flt(op->type, 1);
-        // Halide's lowering turns a division by a float constant into a multiplication.
-        if (op->type.is_float() && !is_const(op->b)) c.slow_cycles += 30, c.vector_safe = false;
+        // Halide's lowering turns a division by a float constant into a multiplication; so it
+        // does when the divisor is one constant over the whole output (e.g. an average pool's
+        // window count when every window lies inside the counted area).
+        if (op->type.is_float() && !is_const(op->b)) {
+            const Expr divisor = simplify(op->b, true, ranges);
+            if (!is_const(divisor)) c.slow_cycles += 30, c.vector_safe = false;
+        }
     }
     void visit(const Mod *op) override { IRVisitor::visit(op), flt(op->type, 0); }
     // The CPE code generator's floatv4 has + - * and a*b+c only: min/max stay scalar.
@@ -151,8 +158,8 @@ private:
     }
 };
 
-OpCount count_ops(const std::vector<Expr> &values, const std::vector<Expr> &args) {
-    OpCounter oc;
+OpCount count_ops(const std::vector<Expr> &values, const std::vector<Expr> &args, const Scope<Interval> &ranges) {
+    OpCounter oc(ranges);
     for (const Expr &e : values) e.accept(&oc);
     for (const Expr &e : args) e.accept(&oc);
     ChainCounter cc;
@@ -428,10 +435,15 @@ PipelineInfo analyze(const Pipeline &p) {
         info.out_extents.push_back(*k);
     }
 
-    // Per-definition op counts.
+    // Per-definition op counts; a stage's pure variables named as the output's range over the
+    // output's extents.
+    Scope<Interval> ranges;
+    for (int d = 0; d < out.dimensions() && d < int(info.out_extents.size()); d++) {
+        ranges.push(out.args()[d], Interval(0, int(info.out_extents[d] - 1)));
+    }
     for (const Stage &s : info.stages) {
         for (const Definition *d : definitions(s.func)) {
-            OpCount c = count_ops(d->values(), d->args());
+            OpCount c = count_ops(d->values(), d->args(), ranges);
             for (const ReductionVariable &v : d->schedule().rvars()) {
                 const Expr extent = simplify(v.extent);  // owns the node *k points into
                 const int64_t *k = as_const_int(extent);
