@@ -21,27 +21,18 @@
 
 #include "target_sw/Machine.h"
 #include "timing_model_kernels.h"
+#include "timing_model_runs.h"
 
 extern "C" {
-extern void SLAVE_FUN(stream_kernel)(void *);
-extern void SLAVE_FUN(strided_kernel)(void *);
 extern void SLAVE_FUN(compute_kernel)(void *);
 extern void SLAVE_FUN(overlap_kernel)(void *);
-extern void SLAVE_FUN(dma_only_kernel)(void *);
 }
 
 namespace {
 
 const int kCpes = 64;
 
-/** 128-byte aligned memory, freed at scope end. */
-struct Mem {
-    explicit Mem(size_t n) : p(static_cast<char *>(std::aligned_alloc(128, (n + 127) / 128 * 128))) {
-        std::memset(p, 0, n);
-    }
-    ~Mem() { std::free(p); }
-    char *p;
-};
+using tm_runs::Mem;
 
 class TimingModel : public ::testing::Test {
 protected:
@@ -81,32 +72,13 @@ void check_roofline(const athread_emu_kernel_stats &r) {
 /** Runs CAND's STREAM copy or triad at `bytes` per request with `active` CPEs; returns the
  *  STREAM bandwidth (copy 2, triad 3 arrays) from the modelled time. */
 double run_stream(int bytes, bool triad, int active = kCpes, int iters = 0, bool account = true) {
-    if (iters == 0) iters = std::clamp((1 << 20) / bytes, 8, 1024);
-    size_t n = (size_t)kCpes * iters * bytes + 256;
-    Mem a(n), b(n), c(n);
-    tm_stream_args args;
-    std::memset(&args, 0, sizeof args);
-    // CAND's arrays start 10 doubles after a 128-byte boundary (STREAM's OFFSET).
-    args.a = reinterpret_cast<double *>(a.p + 80);
-    args.b = reinterpret_cast<double *>(b.p + 80);
-    args.c = reinterpret_cast<double *>(c.p + 80);
-    for (size_t i = 0; i < (n - 256) / 8; i++) args.b[i] = 1.0, args.c[i] = 2.0;
-    args.scalar = 3.0;
-    args.bytes = bytes;
-    args.iters = iters;
-    args.triad = triad;
-    args.active = active;
-    args.account = account;
-    athread_emu_set_kernel_name(triad ? "triad" : "copy");
-    athread_spawn(stream_kernel, &args);
-    athread_join();
-    const athread_emu_kernel_stats &r = *athread_emu_stats_get(athread_emu_stats_count() - 1);
-    check_roofline(r);
+    double first_a = 0;
+    const tm_runs::Run r = tm_runs::stream(bytes, triad, active, iters, account, &first_a);
+    check_roofline(*r.stats);
     if (triad) {
-        EXPECT_EQ(args.a[(size_t)(active - 1) * bytes / 8], 1.0 + 3.0 * 2.0);
+        EXPECT_EQ(first_a, 1.0 + 3.0 * 2.0);
     }
-    double stream_bytes = (triad ? 3.0 : 2.0) * bytes * iters * active;
-    return stream_bytes / r.modelled_seconds / 1e9;
+    return r.gbps;
 }
 
 TEST_F(TimingModel, StreamMatchesCandFrom128Bytes) {
@@ -143,16 +115,9 @@ TEST_F(TimingModel, StridedWithinCandRanges) {
     std::printf("  block  gap   range GB/s   model\n");
     for (auto &rg : ranges) {
         for (int gap : {rg.bsize / 2, 3 * rg.bsize}) {
-            const int desc = 24 * 1024, iters = 4;
-            size_t span = (size_t)desc / rg.bsize * (rg.bsize + gap);
-            size_t n = (size_t)kCpes * iters * span + 256;
-            Mem src(n), dst(n);
-            tm_strided_args args{src.p + 80, dst.p + 80, rg.bsize, gap, iters};
-            athread_spawn(strided_kernel, &args);
-            athread_join();
-            const athread_emu_kernel_stats &r = last();
-            check_roofline(r);
-            double gbps = 2.0 * desc * iters * kCpes / r.modelled_seconds / 1e9;
+            const tm_runs::Run r = tm_runs::strided(rg.bsize, gap);
+            check_roofline(*r.stats);
+            const double gbps = r.gbps;
             std::printf("  %5d %5d  %5.1f-%5.1f  %6.2f\n", rg.bsize, gap, rg.lo, rg.hi, gbps);
             // Within 10% of the published range.
             EXPECT_GT(gbps, rg.lo * 0.90) << rg.bsize << " gap " << gap;
@@ -165,15 +130,9 @@ TEST_F(TimingModel, StridedWithinCandRanges) {
  *  over the modelled time (spawn and join included, as a host timer would see them). */
 double run_dma_only(int bytes, int bsize, int gap, int iters, bool same_addr, bool put = false,
                     int active = kCpes) {
-    size_t chunk = bsize > 0 ? (size_t)(bytes / bsize) * (bsize + gap) : (size_t)bytes;
-    Mem mem((same_addr ? 1 : (size_t)kCpes * iters) * chunk);
-    tm_dma_only_args args{mem.p, bytes, bsize, gap, iters, same_addr, put, active};
-    athread_emu_set_kernel_name(put ? "puts_only" : "gets_only");
-    athread_spawn(dma_only_kernel, &args);
-    athread_join();
-    const athread_emu_kernel_stats &r = *athread_emu_stats_get(athread_emu_stats_count() - 1);
-    check_roofline(r);
-    return (double)bytes * iters * active / r.modelled_seconds / 1e9;
+    const tm_runs::Run r = tm_runs::dma_only(bytes, bsize, gap, iters, same_addr, put, active);
+    check_roofline(*r.stats);
+    return r.gbps;
 }
 
 TEST_F(TimingModel, GetChannelUnderMeasuredCap) {

@@ -2,7 +2,8 @@
  * model_calibration: the SW26010 timing model (target_sw/emulator/src/timing.cpp, parameters
  * in target_sw/Machine.h) next to the published measurements it was fitted to
  * (tools/fit_dma_model.py). Every figure is run on the athread emulator with hand-written
- * CPE kernels (tests/timing_model_kernels.c, tests/timing_model_dma_kernels.c) and read from
+ * CPE kernels (tests/timing_model_kernels.c, tests/timing_model_dma_kernels.c; the runs are
+ * tests/timing_model_runs.h, shared with tests/timing_model_test.cpp) and read from
  * the modelled time (spawn and join included).
  *
  * Sections (one function each, each prints a table and returns its worst error):
@@ -38,94 +39,22 @@
 #include "apps/bench/bench_support.h"
 #include "apps/net/network.h"
 #include "target_sw/Machine.h"
+#include "tests/timing_model_runs.h"
 
 const sw_net::NetworkTable &alexnet_table();
 const sw_net::NetworkTable &vgg19_table();
-#include "tests/timing_model_kernels.h"
-
-extern "C" {
-extern void SLAVE_FUN(stream_kernel)(void *);
-extern void SLAVE_FUN(strided_kernel)(void *);
-extern void SLAVE_FUN(dma_only_kernel)(void *);
-}
 
 namespace {
 
-const int kCpes = 64;
-
-/** 128-byte aligned, zeroed memory, freed at scope end. */
-struct Mem {
-    explicit Mem(size_t n) : p(static_cast<char *>(std::aligned_alloc(128, (n + 127) / 128 * 128))) {
-        if (!p) {
-            std::fprintf(stderr, "model_calibration: out of memory (%zu bytes)\n", n);
-            std::exit(1);
-        }
-        std::memset(p, 0, n);
-    }
-    ~Mem() { std::free(p); }
-    Mem(const Mem &) = delete;
-    Mem &operator=(const Mem &) = delete;
-    char *p;
-};
-
-const athread_emu_kernel_stats &last_kernel() {
-    return *athread_emu_stats_get(athread_emu_stats_count() - 1);
-}
+using tm_runs::dma_only;
+using tm_runs::stream;
+using tm_runs::strided;
 
 /** Relative distance of m to [lo, hi] (0 inside), signed. */
 double range_error(double m, double lo, double hi) {
     if (m < lo) return (m - lo) / lo;
     if (m > hi) return (m - hi) / hi;
     return 0;
-}
-
-/** CAND's STREAM loop as tests/timing_model_test.cpp runs it: copy (2 arrays) or triad (3),
- *  one chunk of `bytes` per CPE and iteration, each request waited for, arrays 10 doubles
- *  after a 128-byte boundary. Returns STREAM GB/s from the modelled time. */
-double stream_gbps(int bytes, bool triad) {
-    const int iters = std::clamp((1 << 20) / bytes, 8, 1024);
-    const size_t n = (size_t)kCpes * iters * bytes + 256;
-    Mem a(n), b(n), c(n);
-    tm_stream_args args;
-    std::memset(&args, 0, sizeof args);
-    args.a = reinterpret_cast<double *>(a.p + 80);
-    args.b = reinterpret_cast<double *>(b.p + 80);
-    args.c = reinterpret_cast<double *>(c.p + 80);
-    args.scalar = 3.0;
-    args.bytes = bytes;
-    args.iters = iters;
-    args.triad = triad;
-    args.active = kCpes;
-    args.account = 1;
-    athread_emu_set_kernel_name(triad ? "triad" : "copy");
-    athread_spawn(stream_kernel, &args);
-    athread_join();
-    return (triad ? 3.0 : 2.0) * bytes * iters * kCpes / last_kernel().modelled_seconds / 1e9;
-}
-
-/** CAND's strided copy: 24 KB per descriptor, blocks of bsize bytes, gaps of gap bytes. */
-double strided_gbps(int bsize, int gap) {
-    const int desc = 24 * 1024, iters = 4;
-    const size_t span = (size_t)desc / bsize * (bsize + gap);
-    const size_t n = (size_t)kCpes * iters * span + 256;
-    Mem src(n), dst(n);
-    tm_strided_args args{src.p + 80, dst.p + 80, bsize, gap, iters};
-    athread_emu_set_kernel_name("strided_copy");
-    athread_spawn(strided_kernel, &args);
-    athread_join();
-    return 2.0 * desc * iters * kCpes / last_kernel().modelled_seconds / 1e9;
-}
-
-/** Gets only (each waited): `bytes` per request in blocks of bsize (0: contiguous) with gaps
- *  of gap bytes; all CPEs the same addresses when same_addr. GB/s of requested bytes. */
-double gets_only_gbps(int bytes, int bsize, int gap, int iters, bool same_addr) {
-    const size_t chunk = bsize > 0 ? (size_t)(bytes / bsize) * (bsize + gap) : (size_t)bytes;
-    Mem mem((same_addr ? 1 : (size_t)kCpes * iters) * chunk);
-    tm_dma_only_args args{mem.p, bytes, bsize, gap, iters, same_addr, 0, kCpes};
-    athread_emu_set_kernel_name("gets_only");
-    athread_spawn(dma_only_kernel, &args);
-    athread_join();
-    return (double)bytes * iters * kCpes / last_kernel().modelled_seconds / 1e9;
 }
 
 /** Section 1: CAND's copy/triad curve. Returns the worst |error| from 128 B. */
@@ -135,8 +64,8 @@ double section_dma_curve() {
     std::printf("  bytes | copy: CAND  model   error | triad: CAND  model   error\n");
     double worst = 0;
     for (const sw::DmaPoint &p : sw::sw26010().dma_curve) {
-        const double copy = stream_gbps((int)p.bytes_per_request, false);
-        const double triad = stream_gbps((int)p.bytes_per_request, true);
+        const double copy = stream((int)p.bytes_per_request, false).gbps;
+        const double triad = stream((int)p.bytes_per_request, true).gbps;
         const double ec = (copy - p.copy_gbps) / p.copy_gbps, et = (triad - p.triad_gbps) / p.triad_gbps;
         const bool fitted = p.bytes_per_request >= 128;
         if (fitted) worst = std::max({worst, std::fabs(ec), std::fabs(et)});
@@ -157,7 +86,7 @@ double section_strided() {
     double worst = 0;
     for (auto &r : ranges) {
         for (int gap : {r.bsize / 2, 3 * r.bsize}) {
-            const double m = strided_gbps(r.bsize, gap);
+            const double m = strided(r.bsize, gap).gbps;
             const double e = range_error(m, r.lo, r.hi);
             worst = std::max(worst, std::fabs(e));
             std::printf("  %5d  %5d | %5.1f-%5.1f  %6.2f  %+6.1f%%\n", r.bsize, gap, r.lo, r.hi, m, 100 * e);
@@ -170,7 +99,7 @@ double section_strided() {
 /** Section 3: reads only. Returns read_only_gbps (64 CPEs, blocking 4 KB contiguous gets). */
 double section_reads_only() {
     std::printf("== 3. Reads only, GB/s\n");
-    const double read_only = gets_only_gbps(4096, 0, 0, 256, false);
+    const double read_only = dma_only(4096, 0, 0, 256, false).gbps;
     const sw::DmaTiming &t = sw::sw26010().dma_timing;
     std::printf("  64 CPEs x 256 blocking 4 KB contiguous gets: model %.2f (evidence: swDNN "
                 "typically 21-24, CAND's decomposed gets 26.6-28.5; get channel %.2f GB/s, "
@@ -192,7 +121,7 @@ double section_reads_only() {
     double worst = 0;
     for (auto &s : shapes) {
         const int bsize = s.B / 8 * 8, bytes = s.B / 8 * s.Ni / 8 * 8;
-        const double m = gets_only_gbps(bytes, bsize, 7 * bsize, 20, true);
+        const double m = dma_only(bytes, bsize, 7 * bsize, 20, true).gbps;
         const double e = range_error(m, s.lo, s.hi);
         worst = std::max(worst, std::fabs(e));
         std::printf("  B=%3d Ni=%3d %5d  %5d | %5.1f-%5.1f  %6.2f  %+6.1f%%  (%s)\n", s.B, s.Ni,

@@ -1,0 +1,49 @@
+/** \file
+ * The DMA measurements of the timing-model tests, run on the emulator with the hand-written
+ * kernels of timing_model_kernels.c / timing_model_dma_kernels.c: shared by
+ * tests/timing_model_test.cpp and the calibration benchmark apps/bench/model_calibration.cpp,
+ * so that both report the same runs. Each spawns one kernel on the current machine (call
+ * athread_init first) and returns the figure with that kernel's record.
+ */
+#ifndef SW_TESTS_TIMING_MODEL_RUNS_H
+#define SW_TESTS_TIMING_MODEL_RUNS_H
+
+#include <athread_emu.h>
+
+#include <cstddef>
+
+namespace tm_runs {
+
+/** 128-byte aligned, zeroed memory, freed at scope end. */
+struct Mem {
+    explicit Mem(size_t n);
+    ~Mem();
+    Mem(const Mem &) = delete;
+    Mem &operator=(const Mem &) = delete;
+    char *p;
+};
+
+/** A run's figure (GB/s by the run's own accounting) and its kernel record. */
+struct Run {
+    double gbps;
+    const athread_emu_kernel_stats *stats;
+};
+
+/** CAND's STREAM copy (2 arrays) or triad (3): `bytes` per request and iteration on
+ *  `active` CPEs, each request waited for, arrays 10 doubles after a 128-byte boundary (b = 1,
+ *  c = 2, scalar 3); `iters` 0 picks 8..1024 by size. STREAM GB/s. *first_a, if given, gets
+ *  the first value the last active CPE wrote. */
+Run stream(int bytes, bool triad, int active = 64, int iters = 0, bool account = true, double *first_a = nullptr);
+
+/** CAND's strided copy: 24 KB per descriptor in blocks of bsize bytes with gaps of gap
+ *  bytes, 4 iterations, 64 CPEs. GB/s of copied bytes (read + written). */
+Run strided(int bsize, int gap);
+
+/** Gets (or puts) only, each waited: `bytes` per request in blocks of bsize (0: contiguous)
+ *  with gaps of gap bytes, `iters` per CPE, all CPEs the same addresses when same_addr. GB/s
+ *  of requested bytes over the modelled time (spawn and join included). */
+Run dma_only(int bytes, int bsize, int gap, int iters, bool same_addr, bool put = false, int active = 64);
+
+}  // namespace tm_runs
+
+#endif
