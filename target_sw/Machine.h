@@ -56,6 +56,30 @@ struct DmaTiming {
     double join_cycles;              ///< last CPE done until athread_join returns
 };
 
+
+// ---------------------------------------------------------------- register communication
+// (athread emulator: simd_putr / simd_putc / simd_getr / simd_getc; see
+// target_sw/emulator/README.md). Added as a separate block: defaults are SW26010's.
+struct RegComm {
+    /** The CPE mesh has row/column register communication. [V] DOC (dxhisboy/shenwei-doc
+     *  data-en.yaml: putr/putc/getr/getc), STN simd.h (SW5 only). SW26010-Pro: no, it has
+     *  RMA instead [V] WP, CRTS. */
+    bool available = true;
+    /** Values a CPE's row (and, separately, column) receive buffer holds; a put to a full
+     *  buffer stalls [V] DOC ("pauses when a target is full"). The depth is [U]: not found
+     *  in public sources (swCandle RLC/row/test_rlc_noperf_entry_depth measures it but
+     *  publishes no result). */
+    int buffer_entries = 4;
+    /** A put or a get is one instruction of the P1 pipeline [V] SW26010.md (CAND summary:
+     *  register communication issues on P1); its issue cost in cycles. */
+    double put_cycles = 1;
+    double get_cycles = 1;
+    /** Cycles from a put until the value can be read by the receiver's get [U]: cycle
+     *  figures not found; ~10 is often quoted (SW26010.md); broadcast taken as
+     *  point-to-point (same latency [V] CAND summary). */
+    double latency_cycles = 10;
+};
+
 struct Machine {
     std::string name;
     int core_groups_per_chip;
@@ -103,6 +127,7 @@ struct Machine {
     int operand_registers = 8;
 
     DmaTiming dma_timing{};  ///< DMA and launch timing of the emulator's model (set below)
+    RegComm regcomm{};       ///< register communication (separate block above)
 
     /** Bytes of LDM a CPE may give to data buffers (ldm_malloc and __thread_local). */
     int64_t ldm_data_budget() const { return ldm_bytes - ldm_stack_reserve; }
@@ -217,6 +242,7 @@ inline const Machine &sw26010_pro() {
     m.dma_timing.cpe_cap_bytes_per_cycle = 51.2 / 4 / 2.25;  // [U] 1/4 of the DDR4 peak, as SW26010
     m.dma_timing.spawn_cycles = 22500;       // [U] 10 us, as SW26010
     m.dma_timing.join_cycles = 4500;         // [U] 2 us, as SW26010
+    m.regcomm.available = false;  // RMA instead of register communication [V] WP, CRTS
     return m;
     }();
     return mm;

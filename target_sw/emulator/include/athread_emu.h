@@ -45,6 +45,10 @@ typedef struct {
     long long dma_wait_cycles;   /**< blocked in athread_emu_wait_reply, plus the final drain */
     long long sync_wait_cycles;  /**< blocked in athread_syn */
     long long flops, ldm_accesses, direct_accesses;  /**< sums of the reported work */
+    /* Register communication (simd_putr / putc / getr / getc; SW26010 only). */
+    long long regcomm_puts, regcomm_gets;  /**< puts (a broadcast counts once) and gets */
+    long long regcomm_wait_cycles;  /**< blocked in a get until the value arrived, or in a put
+                                         until the receiver's buffer had room (modelled) */
 } athread_emu_cpe_stats;
 
 /** One record per spawn, appended by athread_join. */
@@ -106,6 +110,11 @@ void athread_emu_set_dma_observer(athread_emu_dma_observer fn, void *user);
  *    (pipelined with the next requests); it starts no earlier than its issue;
  *  - athread_emu_wait_reply blocks the CPE until the last request counted on that reply
  *    word has completed; athread_syn blocks until every CPE of its scope has arrived;
+ *  - a broadcast DMA (BCAST_MODE) is one request of the issuing CPE: its line bytes go
+ *    through the channel once, whatever the number of receivers;
+ *  - a register-communication put or get costs regcomm.put_cycles / get_cycles (one P1
+ *    instruction); a get waits until the matching put's time + regcomm.latency_cycles, a
+ *    put into a full buffer until the get that made room (regcomm_wait_cycles);
  *  - a CPE ends when its code has returned and its last request has completed (requests
  *    never waited through athread_emu_wait_reply count here);
  *  - the kernel takes spawn_cycles + the slowest CPE + join_cycles.
@@ -136,7 +145,8 @@ typedef enum {
     ATHREAD_EMU_SPAN_COMPUTE,
     ATHREAD_EMU_SPAN_DMA,
     ATHREAD_EMU_SPAN_WAIT,  /**< blocked in athread_emu_wait_reply or the final drain */
-    ATHREAD_EMU_SPAN_SYNC   /**< blocked in athread_syn */
+    ATHREAD_EMU_SPAN_SYNC,  /**< blocked in athread_syn */
+    ATHREAD_EMU_SPAN_REGCOMM  /**< blocked in a register-communication get or put */
 } athread_emu_span_kind;
 
 /** One span of one CPE in one kernel; cycles count from that kernel's athread_spawn (the

@@ -35,8 +35,10 @@
  * Left out (unused by the generated code): the SW1/SW2 types and intrinsics (floatv2,
  * doublev2, intv4, int128, ...), int256 / uint256 / uintv8, compares, selects, shifts,
  * logic, insert / extract, shuffles (simd_vshff), divide / sqrt, the other load / store
- * forms (simd_loadl / loadh / storel / storeh, simd_atov / vtoa), register communication
- * (simd_putr / putc / getr / getc) and the simd_print_* / simd_fprint_* functions.
+ * forms (simd_loadl / loadh / storel / storeh, simd_atov / vtoa), the loads that broadcast
+ * along a row / column (simd_loadr / loadc / loader / loadec) and the simd_print_* /
+ * simd_fprint_* functions. Register communication (simd_putr / putc / getr / getc) is
+ * provided at the end of this file.
  */
 #ifndef ATHREAD_EMULATOR_SIMD_H
 #define ATHREAD_EMULATOR_SIMD_H
@@ -234,4 +236,32 @@ static inline void simd_emu_store_i(const intv8 *x, int *p) {
 /** Stores x at p, any alignment. */
 #define simd_storeu(x, p) SIMD_EMU_STORE(x, p, simd_emu_storeu_f, simd_emu_storeu_d, simd_emu_storeu_i)
 
+/* ---- register communication (SW26010 only) ----
+ * As in the real header (SW5 block: simd_putr(x, y), simd_putc(x, y), x = simd_getr(x),
+ * x = simd_getc(x), on compiler builtins typed for floatv4, doublev4, intv8 and int256;
+ * dxhisboy/shenwei-doc lists those four types), here for floatv4, doublev4 and intv8:
+ *   simd_putr(v, dest)  sends v to the CPE of this row at column dest (0..7), or with
+ *                       dest = 8 (bit 3 set) to every other CPE of the row;
+ *   simd_putc(v, dest)  the same along this CPE's column (dest: the receiver's row);
+ *   v = simd_getr(v)    the oldest value in this CPE's row receive buffer, waiting for one;
+ *   v = simd_getc(v)    the same for the column buffer.
+ * A put waits while a receiver's buffer is full. simd_getr / simd_getc do not read their
+ * argument (it only gives the type). Another type than a vector is a compile error; a value
+ * received as another vector type than it was sent stops the run, as do the other misuses
+ * listed in target_sw/emulator/README.md (deadlock, bad destination, values never received). */
+void athread_emu_regcomm_put(int bus, int type, const void *value, int dest);
+const void *athread_emu_regcomm_get(int bus, int type);
+#define SIMD_EMU_VTYPE(x) (SIMD_EMU_IS(x, floatv4) ? 1 : (SIMD_EMU_IS(x, doublev4) ? 2 : 3))
+#define SIMD_EMU_PUT(bus, x, dest)                                                          \
+    (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),            \
+     athread_emu_regcomm_put(bus, SIMD_EMU_VTYPE(x), (const __typeof__(x)[1]){(x)}, (dest)))
+#define SIMD_EMU_GET(bus, x)                                                                \
+    (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),            \
+     *(const __typeof__(x) *)athread_emu_regcomm_get(bus, SIMD_EMU_VTYPE(x)))
+#define simd_putr(x, y) SIMD_EMU_PUT(0, x, y)
+#define simd_putc(x, y) SIMD_EMU_PUT(1, x, y)
+#define simd_getr(x) SIMD_EMU_GET(0, x)
+#define simd_getc(x) SIMD_EMU_GET(1, x)
+
 #endif
+

@@ -6,6 +6,16 @@
  * contiguous; main memory is cut into blocks of `bsize` bytes (the last one shorter if
  * len is not a multiple), each followed by a gap of `stride` bytes; bsize == 0 means one
  * contiguous block. The copy is done before the call returns, then *reply += 1.
+ *
+ * BCAST_MODE (athread_get only): one CPE issues the request; the same bytes land at the same
+ * LDM address of every CPE of the rows selected by `mask` (bit r: mesh row r), the issuer
+ * included if its row is selected; only the issuer's reply word counts the request (the
+ * others learn of the data through a barrier). Sources: dxhisboy/shenwei-doc data-en.yaml
+ * (athread_get: mask = one bit per row, for BCAST/BROW only; athread_put has no broadcast
+ * modes), jameslinsjtu/swCandle memory/stream_sw/BCAST/BCAST_CONT (CPE 0 alone issues,
+ * mask 255, waits for reply 1), NSCC-Wuxi style bcast_get macros (athread_syn, CPE 0 issues
+ * with mask 0xff and waits for its reply, athread_syn). ROW_MODE, BROW_MODE and RANK_MODE are
+ * errors: the sources name them but do not say who issues them or how the data is divided.
  */
 #include <algorithm>
 #include <cinttypes>
@@ -63,16 +73,68 @@ void check_main_block(Cpe &c, const char *api, uintptr_t lo, uintptr_t hi, int64
           n->hi - n->lo, from, to);
 }
 
+/** A receiver of a broadcast get: its CPE and its LDM address. */
+struct Receiver {
+    Cpe *cpe;
+    unsigned char *ldm;
+};
+
+/** The receivers of a BCAST_MODE get issued by c with `mask` (one bit per mesh row), each
+ *  with the LDM address that is `ldm` of c (same arena offset, __thread_local offset or depth
+ *  below the kernel's entry frame) and its LDM side checked on that CPE. */
+std::vector<Receiver> bcast_receivers(Cpe &c, char mask, void *ldm, int len) {
+    Run &run = *c.run;
+    const sw::Machine &m = *run.machine;
+    const char *k = run.kernel.c_str();
+    const unsigned bits = static_cast<unsigned char>(mask);
+    const unsigned rows = (1u << m.cpe_mesh_rows) - 1;
+    if ((bits & rows) == 0 || (bits & ~rows) != 0) {
+        fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE with mask %#x: the mask has one bit "
+              "per mesh row (%d rows: a non-zero value within %#x)", k, c.id, bits, m.cpe_mesh_rows,
+              rows);
+    }
+    LdmPosition pos;
+    if (!ldm_position(c, reinterpret_cast<uintptr_t>(ldm), &pos)) {
+        fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE: LDM side %p is not LDM of this CPE "
+              "(in %s): a broadcast writes the same LDM address on every receiver", k, c.id, ldm,
+              describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str());
+    }
+    std::vector<Receiver> out;
+    for (auto &t : run.cpes) {
+        if (!(bits >> t->row & 1)) continue;
+        uintptr_t a = ldm_address(*t, pos);
+        if (!a) {
+            fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE: receiver CPE %d has no %s yet "
+                  "(has it started the kernel? broadcast after an athread_syn)", k, c.id, t->id,
+                  pos.region == LdmPosition::Tls ? "__thread_local data" : "kernel stack");
+        }
+        {
+            std::lock_guard<std::mutex> lock(t->ldm_mu);
+            check_ldm_side(*t, a, len, "athread_get in BCAST_MODE (issued by another CPE)",
+                           "LDM side on this receiver");
+        }
+        out.push_back(Receiver{t.get(), reinterpret_cast<unsigned char *>(a)});
+    }
+    return out;
+}
+
 /** Shared body of athread_get (is_put = false) and athread_put. */
 int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *reply,
-        int stride, int bsize) {
+        int stride, int bsize, char mask) {
     const char *api = is_put ? "athread_put" : "athread_get";
     Cpe &c = current_cpe(api);
     const char *k = c.run->kernel.c_str();
-    if (mode != PE_MODE) {
-        fatal("kernel '%s' CPE %d: %s in %s is not supported by the emulator (PE_MODE only)",
-              k, c.id, api, mode_name(mode));
+    if (is_put && (mode == BCAST_MODE || mode == BROW_MODE)) {
+        fatal("kernel '%s' CPE %d: athread_put in %s: puts have no broadcast modes (only "
+              "athread_get broadcasts)", k, c.id, mode_name(mode));
     }
+    if (mode != PE_MODE && mode != BCAST_MODE) {
+        fatal("kernel '%s' CPE %d: %s in %s is not supported by the emulator (PE_MODE and, for "
+              "athread_get, BCAST_MODE only: the public sources do not establish which CPEs "
+              "take part in %s and how the data is divided among them)",
+              k, c.id, api, mode_name(mode), mode_name(mode));
+    }
+    const bool bcast = mode == BCAST_MODE;
     if (len < 0 || stride < 0 || bsize < 0) {
         // Name what the request was for: the LDM object and the main-memory buffer.
         const uintptr_t m = reinterpret_cast<uintptr_t>(main_mem);
@@ -92,7 +154,11 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
         }
         check_ldm_side(c, reinterpret_cast<uintptr_t>(reply), sizeof(int), api, "reply word");
     }
-    check_ldm_side(c, reinterpret_cast<uintptr_t>(ldm), len, api, "LDM side");
+    std::vector<Receiver> receivers;
+    if (bcast)
+        receivers = bcast_receivers(c, mask, ldm, len);
+    else
+        check_ldm_side(c, reinterpret_cast<uintptr_t>(ldm), len, api, "LDM side");
 
     // Walk the blocks: check them all first, then copy, so a failing request moves nothing.
     const int64_t block = bsize > 0 ? bsize : (len > 0 ? len : 1);
@@ -123,6 +189,8 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
         int64_t n = std::min<int64_t>(block, len - i * block);
         if (is_put)
             std::memcpy(m, l + i * block, n);
+        else if (bcast)
+            for (const Receiver &r : receivers) std::memcpy(r.ldm + i * block, m, n);
         else
             std::memcpy(l + i * block, m, n);
     }
@@ -144,11 +212,10 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
 
 extern "C" int athread_get(dma_mode mode, void *src, void *dest, int len, void *reply,
                            char mask, int stride, int bsize) {
-    (void)mask;  // only BCAST/BROW modes use it
-    return athread_emu::dma(false, mode, src, dest, len, reply, stride, bsize);
+    return athread_emu::dma(false, mode, src, dest, len, reply, stride, bsize, mask);
 }
 
 extern "C" int athread_put(dma_mode mode, void *src, void *dest, int len, void *reply,
                            int stride, int bsize) {
-    return athread_emu::dma(true, mode, dest, src, len, reply, stride, bsize);
+    return athread_emu::dma(true, mode, dest, src, len, reply, stride, bsize, 0);
 }

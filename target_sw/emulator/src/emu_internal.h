@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -95,12 +96,47 @@ struct Buffer {
  *  kernel runs, and by the host thread after athread_join has joined it. */
 /** One entry of a CPE's timing log (timing.cpp). */
 struct TimingEvent {
-    enum Kind : uint8_t { Compute, Dma, Wait, Sync } kind;
+    enum Kind : uint8_t { Compute, Dma, Wait, Sync, RegPut, RegGet } kind;
     bool is_put = false;
-    int32_t barrier = 0;     ///< Sync: 0 array, 1 + row, 1 + rows + column
-    int64_t value = 0;       ///< Compute: cycles; Dma: line bytes; Sync: barrier generation
-    int64_t blocks = 0;      ///< Dma
+    int32_t barrier = 0;     ///< Sync: 0 array, 1 + row, 1 + rows + column; RegGet: bus
+    /** Compute: cycles; Dma: line bytes; Sync: barrier generation; RegPut: index in
+     *  Cpe::reg_put_log; RegGet: the sending CPE */
+    int64_t value = 0;
+    int64_t blocks = 0;      ///< Dma; RegGet: index of the matching put among the sender's puts
     uintptr_t reply = 0;     ///< Dma, Wait: address of the reply word (0: none)
+};
+
+struct Barrier;
+
+/** What a blocked CPE waits for (guarded by Run::sync_mu; deadlock detection, sync.cpp). */
+struct WaitState {
+    enum Kind { None, Syn, RegGet, RegPut } kind = None;
+    int bus = 0;                      ///< RegGet / RegPut: 0 row, 1 column
+    int target = -1;                  ///< RegPut: a receiver whose buffer is full
+    bool broadcast = false;           ///< RegPut
+    int scope = 0;                    ///< Syn: the athread_syn scope
+    const Barrier *barrier = nullptr; ///< Syn
+};
+
+/** One value in a register-communication receive buffer (regcomm.cpp). */
+struct RegValue {
+    alignas(32) unsigned char bytes[32];
+    int type;          ///< 1 floatv4, 2 doublev4, 3 intv8
+    int sender;
+    int64_t put_index; ///< the sender's put count before this put
+};
+
+/** A CPE's receive buffer of one bus (guarded by Run::sync_mu). */
+struct RegFifo {
+    std::deque<RegValue> values;
+    int64_t pushed = 0;  ///< values ever put into it
+};
+
+/** One put of a CPE for the timing replay: the receivers and the position of the value in
+ *  each receiver's buffer (its pushed count before the put). */
+struct RegPutLog {
+    int bus = 0;
+    std::vector<std::pair<int, int64_t>> targets;
 };
 
 struct Cpe {
@@ -118,6 +154,16 @@ struct Cpe {
     uintptr_t stack_entry = 0;
     uintptr_t tls_lo = 0, tls_hi = 0;      ///< this thread's copy of the __thread_local data
     std::vector<TimingEvent> timing_log;   ///< replayed by simulate_timing at join
+    /** Guards ldm (the arena's block map): taken by ldm_malloc / ldm_free on this CPE and by
+     *  another CPE's broadcast DMA checking this CPE's LDM side. */
+    std::mutex ldm_mu;
+    // Register communication and deadlock detection, guarded by Run::sync_mu:
+    WaitState wait;
+    bool finished = false;                 ///< the kernel function has returned
+    RegFifo fifo[2];                       ///< receive buffers: 0 row, 1 column
+    // Own thread only:
+    int64_t reg_puts = 0;
+    std::vector<RegPutLog> reg_put_log;
 };
 
 /** A reusable barrier of athread_syn (guarded by Run::sync_mu). */
@@ -153,6 +199,7 @@ Cpe *current_cpe_or_null();
 Cpe &current_cpe(const char *api);
 
 /** Bytes of LDM in use on c: ldm_malloc live bytes + __thread_local bytes. */
+
 int64_t ldm_in_use(const Cpe &c);
 
 // ---------------------------------------------------------------- ldm.cpp
@@ -166,6 +213,20 @@ void check_ldm_side(Cpe &c, uintptr_t lo, int64_t len, const char *api, const ch
 std::string describe_ldm(Cpe &c, uintptr_t a);
 /** Whether [lo, hi) overlaps the LDM of c (arena, stack, __thread_local data). */
 bool overlaps_ldm(Cpe &c, uintptr_t lo, uintptr_t hi);
+/** Locates c's __thread_local data (called on c's own thread when its kernel starts, so that
+ *  other CPEs can map LDM addresses into c's copy). */
+void locate_own_tls(Cpe &c);
+/** An LDM address as a place every CPE has: the same offset in the ldm_malloc arena, in the
+ *  __thread_local data, or below the kernel's entry frame. */
+struct LdmPosition {
+    enum Region { Arena, Tls, Stack } region;
+    uintptr_t offset;
+};
+/** Where LDM address a of c is; false if a is not in c's LDM. */
+bool ldm_position(Cpe &c, uintptr_t a, LdmPosition *p);
+/** The address of position p on CPE t; 0 if t's region is not known (not started, or its
+ *  __thread_local data not located). */
+uintptr_t ldm_address(Cpe &t, const LdmPosition &p);
 
 // ---------------------------------------------------------------- timing.cpp
 /** Appends a DMA request / a barrier arrival to c's timing log. */
@@ -178,6 +239,15 @@ void simulate_timing(Run &run, athread_emu_kernel_stats &r, int index);
 // ---------------------------------------------------------------- sync.cpp
 /** Called on a CPE thread when its kernel function has returned (deadlock detection). */
 void cpe_finished(Cpe &c);
+/** With run.sync_mu held by `lock`: c is blocked on w. Checks for a deadlock (every CPE
+ *  still running blocked), then waits until another CPE calls unblock(c). */
+void block(std::unique_lock<std::mutex> &lock, Cpe &c, const WaitState &w);
+/** With run.sync_mu held: c (if blocked) may run again; the caller notifies sync_cv. */
+void unblock(Cpe &c);
+
+// ---------------------------------------------------------------- regcomm.cpp
+/** athread_join: values left in receive buffers are an error. */
+void check_unreceived(Run &run);
 
 }  // namespace athread_emu
 

@@ -265,6 +265,33 @@ void check_ldm_side(Cpe &c, uintptr_t lo, int64_t len, const char *api, const ch
           lo, hi, len);
 }
 
+void locate_own_tls(Cpe &c) { locate_tls(c); }
+
+bool ldm_position(Cpe &c, uintptr_t a, LdmPosition *p) {
+    if (c.ldm.contains(a)) {
+        *p = LdmPosition{LdmPosition::Arena, a - c.ldm.base()};
+        return true;
+    }
+    if (in_tls(c, a)) {
+        *p = LdmPosition{LdmPosition::Tls, a - c.tls_lo};
+        return true;
+    }
+    if (c.stack_entry && a >= stack_region_lo(c) && a < c.stack_entry) {
+        *p = LdmPosition{LdmPosition::Stack, c.stack_entry - a};
+        return true;
+    }
+    return false;
+}
+
+uintptr_t ldm_address(Cpe &t, const LdmPosition &p) {
+    switch (p.region) {
+    case LdmPosition::Arena: return t.ldm.base() + p.offset;
+    case LdmPosition::Tls: return t.tls_hi ? t.tls_lo + p.offset : 0;
+    case LdmPosition::Stack: return t.stack_entry ? t.stack_entry - p.offset : 0;
+    }
+    return 0;
+}
+
 bool overlaps_ldm(Cpe &c, uintptr_t lo, uintptr_t hi) {
     auto overlaps = [&](uintptr_t a, uintptr_t b) { return lo < b && a < hi; };
     if (overlaps(c.ldm.base(), c.ldm.base() + static_cast<uintptr_t>(c.run->machine->ldm_bytes)))
@@ -306,7 +333,11 @@ extern "C" void *ldm_malloc(size_t size) {
               c.run->kernel.c_str(), c.id, size, in_use, c.ldm.live_bytes(), c.run->tls.bytes,
               budget, m.name.c_str(), m.ldm_bytes, m.ldm_stack_reserve);
     }
-    void *p = c.ldm.allocate(size);
+    void *p;
+    {
+        std::lock_guard<std::mutex> lock(c.ldm_mu);
+        p = c.ldm.allocate(size);
+    }
     if (!p) {
         fatal("kernel '%s' CPE %d: ldm_malloc(%zu): no free gap that large in the %" PRId64
               "-byte LDM (fragmented: %zu blocks, %" PRId64 " bytes live, blocks aligned to %"
@@ -331,5 +362,6 @@ extern "C" void ldm_free(void *addr, size_t size) {
               "ldm_malloc(%" PRId64 "); the sizes must match", c.run->kernel.c_str(), c.id,
               addr, size, had);
     }
+    std::lock_guard<std::mutex> lock(c.ldm_mu);
     c.ldm.release(addr);
 }

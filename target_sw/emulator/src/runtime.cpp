@@ -66,6 +66,7 @@ void *cpe_main(void *p) {
         }
         pthread_attr_destroy(&attr);
     }
+    locate_own_tls(c);
     call_kernel(c);
     cpe_finished(c);
     t_current = nullptr;
@@ -193,6 +194,7 @@ extern "C" int athread_join(void) {
     Global &g = global();
     if (!g.run) return -1;
     for (auto &c : g.run->cpes) pthread_join(c->thread, nullptr);
+    check_unreceived(*g.run);
     record(*g.run);
     g.run.reset();
     g.buffers.clear();

@@ -7,8 +7,13 @@
  * Only full masks are supported (all rows/columns taking part).
  * A barrier that can never complete (every CPE still running is waiting in some
  * barrier, the others have returned) would hang the real machine: the emulator reports
- * it as an error instead of hanging.
+ * it as an error instead of hanging. The same check covers register communication
+ * (regcomm.cpp): a CPE blocked in simd_getr/getc (empty buffer) or simd_putr/putc (full
+ * buffer) counts as blocked, and the message names every blocked CPE and what it waits for.
  */
+#include <cstdio>
+#include <string>
+
 #include "emu_internal.h"
 #include "slave.h"
 
@@ -25,14 +30,54 @@ const char *scope_name(scope s) {
     return "unknown scope";
 }
 
-/** Called with run.sync_mu held: nobody can make progress any more. */
+/** What c waits for, for the deadlock message. */
+std::string describe_wait(const Run &run, const Cpe &c) {
+    const WaitState &w = c.wait;
+    char buf[200];
+    const char bus = w.bus == 0 ? 'r' : 'c';
+    const char *bus_name = w.bus == 0 ? "row" : "column";
+    switch (w.kind) {
+    case WaitState::Syn:
+        std::snprintf(buf, sizeof buf, "CPE %d in athread_syn(%s)", c.id,
+                      scope_name(static_cast<scope>(w.scope)));
+        break;
+    case WaitState::RegGet:
+        std::snprintf(buf, sizeof buf, "CPE %d in simd_get%c (its %s receive buffer is empty)",
+                      c.id, bus, bus_name);
+        break;
+    case WaitState::RegPut:
+        std::snprintf(buf, sizeof buf, "CPE %d in simd_put%c%s (the %s receive buffer of CPE %d "
+                      "is full%s)", c.id, bus, w.broadcast ? " broadcast" : "", bus_name, w.target,
+                      w.target >= 0 && run.cpes[w.target]->finished ? ", and it has returned" : "");
+        break;
+    case WaitState::None:
+        std::snprintf(buf, sizeof buf, "CPE %d running", c.id);
+        break;
+    }
+    return buf;
+}
+
+/** Called with run.sync_mu held: nobody can make progress any more. The one place where
+ *  every kind of blocking (athread_syn, simd_getr/getc, simd_putr/putc on a full buffer) is
+ *  checked together. */
 void check_deadlock(Run &run, const Cpe &c, const char *event) {
     int n = static_cast<int>(run.cpes.size());
     if (run.blocked > 0 && run.blocked + run.finished == n) {
-        fatal("kernel '%s': deadlock in athread_syn after CPE %d %s: %d CPEs wait in a "
-              "barrier that can never complete, %d CPEs have returned from the kernel "
-              "(some CPEs skip an athread_syn or use another scope)",
-              run.kernel.c_str(), c.id, event, run.blocked, run.finished);
+        bool syn = false, reg = false;
+        std::string who;
+        for (const auto &p : run.cpes) {
+            if (p->wait.kind == WaitState::None) continue;
+            (p->wait.kind == WaitState::Syn ? syn : reg) = true;
+            if (!who.empty()) who += "; ";
+            who += describe_wait(run, *p);
+        }
+        fatal("kernel '%s': deadlock in %s after CPE %d %s: every CPE still running waits for "
+              "another: %s; %d CPEs have returned from the kernel (some CPEs skip an athread_syn "
+              "or use another scope, or receive before the value they wait for is sent)",
+              run.kernel.c_str(),
+              syn && reg ? "athread_syn and register communication"
+                         : (syn ? "athread_syn" : "register communication"),
+              c.id, event, who.c_str(), run.finished);
     }
 }
 
@@ -42,7 +87,25 @@ void cpe_finished(Cpe &c) {
     Run &run = *c.run;
     std::lock_guard<std::mutex> lock(run.sync_mu);
     run.finished++;
+    c.finished = true;
     check_deadlock(run, c, "returned from the kernel");
+}
+
+void block(std::unique_lock<std::mutex> &lock, Cpe &c, const WaitState &w) {
+    Run &run = *c.run;
+    c.wait = w;
+    run.blocked++;
+    const char *event = w.kind == WaitState::Syn      ? "entered athread_syn"
+                        : w.kind == WaitState::RegGet ? (w.bus ? "entered simd_getc" : "entered simd_getr")
+                                                      : (w.bus ? "entered simd_putc" : "entered simd_putr");
+    check_deadlock(run, c, event);
+    run.sync_cv.wait(lock, [&] { return c.wait.kind == WaitState::None; });
+}
+
+void unblock(Cpe &c) {
+    if (c.wait.kind == WaitState::None) return;
+    c.wait = WaitState{};
+    c.run->blocked--;
 }
 
 }  // namespace athread_emu
@@ -76,13 +139,16 @@ extern "C" int athread_syn(scope scp, int mask) {
         // Last one in: release the others (they stop counting as blocked right now).
         b->arrived = 0;
         b->generation++;
-        run.blocked -= b->parties - 1;
+        for (auto &p : run.cpes)
+            if (p->wait.kind == WaitState::Syn && p->wait.barrier == b) unblock(*p);
         run.sync_cv.notify_all();
         return 0;
     }
-    run.blocked++;
-    check_deadlock(run, c, "entered athread_syn");
-    run.sync_cv.wait(lock, [&] { return b->generation != gen; });
+    WaitState w;
+    w.kind = WaitState::Syn;
+    w.scope = static_cast<int>(scp);
+    w.barrier = b;
+    block(lock, c, w);
     return 0;
 }
 

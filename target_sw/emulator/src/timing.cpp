@@ -17,7 +17,13 @@
  *    1/put_bytes_per_cycle of it, capped per CPE), then the request completes after the
  *    fixed latency; T advances from one start or end of a data transfer to the next;
  *  - a request completing (its completion time becomes known) unblocks the CPE waiting
- *    for it at max(its clock, the completion).
+ *    for it at max(its clock, the completion);
+ *  - register communication: a put takes regcomm.put_cycles once its values have room (a
+ *    value that is entry n of a receiver's buffer waits for that receiver's get n - depth);
+ *    a get waits until its matching put's time + regcomm.latency_cycles, then takes
+ *    regcomm.get_cycles. The matching (which put each get received) is the one the emulated
+ *    run produced, logged on both sides, so the replay is deterministic for a given run; a
+ *    CPE whose needed time is not known yet waits (WaitReg) and replays that event later.
  * CPE clocks never fall behind T when they issue (a blocked CPE resumes at a completion
  * time >= T), so every request is queued before T reaches its issue time.
  */
@@ -54,7 +60,7 @@ struct Req {
 };
 
 struct CpeSim {
-    enum State { Running, WaitDma, WaitSync, Finished } state = Running;
+    enum State { Running, WaitDma, WaitSync, WaitReg, Finished } state = Running;
     size_t pc = 0;
     double t = 0;               ///< this CPE's clock
     double setup_free = 0;      ///< end of the last setup of its engine
@@ -64,11 +70,18 @@ struct CpeSim {
     std::unordered_map<uintptr_t, size_t> last_on_reply;
     size_t waiting_for = 0;     ///< request index while WaitDma
     double blocked_since = 0;
-    double compute = 0, dma_wait = 0, sync_wait = 0;
+    double compute = 0, dma_wait = 0, sync_wait = 0, reg_wait = 0;
     double end = 0;
+    // Register communication: the time of each put (in put order), of each get per bus.
+    std::vector<double> put_t;
+    std::vector<double> get_t[2];
+    // WaitReg: the put (dep_cpe's put dep_index) or get (dep_cpe's get dep_index on dep_bus,
+    // dep_bus >= 0) whose time is not known yet.
+    int dep_cpe = -1, dep_bus = -1;
+    size_t dep_index = 0;
     // trace: spans of this CPE, index of the last span of each kind (-1: none)
     std::vector<athread_emu_span> spans;
-    long last_span[4] = {-1, -1, -1, -1};
+    long last_span[5] = {-1, -1, -1, -1, -1};
 };
 
 struct BarrierSim {
@@ -93,6 +106,14 @@ public:
                         Req &q = cpes_[i].reqs[cpes_[i].waiting_for];
                         if (q.done < 0) continue;
                         resume_after(i, q.done, cpes_[i].dma_wait, ATHREAD_EMU_SPAN_WAIT);
+                    }
+                    if (cpes_[i].state == CpeSim::WaitReg) {
+                        // Its event is replayed again once the time it needs is known.
+                        const CpeSim &c = cpes_[i];
+                        const CpeSim &d = cpes_[c.dep_cpe];
+                        const size_t known = c.dep_bus < 0 ? d.put_t.size() : d.get_t[c.dep_bus].size();
+                        if (known <= c.dep_index) continue;
+                        cpes_[i].state = CpeSim::Running;
                     }
                     if (cpes_[i].state == CpeSim::Running) {
                         advance(i);
@@ -124,6 +145,7 @@ public:
             s.compute_cycles = llround(c.compute);
             s.dma_wait_cycles = llround(c.dma_wait);
             s.sync_wait_cycles = llround(c.sync_wait);
+            s.regcomm_wait_cycles = llround(c.reg_wait);
             worst = std::max(worst, c.end);
         }
         r.cycles_max = llround(worst);
@@ -187,6 +209,42 @@ private:
                 }
                 break;
             }
+            case TimingEvent::RegPut: {
+                // Room: the value is entry n of a receiver's buffer; with `depth` entries it
+                // goes in once that receiver's get n - depth has taken a value out.
+                const RegPutLog &p = run_.cpes[i]->reg_put_log[static_cast<size_t>(e.value)];
+                const int64_t depth = m_.regcomm.buffer_entries;
+                double ready = c.t;
+                for (const auto &target : p.targets) {
+                    if (target.second < depth) continue;
+                    const size_t need = static_cast<size_t>(target.second - depth);
+                    const std::vector<double> &g = cpes_[target.first].get_t[p.bus];
+                    if (g.size() <= need) {
+                        block_reg(c, target.first, p.bus, need);
+                        return;
+                    }
+                    ready = std::max(ready, g[need]);
+                }
+                wait_until(c, ready, c.reg_wait, ATHREAD_EMU_SPAN_REGCOMM);
+                span(c, ATHREAD_EMU_SPAN_COMPUTE, c.t, c.t + m_.regcomm.put_cycles);
+                c.t += m_.regcomm.put_cycles;
+                c.put_t.push_back(c.t);
+                break;
+            }
+            case TimingEvent::RegGet: {
+                const CpeSim &sender = cpes_[static_cast<size_t>(e.value)];
+                const size_t k = static_cast<size_t>(e.blocks);
+                if (sender.put_t.size() <= k) {
+                    block_reg(c, static_cast<int>(e.value), -1, k);
+                    return;
+                }
+                wait_until(c, sender.put_t[k] + m_.regcomm.latency_cycles, c.reg_wait,
+                           ATHREAD_EMU_SPAN_REGCOMM);
+                span(c, ATHREAD_EMU_SPAN_COMPUTE, c.t, c.t + m_.regcomm.get_cycles);
+                c.t += m_.regcomm.get_cycles;
+                c.get_t[e.barrier].push_back(c.t);
+                break;
+            }
             case TimingEvent::Sync: {
                 BarrierSim &b = barriers_[{e.barrier, e.value}];
                 b.arrived++;
@@ -198,6 +256,15 @@ private:
             }
         }
         c.state = CpeSim::Finished;
+    }
+
+    /** c's current event needs a time not known yet: it is replayed again once known. */
+    void block_reg(CpeSim &c, int cpe, int bus, size_t index) {
+        c.pc--;
+        c.state = CpeSim::WaitReg;
+        c.dep_cpe = cpe;
+        c.dep_bus = bus;
+        c.dep_index = index;
     }
 
     void wait_until(CpeSim &c, double until, double &counter, int kind) {
@@ -376,6 +443,8 @@ void simulate_timing(Run &run, athread_emu_kernel_stats &r, int index) {
     for (auto &c : run.cpes) {
         c->timing_log.clear();
         c->timing_log.shrink_to_fit();
+        c->reg_put_log.clear();
+        c->reg_put_log.shrink_to_fit();
     }
 }
 
