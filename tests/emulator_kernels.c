@@ -4,6 +4,7 @@
  * by itself; for the emulator the names are prefixed here.
  */
 #include <slave.h>
+#include <simd.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -32,6 +33,18 @@ void ldm_free(void *p, size_t size);
 #define align_kernel slave_align_kernel
 #define tls_small_kernel slave_tls_small_kernel
 #define local_array_kernel slave_local_array_kernel
+#define regcomm_ring_kernel slave_regcomm_ring_kernel
+#define regcomm_stream_kernel slave_regcomm_stream_kernel
+#define regcomm_bcast_kernel slave_regcomm_bcast_kernel
+#define regcomm_deadlock_kernel slave_regcomm_deadlock_kernel
+#define regcomm_put_kernel slave_regcomm_put_kernel
+#define regcomm_mismatch_kernel slave_regcomm_mismatch_kernel
+#define regcomm_timing_kernel slave_regcomm_timing_kernel
+#define bcast_get_kernel slave_bcast_get_kernel
+#define bcast_put_kernel slave_bcast_put_kernel
+#endif
+#ifdef ATHREAD_EMULATOR
+#include <athread_emu.h>
 #endif
 
 static int acting(const misc_args *a) {
@@ -268,4 +281,163 @@ void local_array_kernel(void *arg) {
     while (reply != 1) {
     }
     a->out[athread_get_id(-1)] = (long long)local[0];
+}
+
+/* ---------------------------------------------------------------- register communication */
+
+static int reg_pos(const regcomm_args *a, int id) { return a->bus == 0 ? (id & 7) : (id >> 3); }
+
+/* (Vectors go by address: x86 without AVX has no register for a 32-byte vector.) */
+/** Sends the k-th value of CPE id (lane j = id * 1000 + k * 10 + j) to dest. */
+static void reg_put(const regcomm_args *a, int id, int k, int dest) {
+    int b = id * 1000 + k * 10;
+    intv8 v = simd_set_intv8(b, b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7);
+    if (a->bus == 0)
+        simd_putr(v, dest);
+    else
+        simd_putc(v, dest);
+}
+
+/** Receives one value and records it as CPE id's k-th. */
+static void reg_get(regcomm_args *a, int id, int k) {
+    int lanes[8], j;
+    intv8 v = simd_set_intv8(0, 0, 0, 0, 0, 0, 0, 0);
+    if (a->bus == 0)
+        v = simd_getr(v);
+    else
+        v = simd_getc(v);
+    simd_storeu(v, lanes);
+    a->received[id][k] = lanes[0];
+    for (j = 1; j < 8; j++)
+        if (lanes[j] != lanes[0] + j) a->lanes_ok[id] = 0;
+}
+
+/** Ring: every CPE sends its value to the next position of its row / column, then
+ *  receives from the previous one. */
+void regcomm_ring_kernel(void *arg) {
+    regcomm_args *a = (regcomm_args *)arg;
+    int id = athread_get_id(-1);
+    a->lanes_ok[id] = 1;
+    reg_put(a, id, 0, (reg_pos(a, id) + 1) & 7);
+    reg_get(a, id, 0);
+}
+
+/** Stream: position src of every row / column sends `count` values to position dst, which
+ *  receives them (more values than a receive buffer holds: the sender waits). */
+void regcomm_stream_kernel(void *arg) {
+    regcomm_args *a = (regcomm_args *)arg;
+    int id = athread_get_id(-1), k;
+    a->lanes_ok[id] = 1;
+    if (reg_pos(a, id) == a->src)
+        for (k = 0; k < a->count; k++) reg_put(a, id, k, a->dst);
+    else if (reg_pos(a, id) == a->dst)
+        for (k = 0; k < a->count; k++) reg_get(a, id, k);
+}
+
+/** Broadcast: position src of every row / column sends `count` values with destination 8,
+ *  every other CPE of the row / column receives them. */
+void regcomm_bcast_kernel(void *arg) {
+    regcomm_args *a = (regcomm_args *)arg;
+    int id = athread_get_id(-1), k;
+    a->lanes_ok[id] = 1;
+    if (reg_pos(a, id) == a->src)
+        for (k = 0; k < a->count; k++) reg_put(a, id, k, 8);
+    else
+        for (k = 0; k < a->count; k++) reg_get(a, id, k);
+}
+
+/** CPEs 0 and 1 (same row) both receive first: a deadlock. */
+void regcomm_deadlock_kernel(void *arg) {
+    regcomm_args *a = (regcomm_args *)arg;
+    int id = athread_get_id(-1);
+    if (id > 1) return;
+    reg_get(a, id, 0);
+    reg_put(a, id, 0, 1 - id);
+}
+
+/** CPE only_cpe puts one value with destination dst; nobody receives. */
+void regcomm_put_kernel(void *arg) {
+    regcomm_args *a = (regcomm_args *)arg;
+    if (athread_get_id(-1) == a->only_cpe) reg_put(a, a->only_cpe, 0, a->dst);
+}
+
+/** CPE 0 puts a floatv4 to column 1; CPE 1 receives a doublev4. */
+void regcomm_mismatch_kernel(void *arg) {
+    regcomm_args *a = (regcomm_args *)arg;
+    int id = athread_get_id(-1);
+    (void)a;
+    if (id == 0) {
+        floatv4 f = simd_set_floatv4(1, 2, 3, 4);
+        simd_putr(f, 1);
+    } else if (id == 1) {
+        doublev4 d = simd_set_doublev4(0, 0, 0, 0);
+        d = simd_getr(d);
+        a->lanes_ok[1] = 0;
+    }
+}
+
+/** CPE 0 computes `delay` cycles (reported to the timing model), then puts to column 1;
+ *  CPE 1 receives at once, so it waits about delay + latency. */
+void regcomm_timing_kernel(void *arg) {
+    regcomm_args *a = (regcomm_args *)arg;
+    int id = athread_get_id(-1);
+    if (id == 0) {
+#ifdef ATHREAD_EMULATOR
+        athread_emu_work w = {0, 0, 0, 0, 0, 0, 0};
+        w.slow_cycles = a->delay;
+        athread_emu_account(&w);
+#endif
+        reg_put(a, 0, 0, 1);
+    } else if (id == 1) {
+        reg_get(a, 1, 0);
+    }
+}
+
+/* ---------------------------------------------------------------- broadcast DMA */
+
+__thread_local unsigned char bcast_tls[EMU_TEST_BCAST_MAX] __attribute__((aligned(128)));
+
+void bcast_get_kernel(void *arg) {
+    bcast_args *a = (bcast_args *)arg;
+    int id = athread_get_id(-1);
+    volatile int reply = 0;
+    unsigned char local[EMU_TEST_BCAST_MAX];
+    unsigned char *buf = bcast_tls;
+    size_t bytes = (size_t)(id == a->issuer ? a->issuer_ldm_bytes : a->ldm_bytes);
+    if (a->where == 1) buf = (unsigned char *)ldm_malloc(bytes);
+    if (a->where == 2) buf = local;
+    memset(buf, 0xEE, a->where == 1 ? bytes : (size_t)EMU_TEST_BCAST_MAX);
+    athread_syn(ARRAY_SCOPE, 0xffff);
+    if (a->pe == 2 || (a->pe == 1 && id == a->issuer)) {
+        athread_get(PE_MODE, (void *)a->src, buf, a->len, (void *)&reply, 0, 0, 0);
+        while (reply != 1) {
+        }
+#ifdef ATHREAD_EMULATOR
+        athread_emu_wait_reply(&reply);
+#endif
+    } else if (a->pe == 0 && id == a->issuer) {
+        athread_get(BCAST_MODE, (void *)a->src, buf, a->len, (void *)&reply, (char)a->mask, 0, 0);
+        while (reply != 1) {
+        }
+#ifdef ATHREAD_EMULATOR
+        athread_emu_wait_reply(&reply);
+#endif
+    }
+    a->reply_seen[id] = reply;
+    athread_syn(ARRAY_SCOPE, 0xffff);
+    if (a->out) {
+        reply = 0;
+        athread_put(PE_MODE, buf, a->out + (size_t)id * a->len, a->len, (void *)&reply, 0, 0);
+        while (reply != 1) {
+        }
+    }
+    if (a->where == 1) ldm_free(buf, bytes);
+}
+
+/** CPE issuer tries athread_put in BCAST_MODE. */
+void bcast_put_kernel(void *arg) {
+    bcast_args *a = (bcast_args *)arg;
+    volatile int reply = 0;
+    if (athread_get_id(-1) != a->issuer) return;
+    athread_put(BCAST_MODE, bcast_tls, a->out, a->len, (void *)&reply, 0, 0);
 }

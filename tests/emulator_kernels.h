@@ -66,6 +66,36 @@ typedef struct {
     long long out[64];
 } misc_args;
 
+/** Register-communication kernels (regcomm_*_kernel). `bus`: 0 row (simd_putr/getr), 1
+ *  column (simd_putc/getc); positions are columns on a row bus, rows on a column bus. */
+#define EMU_TEST_REG_VALUES 10
+typedef struct {
+    int bus;
+    int src;          /* broadcast / stream: the sending position */
+    int dst;          /* stream: the receiving position; misuse: the destination passed */
+    int count;        /* stream / broadcast: values sent */
+    int only_cpe;     /* misuse kernels: the CPE that acts */
+    int delay;        /* timing: cycles the sender reports before putting */
+    int received[64][EMU_TEST_REG_VALUES];  /* first int lane of each value received */
+    double lanes_ok[64];                    /* 1 if every lane matched */
+} regcomm_args;
+
+/** bcast_get_kernel: every CPE fills an LDM array with 0xEE; after a barrier, CPE issuer
+ *  gets len bytes of src with athread_get(BCAST_MODE, ..., mask, 0, 0) and waits for its
+ *  reply; after a second barrier every CPE puts its array to out + id * len (out NULL:
+ *  no put).
+ *  where: 0 a __thread_local array, 1 an ldm_malloc block of ldm_bytes (the issuer's
+ *  issuer_ldm_bytes), 2 a local array of the kernel. */
+#define EMU_TEST_BCAST_MAX 512
+typedef struct {
+    const unsigned char *src;
+    unsigned char *out;
+    int len, mask, issuer, where;
+    int ldm_bytes, issuer_ldm_bytes;
+    int pe;           /* timing comparisons: 1 the issuer, 2 every CPE, gets in PE_MODE instead */
+    int reply_seen[64];
+} bcast_args;
+
 #ifdef __cplusplus
 }
 #endif

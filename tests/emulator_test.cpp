@@ -37,6 +37,15 @@ extern void SLAVE_FUN(leak_kernel)(void *);
 extern void SLAVE_FUN(align_kernel)(void *);
 extern void SLAVE_FUN(tls_small_kernel)(void *);
 extern void SLAVE_FUN(local_array_kernel)(void *);
+extern void SLAVE_FUN(regcomm_ring_kernel)(void *);
+extern void SLAVE_FUN(regcomm_stream_kernel)(void *);
+extern void SLAVE_FUN(regcomm_bcast_kernel)(void *);
+extern void SLAVE_FUN(regcomm_deadlock_kernel)(void *);
+extern void SLAVE_FUN(regcomm_put_kernel)(void *);
+extern void SLAVE_FUN(regcomm_mismatch_kernel)(void *);
+extern void SLAVE_FUN(regcomm_timing_kernel)(void *);
+extern void SLAVE_FUN(bcast_get_kernel)(void *);
+extern void SLAVE_FUN(bcast_put_kernel)(void *);
 // Not declared by the real slave.h (athread-api.md): declared here for the host-misuse test.
 void *ldm_malloc(size_t size);
 void ldm_free(void *p, size_t size);
@@ -288,10 +297,11 @@ TEST_F(Emulator, ThreadLocalIsPerCpeAndCounted) {
     athread_spawn(tls_kernel, &a);
     athread_join();
     for (int i = 0; i < 64; i++) EXPECT_EQ(a.out[i], 7 + i);
-    // tl_counter + tl_big are all the __thread_local data of this test program.
+    // tl_counter + tl_big + bcast_tls (aligned(128)) are all the __thread_local data of this
+    // test program.
     long long stat = last().ldm_static_bytes;
-    EXPECT_GE(stat, 16384 + 4);
-    EXPECT_LT(stat, 16384 + 4 + 64);
+    EXPECT_GE(stat, 16384 + 4 + EMU_TEST_BCAST_MAX);
+    EXPECT_LT(stat, 16384 + 4 + EMU_TEST_BCAST_MAX + 64 + 128);
     EXPECT_EQ(last().ldm_budget_bytes, kBudget);
     // A second spawn starts from fresh copies.
     athread_spawn(tls_kernel, &a);
@@ -594,6 +604,295 @@ TEST_F(Emulator, SpawnAfterHaltDies) {
 
 TEST_F(Emulator, CpeCallFromHostDies) {
     EXPECT_DEATH(ldm_malloc(16), "ldm_malloc called outside a CPE function");
+}
+
+// ---------------------------------------------------------------- register communication
+
+regcomm_args reg(int bus) {
+    regcomm_args a;
+    std::memset(&a, 0, sizeof a);
+    a.bus = bus;
+    a.only_cpe = -1;
+    return a;
+}
+
+/** The id of the CPE at position pos of the row (bus 0) or column (bus 1) of CPE id. */
+int along(int bus, int id, int pos) { return bus == 0 ? (id & ~7) + pos : pos * 8 + (id & 7); }
+
+class Regcomm : public Emulator, public ::testing::WithParamInterface<int> {};
+
+TEST_P(Regcomm, RingPassesToTheNextPosition) {
+    const int bus = GetParam();
+    regcomm_args a = reg(bus);
+    athread_spawn(regcomm_ring_kernel, &a);
+    athread_join();
+    for (int id = 0; id < 64; id++) {
+        const int pos = bus == 0 ? id & 7 : id >> 3;
+        const int prev = along(bus, id, (pos + 7) & 7);
+        EXPECT_EQ(a.received[id][0], prev * 1000) << "CPE " << id;
+        EXPECT_EQ(a.lanes_ok[id], 1) << "CPE " << id;
+        EXPECT_EQ(last().cpe[id].regcomm_puts, 1);
+        EXPECT_EQ(last().cpe[id].regcomm_gets, 1);
+    }
+}
+
+TEST_P(Regcomm, StreamArrivesInOrderPastTheBufferDepth) {
+    const int bus = GetParam();
+    regcomm_args a = reg(bus);
+    a.src = 2;
+    a.dst = 5;
+    a.count = EMU_TEST_REG_VALUES;  // more than the receive buffer holds: the sender waits
+    athread_spawn(regcomm_stream_kernel, &a);
+    athread_join();
+    for (int line = 0; line < 8; line++) {
+        const int first = bus == 0 ? line * 8 : line;  // position 0 of this row / column
+        const int src = along(bus, first, 2), dst = along(bus, first, 5);
+        for (int k = 0; k < a.count; k++) EXPECT_EQ(a.received[dst][k], src * 1000 + k * 10) << dst;
+        EXPECT_EQ(a.lanes_ok[dst], 1);
+        EXPECT_EQ(a.received[along(bus, first, 4)][0], 0);  // nobody else received
+    }
+}
+
+TEST_P(Regcomm, BroadcastReachesEveryOtherCpeOfTheLine) {
+    const int bus = GetParam();
+    regcomm_args a = reg(bus);
+    a.src = 3;
+    a.count = 3;
+    athread_spawn(regcomm_bcast_kernel, &a);
+    athread_join();
+    for (int id = 0; id < 64; id++) {
+        const int src = along(bus, id, 3);
+        if (id == src) {
+            EXPECT_EQ(last().cpe[id].regcomm_puts, 3);  // a broadcast counts once
+            continue;
+        }
+        for (int k = 0; k < 3; k++) EXPECT_EQ(a.received[id][k], src * 1000 + k * 10) << id;
+        EXPECT_EQ(a.lanes_ok[id], 1);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(RowAndColumn, Regcomm, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int> &i) {
+                             return std::string(i.param == 0 ? "Row" : "Column");
+                         });
+
+TEST_F(Emulator, RegcommGetWaitIsCounted) {
+    regcomm_args a = reg(0);
+    a.delay = 10000;
+    athread_spawn(regcomm_timing_kernel, &a);
+    athread_join();
+    EXPECT_EQ(a.received[1][0], 0);
+    const athread_emu_cpe_stats &r = last().cpe[1];
+    // The receiver waits for the sender's 10000 cycles + put + latency (Machine::regcomm).
+    EXPECT_GE(r.regcomm_wait_cycles, 10000);
+    EXPECT_LE(r.regcomm_wait_cycles, 10000 + 100);
+    EXPECT_EQ(last().cpe[0].regcomm_wait_cycles, 0);
+    EXPECT_GE(r.cycles, 10000);
+}
+
+TEST_F(Emulator, RegcommTimingIsDeterministic) {
+    long long first[64];
+    for (int run = 0; run < 3; run++) {
+        regcomm_args a = reg(1);
+        a.src = 0;
+        a.dst = 7;
+        a.count = EMU_TEST_REG_VALUES;
+        athread_spawn(regcomm_stream_kernel, &a);
+        athread_join();
+        for (int id = 0; id < 64; id++) {
+            if (run == 0)
+                first[id] = last().cpe[id].cycles;
+            else
+                EXPECT_EQ(last().cpe[id].cycles, first[id]) << "CPE " << id;
+        }
+    }
+}
+
+TEST_F(Emulator, RegcommDeadlockNamesBothCpes) {
+    regcomm_args a = reg(0);
+    athread_emu_set_kernel_name("two_receivers");
+    EXPECT_DEATH(
+        {
+            athread_spawn(regcomm_deadlock_kernel, &a);
+            athread_join();
+        },
+        "athread emulator: error: kernel 'two_receivers': deadlock in register communication "
+        "after CPE [0-9]+ [a-z_ ]+: every CPE still running waits for another: CPE 0 in "
+        "simd_getr \\(its row receive buffer is empty\\); CPE 1 in simd_getr");
+}
+
+TEST_F(Emulator, RegcommBadDestinationDies) {
+    regcomm_args a = reg(0);
+    a.only_cpe = 9;
+    a.dst = 16;
+    athread_emu_set_kernel_name("bad_dest");
+    EXPECT_DEATH(
+        {
+            athread_spawn(regcomm_put_kernel, &a);
+            athread_join();
+        },
+        "kernel 'bad_dest' CPE 9: simd_putr to destination 16: only its low 4 bits are read");
+    a.dst = 1;  // CPE 9 is column 1 of row 1
+    athread_emu_set_kernel_name("to_self");
+    EXPECT_DEATH(
+        {
+            athread_spawn(regcomm_put_kernel, &a);
+            athread_join();
+        },
+        "kernel 'to_self' CPE 9: simd_putr to itself");
+}
+
+TEST_F(Emulator, RegcommUnreceivedValueDies) {
+    regcomm_args a = reg(1);
+    a.only_cpe = 9;
+    a.dst = 3;  // CPE 9 (row 1, column 1) to row 3 of its column: CPE 25
+    athread_emu_set_kernel_name("unreceived");
+    EXPECT_DEATH(
+        {
+            athread_spawn(regcomm_put_kernel, &a);
+            athread_join();
+        },
+        "kernel 'unreceived' CPE 25: 1 value\\(s\\) sent to it by simd_putc were never received "
+        "\\(column receive buffer not empty when the kernel returned; the first from CPE 9");
+}
+
+TEST_F(Emulator, RegcommTypeMismatchDies) {
+    regcomm_args a = reg(0);
+    athread_emu_set_kernel_name("mismatch");
+    EXPECT_DEATH(
+        {
+            athread_spawn(regcomm_mismatch_kernel, &a);
+            athread_join();
+        },
+        "kernel 'mismatch' CPE 1: simd_getr into a doublev4 received a floatv4 \\(sent by CPE 0");
+}
+
+TEST_F(Emulator, RegcommOnProMachineDies) {
+    athread_emu_set_machine("sw26010-pro");
+    regcomm_args a = reg(0);
+    athread_emu_set_kernel_name("pro_ring");
+    EXPECT_DEATH(
+        {
+            athread_spawn(regcomm_ring_kernel, &a);
+            athread_join();
+        },
+        "kernel 'pro_ring' CPE [0-9]+: simd_putr: sw26010-pro has no register communication");
+}
+
+// ---------------------------------------------------------------- broadcast DMA
+
+struct BcastRun {
+    std::vector<unsigned char> src, out;
+    bcast_args a;
+    explicit BcastRun(int len) : src(len), out(64 * (size_t)len) {
+        for (int i = 0; i < len; i++) src[i] = static_cast<unsigned char>(i * 7 + 1);
+        std::memset(&a, 0, sizeof a);
+        a.src = src.data();
+        a.out = out.data();
+        a.len = len;
+    }
+    bool received(int id) const {
+        return std::memcmp(&out[(size_t)id * a.len], src.data(), a.len) == 0;
+    }
+    bool untouched(int id) const {
+        for (int i = 0; i < a.len; i++)
+            if (out[(size_t)id * a.len + i] != 0xEE) return false;
+        return true;
+    }
+};
+
+class BcastDma : public Emulator, public ::testing::WithParamInterface<int> {};
+
+TEST_P(BcastDma, EveryCpeOfTheMaskedRowsReceives) {
+    for (int mask : {0xff, 0x05, 0x80}) {
+        BcastRun r(256);
+        r.a.where = GetParam();
+        r.a.mask = mask;
+        r.a.issuer = 9;  // row 1: a receiver only with bit 1
+        r.a.ldm_bytes = r.a.issuer_ldm_bytes = 512;
+        athread_spawn(bcast_get_kernel, &r.a);
+        athread_join();
+        for (int id = 0; id < 64; id++) {
+            if (mask >> (id >> 3) & 1)
+                EXPECT_TRUE(r.received(id)) << "mask " << mask << " CPE " << id;
+            else
+                EXPECT_TRUE(r.untouched(id)) << "mask " << mask << " CPE " << id;
+            // Only the issuer's reply word counts the request.
+            EXPECT_EQ(r.a.reply_seen[id], id == 9 ? 1 : 0) << id;
+            EXPECT_EQ(last().cpe[id].get_requests, id == 9 ? 1 : 0);
+        }
+        // The request's 128-byte lines, counted once (not once per receiver).
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(r.src.data()), hi = lo + 256;
+        EXPECT_EQ(last().cpe[9].get_line_bytes, (long long)((hi + 127) / 128 * 128 - lo / 128 * 128));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(LdmObjects, BcastDma, ::testing::Values(0, 1, 2),
+                         [](const ::testing::TestParamInfo<int> &i) {
+                             return std::string(i.param == 0 ? "ThreadLocal"
+                                                             : (i.param == 1 ? "LdmMalloc" : "Local"));
+                         });
+
+TEST_F(Emulator, BcastCostsAboutOneGetNotSixtyFour) {
+    const int n = 4096;
+    long long cycles[3];
+    for (int pe = 0; pe < 3; pe++) {
+        BcastRun r(n);
+        r.a.out = nullptr;
+        r.a.mask = 0xff;
+        r.a.where = 1;  // an ldm_malloc block of n bytes on every CPE
+        r.a.ldm_bytes = r.a.issuer_ldm_bytes = n;
+        r.a.pe = pe;  // 0: broadcast, 1: one PE_MODE get, 2: 64 PE_MODE gets
+        athread_spawn(bcast_get_kernel, &r.a);
+        athread_join();
+        cycles[pe] = last().cycles_max;
+    }
+    EXPECT_NEAR(static_cast<double>(cycles[0]), static_cast<double>(cycles[1]), 0.02 * cycles[1]);
+    // 64 gets of n bytes move 64 times the bytes: several times the broadcast's time (not 64
+    // times: a single get is latency bound).
+    EXPECT_GT(cycles[2], 5 * cycles[0]);
+}
+
+TEST_F(Emulator, BcastOnPutDies) {
+    BcastRun r(64);
+    r.a.issuer = 5;
+    athread_emu_set_kernel_name("bcast_put");
+    EXPECT_DEATH(
+        {
+            athread_spawn(bcast_put_kernel, &r.a);
+            athread_join();
+        },
+        "kernel 'bcast_put' CPE 5: athread_put in BCAST_MODE: puts have no broadcast modes");
+}
+
+TEST_F(Emulator, BcastWithEmptyMaskDies) {
+    BcastRun r(64);
+    r.a.mask = 0;
+    athread_emu_set_kernel_name("bcast_mask");
+    EXPECT_DEATH(
+        {
+            athread_spawn(bcast_get_kernel, &r.a);
+            athread_join();
+        },
+        "kernel 'bcast_mask' CPE 0: athread_get in BCAST_MODE with mask 0: the mask has one bit "
+        "per mesh row");
+}
+
+TEST_F(Emulator, BcastIntoTooSmallReceiverBlockDies) {
+    BcastRun r(256);
+    r.a.mask = 0xff;
+    r.a.where = 1;
+    r.a.issuer_ldm_bytes = 512;  // the issuer's block is large enough, the others' are not
+    r.a.ldm_bytes = 128;
+    athread_emu_set_kernel_name("bcast_small");
+    EXPECT_DEATH(
+        {
+            athread_spawn(bcast_get_kernel, &r.a);
+            athread_join();
+        },
+        "kernel 'bcast_small' CPE 1: athread_get in BCAST_MODE \\(issued by another CPE\\) LDM "
+        "side on this receiver \\[0x[0-9a-f]+, 0x[0-9a-f]+\\) \\(256 bytes\\) overruns the LDM "
+        "block");
 }
 
 }  // namespace
