@@ -5,6 +5,8 @@
  *    only) or a doublev4 passed to simd_vmas (floatv4 only) does not compile; the right
  *    types compile under -std=gnu99 and -std=c99 -pedantic-errors -Wall -Wextra -Werror,
  *    and compute what the real instructions compute; a misaligned simd_load stops the run.
+ *  - register communication (simd_putr / putc / getr / getc) takes the vector types of the
+ *    real builtins (floatv4, doublev4, intv8): a scalar does not compile.
  *  - slave.h does not declare ldm_malloc / ldm_free (the installed one does not): code
  *    that calls them declares them itself.
  *  - athread.h, like the real one (which pulls intc.h and its POSIX signal types), needs
@@ -119,6 +121,27 @@ TEST_F(HeaderTest, SimdLoadsOfTheWrongTypeDoNotCompile) {
     EXPECT_NE(compile("load_scalar", simd_source("float s; simd_load(s, pf); (void)s"), kStrict + " -fsyntax-only", &out), 0);
     EXPECT_NE(compile("load_ptr", simd_source("simd_loadu(f, pd)"), kStrict + " -fsyntax-only", &out), 0);
     EXPECT_NE(compile("vmad_scalar", simd_source("d = simd_vmad(d, 2.0, d)"), "-std=gnu99 -fsyntax-only", &out), 0);
+}
+
+TEST_F(HeaderTest, RegisterCommunicationIsTyped) {
+    std::string out;
+    // The real builtins take vector registers (dxhisboy/shenwei-doc: intv8, int256, doublev4,
+    // floatv4); the emulator provides floatv4, doublev4 and intv8.
+    const std::string ok =
+        "intv8 i = simd_set_intv8(1, 2, 3, 4, 5, 6, 7, 8);\n"
+        "    simd_putr(f, 8); simd_putc(d, 3); simd_putr(i, 1);\n"
+        "    f = simd_getr(f); d = simd_getc(d); i = simd_getr(i); (void)i";
+    for (const std::string &flags : {kStrict, kGnu}) {
+        EXPECT_EQ(compile("regcomm_ok", simd_source(ok), flags + " -fsyntax-only", &out), 0)
+            << flags << ": " << out;
+        EXPECT_NE(compile("putr_scalar", simd_source("simd_putr(1.0, 8)"), flags + " -fsyntax-only", &out), 0)
+            << flags << ": a double passed to simd_putr compiled";
+        EXPECT_NE(compile("getc_scalar", simd_source("double s = 0; s = simd_getc(s); (void)s"),
+                          flags + " -fsyntax-only", &out), 0)
+            << flags << ": simd_getc into a double compiled";
+        EXPECT_NE(compile("getr_noarg", simd_source("f = simd_getr()"), flags + " -fsyntax-only", &out), 0)
+            << flags;
+    }
 }
 
 TEST_F(HeaderTest, SimdIntrinsicsCompute) {

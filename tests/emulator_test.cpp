@@ -671,7 +671,7 @@ TEST_P(Regcomm, BroadcastReachesEveryOtherCpeOfTheLine) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(RowAndColumn, Regcomm, ::testing::Values(0, 1),
+INSTANTIATE_TEST_SUITE_P(EmulatorRowAndColumn, Regcomm, ::testing::Values(0, 1),
                          [](const ::testing::TestParamInfo<int> &i) {
                              return std::string(i.param == 0 ? "Row" : "Column");
                          });
@@ -827,7 +827,7 @@ TEST_P(BcastDma, EveryCpeOfTheMaskedRowsReceives) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(LdmObjects, BcastDma, ::testing::Values(0, 1, 2),
+INSTANTIATE_TEST_SUITE_P(EmulatorLdmObjects, BcastDma, ::testing::Values(0, 1, 2),
                          [](const ::testing::TestParamInfo<int> &i) {
                              return std::string(i.param == 0 ? "ThreadLocal"
                                                              : (i.param == 1 ? "LdmMalloc" : "Local"));
