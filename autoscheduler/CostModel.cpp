@@ -13,13 +13,6 @@ namespace sw_auto {
 
 namespace {
 
-/** Cycles per element of a zero-padded window that InjectDma's guarded copy moves inside the
- * LDM (spread of the in-bounds rows plus the zero fill of the edges), taken from the work
- * counters of the generated loops when they were summed per DMA window. Under today's
- * per-region rule the zero fill's loop body is 6 cycles per element (4 more per padding
- * element); with this value the AlexNet, VGG-19 and random conv layers still agree with the
- * emulator within 13% (auto_bench, autoschedule_random_test), so it was kept [D]. */
-constexpr double kGuardedCopyCycles = 11.5;
 /** Integer work of one iteration of a vectorised inner loop (addresses, counter), from the
  * generated conv loops' counters. */
 constexpr double kVectorLoopIntOps = 6;
@@ -110,6 +103,41 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
     return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+/** Cycles per chunk of the fill of a zero-padded window (InjectDma's guarded copy: the
+ * in-bounds box comes by DMA straight to its place, only the elements outside it are
+ * filled), averaged over the tiles. Along each dimension the tiles' windows are in bounds
+ * by a share that depends only on the tile's position along it, so the mean in-bounds part
+ * is the window times the product of the per-dimension means. Each filled element is a
+ * store in a loop (WorkCount: 2 cycles); each window row of a tile with any padding costs
+ * its bounds test and the heads of its fill loops. */
+double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan, const Bindings &b,
+                           const sw::Machine &m) {
+    const SymBox &window = info.chunk_region.at(producer);
+    const SymBox *in = nullptr;
+    for (const std::string &i : info.producer_inputs) {
+        auto it = info.chunk_region.find(i);
+        if (it != info.chunk_region.end() && it->second.size() == window.size()) in = &it->second;
+    }
+    const std::vector<int64_t> box = extents(window, b);
+    if (!in || prod(box) == 0) return 0;
+    double inside = 1, whole = 1;  // mean in-bounds share; share of tiles without padding
+    for (size_t d = 0; d < box.size() && d < info.out_extents.size(); d++) {
+        const int64_t e = info.out_extents[d], t = std::min<int64_t>(plan.tile[d], e);
+        Bindings bd = b;
+        double share = 0, unpadded = 0, n = 0;
+        for (int64_t o = 0; o < e; o += t, n++) {
+            bd[tile_origin_var(int(d))] = std::min(o, e - t);  // the last tile shifted inwards
+            const int64_t w = extents(window, bd)[d], i = extents(*in, bd)[d];
+            share += w ? double(std::min(i, w)) / double(w) : 1.0;
+            unpadded += i >= w ? 1 : 0;
+        }
+        inside *= share / n;
+        whole *= unpadded / n;
+    }
+    const double points = double(prod(box)), rows = points / double(box[0]);
+    return points * (1 - inside) * region(m, 0, 2, 1) + rows * (1 - whole) * region(m, 0, 4, 4);
+}
+
 }  // namespace
 
 Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
@@ -172,7 +200,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         if (producer) {
             const std::vector<int64_t> box = extents(info.chunk_region.at(s.name), b);
             buffer(s.name, 4 * prod(box) * (db ? 2 : 1));
-            chunk_compute += kGuardedCopyCycles * prod(box);
+            chunk_compute += padding_fill_cycles(info, s.name, plan, b, m);
             continue;
         }
         const std::vector<int64_t> box = extents(info.tile_region.at(s.name), b);

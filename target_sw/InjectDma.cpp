@@ -295,10 +295,8 @@ private:
     /** A zero-padded (guarded) staging copy, ldm[i(v)] = cond(v) ? main[j(v)] : fill, as
      * produced by staging a boundary-conditioned Func: the in-bounds box of each dimension
      * is solved from the condition (conjuncts free of the nest's variables guard the whole
-     * box); the box is brought by DMA compactly to the start of the copy's region of the
-     * LDM buffer (one strided request per outer iteration), then, if the box is not the
-     * whole region, spread out in place to its padded layout (backwards, so nothing is
-     * overwritten before it is read) and the rest filled. Returns an undefined Stmt when the
+     * box); the box is brought by DMA straight to its place in the padded layout, and the
+     * elements outside it are filled (fill_outside_box). Returns an undefined Stmt when the
      * copy is not of that form (it then stays CPE code). */
     Stmt lower_guarded(const Store *store, const Select *sel, const std::vector<const For *> &loops,
                        const std::vector<std::pair<std::string, Expr>> &lets) {
@@ -376,16 +374,15 @@ private:
         // Steps: the LDM side must be a row-major layout of the padded window (rows may be
         // longer than the loop, e.g. rounded up for vectors), the main side contiguous in
         // the innermost dimension.
-        std::vector<Expr> main_step(n);
+        std::vector<Expr> main_step(n), ldm_step(n);
         Expr row = 1;  // the LDM span of the dimensions inside d
-        bool dense = true;
         for (size_t d = 0; d < n; d++) {
             Var v(vars[d]);
             const Expr ls = simplify(substitute(vars[d], v + 1, ldm_index) - ldm_index);
             main_step[d] = simplify(substitute(vars[d], v + 1, main_index) - main_index);
             if (uses_nest(ls) || uses_nest(main_step[d])) return Stmt();
             if (d == 0 ? !is_const_one(ls) : !proved(ls >= row)) return Stmt();
-            dense = dense && same_value(ls, row);
+            ldm_step[d] = ls;
             row = simplify(ls * full_ext[d]);
         }
         if (!is_const_one(main_step[0])) return Stmt();
@@ -395,51 +392,62 @@ private:
             for (size_t d = from; d < n; d++) e = substitute(vars[d], values[d], e);
             return simplify(e);
         };
-        // The DMA: compact box rows, one strided request per outer iteration.
+        // The DMA lands the box straight in its padded place. The LDM side of a request is
+        // contiguous, so the box rows go as one strided request when they follow each other
+        // in the LDM (the box spans the padded row), else one request per row.
         std::vector<Expr> box_vars(n);
         for (size_t d = 0; d < n; d++) box_vars[d] = Variable::make(Int(32), vars[d]);
         std::vector<Expr> first = box_vars;
         first[0] = lo[0];
         if (n > 1) first[1] = lo[1];
-        // The box is brought compactly to the start of the copy's own region of the buffer
-        // (which need not be the start of the buffer: an outer loop may stage one region
-        // per iteration).
-        const Expr ldm_base = at(ldm_index, full_min, 0);
-        Expr compact = ldm_base, cstride = 1;
-        for (size_t d = 0; d < n; d++) {
-            compact = compact + (box_vars[d] - lo[d]) * cstride;
-            cstride = cstride * ext[d];
-        }
         const Expr rows = n > 1 ? ext[1] : Expr(1), pitch = n > 1 ? main_step[1] : ext[0];
-        Expr req_ldm = at(compact, first, 0), req_main = at(main_index, first, 0);
+        const Expr req_ldm = at(ldm_index, first, 0), req_main = at(main_index, first, 0);
         Stmt req = request(false, store->name, req_ldm, load->name, req_main, ext[0], rows, pitch, site);
-        if (n > 1 && !proved(pitch >= ext[0])) {
+        if (n > 1) {
             Var r(unique_name("dma_row"));
-            Stmt per_row = For::make(r.name(), 0, rows, ForType::Serial, DeviceAPI::None,
-                                     request(false, store->name, req_ldm + r * ext[0], load->name, req_main + r * pitch,
-                                             ext[0], 1, ext[0], site));
-            req = IfThenElse::make(pitch >= ext[0], req, per_row);
-        }
-        if (n > 1 && !proved(pitch != ext[0])) {
-            // Rows that are whole rows of the source (the box spans its width) follow each
-            // other in main memory: one contiguous block instead of one block per row.
-            const Expr all = ext[0] * rows;
-            const Stmt whole = request(false, store->name, req_ldm, load->name, req_main, all, 1, all, site);
-            req = proved(pitch == ext[0]) ? whole : IfThenElse::make(pitch == ext[0], whole, req);
+            const Stmt per_row =
+                For::make(r.name(), 0, rows, ForType::Serial, DeviceAPI::None,
+                          request(false, store->name, simplify(req_ldm + r * ldm_step[1]), load->name,
+                                  simplify(req_main + r * pitch), ext[0], 1, ext[0], site));
+            // One strided request needs consecutive LDM rows and main-memory rows that do
+            // not overlap.
+            const Expr strided = ext[0] == ldm_step[1] && pitch >= ext[0];
+            if (proved(!strided)) {
+                req = per_row;
+            } else if (!proved(strided)) {
+                req = IfThenElse::make(strided, req, per_row);
+            }
+            if (!proved(pitch != ext[0])) {
+                // Rows that are whole rows of the source (the box spans its width) follow each
+                // other in main memory: one contiguous block instead of one block per row.
+                const Expr all = ext[0] * rows;
+                const Stmt whole = request(false, store->name, req_ldm, load->name, req_main, all, 1, all, site);
+                const Expr both = pitch == ext[0] && ldm_step[1] == ext[0];
+                req = proved(both) ? whole : IfThenElse::make(both, whole, req);
+            }
         }
         for (size_t d = 2; d < n; d++) {
             req = For::make(vars[d], lo[d], ext[d], ForType::Serial, DeviceAPI::None, req);
         }
-        Expr nonempty = box_guard;
-        for (size_t d = 0; d < n; d++) nonempty = nonempty && ext[d] > 0;
-        req = IfThenElse::make(simplify(nonempty), req);
-
-        // Spread the box to the padded layout, backwards, and fill the rest.
-        Expr partial = !box_guard || !dense;
-        for (size_t d = 0; d < n; d++) partial = partial || lo[d] != full_min[d] || ext[d] != full_ext[d];
-        partial = simplify(partial);
-        Stmt fix;
-        if (!is_const_zero(partial)) {
+        // Box rows that are whole rows of the source (a narrow image: the box spans its width)
+        // but not consecutive in the LDM: one contiguous request per outer iteration is far
+        // cheaper than one per row (each costs a block), so the box comes compactly to the
+        // start of the copy's region and is spread to its place in the LDM, backwards (no
+        // element is overwritten before it is read).
+        Stmt spread;
+        if (n > 1 && !proved(pitch != ext[0])) {
+            const Expr compact_rows = pitch == ext[0] && ldm_step[1] != ext[0];
+            const Expr ldm_base = at(ldm_index, full_min, 0);
+            Expr compact = ldm_base, cstride = 1;
+            for (size_t d = 0; d < n; d++) {
+                compact = compact + (box_vars[d] - lo[d]) * cstride;
+                cstride = cstride * ext[d];
+            }
+            const Expr all = ext[0] * rows;
+            Stmt whole = request(false, store->name, at(compact, first, 0), load->name, req_main, all, 1, all, site);
+            for (size_t d = 2; d < n; d++) {
+                whole = For::make(vars[d], lo[d], ext[d], ForType::Serial, DeviceAPI::None, whole);
+            }
             const Type t = store->value.type();
             std::vector<Expr> back(n);
             std::vector<std::string> rev(n);
@@ -447,29 +455,80 @@ private:
                 rev[d] = unique_name("spread");
                 back[d] = hi[d] - Variable::make(Int(32), rev[d]);
             }
-            Stmt spread_box = Store::make(store->name, Load::make(t, store->name, at(compact, back, 0), Buffer<>(), Parameter(), const_true(), ModulusRemainder()),
-                                      at(ldm_index, back, 0), Parameter(), const_true(), ModulusRemainder());
-            for (size_t d = 0; d < n; d++) {
-                spread_box = For::make(rev[d], 0, ext[d], ForType::Serial, DeviceAPI::None, spread_box);
-            }
-            const Stmt spread = is_const_one(box_guard) ? spread_box : IfThenElse::make(box_guard, spread_box);
-            Expr inside = box_guard;
-            for (size_t d = 0; d < n; d++) inside = inside && box_vars[d] >= lo[d] && box_vars[d] <= hi[d];
-            Stmt zero = IfThenElse::make(!inside, Store::make(store->name, fill, ldm_index, Parameter(), const_true(),
-                                                              ModulusRemainder()));
-            for (size_t d = 0; d < n; d++) {
-                zero = For::make(vars[d], full_min[d], full_ext[d], ForType::Serial, DeviceAPI::None, zero);
-            }
-            fix = IfThenElse::make(partial, Block::make(spread, zero));
+            spread = Store::make(store->name, Load::make(t, store->name, at(compact, back, 0), Buffer<>(), Parameter(), const_true(), ModulusRemainder()),
+                                 at(ldm_index, back, 0), Parameter(), const_true(), ModulusRemainder());
+            for (size_t d = 0; d < n; d++) spread = For::make(rev[d], 0, ext[d], ForType::Serial, DeviceAPI::None, spread);
+            spread = IfThenElse::make(simplify(compact_rows && box_guard), spread);
+            req = IfThenElse::make(compact_rows, whole, req);
+        }
+        Expr nonempty = box_guard;
+        for (size_t d = 0; d < n; d++) nonempty = nonempty && ext[d] > 0;
+        req = IfThenElse::make(simplify(nonempty), req);
+
+        // The fill: written where the box is not, and only there.
+        Expr partial = !box_guard;
+        for (size_t d = 0; d < n; d++) partial = partial || lo[d] != full_min[d] || ext[d] != full_ext[d];
+        partial = simplify(partial);
+        // (The spread runs whenever the box came compactly, padded or not: the LDM rows may
+        // be longer than the window's, e.g. rounded up to whole vectors.)
+        Stmt fix = spread;
+        if (!is_const_zero(partial)) {
+            const Stmt fill_rest = IfThenElse::make(partial, fill_outside_box(store, fill, ldm_index, vars, lo, hi, full_min, full_ext, box_guard));
+            fix = fix.defined() ? Block::make(fix, fill_rest) : fill_rest;
         }
         std::ostringstream shape;
-        shape << "zero-padded window: the in-bounds box by " << (n > 2 ? "one strided request per outer iteration" : "one strided request")
-              << " (rows of up to " << simplify(full_ext[0] * load->type.bytes())
-              << " B; one block when they are whole rows of the source), spread in LDM at the image edges";
+        shape << "zero-padded window: the in-bounds box by DMA straight to its padded place ("
+              << (n > 2 ? "per outer iteration " : "") << "one strided request, or one request per row when the box "
+              << "is narrower than the padded row, or one contiguous request spread in the LDM when its rows are whole "
+              << "rows of the source; rows of up to " << simplify(full_ext[0] * load->type.bytes())
+              << " B), the padding filled at the edges only";
         k.dma.push_back({store->name, load->name, false, shape.str()});
         std::vector<Stmt> parts = {dma_marker(dma_begin_intrinsic, site), req, dma_marker(dma_wait_intrinsic, site)};
         if (fix.defined()) parts.push_back(fix);
         return Block::make(parts);
+    }
+
+    /** Stores \p fill to every element of a staged window that the in-bounds box [lo, hi]
+     * does not cover: when the box is guarded off (\p box_guard false), everywhere; else, in
+     * the two innermost dimensions, the rows outside the box whole and, in the rows of the
+     * box, the parts left and right of it (an empty box leaves no element out). An outer
+     * dimension the box may not cover whole falls back to testing every element. */
+    static Stmt fill_outside_box(const Store *store, const Expr &fill, const Expr &ldm_index,
+                                 const std::vector<std::string> &vars, const std::vector<Expr> &lo,
+                                 const std::vector<Expr> &hi, const std::vector<Expr> &full_min,
+                                 const std::vector<Expr> &full_ext, const Expr &box_guard) {
+        const size_t n = vars.size();
+        auto put = [&]() { return Store::make(store->name, fill, ldm_index, Parameter(), const_true(), ModulusRemainder()); };
+        auto loop = [](const std::string &v, const Expr &min, const Expr &extent, const Stmt &body) {
+            return For::make(v, simplify(min), simplify(extent), ForType::Serial, DeviceAPI::None, body);
+        };
+        auto var = [&](size_t d) { return Variable::make(Int(32), vars[d]); };
+        Stmt all = put();
+        for (size_t d = 0; d < n; d++) all = loop(vars[d], full_min[d], full_ext[d], all);
+        bool outer_whole = true;
+        for (size_t d = 2; d < n; d++) {
+            outer_whole = outer_whole && proved(lo[d] == full_min[d] && hi[d] == full_min[d] + full_ext[d] - 1);
+        }
+        Stmt edges;
+        if (outer_whole) {
+            const Expr end0 = full_min[0] + full_ext[0];
+            const Expr right_min = max(hi[0] + 1, full_min[0]);
+            const Stmt row_edges = Block::make(loop(vars[0], full_min[0], max(min(lo[0], end0) - full_min[0], 0), put()),
+                                               loop(vars[0], right_min, max(end0 - right_min, 0), put()));
+            edges = row_edges;
+            if (n > 1) {
+                const Stmt row_all = loop(vars[0], full_min[0], full_ext[0], put());
+                edges = loop(vars[1], full_min[1], full_ext[1],
+                             IfThenElse::make(var(1) < lo[1] || var(1) > hi[1], row_all, row_edges));
+            }
+            for (size_t d = 2; d < n; d++) edges = loop(vars[d], full_min[d], full_ext[d], edges);
+        } else {
+            Expr inside = const_true();
+            for (size_t d = 0; d < n; d++) inside = inside && var(d) >= lo[d] && var(d) <= hi[d];
+            edges = IfThenElse::make(!inside, put());
+            for (size_t d = 0; d < n; d++) edges = loop(vars[d], full_min[d], full_ext[d], edges);
+        }
+        return is_const_one(box_guard) ? edges : IfThenElse::make(box_guard, edges, all);
     }
 
     static Stmt request(bool is_put, const std::string &ldm_name, Expr ldm_index,

@@ -19,9 +19,10 @@
  * wait for all requests of the site.
  *
  * A guarded copy, ldm[i] = in_bounds ? main[clamped j] : fill (a staged zero-padded Func),
- * is solved for its in-bounds box per dimension: the box comes by DMA compactly to the start
- * of the LDM buffer, then, at the edges, is spread to its padded layout in place (backwards)
- * and the rest is filled.
+ * is solved for its in-bounds box per dimension: the box comes by DMA straight to its place
+ * in the padded layout (one strided request when its rows are consecutive in the LDM, else
+ * one request per row), and only the elements outside the box are filled (no copy inside
+ * the LDM, no test per element).
  *
  * Loads and stores of main memory that are not such copies stay as they are: direct
  * main-memory accesses from the CPE, legal but slow; they are listed in the kernel.
