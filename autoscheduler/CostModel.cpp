@@ -210,13 +210,16 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             const OpCount &o = ops[k];
             const int64_t r = o.reduction_points;
             const bool is_main = s.name == info.main && int(k) == info.main_update + 1;
-            const double U = double(m.unaligned_vector_access_p1), S = double(m.splat_p1);
+            // Vector loads and stores are unaligned (simd_loadu / simd_storeu) unless proved
+            // otherwise; the values splatted are staged in the LDM, so each splat is one
+            // simd_loade (WorkCount.h).
+            const double U = double(m.unaligned_vector_access_p1), E = 1;
             if (!is_main) {
                 // A scalar loop over the points (the pure definition of a vectorised main stage
                 // on whole vectors: its loads of values invariant along x are splats), one store
                 // each, loads of its inputs and of itself.
                 const bool whole_vectors = s.name == info.main && k == 0 && vec > 1;
-                const double p1 = whole_vectors ? o.loads * (1 + S) + U + 1 : o.loads + 2;
+                const double p1 = whole_vectors ? o.loads * E + U + 1 : o.loads + 2;
                 const double per = region(m, o.float_ops, p1, o.int_ops + 2, o.chain, o.slow_cycles);
                 const double n = double(points) * r / (whole_vectors ? lanes : 1);
                 tile_compute += n * per;
@@ -231,7 +234,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 // Per reduction point: the block's FMAs, its vector loads (simd_loadu), and the
                 // loads of values invariant along x, each splatted once for the block.
                 const double p0 = o.float_ops * plan.block;
-                const double p1 = info.loads_varying * plan.block * U + info.loads_invariant * (1 + S);
+                const double p1 = info.loads_varying * plan.block * U + info.loads_invariant * E;
                 // The accumulators stay in registers over an inner reduction loop
                 // (PromoteAccumulators); with every tap unrolled and one point per chunk there
                 // is none, and each tap loads and stores them. Each accumulator's updates form

@@ -40,8 +40,9 @@
 
 namespace schedules {
 
-/** Output pixels along x that one register block of the hand schedule accumulates. */
-constexpr int kConvBlockX = 2 * kVectorLanes;
+/** Output pixels along x that one register block of the hand schedule accumulates, at most
+ * (the tile choice rounds the width up to it). */
+constexpr int kConvBlockX = 4 * kVectorLanes;
 
 /** What a conv2d schedule needs to see of the algorithm. */
 struct Conv2DStages {
@@ -70,6 +71,26 @@ struct Conv2DTiles {
     int tc;      ///< output channels per tile
     int cc;      ///< input channels staged at once
 };
+
+/** A register block of the hand schedule: floatv4 accumulators along x times output
+ * channels. */
+struct ConvRegisterBlock {
+    int vectors, channels;
+};
+
+/** The register block for tiles of \p t: 16 accumulators (of the 32 vector registers, leaving
+ * Machine::operand_registers and more for the operands), as expert kernels keep (a 4x4
+ * block, SW26010.md): 4 vectors x 4 channels where the tile is 16 pixels wide or more, else 2
+ * x 8 (or 1 x 16) so that a narrow tile does not compute padding; the channels of the tile
+ * must divide by the block's. Per tap and input channel that is 16 FMAs on P0 against
+ * vectors x (1-2) + channels loads on P1: both pipelines busy, the FMA latency hidden. */
+inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
+    ConvRegisterBlock b = t.tx >= 4 * kVectorLanes   ? ConvRegisterBlock{4, 4}
+                          : t.tx >= 2 * kVectorLanes ? ConvRegisterBlock{2, 8}
+                                                     : ConvRegisterBlock{1, 16};
+    while (t.tc % b.channels) b.channels /= 2;
+    return b;
+}
 
 /** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window, weights);
  * with \p lanes > 1 the tile width is rounded up to whole vectors. */
@@ -147,7 +168,7 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
  * boundary test, and the accumulation runs on floatv4 along x (rounded up to 4 lanes;
  * stride 1 only). */
 inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool simd = false,
-                                  bool double_buffered = false) {
+                                  bool double_buffered = false, ConvRegisterBlock block = {2, 1}) {
     using namespace Halide;
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.conv.compute_at(st.output, tile).store_in(sw::LDM);
@@ -173,17 +194,25 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     }
     // Rounding x up to whole register blocks reads past the tile: only the zero-padded
     // window (defined everywhere) or a tile whose width is a multiple of the block allows it.
-    if (simd && (st.has_padding || t.tx % kConvBlockX == 0)) {
-        // Register blocking: kConvBlockX / kVectorLanes accumulator vectors along x share
-        // each weight; they stay in registers over the whole chunk (PromoteAccumulators).
-        Var xo("xo"), xi("xi"), xio("xio"), xii("xii");
+    if (simd && (st.has_padding || t.tx % (block.vectors * kVectorLanes) == 0)) {
+        // The register block: block.vectors floatv4 of pixels along x times block.channels
+        // output channels, block.vectors x block.channels accumulators that stay in
+        // registers over the whole chunk (PromoteAccumulators). Per tap and input channel
+        // the block loads block.vectors input vectors, each used by every channel, and
+        // splats block.channels weights (simd_loade), each used by every vector
+        // (ShareOperands): block.vectors x block.channels independent FMAs.
+        Var xo("xo"), xi("xi"), xio("xio"), xii("xii"), cb("cb"), cu("cu");
         st.conv.vectorize(st.x, kVectorLanes, TailStrategy::RoundUp);
+        // Whole vectors per accumulator row: its loads and stores are aligned (simd_load).
+        st.conv.align_storage(st.x, kVectorLanes);
         st.conv.update(0)
-            .split(st.x, xo, xi, kConvBlockX, TailStrategy::RoundUp)
+            .split(st.x, xo, xi, block.vectors * kVectorLanes, TailStrategy::RoundUp)
             .split(xi, xio, xii, kVectorLanes)
-            .reorder(xii, xio, st.r.x, st.r.y, rci, xo)
+            .split(st.c, cb, cu, block.channels)
+            .reorder(xii, xio, cu, st.r.x, st.r.y, rci, xo, st.y, cb, rco, st.n)
             .vectorize(xii)
-            .unroll(xio);
+            .unroll(xio)
+            .unroll(cu);
         // Small kernels are unrolled to drop the loop overhead.
         if (st.r.x.extent().defined() && can_prove(st.r.x.extent() * st.r.y.extent() <= 25)) {
             st.conv.update(0).unroll(st.r.x).unroll(st.r.y);
@@ -198,7 +227,8 @@ inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const
                                    const Conv2DTiles &forced = {0, 0, 0, 0}) {
     const bool simd = s.stride_x == 1;
     const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? kConvBlockX : 1);
-    schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, kConvBlockX));
+    const ConvRegisterBlock block = conv2d_register_block(t);
+    schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, block.vectors * kVectorLanes), block);
 }
 
 /** The OpenACC-style baseline: one output row of one channel per iteration. */

@@ -3,6 +3,8 @@
  */
 #include "target_sw/CodeGen_CPE.h"
 
+#include "target_sw/AlignVectorAccesses.h"
+
 #include "target_sw/CodeGen_C99.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
@@ -118,6 +120,18 @@ private:
         define_helper("sw_store4", "static inline void sw_store4(float *p, floatv4 v) { simd_storeu(v, p); }\n");
         define_helper("sw_splat4", "static inline floatv4 sw_splat4(float x) { return simd_set_floatv4(x, x, x, x); }\n");
     }
+    /** The helper of an aligned (simd_load / simd_store) or unaligned (simd_loadu /
+     * simd_storeu) access (AlignVectorAccesses.h). */
+    std::string vector_access(bool store, const ModulusRemainder &alignment) {
+        use_simd();
+        if (!vector_access_aligned(Float(32, 4), alignment)) return store ? "sw_store4" : "sw_load4";
+        if (store) {
+            define_helper("sw_store4a", "static inline void sw_store4a(float *p, floatv4 v) { simd_store(v, p); }\n");
+            return "sw_store4a";
+        }
+        define_helper("sw_load4a", "static inline floatv4 sw_load4a(const float *p) { floatv4 v; simd_load(v, (float *)p); return v; }\n");
+        return "sw_load4a";
+    }
     /** The scalar base of a dense 4-lane index, or an error. */
     Expr dense_base(const Expr &index, const std::string &what) {
         const Ramp *r = index.as<Ramp>();
@@ -135,9 +149,9 @@ private:
         }
         if (!is_floatv4(op->type)) return CodeGen_C99::visit(op);
         if (!is_const_one(op->predicate)) unsupported("predicated vector loads");
-        use_simd();
+        const std::string helper = vector_access(false, op->alignment);
         const std::string base = print_expr(dense_base(op->index, "a vector load of " + op->name));
-        last = "sw_load4(&" + id(op->name) + "[" + base + "])";
+        last = helper + "(&" + id(op->name) + "[" + base + "])";
     }
     void visit(const Store *op) override {
         if (is_register(op->name)) {
@@ -148,15 +162,22 @@ private:
         }
         if (!is_floatv4(op->value.type())) return CodeGen_C99::visit(op);
         if (!is_const_one(op->predicate)) unsupported("predicated vector stores");
-        use_simd();
+        const std::string helper = vector_access(true, op->alignment);
         const std::string value = print_expr(op->value);
         const std::string base = print_expr(dense_base(op->index, "a vector store to " + op->name));
         do_indent();
-        out << "sw_store4(&" << id(op->name) << "[" << base << "], " << value << ");\n";
+        out << helper << "(&" << id(op->name) << "[" << base << "], " << value << ");\n";
     }
     void visit(const Broadcast *op) override {
         if (!is_floatv4(op->type)) unsupported("broadcasts of type " + type_to_string(op->type));
         use_simd();
+        const Load *l = op->value.as<Load>();
+        if (l && ldm_names.count(l->name) && is_const_one(l->predicate)) {
+            // A value of the LDM: one load that broadcasts it (ldse), the cheap splat.
+            define_helper("sw_loade4", "static inline floatv4 sw_loade4(const float *p) { floatv4 v; simd_loade(v, (float *)p); return v; }\n");
+            last = "sw_loade4(&" + id(l->name) + "[" + print_expr(l->index) + "])";
+            return;
+        }
         last = "sw_splat4(" + print_expr(op->value) + ")";
     }
     void visit(const Add *op) override {

@@ -3,6 +3,7 @@
  */
 #include "target_sw/SunwayLowering.h"
 
+#include "target_sw/AlignVectorAccesses.h"
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
@@ -10,6 +11,7 @@
 #include "target_sw/InjectDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/PromoteAccumulators.h"
+#include "target_sw/ShareOperands.h"
 #include "target_sw/StageOutput.h"
 
 #include <sstream>
@@ -75,6 +77,12 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
 
     for (CpeKernel &k : f.kernels) promote_accumulators(k, *f.machine);
     log_step(ir_log, "promote_accumulators", f);
+
+    for (CpeKernel &k : f.kernels) share_operands(k);
+    log_step(ir_log, "share_operands", f);
+
+    for (CpeKernel &k : f.kernels) align_vector_accesses(k);
+    log_step(ir_log, "align_vector_accesses", f);
     return f;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "target_sw/WorkCount.h"
 
+#include "target_sw/AlignVectorAccesses.h"
 #include "target_sw/PromoteAccumulators.h"
 
 #include <algorithm>
@@ -191,8 +192,19 @@ private:
             depth_ = it->second;
             return;
         }
-        const int64_t d = sub(op->value);
-        w.p1 += m.splat_p1;
+        const Load *l = op->value.as<Load>();
+        int64_t d;
+        if (l && ldm.count(l->name)) {
+            // A value of the LDM splatted by one load that broadcasts it (simd_loade, ldse):
+            // its address, and one P1 instruction instead of a scalar load and a splat.
+            address(l->index);
+            w.p1 += 1;
+            w.ldm_accesses++;
+            d = 0;
+        } else {
+            d = sub(op->value);
+            w.p1 += m.splat_p1;
+        }
         splat_depth[Expr(op)] = d;
         depth_ = d;
     }
@@ -214,11 +226,13 @@ private:
         sub(op->body);
     }
     /** One load or store of \p type from or to \p buffer. */
-    void access(const std::string &buffer, const Type &type) {
+    void access(const std::string &buffer, const Type &type, const ModulusRemainder &alignment) {
         if (buffer.rfind(register_prefix, 0) == 0) return;  // a promoted accumulator: a register
-        // Vector accesses are printed as simd_loadu/simd_storeu: two P1 instructions each
+        // Vector accesses proved aligned (AlignVectorAccesses.h) are printed as simd_load /
+        // simd_store, one P1 instruction; the others as simd_loadu/simd_storeu, two each
         // (vlds_ul + vlds_uh) [V] DOC; scalar ones one.
-        w.p1 += type.lanes() > 1 ? m.unaligned_vector_access_p1 : 1;
+        const bool unaligned = type.lanes() > 1 && !vector_access_aligned(type, alignment);
+        w.p1 += unaligned ? m.unaligned_vector_access_p1 : 1;
         if (ldm.count(buffer)) {
             w.ldm_accesses++;
         } else {
@@ -228,7 +242,7 @@ private:
     }
     void visit(const Load *op) override {
         address(op->index);
-        access(op->name, op->type);
+        access(op->name, op->type, op->alignment);
         depth_ = 0;
         auto b = stored_depth.find(op->name);
         if (b != stored_depth.end()) {
@@ -262,7 +276,7 @@ private:
     void visit(const Store *op) override {
         const int64_t d = sub(op->value);
         address(op->index);
-        access(op->name, op->value.type());
+        access(op->name, op->value.type(), op->alignment);
         stored_depth[op->name][op->index] = d;
     }
     void visit(const For *op) override {

@@ -10,9 +10,11 @@
  *   P0 (floating point / vector): float add, sub, mul, a fused a*b+c (2 flops, 1 op), div,
  *       min/max/select/compare on floats, int<->float casts, math calls.
  *   P1 (load/store/branch): every scalar load and store (LDM or main memory; registers
- *       introduced by PromoteAccumulators cost nothing); a floatv4 load or store is printed
- *       as simd_loadu/simd_storeu, Machine::unaligned_vector_access_p1 instructions (two:
- *       vlds_ul + vlds_uh); a splat (simd_set_floatv4) Machine::splat_p1 instructions (the
+ *       introduced by PromoteAccumulators cost nothing); a floatv4 load or store proved
+ *       aligned (AlignVectorAccesses.h) is printed as simd_load/simd_store, one instruction,
+ *       any other as simd_loadu/simd_storeu, Machine::unaligned_vector_access_p1 (two:
+ *       vlds_ul + vlds_uh); a splat of an LDM value is simd_loade, one instruction (ldse);
+ *       a splat of any other value (simd_set_floatv4) Machine::splat_p1 instructions (the
  *       real simd.h builds it through a union in memory); the compare-and-branch of each loop
  *       iteration and each if.
  *   either pipeline: integer arithmetic, compares and logic; the increment of each loop
