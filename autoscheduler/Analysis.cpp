@@ -604,6 +604,23 @@ PipelineInfo analyze(const Pipeline &p) {
     // The update must accumulate: f(args) = f(args) + e (rfactor needs an associative update).
     const Add *acc = upd.values().size() == 1 ? upd.values()[0].as<Add>() : nullptr;
     rvar_ok = rvar_ok && acc && mo[info.main_update + 1].vector_safe;
+    // A second register-block dimension (see PipelineInfo::block_dim).
+    for (size_t d = 1; pure_ok && d < m.args.size() && info.block_dim < 0; d++) {
+        bool ok = true;
+        int along = 0;
+        for (const Call *c : calls_in(upd)) {
+            if (c->name == m.name) continue;
+            bool vx = false, vd = false;
+            for (const Expr &a : c->args) {
+                int64_t kx = 0, kd = 0;
+                if (!coefficient(a, d0, &kx) || !coefficient(a, m.args[d], &kd)) ok = false;
+                vx |= kx != 0, vd |= kd != 0;
+            }
+            if (vx && vd) ok = false;
+            if (vd) along++;
+        }
+        if (ok && along > 0) info.block_dim = int(d), info.loads_invariant_block = along;
+    }
     info.vector_pure = pure_ok;
     info.vector_rvar = rvar_ok && !pure_ok;
     info.round_up_safe = pure_ok && round_up;

@@ -110,6 +110,13 @@ struct PipelineInfo {
     /** Calls in the main update (the accumulator itself excluded) whose index varies along
      * the main stage's innermost pure dimension, and those that do not. */
     int loads_varying = 0, loads_invariant = 0;
+    /** A second dimension for register blocks of a vectorised main stage (-1: none): a pure
+     * dimension along which no load that varies along the vectorised one varies, and some
+     * invariant load does (the output channels of a convolution: each input vector serves
+     * every channel of the block, each weight every vector). Of the loads_invariant, those
+     * that vary along it (one splat per block channel) and the others (one per block). */
+    int block_dim = -1;
+    int loads_invariant_block = 0;
     std::vector<int64_t> rvar_extents;  ///< of rvars, innermost first
     int64_t taps = 1;        ///< points of the reduction other than chunk_rvar
     int64_t reduction = 1;   ///< extent of chunk_rvar (1: no reduction)

@@ -193,6 +193,14 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
                            std::to_string(4 * plan.block) + ", TailStrategy::RoundUp).split(" + ident(xi) + ", " +
                            w.var(xio) + ", " + w.var(xii) + ", 4);");
                     push(xii, false), push(xio, false);
+                    if (plan.block_lines > 1) {
+                        // The block's second dimension, unrolled inside the vectors' loop.
+                        const std::string bv = ms->args[info.block_dim];
+                        upd.split(Var(bv), Var(bv + "_bo"), Var(bv + "_bi"), plan.block_lines);
+                        w.line(u + ".split(" + w.var(bv) + ", " + w.var(bv + "_bo") + ", " + w.var(bv + "_bi") + ", " +
+                               std::to_string(plan.block_lines) + ");");
+                        push(bv + "_bi", false);
+                    }
                 }
                 for (size_t i = 0; i < info.rvars.size(); i++) {
                     if (int(i) == info.chunk_rvar) continue;
@@ -200,13 +208,21 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
                 }
                 if (info.chunk_rvar >= 0) push(chunked ? rci : rv, true);
                 push(plan.vector == Plan::Vector::Pure ? d0 + "_vo" : d0, false);
-                for (size_t a = 1; a < ms->args.size(); a++) push(ms->args[a], false);
+                for (size_t a = 1; a < ms->args.size(); a++) {
+                    const bool split = plan.vector == Plan::Vector::Pure && plan.block_lines > 1 && int(a) == info.block_dim;
+                    push(split ? ms->args[a] + "_bo" : ms->args[a], false);
+                }
                 if (chunked) push(rco, true);
                 upd.reorder(vrs(order));
                 w.line(u + ".reorder(" + list(names) + ");");
                 if (plan.vector == Plan::Vector::Pure) {
                     upd.vectorize(Var(d0 + "_vii")).unroll(Var(d0 + "_vio"));
                     w.line(u + ".vectorize(" + ident(d0 + "_vii") + ").unroll(" + ident(d0 + "_vio") + ");");
+                    if (plan.block_lines > 1) {
+                        const std::string bi = ms->args[info.block_dim] + "_bi";
+                        upd.unroll(Var(bi));
+                        w.line(u + ".unroll(" + ident(bi) + ");");
+                    }
                 }
                 if (plan.unroll_taps) {
                     for (size_t i = 0; i < info.rvars.size(); i++) {

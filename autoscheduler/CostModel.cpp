@@ -109,18 +109,27 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
  * by a share that depends only on the tile's position along it, so the mean in-bounds part
  * is the window times the product of the per-dimension means. Each filled element is a
  * store in a loop (WorkCount: 2 cycles); each window row of a tile with any padding costs
- * its bounds test and the heads of its fill loops. */
+ * its bounds test and the heads of its fill loops; a box whose rows are whole source rows
+ * narrower than the LDM rows comes compactly and each of its elements is moved once (a load
+ * and a store in a loop: 4 cycles). */
 double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan, const Bindings &b,
                            const sw::Machine &m) {
     const SymBox &window = info.chunk_region.at(producer);
     const SymBox *in = nullptr;
+    int64_t source_width = 0;
     for (const std::string &i : info.producer_inputs) {
         auto it = info.chunk_region.find(i);
-        if (it != info.chunk_region.end() && it->second.size() == window.size()) in = &it->second;
+        if (it != info.chunk_region.end() && it->second.size() == window.size()) {
+            in = &it->second;
+            const Stage &is = info.stages[info.by_name.at(i)];
+            source_width = is.source_extents.empty() ? 0 : is.source_extents[0];
+        }
     }
     const std::vector<int64_t> box = extents(window, b);
     if (!in || prod(box) == 0) return 0;
-    double inside = 1, whole = 1;  // mean in-bounds share; share of tiles without padding
+    // Mean in-bounds share; share of tiles without padding; share of tiles whose box rows are
+    // whole source rows shorter than the LDM rows (they come compactly and are spread).
+    double inside = 1, whole = 1, spread = 0;
     for (size_t d = 0; d < box.size() && d < info.out_extents.size(); d++) {
         const int64_t e = info.out_extents[d], t = std::min<int64_t>(plan.tile[d], e);
         Bindings bd = b;
@@ -130,12 +139,15 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
             const int64_t w = extents(window, bd)[d], i = extents(*in, bd)[d];
             share += w ? double(std::min(i, w)) / double(w) : 1.0;
             unpadded += i >= w ? 1 : 0;
+            if (d == 0) spread += i >= source_width && w > i ? 1 : 0;
         }
+        if (d == 0) spread /= n;
         inside *= share / n;
         whole *= unpadded / n;
     }
     const double points = double(prod(box)), rows = points / double(box[0]);
-    return points * (1 - inside) * region(m, 0, 2, 1) + rows * (1 - whole) * region(m, 0, 4, 4);
+    return points * (1 - inside) * region(m, 0, 2, 1) + rows * (1 - whole) * region(m, 0, 4, 4) +
+           points * inside * spread * region(m, 0, 3, 4);
 }
 
 }  // namespace
@@ -230,17 +242,21 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             const double self = 1;  // the accumulator: a register (PromoteAccumulators)
             const double loads = std::max(0.0, o.loads - self);
             if (plan.vector == Plan::Vector::Pure) {
-                const double blocks = double(points) / (lanes * plan.block);
-                // Per reduction point: the block's FMAs, its vector loads (simd_loadu), and the
-                // loads of values invariant along x, each splatted once for the block.
-                const double p0 = o.float_ops * plan.block;
-                const double p1 = info.loads_varying * plan.block * U + info.loads_invariant * E;
+                const double l = plan.block_lines;
+                const double blocks = double(points) / (lanes * plan.block * l);
+                // Per reduction point: the block's FMAs, its vector loads (simd_loadu; each
+                // serves every line of the block, ShareOperands), and the loads of values
+                // invariant along x, each splatted once for the block, or once per line of the
+                // block when they vary along its second dimension.
+                const double p0 = o.float_ops * plan.block * l;
+                const double p1 = info.loads_varying * plan.block * U + info.loads_invariant_block * l * E +
+                                  (info.loads_invariant - info.loads_invariant_block) * E;
                 // The accumulators stay in registers over an inner reduction loop
                 // (PromoteAccumulators); with every tap unrolled and one point per chunk there
                 // is none, and each tap loads and stores them. Each accumulator's updates form
                 // one dependency chain.
                 const bool promoted = !(plan.unroll_taps && chunk == 1);
-                const double acc = promoted ? 0 : 2 * plan.block * U;
+                const double acc = promoted ? 0 : 2 * plan.block * l * U;
                 if (plan.unroll_taps) {
                     chunk_compute += blocks * chunk *
                                      region(m, p0 * info.taps, (p1 + acc) * info.taps + 1,

@@ -16,6 +16,7 @@ struct Plan {
     bool inline_producers = false;  ///< producers inlined, their inputs staged instead
     enum class Vector { None, Pure, Reduction } vector = Vector::None;
     int block = 1;           ///< vectors per register block (Vector::Pure)
+    int block_lines = 1;     ///< points of the register block along PipelineInfo::block_dim
     bool unroll_taps = false;     ///< the reduction points other than the chunked ones unrolled
     bool double_buffer = false;   ///< per-chunk staging prefetched into a second LDM slot
 
@@ -24,7 +25,10 @@ struct Plan {
         for (size_t i = 0; i < tile.size(); i++) s += (i ? "x" : " ") + std::to_string(tile[i]);
         if (chunk) s += ", chunk " + std::to_string(chunk);
         if (inline_producers) s += ", producers inlined";
-        if (vector == Vector::Pure) s += ", floatv4 x" + std::to_string(block) + " register block";
+        if (vector == Vector::Pure) {
+            s += ", floatv4 x" + std::to_string(block) + (block_lines > 1 ? " x " + std::to_string(block_lines) : "") +
+                 " register block";
+        }
         if (vector == Vector::Reduction) s += ", floatv4 on the reduction (rfactor)";
         if (unroll_taps) s += ", taps unrolled";
         if (double_buffer) s += ", double-buffered";

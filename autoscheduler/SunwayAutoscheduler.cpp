@@ -77,14 +77,23 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info) {
                 std::vector<Plan> variants;
                 variants.push_back(p);  // scalar
                 if (info.vector_pure && !inl) {
-                    for (int b : {1, 2}) {
-                        Plan v = p;
-                        v.vector = Plan::Vector::Pure;
-                        v.block = b;
-                        // Rounding the width up must stay inside what is defined.
-                        if (!info.round_up_safe && t[0] % (4 * b) != 0) continue;
-                        v.unroll_taps = info.taps > 1 && info.taps <= 25;
-                        variants.push_back(v);
+                    // Register blocks of b vectors x l points along the block dimension: at
+                    // most 16 accumulators (expert kernels' 4x4, SW26010.md); l must divide
+                    // the tile there (the block must not compute past it).
+                    const int bd = info.block_dim;
+                    const int64_t along = bd >= 0 ? std::min<int64_t>(t[bd], info.out_extents[bd]) : 1;
+                    for (int b : {1, 2, 4}) {
+                        for (int l : {1, 2, 4, 8, 16}) {
+                            if (b * l > 16 || along % l != 0 || (b == 4 && t[0] < 16)) continue;
+                            Plan v = p;
+                            v.vector = Plan::Vector::Pure;
+                            v.block = b;
+                            v.block_lines = l;
+                            // Rounding the width up must stay inside what is defined.
+                            if (!info.round_up_safe && t[0] % (4 * b) != 0) continue;
+                            v.unroll_taps = info.taps > 1 && info.taps <= 25;
+                            variants.push_back(v);
+                        }
                     }
                 }
                 if (info.vector_rvar && (c == 0 ? info.reduction : c) % 4 == 0) {
