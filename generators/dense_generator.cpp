@@ -18,6 +18,13 @@ public:
     GeneratorParam<bool> relu{"relu", false};
     GeneratorParam<float> alpha{"alpha", 1.0f};
     GeneratorParam<float> beta{"beta", 1.0f};
+    // Hand schedule only: explicit tiles (0 = chosen from the LDM budget) and the input
+    // broadcast (auto: when one block holds every image; true: always, an error where the
+    // input chunk depends on the block; false: never).
+    GeneratorParam<int> tile_o{"tile_o", 0};
+    GeneratorParam<int> tile_n{"tile_n", 0};
+    GeneratorParam<int> tile_i{"tile_i", 0};
+    GeneratorParam<std::string> broadcast{"broadcast", "auto"};
 
     Input<Buffer<float>> input{"input", 2};      // i, n
     Input<Buffer<float>> weights{"weights", 2};  // i, o
@@ -48,7 +55,7 @@ public:
         schedules::DenseStages st{output, acc, input, weights, bias, o, n, r};
         switch (schedule_kind()) {
         case layers::ScheduleKind::Sunway:
-            schedules::schedule_dense_sunway(st, shape(), target_machine());
+            schedules::schedule_dense_sunway(st, shape(), target_machine(), overrides());
             break;
         case layers::ScheduleKind::Baseline:
             schedules::schedule_dense_baseline(st, shape(), target_machine());
@@ -65,6 +72,12 @@ private:
     RDom r;
 
     schedules::DenseShape shape() const { return {batch, in_features, out_features}; }
+    schedules::DenseOverrides overrides() const {
+        const std::string b = broadcast;
+        sw::check_param(b == "auto" || b == "true" || b == "false", "dense: broadcast must be auto, true or false");
+        sw::check_param(tile_o >= 0 && tile_n >= 0 && tile_i >= 0, "dense: tile_o, tile_n and tile_i must be >= 0");
+        return {tile_o, tile_n, tile_i, b == "auto" ? -1 : b == "true" ? 1 : 0};
+    }
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "target_sw/CodeGen_CPE.h"
 
 #include "target_sw/AlignVectorAccesses.h"
+#include "target_sw/BroadcastDma.h"
 
 #include "target_sw/CodeGen_C99.h"
 #include "target_sw/InjectDma.h"
@@ -38,6 +39,8 @@ public:
             if (a.is_buffer) declare_buffer(a.name, a.type);
         }
         for (const BlockLoop &b : k.blocks) id(b.var);
+        const bool uniform = has_broadcast(k);
+        const std::string active = uniform ? id(block_active_var) : "";
         indent = 2;
         for (const LdmBuffer &b : k.ldm) ldm_names.insert(b.name);
         count_region(k.body, true, "");  // the block loop's body: nothing taken as invariant
@@ -73,8 +76,20 @@ public:
         Expr total = 1;
         for (const BlockLoop &b : k.blocks) total = total * b.extent;
         s << "    const int32_t sw_blocks = " << self.print_expr(simplify(total)) << ";\n";
-        s << "    for (int32_t sw_block = athread_get_id(-1); sw_block < sw_blocks; sw_block += "
-          << m.cpes_per_core_group << ") {\n";
+        if (uniform) {
+            // A kernel with a broadcast (BroadcastDma.h): every CPE runs the same number of
+            // rounds; past the last block it takes the last block's indices, skips the work
+            // (if (sw_active)) but meets the barriers.
+            const int cpes = m.cpes_per_core_group;
+            s << "    const int32_t sw_rounds = (sw_blocks + " << cpes - 1 << ") / " << cpes << ";\n";
+            s << "    for (int32_t sw_round = 0; sw_round < sw_rounds; sw_round++) {\n";
+            s << "        const int32_t sw_next = sw_round * " << cpes << " + athread_get_id(-1);\n";
+            s << "        const bool " << active << " = sw_next < sw_blocks;\n";
+            s << "        const int32_t sw_block = " << active << " ? sw_next : sw_blocks - 1;\n";
+        } else {
+            s << "    for (int32_t sw_block = athread_get_id(-1); sw_block < sw_blocks; sw_block += "
+              << m.cpes_per_core_group << ") {\n";
+        }
         std::string rest = "sw_block";
         for (size_t i = k.blocks.size(); i-- > 0;) {
             const BlockLoop &b = k.blocks[i];
@@ -264,7 +279,22 @@ private:
     static std::string reply(int site) { return "sw_reply_" + std::to_string(site); }
     static std::string issued(int site) { return "sw_issued_" + std::to_string(site); }
 
+    void visit(const Call *op) override {
+        if (op->name == bcast_issuer_intrinsic) {
+            last = "(athread_get_id(-1) == 0)";  // CPE 0 issues every broadcast (BroadcastDma.h)
+            return;
+        }
+        CodeGen_C99::visit(op);
+    }
+
     bool print_own_call(const Call *op) override {
+        if (op->name == bcast_barrier_intrinsic) {
+            do_indent();
+            out << "SW_FLUSH();\n";
+            do_indent();
+            out << "athread_syn(ARRAY_SCOPE, 0xffff);\n";
+            return true;
+        }
         if (op->name == dma_begin_intrinsic) {
             const int site = int(*as_const_int(op->args[0]));
             do_indent();
@@ -309,6 +339,10 @@ private:
         if (is_put) {
             out << "athread_put(PE_MODE, " << ldm_ptr << ", " << main_ptr << ", " << len
                 << ", (void *)&" << reply(site) << ", " << stride << ", " << bsize << ");\n";
+        } else if (a.size() > DmaArgCount) {
+            // A broadcast (BroadcastDma.h): the issuer's get lands on every CPE of the masked rows.
+            out << "athread_get(BCAST_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len << ", (void *)&"
+                << reply(site) << ", " << print_expr(a[DmaArgCount]) << ", " << stride << ", " << bsize << ");\n";
         } else {
             out << "athread_get(PE_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len
                 << ", (void *)&" << reply(site) << ", 0, " << stride << ", " << bsize << ");\n";

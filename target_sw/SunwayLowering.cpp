@@ -4,6 +4,7 @@
 #include "target_sw/SunwayLowering.h"
 
 #include "target_sw/AlignVectorAccesses.h"
+#include "target_sw/BroadcastDma.h"
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
@@ -72,6 +73,12 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
     for (CpeKernel &k : f.kernels) apply_double_buffering(k, m);
     log_step(ir_log, "apply_double_buffering", f);
 
+    // Marked stagings every CPE needs: one BCAST_MODE get by CPE 0 between two barriers.
+    if (!broadcast_funcs().empty()) {
+        for (CpeKernel &k : f.kernels) apply_broadcast(k, m);
+        log_step(ir_log, "apply_broadcast", f);
+    }
+
     for (CpeKernel &k : f.kernels) delay_dma_waits(k);
     log_step(ir_log, "delay_dma_waits", f);
 
@@ -83,6 +90,12 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
 
     for (CpeKernel &k : f.kernels) align_vector_accesses(k);
     log_step(ir_log, "align_vector_accesses", f);
+
+    // Last: kernels with a broadcast run the same number of block rounds on every CPE.
+    if (!broadcast_funcs().empty()) {
+        for (CpeKernel &k : f.kernels) make_block_loop_uniform(k);
+        log_step(ir_log, "make_block_loop_uniform", f);
+    }
     return f;
 }
 

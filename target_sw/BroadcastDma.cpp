@@ -1,0 +1,359 @@
+/** \file
+ * Broadcast DMA of LDM stagings that every CPE needs (BCAST_MODE), and the uniform block loop
+ * that lets all 64 CPEs meet its barriers.
+ */
+#include "target_sw/BroadcastDma.h"
+
+#include "target_sw/DoubleBuffer.h"
+#include "target_sw/Errors.h"
+#include "target_sw/InjectDma.h"
+#include "target_sw/PassSupport.h"
+
+namespace sw {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+FuncMarks &marks() {
+    static FuncMarks m;
+    return m;
+}
+
+const Call *call_of(const Stmt &s) {
+    const Evaluate *e = s.as<Evaluate>();
+    return e ? e->value.as<Call>() : nullptr;
+}
+
+int site_of(const Call *c) { return int(*as_const_int(c->args[c->name == dma_request_intrinsic ? DmaSiteId : 0])); }
+
+bool is_dma(const Stmt &s, const char *which, int site) {
+    const Call *c = call_of(s);
+    return c && c->name == which && site_of(c) == site;
+}
+
+Stmt intrinsic_stmt(const char *name) { return Evaluate::make(Call::make(Int(32), name, {}, Call::Extern)); }
+
+std::vector<Stmt> flatten(const Stmt &s) {
+    std::vector<Stmt> flat, todo = {s};
+    while (!todo.empty()) {
+        Stmt t = todo.back();
+        todo.pop_back();
+        if (const Block *b = t.as<Block>()) {
+            todo.push_back(b->rest);
+            todo.push_back(b->first);
+        } else {
+            flat.push_back(t);
+        }
+    }
+    return flat;
+}
+
+/** Whether an expression (lets expanded) depends on the block variables of the kernel. */
+class BlockDependence {
+public:
+    explicit BlockDependence(const CpeKernel &k) {
+        for (const BlockLoop &b : k.blocks) {
+            vars.push_back(b.var);
+            bounds.push(b.var, Interval(b.min, simplify(b.min + b.extent - 1)));
+        }
+    }
+    bool depends(const Expr &e, const LetScope &lets) const {
+        // Simplified within the blocks' ranges: e.g. the image tile tile / 16 of a fused
+        // block variable with 16 tiles is 0 on every CPE.
+        const Expr x = simplify(lets.expand(e), true, bounds);
+        for (const std::string &v : vars) {
+            if (expr_uses_var(x, v)) return true;
+        }
+        return false;
+    }
+
+private:
+    std::vector<std::string> vars;
+    Scope<Interval> bounds;
+};
+
+/** Turns the DMA sites of marked buffers into broadcast groups, checking the conditions. */
+class Broadcaster : public IRMutator {
+public:
+    Broadcaster(const CpeKernel &k, const std::map<int, std::string> &sites, int mask)
+        : dep(k), sites(sites), mask(mask) {}
+    std::set<int> done;
+
+private:
+    using IRMutator::visit;
+    BlockDependence dep;
+    const std::map<int, std::string> &sites;  // site -> the Func's name
+    int mask;
+    LetScope lets;
+    /** What encloses the current point inside the kernel body, for the error message. */
+    std::vector<std::string> around;
+    std::vector<bool> around_dependent;
+
+    [[noreturn]] void refuse(const std::string &func, const std::string &why) const {
+        throw UserError("error: sw::broadcast(" + func + "): " + why);
+    }
+
+    Stmt visit(const LetStmt *op) override {
+        lets.push(op->name, op->value);
+        Stmt body = mutate(op->body);
+        lets.pop();
+        return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
+    }
+    Stmt visit(const For *op) override {
+        const bool d = dep.depends(op->min, lets) || dep.depends(op->extent, lets);
+        around.push_back("loop " + op->name);
+        around_dependent.push_back(d);
+        Stmt body = mutate(op->body);
+        around.pop_back();
+        around_dependent.pop_back();
+        return body.same_as(op->body) ? Stmt(op)
+                                      : For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+    }
+    Stmt visit(const IfThenElse *op) override {
+        const bool d = dep.depends(op->condition, lets);
+        around.push_back("branch if (" + to_string(op->condition) + ")");
+        around_dependent.push_back(d);
+        Stmt t = mutate(op->then_case);
+        Stmt e = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+        around.pop_back();
+        around_dependent.pop_back();
+        return IfThenElse::make(op->condition, t, e);
+    }
+    Stmt visit(const Block *op) override {
+        std::vector<Stmt> flat = flatten(op), out;
+        bool changed = false;
+        for (size_t i = 0; i < flat.size(); i++) {
+            const Call *c = call_of(flat[i]);
+            if (c && c->name == dma_begin_intrinsic && sites.count(site_of(c))) {
+                const int site = site_of(c);
+                size_t j = i;
+                while (j < flat.size() && !is_dma(flat[j], dma_wait_intrinsic, site)) j++;
+                if (j == flat.size()) refuse(sites.at(site), "its transfer is not waited for where it is issued");
+                std::vector<Stmt> group(flat.begin() + long(i), flat.begin() + long(j) + 1);
+                out.push_back(make_group(site, group));
+                i = j;
+                changed = true;
+                continue;
+            }
+            Stmt s = mutate(flat[i]);
+            changed |= !s.same_as(flat[i]);
+            out.push_back(s);
+        }
+        return changed ? Block::make(out) : Stmt(op);
+    }
+
+    static std::string to_string(const Expr &e) {
+        std::ostringstream s;
+        s << e;
+        return s.str();
+    }
+
+    /** Checks the requests of one site and puts them in BCAST_MODE. */
+    class Requests : public IRMutator {
+    public:
+        Requests(const Broadcaster &b, const std::string &func, LetScope lets) : b(b), func(func), lets(std::move(lets)) {}
+
+    private:
+        using IRMutator::visit;
+        const Broadcaster &b;
+        const std::string &func;
+        LetScope lets;
+
+        Stmt visit(const LetStmt *op) override {
+            lets.push(op->name, op->value);
+            Stmt body = mutate(op->body);
+            lets.pop();
+            return LetStmt::make(op->name, op->value, body);
+        }
+        Stmt visit(const For *op) override {
+            if (b.dep.depends(op->min, lets) || b.dep.depends(op->extent, lets)) {
+                b.refuse(func, "the number of its transfers (loop " + op->name +
+                                   ") depends on the CPE's block: each CPE needs a different region, so "
+                                   "it cannot be broadcast");
+            }
+            return IRMutator::visit(op);
+        }
+        Stmt visit(const IfThenElse *op) override {
+            if (b.dep.depends(op->condition, lets)) {
+                b.refuse(func, "its transfer is guarded by a condition on the CPE's block (" +
+                                   to_string(op->condition) + ")");
+            }
+            return IRMutator::visit(op);
+        }
+        Expr visit(const Call *op) override {
+            if (op->name != dma_request_intrinsic) return IRMutator::visit(op);
+            if (is_const_one(op->args[DmaIsPut])) b.refuse(func, "a put cannot be broadcast");
+            for (int a : {DmaLdmIndex, DmaMainIndex, DmaBlockElems, DmaRows, DmaPitchElems}) {
+                if (b.dep.depends(op->args[a], lets)) {
+                    b.refuse(func, "the staged region depends on the CPE's block (" +
+                                       to_string(simplify(lets.expand(op->args[a]))) +
+                                       "): each CPE needs a different region, so it cannot be broadcast; stage it "
+                                       "where its box is the same for every block, or drop sw::broadcast");
+                }
+            }
+            std::vector<Expr> args = op->args;
+            args.push_back(b.mask);  // DmaArgCount: the row mask of a BCAST_MODE get
+            return Call::make(op->type, op->name, args, op->call_type);
+        }
+    };
+
+    Stmt make_group(int site, const std::vector<Stmt> &group) {
+        const std::string &func = sites.at(site);
+        for (size_t i = 0; i < around.size(); i++) {
+            if (around_dependent[i]) {
+                refuse(func, "it is staged inside " + around[i] +
+                                 ", whose bounds or condition depend on the CPE's block: the CPEs would "
+                                 "not all reach the broadcast's barriers the same number of times");
+            }
+        }
+        Requests r(*this, func, lets);
+        Stmt issue = r.mutate(Block::make(group));
+        done.insert(site);
+        const Expr issuer = Call::make(Bool(), bcast_issuer_intrinsic, {}, Call::Extern);
+        return Block::make({intrinsic_stmt(bcast_barrier_intrinsic), IfThenElse::make(issuer, issue),
+                            intrinsic_stmt(bcast_barrier_intrinsic)});
+    }
+};
+
+/** Whether \p s contains a barrier or a broadcast issue (something every CPE must run). */
+class FindCollective : public IRVisitor {
+public:
+    bool found = false;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+        if (op->name == bcast_barrier_intrinsic || op->name == bcast_issuer_intrinsic) found = true;
+        IRVisitor::visit(op);
+    }
+};
+
+bool collective(const Stmt &s) {
+    FindCollective f;
+    s.accept(&f);
+    return f.found;
+}
+
+class Uniform {
+public:
+    explicit Uniform(const CpeKernel &k) : dep(k) {}
+
+    Stmt run(const Stmt &s) {
+        if (!collective(s)) return IfThenElse::make(active(), s);
+        if (s.as<Block>()) {
+            std::vector<Stmt> out, pending;
+            auto close = [&]() {
+                if (!pending.empty()) out.push_back(IfThenElse::make(active(), Block::make(pending)));
+                pending.clear();
+            };
+            for (const Stmt &t : flatten(s)) {
+                if (t.as<Free>()) {
+                    // Frees of buffers allocated around a broadcast: on every CPE, in order.
+                    close();
+                    out.push_back(t);
+                } else if (collective(t)) {
+                    close();
+                    out.push_back(run(t));
+                } else {
+                    pending.push_back(t);
+                }
+            }
+            close();
+            return Block::make(out);
+        }
+        if (const LetStmt *l = s.as<LetStmt>()) {
+            lets.push(l->name, l->value);
+            Stmt body = run(l->body);
+            lets.pop();
+            return LetStmt::make(l->name, l->value, body);
+        }
+        if (const Allocate *a = s.as<Allocate>()) {
+            // Allocated by every CPE, in the same order: same LDM address everywhere.
+            return Allocate::make(a->name, a->type, a->memory_type, a->extents, a->condition, run(a->body),
+                                  a->new_expr, a->free_function);
+        }
+        if (const ProducerConsumer *p = s.as<ProducerConsumer>()) {
+            return ProducerConsumer::make(p->name, p->is_producer, run(p->body));
+        }
+        if (const For *f = s.as<For>()) {
+            if (dep.depends(f->min, lets) || dep.depends(f->extent, lets)) {
+                throw UserError("error: the loop " + f->name + " around a broadcast depends on the CPE's block");
+            }
+            return For::make(f->name, f->min, f->extent, f->for_type, f->device_api, run(f->body));
+        }
+        if (const IfThenElse *i = s.as<IfThenElse>()) {
+            const Call *c = i->condition.as<Call>();
+            if (c && c->name == bcast_issuer_intrinsic) return s;  // the issue itself: CPE 0 always
+            if (dep.depends(i->condition, lets)) {
+                throw UserError("error: a branch around a broadcast depends on the CPE's block");
+            }
+            return IfThenElse::make(i->condition, run(i->then_case),
+                                    i->else_case.defined() ? run(i->else_case) : Stmt());
+        }
+        return s;  // a barrier
+    }
+
+private:
+    BlockDependence dep;
+    LetScope lets;
+    static Expr active() { return Variable::make(Bool(), block_active_var); }
+};
+
+}  // namespace
+
+void broadcast(const Func &f) { marks().mark(f.name()); }
+
+std::set<std::string> broadcast_funcs() { return marks().all(); }
+
+void restore_broadcast_funcs(const std::set<std::string> &marked) { marks().restore(marked); }
+
+void apply_broadcast(CpeKernel &k, const Machine &m) {
+    const std::set<std::string> marked = marks().all();
+    if (marked.empty()) return;
+    const std::set<std::string> doubled = double_buffered_funcs();
+    std::map<int, std::string> sites;
+    for (const LdmBuffer &b : k.ldm) {
+        if (!marked.count(b.name)) continue;
+        if (doubled.count(b.name)) {
+            throw UserError("error: sw::broadcast(" + b.name + ") together with sw::double_buffer(" + b.name +
+                            ") is not supported (the prefetch of the next tile would need the broadcast and "
+                            "its barriers one iteration ahead); drop one of the two directives");
+        }
+        for (size_t s = 0; s < k.dma.size(); s++) {
+            if (k.dma[s].ldm_buffer == b.name && !k.dma[s].is_put) sites[int(s)] = b.name;
+        }
+        bool filled = false;
+        for (const auto &[s, name] : sites) filled |= name == b.name;
+        if (!filled) {
+            throw UserError("error: sw::broadcast(" + b.name +
+                            "): its LDM staging is not filled by DMA (a copy InjectDma could not turn into "
+                            "DMA), so there is nothing to broadcast");
+        }
+    }
+    if (sites.empty()) return;
+    // Every row of the mesh receives.
+    const int mask = (1 << m.cpe_mesh_rows) - 1;
+    Broadcaster b(k, sites, mask);
+    k.body = b.mutate(k.body);
+    for (const auto &[s, name] : sites) {
+        if (!b.done.count(s)) {
+            throw UserError("error: sw::broadcast(" + name + "): its transfer was not found where it is issued");
+        }
+        k.dma[size_t(s)].shape += " (broadcast: issued by CPE 0 in BCAST_MODE for all " +
+                                  std::to_string(m.cpes_per_core_group) + " CPEs)";
+    }
+    k.notes.push_back("broadcast DMA: every CPE runs the same number of block rounds (" +
+                      std::to_string(m.cpes_per_core_group) + " blocks per round), skipping the work of a round past "
+                      "the last block but not its barriers");
+}
+
+bool has_broadcast(const CpeKernel &k) { return k.body.defined() && collective(k.body); }
+
+void make_block_loop_uniform(CpeKernel &k) {
+    if (!has_broadcast(k)) return;
+    k.body = Uniform(k).run(k.body);
+}
+
+}  // namespace sw
