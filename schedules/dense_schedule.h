@@ -31,6 +31,7 @@
 #include "Halide.h"
 #include "schedules/ScheduleSupport.h"
 #include "target_sw/BroadcastDma.h"
+#include "target_sw/DoubleBuffer.h"
 #include "target_sw/PlaceLdmBuffers.h"
 
 #include <algorithm>
@@ -58,9 +59,10 @@ struct DenseOverrides {
     int broadcast = -1;  ///< -1: when legal (one image tile), 0: never, 1: always (an error where illegal)
 };
 
-/** LDM of one tile: weights and input chunks, accumulator, 4 lanes of partial sums, bias. */
+/** LDM of one tile: weights and input chunks, accumulator, 4 lanes of partial sums, bias.
+ * With the input broadcast the weights are double buffered (two chunks). */
 inline int64_t dense_ldm_bytes(const DenseTiles &t) {
-    return 4 * (int64_t(t.to) * t.ci + int64_t(t.ci) * t.tn + 5 * int64_t(t.to) * t.tn + t.to);
+    return 4 * ((t.broadcast ? 2 : 1) * int64_t(t.to) * t.ci + int64_t(t.ci) * t.tn + 5 * int64_t(t.to) * t.tn + t.to);
 }
 
 /** Blocks of TO outputs x TN images; per chunk of CI inputs, weights and inputs staged in
@@ -86,15 +88,23 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
     }
     st.weights.in().compute_at(staged_at, ro).store_in(sw::LDM);
     st.input.in().compute_at(staged_at, ro).store_in(sw::LDM);
-    if (t.broadcast) sw::broadcast(st.input.in());
+    if (t.broadcast) {
+        // Every CPE works in step with the others (the broadcast's barriers): the next weight
+        // chunk streams in while this one is multiplied and the input is broadcast.
+        sw::broadcast(st.input.in());
+        sw::double_buffer(st.weights.in());
+    }
     for (int u = 1; u < st.acc.num_update_definitions(); u++) st.acc.update(u).unscheduled();
 }
 
 /** Largest input chunk (a divisor of in_features) that fits with \p to outputs and \p tn images. */
-inline int dense_chunk(const DenseShape &s, const sw::Machine &m, int to, int tn, int multiple = 1) {
+inline int dense_chunk(const DenseShape &s, const sw::Machine &m, int to, int tn, int multiple = 1,
+                       bool broadcast = false) {
     for (int ci : divisors_desc(s.in_features)) {
         if (ci % multiple) continue;
-        if (dense_ldm_bytes({to, tn, ci}) <= ldm_plan_budget(m, 5)) return ci;
+        // Broadcast: at least two chunks, so that the next weight chunk can stream in.
+        if (broadcast && ci == s.in_features && s.in_features > multiple) continue;
+        if (dense_ldm_bytes({to, tn, ci, broadcast}) <= ldm_plan_budget(m, 5)) return ci;
     }
     return 1;
 }
@@ -106,13 +116,15 @@ inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) 
         tn = std::min(tn, s.batch);
         for (int to : {128, 64, 32, 16, 8, 4, 2, 1}) {
             to = std::min(to, s.out_features);
-            const int ci = dense_chunk(s, m, to, tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1);
-            if (dense_ldm_bytes({to, tn, ci}) > ldm_plan_budget(m, 5)) continue;
             const int64_t image_tiles = ceil_div(s.batch, tn);
             const int64_t tiles = int64_t(ceil_div(s.out_features, to)) * image_tiles;
             const int64_t rounds = ceil_div(tiles, int64_t(m.cpes_per_core_group));
             // One image tile: the input chunk is broadcast, once per round of 64 blocks.
-            const bool broadcast = image_tiles == 1;
+            // (Output tiles must divide out_features: Halide would split off the edge tile in
+            // a branch on the block, and the CPEs would not all meet the broadcast's barriers.)
+            const bool broadcast = image_tiles == 1 && s.out_features % to == 0;
+            const int ci = dense_chunk(s, m, to, tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1, broadcast);
+            if (dense_ldm_bytes({to, tn, ci, broadcast}) > ldm_plan_budget(m, 5)) continue;
             // Bytes moved per weight byte: the weights come again for every image tile, the
             // input chunk for every output tile (broadcast: for every round).
             const double traffic = double(image_tiles) +
@@ -130,13 +142,14 @@ inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) 
 inline void schedule_dense_sunway(DenseStages &st, const DenseShape &s, const sw::Machine &m,
                                   const DenseOverrides &o = {}) {
     DenseTiles t = choose_dense_tiles(s, m);
-    if (o.to > 0 || o.tn > 0 || o.ci > 0) {
+    if (o.to > 0 || o.tn > 0 || o.ci > 0 || o.broadcast >= 0) {
         t.to = o.to > 0 ? std::min(o.to, s.out_features) : t.to;
         t.tn = o.tn > 0 ? std::min(o.tn, s.batch) : t.tn;
+        t.broadcast = o.broadcast < 0 ? t.tn == s.batch && s.out_features % t.to == 0 : o.broadcast == 1;
         t.ci = o.ci > 0 ? std::min(o.ci, s.in_features)
-                        : dense_chunk(s, m, t.to, t.tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1);
+                        : dense_chunk(s, m, t.to, t.tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1,
+                                      t.broadcast);
     }
-    t.broadcast = o.broadcast < 0 ? t.tn == s.batch : o.broadcast == 1;
     schedule_dense_tiles(st, t, true);
 }
 

@@ -205,7 +205,8 @@ private:
             if (around_dependent[i]) {
                 refuse(func, "it is staged inside " + around[i] +
                                  ", whose bounds or condition depend on the CPE's block: the CPEs would "
-                                 "not all reach the broadcast's barriers the same number of times");
+                                 "not all reach the broadcast's barriers the same number of times (Halide "
+                                 "splits off edge tiles this way: choose tiles that divide the extents)");
             }
         }
         Requests r(*this, func, lets);
@@ -236,16 +237,38 @@ bool collective(const Stmt &s) {
     return f.found;
 }
 
+/** Takes out of a statement the Frees of buffers it does not allocate itself (a buffer
+ * allocated around a broadcast, freed inside work that a CPE past the last block skips). */
+class ExtractFrees : public IRMutator {
+public:
+    std::vector<Stmt> frees;
+
+private:
+    using IRMutator::visit;
+    std::set<std::string> inside;
+    Stmt visit(const Allocate *op) override {
+        const bool fresh = inside.insert(op->name).second;
+        Stmt s = IRMutator::visit(op);
+        if (fresh) inside.erase(op->name);
+        return s;
+    }
+    Stmt visit(const Free *op) override {
+        if (inside.count(op->name)) return op;
+        frees.push_back(op);
+        return Evaluate::make(0);
+    }
+};
+
 class Uniform {
 public:
     explicit Uniform(const CpeKernel &k) : dep(k) {}
 
     Stmt run(const Stmt &s) {
-        if (!collective(s)) return IfThenElse::make(active(), s);
+        if (!collective(s)) return skipped_when_inactive(s);
         if (s.as<Block>()) {
             std::vector<Stmt> out, pending;
             auto close = [&]() {
-                if (!pending.empty()) out.push_back(IfThenElse::make(active(), Block::make(pending)));
+                if (!pending.empty()) out.push_back(skipped_when_inactive(Block::make(pending)));
                 pending.clear();
             };
             for (const Stmt &t : flatten(s)) {
@@ -299,6 +322,16 @@ private:
     BlockDependence dep;
     LetScope lets;
     static Expr active() { return Variable::make(Bool(), block_active_var); }
+
+    /** if (sw_active) { s }, followed by the Frees of buffers allocated outside s: every CPE
+     * frees what every CPE allocated, so the LDM stays the same on all of them. */
+    static Stmt skipped_when_inactive(const Stmt &s) {
+        ExtractFrees x;
+        Stmt body = x.mutate(s);
+        std::vector<Stmt> out = {IfThenElse::make(active(), body)};
+        out.insert(out.end(), x.frees.begin(), x.frees.end());
+        return Block::make(out);
+    }
 };
 
 }  // namespace

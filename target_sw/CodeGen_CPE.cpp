@@ -342,7 +342,7 @@ private:
         } else if (a.size() > DmaArgCount) {
             // A broadcast (BroadcastDma.h): the issuer's get lands on every CPE of the masked rows.
             out << "athread_get(BCAST_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len << ", (void *)&"
-                << reply(site) << ", " << print_expr(a[DmaArgCount]) << ", " << stride << ", " << bsize << ");\n";
+                << reply(site) << ", (char)" << print_expr(a[DmaArgCount]) << ", " << stride << ", " << bsize << ");\n";
         } else {
             out << "athread_get(PE_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len
                 << ", (void *)&" << reply(site) << ", 0, " << stride << ", " << bsize << ");\n";

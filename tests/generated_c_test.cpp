@@ -7,7 +7,7 @@
  *   ATHREAD_EMULATOR (the real machine's and the emulator's code paths),
  *   the MPE file with -std=gnu99 (sw5cc -host -std=gnu99).
  * The set: conv with floatv4 register blocking, dense with floatv4 on the reduction
- * (rfactor), max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced
+ * (rfactor), dense with its input broadcast (BCAST_MODE), max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced
  * AlexNet of network_test, and a baseline conv.
  */
 #include <gtest/gtest.h>
@@ -60,6 +60,10 @@ const Layer layers[] = {
      "athread_get(PE_MODE"},
     {"dense_rfactor", "dense", "batch=2 in_features=32 out_features=512 relu=true schedule=sunway",
      "floatv4"},
+    // The input chunk broadcast by CPE 0 (sw::broadcast), 19 blocks in a uniform block loop.
+    {"dense_broadcast", "dense",
+     "batch=3 in_features=37 out_features=19 tile_o=1 tile_i=37 broadcast=true relu=true schedule=sunway",
+     "athread_get(BCAST_MODE"},
     {"pool_max", "pool",
      "batch=2 channels=12 height=15 width=15 kernel=3 stride=2 type=max schedule=sunway", "athread_get"},
     {"lrn", "lrn",

@@ -4,7 +4,9 @@
  * bounded, the LDM overflow error, and how the timing model counts address arithmetic.
  */
 #include "Halide.h"
+#include "target_sw/BroadcastDma.h"
 #include "target_sw/CodeGen_CPE.h"
+#include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/StageOutput.h"
@@ -264,3 +266,105 @@ TEST(WorkCount, AddressesAreReassociatedAroundLoopInvariantAndConstantTerms) {
 }
 
 }  // namespace
+
+namespace {
+
+/** out(x, y) = in(x, y) * v(x % 16) in 16x8 tiles (16 blocks: not a multiple of 64); the
+ * staged v is the same 16 floats for every block. */
+struct Scaled16 {
+    ImageParam in{Float(32), 2, "bin"}, v{Float(32), 1, "bvec"};
+    Func out{"bout"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, b{"b"};
+
+    Scaled16() {
+        out(x, y) = in(x, y) * v(x % 16);
+        in.dim(0).set_bounds(0, 64).set_stride(1);
+        in.dim(1).set_bounds(0, 32).set_stride(64);
+        v.dim(0).set_bounds(0, 16).set_stride(1);
+        out.output_buffer().dim(0).set_bounds(0, 64).set_stride(1);
+        out.output_buffer().dim(1).set_bounds(0, 32).set_stride(64);
+        out.tile(x, y, xo, yo, xi, yi, 16, 8).fuse(xo, yo, b).gpu_blocks(b, DeviceAPI::Host);
+        in.in().compute_at(out, b).store_in(sw::LDM);
+        v.in().compute_at(out, b).store_in(sw::LDM);
+    }
+    sw::SwFunction lower() { return sw::lower_pipeline_to_sunway(out, {in, v}, "scaled16", sw::sw26010()); }
+};
+
+/** Restores the process-wide directive marks when a test ends. */
+struct KeepMarks {
+    std::set<std::string> bcast = sw::broadcast_funcs(), doubled = sw::double_buffered_funcs();
+    ~KeepMarks() {
+        sw::restore_broadcast_funcs(bcast);
+        sw::restore_double_buffered_funcs(doubled);
+    }
+};
+
+}  // namespace
+
+TEST(BroadcastDma, BlockIndependentStagingIsOneBcastGetBetweenBarriersInAUniformBlockLoop) {
+    KeepMarks keep;
+    Scaled16 p;
+    sw::broadcast(p.v.in());
+    sw::SwFunction f = p.lower();
+    ASSERT_EQ(f.kernels.size(), 1u);
+    const sw::CpeKernel &k = f.kernels[0];
+    bool bcast_site = false;
+    for (const sw::DmaSite &d : k.dma) {
+        if (d.main_buffer == "bvec") {
+            EXPECT_NE(d.shape.find("broadcast"), std::string::npos) << d.shape;
+            bcast_site = true;
+        } else {
+            EXPECT_EQ(d.shape.find("broadcast"), std::string::npos) << d.shape;
+        }
+    }
+    EXPECT_TRUE(bcast_site);
+    const std::string cpe = sw::generate_cpe_source(f, "scaled16.sw_args.h");
+    // CPE 0 issues, every row of the mesh (mask 255) receives; barriers before and after.
+    EXPECT_NE(cpe.find("athread_get(BCAST_MODE, (void *)(bvec + "), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find(", 64, (void *)&sw_reply_"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("if ((athread_get_id(-1) == 0))"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("athread_syn(ARRAY_SCOPE, 0xffff);"), std::string::npos) << cpe;
+    // 16 blocks: every CPE runs one round; CPEs 16..63 skip the work but not the barriers.
+    EXPECT_NE(cpe.find("const int32_t sw_rounds = (sw_blocks + 63) / 64;"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("if (h_sw_active) {"), std::string::npos) << cpe;
+    EXPECT_EQ(cpe.find("sw_block += 64"), std::string::npos) << cpe;
+}
+
+TEST(BroadcastDma, StagingThatDependsOnTheBlockIsAClearError) {
+    KeepMarks keep;
+    Scaled16 p;
+    sw::broadcast(p.in.in());
+    try {
+        p.lower();
+        FAIL() << "expected a UserError";
+    } catch (const sw::UserError &e) {
+        const std::string msg = e.what();
+        EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.in.in().name() + ")", 0), 0u) << msg;
+        EXPECT_NE(msg.find("depends on the CPE's block"), std::string::npos) << msg;
+    }
+}
+
+TEST(BroadcastDma, TogetherWithDoubleBufferIsRefused) {
+    KeepMarks keep;
+    Scaled16 p;
+    sw::broadcast(p.v.in());
+    sw::double_buffer(p.v.in());
+    try {
+        p.lower();
+        FAIL() << "expected a UserError";
+    } catch (const sw::UserError &e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() + ") together with sw::double_buffer"),
+                  std::string::npos)
+            << msg;
+    }
+}
+
+TEST(BroadcastDma, KernelsWithoutTheDirectiveKeepTheCyclicBlockLoop) {
+    KeepMarks keep;
+    Scaled16 p;
+    const std::string cpe = sw::generate_cpe_source(p.lower(), "scaled16.sw_args.h");
+    EXPECT_EQ(cpe.find("BCAST_MODE"), std::string::npos);
+    EXPECT_EQ(cpe.find("athread_syn"), std::string::npos);
+    EXPECT_NE(cpe.find("sw_block += 64"), std::string::npos) << cpe;
+}

@@ -1,0 +1,192 @@
+/** \file
+ * sw::broadcast on the emulated core group (BroadcastDma.h): the dense layer with its input
+ * chunk broadcast by CPE 0 in BCAST_MODE equals the naive reference for block counts that
+ * are not multiples of 64 (the uniform block loop: CPEs past the last block skip the work,
+ * not the barriers), batch > 1 and odd in_features; the broadcast reads the input once per
+ * round instead of once per block; and the directive on a staging that depends on the block
+ * is a clear error. Layers are generated and compiled at run time (tests/support/jit_layer.h),
+ * their CPE code also checked as strict C99 (-std=c99 -pedantic-errors).
+ */
+#include "HalideBuffer.h"
+#include "reference/naive_layers.h"
+#include "tests/support/jit_layer.h"
+
+#include <athread_emu.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+using Params = std::map<std::string, std::string>;
+
+std::vector<float> random_values(size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    std::vector<float> v(n);
+    for (float &x : v) x = dist(rng);
+    return v;
+}
+
+std::string read_text(const std::string &path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+struct DenseCase {
+    const char *name;
+    int batch, in_f, out_f, tile_o, tile_i;  ///< tile_i 0: chosen from the LDM budget
+};
+
+Params params_of(const DenseCase &c, bool broadcast) {
+    return {{"batch", std::to_string(c.batch)},  {"in_features", std::to_string(c.in_f)},
+            {"out_features", std::to_string(c.out_f)}, {"relu", "true"},
+            {"tile_o", std::to_string(c.tile_o)}, {"tile_n", std::to_string(c.batch)},
+            {"tile_i", std::to_string(c.tile_i)}, {"broadcast", broadcast ? "true" : "false"},
+            {"schedule", "sunway"}};
+}
+
+struct LayerRun {
+    long long get_bytes = 0, get_requests = 0;
+    double seconds = 0;
+};
+
+/** Runs the layer on random data, checks it against the reference, returns the DMA counts. */
+LayerRun run_and_check(const sw_test::JitLayer &layer, const DenseCase &c) {
+    std::vector<float> in = random_values(size_t(c.batch) * c.in_f, 11);
+    std::vector<float> wt = random_values(size_t(c.out_f) * c.in_f, 12);
+    std::vector<float> b = random_values(c.out_f, 13);
+    std::vector<float> out(size_t(c.batch) * c.out_f, NAN);
+    Buf bi(in.data(), {c.in_f, c.batch}), bw(wt.data(), {c.in_f, c.out_f}), bb(b.data(), {c.out_f});
+    Buf bo(out.data(), {c.out_f, c.batch});
+    athread_emu_stats_reset();
+    EXPECT_EQ(layer.call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+    const std::vector<float> want = reference::dense(c.batch, c.in_f, c.out_f, in, wt, b, true, 1.0, 1.0);
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); i++) {
+        if (!(std::fabs(want[i] - out[i]) <= 1e-4f + 1e-4f * std::fabs(want[i])) && bad++ < 3) {
+            ADD_FAILURE() << c.name << " element " << i << ": expected " << want[i] << ", got " << out[i];
+        }
+    }
+    EXPECT_EQ(bad, 0) << c.name;
+    LayerRun r;
+    EXPECT_EQ(athread_emu_stats_count(), 1);
+    if (athread_emu_stats_count() < 1) return r;
+    const athread_emu_kernel_stats *s = athread_emu_stats_get(0);
+    for (int i = 0; i < s->ncpes; i++) {
+        r.get_bytes += s->cpe[i].get_bytes;
+        r.get_requests += s->cpe[i].get_requests;
+    }
+    r.seconds = s->modelled_seconds;
+    return r;
+}
+
+class BroadcastDense : public testing::TestWithParam<DenseCase> {};
+
+TEST_P(BroadcastDense, MatchesTheNaiveReferenceAndReadsTheInputOncePerRound) {
+    const DenseCase &c = GetParam();
+    sw_test::JitBuild bcast = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true));
+    ASSERT_TRUE(bcast.ok()) << bcast.log;  // includes the strict C99 check of the CPE file
+    const std::string cpe = read_text(bcast.layer->dir() + "/" + bcast.layer->function_name() + ".cpe.c");
+    EXPECT_NE(cpe.find("athread_get(BCAST_MODE, (void *)(input + "), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("athread_syn(ARRAY_SCOPE, 0xffff);"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("sw_rounds"), std::string::npos) << cpe;
+    const LayerRun with = run_and_check(*bcast.layer, c);
+
+    sw_test::JitBuild plain = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
+    ASSERT_TRUE(plain.ok()) << plain.log;
+    const LayerRun without = run_and_check(*plain.layer, c);
+
+    // Same tiles: only the input's gets differ. Each of the `tiles` blocks read the input
+    // (same bytes per block) without the broadcast, once per round of 64 blocks with it.
+    const long long tiles = (c.out_f + c.tile_o - 1) / c.tile_o, rounds = (tiles + 63) / 64;
+    ASSERT_GT(tiles, rounds);
+    const long long saved = without.get_bytes - with.get_bytes;
+    EXPECT_GT(saved, 0);
+    EXPECT_EQ(saved % (tiles - rounds), 0) << saved;
+    const long long input_per_block = saved / (tiles - rounds);
+    EXPECT_GE(input_per_block, 4LL * c.batch * c.in_f) << "the whole input, every chunk";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, BroadcastDense,
+    testing::Values(
+        // 19 blocks: CPEs 19..63 only meet the barriers; in_features odd, one chunk.
+        DenseCase{"odd_in_batch3", 3, 37, 19, 1, 37},
+        // 67 blocks: two rounds, 3 blocks in the second; 13 chunks of 77 (odd) inputs.
+        DenseCase{"two_rounds_batch2", 2, 1001, 201, 3, 77},
+        // 700 blocks: 11 rounds, 60 in the last; one output per block, floatv4 chunks.
+        DenseCase{"many_rounds_batch1", 1, 300, 700, 1, 0},
+        // batch 16 as FC layers run it, 103 blocks (2 rounds).
+        DenseCase{"batch16", 16, 512, 1030, 10, 0}),
+    [](const testing::TestParamInfo<DenseCase> &i) { return std::string(i.param.name); });
+
+TEST(BroadcastDense, InputThatDependsOnTheBlockIsAClearError) {
+    // Two images per block of 4: each block needs other images' input.
+    Params p = {{"batch", "4"}, {"in_features", "64"}, {"out_features", "32"}, {"tile_o", "8"},
+                {"tile_n", "2"}, {"broadcast", "true"}, {"schedule", "sunway"}};
+    sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+    ASSERT_EQ(b.status, sw_test::JitBuild::GeneratorFailed) << b.log;
+    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
+    EXPECT_NE(b.log.find("depends on the CPE's block"), std::string::npos) << b.log;
+    // An edge tile (19 outputs in tiles of 2) that Halide splits off in a branch on the block.
+    p = {{"batch", "3"}, {"in_features", "37"}, {"out_features", "19"}, {"tile_o", "2"},
+         {"tile_n", "3"}, {"tile_i", "37"}, {"broadcast", "true"}, {"schedule", "sunway"}};
+    b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+    ASSERT_EQ(b.status, sw_test::JitBuild::GeneratorFailed) << b.log;
+    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
+    EXPECT_NE(b.log.find("choose tiles that divide the extents"), std::string::npos) << b.log;
+}
+
+TEST(BroadcastDense, HandScheduleBroadcastsWhenOneBlockHoldsEveryImage) {
+    Params p = {{"batch", "2"}, {"in_features", "256"}, {"out_features", "300"}, {"relu", "true"},
+                {"schedule", "sunway"}};
+    sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+    ASSERT_TRUE(b.ok()) << b.log;
+    const std::string cpe = read_text(b.layer->dir() + "/" + b.layer->function_name() + ".cpe.c");
+    EXPECT_NE(cpe.find("BCAST_MODE"), std::string::npos) << cpe;
+    run_and_check(*b.layer, {"auto", 2, 256, 300, 1, 0});
+}
+
+}  // namespace
+
+namespace {
+
+/** The FC layers of AlexNet and VGG-19 at batch 1 and 16 with the hand schedule: modelled
+ * time and (weight + input bytes) / time against the emulator's read plateau. Not run by
+ * default (minutes of emulation):
+ *   broadcast_test --gtest_also_run_disabled_tests --gtest_filter='*FcLayerFigures*' */
+TEST(BroadcastDense, DISABLED_FcLayerFigures) {
+    struct Fc {
+        const char *name;
+        int in_f, out_f;
+    };
+    const Fc layers[] = {{"vgg19_fc6", 25088, 4096}, {"alexnet_fc6", 9216, 4096}, {"fc7", 4096, 4096},
+                         {"fc8", 4096, 1000}};
+    for (int batch : {1, 16}) {
+        for (const Fc &l : layers) {
+            Params p = {{"batch", std::to_string(batch)}, {"in_features", std::to_string(l.in_f)},
+                        {"out_features", std::to_string(l.out_f)}, {"relu", "true"}, {"schedule", "sunway"}};
+            if (const char *b = std::getenv("FC_BROADCAST")) p["broadcast"] = b;
+            sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+            ASSERT_TRUE(b.ok()) << b.log;
+            const LayerRun r = run_and_check(*b.layer, {l.name, batch, l.in_f, l.out_f, 1, 0});
+            const double bytes = 4.0 * (double(l.in_f) * l.out_f + double(l.in_f) * batch);
+            const double gbps = bytes / r.seconds / 1e9;
+            std::printf("FC %-12s batch %2d: %8.3f ms, %6.2f GB/s = %5.1f%% of 26.56, gets %.1f MB\n", l.name, batch,
+                        r.seconds * 1e3, gbps, 100 * gbps / 26.56, double(r.get_bytes) / 1e6);
+        }
+    }
+}
+
+}  // namespace
