@@ -87,4 +87,6 @@ Run dma_only(int bytes, int bsize, int gap, int iters, bool same_addr, bool put,
     return {(double)bytes * iters * active / r->modelled_seconds / 1e9, r};
 }
 
+Run read_plateau() { return dma_only(4096, 0, 0, 256, false); }
+
 }  // namespace tm_runs

@@ -44,6 +44,11 @@ Run strided(int bsize, int gap);
  *  of requested bytes over the modelled time (spawn and join included). */
 Run dma_only(int bytes, int bsize, int gap, int iters, bool same_addr, bool put = false, int active = 64);
 
+/** The model's read plateau: 64 CPEs x 256 blocking contiguous 4 KB gets each (distinct,
+ *  128-byte aligned addresses: bytes = line bytes), GB/s of requested bytes over the modelled
+ *  time, spawn and join included (model_calibration's read_only_gbps). */
+Run read_plateau();
+
 }  // namespace tm_runs
 
 #endif

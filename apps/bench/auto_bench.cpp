@@ -3,22 +3,48 @@
  * autoscheduler, by hand and by the OpenACC-style baseline, run side by side on the emulated
  * core group (modelled SW26010 time of the emulator's timing model), with the model's own
  * prediction for the autoscheduled layer and the time the autoscheduler took for each
- * network (the autoschedule CLI's --net run). Last line:
- *   RESULT auto_vs_hand_geomean=<x> auto_within_10pct_of_hand=<f> auto_beats_hand=<f> schedule_seconds_vgg19=<s>
- * auto_vs_hand_geomean: geometric mean of hand time / auto time over the layers of both
- * networks (> 1: the autoscheduler is faster); auto_within_10pct_of_hand: the share of
- * layers whose auto time is at most 1.1 x the hand time; auto_beats_hand: the share where it
- * is lower; schedule_seconds_vgg19: wall time of `autoschedule --net vgg19` on this machine.
+ * network (the autoschedule CLI's --net run).
+ *
+ * Per layer, for the hand and the autoscheduled library (the "hand" and "auto" columns):
+ *  - %peak: the layer's analytic flops / (modelled time x Machine::cg_peak_gflops());
+ *  - rd%: the layer's DMA get line bytes (128-byte lines the gets touch) / modelled time,
+ *    over the model's read plateau (below);
+ *  - CPE c/d/s/o %: where the time goes on the busiest CPE of each of the layer's kernels
+ *    (the one whose cycles set the kernel's time; summed over kernels), as shares of the
+ *    layer's modelled time: compute (reported work), DMA wait (blocked on replies and the
+ *    final drain), sync (athread_syn) + register-communication wait, and overhead (spawn,
+ *    join and the rest).
+ * The read plateau is the emulator's modelled rate of 64 CPEs each making 256 blocking
+ * contiguous 4 KB gets (tm_runs::read_plateau, model_calibration's read_only_gbps), run once
+ * here. Last lines:
+ *   SUMMARY auto_vs_hand_geomean=<x> auto_within_10pct_of_hand=<f> auto_beats_hand=<f>
+ *           hand_vgg19_conv_peak_fraction=<x> hand_alexnet_conv_peak_fraction=<x> hand_fc_read_fraction=<x>
+ *   RESULT vgg19_conv_peak_fraction=<x> alexnet_conv_peak_fraction=<x> fc_read_fraction=<x>
+ *          auto_vs_hand_min=<x> schedule_seconds_vgg19=<s>
+ * RESULT is for the autoscheduled networks: <net>_conv_peak_fraction = the net's conv flops /
+ * (its conv layers' total modelled time x peak); fc_read_fraction = the FC layers of both
+ * networks: the bytes each must read (weights + bias + input, fp32) summed, over their summed
+ * modelled time, over the read plateau; auto_vs_hand_min = the smallest hand time / auto time
+ * over the layers of both networks (> 1: the autoscheduler is faster on every layer);
+ * schedule_seconds_vgg19 = wall time of `autoschedule --net vgg19` on this machine. SUMMARY:
+ * the geometric mean of hand / auto, the share of layers whose auto time is at most 1.1 x the
+ * hand time and the share where it is lower, and the RESULT fractions of the hand schedules.
  *
  *   auto_bench
  */
 #include "apps/bench/bench_support.h"
 #include "apps/net/network.h"
+#include "target_sw/Machine.h"
+#include "tests/timing_model_runs.h"
+
+#include <athread.h>
+#include <athread_emu.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 const sw_net::NetworkTable &alexnet_table();
@@ -26,14 +52,45 @@ const sw_net::NetworkTable &vgg19_table();
 
 namespace {
 
+/** The RESULT figures of one schedule, summed over layers. */
+struct Sums {
+    double conv_flops = 0, conv_seconds = 0;  ///< this network's conv layers
+    double fc_bytes = 0, fc_seconds = 0;      ///< FC layers of every network run so far
+    double conv_fraction(double peak_gflops) const { return conv_flops / (conv_seconds * peak_gflops * 1e9); }
+    double fc_fraction(double plateau_gbps) const { return fc_bytes / fc_seconds / 1e9 / plateau_gbps; }
+};
+
 struct Totals {
     double log_ratio = 0;
     int layers = 0, within = 0, beats = 0;
+    double min_ratio = std::numeric_limits<double>::infinity();
+    std::string min_ratio_layer;
     double worst_model_error = 0;  ///< |predicted - emulated| / emulated, autoscheduled layers
     std::string worst_model_layer;
+    Sums hand_fc, auto_fc;  // FC sums over both networks (conv sums are per network)
+    double hand_conv_fraction[2] = {0, 0}, auto_conv_fraction[2] = {0, 0};  // alexnet, vgg19
 };
 
-void run(const sw_net::NetworkTable &table, Totals &t, const std::vector<double> &predicted) {
+/** Bytes a dense layer must read: weights, bias and its input (fp32). */
+double dense_read_bytes(const sw_net::Network &net, size_t i) {
+    const sw_net::Shape in = i == 0 ? net.input_shape() : net.output_shape(i - 1);
+    return 4.0 * double(sw_net::elements(net.weight_shape(i)) + sw_net::elements(net.bias_shape(i)) +
+                        sw_net::elements(in));
+}
+
+/** "c/d/s/o" percentages of the busiest CPEs' time (see the file comment). */
+std::string cpe_breakdown(const sw_net::LayerRecord &r) {
+    const double t = r.modelled_seconds;
+    const double c = r.busiest_compute_seconds / t, d = r.busiest_dma_wait_seconds / t,
+                 s = (r.busiest_sync_wait_seconds + r.busiest_regcomm_wait_seconds) / t;
+    const double o = std::max(0.0, 1 - c - d - s);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%3.0f/%3.0f/%3.0f/%3.0f", 100 * c, 100 * d, 100 * s, 100 * o);
+    return buf;
+}
+
+void run(const sw_net::NetworkTable &table, int net_index, Totals &t, const std::vector<double> &predicted,
+         double peak_gflops, double plateau_gbps) {
     sw_net::Network net(table);
     const std::vector<float> x = sw_bench::prepare(net);
     std::vector<sw_net::LayerRecord> hand, base, autos;
@@ -44,28 +101,77 @@ void run(const sw_net::NetworkTable &table, Totals &t, const std::vector<double>
     for (size_t i = 0; i < yh.size(); i++) worst = std::max(worst, double(std::fabs(yh[i] - ya[i])));
     std::printf("\n== %s, batch 1 (modelled SW26010 ms; auto and hand outputs differ by at most %.2g) ==\n",
                 table.name.c_str(), worst);
-    std::printf("%-8s %-8s %12s %12s %12s %12s %9s %10s\n", "layer", "kind", "baseline", "hand", "auto", "auto pred",
-                "pred err", "hand/auto");
+    std::printf("%-8s %-8s %10s %10s %10s %10s %9s %9s %7s %7s %7s %7s %-15s %-15s\n", "layer", "kind", "baseline",
+                "hand", "auto", "auto pred", "pred err", "hand/auto", "hand", "auto", "hand", "auto", "hand CPE",
+                "auto CPE");
+    std::printf("%-8s %-8s %10s %10s %10s %10s %9s %9s %7s %7s %7s %7s %-15s %-15s\n", "", "", "", "", "", "", "", "",
+                "%peak", "%peak", "rd%", "rd%", "c/d/s/o %", "c/d/s/o %");
+    Sums hs, as;
     for (size_t i = 0; i < hand.size(); i++) {
-        const double h = hand[i].modelled_seconds, a = autos[i].modelled_seconds, b = base[i].modelled_seconds;
+        const sw_net::LayerRecord &rh = hand[i], &ra = autos[i];
+        const double h = rh.modelled_seconds, a = ra.modelled_seconds, b = base[i].modelled_seconds;
         const double ratio = h / a;
         const double pred = i < predicted.size() ? predicted[i] : -1.0, err = pred / (a * 1e3) - 1;
-        std::printf("%-8s %-8s %12.3f %12.3f %12.3f %12.4g %+8.1f%% %10.2f\n", hand[i].name.c_str(),
-                    hand[i].kind.c_str(), b * 1e3, h * 1e3, a * 1e3, pred, 100 * err, ratio);
+        auto peak_pct = [&](const sw_net::LayerRecord &r) {
+            return 100 * r.gflop / (r.modelled_seconds * peak_gflops);
+        };
+        auto read_pct = [&](const sw_net::LayerRecord &r) {
+            return 100 * double(r.dma_get_line_bytes) / r.modelled_seconds / 1e9 / plateau_gbps;
+        };
+        std::printf("%-8s %-8s %10.3f %10.3f %10.3f %10.4g %+8.1f%% %9.2f %7.1f %7.1f %7.1f %7.1f %-15s %-15s\n",
+                    rh.name.c_str(), rh.kind.c_str(), b * 1e3, h * 1e3, a * 1e3, pred, 100 * err, ratio,
+                    peak_pct(rh), peak_pct(ra), read_pct(rh), read_pct(ra), cpe_breakdown(rh).c_str(),
+                    cpe_breakdown(ra).c_str());
         if (std::fabs(err) > t.worst_model_error) {
             t.worst_model_error = std::fabs(err);
-            t.worst_model_layer = table.name + " " + hand[i].name;
+            t.worst_model_layer = table.name + " " + rh.name;
+        }
+        if (ratio < t.min_ratio) {
+            t.min_ratio = ratio;
+            t.min_ratio_layer = table.name + " " + rh.name;
         }
         t.log_ratio += std::log(ratio);
         t.layers++;
         t.within += a <= 1.1 * h;
         t.beats += a < h;
+        if (rh.kind == "conv2d") {
+            hs.conv_flops += rh.gflop * 1e9, hs.conv_seconds += h;
+            as.conv_flops += ra.gflop * 1e9, as.conv_seconds += a;
+        } else if (rh.kind == "dense") {
+            const double bytes = dense_read_bytes(net, i);
+            hs.fc_bytes += bytes, hs.fc_seconds += h;
+            as.fc_bytes += bytes, as.fc_seconds += a;
+        }
     }
+    t.hand_conv_fraction[net_index] = hs.conv_fraction(peak_gflops);
+    t.auto_conv_fraction[net_index] = as.conv_fraction(peak_gflops);
+    std::printf("%s conv layers: %.3f GFLOP; auto %.3f ms = %.1f%% of peak, hand %.3f ms = %.1f%% of peak\n",
+                table.name.c_str(), as.conv_flops / 1e9, as.conv_seconds * 1e3, 100 * t.auto_conv_fraction[net_index],
+                hs.conv_seconds * 1e3, 100 * t.hand_conv_fraction[net_index]);
+    if (as.fc_seconds > 0) {
+        std::printf("%s FC layers: %.2f MB to read (weights + bias + input, fp32); auto %.3f ms = %.2f GB/s = "
+                    "%.3f of the read plateau, hand %.3f ms = %.2f GB/s = %.3f\n",
+                    table.name.c_str(), as.fc_bytes / 1e6, as.fc_seconds * 1e3, as.fc_bytes / as.fc_seconds / 1e9,
+                    as.fc_fraction(plateau_gbps), hs.fc_seconds * 1e3, hs.fc_bytes / hs.fc_seconds / 1e9,
+                    hs.fc_fraction(plateau_gbps));
+    }
+    t.hand_fc.fc_bytes += hs.fc_bytes, t.hand_fc.fc_seconds += hs.fc_seconds;
+    t.auto_fc.fc_bytes += as.fc_bytes, t.auto_fc.fc_seconds += as.fc_seconds;
 }
 
 }  // namespace
 
 int main() {
+    const sw::Machine *m = sw::machine_by_name(athread_emu_machine_name());
+    if (!m) {
+        std::fprintf(stderr, "error: unknown emulator machine '%s'\n", athread_emu_machine_name());
+        return 1;
+    }
+    athread_init();
+    const double plateau = tm_runs::read_plateau().gbps;
+    athread_halt();
+    const double peak = m->cg_peak_gflops();
+
     Totals t;
     std::vector<double> pred_alexnet, pred_vgg;
     const double s_alexnet = sw_bench::schedule_network(SW_AUTOSCHEDULE_CLI, "alexnet", &pred_alexnet);
@@ -74,14 +180,30 @@ int main() {
         std::fprintf(stderr, "error: the autoschedule CLI failed (%s)\n", SW_AUTOSCHEDULE_CLI);
         return 1;
     }
-    run(alexnet_table(), t, pred_alexnet);
-    run(vgg19_table(), t, pred_vgg);
+    std::printf("machine %s: peak %.1f GFLOPS; read plateau %.2f GB/s (modelled: 64 CPEs x 256 blocking 4 KB "
+                "contiguous gets)\n",
+                athread_emu_machine_name(), peak, plateau);
+    std::printf("columns: %%peak = analytic flops / (modelled time x peak); rd%% = DMA get line bytes (128-byte "
+                "lines) per modelled second / read plateau;\n  CPE c/d/s/o = busiest CPE of each kernel: compute / "
+                "DMA wait / sync + register-communication wait / overhead (spawn, join, rest), %% of modelled "
+                "time\n");
+    run(alexnet_table(), 0, t, pred_alexnet, peak, plateau);
+    run(vgg19_table(), 1, t, pred_vgg, peak, plateau);
     std::printf("\nautoscheduler time (autoschedule --net, this machine): alexnet %.2f s, vgg19 %.2f s\n", s_alexnet,
                 s_vgg);
     std::printf("cost model vs emulator (autoscheduled layers): worst %.1f%% (%s)\n", 100 * t.worst_model_error,
                 t.worst_model_layer.c_str());
-    std::printf("RESULT auto_vs_hand_geomean=%.3f auto_within_10pct_of_hand=%.3f auto_beats_hand=%.3f "
-                "schedule_seconds_vgg19=%.2f\n",
-                std::exp(t.log_ratio / t.layers), double(t.within) / t.layers, double(t.beats) / t.layers, s_vgg);
+    std::printf("FC layers of both networks (bytes read = weights + bias + input, fp32): auto %.2f GB/s, hand %.2f "
+                "GB/s; read plateau %.2f GB/s\n",
+                t.auto_fc.fc_bytes / t.auto_fc.fc_seconds / 1e9, t.hand_fc.fc_bytes / t.hand_fc.fc_seconds / 1e9,
+                plateau);
+    std::printf("smallest hand/auto: %.3f (%s)\n", t.min_ratio, t.min_ratio_layer.c_str());
+    std::printf("SUMMARY auto_vs_hand_geomean=%.3f auto_within_10pct_of_hand=%.3f auto_beats_hand=%.3f "
+                "hand_vgg19_conv_peak_fraction=%.4f hand_alexnet_conv_peak_fraction=%.4f hand_fc_read_fraction=%.3f\n",
+                std::exp(t.log_ratio / t.layers), double(t.within) / t.layers, double(t.beats) / t.layers,
+                t.hand_conv_fraction[1], t.hand_conv_fraction[0], t.hand_fc.fc_fraction(plateau));
+    std::printf("RESULT vgg19_conv_peak_fraction=%.4f alexnet_conv_peak_fraction=%.4f fc_read_fraction=%.3f "
+                "auto_vs_hand_min=%.3f schedule_seconds_vgg19=%.2f\n",
+                t.auto_conv_fraction[1], t.auto_conv_fraction[0], t.auto_fc.fc_fraction(plateau), t.min_ratio, s_vgg);
     return 0;
 }

@@ -99,7 +99,7 @@ double section_strided() {
 /** Section 3: reads only. Returns read_only_gbps (64 CPEs, blocking 4 KB contiguous gets). */
 double section_reads_only() {
     std::printf("== 3. Reads only, GB/s\n");
-    const double read_only = dma_only(4096, 0, 0, 256, false).gbps;
+    const double read_only = tm_runs::read_plateau().gbps;
     const sw::DmaTiming &t = sw::sw26010().dma_timing;
     std::printf("  64 CPEs x 256 blocking 4 KB contiguous gets: model %.2f (evidence: swDNN "
                 "typically 21-24, CAND's decomposed gets 26.6-28.5; get channel %.2f GB/s, "

@@ -226,8 +226,20 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
                 r.dma_requests += e.get_requests + e.put_requests;
                 r.dma_bytes += e.get_bytes + e.put_bytes;
                 r.dma_line_bytes += e.get_line_bytes + e.put_line_bytes;
+                r.dma_get_bytes += e.get_bytes;
+                r.dma_get_line_bytes += e.get_line_bytes;
                 r.counted_gflop += double(e.flops) / 1e9;
             }
+            int busiest = 0;
+            for (int c = 1; c < st->ncpes; c++) {
+                if (st->cpe[c].cycles > st->cpe[busiest].cycles) busiest = c;
+            }
+            const athread_emu_cpe_stats &b = st->cpe[busiest];
+            const double hz = 1e9 * clock_ghz();
+            r.busiest_compute_seconds += double(b.compute_cycles) / hz;
+            r.busiest_dma_wait_seconds += double(b.dma_wait_cycles) / hz;
+            r.busiest_sync_wait_seconds += double(b.sync_wait_cycles) / hz;
+            r.busiest_regcomm_wait_seconds += double(b.regcomm_wait_cycles) / hz;
         }
         if (trace) {
             const athread_emu_span *spans = athread_emu_trace_spans();

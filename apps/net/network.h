@@ -53,7 +53,16 @@ struct LayerRecord {
     double counted_gflop = 0;   ///< flops the generated code counted (work counters)
     long long ldm_peak_bytes = 0;
     long long dma_requests = 0, dma_bytes = 0, dma_line_bytes = 0;
+    long long dma_get_bytes = 0, dma_get_line_bytes = 0;  ///< the gets (main memory -> LDM) alone
     int kernels = 0;
+    /** Where the modelled time went on each kernel's busiest CPE (the one with the most
+     * cycles, which sets the kernel's time), summed over the layer's kernels, in seconds
+     * (the emulator's per-CPE records): compute (reported work), DMA wait (blocked on a
+     * reply, plus the final drain), sync wait (athread_syn) and register-communication
+     * wait. The rest of modelled_seconds is overhead: spawn and join, and the CPE's cycles
+     * outside these (e.g. register-communication put/get instructions). */
+    double busiest_compute_seconds = 0, busiest_dma_wait_seconds = 0, busiest_sync_wait_seconds = 0,
+           busiest_regcomm_wait_seconds = 0;
 };
 
 /** A span of modelled time on one CPE, for traces: seconds from the start of the run. */
