@@ -317,49 +317,66 @@ bool output_computes(const PipelineInfo &info) {
 
 }  // namespace
 
-int64_t evaluate(const Expr &e, const Bindings &b) {
+namespace {
+
+/** The values of the Lets around a point of evaluate(), innermost last (a Let's body sees
+ * them before the bindings; no copy of the bindings per Let). */
+using LetValues = std::vector<std::pair<const std::string *, int64_t>>;
+
+int64_t evaluate_in(const Expr &e, const Bindings &b, LetValues &lets) {
     if (const IntImm *i = e.as<IntImm>()) return i->value;
     if (const UIntImm *u = e.as<UIntImm>()) return int64_t(u->value);
     if (const Variable *v = e.as<Variable>()) {
+        for (auto l = lets.rbegin(); l != lets.rend(); ++l) {
+            if (*l->first == v->name) return l->second;
+        }
         auto it = b.find(v->name);
         if (it == b.end()) throw sw::UserError("the autoscheduler met an unknown value '" + v->name + "'");
         return it->second;
     }
-    if (const Add *o = e.as<Add>()) return evaluate(o->a, b) + evaluate(o->b, b);
-    if (const Sub *o = e.as<Sub>()) return evaluate(o->a, b) - evaluate(o->b, b);
-    if (const Mul *o = e.as<Mul>()) return evaluate(o->a, b) * evaluate(o->b, b);
-    if (const Div *o = e.as<Div>()) return floor_div(evaluate(o->a, b), evaluate(o->b, b));
+    if (const Add *o = e.as<Add>()) return evaluate_in(o->a, b, lets) + evaluate_in(o->b, b, lets);
+    if (const Sub *o = e.as<Sub>()) return evaluate_in(o->a, b, lets) - evaluate_in(o->b, b, lets);
+    if (const Mul *o = e.as<Mul>()) return evaluate_in(o->a, b, lets) * evaluate_in(o->b, b, lets);
+    if (const Div *o = e.as<Div>()) return floor_div(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
     if (const Mod *o = e.as<Mod>()) {
-        int64_t a = evaluate(o->a, b), m = evaluate(o->b, b);
+        int64_t a = evaluate_in(o->a, b, lets), m = evaluate_in(o->b, b, lets);
         return m == 0 ? 0 : a - floor_div(a, m) * m;
     }
-    if (const Min *o = e.as<Min>()) return std::min(evaluate(o->a, b), evaluate(o->b, b));
-    if (const Max *o = e.as<Max>()) return std::max(evaluate(o->a, b), evaluate(o->b, b));
-    if (const Select *o = e.as<Select>()) return evaluate(o->condition, b) ? evaluate(o->true_value, b) : evaluate(o->false_value, b);
-    if (const LT *o = e.as<LT>()) return evaluate(o->a, b) < evaluate(o->b, b);
-    if (const LE *o = e.as<LE>()) return evaluate(o->a, b) <= evaluate(o->b, b);
-    if (const GT *o = e.as<GT>()) return evaluate(o->a, b) > evaluate(o->b, b);
-    if (const GE *o = e.as<GE>()) return evaluate(o->a, b) >= evaluate(o->b, b);
-    if (const EQ *o = e.as<EQ>()) return evaluate(o->a, b) == evaluate(o->b, b);
-    if (const NE *o = e.as<NE>()) return evaluate(o->a, b) != evaluate(o->b, b);
-    if (const And *o = e.as<And>()) return evaluate(o->a, b) && evaluate(o->b, b);
-    if (const Or *o = e.as<Or>()) return evaluate(o->a, b) || evaluate(o->b, b);
-    if (const Not *o = e.as<Not>()) return !evaluate(o->a, b);
-    if (const Cast *o = e.as<Cast>()) return evaluate(o->value, b);
+    if (const Min *o = e.as<Min>()) return std::min(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
+    if (const Max *o = e.as<Max>()) return std::max(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
+    if (const Select *o = e.as<Select>()) return evaluate_in(o->condition, b, lets) ? evaluate_in(o->true_value, b, lets) : evaluate_in(o->false_value, b, lets);
+    if (const LT *o = e.as<LT>()) return evaluate_in(o->a, b, lets) < evaluate_in(o->b, b, lets);
+    if (const LE *o = e.as<LE>()) return evaluate_in(o->a, b, lets) <= evaluate_in(o->b, b, lets);
+    if (const GT *o = e.as<GT>()) return evaluate_in(o->a, b, lets) > evaluate_in(o->b, b, lets);
+    if (const GE *o = e.as<GE>()) return evaluate_in(o->a, b, lets) >= evaluate_in(o->b, b, lets);
+    if (const EQ *o = e.as<EQ>()) return evaluate_in(o->a, b, lets) == evaluate_in(o->b, b, lets);
+    if (const NE *o = e.as<NE>()) return evaluate_in(o->a, b, lets) != evaluate_in(o->b, b, lets);
+    if (const And *o = e.as<And>()) return evaluate_in(o->a, b, lets) && evaluate_in(o->b, b, lets);
+    if (const Or *o = e.as<Or>()) return evaluate_in(o->a, b, lets) || evaluate_in(o->b, b, lets);
+    if (const Not *o = e.as<Not>()) return !evaluate_in(o->a, b, lets);
+    if (const Cast *o = e.as<Cast>()) return evaluate_in(o->value, b, lets);
     if (const Let *o = e.as<Let>()) {
-        Bindings inner = b;
-        inner[o->name] = evaluate(o->value, b);
-        return evaluate(o->body, inner);
+        lets.push_back({&o->name, evaluate_in(o->value, b, lets)});
+        const int64_t r = evaluate_in(o->body, b, lets);
+        lets.pop_back();
+        return r;
     }
     if (const Call *c = e.as<Call>()) {
         if (c->is_intrinsic(Call::likely) || c->is_intrinsic(Call::likely_if_innermost) ||
             c->is_intrinsic(Call::promise_clamped) || c->is_intrinsic(Call::unsafe_promise_clamped)) {
-            return evaluate(c->args[0], b);
+            return evaluate_in(c->args[0], b, lets);
         }
     }
     std::ostringstream s;
     s << e;
     throw sw::UserError("the autoscheduler cannot evaluate the bound " + s.str());
+}
+
+}  // namespace
+
+int64_t evaluate(const Expr &e, const Bindings &b) {
+    LetValues lets;
+    return evaluate_in(e, b, lets);
 }
 
 std::vector<int64_t> extents(const SymBox &box, const Bindings &b) {

@@ -17,9 +17,12 @@
 #include "Halide.h"
 
 #include <cstdint>
+#include <array>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace sw_auto {
@@ -129,6 +132,21 @@ struct PipelineInfo {
     std::map<std::string, SymBox> tile_region, chunk_region;
 
     double total_flops = 0;  ///< of the whole pipeline, from the op counts
+
+    /** Extents of a region under the bindings of a tile size, chunk and rounded width
+     * (extents() of the same box, memoised by the cost model: the search costs every vector
+     * variant of a tiling). Key: the box's address in this PipelineInfo, tile, chunk, width. */
+    using ExtentsKey = std::tuple<const SymBox *, std::vector<int>, int64_t, int64_t>;
+    std::shared_ptr<std::map<ExtentsKey, std::vector<int64_t>>> extents_cache =
+        std::make_shared<std::map<ExtentsKey, std::vector<int64_t>>>();
+    /** The cost model's means of a padded window's fill along one dimension (in-bounds
+     * share, share of tiles without padding, share of tiles whose rows are spread), which
+     * depend only on the tile size there, the chunk and the vector-rounded width: evaluating
+     * the regions at every tile position is the costliest part of an estimate. Key: machine,
+     * producer, dimension, tile size, chunk, rounded width. Shared by every plan of this pipeline; not thread-safe, like the search. */
+    using FillKey = std::tuple<std::string, std::string, int, int64_t, int64_t, int64_t>;
+    std::shared_ptr<std::map<FillKey, std::array<double, 3>>> fill_cache =
+        std::make_shared<std::map<FillKey, std::array<double, 3>>>();
 };
 
 /** Analyses \p p (one output, constant extents from its buffer constraints or estimates);

@@ -132,18 +132,27 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
     double inside = 1, whole = 1, spread = 0;
     for (size_t d = 0; d < box.size() && d < info.out_extents.size(); d++) {
         const int64_t e = info.out_extents[d], t = std::min<int64_t>(plan.tile[d], e);
-        Bindings bd = b;
-        double share = 0, unpadded = 0, n = 0;
-        for (int64_t o = 0; o < e; o += t, n++) {
-            bd[tile_origin_var(int(d))] = std::min(o, e - t);  // the last tile shifted inwards
-            const int64_t w = extents(window, bd)[d], i = extents(*in, bd)[d];
-            share += w ? double(std::min(i, w)) / double(w) : 1.0;
-            unpadded += i >= w ? 1 : 0;
-            if (d == 0) spread += i >= source_width && w > i ? 1 : 0;
+        // The means along d depend only on the tile size there, the chunk and the rounded
+        // width: memoised.
+        const PipelineInfo::FillKey key{m.name, producer, int(d), t, b.at(chunk_size_var), b.at(rounded_width_var)};
+        auto it = info.fill_cache->find(key);
+        if (it == info.fill_cache->end()) {
+            Bindings bd = b;
+            std::array<double, 3> mean{0, 0, 0};  // in-bounds share, unpadded tiles, spread tiles
+            double n = 0;
+            for (int64_t o = 0; o < e; o += t, n++) {
+                bd[tile_origin_var(int(d))] = std::min(o, e - t);  // the last tile shifted inwards
+                const int64_t w = extents(window, bd)[d], i = extents(*in, bd)[d];
+                mean[0] += w ? double(std::min(i, w)) / double(w) : 1.0;
+                mean[1] += i >= w ? 1 : 0;
+                mean[2] += i >= source_width && w > i ? 1 : 0;
+            }
+            for (double &v : mean) v /= n;
+            it = info.fill_cache->emplace(key, mean).first;
         }
-        if (d == 0) spread /= n;
-        inside *= share / n;
-        whole *= unpadded / n;
+        inside *= it->second[0];
+        whole *= it->second[1];
+        if (d == 0) spread = it->second[2];
     }
     const double points = double(prod(box)), rows = points / double(box[0]);
     return points * (1 - inside) * region(m, 0, 2, 1) + rows * (1 - whole) * region(m, 0, 4, 4) +
@@ -175,6 +184,13 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const int64_t rounded = (width + vec - 1) / vec * vec;
     b[rounded_width_var] = rounded;
     const bool db = plan.double_buffer && chunks > 1;
+    // Regions under these bindings, memoised over the plans that share them.
+    auto region_extents = [&](const SymBox &box) -> const std::vector<int64_t> & {
+        const auto key = std::make_tuple(&box, plan.tile, chunk, rounded);
+        auto it = info.extents_cache->find(key);
+        if (it == info.extents_cache->end()) it = info.extents_cache->emplace(key, extents(box, b)).first;
+        return it->second;
+    };
 
     // LDM buffers, aligned as PlaceLdmBuffers does.
     auto align = [&](int64_t bytes) { return (bytes + m.ldm_alignment - 1) / m.ldm_alignment * m.ldm_alignment; };
@@ -192,16 +208,16 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         if (s.is_input) {
             if (contains(info.producer_inputs, s.name) && !plan.inline_producers) {
                 // Read by a staged producer: the producer's guarded copy moves its in-bounds box.
-                const std::vector<int64_t> box = extents(info.chunk_region.at(s.name), b);
+                const std::vector<int64_t> &box = region_extents(info.chunk_region.at(s.name));
                 add(chunk_get, transfer(box, s.source_extents, m, true, true));
                 continue;
             }
             if (!s.callers.empty() && chunk_level && info.chunk_region.count(s.name)) {
-                const std::vector<int64_t> box = extents(info.chunk_region.at(s.name), b);
+                const std::vector<int64_t> &box = region_extents(info.chunk_region.at(s.name));
                 buffer(s.name + ".in()", 4 * prod(box) * (db ? 2 : 1));
                 add(chunk_get, transfer(box, s.source_extents, m));
             } else if (info.tile_region.count(s.name)) {
-                const std::vector<int64_t> box = extents(info.tile_region.at(s.name), b);
+                const std::vector<int64_t> &box = region_extents(info.tile_region.at(s.name));
                 buffer(s.name + ".in()", 4 * prod(box));
                 add(tile_get, transfer(box, s.source_extents, m));
             }
@@ -210,12 +226,12 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         if (!info.tile_region.count(s.name)) continue;
         const std::vector<OpCount> &ops = info.ops.at(s.name);
         if (producer) {
-            const std::vector<int64_t> box = extents(info.chunk_region.at(s.name), b);
+            const std::vector<int64_t> &box = region_extents(info.chunk_region.at(s.name));
             buffer(s.name, 4 * prod(box) * (db ? 2 : 1));
             chunk_compute += padding_fill_cycles(info, s.name, plan, b, m);
             continue;
         }
-        const std::vector<int64_t> box = extents(info.tile_region.at(s.name), b);
+        const std::vector<int64_t> &box = region_extents(info.tile_region.at(s.name));
         const int64_t points = prod(box);
         buffer(s.name, 4 * points);
         for (size_t k = 0; k < ops.size(); k++) {
