@@ -62,7 +62,7 @@ const Layer layers[] = {
      "floatv4"},
     // The input chunk broadcast by CPE 0 (sw::broadcast), 19 blocks in a uniform block loop.
     {"dense_broadcast", "dense",
-     "batch=3 in_features=37 out_features=19 tile_o=1 tile_i=37 broadcast=true relu=true schedule=sunway",
+     "batch=3 in_features=37 out_features=19 tile_o=1 tile_n=3 tile_i=37 broadcast=true relu=true schedule=sunway",
      "athread_get(BCAST_MODE"},
     {"pool_max", "pool",
      "batch=2 channels=12 height=15 width=15 kernel=3 stride=2 type=max schedule=sunway", "athread_get"},
