@@ -593,7 +593,11 @@ PipelineInfo analyze(const Pipeline &p) {
         for (size_t k = 0; k < c->args.size(); k++) {
             int64_t a = 0, b = 0;
             const bool ka = coefficient(c->args[k], d0, &a);
-            if (!ka || (k > 0 && a != 0) || (k == 0 && a != 0 && a != 1)) pure_ok = false;
+            // Another Func's innermost index may step by more than one along x (a conv of
+            // stride > 1): its vectors are gathered from four scalars.
+            const bool gather = ka && k == 0 && a > 1 && c->name != m.name;
+            if (!ka || (k > 0 && a != 0) || (k == 0 && a != 0 && a != 1 && !gather)) pure_ok = false;
+            if (gather) info.loads_gather++;
             if (ka && a != 0) varies = true;
             if (c->name == m.name) continue;
             if (!rv.empty()) {

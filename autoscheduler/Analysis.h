@@ -113,6 +113,8 @@ struct PipelineInfo {
     /** Calls in the main update (the accumulator itself excluded) whose index varies along
      * the main stage's innermost pure dimension, and those that do not. */
     int loads_varying = 0, loads_invariant = 0;
+    /** Of the loads_varying, those whose index steps by more than one along x (gathered). */
+    int loads_gather = 0;
     /** A second dimension for register blocks of a vectorised main stage (-1: none): a pure
      * dimension along which no load that varies along the vectorised one varies, and some
      * invariant load does (the output channels of a convolution: each input vector serves

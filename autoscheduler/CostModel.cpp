@@ -265,7 +265,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 // invariant along x, each splatted once for the block, or once per line of the
                 // block when they vary along its second dimension.
                 const double p0 = o.float_ops * plan.block * l;
-                const double p1 = info.loads_varying * plan.block * U + info.loads_invariant_block * l * E +
+                const double G = 4 + double(m.splat_p1);  // a gathered vector: 4 loads, simd_set_floatv4
+                const double p1 = (info.loads_varying - info.loads_gather) * plan.block * U +
+                                  info.loads_gather * plan.block * G + info.loads_invariant_block * l * E +
                                   (info.loads_invariant - info.loads_invariant_block) * E;
                 // The accumulators stay in registers over an inner reduction loop
                 // (PromoteAccumulators); with every tap unrolled and one point per chunk there

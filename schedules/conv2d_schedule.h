@@ -165,8 +165,8 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
 /** The shared structure of both Sunway schedules: blocks over output tiles, the
  * accumulator in LDM, per chunk of input channels the window and the weights in LDM.
  * \p simd (hand schedule): the window is staged zero-padded, so the inner loop has no
- * boundary test, and the accumulation runs on floatv4 along x (rounded up to 4 lanes;
- * stride 1 only). */
+ * boundary test, and the accumulation runs on floatv4 along x (rounded up to 4 lanes; with
+ * a stride > 1 the input vectors are gathered) in register blocks of \p block. */
 inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool simd = false,
                                   bool double_buffered = false, ConvRegisterBlock block = {2, 1}) {
     using namespace Halide;
@@ -225,7 +225,7 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
 /** The hand Sunway schedule. \p forced holds tile sizes the user fixed (0: choose). */
 inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const sw::Machine &m,
                                    const Conv2DTiles &forced = {0, 0, 0, 0}) {
-    const bool simd = s.stride_x == 1;
+    const bool simd = true;  // stride > 1: the input vectors are gathered (CodeGen_CPE)
     const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? kConvBlockX : 1);
     const ConvRegisterBlock block = conv2d_register_block(t);
     schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, block.vectors * kVectorLanes), block);

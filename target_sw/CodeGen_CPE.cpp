@@ -164,6 +164,15 @@ private:
         }
         if (!is_floatv4(op->type)) return CodeGen_C99::visit(op);
         if (!is_const_one(op->predicate)) unsupported("predicated vector loads");
+        const Ramp *strided = op->index.as<Ramp>();
+        if (strided && strided->lanes == 4 && !is_const_one(strided->stride)) {
+            // A strided vector (e.g. the input of a conv of stride > 1 along x): four scalar
+            // loads built into a vector (no strided vector load on the CPE).
+            use_simd();
+            define_helper("sw_gather4", "static inline floatv4 sw_gather4(const float *p, int s) { return simd_set_floatv4(p[0], p[s], p[2 * s], p[3 * s]); }\n");
+            last = "sw_gather4(&" + id(op->name) + "[" + print_expr(strided->base) + "], " + print_expr(strided->stride) + ")";
+            return;
+        }
         const std::string helper = vector_access(false, op->alignment);
         const std::string base = print_expr(dense_base(op->index, "a vector load of " + op->name));
         last = helper + "(&" + id(op->name) + "[" + base + "])";

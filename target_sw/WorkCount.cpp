@@ -226,13 +226,14 @@ private:
         sub(op->body);
     }
     /** One load or store of \p type from or to \p buffer. */
-    void access(const std::string &buffer, const Type &type, const ModulusRemainder &alignment) {
+    void access(const std::string &buffer, const Type &type, const ModulusRemainder &alignment, bool gather = false) {
         if (buffer.rfind(register_prefix, 0) == 0) return;  // a promoted accumulator: a register
         // Vector accesses proved aligned (AlignVectorAccesses.h) are printed as simd_load /
         // simd_store, one P1 instruction; the others as simd_loadu/simd_storeu, two each
         // (vlds_ul + vlds_uh) [V] DOC; scalar ones one.
         const bool unaligned = type.lanes() > 1 && !vector_access_aligned(type, alignment);
         w.p1 += unaligned ? m.unaligned_vector_access_p1 : 1;
+        if (gather) w.p1 += type.lanes() + m.splat_p1 - m.unaligned_vector_access_p1;
         if (ldm.count(buffer)) {
             w.ldm_accesses++;
         } else {
@@ -242,7 +243,10 @@ private:
     }
     void visit(const Load *op) override {
         address(op->index);
-        access(op->name, op->type, op->alignment);
+        // A strided vector load is printed as four scalar loads built into a vector
+        // (sw_gather4: simd_set_floatv4, Machine::splat_p1).
+        const Ramp *r = op->index.as<Ramp>();
+        access(op->name, op->type, op->alignment, r && !is_const_one(r->stride));
         depth_ = 0;
         auto b = stored_depth.find(op->name);
         if (b != stored_depth.end()) {

@@ -13,7 +13,9 @@
  *       introduced by PromoteAccumulators cost nothing); a floatv4 load or store proved
  *       aligned (AlignVectorAccesses.h) is printed as simd_load/simd_store, one instruction,
  *       any other as simd_loadu/simd_storeu, Machine::unaligned_vector_access_p1 (two:
- *       vlds_ul + vlds_uh); a splat of an LDM value is simd_loade, one instruction (ldse);
+ *       vlds_ul + vlds_uh); a strided floatv4 load (a gather: four scalar loads and a
+ *       simd_set_floatv4) 4 + Machine::splat_p1; a splat of an LDM value is simd_loade,
+ *       one instruction (ldse);
  *       a splat of any other value (simd_set_floatv4) Machine::splat_p1 instructions (the
  *       real simd.h builds it through a union in memory); the compare-and-branch of each loop
  *       iteration and each if.
