@@ -83,8 +83,14 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info) {
                     const int bd = info.block_dim;
                     const int64_t along = bd >= 0 ? std::min<int64_t>(t[bd], info.out_extents[bd]) : 1;
                     for (int b : {1, 2, 4}) {
-                        for (int l : {1, 2, 4, 8, 16}) {
-                            if (b * l > 16 || along % l != 0 || (b == 4 && t[0] < 16)) continue;
+                        // Per b: no second dimension, or the largest l that divides the tile
+                        // (smaller blocks lose to it on both pipelines; not searched, for speed).
+                        int lmax = 1;
+                        while (b * lmax * 2 <= 16 && along % (lmax * 2) == 0) lmax *= 2;
+                        std::vector<int> lines{1};
+                        if (lmax > 1) lines.push_back(lmax);
+                        for (int l : lines) {
+                            if (b == 4 && t[0] < 16) continue;
                             Plan v = p;
                             v.vector = Plan::Vector::Pure;
                             v.block = b;

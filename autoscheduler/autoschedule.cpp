@@ -11,7 +11,8 @@
  * schedule as a header of one function apply_schedule_<generator>(pipeline, target) to paste
  * into schedules/. --tune N builds the N best plans, runs each on the emulated core group and
  * keeps the one the emulator's timing model finds fastest. --net schedules every layer of a
- * network and prints the per-layer table.
+ * network and prints the per-layer table (a layer equal to an earlier one, same kind and
+ * parameters, reuses its schedule: each distinct layer is searched once).
  */
 #include "Halide.h"
 #include "autoscheduler/ApplyPlan.h"
@@ -261,20 +262,30 @@ int network(const Options &o) {
     std::printf("%-8s %-8s %-70s %10s %8s %9s %10s %8s\n", "layer", "kind", "plan", "pred ms", "GFLOPS", "LDM B",
                 "DMA MB", "sched s");
     double total = 0, predicted = 0;
+    // A layer of the same kind and parameters as an earlier one (VGG-19's conv3_2..conv3_4)
+    // gets the same schedule: it is searched once.
+    std::map<std::string, std::pair<std::string, Scheduled>> done;
     for (const auto &l : layers) {
         std::map<std::string, std::string> params;
         std::istringstream in(l[2]);
         for (std::string kv; in >> kv;) params[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-        Scheduled s = schedule_layer(l[1], params, *o.machine, 0);
+        std::string key = l[1];
+        for (const auto &kv : params) key += " " + kv.first + "=" + kv.second;
+        auto it = done.find(key);
+        const bool repeated = it != done.end();
+        if (!repeated) it = done.emplace(key, std::make_pair(l[0], schedule_layer(l[1], params, *o.machine, 0))).first;
+        const Scheduled &s = it->second.second;
         const sw_auto::Estimate &e = s.result.chosen.estimate;
-        std::printf("%-8s %-8s %-70s %10.4g %8.1f %9lld %10.2f %8.2f\n", l[0].c_str(), l[1].c_str(),
-                    s.result.chosen.plan.describe().c_str(), e.seconds * 1e3, e.gflops, (long long)ldm_peak(s.lowered),
-                    (e.dma_get_bytes + e.dma_put_bytes) / 1e6, s.seconds);
+        const std::string plan = repeated ? "as " + it->second.first : s.result.chosen.plan.describe();
+        std::printf("%-8s %-8s %-70s %10.4g %8.1f %9lld %10.2f %8.2f\n", l[0].c_str(), l[1].c_str(), plan.c_str(),
+                    e.seconds * 1e3, e.gflops, (long long)ldm_peak(s.lowered), (e.dma_get_bytes + e.dma_put_bytes) / 1e6,
+                    repeated ? 0.0 : s.seconds);
         std::fflush(stdout);
-        total += s.seconds;
+        if (!repeated) total += s.seconds;
         predicted += e.seconds;
     }
-    std::printf("total: predicted %.2f ms; scheduled %zu layers in %.2f s\n", predicted * 1e3, layers.size(), total);
+    std::printf("total: predicted %.2f ms; scheduled %zu layers (%zu distinct) in %.2f s\n", predicted * 1e3,
+                layers.size(), done.size(), total);
     return 0;
 }
 
