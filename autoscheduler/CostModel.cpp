@@ -103,6 +103,28 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
     return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+/** Mean P1 instructions of a unit-stride floatv4 load of the window a vectorised main stage
+ * reads along x (AlignVectorAccesses: one when provably aligned, else
+ * Machine::unaligned_vector_access_p1). The window's rows lie in the LDM with a pitch of its
+ * extent along x; when that pitch is a whole number of vectors, every row and channel starts
+ * on a vector, and a vector of the block at tap r (the innermost reduction variable, which
+ * steps the index by one) starts at r modulo 4 from the window's start: the taps r = 0, 4, 8,
+ * ... are aligned. The window is the widest chunk-staged (else tile-staged) region along x. */
+template<typename Extents>
+double unit_stride_load_p1(const PipelineInfo &info, const Plan &plan, Extents &region_extents, const sw::Machine &m) {
+    const double U = double(m.unaligned_vector_access_p1);
+    (void)plan;
+    int64_t pitch = 0;
+    const std::map<std::string, SymBox> &regions = info.chunk_region.empty() ? info.tile_region : info.chunk_region;
+    for (const auto &kv : regions) {
+        if (kv.first == info.main || kv.second.empty()) continue;
+        pitch = std::max(pitch, region_extents(kv.second)[0]);
+    }
+    if (pitch <= 0 || pitch % 4 != 0 || info.rvar_extents.empty()) return U;
+    const int64_t taps = info.rvar_extents[0], aligned = (taps + 3) / 4;
+    return U - double(aligned) / double(taps) * (U - 1);
+}
+
 /** Cycles per chunk of the fill of a zero-padded window (InjectDma's guarded copy: the
  * in-bounds box comes by DMA straight to its place, only the elements outside it are
  * filled), averaged over the tiles. Along each dimension the tiles' windows are in bounds
@@ -266,7 +288,8 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 // block when they vary along its second dimension.
                 const double p0 = o.float_ops * plan.block * l;
                 const double G = 4 + double(m.splat_p1);  // a gathered vector: 4 loads, simd_set_floatv4
-                const double p1 = (info.loads_varying - info.loads_gather) * plan.block * U +
+                const double A = unit_stride_load_p1(info, plan, region_extents, m);
+                const double p1 = (info.loads_varying - info.loads_gather) * plan.block * A +
                                   info.loads_gather * plan.block * G + info.loads_invariant_block * l * E +
                                   (info.loads_invariant - info.loads_invariant_block) * E;
                 // The accumulators stay in registers over an inner reduction loop

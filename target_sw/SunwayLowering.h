@@ -4,11 +4,16 @@
  * with DeviceAPI::Host), and can log the IR after each step.
  *
  *   1. find_cpe_kernels   (FindCpeKernels.h)   kernels, iteration spaces, closures
+ *      stage_outputs      (StageOutput.h)      outputs marked sw::stage_output, via LDM
  *   2. place_ldm_buffers  (PlaceLdmBuffers.h)  LDM bounds and the per-CPE budget
  *   3. inject_dma         (InjectDma.h)        copies to and from LDM become DMA
  *   4. apply_double_buffering (DoubleBuffer.h) prefetch the next tile of marked Funcs
+ *      apply_broadcast    (BroadcastDma.h)     marked stagings: one BCAST_MODE get per core group
  *   5. delay_dma_waits    (DelayDmaWaits.h)    each wait moves to the first use: async DMA
  *   6. promote_accumulators (PromoteAccumulators.h) loop-invariant accumulators in registers
+ *   7. share_operands     (ShareOperands.h)    repeated operands of a register block loaded once
+ *   8. align_vector_accesses (AlignVectorAccesses.h) floatv4 LDM accesses proved aligned
+ *      make_block_loop_uniform (BroadcastDma.h) same block rounds on every CPE (broadcasts)
  *
  * The code generators (CodeGen_MPE.h, CodeGen_CPE.h) print the result.
  */
