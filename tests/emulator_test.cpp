@@ -489,7 +489,7 @@ TEST_F(Emulator, DmaIntoTooSmallLocalArrayDies) {
         "athread emulator: error: kernel 'local_kernel' CPE 6: athread_get LDM side "
         "\\[0x[0-9a-f]+, 0x[0-9a-f]+\\) \\(4096 bytes\\) overruns .*the CPE stack \\[0x[0-9a-f]+, "
         "0x[0-9a-f]+\\) \\(local variables of the kernel: the 8192 bytes of LDM kept for the stack "
-        "on sw26010\\): [0-9]+ bytes past the kernel's entry frame");
+        "on sw26010[^)]*\\): [0-9]+ bytes past the kernel's entry frame");
 }
 
 TEST_F(Emulator, DmaPastLdmMallocBlockNamesKernelCpeAndBlock) {

@@ -126,9 +126,17 @@ bool in_tls(Cpe &c, uintptr_t a) {
     return a >= c.tls_lo && a < c.tls_hi;
 }
 
-/** The kernel's LDM stack region: [stack_entry - ldm_stack_reserve, stack_entry). */
+/** AddressSanitizer surrounds every local variable with redzones (32 bytes or more), so a
+ * kernel's frame is several times what it is without: a kernel with an unrolled register
+ * block (dozens of floatv4 locals, registers on the real machine) reaches 12 KB. Under ASan
+ * the depth check allows this factor more than the reserve. */
+constexpr uintptr_t kAsanFrameFactor = 4;
+
+/** The kernel's LDM stack region: [stack_entry - ldm_stack_reserve, stack_entry) (times
+ * kAsanFrameFactor under AddressSanitizer). */
 uintptr_t stack_region_lo(const Cpe &c) {
-    const uintptr_t reserve = static_cast<uintptr_t>(c.run->machine->ldm_stack_reserve);
+    uintptr_t reserve = static_cast<uintptr_t>(c.run->machine->ldm_stack_reserve);
+    if (__asan_region_is_poisoned) reserve *= kAsanFrameFactor;
     return c.stack_entry - std::min(reserve, c.stack_entry - c.stack_lo);
 }
 
@@ -157,9 +165,12 @@ std::string asan_local(uintptr_t a) {
 
 std::string stack_region(const Cpe &c) {
     return format("the CPE stack [%#" PRIxPTR ", %#" PRIxPTR ") (local variables of the kernel: the %" PRId64
-                  " bytes of LDM kept for the stack on %s)",
+                  " bytes of LDM kept for the stack on %s%s)",
                   stack_region_lo(c), c.stack_entry, c.run->machine->ldm_stack_reserve,
-                  c.run->machine->name.c_str());
+                  c.run->machine->name.c_str(),
+                  __asan_region_is_poisoned ? format(", %d times that under AddressSanitizer for its redzones",
+                                                     int(kAsanFrameFactor)).c_str()
+                                            : "");
 }
 }  // namespace
 
