@@ -67,7 +67,8 @@ inline int64_t dense_ldm_bytes(const DenseTiles &t) {
 
 /** Blocks of TO outputs x TN images; per chunk of CI inputs, weights and inputs staged in
  * LDM. With \p simd (CI a multiple of 4), the dot products run on floatv4: the reduction is
- * split into 4 lanes of partial sums (rfactor) kept in LDM and added up at the end. */
+ * split into 4 lanes of partial sums (rfactor), accumulated in register blocks of up to 4
+ * outputs x 4 images and added up at the end. */
 inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd) {
     using namespace Halide;
     Var oo("oo"), oi("oi"), no("no"), ni("ni"), tile("tile"), lane("lane");
@@ -81,7 +82,19 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
         st.acc.update(0).split(st.r.x, ro, ri, t.ci).split(ri, rio, rii, kVectorLanes);
         Func partial = st.acc.update(0).rfactor(rii, lane);
         partial.compute_at(st.output, tile).store_in(sw::LDM).reorder_storage(lane, st.o, st.n).vectorize(lane);
-        partial.update(0).reorder(lane, rio, st.o, st.n, ro).vectorize(lane);
+        // A register block of bo outputs x bn images (floatv4 partial sums over 4 lanes of
+        // the inputs): per input vector, bo weight vectors and bn input vectors are loaded
+        // once each (ShareOperands) for bo x bn FMAs, instead of two loads per FMA; the
+        // partial sums stay in registers over the chunk (PromoteAccumulators).
+        const int bo = t.to % 4 == 0 ? 4 : t.to % 2 == 0 ? 2 : 1, bn = t.tn % 4 == 0 ? 4 : t.tn % 2 == 0 ? 2 : 1;
+        Var oio("oio"), oii("oii"), nio("nio"), nii("nii");
+        partial.update(0)
+            .split(st.o, oio, oii, bo)
+            .split(st.n, nio, nii, bn)
+            .reorder(lane, oii, nii, rio, oio, nio, ro)
+            .vectorize(lane)
+            .unroll(oii)
+            .unroll(nii);
         staged_at = partial;
     } else {
         st.acc.update(0).split(st.r.x, ro, ri, t.ci).reorder(ri, st.o, st.n, ro);
