@@ -26,13 +26,6 @@ const Call *call_of(const Stmt &s) {
     return e ? e->value.as<Call>() : nullptr;
 }
 
-int site_of(const Call *c) { return int(*as_const_int(c->args[c->name == dma_request_intrinsic ? DmaSiteId : 0])); }
-
-bool is_dma(const Stmt &s, const char *which, int site) {
-    const Call *c = call_of(s);
-    return c && c->name == which && site_of(c) == site;
-}
-
 Stmt intrinsic_stmt(const char *name) { return Evaluate::make(Call::make(Int(32), name, {}, Call::Extern)); }
 
 std::vector<Stmt> flatten(const Stmt &s) {
@@ -126,10 +119,10 @@ private:
         bool changed = false;
         for (size_t i = 0; i < flat.size(); i++) {
             const Call *c = call_of(flat[i]);
-            if (c && c->name == dma_begin_intrinsic && sites.count(site_of(c))) {
-                const int site = site_of(c);
+            if (c && c->name == dma_begin_intrinsic && sites.count(dma_site(c))) {
+                const int site = dma_site(c);
                 size_t j = i;
-                while (j < flat.size() && !is_dma(flat[j], dma_wait_intrinsic, site)) j++;
+                while (j < flat.size() && !is_dma_call(flat[j], dma_wait_intrinsic, site)) j++;
                 if (j == flat.size()) refuse(sites.at(site), "its transfer is not waited for where it is issued");
                 std::vector<Stmt> group(flat.begin() + long(i), flat.begin() + long(j) + 1);
                 out.push_back(make_group(site, group));

@@ -20,14 +20,6 @@ FuncMarks &marks() {
     return m;
 }
 
-int site_of(const Call *c) { return int(*as_const_int(c->args[c->name == dma_request_intrinsic ? DmaSiteId : 0])); }
-
-bool is_dma(const Stmt &s, const char *which, int site) {
-    const Evaluate *e = s.as<Evaluate>();
-    const Call *c = e ? e->value.as<Call>() : nullptr;
-    return c && c->name == which && site_of(c) == site;
-}
-
 /** Whether \p s reaches Allocate(\p buffer) through lets, allocations, producer/consumer
  * markers and blocks only (no loop or branch on the way). */
 bool reaches(const Stmt &s, const std::string &buffer) {
@@ -61,8 +53,8 @@ Stmt extract_issue(const Stmt &s, int site) {
             }
         }
         for (size_t i = 0; i < flat.size(); i++) {
-            if (is_dma(flat[i], dma_begin_intrinsic, site)) {
-                for (size_t j = i; j < flat.size() && !is_dma(flat[j], dma_wait_intrinsic, site); j++) {
+            if (is_dma_call(flat[i], dma_begin_intrinsic, site)) {
+                for (size_t j = i; j < flat.size() && !is_dma_call(flat[j], dma_wait_intrinsic, site); j++) {
                     parts.push_back(flat[j]);
                 }
                 return Block::make(parts);
@@ -123,7 +115,7 @@ private:
     Expr visit(const Call *op) override {
         const bool dma = op->name == dma_request_intrinsic || op->name == dma_begin_intrinsic ||
                          op->name == dma_wait_intrinsic;
-        if (!dma || site_of(op) != site_a) return IRMutator::visit(op);
+        if (!dma || dma_site(op) != site_a) return IRMutator::visit(op);
         std::vector<Expr> args = op->args;
         const int site = fixed_slot == 1 ? site_b : site_a;
         if (op->name == dma_request_intrinsic) {
@@ -188,7 +180,7 @@ private:
         int site;
         Stmt visit(const Evaluate *op) override {
             const Call *c = op->value.as<Call>();
-            if (c && (c->name == dma_begin_intrinsic || c->name == dma_request_intrinsic) && site_of(c) == site) {
+            if (c && (c->name == dma_begin_intrinsic || c->name == dma_request_intrinsic) && dma_site(c) == site) {
                 return Evaluate::make(0);
             }
             return op;
@@ -205,7 +197,7 @@ private:
         Expr slot;
         Stmt visit(const Evaluate *op) override {
             const Call *c = op->value.as<Call>();
-            if (!c || c->name != dma_wait_intrinsic || site_of(c) != a) return op;
+            if (!c || c->name != dma_wait_intrinsic || dma_site(c) != a) return op;
             return IfThenElse::make(slot == 0, dma_marker(dma_wait_intrinsic, a), dma_marker(dma_wait_intrinsic, b));
         }
     };

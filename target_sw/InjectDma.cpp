@@ -585,6 +585,14 @@ Stmt dma_marker(const char *intrinsic, int site) {
     return Evaluate::make(Call::make(Int(32), intrinsic, {site}, Call::Extern));
 }
 
+int dma_site(const Call *c) { return int(*as_const_int(c->args[c->name == dma_request_intrinsic ? DmaSiteId : 0])); }
+
+bool is_dma_call(const Stmt &s, const char *intrinsic, int site) {
+    const Evaluate *e = s.as<Evaluate>();
+    const Call *c = e ? e->value.as<Call>() : nullptr;
+    return c && c->name == intrinsic && dma_site(c) == site;
+}
+
 void inject_dma(CpeKernel &k) {
     std::set<std::string> ldm, main;
     for (const LdmBuffer &b : k.ldm) ldm.insert(b.name);

@@ -52,6 +52,12 @@ enum DmaRequestArg {
  * dma_begin_intrinsic or dma_wait_intrinsic. */
 Halide::Internal::Stmt dma_marker(const char *intrinsic, int site);
 
+/** The site a DMA intrinsic call (marker or request) counts on. */
+int dma_site(const Halide::Internal::Call *c);
+
+/** Whether \p s is Evaluate(\p intrinsic(...)) of site \p site. */
+bool is_dma_call(const Halide::Internal::Stmt &s, const char *intrinsic, int site);
+
 /** Replaces the copy nests of \p k.body by DMA, and fills \p k.dma and \p k.direct_accesses. */
 void inject_dma(CpeKernel &k);
 

@@ -7,6 +7,7 @@
  * is a clear error. Layers are generated and compiled at run time (tests/support/jit_layer.h),
  * their CPE code also checked as strict C99 (-std=c99 -pedantic-errors).
  */
+#include "tests/support/random_data.h"
 #include "HalideBuffer.h"
 #include "reference/naive_layers.h"
 #include "tests/support/jit_layer.h"
@@ -29,13 +30,7 @@ namespace {
 using Buf = Halide::Runtime::Buffer<float>;
 using Params = std::map<std::string, std::string>;
 
-std::vector<float> random_values(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    std::vector<float> v(n);
-    for (float &x : v) x = dist(rng);
-    return v;
-}
+using sw_test::random_values;
 
 std::string read_text(const std::string &path) {
     std::ifstream f(path);

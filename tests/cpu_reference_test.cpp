@@ -2,6 +2,7 @@
  * The CPU schedules (Halide's own x86 build of every layer generator, used as a reference)
  * against the naive references, on odd shapes with batch > 1.
  */
+#include "tests/support/random_data.h"
 #include "HalideBuffer.h"
 #include "cpu_dense.h"
 #include "cpu_lrn.h"
@@ -19,13 +20,7 @@ namespace {
 
 using Buf = Halide::Runtime::Buffer<float>;
 
-std::vector<float> random_values(size_t n, unsigned seed, float scale = 1.f) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-scale, scale);
-    std::vector<float> v(n);
-    for (float &x : v) x = dist(rng);
-    return v;
-}
+using sw_test::random_values;
 
 void expect_close(const std::vector<float> &expected, const std::vector<float> &actual) {
     ASSERT_EQ(expected.size(), actual.size());

@@ -4,6 +4,7 @@
  * the tiles do not divide, odd channel counts, batch > 1, groups, asymmetric kernels and
  * padding, ceil mode. Layers are generated and compiled at run time (tests/support/jit_layer.h).
  */
+#include "tests/support/random_data.h"
 #include "HalideBuffer.h"
 #include "reference/naive_layers.h"
 #include "target_sw/Machine.h"
@@ -25,13 +26,7 @@ namespace {
 using Buf = Halide::Runtime::Buffer<float>;
 using Params = std::map<std::string, std::string>;
 
-std::vector<float> random_values(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    std::vector<float> v(n);
-    for (float &x : v) x = dist(rng);
-    return v;
-}
+using sw_test::random_values;
 
 /** A Halide buffer over \p data with Halide dims \p shape (x fastest). */
 Buf view(std::vector<float> &data, const std::vector<int> &shape) { return Buf(data.data(), shape); }
