@@ -625,6 +625,28 @@ PipelineInfo analyze(const Pipeline &p) {
     // The update must accumulate: f(args) = f(args) + e (rfactor needs an associative update).
     const Add *acc = upd.values().size() == 1 ? upd.values()[0].as<Add>() : nullptr;
     rvar_ok = rvar_ok && acc && mo[info.main_update + 1].vector_safe;
+    // Register blocks of an rfactor plan over the first two pure dimensions (see
+    // PipelineInfo::rloads_first): which loads vary along which.
+    if (rvar_ok && !pure_ok && m.args.size() >= 2) {
+        for (const Call *c : calls_in(upd)) {
+            if (c->name == m.name) continue;
+            bool v0 = false, v1 = false, known = true;
+            for (const Expr &a : c->args) {
+                int64_t k0 = 0, k1 = 0;
+                known = known && coefficient(a, m.args[0], &k0) && coefficient(a, m.args[1], &k1);
+                v0 |= k0 != 0, v1 |= k1 != 0;
+            }
+            if (!known || (v0 && v1)) {
+                info.rloads_both++;
+            } else if (v0) {
+                info.rloads_first++;
+            } else if (v1) {
+                info.rloads_second++;
+            } else {
+                info.rloads_neither++;
+            }
+        }
+    }
     // A second register-block dimension (see PipelineInfo::block_dim).
     for (size_t d = 1; pure_ok && d < m.args.size() && info.block_dim < 0; d++) {
         bool ok = true;

@@ -122,6 +122,13 @@ struct PipelineInfo {
      * that vary along it (one splat per block channel) and the others (one per block). */
     int block_dim = -1;
     int loads_invariant_block = 0;
+    /** With vector_rvar and two or more pure dimensions: the main update's loads (the
+     * accumulator excluded) that vary along the first pure dimension only (a dense layer's
+     * weights, along its outputs), along the second only (its input, along the images),
+     * along both (or not affinely) and along neither. An rfactor plan's register block of
+     * b x l points loads each first-only vector once per block column and each second-only
+     * vector once per block row. */
+    int rloads_first = 0, rloads_second = 0, rloads_both = 0, rloads_neither = 0;
     std::vector<int64_t> rvar_extents;  ///< of rvars, innermost first
     int64_t taps = 1;        ///< points of the reduction other than chunk_rvar
     int64_t reduction = 1;   ///< extent of chunk_rvar (1: no reduction)

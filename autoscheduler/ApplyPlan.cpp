@@ -158,12 +158,34 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
                 partial.compute_at(out, Var(block)).store_in(sw::LDM).reorder_storage(storage).vectorize(Var(lane));
                 w.line(mn + "_partial.compute_at(" + on + ", " + tile + ").store_in(::sw::LDM).reorder_storage(" + list(sn) +
                        ").vectorize(" + ident(lane) + ");");
-                std::vector<std::pair<std::string, bool>> po{{lane, false}, {rio, true}};
-                std::vector<std::string> pn{ident(lane), ident(rio)};
-                for (const std::string &a : ms->args) po.push_back({a, false}), pn.push_back(ident(a));
+                // A register block of plan.block x plan.block_lines points over the first two
+                // pure dimensions, unrolled inside the lanes: each loaded vector serves a row
+                // or column of the block (ShareOperands).
+                const int bsz[2] = {plan.block, plan.block_lines};
+                std::vector<std::string> inner, outer_args;
+                for (size_t a = 0; a < ms->args.size(); a++) {
+                    const std::string &v = ms->args[a];
+                    if (a < 2 && bsz[a] > 1) {
+                        partial.update(0).split(Var(v), Var(v + "_bo"), Var(v + "_bi"), bsz[a]);
+                        w.line(mn + "_partial.update(0).split(" + w.var(v) + ", " + w.var(v + "_bo") + ", " +
+                               w.var(v + "_bi") + ", " + std::to_string(bsz[a]) + ");");
+                        inner.push_back(v + "_bi"), outer_args.push_back(v + "_bo");
+                    } else {
+                        outer_args.push_back(v);
+                    }
+                }
+                std::vector<std::pair<std::string, bool>> po{{lane, false}};
+                std::vector<std::string> pn{ident(lane)};
+                for (const std::string &i : inner) po.push_back({i, false}), pn.push_back(ident(i));
+                po.push_back({rio, true}), pn.push_back(ident(rio));
+                for (const std::string &a : outer_args) po.push_back({a, false}), pn.push_back(w.var(a));
                 po.push_back({rco, true}), pn.push_back(ident(rco));
                 partial.update(0).reorder(vrs(po)).vectorize(Var(lane));
                 w.line(mn + "_partial.update(0).reorder(" + list(pn) + ").vectorize(" + ident(lane) + ");");
+                for (const std::string &i : inner) {
+                    partial.update(0).unroll(Var(i));
+                    w.line(mn + "_partial.update(0).unroll(" + ident(i) + ");");
+                }
                 stage_func_ident = mn + "_partial";
                 stage_level = ident(rco);
                 // Staging below needs the partial Func itself.

@@ -308,9 +308,18 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             } else if (plan.vector == Plan::Vector::Reduction) {
                 // Per point and chunk: the loop over the reduction's vectors (its integer work
                 // from the generated rfactor loops' counters) and its own set-up.
-                chunk_compute += double(points) * (red / lanes * region(m, o.float_ops, loads * U + 1,
-                                                                      kRfactorLoopIntOps, o.chain) +
-                                                   region(m, 0, 2, kRfactorLoopIntOps));
+                // With a register block of b x l points, each iteration over the reduction's
+                // vectors serves the whole block: its FMAs, each vector varying along one
+                // dimension loaded once per row or column (aligned when the chunk is whole
+                // vectors: the staged rows start on vectors).
+                const double b = plan.block, l = plan.block_lines, A = chunk % lanes == 0 ? 1.0 : U;
+                const double block_loads = info.rloads_first + info.rloads_second + info.rloads_both + info.rloads_neither > 0
+                                               ? info.rloads_first * b + info.rloads_second * l +
+                                                     info.rloads_both * b * l + info.rloads_neither
+                                               : loads * b * l;
+                chunk_compute += double(points) / (b * l) *
+                                 (red / lanes * region(m, o.float_ops * b * l, block_loads * A + 1, kRfactorLoopIntOps, o.chain) +
+                                  region(m, 0, 2, kRfactorLoopIntOps) * b * l);
                 tile_compute += double(points) * (lanes + 2) * 2;  // the lanes added up at the end
             } else {
                 // Per point: the accumulator loaded and stored around the reduction loops;

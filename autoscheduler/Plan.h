@@ -15,8 +15,12 @@ struct Plan {
     int chunk = 0;          ///< reduction points staged at once (0: the whole reduction)
     bool inline_producers = false;  ///< producers inlined, their inputs staged instead
     enum class Vector { None, Pure, Reduction } vector = Vector::None;
-    int block = 1;           ///< vectors per register block (Vector::Pure)
-    int block_lines = 1;     ///< points of the register block along PipelineInfo::block_dim
+    /** Vector::Pure: floatv4 vectors per register block along x. Vector::Reduction: points
+     * of the register block along the first pure dimension. */
+    int block = 1;
+    /** Vector::Pure: points of the register block along PipelineInfo::block_dim.
+     * Vector::Reduction: along the second pure dimension. */
+    int block_lines = 1;
     bool unroll_taps = false;     ///< the reduction points other than the chunked ones unrolled
     bool double_buffer = false;   ///< per-chunk staging prefetched into a second LDM slot
 
@@ -29,7 +33,10 @@ struct Plan {
             s += ", floatv4 x" + std::to_string(block) + (block_lines > 1 ? " x " + std::to_string(block_lines) : "") +
                  " register block";
         }
-        if (vector == Vector::Reduction) s += ", floatv4 on the reduction (rfactor)";
+        if (vector == Vector::Reduction) {
+            s += ", floatv4 on the reduction (rfactor)";
+            if (block * block_lines > 1) s += ", " + std::to_string(block) + " x " + std::to_string(block_lines) + " register block";
+        }
         if (unroll_taps) s += ", taps unrolled";
         if (double_buffer) s += ", double-buffered";
         return s;

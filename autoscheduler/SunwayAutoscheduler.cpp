@@ -103,9 +103,21 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info) {
                     }
                 }
                 if (info.vector_rvar && (c == 0 ? info.reduction : c) % 4 == 0) {
-                    Plan v = p;
-                    v.vector = Plan::Vector::Reduction;
-                    variants.push_back(v);
+                    // Register blocks of b x l points over the first two pure dimensions
+                    // (dividing the tile), at most 16 partial-sum vectors.
+                    const bool two = info.out_extents.size() >= 2 && info.rloads_first + info.rloads_second > 0;
+                    const int64_t e0 = std::min<int64_t>(t[0], info.out_extents[0]);
+                    const int64_t e1 = two ? std::min<int64_t>(t[1], info.out_extents[1]) : 1;
+                    for (int b : {1, 2, 4}) {
+                        for (int l : {1, 2, 4}) {
+                            if (e0 % b || e1 % l || (!two && b * l > 1)) continue;
+                            Plan v = p;
+                            v.vector = Plan::Vector::Reduction;
+                            v.block = b;
+                            v.block_lines = l;
+                            variants.push_back(v);
+                        }
+                    }
                 }
                 for (const Plan &v : variants) {
                     plans.push_back(v);
