@@ -5,7 +5,12 @@
  * of one image) are spread over the 64 CPEs. Each CPE keeps its accumulator tile in LDM and,
  * for each chunk of CC input channels, stages the input window and the weights the tile needs
  * by DMA; the finished tile goes back by DMA. Tiles are chosen from the machine's LDM budget
- * to maximise flops per DMA byte times the share of CPEs kept busy.
+ * to maximise flops per DMA byte times the share of CPEs kept busy. The expert techniques,
+ * each visible below: the zero-padded window staged so that its in-bounds box lands in place
+ * by DMA (InjectDma); a register block of floatv4 pixel vectors x output channels, unrolled
+ * inside the kernel taps (conv2d_register_block; ShareOperands loads each operand once per
+ * block, weights splatted by simd_loade); accumulator rows of whole vectors (align_storage:
+ * aligned simd_load/simd_store); double buffering of the window and the weights.
  *
  * OpenACC-style baseline (schedule_conv2d_baseline) stands for what a careful OpenACC
  * programmer writes for Sunway:
