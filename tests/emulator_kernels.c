@@ -359,6 +359,9 @@ void regcomm_deadlock_kernel(void *arg) {
 void regcomm_put_kernel(void *arg) {
     regcomm_args *a = (regcomm_args *)arg;
     if (athread_get_id(-1) == a->only_cpe) reg_put(a, a->only_cpe, 0, a->dst);
+    /* No CPE returns before the put is done: the receiver is still running when the value
+       arrives (else the error would depend on the threads' timing). */
+    athread_syn(ARRAY_SCOPE, 0xffff);
 }
 
 /** CPE 0 puts a floatv4 to column 1; CPE 1 receives a doublev4. */
