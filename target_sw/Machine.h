@@ -56,10 +56,9 @@ struct DmaTiming {
     double join_cycles;              ///< last CPE done until athread_join returns
 };
 
-
-// ---------------------------------------------------------------- register communication
-// (athread emulator: simd_putr / simd_putc / simd_getr / simd_getc; see
-// target_sw/emulator/README.md). Added as a separate block: defaults are SW26010's.
+/** Register communication between CPEs of a row or column (simd_putr / simd_putc /
+ *  simd_getr / simd_getc; the emulator's model: target_sw/emulator/README.md). The defaults
+ *  are SW26010's. */
 struct RegComm {
     /** The CPE mesh has row/column register communication. [V] DOC (dxhisboy/shenwei-doc
      *  data-en.yaml: putr/putc/getr/getc), STN simd.h (SW5 only). SW26010-Pro: no, it has
@@ -127,7 +126,7 @@ struct Machine {
     int operand_registers = 8;
 
     DmaTiming dma_timing{};  ///< DMA and launch timing of the emulator's model (set below)
-    RegComm regcomm{};       ///< register communication (separate block above)
+    RegComm regcomm{};       ///< register communication
 
     /** Bytes of LDM a CPE may give to data buffers (ldm_malloc and __thread_local). */
     int64_t ldm_data_budget() const { return ldm_bytes - ldm_stack_reserve; }
