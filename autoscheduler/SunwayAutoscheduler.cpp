@@ -104,8 +104,12 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info) {
                 }
                 if (info.vector_rvar && (c == 0 ? info.reduction : c) % 4 == 0) {
                     // Register blocks of b x l points over the first two pure dimensions
-                    // (dividing the tile), at most 16 partial-sum vectors.
-                    const bool two = info.out_extents.size() >= 2 && info.rloads_first + info.rloads_second > 0;
+                    // (dividing the tile), at most 16 partial-sum vectors; only with tiles
+                    // that divide the output (Halide's shifted edge tiles and the block's
+                    // split make loop nests the Sunway lowering rejects).
+                    const bool whole = info.out_extents.size() >= 2 && info.out_extents[0] % t[0] == 0 &&
+                                       info.out_extents[1] % t[1] == 0;
+                    const bool two = whole && info.rloads_first + info.rloads_second > 0;
                     const int64_t e0 = std::min<int64_t>(t[0], info.out_extents[0]);
                     const int64_t e1 = two ? std::min<int64_t>(t[1], info.out_extents[1]) : 1;
                     for (int b : {1, 2, 4}) {
