@@ -111,9 +111,8 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
  * steps the index by one) starts at r modulo 4 from the window's start: the taps r = 0, 4, 8,
  * ... are aligned. The window is the widest chunk-staged (else tile-staged) region along x. */
 template<typename Extents>
-double unit_stride_load_p1(const PipelineInfo &info, const Plan &plan, Extents &region_extents, const sw::Machine &m) {
+double unit_stride_load_p1(const PipelineInfo &info, Extents &region_extents, const sw::Machine &m) {
     const double U = double(m.unaligned_vector_access_p1);
-    (void)plan;
     int64_t pitch = 0;
     const std::map<std::string, SymBox> &regions = info.chunk_region.empty() ? info.tile_region : info.chunk_region;
     for (const auto &kv : regions) {
@@ -287,8 +286,8 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 // invariant along x, each splatted once for the block, or once per line of the
                 // block when they vary along its second dimension.
                 const double p0 = o.float_ops * plan.block * l;
-                const double G = 4 + double(m.splat_p1);  // a gathered vector: 4 loads, simd_set_floatv4
-                const double A = unit_stride_load_p1(info, plan, region_extents, m);
+                const double G = lanes + double(m.splat_p1);  // a gathered vector: a load per lane, simd_set_floatv4
+                const double A = unit_stride_load_p1(info, region_extents, m);
                 const double p1 = (info.loads_varying - info.loads_gather) * plan.block * A +
                                   info.loads_gather * plan.block * G + info.loads_invariant_block * l * E +
                                   (info.loads_invariant - info.loads_invariant_block) * E;

@@ -27,6 +27,14 @@ inline double cpe_occupancy(int64_t tiles, const sw::Machine &m) {
     return double(tiles) / double(waves * p);
 }
 
+/** The largest power of two, at most \p cap (a power of two), that divides \p n: the points
+ * of a register block along a dimension whose tile has \p n points. */
+inline int power_of_two_block(int n, int cap) {
+    int b = cap;
+    while (n % b) b /= 2;
+    return b;
+}
+
 /** Divisors of \p n, largest first. */
 inline std::vector<int> divisors_desc(int n) {
     std::vector<int> d;

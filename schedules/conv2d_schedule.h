@@ -90,11 +90,10 @@ struct ConvRegisterBlock {
  * must divide by the block's. Per tap and input channel that is 16 FMAs on P0 against
  * vectors x (1-2) + channels loads on P1: both pipelines busy, the FMA latency hidden. */
 inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
-    ConvRegisterBlock b = t.tx >= 4 * kVectorLanes   ? ConvRegisterBlock{4, 4}
-                          : t.tx >= 2 * kVectorLanes ? ConvRegisterBlock{2, 8}
-                                                     : ConvRegisterBlock{1, 16};
-    while (t.tc % b.channels) b.channels /= 2;
-    return b;
+    const ConvRegisterBlock b = t.tx >= 4 * kVectorLanes   ? ConvRegisterBlock{4, 4}
+                                : t.tx >= 2 * kVectorLanes ? ConvRegisterBlock{2, 8}
+                                                           : ConvRegisterBlock{1, 16};
+    return {b.vectors, power_of_two_block(t.tc, b.channels)};
 }
 
 /** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window, weights);

@@ -86,7 +86,7 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
         // the inputs): per input vector, bo weight vectors and bn input vectors are loaded
         // once each (ShareOperands) for bo x bn FMAs, instead of two loads per FMA; the
         // partial sums stay in registers over the chunk (PromoteAccumulators).
-        const int bo = t.to % 4 == 0 ? 4 : t.to % 2 == 0 ? 2 : 1, bn = t.tn % 4 == 0 ? 4 : t.tn % 2 == 0 ? 2 : 1;
+        const int bo = power_of_two_block(t.to, 4), bn = power_of_two_block(t.tn, 4);
         Var oio("oio"), oii("oii"), nio("nio"), nii("nii");
         partial.update(0)
             .split(st.o, oio, oii, bo)

@@ -21,27 +21,7 @@ FuncMarks &marks() {
     return m;
 }
 
-const Call *call_of(const Stmt &s) {
-    const Evaluate *e = s.as<Evaluate>();
-    return e ? e->value.as<Call>() : nullptr;
-}
-
 Stmt intrinsic_stmt(const char *name) { return Evaluate::make(Call::make(Int(32), name, {}, Call::Extern)); }
-
-std::vector<Stmt> flatten(const Stmt &s) {
-    std::vector<Stmt> flat, todo = {s};
-    while (!todo.empty()) {
-        Stmt t = todo.back();
-        todo.pop_back();
-        if (const Block *b = t.as<Block>()) {
-            todo.push_back(b->rest);
-            todo.push_back(b->first);
-        } else {
-            flat.push_back(t);
-        }
-    }
-    return flat;
-}
 
 /** Whether an expression (lets expanded) depends on the block variables of the kernel. */
 class BlockDependence {
@@ -115,10 +95,10 @@ private:
         return IfThenElse::make(op->condition, t, e);
     }
     Stmt visit(const Block *op) override {
-        std::vector<Stmt> flat = flatten(op), out;
+        std::vector<Stmt> flat = flatten_blocks(op), out;
         bool changed = false;
         for (size_t i = 0; i < flat.size(); i++) {
-            const Call *c = call_of(flat[i]);
+            const Call *c = evaluated_call(flat[i]);
             if (c && c->name == dma_begin_intrinsic && sites.count(dma_site(c))) {
                 const int site = dma_site(c);
                 size_t j = i;
@@ -264,7 +244,7 @@ public:
                 if (!pending.empty()) out.push_back(skipped_when_inactive(Block::make(pending)));
                 pending.clear();
             };
-            for (const Stmt &t : flatten(s)) {
+            for (const Stmt &t : flatten_blocks(s)) {
                 if (t.as<Free>()) {
                     // Frees of buffers allocated around a broadcast: on every CPE, in order.
                     close();

@@ -40,18 +40,7 @@ Stmt extract_issue(const Stmt &s, int site) {
     if (const ProducerConsumer *p = s.as<ProducerConsumer>()) return extract_issue(p->body, site);
     if (s.as<Block>()) {
         std::vector<Stmt> parts;
-        std::vector<Stmt> flat;
-        std::vector<Stmt> todo = {s};
-        while (!todo.empty()) {
-            Stmt t = todo.back();
-            todo.pop_back();
-            if (const Block *b = t.as<Block>()) {
-                todo.push_back(b->rest);
-                todo.push_back(b->first);
-            } else {
-                flat.push_back(t);
-            }
-        }
+        const std::vector<Stmt> flat = flatten_blocks(s);
         for (size_t i = 0; i < flat.size(); i++) {
             if (is_dma_call(flat[i], dma_begin_intrinsic, site)) {
                 for (size_t j = i; j < flat.size() && !is_dma_call(flat[j], dma_wait_intrinsic, site); j++) {

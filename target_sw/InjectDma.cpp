@@ -4,6 +4,7 @@
 #include "target_sw/InjectDma.h"
 
 #include "target_sw/ConstantBounds.h"
+#include "target_sw/PassSupport.h"
 
 #include <set>
 #include <sstream>
@@ -588,8 +589,7 @@ Stmt dma_marker(const char *intrinsic, int site) {
 int dma_site(const Call *c) { return int(*as_const_int(c->args[c->name == dma_request_intrinsic ? DmaSiteId : 0])); }
 
 bool is_dma_call(const Stmt &s, const char *intrinsic, int site) {
-    const Evaluate *e = s.as<Evaluate>();
-    const Call *c = e ? e->value.as<Call>() : nullptr;
+    const Call *c = evaluated_call(s);
     return c && c->name == intrinsic && dma_site(c) == site;
 }
 

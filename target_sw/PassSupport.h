@@ -1,6 +1,6 @@
 /** \file
- * What several Sunway passes share: the enclosing lets of a point in the IR, and the Funcs a
- * schedule directive marked.
+ * What several Sunway passes share: the enclosing lets of a point in the IR, the Funcs a
+ * schedule directive marked, the statements of a Block tree and the call of an Evaluate.
  */
 #ifndef SW_PASS_SUPPORT_H
 #define SW_PASS_SUPPORT_H
@@ -56,6 +56,28 @@ private:
     mutable std::mutex m_;
     std::set<std::string> names_;
 };
+
+/** The statements of a tree of Blocks, in order (a statement that is not a Block: itself). */
+inline std::vector<Halide::Internal::Stmt> flatten_blocks(const Halide::Internal::Stmt &s) {
+    std::vector<Halide::Internal::Stmt> flat, todo = {s};
+    while (!todo.empty()) {
+        Halide::Internal::Stmt t = todo.back();
+        todo.pop_back();
+        if (const Halide::Internal::Block *b = t.as<Halide::Internal::Block>()) {
+            todo.push_back(b->rest);
+            todo.push_back(b->first);
+        } else {
+            flat.push_back(t);
+        }
+    }
+    return flat;
+}
+
+/** The call of Evaluate(call) (e.g. a DMA intrinsic), or nullptr. */
+inline const Halide::Internal::Call *evaluated_call(const Halide::Internal::Stmt &s) {
+    const Halide::Internal::Evaluate *e = s.as<Halide::Internal::Evaluate>();
+    return e ? e->value.as<Halide::Internal::Call>() : nullptr;
+}
 
 }  // namespace sw
 

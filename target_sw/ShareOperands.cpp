@@ -3,6 +3,8 @@
  */
 #include "target_sw/ShareOperands.h"
 
+#include "target_sw/PassSupport.h"
+
 #include <map>
 #include <set>
 
@@ -68,15 +70,6 @@ private:
     using IRMutator::visit;
     const std::set<std::string> &ldm;
 
-    static void flatten(const Stmt &s, std::vector<Stmt> &out) {
-        if (const Block *b = s.as<Block>()) {
-            flatten(b->first, out);
-            flatten(b->rest, out);
-        } else {
-            out.push_back(s);
-        }
-    }
-
     /** A run of stores: its repeated operands bound before their first use. */
     Stmt share_run(const std::vector<Stmt> &run) {
         std::vector<std::vector<Expr>> per_store(run.size());
@@ -122,8 +115,8 @@ private:
     }
 
     Stmt visit(const Block *op) override {
-        std::vector<Stmt> parts, out;
-        flatten(op, parts);
+        const std::vector<Stmt> parts = flatten_blocks(op);
+        std::vector<Stmt> out;
         std::vector<Stmt> run;
         auto end_run = [&]() {
             if (run.size() >= 2) {

@@ -231,9 +231,13 @@ private:
         // Vector accesses proved aligned (AlignVectorAccesses.h) are printed as simd_load /
         // simd_store, one P1 instruction; the others as simd_loadu/simd_storeu, two each
         // (vlds_ul + vlds_uh) [V] DOC; scalar ones one.
-        const bool unaligned = type.lanes() > 1 && !vector_access_aligned(type, alignment);
-        w.p1 += unaligned ? m.unaligned_vector_access_p1 : 1;
-        if (gather) w.p1 += type.lanes() + m.splat_p1 - m.unaligned_vector_access_p1;
+        // A gathered vector: one scalar load per lane and the simd_set_floatv4 that builds it.
+        if (gather) {
+            w.p1 += type.lanes() + m.splat_p1;
+        } else {
+            const bool unaligned = type.lanes() > 1 && !vector_access_aligned(type, alignment);
+            w.p1 += unaligned ? m.unaligned_vector_access_p1 : 1;
+        }
         if (ldm.count(buffer)) {
             w.ldm_accesses++;
         } else {
