@@ -2,7 +2,7 @@
 # Installs what the project needs from Debian's packages (run as root, or with sudo).
 # Skips apt entirely when everything is already installed.
 set -euo pipefail
-packages=(cmake make g++ gcc libhalide14-0-dev libpng-dev libgtest-dev libonnx-testdata libonnx-dev libprotobuf-dev)
+packages=(cmake make g++ gcc libhalide14-0-dev libpng-dev libgtest-dev libonnx-testdata libonnx-dev libprotobuf-dev libcli11-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,208 @@
+#include "graph/Passes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace sw_graph {
+
+namespace {
+
+/** A tensor name not yet in g, starting from `base`. */
+std::string fresh_name(const Graph &g, const std::string &base) {
+    std::string n = base;
+    for (int i = 1; g.find(n); i++) n = base + "_" + std::to_string(i);
+    return n;
+}
+
+bool is_identity(const Graph &g, const Node &n) {
+    if (!n.domain.empty()) return false;
+    if (n.op_type == "Identity" || n.op_type == "Dropout") return true;
+    if (n.op_type == "Cast") {
+        const Tensor *in = g.find(n.input(0)), *out = g.find(n.output(0));
+        return in && out && in->dtype == out->dtype;
+    }
+    return false;
+}
+
+/** A float32 constant of exactly `count` elements, or nullptr. */
+const Tensor *constant(const Graph &g, const std::string &name, size_t count) {
+    const Tensor *t = name.empty() ? nullptr : g.find(name);
+    if (!t || !t->is_constant || t->dtype != DType::Float32 || t->f32.size() != count) return nullptr;
+    return t;
+}
+
+} // namespace
+
+int remove_identities(Graph &g) {
+    int removed = 0;
+    for (size_t i = 0; i < g.nodes.size();) {
+        const Node node = g.nodes[i];
+        if (!is_identity(g, node)) {
+            i++;
+            continue;
+        }
+        const std::string in = node.input(0), out = node.output(0);
+        const Tensor *src = g.find(in);
+        const bool in_fixed = g.is_graph_input(in) || g.is_graph_output(in) || (src && src->is_constant);
+        if (g.is_graph_output(out) && in_fixed) {
+            i++;
+            continue;
+        }
+        g.nodes.erase(g.nodes.begin() + i);
+        for (size_t k = 1; k < node.outputs.size(); k++) {
+            if (!node.outputs[k].empty()) g.tensors.erase(node.outputs[k]);
+        }
+        if (g.is_graph_output(out)) {
+            // The producer of `in` writes `out` directly; readers of `in` read `out`.
+            const int p = g.producer(in);
+            for (std::string &o : g.nodes[p].outputs) {
+                if (o == in) o = out;
+            }
+            g.replace_uses(in, out);
+            g.tensors.erase(in);
+        } else {
+            g.replace_uses(out, in);
+            g.tensors.erase(out);
+        }
+        removed++;
+        i = 0; // renames may have changed what is fixed; rescan (graphs are small)
+    }
+    return removed;
+}
+
+int fold_batch_norm(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        if (g.nodes[i].op_type != "BatchNormalization" || !g.nodes[i].domain.empty()) continue;
+        const Node bn = g.nodes[i];
+        const Tensor &x = g.tensor(bn.input(0));
+        const int64_t channels = x.shape.at(1);
+        const Tensor *gamma = constant(g, bn.input(1), channels);
+        const Tensor *beta = constant(g, bn.input(2), channels);
+        const Tensor *mean = constant(g, bn.input(3), channels);
+        const Tensor *var = constant(g, bn.input(4), channels);
+        if (!gamma || !beta || !mean || !var) continue;
+        const double eps = bn.attr_float("epsilon", 1e-5f);
+        std::vector<double> scale(channels), shift(channels);
+        for (int64_t c = 0; c < channels; c++) {
+            scale[c] = gamma->f32[c] / std::sqrt((double)var->f32[c] + eps);
+            shift[c] = beta->f32[c] - mean->f32[c] * scale[c];
+        }
+
+        const int p = g.producer(x.name);
+        bool fold = p >= 0 && g.nodes[p].op_type == "Conv" && g.nodes[p].domain.empty() &&
+                    g.consumers(x.name).size() == 1 && !g.is_graph_output(x.name);
+        const Tensor *w = nullptr, *b = nullptr;
+        if (fold) {
+            const Node &conv = g.nodes[p];
+            const Tensor *wt = g.find(conv.input(1));
+            w = wt ? constant(g, wt->name, wt->f32.size()) : nullptr;
+            b = constant(g, conv.input(2), channels);
+            fold = w && (int64_t)w->shape.at(0) == channels && (conv.input(2).empty() || b);
+        }
+        if (!fold) {
+            // A per-channel scale and shift.
+            Tensor s, t;
+            s.name = fresh_name(g, bn.output(0) + "_scale");
+            t.name = fresh_name(g, bn.output(0) + "_shift");
+            for (Tensor *c : {&s, &t}) {
+                c->has_shape = c->is_constant = true;
+                c->shape = {channels};
+            }
+            s.f32.assign(scale.begin(), scale.end());
+            t.f32.assign(shift.begin(), shift.end());
+            Node n;
+            n.name = bn.name;
+            n.op_type = "ChannelScaleShift";
+            n.domain = kInternalDomain;
+            n.index = bn.index;
+            n.inputs = {bn.input(0), s.name, t.name};
+            n.outputs = {bn.output(0)};
+            g.tensors[s.name] = s;
+            g.tensors[t.name] = t;
+            g.nodes[i] = n;
+            changed++;
+            continue;
+        }
+
+        Node &conv = g.nodes[p];
+        const int64_t per_channel = (int64_t)w->f32.size() / channels;
+        // Shared weights are copied: only this conv changes.
+        const bool w_shared = g.consumers(w->name).size() > 1 || g.is_graph_output(w->name);
+        Tensor nw = *w;
+        if (w_shared) nw.name = fresh_name(g, w->name + "_bn");
+        for (int64_t c = 0; c < channels; c++) {
+            for (int64_t k = 0; k < per_channel; k++) {
+                float &v = nw.f32[c * per_channel + k];
+                v = (float)(v * scale[c]);
+            }
+        }
+        Tensor nb;
+        if (b) {
+            nb = *b;
+            if (g.consumers(b->name).size() > 1 || g.is_graph_output(b->name)) nb.name = fresh_name(g, b->name + "_bn");
+        } else {
+            nb.name = fresh_name(g, bn.output(0) + "_bias");
+            nb.has_shape = nb.is_constant = true;
+            nb.shape = {channels};
+            nb.f32.assign(channels, 0.0f);
+        }
+        for (int64_t c = 0; c < channels; c++) {
+            nb.f32[c] = (float)(nb.f32[c] * scale[c] + shift[c]);
+        }
+        conv.inputs.resize(3);
+        conv.inputs[1] = nw.name;
+        conv.inputs[2] = nb.name;
+        g.tensors[nw.name] = nw;
+        g.tensors[nb.name] = nb;
+        conv.outputs[0] = bn.output(0);
+        g.tensors.erase(std::string(bn.input(0)));
+        g.nodes.erase(g.nodes.begin() + i);
+        i--;
+        changed++;
+    }
+    if (changed) eliminate_dead_nodes(g); // the replaced weights and BN parameters
+    return changed;
+}
+
+int eliminate_dead_nodes(Graph &g) {
+    std::set<std::string> live(g.outputs.begin(), g.outputs.end());
+    std::vector<bool> keep(g.nodes.size(), false);
+    for (size_t i = g.nodes.size(); i-- > 0;) {
+        for (const std::string &o : g.nodes[i].outputs) {
+            if (!o.empty() && live.count(o)) keep[i] = true;
+        }
+        if (!keep[i]) continue;
+        for (const std::string &in : g.nodes[i].inputs) {
+            if (!in.empty()) live.insert(in);
+        }
+    }
+    std::vector<Node> kept;
+    int removed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        if (keep[i]) kept.push_back(std::move(g.nodes[i]));
+        else removed++;
+    }
+    g.nodes = std::move(kept);
+    std::set<std::string> used(g.inputs.begin(), g.inputs.end());
+    used.insert(g.outputs.begin(), g.outputs.end());
+    for (const Node &n : g.nodes) {
+        used.insert(n.inputs.begin(), n.inputs.end());
+        used.insert(n.outputs.begin(), n.outputs.end());
+    }
+    for (auto it = g.tensors.begin(); it != g.tensors.end();) {
+        it = used.count(it->first) ? std::next(it) : g.tensors.erase(it);
+    }
+    return removed;
+}
+
+std::vector<std::string> run_passes(Graph &g) {
+    std::vector<std::string> log;
+    log.push_back("remove_identities: " + std::to_string(remove_identities(g)) + " nodes");
+    log.push_back("fold_batch_norm: " + std::to_string(fold_batch_norm(g)) + " nodes");
+    log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
+    return log;
+}
+
+} // namespace sw_graph

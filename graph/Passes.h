@@ -1,0 +1,41 @@
+/** \file
+ * Graph passes on a Graph whose shapes are inferred (ShapeInference). Each pass states the
+ * pattern it matches and the conditions it checks, returns how many nodes it rewrote, and
+ * leaves the graph sorted with every shape still valid. run_passes runs them in order.
+ */
+#ifndef SW_GRAPH_PASSES_H
+#define SW_GRAPH_PASSES_H
+
+#include "graph/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace sw_graph {
+
+/** Removes Identity, Dropout (inference: an identity; ShapeInference has rejected a used
+ * mask) and Cast to the type it already has. Readers of the output read the input instead;
+ * when the output is a graph output, the input's producer is renamed to write it (the
+ * graph's output names do not change). Kept: a node whose input is a graph input or a
+ * constant and whose output is a graph output. */
+int remove_identities(Graph &g);
+
+/** BatchNormalization(Conv(x, W, b), gamma, beta, mean, var) -> Conv(x, W', b') with
+ * s = gamma / sqrt(var + epsilon), W'[m] = W[m] * s[m], b' = (b - mean) * s + beta, when the
+ * conv's output is read only by that BN (and is no graph output) and W, b and the BN
+ * parameters are constants. Weights shared with another node are copied, not changed.
+ * Other BNs with constant parameters become ChannelScaleShift (domain sw_graph): y = x *
+ * scale[c] + shift[c]. Computed in double, stored as float32. */
+int fold_batch_norm(Graph &g);
+
+/** Removes the nodes none of whose outputs reach a graph output, and the tensors no node
+ * nor the graph's interface uses any more. Graph inputs stay even if unused. */
+int eliminate_dead_nodes(Graph &g);
+
+/** The passes in order: remove_identities, fold_batch_norm, eliminate_dead_nodes. Returns
+ * one line per pass ("fold_batch_norm: 3 nodes") for logs. */
+std::vector<std::string> run_passes(Graph &g);
+
+} // namespace sw_graph
+
+#endif

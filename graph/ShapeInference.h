@@ -1,0 +1,59 @@
+/** \file
+ * Static shape inference and folding of shape arithmetic.
+ *
+ * infer_shapes gives every tensor of a sorted Graph a static shape and element type, node by
+ * node, with one rule per operator (a table keyed by op type, each rule listing the
+ * attributes it understands): Conv, BatchNormalization, Relu, Clip, LeakyRelu, Sigmoid,
+ * Add / Mul (numpy broadcasting), Concat, MaxPool / AveragePool (ceil_mode, pads, auto_pad),
+ * GlobalAveragePool, ReduceMean, Gemm, MatMul, Flatten, Reshape (0 and -1), Transpose, Split,
+ * Softmax, LRN, Dropout, Identity, and the shape arithmetic Shape, Gather, Unsqueeze,
+ * Squeeze, Constant, Cast, Sub, Div. Forms that changed between opsets (axes or split as an
+ * attribute or as an input, Clip's bounds) are accepted in either form.
+ *
+ * Folding: a node whose inputs are all constants (and Shape, which needs only its input's
+ * shape) is evaluated when its output is small (shape tensors, not weights), its outputs
+ * become constants and the node is removed. A Reshape whose shape input folds is then static,
+ * so PyTorch's `x.view(x.size(0), -1)` becomes a Reshape with a constant shape. Sub and Div
+ * exist only for this: on non-constant tensors they are unsupported.
+ *
+ * Normalisation: Conv and pooling nodes get explicit `pads` (auto_pad resolved, then
+ * removed) and `kernel_shape`, so later stages read one form.
+ *
+ * Errors (Error, naming the file and the node): an unsupported operator, domain, attribute,
+ * attribute value or extra output; inconsistent shapes; a graph input with a dynamic or
+ * unknown dim and no entry in InferenceOptions::input_shapes; a Reshape whose shape does not
+ * fold to a constant. Not checked: the values of weights (NaN etc.).
+ */
+#ifndef SW_GRAPH_SHAPE_INFERENCE_H
+#define SW_GRAPH_SHAPE_INFERENCE_H
+
+#include "graph/Graph.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sw_graph {
+
+struct InferenceOptions {
+    /** Shapes for graph inputs (command line: --input-shape name=1x3x224x224). They replace
+     * the declared shape, whose static dims must agree. */
+    std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+/** "1x3x224x224" -> {1, 3, 224, 224}; throws Error naming `what` on anything else. */
+std::vector<int64_t> parse_dims(const std::string &text, const std::string &what);
+
+/** Adds "name=1x3x224x224" to options.input_shapes; throws Error on a malformed entry. */
+void add_input_shape(const std::string &arg, InferenceOptions &options);
+
+/** Infers every shape of g (sorted: OnnxReader's output), folds shape arithmetic and
+ * removes the folded nodes. Throws Error. */
+void infer_shapes(Graph &g, const InferenceOptions &options = {});
+
+/** The operator types infer_shapes knows, sorted. */
+std::vector<std::string> supported_operators();
+
+} // namespace sw_graph
+
+#endif
