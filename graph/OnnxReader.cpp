@@ -25,7 +25,7 @@ std::string type_name(int32_t t) {
 int64_t checked_count(const google::protobuf::RepeatedField<int64_t> &dims) {
     std::vector<int64_t> shape(dims.begin(), dims.end());
     for (int64_t d : shape) {
-        if (d < 0) throw NodeError("has a negative dim (" + shape_string(shape) + ")");
+        if (d < 0) throw NodeError("has a negative dim (" + std::to_string(d) + ")");
     }
     return element_count(shape);
 }
@@ -282,7 +282,10 @@ Graph read_onnx_bytes(const std::string &bytes, const std::string &source) {
     return g;
 }
 
-Graph read_onnx_file(const std::string &path) {
+namespace {
+
+/** The whole file; Error "error: <path>: ..." if it cannot be read. */
+std::string read_file(const std::string &path) {
     struct stat st;
     if (stat(path.c_str(), &st) != 0) {
         throw Error("error: " + path + ": cannot open: " + std::strerror(errno));
@@ -297,7 +300,23 @@ Graph read_onnx_file(const std::string &path) {
     std::string bytes((size_t)st.st_size, '\0');
     f.read(&bytes[0], st.st_size);
     if (f.gcount() != st.st_size) throw Error("error: " + path + ": read failed");
-    return read_onnx_bytes(bytes, path);
+    return bytes;
+}
+
+} // namespace
+
+Graph read_onnx_file(const std::string &path) { return read_onnx_bytes(read_file(path), path); }
+
+Tensor read_onnx_tensor_file(const std::string &path) {
+    onnx::TensorProto p;
+    if (!p.ParseFromString(read_file(path))) {
+        throw Error("error: " + path + ": not an ONNX tensor (the protobuf does not parse)");
+    }
+    try {
+        return convert_tensor(p);
+    } catch (const NodeError &e) {
+        throw Error("error: " + path + ": " + e.what());
+    }
 }
 
 } // namespace sw_graph

@@ -22,7 +22,10 @@ namespace sw_graph {
 
 constexpr int64_t kMinIrVersion = 3;  ///< the first IR version with opset_import
 constexpr int64_t kMaxIrVersion = 10; ///< ONNX 1.16's
-constexpr int64_t kMinOpset = 6; ///< older forms (legacy broadcast, Reshape's shape attribute) fail as unsupported attributes
+/** Opsets from 1 on: where an older opset's operator differs, it does so by attributes
+ * (legacy broadcast and axis, Reshape's shape, Cast's string type), which ShapeInference
+ * rejects by name unless it knows their meaning. */
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 18; ///< the operator forms ShapeInference knows go up to 18
 
 /** Reads the model at `path`; throws Error ("error: <path>: ...") on any problem. */
@@ -30,6 +33,10 @@ Graph read_onnx_file(const std::string &path);
 
 /** Reads a serialised ModelProto; `source` names it in messages and in Graph::source. */
 Graph read_onnx_bytes(const std::string &bytes, const std::string &source);
+
+/** Reads one serialised TensorProto (the input_K.pb / output_K.pb files of ONNX test data) as
+ * a constant Tensor, with the same checks as initializers. Throws Error naming `path`. */
+Tensor read_onnx_tensor_file(const std::string &path);
 
 } // namespace sw_graph
 

@@ -620,6 +620,11 @@ void infer_gemm(Ctx &c) {
     }
     if (c.has_in(2)) {
         const Tensor &bias = c.float_in(2);
+        // Opsets < 7: C broadcasts only with broadcast=1 (the later default).
+        const bool legacy_exact = c.node.has_attr("broadcast") && c.node.attr_int("broadcast", 0) == 0;
+        if (legacy_exact && bias.shape != Shape{m, n}) {
+            throw NodeError("C " + shape_string(bias.shape) + " is not " + shape_string({m, n}) + " and broadcast=0");
+        }
         if (broadcast_shapes(bias.shape, {m, n}) != Shape{m, n}) {
             throw NodeError("C " + shape_string(bias.shape) + " does not broadcast to " + shape_string({m, n}));
         }
@@ -760,7 +765,7 @@ const std::map<std::string, OpRule> &rules() {
         {"Dropout", {infer_dropout, {"ratio", "seed", "is_test"}, 2}},
         {"Flatten", {infer_flatten, {"axis"}}},
         {"Gather", {infer_gather, {"axis"}}},
-        {"Gemm", {infer_gemm, {"alpha", "beta", "transA", "transB"}}},
+        {"Gemm", {infer_gemm, {"alpha", "beta", "broadcast", "transA", "transB"}}},
         {"GlobalAveragePool", {infer_global_pool, {}}},
         {"Identity", {infer_identity, {}}},
         {"LeakyRelu", {infer_leaky_relu, {"alpha"}}},
