@@ -132,7 +132,7 @@ TEST_P(GraphOnnxData, Listed) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Node, GraphOnnxData, ::testing::ValuesIn(kListed),
+INSTANTIATE_TEST_SUITE_P(GraphNode, GraphOnnxData, ::testing::ValuesIn(kListed),
                          [](const auto &info) { return std::string(info.param).substr(5); });
 
 TEST(GraphOnnxDataSweep, EveryAcceptedModelHasTheExpectedShapes) {

@@ -129,7 +129,7 @@ TEST_P(GraphPassesBnFold, FoldedConvMatchesConvThenBn) {
     expect_near(actual, expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, GraphPassesBnFold,
+INSTANTIATE_TEST_SUITE_P(GraphBn, GraphPassesBnFold,
                          ::testing::Values(BnCase{true, 1}, BnCase{false, 1}, BnCase{true, 2}),
                          [](const auto &info) {
                              return std::string(info.param.bias ? "bias" : "no_bias") + "_groups" +
