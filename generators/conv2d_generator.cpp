@@ -1,7 +1,7 @@
 /** \file
  * conv2d: a 2-D convolution layer, NCHW float32 (Halide dims x, y, c, n), weights in
  * PyTorch's OIHW layout (Halide dims kx, ky, ci of the group, co), bias per output channel,
- * groups, asymmetric kernels, strides and padding, optional fused ReLU. Every shape is a
+ * groups, asymmetric kernels, strides, dilations and padding, optional fused ReLU. Every shape is a
  * generator parameter, so each layer is compiled for its own shape and every LDM buffer
  * has a constant bound.
  */
@@ -29,6 +29,8 @@ public:
     GeneratorParam<int> pad_top{"pad_top", -1};
     GeneratorParam<int> pad_bottom{"pad_bottom", -1};
     GeneratorParam<int> groups{"groups", 1};
+    GeneratorParam<int> dilation{"dilation", 1};      ///< kernel taps this many pixels apart along x (and y)
+    GeneratorParam<int> dilation_y{"dilation_y", 0};  ///< 0: same as dilation
     GeneratorParam<bool> relu{"relu", true};
     /** Tile sizes of the hand Sunway schedule; 0 lets it choose from the LDM budget. */
     GeneratorParam<int> tile_x{"tile_x", 0};
@@ -46,6 +48,7 @@ public:
         sw::check_param(s.batch >= 1, "conv2d: batch must be >= 1");
         sw::check_param(s.in_channels >= 1 && s.out_channels >= 1,
                         "conv2d: in_channels and out_channels must be >= 1");
+        sw::check_param(s.dilation_x >= 1 && s.dilation_y >= 1, "conv2d: dilations must be >= 1");
         sw::check_param(s.kernel_x >= 1 && s.kernel_y >= 1 && s.stride_x >= 1 && s.stride_y >= 1 &&
                             s.pad_left >= 0 && s.pad_right >= 0 && s.pad_top >= 0 && s.pad_bottom >= 0,
                         "conv2d: kernel and stride must be >= 1 and pads >= 0");
@@ -53,10 +56,12 @@ public:
                         "conv2d: groups (" + std::to_string(s.groups) +
                             ") must divide in_channels and out_channels");
         sw::check_param(s.height >= 1 && s.width >= 1, "conv2d: height and width must be >= 1");
-        sw::check_param(s.height + s.pad_top + s.pad_bottom >= s.kernel_y &&
-                            s.width + s.pad_left + s.pad_right >= s.kernel_x,
-                        "conv2d: the kernel (" + std::to_string(s.kernel_x) + "x" +
-                            std::to_string(s.kernel_y) + ") is larger than the padded input (" +
+        sw::check_param(s.height + s.pad_top + s.pad_bottom >= s.span_y() &&
+                            s.width + s.pad_left + s.pad_right >= s.span_x(),
+                        "conv2d: the kernel (" + std::to_string(s.span_x()) + "x" +
+                            std::to_string(s.span_y()) +
+                            (s.dilation_x > 1 || s.dilation_y > 1 ? " with its dilations" : "") +
+                            ") is larger than the padded input (" +
                             std::to_string(s.width + s.pad_left + s.pad_right) + "x" +
                             std::to_string(s.height + s.pad_top + s.pad_bottom) + ")");
 
@@ -76,7 +81,8 @@ public:
         if (s.groups > 1) in_c = (c / s.out_per_group()) * s.in_per_group() + r.z;
         conv(x, y, c, n) = bias(c);
         conv(x, y, c, n) += weights(r.x, r.y, r.z, c) *
-                            padded(x * s.stride_x + r.x - s.pad_left, y * s.stride_y + r.y - s.pad_top, in_c, n);
+                            padded(x * s.stride_x + r.x * s.dilation_x - s.pad_left,
+                                   y * s.stride_y + r.y * s.dilation_y - s.pad_top, in_c, n);
         if (relu) conv(x, y, c, n) = max(conv(x, y, c, n), 0.f);
         output(x, y, c, n) = conv(x, y, c, n);
 
@@ -122,7 +128,8 @@ private:
         return {batch, in_channels, out_channels, height, width,
                 kernel, layers::or_default(kernel_y, kernel, 0), stride, layers::or_default(stride_y, stride, 0),
                 layers::or_default(pad_left, pad, -1), layers::or_default(pad_right, pad, -1),
-                layers::or_default(pad_top, pad, -1), layers::or_default(pad_bottom, pad, -1), groups};
+                layers::or_default(pad_top, pad, -1), layers::or_default(pad_bottom, pad, -1), groups,
+                dilation, layers::or_default(dilation_y, dilation, 0)};
     }
 };
 

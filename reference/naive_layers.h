@@ -21,8 +21,9 @@ struct Conv2DParams {
     int pad_left, pad_right, pad_top, pad_bottom;
     int groups;
     bool relu;
-    int out_h() const { return (h + pad_top + pad_bottom - kernel_y) / stride_y + 1; }
-    int out_w() const { return (w + pad_left + pad_right - kernel_x) / stride_x + 1; }
+    int dilation_x = 1, dilation_y = 1;  ///< kernel taps this many pixels apart
+    int out_h() const { return (h + pad_top + pad_bottom - (kernel_y - 1) * dilation_y - 1) / stride_y + 1; }
+    int out_w() const { return (w + pad_left + pad_right - (kernel_x - 1) * dilation_x - 1) / stride_x + 1; }
 
     /** Square kernel k x k, the same stride and padding on every side, one group. */
     static Conv2DParams square(int batch, int in_c, int out_c, int h, int w, int k, int stride,
@@ -32,7 +33,7 @@ struct Conv2DParams {
 };
 
 /** out[n][o][y][x] = bias[o] + sum_{i,ky,kx} w[o][i][ky][kx] *
- *                   in[n][g*I + i][y*sy + ky - pad_top][x*sx + kx - pad_left]
+ *                   in[n][g*I + i][y*sy + ky*dy - pad_top][x*sx + kx*dx - pad_left]
  * (zero outside the input), then max(., 0) if relu. Weights in OIHW with I = in_c/groups
  * input channels each; output channel o belongs to group g = o / (out_c/groups). */
 inline std::vector<float> conv2d(const Conv2DParams &c, const std::vector<float> &in,
@@ -49,8 +50,8 @@ inline std::vector<float> conv2d(const Conv2DParams &c, const std::vector<float>
                     for (int i = 0; i < in_per_group; i++)
                         for (int ky = 0; ky < c.kernel_y; ky++)
                             for (int kx = 0; kx < c.kernel_x; kx++) {
-                                const int ix = x * c.stride_x + kx - c.pad_left;
-                                const int iy = y * c.stride_y + ky - c.pad_top;
+                                const int ix = x * c.stride_x + kx * c.dilation_x - c.pad_left;
+                                const int iy = y * c.stride_y + ky * c.dilation_y - c.pad_top;
                                 if (ix < 0 || iy < 0 || ix >= c.w || iy >= c.h) continue;
                                 acc += double(wt[((size_t(o) * in_per_group + i) * c.kernel_y + ky) *
                                                      c.kernel_x + kx]) *
@@ -180,6 +181,104 @@ inline std::vector<float> softmax(int rows, int classes, const std::vector<float
 /** max(v, 0) elementwise. */
 inline std::vector<float> relu(std::vector<float> v) {
     for (float &x : v) x = x < 0 ? 0.f : x;
+    return v;
+}
+
+/** An NCHW shape (n, c, h, w). */
+struct Shape4 {
+    int n, c, h, w;
+    size_t size() const { return size_t(n) * c * h * w; }
+};
+
+/** out = a + b or a * b (then max(., 0) if relu) with numpy broadcasting: each dimension
+ * of a and b is the output's or 1. */
+inline std::vector<float> eltwise(const Shape4 &out, const Shape4 &as, const std::vector<float> &a,
+                                  const Shape4 &bs, const std::vector<float> &b, bool mul, bool relu) {
+    auto at = [](const Shape4 &s, const std::vector<float> &v, int n, int c, int y, int x) {
+        return v[((size_t(s.n == 1 ? 0 : n) * s.c + (s.c == 1 ? 0 : c)) * s.h + (s.h == 1 ? 0 : y)) * s.w +
+                 (s.w == 1 ? 0 : x)];
+    };
+    std::vector<float> r(out.size());
+    size_t i = 0;
+    for (int n = 0; n < out.n; n++)
+        for (int c = 0; c < out.c; c++)
+            for (int y = 0; y < out.h; y++)
+                for (int x = 0; x < out.w; x++) {
+                    const float va = at(as, a, n, c, y, x), vb = at(bs, b, n, c, y, x);
+                    const float v = mul ? va * vb : va + vb;
+                    r[i++] = relu && v < 0 ? 0.f : v;
+                }
+    return r;
+}
+
+/** out[n][c][y][x] = in[n][c][y][x] * scale[c] + shift[c], then max(., 0) if relu. */
+inline std::vector<float> channel_affine(const Shape4 &s, const std::vector<float> &in, const std::vector<float> &scale,
+                                         const std::vector<float> &shift, bool relu) {
+    std::vector<float> r(in.size());
+    const size_t plane = size_t(s.h) * s.w;
+    for (size_t i = 0; i < in.size(); i++) {
+        const int c = int((i / plane) % s.c);
+        const double v = double(in[i]) * scale[c] + shift[c];
+        r[i] = float(relu && v < 0 ? 0 : v);
+    }
+    return r;
+}
+
+/** ShuffleNet's channel shuffle with g groups, written as the reshape (n, g, c/g, h, w),
+ * transpose of the two channel axes and reshape back: out[n][i*g + j] = in[n][j*(c/g) + i]. */
+inline std::vector<float> channel_shuffle(const Shape4 &s, const std::vector<float> &in, int g) {
+    std::vector<float> r(in.size());
+    const size_t plane = size_t(s.h) * s.w;
+    const int per = s.c / g;
+    for (int n = 0; n < s.n; n++)
+        for (int j = 0; j < g; j++)        // the (n, g, c/g) view's group
+            for (int i = 0; i < per; i++)  // and channel within it
+                for (size_t p = 0; p < plane; p++)
+                    r[(size_t(n) * s.c + size_t(i) * g + j) * plane + p] = in[(size_t(n) * s.c + size_t(j) * per + i) * plane + p];
+    return r;
+}
+
+/** The mean (or the largest value) of each channel's plane: output (n, c, 1, 1). */
+inline std::vector<float> global_pool(const Shape4 &s, const std::vector<float> &in, bool is_max) {
+    std::vector<float> r(size_t(s.n) * s.c);
+    const size_t plane = size_t(s.h) * s.w;
+    for (size_t nc = 0; nc < r.size(); nc++) {
+        double sum = 0, mx = -std::numeric_limits<double>::infinity();
+        for (size_t p = 0; p < plane; p++) {
+            sum += in[nc * plane + p];
+            mx = std::max(mx, double(in[nc * plane + p]));
+        }
+        r[nc] = float(is_max ? mx : sum / double(plane));
+    }
+    return r;
+}
+
+/** Concatenation along the channels of tensors of n x c_k x h x w. */
+inline std::vector<float> concat(int n, int h, int w, const std::vector<int> &channels,
+                                 const std::vector<std::vector<float>> &in) {
+    std::vector<float> r;
+    const size_t plane = size_t(h) * w;
+    for (int b = 0; b < n; b++)
+        for (size_t k = 0; k < in.size(); k++)
+            r.insert(r.end(), in[k].begin() + b * channels[k] * plane, in[k].begin() + (b + 1) * channels[k] * plane);
+    return r;
+}
+
+/** Clip to [lo, hi] (ONNX: min(max(v, lo), hi)). */
+inline std::vector<float> clip(std::vector<float> v, float lo, float hi) {
+    for (float &x : v) x = std::min(std::max(x, lo), hi);
+    return v;
+}
+
+/** v < 0 ? alpha * v : v. */
+inline std::vector<float> leaky_relu(std::vector<float> v, float alpha) {
+    for (float &x : v) x = x < 0 ? alpha * x : x;
+    return v;
+}
+
+/** 1 / (1 + exp(-v)). */
+inline std::vector<float> sigmoid(std::vector<float> v) {
+    for (float &x : v) x = float(1.0 / (1.0 + std::exp(-double(x))));
     return v;
 }
 

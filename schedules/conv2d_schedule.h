@@ -64,8 +64,12 @@ struct Conv2DShape {
     int kernel_x, kernel_y, stride_x, stride_y;
     int pad_left, pad_right, pad_top, pad_bottom;
     int groups;
-    int out_height() const { return (height + pad_top + pad_bottom - kernel_y) / stride_y + 1; }
-    int out_width() const { return (width + pad_left + pad_right - kernel_x) / stride_x + 1; }
+    int dilation_x = 1, dilation_y = 1;
+    /** Input pixels one kernel window spans (kernel taps dilation apart). */
+    int span_x() const { return (kernel_x - 1) * dilation_x + 1; }
+    int span_y() const { return (kernel_y - 1) * dilation_y + 1; }
+    int out_height() const { return (height + pad_top + pad_bottom - span_y()) / stride_y + 1; }
+    int out_width() const { return (width + pad_left + pad_right - span_x()) / stride_x + 1; }
     int in_per_group() const { return in_channels / groups; }
     int out_per_group() const { return out_channels / groups; }
 };
@@ -101,8 +105,8 @@ inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
 inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int lanes = 1,
                                 bool double_buffered = false) {
     const int64_t tx = (t.tx + lanes - 1) / lanes * lanes;
-    const int64_t win_w = (tx - 1) * s.stride_x + s.kernel_x;
-    const int64_t win_h = int64_t(t.ty - 1) * s.stride_y + s.kernel_y;
+    const int64_t win_w = (tx - 1) * s.stride_x + s.span_x();
+    const int64_t win_h = int64_t(t.ty - 1) * s.stride_y + s.span_y();
     const int64_t acc = tx * t.ty * t.tc;
     const int64_t window = win_w * win_h * t.cc;
     const int64_t w = int64_t(s.kernel_x) * s.kernel_y * t.cc * t.tc;
@@ -119,7 +123,7 @@ inline bool conv2d_double_buffered(const Conv2DShape &s, const Conv2DTiles &t, c
 /** Flops per byte of DMA of one tile: each chunk of cc input channels brings its input
  * window and weights; the output tile is written once. */
 inline double conv2d_tile_intensity(const Conv2DShape &s, const Conv2DTiles &t) {
-    const double win = double((t.tx - 1) * s.stride_x + s.kernel_x) * ((t.ty - 1) * s.stride_y + s.kernel_y);
+    const double win = double((t.tx - 1) * s.stride_x + s.span_x()) * ((t.ty - 1) * s.stride_y + s.span_y());
     const double chunks = double(s.in_per_group()) / t.cc;
     const double k2 = double(s.kernel_x) * s.kernel_y;
     const double flops = 2.0 * t.tx * t.ty * t.tc * k2 * s.in_per_group();

@@ -1,6 +1,8 @@
 /** \file
  * The ONNX conformance node tests (Debian's libonnx-testdata, data/node/) of the operators
- * our layers implement — Conv, MaxPool, AveragePool, Gemm, Relu, Softmax, LRN — run on the
+ * our layers implement — Conv (dilations too), MaxPool, AveragePool, Gemm, Relu, Softmax,
+ * LRN, Clip, LeakyRelu, Sigmoid, Add, Mul, Sum (of two inputs), GlobalAveragePool,
+ * GlobalMaxPool, ReduceMean (trailing axes), Concat, BatchNormalization — run on the
  * emulated SW26010 core group.
  *
  * Every test folder holds model.onnx (one node) and test_data_set_N/{input,output}_K.pb
@@ -15,8 +17,15 @@
  * (our dense weights are [out, in]), 1-D pooling and convolution as 2-D with height 1,
  * auto_pad SAME_UPPER / SAME_LOWER / VALID as explicit pads, a Gemm C that is a scalar, a
  * per-output vector or a matrix with equal rows as our bias vector, a missing Conv bias as
- * zeros. Anything else we cannot express is GTEST_SKIP()ped with one reason, as is a case
- * whose generator (or generator parameter, or schedule) does not exist yet.
+ * zeros; Clip / LeakyRelu / Sigmoid on the flattened tensor; Add / Mul shapes of rank < 4
+ * padded with leading 1s (numpy broadcasting); ReduceMean over trailing axes and the global
+ * pools as one plane per leading index; Concat along any axis as a channel concat (dims
+ * before the axis as the batch, after it as the width). BatchNormalization (inference form)
+ * runs as channel_affine with scale = s / sqrt(var + eps) and shift = B - mean * scale
+ * computed by this harness from the node's inputs, as the importer folds it: the test checks
+ * the channel_affine kernel and that folding, not a BN kernel. Anything else we cannot
+ * express is GTEST_SKIP()ped with one reason, as is a case whose generator (or generator
+ * parameter, or schedule) does not exist yet.
  *
  * At the end the list of passed / skipped / failed cases, with reasons, goes to stdout.
  *
@@ -60,7 +69,10 @@ namespace {
 using Buf = Halide::Runtime::Buffer<float>;
 
 const char *const kSchedules[] = {"sunway", "baseline"};
-const std::set<std::string> kOps = {"Conv", "MaxPool", "AveragePool", "Gemm", "Relu", "Softmax", "LRN"};
+const std::set<std::string> kOps = {"Conv",    "MaxPool",   "AveragePool", "Gemm",   "Relu",
+                                    "Softmax", "LRN",       "Clip",        "LeakyRelu", "Sigmoid",
+                                    "Add",     "Mul",       "Sum",         "GlobalAveragePool",
+                                    "GlobalMaxPool", "ReduceMean", "Concat", "BatchNormalization"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");
@@ -263,12 +275,13 @@ std::vector<int> reversed(const std::vector<int64_t> &dims) {
 /** 2-D window geometry of Conv / pooling, from a 3-D (N, C, W) or 4-D (N, C, H, W) input. */
 struct Window {
     int n, c, h, w, kh, kw, sh, sw, pt, pb, pl, pr;
+    int dh = 1, dw = 1;  ///< dilations
 };
 
 /** Fills the window from the attributes; `kernel` is kernel_shape (or W's spatial dims).
- *  Returns a skip reason, or "". */
+ *  Dilations other than 1 only where \p dilations (Conv). Returns a skip reason, or "". */
 std::string window(const onnx::NodeProto &node, const std::vector<int64_t> &x,
-                   std::vector<int64_t> kernel, Window *g) {
+                   std::vector<int64_t> kernel, Window *g, bool dilations = false) {
     const size_t rank = x.size();
     if (rank != 3 && rank != 4) {
         return std::to_string(rank - 2) + "-D spatial input " + dims_str(x) + " not supported (1-D and 2-D only)";
@@ -278,9 +291,14 @@ std::string window(const onnx::NodeProto &node, const std::vector<int64_t> &x,
                          dil = attr_ints(node, "dilations");
     if (strides.empty()) strides.assign(sp, 1);
     if (kernel.size() != sp || strides.size() != sp) return "kernel_shape/strides rank does not match the input";
+    if (dil.empty()) dil.assign(sp, 1);
+    if (dil.size() != sp) return "dilations rank does not match the input";
     for (int64_t d : dil) {
-        if (d != 1) return "dilations != 1 not supported";
+        if (d != 1 && !dilations) return "dilations != 1 not supported (" + node.op_type() + ")";
     }
+    // The input extent one window spans.
+    std::vector<int64_t> span(sp);
+    for (size_t i = 0; i < sp; i++) span[i] = (kernel[i] - 1) * dil[i] + 1;
     const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
     std::vector<int64_t> in(x.begin() + 2, x.end()), begin(sp, 0), end(sp, 0);
     if (auto_pad == "NOTSET") {
@@ -294,7 +312,7 @@ std::string window(const onnx::NodeProto &node, const std::vector<int64_t> &x,
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
         for (size_t i = 0; i < sp; i++) {
             const int64_t out = (in[i] + strides[i] - 1) / strides[i];
-            const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + kernel[i] - in[i]);
+            const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + span[i] - in[i]);
             begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : (total + 1) / 2;
             end[i] = total - begin[i];
         }
@@ -309,6 +327,8 @@ std::string window(const onnx::NodeProto &node, const std::vector<int64_t> &x,
         g->h = in[0], g->kh = kernel[0], g->sh = strides[0], g->pt = begin[0], g->pb = end[0];
     }
     g->w = in[sp - 1], g->kw = kernel[sp - 1], g->sw = strides[sp - 1], g->pl = begin[sp - 1], g->pr = end[sp - 1];
+    g->dw = dil[sp - 1];
+    g->dh = sp == 1 ? 1 : dil[0];
     return "";
 }
 
@@ -350,7 +370,7 @@ Plan plan_conv(const onnx::NodeProto &node, const std::vector<const Tensor *> &i
     std::vector<int64_t> kernel = attr_ints(node, "kernel_shape");
     if (kernel.empty()) kernel.assign(w.dims.begin() + 2, w.dims.end());
     Window g;
-    const std::string why = window(node, x.dims, kernel, &g);
+    const std::string why = window(node, x.dims, kernel, &g, true);
     if (!why.empty()) return skip(why);
     const int64_t groups = attr_int(node, "group", 1);
     const int out_c = w.dims[0];
@@ -361,6 +381,10 @@ Plan plan_conv(const onnx::NodeProto &node, const std::vector<const Tensor *> &i
     p.params["in_channels"] = std::to_string(g.c);
     p.params["out_channels"] = std::to_string(out_c);
     if (groups != 1) p.params["groups"] = std::to_string(groups);
+    if (g.dw != 1 || g.dh != 1) {
+        p.params["dilation"] = std::to_string(g.dw);
+        p.params["dilation_y"] = std::to_string(g.dh);
+    }
     p.params["relu"] = "false";
     p.inputs.push_back(make_buf({g.w, g.h, g.c, g.n}, x.data));
     p.inputs.push_back(make_buf({g.kw, g.kh, (int)w.dims[1], out_c}, w.data));
@@ -478,6 +502,158 @@ Plan plan_lrn(const onnx::NodeProto &node, const std::vector<const Tensor *> &in
     return p;
 }
 
+/** A flat activation (generator activation) over the whole tensor. */
+Plan plan_activation(const Tensor &x, std::map<std::string, std::string> params) {
+    Plan p;
+    p.generator = "activation";
+    p.params = std::move(params);
+    p.params["size"] = std::to_string(x.numel());
+    p.inputs.push_back(make_buf({(int)x.numel()}, x.data));
+    p.out_extents = {(int)x.numel()};
+    return p;
+}
+
+/** Clip: min and max are attributes before opset 11, optional scalar inputs after. */
+Plan plan_clip(const onnx::NodeProto &node, const std::vector<const Tensor *> &in, int64_t opset) {
+    std::map<std::string, std::string> params = {{"op", "clip"}};
+    if (opset < 11) {
+        if (attr(node, "min")) params["min"] = fmt(attr_float(node, "min", 0));
+        if (attr(node, "max")) params["max"] = fmt(attr_float(node, "max", 0));
+    } else {
+        for (size_t i = 1; i < in.size() && i < 3; i++) {
+            if (!in[i]) continue;  // an omitted bound
+            if (in[i]->numel() != 1) return skip("Clip bound that is not a scalar");
+            params[i == 1 ? "min" : "max"] = fmt(in[i]->data[0]);
+        }
+    }
+    return plan_activation(*in[0], params);
+}
+
+/** A shape of rank <= 4 as NCHW: numpy broadcasting aligns shapes at their last axis, so
+ *  leading 1s change nothing. */
+bool as_nchw(std::vector<int64_t> d, std::vector<int> *nchw) {
+    if (d.size() > 4) return false;
+    while (d.size() < 4) d.insert(d.begin(), 1);
+    nchw->assign(d.begin(), d.end());
+    return true;
+}
+
+/** Add / Mul (and Sum of two inputs) with broadcasting: generator eltwise. */
+Plan plan_binary(const std::string &op, const std::vector<const Tensor *> &in, const Tensor &expected) {
+    if (in.size() != 2 || !in[0] || !in[1]) return skip(op + " of " + std::to_string(in.size()) + " inputs (two only)");
+    std::vector<int> a, b, o;
+    if (!as_nchw(in[0]->dims, &a) || !as_nchw(in[1]->dims, &b) || !as_nchw(expected.dims, &o)) {
+        return skip(op + " of rank > 4");
+    }
+    static const char *const dim[] = {"batch", "channels", "height", "width"};
+    Plan p;
+    p.generator = "eltwise";
+    p.params["op"] = op == "Mul" ? "mul" : "add";
+    for (int i = 0; i < 4; i++) {
+        p.params[dim[i]] = std::to_string(o[i]);
+        p.params[std::string("a_") + dim[i]] = std::to_string(a[i]);
+        p.params[std::string("b_") + dim[i]] = std::to_string(b[i]);
+    }
+    p.inputs.push_back(make_buf({a[3], a[2], a[1], a[0]}, in[0]->data));
+    p.inputs.push_back(make_buf({b[3], b[2], b[1], b[0]}, in[1]->data));
+    return p;
+}
+
+/** GlobalAveragePool / GlobalMaxPool over the spatial dims of (N, C, d1, d2, ...), and
+ *  ReduceMean over trailing axes (keepdims or not: the same values): generator global_pool
+ *  with the leading dims as batch x channels and the reduced ones as one plane. */
+Plan plan_global_pool(const onnx::NodeProto &node, const std::vector<const Tensor *> &in, int64_t opset) {
+    const Tensor &x = *in[0];
+    const int64_t rank = x.dims.size();
+    int64_t first = 2;  // the first reduced axis
+    if (node.op_type() == "ReduceMean") {
+        std::vector<int64_t> axes = attr_ints(node, "axes");
+        if (opset >= 18 && in.size() > 1 && in[1]) return skip("ReduceMean with axes as an input (opset 18)");
+        if (attr_int(node, "noop_with_empty_axes", 0)) return skip("ReduceMean noop_with_empty_axes");
+        if (axes.empty()) {
+            first = 0;  // every axis
+        } else {
+            for (int64_t &a : axes) a = a < 0 ? a + rank : a;
+            std::sort(axes.begin(), axes.end());
+            first = axes[0];
+            for (size_t i = 0; i < axes.size(); i++) {
+                if (axes[i] != first + int64_t(i) || axes.back() != rank - 1) {
+                    return skip("ReduceMean over axes " + dims_str(attr_ints(node, "axes")) + " of a rank-" +
+                                std::to_string(rank) + " input: only trailing axes (the spatial ones) are supported");
+                }
+            }
+        }
+    } else if (rank < 3) {
+        return skip(node.op_type() + " of a rank-" + std::to_string(rank) + " input");
+    }
+    int64_t lead = 1, plane = 1;
+    for (int64_t i = 0; i < rank; i++) (i < first ? lead : plane) *= x.dims[i];
+    // Leading dims: N x C (as batch 1 x channels lead keeps the tiles over channels).
+    const int n = first >= 1 ? x.dims[0] : 1, c = lead / n;
+    Plan p;
+    p.generator = "global_pool";
+    p.params = {{"batch", std::to_string(n)}, {"channels", std::to_string(c)}, {"height", "1"},
+                {"width", std::to_string(plane)}, {"type", node.op_type() == "GlobalMaxPool" ? "max" : "avg"}};
+    p.inputs.push_back(make_buf({(int)plane, 1, c, n}, x.data));
+    p.out_extents = {1, 1, c, n};
+    return p;
+}
+
+/** Concat along any axis of equal-rank inputs: the dims before the axis as the batch, the
+ *  axis as the channels, the dims after it as the width (generator concat). */
+Plan plan_concat(const onnx::NodeProto &node, const std::vector<const Tensor *> &in) {
+    if (in.size() < 2) return skip("Concat of one input");
+    const int64_t rank = in[0]->dims.size();
+    int64_t axis = attr_int(node, "axis", 1);
+    if (axis < 0) axis += rank;
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < rank; i++) {
+        if (i < axis) outer *= in[0]->dims[i];
+        if (i > axis) inner *= in[0]->dims[i];
+    }
+    Plan p;
+    p.generator = "concat";
+    std::string list;
+    for (const Tensor *t : in) {
+        if (!t || (int64_t)t->dims.size() != rank) return skip("Concat inputs of different ranks");
+        const int ch = t->dims[axis];
+        list += (list.empty() ? "" : ",") + std::to_string(ch);
+        p.inputs.push_back(make_buf({(int)inner, 1, ch, (int)outer}, t->data));
+    }
+    p.params = {{"batch", std::to_string(outer)}, {"height", "1"}, {"width", std::to_string(inner)},
+                {"channels", list}, {"input.size", std::to_string(in.size())}};
+    return p;
+}
+
+/** BatchNormalization at inference (one output) run as channel_affine: the harness folds
+ *  the node's inputs (scale, B, mean, var, epsilon) into scale / sqrt(var + eps) and
+ *  B - mean * that, as the importer does for a BN it cannot fold into a conv. */
+Plan plan_batchnorm(const onnx::NodeProto &node, const std::vector<const Tensor *> &in) {
+    if (attr_int(node, "training_mode", 0)) return skip("BatchNormalization in training mode");
+    if (in.size() != 5) return skip("BatchNormalization without its 5 inputs");
+    const Tensor &x = *in[0];
+    std::vector<int> d;
+    if (x.dims.size() < 2 || !as_nchw(x.dims, &d)) return skip("BatchNormalization of rank < 2 or > 4");
+    // (N, C, ...) with the spatial dims as one row.
+    const int n = x.dims[0], c = x.dims[1];
+    const int plane = x.numel() / (int64_t(n) * c);
+    const float eps = attr_float(node, "epsilon", 1e-5f);
+    std::vector<float> scale(c), shift(c);
+    for (int i = 0; i < c; i++) {
+        scale[i] = float(double(in[1]->data[i]) / std::sqrt(double(in[4]->data[i]) + eps));
+        shift[i] = float(double(in[2]->data[i]) - double(in[3]->data[i]) * scale[i]);
+    }
+    Plan p;
+    p.generator = "channel_affine";
+    p.params = {{"batch", std::to_string(n)}, {"channels", std::to_string(c)}, {"height", "1"},
+                {"width", std::to_string(plane)}, {"relu", "false"}};
+    p.inputs.push_back(make_buf({plane, 1, c, n}, x.data));
+    p.inputs.push_back(make_buf({c}, scale));
+    p.inputs.push_back(make_buf({c}, shift));
+    p.out_extents = {plane, 1, c, n};
+    return p;
+}
+
 Plan plan(const onnx::ModelProto &model, const std::vector<const Tensor *> &in,
           const std::vector<const Tensor *> &expected) {
     const onnx::NodeProto &node = model.graph().node(0);
@@ -509,11 +685,42 @@ Plan plan(const onnx::ModelProto &model, const std::vector<const Tensor *> &in,
         p.params = {{"size", std::to_string(in[0]->numel())}};
         p.inputs.push_back(make_buf({(int)in[0]->numel()}, in[0]->data));
         p.out_extents = {(int)in[0]->numel()};
+    } else if (op == "Clip") {
+        p = plan_clip(node, in, opset);
+    } else if (op == "LeakyRelu") {
+        p = plan_activation(*in[0], {{"op", "leaky_relu"}, {"alpha", fmt(attr_float(node, "alpha", 0.01f))}});
+    } else if (op == "Sigmoid") {
+        p = plan_activation(*in[0], {{"op", "sigmoid"}});
+    } else if (op == "Add" || op == "Mul" || op == "Sum") {
+        if (expected.empty()) return skip("no expected output");
+        p = plan_binary(op, in, *expected[0]);
+    } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean") {
+        p = plan_global_pool(node, in, opset);
+    } else if (op == "Concat") {
+        p = plan_concat(node, in);
+    } else if (op == "BatchNormalization") {
+        if (node.output_size() > 1) return skip("BatchNormalization with training outputs");
+        p = plan_batchnorm(node, in);
     } else {
         return skip("op " + op + " not mapped");
     }
     if (!p.skip.empty()) return p;
     if (expected.size() != 1) return skip(std::to_string(expected.size()) + " outputs (one only)");
+    if (p.out_extents.empty() && (op == "Add" || op == "Mul" || op == "Sum" || op == "Concat")) {
+        // Element order is the ONNX order: the output as one flat buffer of that many
+        // elements in the generator's shape.
+        std::vector<int> ext;
+        for (int i = 0; i < 4; i++) ext.push_back(p.inputs[0].dim(i).extent());
+        const auto &q = p.params;
+        if (op == "Concat") {
+            int total = 0;
+            for (size_t i = 0; i < p.inputs.size(); i++) total += p.inputs[i].dim(2).extent();
+            ext[2] = total;
+        } else {
+            ext = {std::stoi(q.at("width")), std::stoi(q.at("height")), std::stoi(q.at("channels")), std::stoi(q.at("batch"))};
+        }
+        p.out_extents = ext;
+    }
     if (p.out_extents.empty()) {
         // Our outputs have the ONNX layout: (x, y, c, n) = NCHW, (o, n) = [M, N], ...
         p.out_extents = reversed(expected[0]->dims);

@@ -1,0 +1,76 @@
+/** \file
+ * activation: out(i) = f(in(i)) on a flat tensor of `size` floats (any tensor, flattened):
+ *   op=relu        max(v, 0)
+ *   op=clip        min(max(v, min), max)   (ReLU6: min=0 max=6; a bound not given is none;
+ *                  min > max gives max, as ONNX's Clip)
+ *   op=leaky_relu  v < 0 ? alpha * v : v
+ *   op=sigmoid     1 / (1 + exp(-v))
+ */
+#include "generators/LayerGenerator.h"
+#include "schedules/elementwise_schedule.h"
+
+#include <limits>
+
+namespace {
+
+using namespace Halide;
+
+class Activation : public layers::LayerGenerator<Activation> {
+public:
+    GeneratorParam<std::string> op{"op", "relu"};
+    GeneratorParam<int> size{"size", 64};
+    GeneratorParam<float> min_value{"min", -std::numeric_limits<float>::infinity()};
+    GeneratorParam<float> max_value{"max", std::numeric_limits<float>::infinity()};
+    GeneratorParam<float> alpha{"alpha", 0.01f};
+
+    Input<Buffer<float>> input{"input", 1};
+    Output<Buffer<float>> output{"output", 1};
+
+    void generate() {
+        const std::string kind = op;
+        sw::check_param(size >= 1, "activation: size must be >= 1");
+        /* THE ALGORITHM */
+        Expr v = input(i);
+        if (kind == "relu") {
+            v = max(v, 0.f);
+        } else if (kind == "clip") {
+            if (std::isfinite(float(min_value))) v = max(v, float(min_value));
+            if (std::isfinite(float(max_value))) v = min(v, float(max_value));
+        } else if (kind == "leaky_relu") {
+            v = select(v < 0.f, float(alpha) * v, v);
+        } else if (kind == "sigmoid") {
+            v = 1.f / (1.f + exp(-v));
+        } else {
+            throw sw::UserError("activation: op must be relu, clip, leaky_relu or sigmoid, not '" + kind + "'");
+        }
+        result(i) = v;
+        output(i) = result(i);
+        sw::set_dense_shape(input, {size}, {"size"});
+        sw::set_dense_shape(output, {size}, {"size"});
+    }
+
+    void schedule() {
+        /* THE SCHEDULE: chunks of consecutive elements over the CPEs, as relu's */
+        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
+        schedules::ReluStages st{output, result, input, i};
+        switch (schedule_kind()) {
+        case layers::ScheduleKind::Sunway:
+            schedules::schedule_relu_sunway(st, size, target_machine());
+            break;
+        case layers::ScheduleKind::Baseline:
+            schedules::schedule_relu_baseline(st, size);
+            break;
+        case layers::ScheduleKind::Cpu:
+            schedules::schedule_relu_cpu(st);
+            break;
+        }
+    }
+
+private:
+    Var i{"i"};
+    Func result{"result"};
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(Activation, activation)

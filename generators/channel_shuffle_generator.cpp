@@ -1,0 +1,67 @@
+/** \file
+ * channel_shuffle: ShuffleNet's Reshape (N, g, C/g, H, W) - Transpose (0, 2, 1, 3, 4) -
+ * Reshape (N, C, H, W), NCHW float32 (Halide dims x, y, c, n): output channel c = i * g + j
+ * (i < C/g, j < g) is input channel j * (C/g) + i, i.e.
+ *   out(x, y, c, n) = in(x, y, (c % g) * (C / g) + c / g, n).
+ */
+#include "generators/LayerGenerator.h"
+#include "schedules/pointwise_schedule.h"
+
+namespace {
+
+using namespace Halide;
+
+class ChannelShuffle : public layers::LayerGenerator<ChannelShuffle> {
+public:
+    GeneratorParam<int> batch{"batch", 1};
+    GeneratorParam<int> channels{"channels", 4};
+    GeneratorParam<int> height{"height", 8};
+    GeneratorParam<int> width{"width", 8};
+    GeneratorParam<int> groups{"groups", 2};
+
+    Input<Buffer<float>> input{"input", 4};
+    Output<Buffer<float>> output{"output", 4};
+
+    void generate() {
+        sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
+                        "channel_shuffle: batch, channels, height and width must be >= 1");
+        sw::check_param(groups >= 1 && int(channels) % int(groups) == 0,
+                        "channel_shuffle: groups (" + std::to_string(groups) + ") must divide channels (" +
+                            std::to_string(channels) + ")");
+        /* THE ALGORITHM */
+        const int g = groups, per_group = int(channels) / g;
+        output(x, y, c, n) = input(x, y, (c % g) * per_group + c / g, n);
+
+        const std::vector<std::string> names = {"width", "height", "channels", "batch"};
+        sw::set_dense_shape(input, {width, height, channels, batch}, names);
+        sw::set_dense_shape(output, {width, height, channels, batch}, names);
+        // A copy: the staged input goes straight back out; one channel per tile, as the
+        // channels of a tile are not contiguous in the input.
+        shape_ = {batch, channels, height, width, 1, 0, false, true};
+    }
+
+    void schedule() {
+        /* THE SCHEDULE */
+        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
+        schedules::PointwiseStages st{output, Func(), {input}, x, y, c, n};
+        switch (schedule_kind()) {
+        case layers::ScheduleKind::Sunway:
+            schedules::schedule_pointwise_sunway(st, shape_, target_machine());
+            break;
+        case layers::ScheduleKind::Baseline:
+            schedules::schedule_pointwise_baseline(st, shape_);
+            break;
+        case layers::ScheduleKind::Cpu:
+            schedules::schedule_pointwise_cpu(st);
+            break;
+        }
+    }
+
+private:
+    Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
+    schedules::PointwiseShape shape_{};
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(ChannelShuffle, channel_shuffle)
