@@ -20,11 +20,14 @@ public:
     GeneratorParam<float> beta{"beta", 1.0f};
     // Hand schedule only: explicit tiles (0 = chosen from the LDM budget) and the input
     // broadcast (auto: when one block holds every image; true: always, an error where the
-    // input chunk depends on the block; false: never).
+    // input chunk depends on the block; false: never) and how a broadcast input is shared
+    // (sharing: dma = BCAST_MODE between barriers, regcomm = CPE 0's get passed along the mesh
+    // by register communication, SW26010 only; see target_sw/BroadcastDma.h).
     GeneratorParam<int> tile_o{"tile_o", 0};
     GeneratorParam<int> tile_n{"tile_n", 0};
     GeneratorParam<int> tile_i{"tile_i", 0};
     GeneratorParam<std::string> broadcast{"broadcast", "auto"};
+    GeneratorParam<std::string> sharing{"sharing", "dma"};
 
     Input<Buffer<float>> input{"input", 2};      // i, n
     Input<Buffer<float>> weights{"weights", 2};  // i, o
@@ -75,8 +78,11 @@ private:
     schedules::DenseOverrides overrides() const {
         const std::string b = broadcast;
         sw::check_param(b == "auto" || b == "true" || b == "false", "dense: broadcast must be auto, true or false");
+        const std::string how = sharing;
+        sw::check_param(how == "dma" || how == "regcomm", "dense: sharing must be dma or regcomm");
         sw::check_param(tile_o >= 0 && tile_n >= 0 && tile_i >= 0, "dense: tile_o, tile_n and tile_i must be >= 0");
-        return {tile_o, tile_n, tile_i, b == "auto" ? -1 : b == "true" ? 1 : 0};
+        return {tile_o, tile_n, tile_i, b == "auto" ? -1 : b == "true" ? 1 : 0,
+                how == "dma" ? sw::Sharing::Dma : sw::Sharing::RegComm};
     }
 };
 

@@ -8,7 +8,9 @@
  * When one block holds every image (TN = batch), the input chunk is the same for every block
  * and is broadcast (sw::broadcast, BroadcastDma.h): CPE 0 fetches it once per round of 64
  * blocks in BCAST_MODE instead of every CPE reading it for every tile, so the weights are the
- * only stream (at batch 1 the input used to be 25.7 of fc6's 437 MB).
+ * only stream (at batch 1 the input used to be 25.7 of fc6's 437 MB). Generator parameter
+ * sharing=regcomm shares it by register communication instead (sw::Sharing::RegComm: CPE 0's
+ * get passed along the 8x8 mesh, no barriers).
  *
  * OpenACC-style baseline:
  *
@@ -51,12 +53,17 @@ struct DenseShape {
 struct DenseTiles {
     int to, tn, ci;
     bool broadcast = false;  ///< the input chunk broadcast to every CPE (needs tn == batch)
+    /** How a broadcast input reaches the CPEs: BCAST_MODE DMA, or CPE 0's get passed along the
+     * mesh by register communication (sw::Sharing, BroadcastDma.h; SW26010 only). */
+    sw::Sharing sharing = sw::Sharing::Dma;
 };
 
-/** Explicit choices (generator parameters tile_o, tile_n, tile_i, broadcast): 0 / -1 = choose. */
+/** Explicit choices (generator parameters tile_o, tile_n, tile_i, broadcast, sharing): 0 / -1 =
+ * choose. */
 struct DenseOverrides {
     int to = 0, tn = 0, ci = 0;
     int broadcast = -1;  ///< -1: when legal (one image tile), 0: never, 1: always (an error where illegal)
+    sw::Sharing sharing = sw::Sharing::Dma;  ///< how a broadcast input is shared
 };
 
 /** LDM of one tile: weights and input chunks, accumulator, 4 lanes of partial sums, bias.
@@ -104,7 +111,7 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
     if (t.broadcast) {
         // Every CPE works in step with the others (the broadcast's barriers): the next weight
         // chunk streams in while this one is multiplied and the input is broadcast.
-        sw::broadcast(st.input.in());
+        sw::broadcast(st.input.in(), t.sharing);
         sw::double_buffer(st.weights.in());
     }
     for (int u = 1; u < st.acc.num_update_definitions(); u++) st.acc.update(u).unscheduled();
@@ -155,6 +162,7 @@ inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) 
 inline void schedule_dense_sunway(DenseStages &st, const DenseShape &s, const sw::Machine &m,
                                   const DenseOverrides &o = {}) {
     DenseTiles t = choose_dense_tiles(s, m);
+    t.sharing = o.sharing;
     if (o.to > 0 || o.tn > 0 || o.ci > 0 || o.broadcast >= 0) {
         t.to = o.to > 0 ? std::min(o.to, s.out_features) : t.to;
         t.tn = o.tn > 0 ? std::min(o.tn, s.batch) : t.tn;

@@ -1,6 +1,7 @@
 /** \file
- * Broadcast DMA of LDM stagings that every CPE needs (BCAST_MODE), and the uniform block loop
- * that lets all 64 CPEs meet its barriers.
+ * Broadcast DMA of LDM stagings that every CPE needs (BCAST_MODE) or their sharing by register
+ * communication, and the uniform block loop that lets all 64 CPEs meet their barriers and
+ * take part in every sharing.
  */
 #include "target_sw/BroadcastDma.h"
 
@@ -16,10 +17,38 @@ using namespace Halide::Internal;
 
 namespace {
 
-FuncMarks &marks() {
-    static FuncMarks m;
+/** The marked Funcs and their modes, process-wide (guarded: generators may run in threads). */
+class SharingMarks {
+public:
+    void mark(const std::string &name, Sharing how) {
+        std::lock_guard<std::mutex> lock(m_);
+        marks_[name] = how;
+    }
+    std::map<std::string, Sharing> all() const {
+        std::lock_guard<std::mutex> lock(m_);
+        return marks_;
+    }
+    void restore(const std::map<std::string, Sharing> &marks) {
+        std::lock_guard<std::mutex> lock(m_);
+        marks_ = marks;
+    }
+
+private:
+    mutable std::mutex m_;
+    std::map<std::string, Sharing> marks_;
+};
+
+SharingMarks &marks() {
+    static SharingMarks m;
     return m;
 }
+
+/** A DMA site of a marked buffer. */
+struct MarkedSite {
+    std::string func;
+    Sharing how;
+    int64_t bytes;  ///< the LDM buffer's size (what a RegComm sharing passes on)
+};
 
 Stmt intrinsic_stmt(const char *name) { return Evaluate::make(Call::make(Int(32), name, {}, Call::Extern)); }
 
@@ -50,14 +79,14 @@ private:
 /** Turns the DMA sites of marked buffers into broadcast groups, checking the conditions. */
 class Broadcaster : public IRMutator {
 public:
-    Broadcaster(const CpeKernel &k, const std::map<int, std::string> &sites, int mask)
+    Broadcaster(const CpeKernel &k, const std::map<int, MarkedSite> &sites, int mask)
         : dep(k), sites(sites), mask(mask) {}
     std::set<int> done;
 
 private:
     using IRMutator::visit;
     BlockDependence dep;
-    const std::map<int, std::string> &sites;  // site -> the Func's name
+    const std::map<int, MarkedSite> &sites;
     int mask;
     LetScope lets;
     /** What encloses the current point inside the kernel body, for the error message. */
@@ -103,7 +132,7 @@ private:
                 const int site = dma_site(c);
                 size_t j = i;
                 while (j < flat.size() && !is_dma_call(flat[j], dma_wait_intrinsic, site)) j++;
-                if (j == flat.size()) refuse(sites.at(site), "its transfer is not waited for where it is issued");
+                if (j == flat.size()) refuse(sites.at(site).func, "its transfer is not waited for where it is issued");
                 std::vector<Stmt> group(flat.begin() + long(i), flat.begin() + long(j) + 1);
                 out.push_back(make_group(site, group));
                 i = j;
@@ -123,15 +152,17 @@ private:
         return s.str();
     }
 
-    /** Checks the requests of one site and puts them in BCAST_MODE. */
+    /** Checks the requests of one site and, for Sharing::Dma, puts them in BCAST_MODE. */
     class Requests : public IRMutator {
     public:
-        Requests(const Broadcaster &b, const std::string &func, LetScope lets) : b(b), func(func), lets(std::move(lets)) {}
+        Requests(const Broadcaster &b, const std::string &func, bool bcast, LetScope lets)
+            : b(b), func(func), bcast(bcast), lets(std::move(lets)) {}
 
     private:
         using IRMutator::visit;
         const Broadcaster &b;
         const std::string &func;
+        bool bcast;  ///< BCAST_MODE (else the requests stay PE_MODE, issued by CPE 0 alone)
         LetScope lets;
 
         Stmt visit(const LetStmt *op) override {
@@ -166,6 +197,7 @@ private:
                                        "where its box is the same for every block, or drop sw::broadcast");
                 }
             }
+            if (!bcast) return op;
             std::vector<Expr> args = op->args;
             args.push_back(b.mask);  // DmaArgCount: the row mask of a BCAST_MODE get
             return Call::make(op->type, op->name, args, op->call_type);
@@ -173,25 +205,39 @@ private:
     };
 
     Stmt make_group(int site, const std::vector<Stmt> &group) {
-        const std::string &func = sites.at(site);
+        const MarkedSite &marked = sites.at(site);
+        const std::string &func = marked.func;
+        const bool dma = marked.how == Sharing::Dma;
         for (size_t i = 0; i < around.size(); i++) {
             if (around_dependent[i]) {
                 refuse(func, "it is staged inside " + around[i] +
                                  ", whose bounds or condition depend on the CPE's block: the CPEs would "
-                                 "not all reach the broadcast's barriers the same number of times (Halide "
-                                 "splits off edge tiles this way: choose tiles that divide the extents)");
+                                 "not all reach the broadcast's " +
+                                 std::string(dma ? "barriers" : "register-communication sharing") +
+                                 " the same number of times (Halide splits off edge tiles this way: choose "
+                                 "tiles that divide the extents)");
             }
         }
-        Requests r(*this, func, lets);
+        Requests r(*this, func, dma, lets);
         Stmt issue = r.mutate(Block::make(group));
         done.insert(site);
         const Expr issuer = Call::make(Bool(), bcast_issuer_intrinsic, {}, Call::Extern);
-        return Block::make({intrinsic_stmt(bcast_barrier_intrinsic), IfThenElse::make(issuer, issue),
-                            intrinsic_stmt(bcast_barrier_intrinsic)});
+        if (dma) {
+            return Block::make({intrinsic_stmt(bcast_barrier_intrinsic), IfThenElse::make(issuer, issue),
+                                intrinsic_stmt(bcast_barrier_intrinsic)});
+        }
+        // CPE (0, 0) gets the staging alone (PE_MODE) and waits; then every CPE takes part in
+        // passing the whole buffer over the mesh. What InjectDma writes after the wait (padding,
+        // spreading) follows the sharing and runs on every CPE, as after a broadcast DMA.
+        const Stmt share = Evaluate::make(Call::make(Int(32), regcomm_share_intrinsic,
+                                                     {StringImm::make(func), Expr(marked.bytes)},
+                                                     Call::Extern));
+        return Block::make({IfThenElse::make(issuer, issue), share});
     }
 };
 
-/** Whether \p s contains a barrier or a broadcast issue (something every CPE must run). */
+/** Whether \p s contains a barrier, a broadcast issue or a register-communication sharing
+ * (something every CPE must run). */
 class FindCollective : public IRVisitor {
 public:
     bool found = false;
@@ -199,7 +245,10 @@ public:
 private:
     using IRVisitor::visit;
     void visit(const Call *op) override {
-        if (op->name == bcast_barrier_intrinsic || op->name == bcast_issuer_intrinsic) found = true;
+        if (op->name == bcast_barrier_intrinsic || op->name == bcast_issuer_intrinsic ||
+            op->name == regcomm_share_intrinsic) {
+            found = true;
+        }
         IRVisitor::visit(op);
     }
 };
@@ -309,50 +358,76 @@ private:
 
 }  // namespace
 
-void broadcast(const Func &f) { marks().mark(f.name()); }
+const char *sharing_name(Sharing how) { return how == Sharing::Dma ? "Sharing::Dma" : "Sharing::RegComm"; }
 
-std::set<std::string> broadcast_funcs() { return marks().all(); }
+void broadcast(const Func &f, Sharing how) { marks().mark(f.name(), how); }
 
-void restore_broadcast_funcs(const std::set<std::string> &marked) { marks().restore(marked); }
+std::map<std::string, Sharing> broadcast_funcs() { return marks().all(); }
+
+void restore_broadcast_funcs(const std::map<std::string, Sharing> &marked) { marks().restore(marked); }
 
 void apply_broadcast(CpeKernel &k, const Machine &m) {
-    const std::set<std::string> marked = marks().all();
+    const std::map<std::string, Sharing> marked = marks().all();
     if (marked.empty()) return;
     const std::set<std::string> doubled = double_buffered_funcs();
-    std::map<int, std::string> sites;
+    std::map<int, MarkedSite> sites;
+    bool dma = false, regcomm = false;
     for (const LdmBuffer &b : k.ldm) {
-        if (!marked.count(b.name)) continue;
+        auto mark = marked.find(b.name);
+        if (mark == marked.end()) continue;
+        const Sharing how = mark->second;
         if (doubled.count(b.name)) {
             throw UserError("error: sw::broadcast(" + b.name + ") together with sw::double_buffer(" + b.name +
-                            ") is not supported (the prefetch of the next tile would need the broadcast and "
-                            "its barriers one iteration ahead); drop one of the two directives");
+                            ") is not supported (the prefetch of the next tile would need the " +
+                            (how == Sharing::Dma ? "broadcast and its barriers" : "sharing") +
+                            " one iteration ahead); drop one of the two directives");
         }
-        for (size_t s = 0; s < k.dma.size(); s++) {
-            if (k.dma[s].ldm_buffer == b.name && !k.dma[s].is_put) sites[int(s)] = b.name;
+        if (how == Sharing::RegComm && !m.regcomm.available) {
+            throw UserError("error: sw::broadcast(" + b.name + ", Sharing::RegComm): " + m.name +
+                            " has no register communication between CPEs (it has RMA instead); use Sharing::Dma");
         }
         bool filled = false;
-        for (const auto &[s, name] : sites) filled |= name == b.name;
+        for (size_t s = 0; s < k.dma.size(); s++) {
+            if (k.dma[s].ldm_buffer == b.name && !k.dma[s].is_put) {
+                sites[int(s)] = {b.name, how, b.bytes};
+                filled = true;
+            }
+        }
         if (!filled) {
             throw UserError("error: sw::broadcast(" + b.name +
                             "): its LDM staging is not filled by DMA (a copy InjectDma could not turn into "
                             "DMA), so there is nothing to broadcast");
         }
+        (how == Sharing::Dma ? dma : regcomm) = true;
     }
     if (sites.empty()) return;
     // Every row of the mesh receives.
     const int mask = (1 << m.cpe_mesh_rows) - 1;
     Broadcaster b(k, sites, mask);
     k.body = b.mutate(k.body);
-    for (const auto &[s, name] : sites) {
+    for (const auto &[s, site] : sites) {
         if (!b.done.count(s)) {
-            throw UserError("error: sw::broadcast(" + name + "): its transfer was not found where it is issued");
+            throw UserError("error: sw::broadcast(" + site.func + "): its transfer was not found where it is issued");
         }
-        k.dma[size_t(s)].shape += " (broadcast: issued by CPE 0 in BCAST_MODE for all " +
-                                  std::to_string(m.cpes_per_core_group) + " CPEs)";
+        if (site.how == Sharing::Dma) {
+            k.dma[size_t(s)].shape += " (broadcast: issued by CPE 0 in BCAST_MODE for all " +
+                                      std::to_string(m.cpes_per_core_group) + " CPEs)";
+        } else {
+            k.dma[size_t(s)].shape += " (shared: issued by CPE 0 alone, its " + std::to_string(site.bytes) +
+                                      "-byte buffer passed to the other " + std::to_string(m.cpes_per_core_group - 1) +
+                                      " CPEs by register communication along row 0 and down every column)";
+        }
     }
-    k.notes.push_back("broadcast DMA: every CPE runs the same number of block rounds (" +
-                      std::to_string(m.cpes_per_core_group) + " blocks per round), skipping the work of a round past "
-                      "the last block but not its barriers");
+    if (dma) {
+        k.notes.push_back("broadcast DMA: every CPE runs the same number of block rounds (" +
+                          std::to_string(m.cpes_per_core_group) + " blocks per round), skipping the work of a round "
+                          "past the last block but not its barriers");
+    }
+    if (regcomm) {
+        k.notes.push_back("register-communication sharing: every CPE runs the same number of block rounds (" +
+                          std::to_string(m.cpes_per_core_group) + " blocks per round), skipping the work of a round "
+                          "past the last block but not the sharing");
+    }
 }
 
 bool has_broadcast(const CpeKernel &k) { return k.body.defined() && collective(k.body); }

@@ -1,6 +1,7 @@
 /** \file
- * Broadcast DMA, the schedule directive `sw::broadcast(f)` for a Func staged in LDM whose
- * staged box is the same for every CPE (e.g. the input chunk of a fully connected layer,
+ * Broadcast DMA (or register communication, see the end), the schedule directive
+ * `sw::broadcast(f)` for a Func staged in LDM whose staged box is the same for every CPE
+ * (e.g. the input chunk of a fully connected layer,
  * `input.in().compute_at(acc, ro).store_in(sw::LDM)` and `sw::broadcast(input.in())`):
  * instead of 64 CPEs each reading the same bytes, one CPE (CPE 0) fetches them once with
  * `athread_get(BCAST_MODE, ...)` and they land at the same LDM address on all 64 CPEs.
@@ -33,6 +34,29 @@
  * the allocations around a broadcast are outside every `if (sw_active)` and run on every CPE
  * in the same order, and a skipped subtree allocates and frees in balance (ldm_malloc is a
  * stack), so each CPE's ldm_malloc sequence before a broadcast is the same.
+ *
+ * Second mode, `sw::broadcast(f, sw::Sharing::RegComm)` (SW26010 only: the Pro has no
+ * register communication, refused with an error): the same data shared over the 8x8 mesh by
+ * register communication instead of a broadcast DMA. Step 1 turns the DMA site into
+ *         if (sw_bcast_issuer()) { begin; requests in PE_MODE; wait }   // CPE (0, 0) only
+ *         sw_regcomm_share(buffer, bytes);                              // every CPE
+ * which CodeGen_CPE prints as a call of a static C helper, sw_regcomm_share, emitted once per
+ * file: CPE (0, 0) loads each floatv4 of its buffer and sends it along its row and its
+ * column (simd_putr / simd_putc to destination 8, "the whole row / column"); CPEs (0, c > 0)
+ * receive it with simd_getr, store it and forward it down their column (simd_putc); CPEs
+ * (r > 0, c) receive it with simd_getc and store it. A byte count that is not a multiple of
+ * 16 ends with one vector built from (and stored back to) a 16-byte local, so no access
+ * leaves the buffer. What is shared is the whole LDM buffer (its allocation size, what the
+ * DMA site may write), right after the get and before what InjectDma writes after it (the
+ * padding of a zero-padded window, the spreading of a compact box): that part still runs on
+ * every CPE, as with the DMA, so every receiver ends with the bytes the DMA would have left.
+ * No barrier: a receiver overwrites its buffer only when it executes its get, after it has
+ * finished reading the old contents, and a send waits while a receive buffer is full. The
+ * sharing step is a collective like the barrier: step 2 applies in the same way (every CPE
+ * runs the same number of block rounds; one past the last block still forwards and
+ * receives). The buffer need not lie at the same address on every CPE. The loads, stores and
+ * loop of the helper are counted by WorkCount (regcomm_share_work), the puts and gets are
+ * timed by the emulator (Machine::regcomm).
  */
 #ifndef SW_BROADCAST_DMA_H
 #define SW_BROADCAST_DMA_H
@@ -40,20 +64,28 @@
 #include "Halide.h"
 #include "target_sw/SwModule.h"
 
-#include <set>
+#include <map>
 #include <string>
 
 namespace sw {
 
+/** How the staging reaches the other CPEs: a broadcast DMA (BCAST_MODE, between barriers), or
+ * one PE_MODE get by CPE (0, 0) passed along the mesh by register communication. */
+enum class Sharing { Dma, RegComm };
+
+/** "Sharing::Dma" / "Sharing::RegComm", for messages. */
+const char *sharing_name(Sharing how);
+
 /** The schedule directive: fetch the LDM staging of \p f once per core group, by one CPE,
- * delivered to all 64 (BCAST_MODE). \p f is the staged wrapper, e.g. `input.in()`. */
-void broadcast(const Halide::Func &f);
+ * and deliver it to all 64, by broadcast DMA or by register communication (\p how). \p f is
+ * the staged wrapper, e.g. `input.in()`. Marking a Func again replaces its mode. */
+void broadcast(const Halide::Func &f, Sharing how = Sharing::Dma);
 
-/** The Funcs marked by broadcast in this process. */
-std::set<std::string> broadcast_funcs();
+/** The Funcs marked by broadcast in this process, with their modes (thread-safe). */
+std::map<std::string, Sharing> broadcast_funcs();
 
-/** Puts the marks back as they were. */
-void restore_broadcast_funcs(const std::set<std::string> &marked);
+/** Puts the marks back as they were (what broadcast_funcs returned). */
+void restore_broadcast_funcs(const std::map<std::string, Sharing> &marked);
 
 /** Step 1: turns the DMA sites of marked buffers into broadcasts (see the file comment). */
 void apply_broadcast(CpeKernel &k, const Machine &m);
@@ -61,12 +93,16 @@ void apply_broadcast(CpeKernel &k, const Machine &m);
 /** Step 2: in a kernel with a broadcast, every CPE runs the same number of block rounds. */
 void make_block_loop_uniform(CpeKernel &k);
 
-/** Whether \p k's body contains a broadcast (its block loop must then be printed uniform). */
+/** Whether \p k's body contains a broadcast of either mode (its block loop must then be
+ * printed uniform). */
 bool has_broadcast(const CpeKernel &k);
 
 /** Intrinsics of the broadcast: a barrier over the core group, and "this CPE issues". */
 constexpr const char *bcast_barrier_intrinsic = "sw_bcast_barrier";
 constexpr const char *bcast_issuer_intrinsic = "sw_bcast_issuer";
+/** Statement of Sharing::RegComm: sw_regcomm_share("buffer", bytes), run by every CPE after
+ * CPE (0, 0)'s get (see the file comment). */
+constexpr const char *regcomm_share_intrinsic = "sw_regcomm_share";
 /** Bool variable of a uniform block loop: this round's block exists on this CPE. */
 constexpr const char *block_active_var = "sw_active";
 

@@ -139,6 +139,12 @@ std::string CodeGen_C99::helper_definitions() const {
     return s;
 }
 
+std::vector<std::string> CodeGen_C99::helper_definition_list() const {
+    std::vector<std::string> list;
+    for (const auto &h : helpers) list.push_back(h.second);
+    return list;
+}
+
 void CodeGen_C99::print_stmt(const Stmt &s) { s.accept(this); }
 
 std::string CodeGen_C99::print_expr(const Expr &e) {

@@ -36,6 +36,8 @@ public:
     static std::string c_type(const Halide::Type &t);
     /** Definitions of the static inline helpers the printed code needs. */
     std::string helper_definitions() const;
+    /** The same, one entry per helper (a definition may span several lines). */
+    std::vector<std::string> helper_definition_list() const;
     /** What has been printed so far. */
     std::string body() const { return out.str(); }
 
@@ -53,7 +55,7 @@ protected:
     void declare(const std::string &c_name) { scopes.back().insert(c_name); }
     bool visible(const std::string &c_name) const;
     std::string helper(const std::string &op, const Halide::Type &t);
-    /** Adds a helper definition (one line) under \p name, once. */
+    /** Adds a helper definition (usually one line) under \p name, once. */
     void define_helper(const std::string &name, const std::string &definition);
     std::string buffer_ref(const std::string &name, const Halide::Type &t, const Halide::Expr &index);
 

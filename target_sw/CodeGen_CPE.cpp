@@ -79,7 +79,7 @@ public:
         if (uniform) {
             // A kernel with a broadcast (BroadcastDma.h): every CPE runs the same number of
             // rounds; past the last block it takes the last block's indices, skips the work
-            // (if (sw_active)) but meets the barriers.
+            // (if (sw_active)) but meets the barriers and takes part in the sharings.
             const int cpes = m.cpes_per_core_group;
             s << "    const int32_t sw_rounds = (sw_blocks + " << cpes - 1 << ") / " << cpes << ";\n";
             s << "    for (int32_t sw_round = 0; sw_round < sw_rounds; sw_round++) {\n";
@@ -296,7 +296,80 @@ private:
         CodeGen_C99::visit(op);
     }
 
+    /** The static helper of Sharing::RegComm (BroadcastDma.h), defined once per file: CPE
+     * (0, 0) holds `bytes` bytes at p (16-byte aligned: an ldm_malloc block); afterwards every
+     * CPE of the mesh holds them at its own p. */
+    void define_regcomm_share() {
+        use_simd();
+        const std::string cols = std::to_string(m.cpe_mesh_cols);
+        define_helper(regcomm_share_intrinsic,
+            "/* sw::broadcast(f, Sharing::RegComm): CPE (0, 0) holds `bytes` bytes at p; then every CPE\n"
+            " * holds them at its own p. (0, 0) sends each vector along its row and its column, the rest\n"
+            " * of row 0 receives it and forwards it down its column, the other rows receive it from\n"
+            " * their column. Destination 8 (bit 3) of simd_putr / simd_putc: the whole row / column. */\n"
+            "static void sw_regcomm_share(void *p, int bytes) {\n"
+            "    float *f = (float *)p;\n"
+            "    const int id = athread_get_id(-1), row = id / " + cols + ", col = id % " + cols + ";\n"
+            "    const int vectors = bytes / 16, tail = bytes % 16;\n"
+            "    floatv4 v = simd_set_floatv4(0.0f, 0.0f, 0.0f, 0.0f);\n"
+            "    int i;\n"
+            "    if (row == 0 && col == 0) {\n"
+            "        for (i = 0; i < vectors; i++) {\n"
+            "            simd_load(v, &f[4 * i]);\n"
+            "            simd_putr(v, 8);\n"
+            "            simd_putc(v, 8);\n"
+            "        }\n"
+            "    } else if (row == 0) {\n"
+            "        for (i = 0; i < vectors; i++) {\n"
+            "            v = simd_getr(v);\n"
+            "            simd_store(v, &f[4 * i]);\n"
+            "            simd_putc(v, 8);\n"
+            "        }\n"
+            "    } else {\n"
+            "        for (i = 0; i < vectors; i++) {\n"
+            "            v = simd_getc(v);\n"
+            "            simd_store(v, &f[4 * i]);\n"
+            "        }\n"
+            "    }\n"
+            "    if (tail) {\n"
+            "        /* The last 1..15 bytes: one vector through a local, nothing read or written past p. */\n"
+            "        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
+            "        unsigned char *last = (unsigned char *)p + 16 * vectors, *b = (unsigned char *)t;\n"
+            "        if (row == 0 && col == 0) {\n"
+            "            for (i = 0; i < tail; i++) b[i] = last[i];\n"
+            "            simd_loadu(v, t);\n"
+            "            simd_putr(v, 8);\n"
+            "            simd_putc(v, 8);\n"
+            "        } else {\n"
+            "            if (row == 0) {\n"
+            "                v = simd_getr(v);\n"
+            "                simd_putc(v, 8);\n"
+            "            } else {\n"
+            "                v = simd_getc(v);\n"
+            "            }\n"
+            "            simd_storeu(v, t);\n"
+            "            for (i = 0; i < tail; i++) last[i] = b[i];\n"
+            "        }\n"
+            "    }\n"
+            "}\n");
+    }
+
     bool print_own_call(const Call *op) override {
+        if (op->name == regcomm_share_intrinsic) {
+            // Every CPE passes CPE (0, 0)'s buffer on (BroadcastDma.h); the helper's loads,
+            // stores and loops counted here (WorkCount.h), its puts and gets by the emulator.
+            define_regcomm_share();
+            const std::string buffer = op->args[0].as<StringImm>()->value;
+            const int64_t bytes = *as_const_int(op->args[1]);
+            const ShareWork w = regcomm_share_work(bytes, m);
+            do_indent();
+            out << "SW_FLUSH();\n";
+            do_indent();
+            out << "sw_regcomm_share(" << id(buffer) << ", " << bytes << ");\n";
+            do_indent();
+            out << "SW_WORK(" << w.cycles << ", 0, " << w.ldm_accesses << ", 0);\n";
+            return true;
+        }
         if (op->name == bcast_barrier_intrinsic) {
             do_indent();
             out << "SW_FLUSH();\n";
@@ -411,7 +484,7 @@ std::string generate_cpe_source(const SwFunction &f, const std::string &args_hea
          "#define SW_FLUSH() ((void)0)\n"
          "#define SW_WAIT(r) ((void)0)\n"
          "#endif\n\n";
-    std::set<std::string> helpers;  // one definition per line
+    std::set<std::string> helpers;  // each definition once (most are one line)
     std::string kernels;
     bool simd = false, ldm_malloc = false;
     for (const CpeKernel &k : f.kernels) {
@@ -419,8 +492,10 @@ std::string generate_cpe_source(const SwFunction &f, const std::string &args_hea
         kernels += "\n" + cg.kernel_source();
         simd |= cg.uses_simd;
         ldm_malloc |= cg.uses_ldm_malloc;
-        std::istringstream lines(cg.helper_definitions());
-        for (std::string line; std::getline(lines, line);) helpers.insert(line);
+        for (std::string h : cg.helper_definition_list()) {
+            if (!h.empty() && h.back() == '\n') h.pop_back();
+            helpers.insert(h);
+        }
     }
     if (simd) s << "#include <simd.h>\n\n";
     if (ldm_malloc) {

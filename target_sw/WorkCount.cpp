@@ -264,7 +264,9 @@ private:
         depth_ = d;
         if (op->call_type != Call::PureExtern && op->call_type != Call::Extern) return;
         const std::string &n = op->name;
-        if (n.rfind("sw_", 0) == 0) return;  // DMA and launch intrinsics: timed by the emulator
+        // DMA and launch intrinsics: timed by the emulator; the register-communication sharing:
+        // counted where it is printed (regcomm_share_work), its puts and gets by the emulator.
+        if (n.rfind("sw_", 0) == 0) return;
         w.p0++;
         if (op->type.is_float()) fp_result(d);
         if (n.rfind("sqrt", 0) == 0) {
@@ -314,6 +316,39 @@ Work count_straight_line(const Stmt &region, bool loop_body, const std::set<std:
 int64_t region_cycles(const Work &w, const Machine &m) {
     const int64_t dual = (w.p0 + w.p1 + w.either + 1) / 2;
     return std::max({w.p0, w.p1, dual, w.chain * m.fp_latency_cycles}) + w.slow_cycles;
+}
+
+ShareWork regcomm_share_work(int64_t bytes, const Machine &m) {
+    const int64_t vectors = bytes / 16, tail = bytes % 16;
+    ShareWork s;
+    // Set-up: the CPE's id (one instruction), its row and column and the vector and tail
+    // counts (shifts and masks of constants), the initial vector (simd_set_floatv4), the two
+    // role tests and the tail test.
+    Work setup;
+    setup.either = 1 + 4 + 2;
+    setup.p1 = m.splat_p1 + 3;
+    s.cycles += region_cycles(setup, m);
+    // Per vector: its aligned load (CPE (0, 0)) or store (the receivers); the loop's increment,
+    // the address and the compare-and-branch. (Its puts and gets: timed by the emulator.)
+    Work per_vector;
+    per_vector.p1 = 1 + 1;
+    per_vector.either = 2;
+    s.cycles += vectors * region_cycles(per_vector, m);
+    s.ldm_accesses += vectors;
+    if (tail) {
+        // The last bytes through a 16-byte local: zeroing it, its unaligned vector load
+        // (CPE (0, 0)) or store (the receivers), then per byte a load, a store and the loop.
+        Work around;
+        around.p1 = 2 * m.unaligned_vector_access_p1;
+        around.either = 2;
+        s.cycles += region_cycles(around, m);
+        Work per_byte;
+        per_byte.p1 = 2 + 1;
+        per_byte.either = 1;
+        s.cycles += tail * region_cycles(per_byte, m);
+        s.ldm_accesses += 2 + 2 * tail;
+    }
+    return s;
 }
 
 }  // namespace sw

@@ -30,6 +30,9 @@
  *       depend on the loop variable is free (hoisted out of the loop, as compilers do).
  *   slow cycles: float division, sqrt, exp, log, pow, and every direct main-memory access.
  * Flops are float add/sub/mul/div (an FMA counts 2), times the vector lanes.
+ * The intrinsics of DMA and broadcasts are not counted (the emulator times them); the
+ * register-communication sharing of sw::broadcast(f, Sharing::RegComm) is counted by
+ * regcomm_share_work (its loads, stores and loops; its puts and gets the emulator times).
  *
  * Dependency chains: the CPE issues in order and a floating-point result is ready only
  * Machine::fp_latency_cycles after its instruction issues, so a region takes at least its
@@ -71,6 +74,21 @@ int64_t region_cycles(const Work &w, const Machine &m);
 Work count_straight_line(const Halide::Internal::Stmt &region, bool loop_body,
                          const std::set<std::string> &ldm_buffers, const Machine &m,
                          const std::string &loop_var = "");
+
+/** The work of one register-communication sharing of \p bytes (BroadcastDma.h,
+ * Sharing::RegComm) as the generated helper sw_regcomm_share does it, in cycles
+ * (region_cycles of each of its straight-line parts: the set-up; per floatv4 the aligned load
+ * (CPE (0, 0)) or store (the receivers) and the increment, address and compare-and-branch of
+ * its loop; for a byte count that is not a multiple of 16 the last bytes copied through a
+ * 16-byte local, a byte load and store each, and its unaligned vector load or store) and in
+ * LDM accesses. The same on every CPE: the roles differ only in their puts and gets (CPE (0,
+ * 0) two puts per vector, the rest of row 0 a get and a put, the other rows a get), which are
+ * not counted here: the emulator times each as it runs (Machine::regcomm put_cycles /
+ * get_cycles, one P1 issue each, plus the wait for the value), like the DMA intrinsics. */
+struct ShareWork {
+    int64_t cycles = 0, ldm_accesses = 0;
+};
+ShareWork regcomm_share_work(int64_t bytes, const Machine &m);
 
 }  // namespace sw
 

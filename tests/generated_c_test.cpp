@@ -7,7 +7,8 @@
  *   ATHREAD_EMULATOR (the real machine's and the emulator's code paths),
  *   the MPE file with -std=gnu99 (sw5cc -host -std=gnu99).
  * The set: conv with floatv4 register blocking, dense with floatv4 on the reduction
- * (rfactor), dense with its input broadcast (BCAST_MODE), max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced
+ * (rfactor), dense with its input broadcast (BCAST_MODE) and shared by register communication,
+ * max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced
  * AlexNet of network_test, and a baseline conv.
  */
 #include <gtest/gtest.h>
@@ -64,6 +65,12 @@ const Layer layers[] = {
     {"dense_broadcast", "dense",
      "batch=3 in_features=37 out_features=19 tile_o=1 tile_n=3 tile_i=37 broadcast=true relu=true schedule=sunway",
      "athread_get(BCAST_MODE"},
+    // The same input shared by register communication (sw::Sharing::RegComm): the helper
+    // sw_regcomm_share with simd_putr / simd_getr / simd_putc / simd_getc; 444 bytes (a tail).
+    {"dense_regcomm", "dense",
+     "batch=3 in_features=37 out_features=19 tile_o=1 tile_n=3 tile_i=37 broadcast=true sharing=regcomm relu=true "
+     "schedule=sunway",
+     "v = simd_getc(v);"},
     {"pool_max", "pool",
      "batch=2 channels=12 height=15 width=15 kernel=3 stride=2 type=max schedule=sunway", "athread_get"},
     {"lrn", "lrn",

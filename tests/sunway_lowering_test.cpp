@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 namespace {
 
 using namespace Halide;
@@ -292,7 +294,8 @@ struct Scaled16 {
 
 /** Restores the process-wide directive marks when a test ends. */
 struct KeepMarks {
-    std::set<std::string> bcast = sw::broadcast_funcs(), doubled = sw::double_buffered_funcs();
+    std::map<std::string, sw::Sharing> bcast = sw::broadcast_funcs();
+    std::set<std::string> doubled = sw::double_buffered_funcs();
     ~KeepMarks() {
         sw::restore_broadcast_funcs(bcast);
         sw::restore_double_buffered_funcs(doubled);
@@ -358,6 +361,120 @@ TEST(BroadcastDma, TogetherWithDoubleBufferIsRefused) {
                   std::string::npos)
             << msg;
     }
+}
+
+TEST(BroadcastDma, RegCommIsOneGetByCpe0ThenTheSharingInAUniformBlockLoop) {
+    KeepMarks keep;
+    Scaled16 p;
+    sw::broadcast(p.v.in(), sw::Sharing::RegComm);
+    sw::SwFunction f = p.lower();
+    ASSERT_EQ(f.kernels.size(), 1u);
+    bool shared_site = false;
+    for (const sw::DmaSite &d : f.kernels[0].dma) {
+        if (d.main_buffer == "bvec") {
+            EXPECT_NE(d.shape.find("register communication"), std::string::npos) << d.shape;
+            shared_site = true;
+        }
+    }
+    EXPECT_TRUE(shared_site);
+    const std::string cpe = sw::generate_cpe_source(f, "scaled16.sw_args.h");
+    // CPE 0 gets the 16 floats alone (PE_MODE), every CPE then takes part in the sharing.
+    EXPECT_NE(cpe.find("athread_get(PE_MODE, (void *)(bvec + "), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("if ((athread_get_id(-1) == 0))"), std::string::npos) << cpe;
+    // 16 floats (64 bytes), the helper's loads, stores and loops counted after it.
+    EXPECT_TRUE(std::regex_search(cpe, std::regex("\n +sw_regcomm_share\\(\\w+, 64\\);\n +SW_WORK\\(")))
+        << cpe;
+    // The helper, once, with the mesh's 8 columns from the Machine.
+    const size_t helper = cpe.find("static void sw_regcomm_share(void *p, int bytes) {");
+    ASSERT_NE(helper, std::string::npos) << cpe;
+    EXPECT_EQ(cpe.find("static void sw_regcomm_share(", helper + 1), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("row = id / 8, col = id % 8;"), std::string::npos) << cpe;
+    for (const char *api : {"simd_putr(v, 8);", "simd_putc(v, 8);", "v = simd_getr(v);", "v = simd_getc(v);"}) {
+        EXPECT_NE(cpe.find(api), std::string::npos) << api;
+    }
+    EXPECT_EQ(cpe.find("BCAST_MODE"), std::string::npos) << cpe;
+    EXPECT_EQ(cpe.find("athread_syn"), std::string::npos) << cpe;
+    // A collective: every CPE runs the same number of rounds.
+    EXPECT_NE(cpe.find("const int32_t sw_rounds = (sw_blocks + 63) / 64;"), std::string::npos) << cpe;
+    EXPECT_EQ(cpe.find("sw_block += 64"), std::string::npos) << cpe;
+}
+
+TEST(BroadcastDma, RegCommIsRefusedOnSW26010Pro) {
+    KeepMarks keep;
+    Scaled16 p;
+    sw::broadcast(p.v.in(), sw::Sharing::RegComm);
+    try {
+        sw::lower_pipeline_to_sunway(p.out, {p.in, p.v}, "scaled16", sw::sw26010_pro());
+        FAIL() << "expected a UserError";
+    } catch (const sw::UserError &e) {
+        const std::string msg = e.what();
+        EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() + ", Sharing::RegComm): sw26010-pro", 0), 0u)
+            << msg;
+        EXPECT_NE(msg.find("no register communication"), std::string::npos) << msg;
+    }
+    // The DMA mode stays available there.
+    sw::broadcast(p.v.in(), sw::Sharing::Dma);
+    EXPECT_NO_THROW(sw::lower_pipeline_to_sunway(p.out, {p.in, p.v}, "scaled16", sw::sw26010_pro()));
+}
+
+TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
+    KeepMarks keep;
+    {
+        Scaled16 p;
+        sw::broadcast(p.in.in(), sw::Sharing::RegComm);  // its box depends on the block
+        try {
+            p.lower();
+            FAIL() << "expected a UserError";
+        } catch (const sw::UserError &e) {
+            const std::string msg = e.what();
+            EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.in.in().name() + ")", 0), 0u) << msg;
+            EXPECT_NE(msg.find("depends on the CPE's block"), std::string::npos) << msg;
+        }
+    }
+    {
+        Scaled16 p;
+        sw::broadcast(p.v.in(), sw::Sharing::RegComm);
+        sw::double_buffer(p.v.in());
+        try {
+            p.lower();
+            FAIL() << "expected a UserError";
+        } catch (const sw::UserError &e) {
+            const std::string msg = e.what();
+            EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() + ") together with sw::double_buffer"),
+                      std::string::npos)
+                << msg;
+        }
+    }
+}
+
+TEST(BroadcastDma, MarksRoundTripWithTheirMode) {
+    KeepMarks keep;
+    Scaled16 p;
+    sw::broadcast(p.v.in(), sw::Sharing::RegComm);
+    sw::broadcast(p.in.in());
+    const std::map<std::string, sw::Sharing> saved = sw::broadcast_funcs();
+    EXPECT_EQ(saved.at(p.v.in().name()), sw::Sharing::RegComm);
+    EXPECT_EQ(saved.at(p.in.in().name()), sw::Sharing::Dma);
+    sw::broadcast(p.v.in(), sw::Sharing::Dma);  // marking again replaces the mode
+    EXPECT_EQ(sw::broadcast_funcs().at(p.v.in().name()), sw::Sharing::Dma);
+    sw::restore_broadcast_funcs(saved);
+    EXPECT_EQ(sw::broadcast_funcs(), saved);
+}
+
+TEST(WorkCount, RegCommSharingCountsOneLoadOrStorePerVectorAndTheTailBytes) {
+    const sw::Machine &m = sw::sw26010();
+    // Set-up: 7 integer ops, splat_p1 + 3 P1 -> 8 cycles; per vector a load or store and the
+    // loop's compare-and-branch (2 P1) with its increment and address (2 either) -> 2 cycles.
+    const sw::ShareWork v = sw::regcomm_share_work(64, m);
+    EXPECT_EQ(v.cycles, 8 + 4 * 2);
+    EXPECT_EQ(v.ldm_accesses, 4);
+    // 540 bytes: 33 vectors, then 12 bytes through the local (its two unaligned accesses, 4
+    // cycles; per byte a load, a store and the loop: 3).
+    const sw::ShareWork t = sw::regcomm_share_work(540, m);
+    EXPECT_EQ(t.cycles, 8 + 33 * 2 + 4 + 12 * 3);
+    EXPECT_EQ(t.ldm_accesses, 33 + 2 + 2 * 12);
+    // The puts and gets are not in it (the emulator times them): linear in the vectors.
+    EXPECT_EQ(sw::regcomm_share_work(16 * 1000, m).cycles - sw::regcomm_share_work(16 * 500, m).cycles, 500 * 2);
 }
 
 TEST(BroadcastDma, KernelsWithoutTheDirectiveKeepTheCyclicBlockLoop) {
