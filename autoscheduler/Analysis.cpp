@@ -206,6 +206,19 @@ bool coefficient(const Expr &e, const std::string &var, int64_t *out) {
     return true;
 }
 
+/** The largest power of two l <= \p limit such that \p e does not change over var = l j .. l j
+ * + l - 1 for any j (1 if there is none). */
+int constant_runs(const Expr &e, const std::string &var, int limit) {
+    const Expr j = Variable::make(Int(32), var + ".sw_run");
+    for (int l = limit; l >= 2; l /= 2) {
+        const Expr base = substitute(var, j * l, e);
+        bool same = true;
+        for (int i = 1; i < l && same; i++) same = is_const_zero(simplify(substitute(var, j * l + i, e) - base));
+        if (same) return l;
+    }
+    return 1;
+}
+
 Scope<Interval> scope_for(const Definition &d, const std::vector<std::string> &pure_args, const SymBox &region,
                           int chunk_rvar_index = -1) {
     Scope<Interval> s;
@@ -385,6 +398,31 @@ std::vector<int64_t> extents(const SymBox &box, const Bindings &b) {
     return e;
 }
 
+std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan) {
+    std::vector<std::string> out;
+    // Only inputs staged per chunk of a chunked reduction (a dense layer's input): a broadcast
+    // per tile puts the CPEs in step at every tile, so that all their puts coincide, which
+    // the cost model does not price (VGG-19 conv1_1 with shared weights: 28% slower than
+    // predicted).
+    const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
+    if (plan.share == Plan::Share::None || !chunked) return out;
+    for (size_t d = 0; d < info.out_extents.size(); d++) {
+        if (info.out_extents[d] % std::min<int64_t>(plan.tile[d], info.out_extents[d]) != 0) return out;
+    }
+    for (const auto &[name, moves] : info.region_moves) {
+        const Stage &s = info.stages[info.by_name.at(name)];
+        const bool by_producer = std::find(info.producer_inputs.begin(), info.producer_inputs.end(), name) !=
+                                 info.producer_inputs.end();
+        const bool per_chunk = std::find(info.chunk_staged.begin(), info.chunk_staged.end(), name) !=
+                               info.chunk_staged.end();
+        if (s.callers.empty() || by_producer || !per_chunk) continue;
+        bool same = true;
+        for (int d : moves) same &= plan.tile[size_t(d)] >= info.out_extents[size_t(d)];
+        if (same) out.push_back(name);
+    }
+    return out;
+}
+
 PipelineInfo analyze(const Pipeline &p) {
     PipelineInfo info;
     std::vector<Function> outputs;
@@ -525,6 +563,25 @@ PipelineInfo analyze(const Pipeline &p) {
         const int64_t ext = constant_extent(info.rvars[i]);
         if (ext > widest) widest = ext, info.chunk_rvar = int(i);
     }
+    // A reduction over a few channels and many taps (a first conv layer: 3 channels, 11 x 11
+    // taps): its outermost variable (the channels) may still be chunked, so that a chunk's
+    // staging can be double buffered behind the previous chunk's compute.
+    // Only when every index is affine in the stage's variables: a grouped convolution's tile
+    // may straddle two groups, whose per-chunk windows the cost model does not size.
+    if (info.chunk_rvar < 0 && info.rvars.size() >= 3 && constant_extent(info.rvars.back()) >= 2) {
+        int64_t taps = 1;
+        for (size_t i = 0; i + 1 < info.rvars.size(); i++) taps *= constant_extent(info.rvars[i]);
+        bool affine = true;
+        for (const Call *c : calls_in(upd)) {
+            for (const Expr &a : c->args) {
+                for (const std::string &v : m.args) {
+                    int64_t k = 0;
+                    affine &= coefficient(a, v, &k);
+                }
+            }
+        }
+        if (taps > 16 && affine) info.chunk_rvar = int(info.rvars.size()) - 1;
+    }
     for (size_t i = 0; i < info.rvars.size(); i++) {
         const int64_t ext = constant_extent(info.rvars[i]);
         info.rvar_extents.push_back(ext);
@@ -647,26 +704,54 @@ PipelineInfo analyze(const Pipeline &p) {
             }
         }
     }
-    // A second register-block dimension (see PipelineInfo::block_dim).
+    // A second register-block dimension (see PipelineInfo::block_dim). An index that is not
+    // affine along it but constant over every aligned run of l points (a grouped
+    // convolution's input channel (c / out_per_group) * in_per_group + r) counts as invariant
+    // there for blocks of at most l lines.
     for (size_t d = 1; pure_ok && d < m.args.size() && info.block_dim < 0; d++) {
         bool ok = true;
-        int along = 0;
+        int along = 0, lines_max = 16;
         for (const Call *c : calls_in(upd)) {
             if (c->name == m.name) continue;
             bool vx = false, vd = false;
             for (const Expr &a : c->args) {
                 int64_t kx = 0, kd = 0;
-                if (!coefficient(a, d0, &kx) || !coefficient(a, m.args[d], &kd)) ok = false;
+                if (!coefficient(a, d0, &kx)) ok = false;
+                if (!coefficient(a, m.args[d], &kd)) {
+                    const int l = constant_runs(a, m.args[d], 16);
+                    if (l < 2) ok = false;
+                    lines_max = std::min(lines_max, l);
+                }
                 vx |= kx != 0, vd |= kd != 0;
             }
             if (vx && vd) ok = false;
             if (vd) along++;
         }
-        if (ok && along > 0) info.block_dim = int(d), info.loads_invariant_block = along;
+        if (ok && along > 0) {
+            info.block_dim = int(d), info.loads_invariant_block = along, info.block_lines_max = lines_max;
+        }
     }
     info.vector_pure = pure_ok;
     info.vector_rvar = rvar_ok && !pure_ok;
     info.round_up_safe = pure_ok && round_up;
+
+    // Along which output dimensions each staged input's region moves with the tile.
+    for (const Stage &s : info.stages) {
+        if (!s.is_input) continue;
+        const auto chunk = info.chunk_region.find(s.name);
+        const auto tile = info.tile_region.find(s.name);
+        const SymBox *box = chunk != info.chunk_region.end() ? &chunk->second
+                            : tile != info.tile_region.end() ? &tile->second : nullptr;
+        if (!box) continue;
+        std::set<int> &moves = info.region_moves[s.name];
+        for (size_t d = 0; d < info.out_extents.size(); d++) {
+            for (const auto &[lo, hi] : *box) {
+                if (expr_uses_var(lo, tile_origin_var(int(d))) || expr_uses_var(hi, tile_origin_var(int(d)))) {
+                    moves.insert(int(d));
+                }
+            }
+        }
+    }
 
     count_flops_impl(info);
     info.output_computes = output_computes(info);

@@ -15,6 +15,7 @@
 #define SW_AUTO_ANALYSIS_H
 
 #include "Halide.h"
+#include "autoscheduler/Plan.h"
 
 #include <cstdint>
 #include <array>
@@ -122,6 +123,9 @@ struct PipelineInfo {
      * that vary along it (one splat per block channel) and the others (one per block). */
     int block_dim = -1;
     int loads_invariant_block = 0;
+    /** Most points of a register block along block_dim: a load whose index is constant only
+     * over aligned runs of l points there (a grouped convolution's input) limits it to l. */
+    int block_lines_max = 16;
     /** With vector_rvar and two or more pure dimensions: the main update's loads (the
      * accumulator excluded) that vary along the first pure dimension only (a dense layer's
      * weights, along its outputs), along the second only (its input, along the images),
@@ -132,6 +136,12 @@ struct PipelineInfo {
     std::vector<int64_t> rvar_extents;  ///< of rvars, innermost first
     int64_t taps = 1;        ///< points of the reduction other than chunk_rvar
     int64_t reduction = 1;   ///< extent of chunk_rvar (1: no reduction)
+
+    /** Per input staged in LDM (per tile or per chunk): the output dimensions along which
+     * its staged region moves with the tile (its box uses that dimension's tile origin). An
+     * input whose region moves along no dimension with more than one tile is the same box for
+     * every CPE: a plan may share it (Plan::share, sw::broadcast). */
+    std::map<std::string, std::set<int>> region_moves;
 
     /** Per-evaluation counts of each stage's definitions (pure first, then updates). */
     std::map<std::string, std::vector<OpCount>> ops;
@@ -157,6 +167,13 @@ struct PipelineInfo {
     std::shared_ptr<std::map<FillKey, std::array<double, 3>>> fill_cache =
         std::make_shared<std::map<FillKey, std::array<double, 3>>>();
 };
+
+/** The inputs that \p plan shares (Plan::share): inputs staged per chunk of a chunked
+ * reduction (not moved by a producer's copy) whose region moves along no dimension with more
+ * than one tile, when every tile divides the output (the CPEs then all run the same number of
+ * rounds of identical loops, as a broadcast's barriers need). Empty when the plan shares
+ * nothing. */
+std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan);
 
 /** Analyses \p p (one output, constant extents from its buffer constraints or estimates);
  * throws sw::UserError for a pipeline outside the family above. */

@@ -3,6 +3,7 @@
  */
 #include "autoscheduler/ApplyPlan.h"
 
+#include "target_sw/BroadcastDma.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/StageOutput.h"
@@ -297,6 +298,14 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
                 w.line(ident(s.name) + ".update(" + std::to_string(uu) + ").unscheduled();");
             }
         }
+    }
+    // Inputs whose staged box is the same on every CPE: read once, shared (not double buffered).
+    const std::vector<std::string> shared = shared_inputs(info, plan);
+    for (const std::string &n : shared) {
+        double_buffered.erase(std::remove(double_buffered.begin(), double_buffered.end(), n), double_buffered.end());
+        const bool rc = plan.share == Plan::Share::RegComm;
+        sw::broadcast(Func(env.at(n)).in(), rc ? sw::Sharing::RegComm : sw::Sharing::Dma);
+        w.line("::sw::broadcast(" + ident(n) + ".in()" + (rc ? ", ::sw::Sharing::RegComm" : "") + ");");
     }
     for (const std::string &n : double_buffered) {
         const bool input = info.stages[info.by_name.at(n)].is_input;

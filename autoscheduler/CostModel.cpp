@@ -220,6 +220,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         est.ldm_detail += (est.ldm_detail.empty() ? "" : ", ") + name + ": " + std::to_string(align(bytes)) + " B";
     };
     Transfer tile_get, chunk_get, put;
+    // Inputs read once by CPE 0 and shared with every CPE (Plan::share), per tile and per chunk.
+    const std::vector<std::string> shared = shared_inputs(info, plan);
+    Transfer tile_shared, chunk_shared;
     double tile_compute = 0, chunk_compute = 0;
     for (const Stage &s : info.stages) {
         if (s.is_output) continue;
@@ -233,14 +236,15 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 add(chunk_get, transfer(box, s.source_extents, m, true, true));
                 continue;
             }
+            const bool sh = contains(shared, s.name);
             if (!s.callers.empty() && chunk_level && info.chunk_region.count(s.name)) {
                 const std::vector<int64_t> &box = region_extents(info.chunk_region.at(s.name));
-                buffer(s.name + ".in()", 4 * prod(box) * (db ? 2 : 1));
-                add(chunk_get, transfer(box, s.source_extents, m));
+                buffer(s.name + ".in()", 4 * prod(box) * (db && !sh ? 2 : 1));
+                add(sh ? chunk_shared : chunk_get, transfer(box, s.source_extents, m));
             } else if (info.tile_region.count(s.name)) {
                 const std::vector<int64_t> &box = region_extents(info.tile_region.at(s.name));
                 buffer(s.name + ".in()", 4 * prod(box));
-                add(tile_get, transfer(box, s.source_extents, m));
+                add(sh ? tile_shared : tile_get, transfer(box, s.source_extents, m));
             }
             continue;
         }
@@ -377,7 +381,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const double lat = dt.get_latency_cycles;
     // The CPEs run in step (every tile does the same work), so their transfers overlap: each
     // moves its data at an equal share of the channel among the active CPEs.
-    double cpe_time = 0;
+    double cpe_time = 0, sh_tile = 0, sh_chunk = 0;
     {
         const double rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.get_bytes_per_cycle / std::max(1.0, active));
         const double put_rate = std::min(dt.cpe_cap_bytes_per_cycle, dt.put_bytes_per_cycle / std::max(1.0, active));
@@ -388,19 +392,39 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             return std::max(setup + data / n, setup / n + data);
         };
         auto dma = [&](const Transfer &t, double r) { return t.blocks == 0 ? 0.0 : pipelined(t, r) + lat; };
-        const double tg = dma(tile_get, rate), cg = dma(chunk_get, rate);
+        // A shared transfer: CPE 0 alone moves the data (the others wait for it), once for all;
+        // with register communication it then passes each floatv4 along its row and every row-0
+        // CPE down its column: per vector a relay's get, store and put on P1, or the round
+        // trip of a receive buffer's entries when that is longer, plus the two hops' latency.
+        auto shared_cycles = [&](const Transfer &t) {
+            if (t.blocks == 0) return 0.0;
+            double c = dma(t, std::min(dt.cpe_cap_bytes_per_cycle, dt.get_bytes_per_cycle));
+            if (plan.share == Plan::Share::RegComm) {
+                const sw::RegComm &rc = m.regcomm;
+                const double relay = rc.get_cycles + 1 + rc.put_cycles;
+                const double per_vector = std::max(relay, (rc.latency_cycles + relay) / rc.buffer_entries);
+                c += std::ceil(t.bytes / (4.0 * lanes)) * per_vector + 2 * rc.latency_cycles;
+            }
+            return c;
+        };
+        sh_tile = shared_cycles(tile_shared), sh_chunk = shared_cycles(chunk_shared);
+        const double tg = dma(tile_get, rate) + sh_tile, cg = dma(chunk_get, rate);
+        // The shared transfer of each chunk runs before its compute, not overlapped.
+        chunk_compute += sh_chunk;
         // The tile's result is waited for before its LDM is freed: the put's latency counts.
         const double pt = put.blocks == 0 ? 0.0 : pipelined(put, put_rate) + dt.put_latency_cycles;
         // Double buffered (DoubleBuffer.h): chunk i+1 is requested at the top of iteration i and
         // waited for one iteration later, so in steady state an iteration takes the larger of
         // its compute, half of a request's time plus half the compute (two requests overlap),
         // and the engine's own time per request (its latency overlaps the next one).
-        const double period = std::max({chunk_compute, (cg + chunk_compute) / 2, cg - lat});
+        // A shared transfer is issued by CPE 0 behind its own requests and ahead of the next
+        // prefetch: it adds to the engine's time per chunk.
+        const double period = std::max({chunk_compute, (cg + chunk_compute) / 2, cg - lat + sh_chunk});
         double chunk_part = db ? cg + (chunks - 1) * period + chunk_compute : chunks * (cg + chunk_compute);
         const double tile = tg + chunk_part + tile_compute + pt;
         cpe_time = waves * tile;
-        est.dma_cycles = waves * (tg + chunks * cg + pt);
-        est.compute_cycles = waves * (chunks * chunk_compute + tile_compute);
+        est.dma_cycles = waves * (tg + chunks * (cg + sh_chunk) + pt);
+        est.compute_cycles = waves * (chunks * (chunk_compute - sh_chunk) + tile_compute);
     }
     const double tiles = double(est.tiles);
     const double channel = tiles * (tile_get.line_bytes + chunks * chunk_get.line_bytes) / dt.get_bytes_per_cycle +
@@ -414,15 +438,19 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         return t.blocks * block_cycles / std::max(1.0, t.requests);
     };
     const double setup_c = first_setup(chunk_get, dt.get_block_cycles), setup_t = first_setup(tile_get, dt.get_block_cycles);
-    const double idle_chunks = db ? setup_c + lat + chunk_compute : chunks * (setup_c + lat + chunk_compute);
-    const double idle = waves * (idle_chunks + (tile_get.blocks ? setup_t + lat : 0) + tile_compute +
+    const double idle_chunks =
+        db ? setup_c + lat + chunk_compute + (chunks - 1) * sh_chunk : chunks * (setup_c + lat + chunk_compute);
+    // A shared transfer leaves the channel to one CPE: counted as idle, its bytes not again.
+    const double idle = waves * (idle_chunks + (tile_get.blocks ? setup_t + lat : 0) + sh_tile + tile_compute +
                                  first_setup(put, dt.put_block_cycles) + (put.blocks ? dt.put_latency_cycles : 0));
     const double cycles = std::max(cpe_time, channel + idle) + dt.spawn_cycles + dt.join_cycles;
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;
-    est.dma_get_bytes = int64_t(tiles * (tile_get.bytes + chunks * chunk_get.bytes));
+    est.dma_get_bytes = int64_t(tiles * (tile_get.bytes + chunks * chunk_get.bytes) +
+                                waves * (tile_shared.bytes + chunks * chunk_shared.bytes));
     est.dma_put_bytes = int64_t(tiles * put.bytes);
-    est.line_bytes = tiles * (tile_get.line_bytes + chunks * chunk_get.line_bytes + put.line_bytes);
+    est.line_bytes = tiles * (tile_get.line_bytes + chunks * chunk_get.line_bytes + put.line_bytes) +
+                     waves * (tile_shared.line_bytes + chunks * chunk_shared.line_bytes);
     return est;
 }
 

@@ -23,6 +23,11 @@ struct Plan {
     int block_lines = 1;
     bool unroll_taps = false;     ///< the reduction points other than the chunked ones unrolled
     bool double_buffer = false;   ///< per-chunk staging prefetched into a second LDM slot
+    /** How the inputs whose staged box is the same on every CPE (shared_inputs in
+     * Analysis.h) reach the CPEs: each CPE reads them itself, or CPE 0 reads them once and
+     * they are shared by broadcast DMA or by register communication (sw::broadcast). A
+     * shared input is not double buffered. */
+    enum class Share { None, Dma, RegComm } share = Share::None;
 
     std::string describe() const {
         std::string s = "tile";
@@ -39,6 +44,8 @@ struct Plan {
         }
         if (unroll_taps) s += ", taps unrolled";
         if (double_buffer) s += ", double-buffered";
+        if (share == Share::Dma) s += ", shared input by broadcast DMA";
+        if (share == Share::RegComm) s += ", shared input by register communication";
         return s;
     }
 };

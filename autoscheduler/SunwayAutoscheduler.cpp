@@ -5,6 +5,7 @@
 
 #include "autoscheduler/Analysis.h"
 #include "autoscheduler/ApplyPlan.h"
+#include "target_sw/BroadcastDma.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/SunwayLowering.h"
@@ -44,7 +45,7 @@ std::vector<int> divisors(int64_t n) {
 
 }  // namespace
 
-std::vector<Plan> enumerate_plans(const PipelineInfo &info) {
+std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m) {
     // Tile shapes: every dimension from its sizes, the outermost (images) at most 16.
     std::vector<std::vector<int>> sizes;
     for (size_t d = 0; d < info.out_extents.size(); d++) {
@@ -86,7 +87,9 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info) {
                         // Per b: no second dimension, or the largest l that divides the tile
                         // (smaller blocks lose to it on both pipelines; not searched, for speed).
                         int lmax = 1;
-                        while (b * lmax * 2 <= 16 && along % (lmax * 2) == 0) lmax *= 2;
+                        while (b * lmax * 2 <= 16 && along % (lmax * 2) == 0 && lmax * 2 <= info.block_lines_max) {
+                            lmax *= 2;
+                        }
                         std::vector<int> lines{1};
                         if (lmax > 1) lines.push_back(lmax);
                         for (int l : lines) {
@@ -124,11 +127,22 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info) {
                     }
                 }
                 for (const Plan &v : variants) {
-                    plans.push_back(v);
+                    std::vector<Plan> buffered{v};
                     if (v.chunk > 0) {
-                        Plan d = v;
-                        d.double_buffer = true;
+                        buffered.push_back(v);
+                        buffered.back().double_buffer = true;
+                    }
+                    for (const Plan &d : buffered) {
                         plans.push_back(d);
+                        // Sharing modes, when some input's staged box is the same on every CPE.
+                        Plan sh = d;
+                        sh.share = Plan::Share::Dma;
+                        if (shared_inputs(info, sh).empty()) continue;
+                        plans.push_back(sh);
+                        if (m.regcomm.available) {
+                            sh.share = Plan::Share::RegComm;
+                            plans.push_back(sh);
+                        }
                     }
                 }
             }
@@ -152,7 +166,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     const auto start = std::chrono::steady_clock::now();
     Result r;
     const PipelineInfo info = analyze(p);
-    std::vector<Plan> plans = enumerate_plans(info);
+    std::vector<Plan> plans = enumerate_plans(info, m);
     std::vector<Candidate> fit;
     Candidate smallest;
     smallest.estimate.ldm_bytes = -1;
@@ -196,6 +210,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12 && direct.size() < 64; i++) {
         auto copy = Internal::deep_copy(outputs, env);
         const std::set<std::string> marked_before = sw::double_buffered_funcs();
+        const auto broadcast_before = sw::broadcast_funcs();
         try {
             r.lowered++;
             // Analyse the copy (its own Functions) and schedule it.
@@ -222,6 +237,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
             failures++;
         }
         sw::restore_double_buffered_funcs(marked_before);
+        sw::restore_broadcast_funcs(broadcast_before);
     }
     if (r.ranked.empty()) r.ranked = direct;
     if (r.ranked.empty()) {

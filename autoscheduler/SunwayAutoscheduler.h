@@ -63,7 +63,7 @@ Result autoschedule(const Halide::Pipeline &p, const sw::Machine &m, const Optio
 const sw::Machine &machine_for(const Halide::MachineParams &params);
 
 /** The plans of the search space for \p info, in a fixed order. */
-std::vector<Plan> enumerate_plans(const PipelineInfo &info);
+std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m);
 
 }  // namespace sw_auto
 

@@ -76,6 +76,34 @@ private:
     Scope<Interval> bounds;
 };
 
+/** Whether \p s only issues DMA requests: begins and requests (in lets, loops and branches),
+ * no waits, no stores, no barriers, no allocations. */
+class OnlyIssues : public IRVisitor {
+public:
+    bool issues = false, other = false;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+        if (op->name == dma_begin_intrinsic || op->name == dma_request_intrinsic) {
+            issues = true;
+        } else if (op->call_type == Call::Extern || op->call_type == Call::ExternCPlusPlus) {
+            other = true;
+        }
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *) override { other = true; }
+    void visit(const Provide *) override { other = true; }
+    void visit(const Allocate *) override { other = true; }
+    void visit(const Free *) override { other = true; }
+};
+
+bool only_issues_dma(const Stmt &s) {
+    OnlyIssues v;
+    s.accept(&v);
+    return v.issues && !v.other;
+}
+
 /** Turns the DMA sites of marked buffers into broadcast groups, checking the conditions. */
 class Broadcaster : public IRMutator {
 public:
@@ -134,16 +162,71 @@ private:
                 while (j < flat.size() && !is_dma_call(flat[j], dma_wait_intrinsic, site)) j++;
                 if (j == flat.size()) refuse(sites.at(site).func, "its transfer is not waited for where it is issued");
                 std::vector<Stmt> group(flat.begin() + long(i), flat.begin() + long(j) + 1);
-                out.push_back(make_group(site, group));
+                // Ahead of the requests issued just before it (a double buffer's prefetch of
+                // other buffers): CPE 0's DMA engine serves its requests in order, so a
+                // broadcast queued behind CPE 0's own prefetch would keep all 64 CPEs waiting.
+                size_t at = out.size();
+                while (at > 0 && only_issues_dma(out[at - 1])) at--;
+                out.insert(out.begin() + long(at), make_group(site, group));
                 i = j;
                 changed = true;
                 continue;
             }
             Stmt s = mutate(flat[i]);
             changed |= !s.same_as(flat[i]);
+            // The same when the broadcast heads the next statement (inside the allocation of
+            // its buffer): the requests just before it move in behind the broadcast.
+            while (!out.empty() && only_issues_dma(out.back()) && !s.same_as(flat[i])) {
+                Stmt sunk = sink_behind_broadcast(s, out.back());
+                if (!sunk.defined()) break;
+                s = sunk;
+                out.pop_back();
+            }
             out.push_back(s);
         }
         return changed ? Block::make(out) : Stmt(op);
+    }
+
+    /** \p s with \p issue placed right behind the broadcast group that starts it (through
+     * allocations, producer markers and lets that \p issue does not use), or undefined. */
+    static Stmt sink_behind_broadcast(const Stmt &s, const Stmt &issue) {
+        if (const Allocate *a = s.as<Allocate>()) {
+            if (stmt_uses_var(issue, a->name)) return Stmt();
+            Stmt body = sink_behind_broadcast(a->body, issue);
+            return body.defined() ? Allocate::make(a->name, a->type, a->memory_type, a->extents, a->condition, body,
+                                                   a->new_expr, a->free_function)
+                                  : Stmt();
+        }
+        if (const ProducerConsumer *p = s.as<ProducerConsumer>()) {
+            Stmt body = sink_behind_broadcast(p->body, issue);
+            return body.defined() ? ProducerConsumer::make(p->name, p->is_producer, body) : Stmt();
+        }
+        if (const LetStmt *l = s.as<LetStmt>()) {
+            if (stmt_uses_var(issue, l->name)) return Stmt();
+            Stmt body = sink_behind_broadcast(l->body, issue);
+            return body.defined() ? LetStmt::make(l->name, l->value, body) : Stmt();
+        }
+        if (!s.as<Block>()) return Stmt();
+        std::vector<Stmt> flat = flatten_blocks(s);
+        // The group: barrier, CPE 0's get, barrier (broadcast DMA), or CPE 0's get then the
+        // register-communication sharing; the requests go in right after CPE 0's get.
+        auto is_issue = [&](size_t i) {
+            const IfThenElse *c = i < flat.size() ? flat[i].as<IfThenElse>() : nullptr;
+            const Call *ic = c ? c->condition.as<Call>() : nullptr;
+            return ic && ic->name == bcast_issuer_intrinsic;
+        };
+        auto is_barrier = [&](size_t i) {
+            const Call *c = i < flat.size() ? evaluated_call(flat[i]) : nullptr;
+            return c && c->name == bcast_barrier_intrinsic;
+        };
+        if (is_issue(0) || (is_barrier(0) && is_issue(1) && is_barrier(2))) {
+            flat.insert(flat.begin() + (is_issue(0) ? 1 : 3), issue);
+            return Block::make(flat);
+        }
+        Stmt head = sink_behind_broadcast(flat[0], issue);
+        if (!head.defined()) return Stmt();
+        flat[0] = head;
+        return Block::make(flat);
     }
 
     static std::string to_string(const Expr &e) {

@@ -444,10 +444,12 @@ double predicted_seconds(const sw_test::JitLayer &layer) {
  *  is the known source of the few misses: see README, "Cost model vs emulator"). */
 constexpr double kModelTolerance = 0.15, kModelLimit = 0.20, kModelMissShare = 0.02;
 
+std::string read_text(const std::string &path);
+
 /** Builds every case (in parallel), then runs each in a child process; one failure per
  *  failing shape, naming it. With the autoscheduler, each plan's predicted time must be
  *  within kModelTolerance of the time the emulator's timing model gives the same code. */
-void run_cases(const std::string &kind, const std::vector<Case> &cases) {
+std::vector<sw_test::JitBuild> run_cases(const std::string &kind, const std::vector<Case> &cases) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<sw_test::JitBuild> builds(cases.size());
     parallel_for(int(cases.size()), [&](int i) {
@@ -518,6 +520,7 @@ void run_cases(const std::string &kind, const std::vector<Case> &cases) {
         EXPECT_LE(model_failures, kModelMissShare * compared)
             << kind << ": " << model_failures << " of " << compared << " plans beyond " << 100 * kModelTolerance << "%";
     }
+    return builds;
 }
 
 constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kLrnCount = 30;
@@ -526,6 +529,43 @@ TEST(AutoscheduleRandom, Conv2D) { run_cases("conv2d", conv_cases(kConvCount)); 
 TEST(AutoscheduleRandom, Pool) { run_cases("pool", pool_cases(kPoolCount)); }
 TEST(AutoscheduleRandom, Dense) { run_cases("dense", dense_cases(kDenseCount)); }
 TEST(AutoscheduleRandom, Lrn) { run_cases("lrn", lrn_cases(kLrnCount)); }
+
+/** Dense layers whose input every CPE needs whole (the batch in one tile): the autoscheduler
+ * shares it (sw::broadcast, by broadcast DMA or register communication), which must still
+ * match the reference, including a batch and feature counts that do not divide the vectors. */
+TEST(AutoscheduleRandom, DenseSharedInput) {
+    if (use_hand_schedules()) GTEST_SKIP() << "autoscheduler only";
+    std::vector<Case> cases;
+    const int shapes[][3] = {{16, 1024, 256}, {7, 1500, 192}, {1, 1000, 640}};
+    for (const auto &sh : shapes) {
+        const int batch = sh[0], in_f = sh[1], out_f = sh[2];
+        const unsigned s = seed(90000 + unsigned(in_f));
+        Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
+                         {"relu", "true"}};
+        cases.push_back({"dense", params, [=](const sw_test::JitLayer &layer) {
+                             std::vector<float> in = random_values(size_t(batch) * in_f, s);
+                             std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
+                             std::vector<float> b = random_values(out_f, s + 2);
+                             std::vector<float> out(size_t(batch) * out_f, NAN);
+                             Buf bi(in.data(), {in_f, batch}), bw(wt.data(), {in_f, out_f});
+                             Buf bb(b.data(), {out_f}), bo(out.data(), {out_f, batch});
+                             std::string e = call_layer(layer, {bi.raw_buffer(), bw.raw_buffer(),
+                                                                bb.raw_buffer(), bo.raw_buffer()});
+                             return e.empty() ? compare(reference::dense(batch, in_f, out_f, in, wt, b, true, 1, 1),
+                                                        out, {out_f, batch})
+                                              : e;
+                         }});
+    }
+    const std::vector<sw_test::JitBuild> builds = run_cases("dense (shared input)", cases);
+    int shared = 0;
+    for (const sw_test::JitBuild &b : builds) {
+        if (!b.ok()) continue;
+        const std::string schedule = read_text(b.layer->dir() + "/" + b.layer->function_name() + ".schedule.h");
+        shared += schedule.find("::sw::broadcast(") != std::string::npos;
+    }
+    EXPECT_EQ(shared, int(builds.size())) << "the autoscheduler shared the input of only " << shared << " of " << builds.size()
+                         << " dense layers whose input every CPE reads whole";
+}
 
 // ---------------------------------------------------------------------- determinism
 

@@ -23,13 +23,15 @@
  *   SUMMARY auto_vs_hand_geomean=<x> auto_within_10pct_of_hand=<f> auto_beats_hand=<f>
  *           hand_vgg19_conv_peak_fraction=<x> hand_alexnet_conv_peak_fraction=<x> hand_fc_read_fraction=<x>
  *   RESULT vgg19_conv_peak_fraction=<x> alexnet_conv_peak_fraction=<x> fc_read_fraction=<x>
- *          auto_vs_hand_min=<x> schedule_seconds_vgg19=<s>
+ *          auto_vs_hand_min=<x> schedule_seconds_vgg19=<s> fc_read_fraction_b16=<x>
  * RESULT is for the autoscheduled networks: <net>_conv_peak_fraction = the net's conv flops /
  * (its conv layers' total modelled time x peak); fc_read_fraction = the FC layers of both
  * networks: the bytes each must read (weights + bias + input, fp32) summed, over their summed
  * modelled time, over the read plateau; auto_vs_hand_min = the smallest hand time / auto time
  * over the layers of both networks (> 1: the autoscheduler is faster on every layer);
- * schedule_seconds_vgg19 = wall time of `autoschedule --net vgg19` on this machine. SUMMARY:
+ * schedule_seconds_vgg19 = wall time of `autoschedule --net vgg19` on this machine;
+ * fc_read_fraction_b16 = fc_read_fraction of the same FC layers at batch 16 (each
+ * autoscheduled and emulated by `autoschedule --tune 1`, its own section). SUMMARY:
  * the geometric mean of hand / auto, the share of layers whose auto time is at most 1.1 x the
  * hand time and the share where it is lower, and the RESULT fractions of the hand schedules.
  *
@@ -162,6 +164,41 @@ void run(const sw_net::NetworkTable &table, int net_index, Totals &t, const std:
     t.auto_fc.fc_bytes += as.fc_bytes, t.auto_fc.fc_seconds += as.fc_seconds;
 }
 
+/** The FC layers of both networks at batch 16, each autoscheduled and run on the emulator by
+ * the autoschedule CLI (`--tune 1`; the network tables are built at batch 1): per layer the
+ * plan, the prediction and the modelled time, and the bytes read over the read plateau. Returns
+ * the fraction of all of them (bytes summed over time summed), or -1 if a run failed. */
+double fc_batch16(const std::vector<const sw_net::NetworkTable *> &tables, double plateau_gbps, double *worst_err) {
+    const int batch = 16;
+    std::printf("\n== FC layers at batch %d (autoscheduled; modelled SW26010 ms) ==\n", batch);
+    std::printf("%-8s %-8s %6s %6s %10s %10s %9s %7s  plan\n", "net", "layer", "in", "out", "auto", "auto pred",
+                "pred err", "rd%");
+    double bytes = 0, seconds = 0;
+    for (const sw_net::NetworkTable *table : tables) {
+        sw_net::Network net(*table);
+        for (size_t i = 0; i < net.size(); i++) {
+            if (net.layer(i).kind != "dense") continue;
+            const sw_net::Shape w = net.weight_shape(i);  // {out, in}
+            const sw_bench::TunedLayer t = sw_bench::tune_one(
+                SW_AUTOSCHEDULE_CLI, "dense batch=" + std::to_string(batch) + " in_features=" + std::to_string(w[1]) +
+                                         " out_features=" + std::to_string(w[0]) + " relu=" +
+                                         net.param(i, "relu", "false"));
+            if (t.emulated_ms <= 0) return -1;
+            const double b = 4.0 * double(w[0] * w[1] + w[0] + int64_t(batch) * w[1]), sec = t.emulated_ms * 1e-3;
+            const double err = t.predicted_ms / t.emulated_ms - 1;
+            *worst_err = std::max(*worst_err, std::fabs(err));
+            bytes += b, seconds += sec;
+            std::printf("%-8s %-8s %6lld %6lld %10.3f %10.3f %+8.1f%% %7.1f  %s\n", table->name.c_str(),
+                        net.layer(i).name.c_str(), (long long)w[1], (long long)w[0], t.emulated_ms, t.predicted_ms,
+                        100 * err, 100 * b / sec / 1e9 / plateau_gbps, t.plan.c_str());
+        }
+    }
+    const double f = bytes / seconds / 1e9 / plateau_gbps;
+    std::printf("FC layers at batch %d: %.2f MB to read (weights + bias + input, fp32) in %.3f ms = %.2f GB/s = %.3f "
+                "of the read plateau\n", batch, bytes / 1e6, seconds * 1e3, bytes / seconds / 1e9, f);
+    return f;
+}
+
 }  // namespace
 
 int main() {
@@ -193,10 +230,16 @@ int main() {
                 "time\n");
     run(alexnet_table(), 0, t, pred_alexnet, peak, plateau);
     run(vgg19_table(), 1, t, pred_vgg, peak, plateau);
+    double b16_err = 0;
+    const double fc16 = fc_batch16({&alexnet_table(), &vgg19_table()}, plateau, &b16_err);
+    if (fc16 < 0) {
+        std::fprintf(stderr, "error: the autoschedule CLI failed on an FC layer at batch 16 (%s)\n", SW_AUTOSCHEDULE_CLI);
+        return 1;
+    }
     std::printf("\nautoscheduler time (autoschedule --net, this machine): alexnet %.2f s, vgg19 %.2f s\n", s_alexnet,
                 s_vgg);
-    std::printf("cost model vs emulator (autoscheduled layers): worst %.1f%% (%s)\n", 100 * t.worst_model_error,
-                t.worst_model_layer.c_str());
+    std::printf("cost model vs emulator (autoscheduled layers): worst %.1f%% (%s); FC at batch 16: worst %.1f%%\n",
+                100 * t.worst_model_error, t.worst_model_layer.c_str(), 100 * b16_err);
     std::printf("FC layers of both networks (bytes read = weights + bias + input, fp32): auto %.2f GB/s, hand %.2f "
                 "GB/s; read plateau %.2f GB/s\n",
                 t.auto_fc.fc_bytes / t.auto_fc.fc_seconds / 1e9, t.hand_fc.fc_bytes / t.hand_fc.fc_seconds / 1e9,
@@ -207,7 +250,8 @@ int main() {
                 std::exp(t.log_ratio / t.layers), double(t.within) / t.layers, double(t.beats) / t.layers,
                 t.hand_conv_fraction[1], t.hand_conv_fraction[0], t.hand_fc.fc_fraction(plateau));
     std::printf("RESULT vgg19_conv_peak_fraction=%.4f alexnet_conv_peak_fraction=%.4f fc_read_fraction=%.3f "
-                "auto_vs_hand_min=%.3f schedule_seconds_vgg19=%.2f\n",
-                t.auto_conv_fraction[1], t.auto_conv_fraction[0], t.auto_fc.fc_fraction(plateau), t.min_ratio, s_vgg);
+                "auto_vs_hand_min=%.3f schedule_seconds_vgg19=%.2f fc_read_fraction_b16=%.3f\n",
+                t.auto_conv_fraction[1], t.auto_conv_fraction[0], t.auto_fc.fc_fraction(plateau), t.min_ratio, s_vgg,
+                fc16);
     return 0;
 }

@@ -67,6 +67,33 @@ inline double schedule_network(const std::string &cli, const std::string &net, s
     return seconds;
 }
 
+/** One layer scheduled by the autoscheduler and run on the emulator (`autoschedule -g ...
+ *  --tune 1`): the cost model's prediction and the emulator's modelled time. */
+struct TunedLayer {
+    double predicted_ms = -1, emulated_ms = -1;
+    std::string plan;
+};
+
+inline TunedLayer tune_one(const std::string &cli, const std::string &generator_and_params) {
+    TunedLayer t;
+    const std::string cmd = cli + " -g " + generator_and_params + " --tune 1 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    if (!p) return t;
+    char line[4096];
+    while (std::fgets(line, sizeof line, p)) {
+        const std::string l = line;
+        // "[tune 1/1] <plan> (predicted X ms) ... emulator Y ms (...)"
+        if (l.rfind("[tune 1/1] ", 0) != 0) continue;
+        const size_t pr = l.find(" (predicted "), em = l.find(" emulator ");
+        if (pr == std::string::npos || em == std::string::npos) continue;
+        t.plan = l.substr(11, pr - 11);
+        t.predicted_ms = std::atof(l.c_str() + pr + 12);
+        t.emulated_ms = std::atof(l.c_str() + em + 10);
+    }
+    if (pclose(p) != 0) t.emulated_ms = -1;
+    return t;
+}
+
 }  // namespace sw_bench
 
 #endif

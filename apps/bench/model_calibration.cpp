@@ -132,33 +132,6 @@ double section_reads_only() {
     return read_only;
 }
 
-/** One layer scheduled by the autoscheduler and run on the emulator (`autoschedule -g ...
- *  --tune 1`): the cost model's prediction and the emulator's modelled time. */
-struct TunedLayer {
-    double predicted_ms = -1, emulated_ms = -1;
-    std::string plan;
-};
-
-TunedLayer tune_one(const std::string &generator_and_params) {
-    TunedLayer t;
-    const std::string cmd = std::string(SW_AUTOSCHEDULE_CLI) + " -g " + generator_and_params + " --tune 1 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    if (!p) return t;
-    char line[4096];
-    while (std::fgets(line, sizeof line, p)) {
-        const std::string l = line;
-        // "[tune 1/1] <plan> (predicted X ms) ... emulator Y ms (...)"
-        if (l.rfind("[tune 1/1] ", 0) != 0) continue;
-        const size_t pr = l.find(" (predicted "), em = l.find(" emulator ");
-        if (pr == std::string::npos || em == std::string::npos) continue;
-        t.plan = l.substr(11, pr - 11);
-        t.predicted_ms = std::atof(l.c_str() + pr + 12);
-        t.emulated_ms = std::atof(l.c_str() + em + 10);
-    }
-    if (pclose(p) != 0) t.emulated_ms = -1;
-    return t;
-}
-
 /** The convolutions of swDNN's logs (SW26010.md, "Measured kernels"): 34x34 -> 32x32, K=3, no
  *  padding, one core group. Best measured GFLOPS per core group: Ni=384/No=128, B=128:
  *  253-294 (one CG); Ni=128/No=128, B=128: 1380.8 on 4 CGs = 345.2 per CG. Ours runs at batch
@@ -174,8 +147,8 @@ std::string swdnn_params(const SwdnnShape &c) {
            " height=34 width=34 kernel=3 stride=1 pad=0 relu=false";
 }
 
-std::vector<TunedLayer> &swdnn_runs() {
-    static std::vector<TunedLayer> runs;
+std::vector<sw_bench::TunedLayer> &swdnn_runs() {
+    static std::vector<sw_bench::TunedLayer> runs;
     return runs;
 }
 
@@ -186,7 +159,7 @@ double section_swdnn_conv() {
     const double peak = sw::sw26010().cg_peak_gflops();
     double worst = 0;
     for (const SwdnnShape &c : kSwdnn) {
-        const TunedLayer t = tune_one(swdnn_params(c));
+        const sw_bench::TunedLayer t = sw_bench::tune_one(SW_AUTOSCHEDULE_CLI, swdnn_params(c));
         swdnn_runs().push_back(t);
         if (t.emulated_ms <= 0) {
             std::printf("  Ni=%d No=%d: the autoschedule CLI failed\n", c.ni, c.no);
@@ -217,7 +190,7 @@ double section_cost_model_vs_emulator() {
         if (e > worst) worst = e, worst_name = name;
     };
     for (size_t i = 0; i < swdnn_runs().size(); i++) {
-        const TunedLayer &t = swdnn_runs()[i];
+        const sw_bench::TunedLayer &t = swdnn_runs()[i];
         if (t.emulated_ms > 0) note("swDNN Ni=" + std::to_string(kSwdnn[i].ni), t.predicted_ms, t.emulated_ms);
     }
     for (const sw_net::NetworkTable *table : {&alexnet_table(), &vgg19_table()}) {
