@@ -318,6 +318,24 @@ std::vector<Case> pool_cases(int count) {
     return cases;
 }
 
+/** A dense layer with random inputs, weights and bias from seed \p s, against the naive reference. */
+Case dense_case(int batch, int in_f, int out_f, bool relu, double alpha, double beta, unsigned s) {
+    Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
+                     {"relu", str(relu)}, {"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}};
+    return {"dense", params, [=](const sw_test::JitLayer &layer) {
+                std::vector<float> in = random_values(size_t(batch) * in_f, s);
+                std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
+                std::vector<float> b = random_values(out_f, s + 2);
+                std::vector<float> out(size_t(batch) * out_f, NAN);
+                Buf bi(in.data(), {in_f, batch}), bw(wt.data(), {in_f, out_f});
+                Buf bb(b.data(), {out_f}), bo(out.data(), {out_f, batch});
+                std::string e = call_layer(layer, {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
+                return e.empty() ? compare(reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta), out,
+                                           {out_f, batch})
+                                 : e;
+            }};
+}
+
 /** ~40 dense layers: batch 1-5, 1-600 inputs, 1-300 outputs, ReLU on or off, alpha and
  *  beta other than 1 a third of the time. */
 std::vector<Case> dense_cases(int count) {
@@ -331,23 +349,7 @@ std::vector<Case> dense_cases(int count) {
             alpha = pick<double>(rng, {0.5, 2, -1.25});
             beta = pick<double>(rng, {0, 0.25, 3});
         }
-        Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
-                         {"relu", str(relu)}, {"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}};
-        const unsigned s = seed(70000 + i * 10);
-        cases.push_back({"dense", params, [=](const sw_test::JitLayer &layer) {
-                             std::vector<float> in = random_values(size_t(batch) * in_f, s);
-                             std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
-                             std::vector<float> b = random_values(out_f, s + 2);
-                             std::vector<float> out(size_t(batch) * out_f, NAN);
-                             Buf bi(in.data(), {in_f, batch}), bw(wt.data(), {in_f, out_f});
-                             Buf bb(b.data(), {out_f}), bo(out.data(), {out_f, batch});
-                             std::string e = call_layer(layer, {bi.raw_buffer(), bw.raw_buffer(),
-                                                                bb.raw_buffer(), bo.raw_buffer()});
-                             return e.empty() ? compare(reference::dense(batch, in_f, out_f, in, wt, b,
-                                                                         relu, alpha, beta),
-                                                        out, {out_f, batch})
-                                              : e;
-                         }});
+        cases.push_back(dense_case(batch, in_f, out_f, relu, alpha, beta, seed(70000 + i * 10)));
     }
     return cases;
 }
@@ -538,23 +540,7 @@ TEST(AutoscheduleRandom, DenseSharedInput) {
     std::vector<Case> cases;
     const int shapes[][3] = {{16, 1024, 256}, {7, 1500, 192}, {1, 1000, 640}};
     for (const auto &sh : shapes) {
-        const int batch = sh[0], in_f = sh[1], out_f = sh[2];
-        const unsigned s = seed(90000 + unsigned(in_f));
-        Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
-                         {"relu", "true"}};
-        cases.push_back({"dense", params, [=](const sw_test::JitLayer &layer) {
-                             std::vector<float> in = random_values(size_t(batch) * in_f, s);
-                             std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
-                             std::vector<float> b = random_values(out_f, s + 2);
-                             std::vector<float> out(size_t(batch) * out_f, NAN);
-                             Buf bi(in.data(), {in_f, batch}), bw(wt.data(), {in_f, out_f});
-                             Buf bb(b.data(), {out_f}), bo(out.data(), {out_f, batch});
-                             std::string e = call_layer(layer, {bi.raw_buffer(), bw.raw_buffer(),
-                                                                bb.raw_buffer(), bo.raw_buffer()});
-                             return e.empty() ? compare(reference::dense(batch, in_f, out_f, in, wt, b, true, 1, 1),
-                                                        out, {out_f, batch})
-                                              : e;
-                         }});
+        cases.push_back(dense_case(sh[0], sh[1], sh[2], true, 1, 1, seed(90000 + unsigned(sh[1]))));
     }
     const std::vector<sw_test::JitBuild> builds = run_cases("dense (shared input)", cases);
     int shared = 0;
