@@ -253,6 +253,15 @@ void infer_binary(Ctx &c) {
     c.set_const(0, std::move(f), std::move(i));
 }
 
+/** Sum of two float32 inputs (numpy broadcasting), as Add; more inputs are not supported. */
+void infer_sum(Ctx &c) {
+    if (c.node.inputs.size() != 2) {
+        throw NodeError("Sum of " + std::to_string(c.node.inputs.size()) + " inputs (two only)");
+    }
+    const Tensor &a = c.float_in(0), &b = c.float_in(1);
+    c.set_out(0, broadcast_shapes(a.shape, b.shape), DType::Float32);
+}
+
 // ------------------------------------------------------------------ windows
 
 /** Resolves the sliding window of Conv / MaxPool / AveragePool: validates kernel, strides,
@@ -767,6 +776,7 @@ const std::map<std::string, OpRule> &rules() {
         {"Gather", {infer_gather, {"axis"}}},
         {"Gemm", {infer_gemm, {"alpha", "beta", "broadcast", "transA", "transB"}}},
         {"GlobalAveragePool", {infer_global_pool, {}}},
+        {"GlobalMaxPool", {infer_global_pool, {}}},
         {"Identity", {infer_identity, {}}},
         {"LeakyRelu", {infer_leaky_relu, {"alpha"}}},
         {"LRN", {infer_lrn, {"alpha", "beta", "bias", "size"}}},
@@ -782,6 +792,7 @@ const std::map<std::string, OpRule> &rules() {
         {"Split", {infer_split, {"axis", "split", "num_outputs"}, std::numeric_limits<int>::max()}},
         {"Squeeze", {infer_squeeze, {"axes"}}},
         {"Sub", {infer_binary, {}}},
+        {"Sum", {infer_sum, {}}},
         {"Transpose", {infer_transpose, {"perm"}}},
         {"Unsqueeze", {infer_unsqueeze, {"axes"}}},
         // Operators the passes create (domain sw_graph):

@@ -5,8 +5,8 @@
  * node, with one rule per operator (a table keyed by op type, each rule listing the
  * attributes it understands): Conv, BatchNormalization, Relu, Clip, LeakyRelu, Sigmoid,
  * Add / Mul (numpy broadcasting), Concat, MaxPool / AveragePool (ceil_mode, pads, auto_pad),
- * GlobalAveragePool, ReduceMean, Gemm, MatMul, Flatten, Reshape (0 and -1), Transpose, Split,
- * Softmax, LRN, Dropout, Identity, and the shape arithmetic Shape, Gather, Unsqueeze,
+ * GlobalAveragePool, GlobalMaxPool, ReduceMean, Gemm, MatMul, Flatten, Reshape (0 and -1), Transpose, Split,
+ * Softmax, LRN, Sum (of two inputs), Dropout, Identity, and the shape arithmetic Shape, Gather, Unsqueeze,
  * Squeeze, Constant, Cast, Sub, Div. Forms that changed between opsets (axes or split as an
  * attribute or as an input, Clip's bounds) are accepted in either form.
  *

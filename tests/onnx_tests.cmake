@@ -29,6 +29,8 @@ target_compile_definitions(onnx_node_test PRIVATE
     LAYERS_GENERATOR="$<TARGET_FILE:layers.generator>"
     ONNX_NODE_TEST_DIR="${ONNX_NODE_TEST_DIR}")
 target_link_libraries(onnx_node_test PRIVATE onnx_proto Halide::Runtime GTest::gtest_main ${CMAKE_DL_LIBS})
+# The node -> layer mapping is the importer's (graph/Lowering.h).
+target_link_libraries(onnx_node_test PRIVATE sw_graph)
 target_include_directories(onnx_node_test PRIVATE "${PROJECT_SOURCE_DIR}")
 # Run-time layer builds (generator, cc on the generated C, dlopen): the sw_test_jit library
 # of tests/CMakeLists.txt if it is defined before this file is included, else the same

@@ -1,0 +1,563 @@
+/** \file
+ * Lowering: see Lowering.h.
+ */
+#include "graph/Lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+namespace sw_graph {
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+std::string dims_str(const std::vector<int64_t> &d) { return "(" + shape_string(d) + ")"; }
+
+int to_int(int64_t v, const std::string &what) {
+    if (v < 0 || v > (int64_t(1) << 31) - 1) throw NodeError(what + " " + str(v) + " out of range");
+    return int(v);
+}
+
+/** Halide extents of an ONNX shape: the dims reversed. */
+std::vector<int> reversed(const std::vector<int64_t> &d) {
+    std::vector<int> r;
+    for (auto it = d.rbegin(); it != d.rend(); ++it) r.push_back(to_int(*it, "dim"));
+    return r;
+}
+
+/** A shape of rank <= 4 as NCHW (leading 1s: numpy broadcasting aligns the last axes). */
+bool as_nchw(std::vector<int64_t> d, std::vector<int> *nchw) {
+    if (d.size() > 4) return false;
+    while (d.size() < 4) d.insert(d.begin(), 1);
+    nchw->clear();
+    for (int64_t v : d) nchw->push_back(to_int(v, "dim"));
+    return true;
+}
+
+struct Lowerer {
+    const Graph &g;
+    LoweredGraph out;
+    std::map<std::string, int> layer_index;
+    std::set<int> fused;  ///< nodes folded into an earlier step
+
+    explicit Lowerer(const Graph &graph) : g(graph) {}
+
+    const Tensor &in(const Node &n, size_t i) {
+        if (n.input(i).empty()) throw NodeError("input " + str(i) + " is missing");
+        const Tensor &t = g.tensor(n.input(i));
+        if (!t.has_shape) throw NodeError("input '" + t.name + "' has no inferred shape");
+        return t;
+    }
+    const Tensor &float_in(const Node &n, size_t i) {
+        const Tensor &t = in(n, i);
+        if (t.dtype != DType::Float32) {
+            throw NodeError("input '" + t.name + "' is " + dtype_name(t.dtype) + " (float32 only)");
+        }
+        return t;
+    }
+    const Tensor &out_tensor(const Node &n) {
+        const Tensor &t = g.tensor(n.output(0));
+        if (t.dtype != DType::Float32) {
+            throw NodeError("output '" + t.name + "' is " + dtype_name(t.dtype) + " (float32 only)");
+        }
+        return t;
+    }
+    int add_layer(const std::string &gen, const std::map<std::string, std::string> &params) {
+        LayerSpec s{gen, params};
+        const std::string k = s.key();
+        auto it = layer_index.find(k);
+        if (it != layer_index.end()) return it->second;
+        out.layers.push_back(s);
+        return layer_index[k] = int(out.layers.size()) - 1;
+    }
+    Step &step(const Node &n, const std::string &gen, const std::map<std::string, std::string> &params) {
+        Step s;
+        s.node = n.label();
+        s.op_type = n.op_type;
+        s.layer = add_layer(gen, params);
+        out.steps.push_back(s);
+        return out.steps.back();
+    }
+    std::string extra(const Node &n, const std::string &what, std::vector<float> v) {
+        std::string name = n.output(0) + "__" + what;
+        while (g.find(name) || out.extra_constants.count(name)) name += "_";
+        out.extra_constants[name] = std::move(v);
+        return name;
+    }
+
+    /** The node's only consumer, if it is a Relu and the output is no graph output. */
+    int fusable_relu(int i) {
+        const Node &n = g.nodes[i];
+        if (g.is_graph_output(n.output(0))) return -1;
+        const std::vector<int> c = g.consumers(n.output(0));
+        if (c.size() != 1) return -1;
+        const Node &r = g.nodes[c[0]];
+        if (r.op_type != "Relu" || !r.domain.empty() || r.input(0) != n.output(0)) return -1;
+        return c[0];
+    }
+
+    void conv(int i) {
+        const Node &n = g.nodes[i];
+        const Tensor &x = float_in(n, 0), &w = float_in(n, 1);
+        if (x.shape.size() != w.shape.size()) throw NodeError("W's rank differs from X's");
+        std::vector<int64_t> kernel = n.attr_ints("kernel_shape", {});
+        if (kernel.empty()) kernel.assign(w.shape.begin() + 2, w.shape.end());
+        const WindowGeometry geo = window_geometry(n, x.shape, kernel, true);
+        const int64_t groups = n.attr_int("group", 1);
+        const int co = to_int(w.shape[0], "output channels");
+        if (groups < 1 || w.shape[1] * groups != geo.c) {
+            throw NodeError("W's input channels (" + str(w.shape[1]) + ") x group (" + str(groups) +
+                            ") do not match X's channels (" + str(geo.c) + ")");
+        }
+        std::map<std::string, std::string> p;
+        window_params(geo, p, false);
+        p["in_channels"] = str(geo.c);
+        p["out_channels"] = str(co);
+        if (groups != 1) p["groups"] = str(groups);
+        if (geo.dw != 1 || geo.dh != 1) {
+            p["dilation"] = str(geo.dw);
+            p["dilation_y"] = str(geo.dh);
+        }
+        const int r = fusable_relu(i);
+        p["relu"] = r >= 0 ? "true" : "false";
+        std::string bias = n.input(2);
+        if (bias.empty()) bias = extra(n, "zero_bias", std::vector<float>(co, 0.f));
+        else if (float_in(n, 2).elements() != co) throw NodeError("B does not have one value per output channel");
+        const Node &last = r >= 0 ? g.nodes[r] : n;
+        const Tensor &y = out_tensor(last);
+        Step &s = step(n, "conv2d", p);
+        if (r >= 0) {
+            fused.insert(r);
+            s.op_type = "Conv+Relu";
+        }
+        s.inputs = {{x.name, {geo.w, geo.h, geo.c, geo.n}},
+                    {w.name, {geo.kw, geo.kh, to_int(w.shape[1], "W dim"), co}},
+                    {bias, {co}}};
+        const int oh = x.shape.size() == 4 ? to_int(y.shape[2], "dim") : 1;
+        s.output = {y.name, {to_int(y.shape.back(), "dim"), oh, co, geo.n}};
+    }
+
+    void pool(const Node &n) {
+        const Tensor &x = float_in(n, 0);
+        if (n.outputs.size() > 1 && !n.output(1).empty()) throw NodeError("MaxPool's Indices output is not supported");
+        const WindowGeometry geo = window_geometry(n, x.shape, n.attr_ints("kernel_shape", {}), false);
+        const bool max = n.op_type == "MaxPool";
+        if (max && n.has_attr("storage_order") && n.attr_int("storage_order", 0) != 0) {
+            throw NodeError("storage_order 1 is not supported");
+        }
+        std::map<std::string, std::string> p;
+        window_params(geo, p, true);
+        p["channels"] = str(geo.c);
+        p["ceil_mode"] = n.attr_int("ceil_mode", 0) ? "true" : "false";
+        p["type"] = max ? "max" : "avg";
+        if (!max) p["count_include_pad"] = n.attr_int("count_include_pad", 0) ? "true" : "false";
+        const Tensor &y = out_tensor(n);
+        Step &s = step(n, "pool", p);
+        s.inputs = {{x.name, {geo.w, geo.h, geo.c, geo.n}}};
+        const int oh = x.shape.size() == 4 ? to_int(y.shape[2], "dim") : 1;
+        s.output = {y.name, {to_int(y.shape.back(), "dim"), oh, geo.c, geo.n}};
+    }
+
+    void gemm(const Node &n) {
+        const Tensor &a = float_in(n, 0), &b = float_in(n, 1);
+        if (a.shape.size() != 2 || b.shape.size() != 2) throw NodeError("A and B must be 2-D");
+        if (n.attr_int("transA", 0)) throw NodeError("transA=1 is not supported (dense takes A as (M, K))");
+        const bool tb = n.attr_int("transB", 0) != 0;
+        const int M = to_int(a.shape[0], "M"), K = to_int(a.shape[1], "K");
+        const int N = to_int(tb ? b.shape[0] : b.shape[1], "N");
+        if ((tb ? b.shape[1] : b.shape[0]) != K) throw NodeError("A and B shapes do not match");
+        std::string wname = b.name;
+        if (!tb) {
+            // dense's weights are (out, in): B (K, N) must be a constant we can transpose.
+            if (!b.is_constant) {
+                throw NodeError("transB=0 with a B that is not a constant is not supported (dense "
+                                "takes weights as (N, K))");
+            }
+            std::vector<float> t(size_t(N) * K);
+            for (int k = 0; k < K; k++)
+                for (int j = 0; j < N; j++) t[size_t(j) * K + k] = b.f32[size_t(k) * N + j];
+            wname = extra(n, "weights_t", std::move(t));
+        }
+        std::string bias;
+        float beta = 1.f;
+        if (n.input(2).empty()) {
+            bias = extra(n, "zero_bias", std::vector<float>(N, 0.f));
+        } else {
+            const Tensor &c = float_in(n, 2);
+            beta = n.attr_float("beta", 1.f);
+            std::vector<int64_t> cd = c.shape;
+            while (cd.size() < 2) cd.insert(cd.begin(), 1);
+            if (cd.size() != 2 || (cd[0] != 1 && cd[0] != M) || (cd[1] != 1 && cd[1] != N)) {
+                throw NodeError("C of shape " + dims_str(c.shape) + " does not broadcast to (M, N)");
+            }
+            if (cd[1] == N && cd[0] == 1) {
+                bias = c.name;
+            } else {
+                if (!c.is_constant) {
+                    throw NodeError("C of shape " + dims_str(c.shape) +
+                                    " that is not a constant (dense takes a per-output vector)");
+                }
+                auto at = [&](int m, int j) {
+                    return c.f32[size_t(cd[0] == 1 ? 0 : m) * cd[1] + (cd[1] == 1 ? 0 : j)];
+                };
+                std::vector<float> v(N);
+                for (int j = 0; j < N; j++) v[j] = at(0, j);
+                for (int m = 1; m < M; m++)
+                    for (int j = 0; j < N; j++)
+                        if (at(m, j) != v[j]) {
+                            throw NodeError("C of shape " + dims_str(c.shape) +
+                                            " varies along M (dense takes a per-output vector)");
+                        }
+                bias = extra(n, "bias", std::move(v));
+            }
+        }
+        std::map<std::string, std::string> p = {{"batch", str(M)},
+                                                {"in_features", str(K)},
+                                                {"out_features", str(N)},
+                                                {"relu", "false"},
+                                                {"alpha", format_float(n.attr_float("alpha", 1.f))},
+                                                {"beta", format_float(beta)}};
+        const Tensor &y = out_tensor(n);
+        Step &s = step(n, "dense", p);
+        s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
+        s.output = {y.name, {N, M}};
+    }
+
+    void activation(const Node &n) {
+        const Tensor &x = float_in(n, 0);
+        std::map<std::string, std::string> p;
+        if (n.op_type == "Relu") {
+            p["op"] = "relu";
+        } else if (n.op_type == "Sigmoid") {
+            p["op"] = "sigmoid";
+        } else if (n.op_type == "LeakyRelu") {
+            p["op"] = "leaky_relu";
+            p["alpha"] = format_float(n.attr_float("alpha", 0.01f));
+        } else {  // Clip
+            p["op"] = "clip";
+            if (g.opset < 11) {
+                if (n.has_attr("min")) p["min"] = format_float(n.attr_float("min", 0));
+                if (n.has_attr("max")) p["max"] = format_float(n.attr_float("max", 0));
+            } else {
+                for (size_t i = 1; i < 3; i++) {
+                    if (n.input(i).empty()) continue;
+                    const Tensor &b = float_in(n, i);
+                    if (!b.is_constant || b.f32.size() != 1) {
+                        throw NodeError(std::string(i == 1 ? "min" : "max") + " is not a constant scalar");
+                    }
+                    p[i == 1 ? "min" : "max"] = format_float(b.f32[0]);
+                }
+            }
+        }
+        const int size = to_int(x.elements(), "size");
+        p["size"] = str(size);
+        Step &s = step(n, "activation", p);
+        s.inputs = {{x.name, {size}}};
+        s.output = {out_tensor(n).name, {size}};
+    }
+
+    void binary(const Node &n) {
+        if (n.inputs.size() != 2) throw NodeError("needs two inputs");
+        const Tensor &a = float_in(n, 0), &b = float_in(n, 1), &y = out_tensor(n);
+        std::vector<int> ad, bd, od;
+        if (!as_nchw(a.shape, &ad) || !as_nchw(b.shape, &bd) || !as_nchw(y.shape, &od)) {
+            throw NodeError("tensors of rank > 4 are not supported (eltwise is NCHW)");
+        }
+        static const char *const dim[] = {"batch", "channels", "height", "width"};
+        std::map<std::string, std::string> p;
+        p["op"] = n.op_type == "Mul" ? "mul" : "add";
+        for (int i = 0; i < 4; i++) {
+            p[dim[i]] = str(od[i]);
+            p[std::string("a_") + dim[i]] = str(ad[i]);
+            p[std::string("b_") + dim[i]] = str(bd[i]);
+        }
+        Step &s = step(n, "eltwise", p);
+        s.inputs = {{a.name, {ad[3], ad[2], ad[1], ad[0]}}, {b.name, {bd[3], bd[2], bd[1], bd[0]}}};
+        s.output = {y.name, {od[3], od[2], od[1], od[0]}};
+    }
+
+    void global_pool(const Node &n) {
+        const Tensor &x = float_in(n, 0);
+        const int64_t rank = (int64_t)x.shape.size();
+        int64_t first = 2;
+        if (n.op_type == "ReduceMean") {
+            std::vector<int64_t> axes = n.attr_ints("axes", {});
+            if (!n.input(1).empty()) {
+                const Tensor &t = in(n, 1);
+                if (!t.is_constant || t.dtype != DType::Int64) throw NodeError("axes is not a constant");
+                axes = t.i64;
+            }
+            if (axes.empty()) {
+                if (n.attr_int("noop_with_empty_axes", 0)) throw NodeError("noop_with_empty_axes is not supported");
+                first = 0;
+            } else {
+                for (int64_t &v : axes) v = v < 0 ? v + rank : v;
+                std::sort(axes.begin(), axes.end());
+                first = axes[0];
+                for (size_t i = 0; i < axes.size(); i++) {
+                    if (axes[i] != first + int64_t(i) || axes.back() != rank - 1) {
+                        throw NodeError("only trailing axes (the spatial ones) can be reduced, not " +
+                                        dims_str(n.attr_ints("axes", axes)));
+                    }
+                }
+            }
+        } else if (rank < 3) {
+            throw NodeError("input of rank " + str(rank) + " (needs N, C and spatial dims)");
+        }
+        int64_t lead = 1, plane = 1;
+        for (int64_t i = 0; i < rank; i++) (i < first ? lead : plane) *= x.shape[i];
+        const int nb = first >= 1 ? to_int(x.shape[0], "batch") : 1;
+        const int c = to_int(lead / nb, "channels"), pl = to_int(plane, "plane");
+        std::map<std::string, std::string> p = {{"batch", str(nb)},
+                                                {"channels", str(c)},
+                                                {"height", "1"},
+                                                {"width", str(pl)},
+                                                {"type", n.op_type == "GlobalMaxPool" ? "max" : "avg"}};
+        Step &s = step(n, "global_pool", p);
+        s.inputs = {{x.name, {pl, 1, c, nb}}};
+        s.output = {out_tensor(n).name, {1, 1, c, nb}};
+    }
+
+    void concat(const Node &n) {
+        if (n.inputs.size() < 2) throw NodeError("Concat of one input is not supported");
+        const Tensor &x0 = float_in(n, 0);
+        const int64_t rank = (int64_t)x0.shape.size();
+        int64_t axis = n.attr_int("axis", 1);
+        if (axis < 0) axis += rank;
+        int64_t outer = 1, inner = 1;
+        for (int64_t i = 0; i < rank; i++) {
+            if (i < axis) outer *= x0.shape[i];
+            if (i > axis) inner *= x0.shape[i];
+        }
+        std::vector<LayerArg> args;
+        std::string list;
+        int total = 0;
+        for (size_t k = 0; k < n.inputs.size(); k++) {
+            const Tensor &t = float_in(n, k);
+            if ((int64_t)t.shape.size() != rank) throw NodeError("inputs of different ranks");
+            const int ch = to_int(t.shape[axis], "dim");
+            total += ch;
+            list += (list.empty() ? "" : ",") + str(ch);
+            args.push_back({t.name, {to_int(inner, "dim"), 1, ch, to_int(outer, "dim")}});
+        }
+        std::map<std::string, std::string> p = {{"batch", str(outer)},
+                                                {"height", "1"},
+                                                {"width", str(inner)},
+                                                {"channels", list},
+                                                {"input.size", str(n.inputs.size())}};
+        Step &s = step(n, "concat", p);
+        s.inputs = args;
+        s.output = {out_tensor(n).name, {to_int(inner, "dim"), 1, total, to_int(outer, "dim")}};
+    }
+
+    void channel_affine(const Node &n) {
+        const Tensor &x = float_in(n, 0), &sc = float_in(n, 1), &sh = float_in(n, 2);
+        if (x.shape.size() < 2) throw NodeError("input of rank < 2");
+        const int nb = to_int(x.shape[0], "batch"), c = to_int(x.shape[1], "channels");
+        const int plane = to_int(x.elements() / (int64_t(nb) * c), "plane");
+        if (sc.elements() != c || sh.elements() != c) throw NodeError("scale / shift are not per channel");
+        std::map<std::string, std::string> p = {
+            {"batch", str(nb)}, {"channels", str(c)}, {"height", "1"}, {"width", str(plane)}, {"relu", "false"}};
+        Step &s = step(n, "channel_affine", p);
+        s.inputs = {{x.name, {plane, 1, c, nb}}, {sc.name, {c}}, {sh.name, {c}}};
+        s.output = {out_tensor(n).name, {plane, 1, c, nb}};
+    }
+
+    void lrn(const Node &n) {
+        const Tensor &x = float_in(n, 0);
+        if (x.shape.size() != 4 && x.shape.size() != 3) throw NodeError("input of rank other than 3 or 4");
+        const int nb = to_int(x.shape[0], "dim"), c = to_int(x.shape[1], "dim");
+        const int h = x.shape.size() == 4 ? to_int(x.shape[2], "dim") : 1, w = to_int(x.shape.back(), "dim");
+        std::map<std::string, std::string> p = {{"batch", str(nb)},
+                                                {"channels", str(c)},
+                                                {"height", str(h)},
+                                                {"width", str(w)},
+                                                {"size", str(n.attr_int("size", 1))},
+                                                {"alpha", format_float(n.attr_float("alpha", 0.0001f))},
+                                                {"beta", format_float(n.attr_float("beta", 0.75f))},
+                                                {"k", format_float(n.attr_float("bias", 1.f))}};
+        Step &s = step(n, "lrn", p);
+        s.inputs = {{x.name, {w, h, c, nb}}};
+        s.output = {out_tensor(n).name, {w, h, c, nb}};
+    }
+
+    void softmax(const Node &n) {
+        const Tensor &x = float_in(n, 0);
+        const int64_t rank = (int64_t)x.shape.size();
+        if (rank < 1) throw NodeError("Softmax of a scalar");
+        int64_t rows = 1, classes = 1;
+        if (g.opset >= 13) {
+            int64_t axis = n.attr_int("axis", -1);
+            if (axis < 0) axis += rank;
+            if (axis != rank - 1) {
+                throw NodeError("Softmax over axis " + str(n.attr_int("axis", -1)) + " of a rank-" + str(rank) +
+                                " input: only the last axis is supported");
+            }
+            for (int64_t i = 0; i < rank - 1; i++) rows *= x.shape[i];
+            classes = x.shape[rank - 1];
+        } else {
+            int64_t axis = n.attr_int("axis", 1);
+            if (axis < 0) axis += rank;
+            for (int64_t i = 0; i < rank; i++) (i < axis ? rows : classes) *= x.shape[i];
+        }
+        std::map<std::string, std::string> p = {{"batch", str(rows)}, {"classes", str(classes)}};
+        Step &s = step(n, "softmax", p);
+        const int cl = to_int(classes, "classes"), rw = to_int(rows, "rows");
+        s.inputs = {{x.name, {cl, rw}}};
+        s.output = {out_tensor(n).name, {cl, rw}};
+    }
+
+    void view(const Node &n) {
+        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+        if (x.elements() != y.elements()) throw NodeError("a view that changes the element count");
+        Step s;
+        s.node = n.label();
+        s.op_type = n.op_type;
+        s.layer = -1;
+        s.inputs = {{x.name, {to_int(x.elements(), "size")}}};
+        s.output = {y.name, {to_int(y.elements(), "size")}};
+        out.steps.push_back(s);
+    }
+
+    void lower_node(int i) {
+        const Node &n = g.nodes[i];
+        const std::string &op = n.op_type;
+        if (n.domain == kInternalDomain && op == "ChannelScaleShift") return channel_affine(n);
+        if (!n.domain.empty() && n.domain != "ai.onnx") {
+            throw NodeError("operator of domain '" + n.domain + "' has no layer");
+        }
+        for (size_t k = 1; k < n.outputs.size(); k++) {
+            if (!n.outputs[k].empty() && !(op == "MaxPool")) throw NodeError("a second output is not supported");
+        }
+        if (op == "Conv") return conv(i);
+        if (op == "MaxPool" || op == "AveragePool") return pool(n);
+        if (op == "Gemm") return gemm(n);
+        if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid") return activation(n);
+        if (op == "Add" || op == "Mul") return binary(n);
+        if (op == "Sum") {
+            if (n.inputs.size() != 2) throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");
+            return binary(n);
+        }
+        if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean") return global_pool(n);
+        if (op == "Concat") return concat(n);
+        if (op == "LRN") return lrn(n);
+        if (op == "Softmax") return softmax(n);
+        if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return view(n);
+        if (op == "BatchNormalization") {
+            throw NodeError("no layer: a BatchNormalization that fold_batch_norm could not rewrite "
+                            "(parameters that are not constants?)");
+        }
+        throw NodeError("no layer implements this operator yet (" + op + ")");
+    }
+
+    void run() {
+        for (int i = 0; i < (int)g.nodes.size(); i++) {
+            if (fused.count(i)) continue;
+            try {
+                lower_node(i);
+            } catch (const NodeError &e) {
+                throw g.node_error(g.nodes[i], e.what());
+            }
+        }
+    }
+};
+
+}  // namespace
+
+std::string LayerSpec::key() const {
+    std::string k = generator;
+    for (const auto &p : params) k += " " + p.first + "=" + p.second;
+    return k;
+}
+
+std::string format_float(float v) {
+    char b[64];
+    for (int digits = 6; digits <= 9; digits++) {
+        std::snprintf(b, sizeof b, "%.*g", digits, v);
+        if (std::strtof(b, nullptr) == v) break;
+    }
+    return b;
+}
+
+WindowGeometry window_geometry(const Node &node, const std::vector<int64_t> &x, std::vector<int64_t> kernel,
+                               bool allow_dilation) {
+    const size_t rank = x.size();
+    if (rank != 3 && rank != 4) {
+        throw NodeError("input " + dims_str(x) + ": only 1-D and 2-D spatial inputs are supported");
+    }
+    const size_t sp = rank - 2;
+    std::vector<int64_t> strides = node.attr_ints("strides", {}), pads = node.attr_ints("pads", {}),
+                         dil = node.attr_ints("dilations", {});
+    if (strides.empty()) strides.assign(sp, 1);
+    if (dil.empty()) dil.assign(sp, 1);
+    if (kernel.size() != sp || strides.size() != sp || dil.size() != sp) {
+        throw NodeError("kernel_shape / strides / dilations rank does not match the input");
+    }
+    for (int64_t d : dil) {
+        if (d != 1 && !allow_dilation) throw NodeError("dilations other than 1 are not supported");
+    }
+    std::vector<int64_t> span(sp);
+    for (size_t i = 0; i < sp; i++) span[i] = (kernel[i] - 1) * dil[i] + 1;
+    const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+    std::vector<int64_t> in(x.begin() + 2, x.end()), begin(sp, 0), end(sp, 0);
+    if (auto_pad == "NOTSET" || auto_pad.empty()) {
+        if (!pads.empty()) {
+            if (pads.size() != 2 * sp) throw NodeError("pads has the wrong length");
+            for (size_t i = 0; i < sp; i++) {
+                begin[i] = pads[i];
+                end[i] = pads[sp + i];
+            }
+        }
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        for (size_t i = 0; i < sp; i++) {
+            const int64_t o = (in[i] + strides[i] - 1) / strides[i];
+            const int64_t total = std::max<int64_t>(0, (o - 1) * strides[i] + span[i] - in[i]);
+            begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : (total + 1) / 2;
+            end[i] = total - begin[i];
+        }
+    } else if (auto_pad != "VALID") {
+        throw NodeError("auto_pad " + auto_pad + " is not supported");
+    }
+    WindowGeometry g;
+    g.n = to_int(x[0], "batch");
+    g.c = to_int(x[1], "channels");
+    if (sp == 2) {
+        g.h = to_int(in[0], "height"), g.kh = to_int(kernel[0], "kernel"), g.sh = to_int(strides[0], "stride");
+        g.pt = to_int(begin[0], "pad"), g.pb = to_int(end[0], "pad"), g.dh = to_int(dil[0], "dilation");
+    }
+    g.w = to_int(in[sp - 1], "width"), g.kw = to_int(kernel[sp - 1], "kernel");
+    g.sw = to_int(strides[sp - 1], "stride");
+    g.pl = to_int(begin[sp - 1], "pad"), g.pr = to_int(end[sp - 1], "pad"), g.dw = to_int(dil[sp - 1], "dilation");
+    return g;
+}
+
+void window_params(const WindowGeometry &g, std::map<std::string, std::string> &p, bool always_y) {
+    p["batch"] = str(g.n);
+    p["height"] = str(g.h);
+    p["width"] = str(g.w);
+    p["kernel"] = str(g.kw);
+    if (always_y || g.kh != g.kw) p["kernel_y"] = str(g.kh);
+    p["stride"] = str(g.sw);
+    if (always_y || g.sh != g.sw) p["stride_y"] = str(g.sh);
+    if (g.pl == g.pr && g.pl == g.pt && g.pl == g.pb) {
+        p["pad"] = str(g.pl);
+    } else {
+        p["pad"] = "0";
+        p["pad_left"] = str(g.pl);
+        p["pad_right"] = str(g.pr);
+        p["pad_top"] = str(g.pt);
+        p["pad_bottom"] = str(g.pb);
+    }
+}
+
+LoweredGraph lower_graph(const Graph &g) {
+    Lowerer l(g);
+    l.run();
+    return std::move(l.out);
+}
+
+}  // namespace sw_graph

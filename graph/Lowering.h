@@ -1,0 +1,89 @@
+/** \file
+ * Lowering: maps each node of an imported graph (after ShapeInference and the passes) to a
+ * layer, a generator of generators/ (layers.generator) with its parameters, or to a view
+ * (Flatten, Reshape, Squeeze, Unsqueeze of contiguous NCHW data: the same buffer, no
+ * layer). Every tensor is a dense row-major float32 buffer; a step names the tensors it
+ * reads and writes and the Halide extents (x fastest: the ONNX dims reversed, regrouped as
+ * the generator expects) it sees them with.
+ *
+ *   Conv -> conv2d (groups, dilations, strides, asymmetric pads; a Relu that is the conv's
+ *           only consumer is fused: relu=true)
+ *   Gemm -> dense (transA=0, transB=1, B and C constants; C of shape (N), (1, N) or a
+ *           scalar; others are refused naming the node)
+ *   Relu / Clip / LeakyRelu / Sigmoid -> activation; Add / Mul / Sum of two -> eltwise
+ *   (numpy broadcasting)
+ *   MaxPool / AveragePool -> pool; GlobalAveragePool / GlobalMaxPool / ReduceMean (trailing
+ *   axes) -> global_pool; Concat -> concat; ChannelScaleShift -> channel_affine;
+ *   LRN -> lrn; Softmax (last axis, or opset < 13) -> softmax
+ *
+ * Distinct (generator, params) pairs are listed once (LoweredGraph::layers). A node with no
+ * layer, or an attribute or shape its layer cannot express, throws Error naming the node,
+ * its operator and what is missing.
+ */
+#ifndef SW_GRAPH_LOWERING_H
+#define SW_GRAPH_LOWERING_H
+
+#include "graph/Graph.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sw_graph {
+
+/** A tensor as a layer argument: its name and the Halide extents the layer sees. */
+struct LayerArg {
+    std::string tensor;
+    std::vector<int> extents;
+};
+
+/** One distinct generated layer. */
+struct LayerSpec {
+    std::string generator;
+    std::map<std::string, std::string> params;
+    /** "conv2d batch=1 in_channels=3 ..." (params sorted): a stable key. */
+    std::string key() const;
+};
+
+struct Step {
+    std::string node;     ///< label of the node (Node::label)
+    std::string op_type;  ///< the node's operator ("Conv+Relu" when a Relu is fused)
+    /** Index into LoweredGraph::layers, or -1 for a view (output aliases inputs[0]). */
+    int layer = -1;
+    std::vector<LayerArg> inputs; ///< in the generator's input order
+    LayerArg output;
+};
+
+struct LoweredGraph {
+    std::vector<LayerSpec> layers;
+    std::vector<Step> steps; ///< topological order
+    /** Constants the lowering adds (a missing conv bias as zeros, a scalar Gemm C
+     * broadcast): name -> values. The graph's own constants are read from the Graph. */
+    std::map<std::string, std::vector<float>> extra_constants;
+};
+
+/** The shortest decimal that reads back as the same float (generator parameter values). */
+std::string format_float(float v);
+
+/** Parameters of conv2d / pool from a 2-D or 1-D (as height 1) window node. */
+struct WindowGeometry {
+    int n = 1, c = 1, h = 1, w = 1, kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
+    int dh = 1, dw = 1;
+};
+
+/** Window geometry of a Conv / MaxPool / AveragePool node from its attributes (kernel_shape,
+ * strides, pads, dilations, auto_pad) and its input shape (N, C, W) or (N, C, H, W); throws
+ * NodeError if the node cannot be expressed (rank, auto_pad, dilations when !allow_dilation). */
+WindowGeometry window_geometry(const Node &node, const std::vector<int64_t> &x,
+                               std::vector<int64_t> kernel, bool allow_dilation);
+
+/** batch/height/width/kernel/stride/pad params (the _y and per-side forms only where they
+ * differ from the plain ones unless always_y). */
+void window_params(const WindowGeometry &g, std::map<std::string, std::string> &p, bool always_y);
+
+/** Lowers a graph whose shapes are inferred. Throws Error naming the node. */
+LoweredGraph lower_graph(const Graph &g);
+
+} // namespace sw_graph
+
+#endif

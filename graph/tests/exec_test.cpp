@@ -1,0 +1,303 @@
+/** \file
+ * Whole graphs on the emulated SW26010 (graph/Executor.h): (a) ONNX conformance node tests
+ * (Debian's libonnx-testdata) imported and run through the executor, compared with their
+ * output_0.pb; (b) a multi-node model built here (conv -> batch norm -> relu -> max pool ->
+ * conv -> residual add -> batch norm -> global average pool -> flatten -> gemm -> softmax,
+ * 5 and 7 channels, batch 2) against naive loops; (c) errors naming the node, and the
+ * sw_graph_run CLI.
+ */
+#include "graph/Executor.h"
+#include "graph/Import.h"
+#include "graph/OnnxReader.h"
+#include "graph/Passes.h"
+#include "graph/tests/model_builder.h"
+#include "reference/naive_layers.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <random>
+
+#ifndef SW_ONNX_TEST_DATA
+#define SW_ONNX_TEST_DATA "/usr/share/libonnx-testdata/data"
+#endif
+
+using sw_graph_test::ModelBuilder;
+
+namespace {
+
+bool exists(const std::string &p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0;
+}
+
+void expect_close(const std::vector<float> &actual, const std::vector<float> &expected, const std::string &what,
+                  double tol = 1e-4) {
+    ASSERT_EQ(actual.size(), expected.size()) << what;
+    int bad = 0;
+    for (size_t i = 0; i < actual.size(); i++) {
+        const double d = std::fabs(double(actual[i]) - expected[i]);
+        if (!(d <= tol + tol * std::fabs(expected[i]))) {
+            if (bad++ < 5) ADD_FAILURE() << what << "[" << i << "]: " << actual[i] << " vs " << expected[i];
+        }
+    }
+    EXPECT_EQ(bad, 0) << what;
+}
+
+// ------------------------------------------------------------- (a) conformance node tests
+
+class NodeTest : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(NodeTest, MatchesOutput) {
+    const std::string dir = std::string(SW_ONNX_TEST_DATA) + "/node/" + GetParam();
+    if (!exists(dir + "/model.onnx")) GTEST_SKIP() << dir << " not found (install libonnx-testdata)";
+    sw_graph::Graph g = sw_graph::import_onnx(dir + "/model.onnx");
+    sw_graph::Executor ex(g);
+    int sets = 0;
+    for (int s = 0; exists(dir + "/test_data_set_" + std::to_string(s)); s++, sets++) {
+        const std::string d = dir + "/test_data_set_" + std::to_string(s) + "/";
+        std::map<std::string, std::vector<float>> inputs;
+        for (size_t k = 0; k < g.inputs.size(); k++) {
+            inputs[g.inputs[k]] = sw_graph::read_onnx_tensor_file(d + "input_" + std::to_string(k) + ".pb").f32;
+        }
+        const sw_graph::ExecResult r = ex.run(inputs);
+        ASSERT_EQ(g.outputs.size(), 1u);
+        const sw_graph::Tensor want = sw_graph::read_onnx_tensor_file(d + "output_0.pb");
+        const sw_graph::Tensor &got = r.outputs.at(g.outputs[0]);
+        EXPECT_EQ(got.shape, want.shape);
+        expect_close(got.f32, want.f32, std::string(GetParam()) + " set " + std::to_string(s));
+        EXPECT_GT(r.modelled_seconds, 0.0);
+    }
+    EXPECT_GT(sets, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Onnx, NodeTest,
+                         ::testing::Values("test_conv_with_strides_padding", "test_maxpool_2d_pads",
+                                           "test_relu", "test_add_bcast", "test_globalaveragepool",
+                                           "test_gemm_transposeB", "test_concat_3d_axis_1",
+                                           "test_softmax_example", "test_averagepool_2d_pads"),
+                         [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });
+
+// ------------------------------------------------------------- (b) a small network
+
+struct Net {
+    ModelBuilder b;
+    std::vector<float> w1, b1, g1, be1, m1, v1, w2, b2, g2, be2, m2, v2, w3, b3;
+    static constexpr int N = 2, C0 = 5, C = 7, H = 8, W = 8, K = 10;
+
+    std::vector<float> positive(const std::string &name, int n) {
+        std::vector<float> v = b.init_random(name, {n}, 0.5f, 1.5f);
+        return v;
+    }
+
+    Net() {
+        b.input("x", {N, C0, H, W});
+        w1 = b.init_random("w1", {C, C0, 3, 3}, -0.3f, 0.3f);
+        b1 = b.init_random("b1", {C});
+        g1 = positive("g1", C);
+        be1 = b.init_random("be1", {C});
+        m1 = b.init_random("m1", {C});
+        v1 = positive("v1", C);
+        w2 = b.init_random("w2", {C, C, 3, 3}, -0.2f, 0.2f);
+        b2 = b.init_random("b2", {C});
+        g2 = positive("g2", C);
+        be2 = b.init_random("be2", {C});
+        m2 = b.init_random("m2", {C});
+        v2 = positive("v2", C);
+        w3 = b.init_random("w3", {K, C});
+        b3 = b.init_random("b3", {K});
+        auto &c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
+        ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+        b.node("BatchNormalization", {"c1", "g1", "be1", "m1", "v1"}, {"bn1"}, "bn1");
+        b.node("Relu", {"bn1"}, {"r1"}, "relu1");
+        auto &p = b.node("MaxPool", {"r1"}, {"p1"}, "pool1");
+        ModelBuilder::attr_ints(p, "kernel_shape", {2, 2});
+        ModelBuilder::attr_ints(p, "strides", {2, 2});
+        auto &c2 = b.node("Conv", {"p1", "w2", "b2"}, {"c2"}, "conv2");
+        ModelBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+        b.node("Add", {"p1", "c2"}, {"s"}, "residual");
+        // BN after an add: not foldable, runs as channel_affine.
+        b.node("BatchNormalization", {"s", "g2", "be2", "m2", "v2"}, {"bn2"}, "bn2");
+        b.node("GlobalAveragePool", {"bn2"}, {"gap"}, "gap");
+        b.node("Flatten", {"gap"}, {"flat"}, "flatten");
+        auto &fc = b.node("Gemm", {"flat", "w3", "b3"}, {"logits"}, "fc");
+        ModelBuilder::attr_i(fc, "transB", 1);
+        b.node("Softmax", {"logits"}, {"prob"}, "softmax");
+        b.output("prob");
+    }
+
+    static std::vector<float> bn(const std::vector<float> &x, int n, int c, int plane, const std::vector<float> &g,
+                                 const std::vector<float> &be, const std::vector<float> &m,
+                                 const std::vector<float> &v) {
+        std::vector<float> r(x.size());
+        for (size_t i = 0; i < x.size(); i++) {
+            const int ch = int((i / plane) % c);
+            r[i] = float((x[i] - m[ch]) / std::sqrt(double(v[ch]) + 1e-5) * g[ch] + be[ch]);
+        }
+        (void)n;
+        return r;
+    }
+
+    std::vector<float> reference(const std::vector<float> &x) const {
+        using namespace reference;
+        auto c1 = conv2d(Conv2DParams::square(N, C0, C, H, W, 3, 1, 1, false), x, w1, b1);
+        auto r1 = relu(bn(c1, N, C, H * W, g1, be1, m1, v1));
+        PoolParams pp{N, C, H, W, 2, 2, 2, 2, 0, 0, 0, 0, false, true, false};
+        auto p1 = pool2d(pp, r1);
+        auto c2 = conv2d(Conv2DParams::square(N, C, C, H / 2, W / 2, 3, 1, 1, false), p1, w2, b2);
+        const Shape4 s4{N, C, H / 2, W / 2};
+        auto s = eltwise(s4, s4, p1, s4, c2, false, false);
+        auto b2n = bn(s, N, C, (H / 2) * (W / 2), g2, be2, m2, v2);
+        auto gp = global_pool(s4, b2n, false);
+        auto fc = dense(N, C, K, gp, w3, b3, false);
+        return softmax(N, K, fc);
+    }
+};
+
+TEST(Executor, SmallResidualNetwork) {
+    Net net;
+    sw_graph::Graph g = net.b.infer();
+    sw_graph::run_passes(g);
+    sw_graph::Executor ex(g);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> x(size_t(Net::N) * Net::C0 * Net::H * Net::W);
+    for (float &v : x) v = d(rng);
+    const sw_graph::ExecResult r = ex.run({{"x", x}});
+    const sw_graph::Tensor &prob = r.outputs.at("prob");
+    EXPECT_EQ(prob.shape, (std::vector<int64_t>{Net::N, Net::K}));
+    expect_close(prob.f32, net.reference(x), "prob");
+
+    // conv1+bn1+relu1 are one conv2d (BN folded, Relu fused); bn2 is channel_affine.
+    std::vector<std::string> gens;
+    for (const sw_graph::StepResult &s : r.steps) {
+        gens.push_back(s.generator.empty() ? "view" : s.generator);
+        std::printf("[step] %-32s %-8s %-16s %.4f ms (%d kernels)\n", s.node.c_str(), s.op_type.c_str(),
+                    s.generator.c_str(), s.modelled_seconds * 1e3, s.kernels);
+        if (s.layer >= 0) EXPECT_GT(s.modelled_seconds, 0.0) << s.node;
+    }
+    std::printf("[total] %.4f ms modelled, %d distinct layers\n", r.modelled_seconds * 1e3, r.distinct_layers);
+    EXPECT_EQ(gens, (std::vector<std::string>{"conv2d", "pool", "conv2d", "eltwise", "channel_affine",
+                                              "global_pool", "view", "dense", "softmax"}));
+    EXPECT_EQ(r.steps[0].op_type, "Conv+Relu");
+    EXPECT_EQ(r.distinct_layers, 8);
+
+    // A second run reuses the built layers and gives the same result.
+    const sw_graph::ExecResult r2 = ex.run({{"x", x}});
+    EXPECT_EQ(r2.outputs.at("prob").f32, prob.f32);
+}
+
+// ------------------------------------------------------------- (c) errors and the CLI
+
+std::string error_of(const std::function<void()> &f) {
+    try {
+        f();
+    } catch (const sw_graph::Error &e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(ExecutorErrors, UnsupportedOperatorNamesTheNode) {
+    ModelBuilder b;
+    b.input("x", {1, 4, 2, 3});
+    b.node("Relu", {"x"}, {"r"}, "relu0");
+    auto &t = b.node("Transpose", {"r"}, {"y"}, "swap_hw");
+    ModelBuilder::attr_ints(t, "perm", {0, 1, 3, 2});
+    b.output("y");
+    const sw_graph::Graph g = b.infer();
+    const std::string m = error_of([&] { sw_graph::Executor ex(g); });
+    EXPECT_NE(m.find("error: "), std::string::npos) << m;
+    EXPECT_NE(m.find("swap_hw"), std::string::npos) << m;
+    EXPECT_NE(m.find("Transpose"), std::string::npos) << m;
+}
+
+TEST(ExecutorErrors, GemmWithVariableBNotTransposed) {
+    const std::string dir = std::string(SW_ONNX_TEST_DATA) + "/node/test_gemm_default_single_elem_vector_bias";
+    if (!exists(dir + "/model.onnx")) GTEST_SKIP() << dir << " not found";
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/model.onnx");
+    const std::string m = error_of([&] { sw_graph::Executor ex(g); });
+    EXPECT_NE(m.find("Gemm"), std::string::npos) << m;
+    EXPECT_NE(m.find("transB=0"), std::string::npos) << m;
+}
+
+TEST(ExecutorErrors, WrongInputSize) {
+    ModelBuilder b;
+    b.input("x", {2, 3});
+    b.node("Relu", {"x"}, {"y"}, "r");
+    b.output("y");
+    const sw_graph::Graph g = b.infer();
+    sw_graph::Executor ex(g);
+    std::string m = error_of([&] { ex.run({{"x", std::vector<float>(5)}}); });
+    EXPECT_NE(m.find("'x'"), std::string::npos) << m;
+    m = error_of([&] { ex.run({}); });
+    EXPECT_NE(m.find("no data for graph input 'x'"), std::string::npos) << m;
+    const auto r = ex.run({{"x", {-1, 2, -3, 4, -5, 6}}});
+    EXPECT_EQ(r.outputs.at("y").f32, (std::vector<float>{0, 2, 0, 4, 0, 6}));
+}
+
+#ifdef SW_GRAPH_RUN
+int run_cli(const std::string &args, std::string *out) {
+    FILE *p = popen((std::string(SW_GRAPH_RUN) + " " + args + " 2>&1").c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    out->clear();
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+    const int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+std::string write_model(const ModelBuilder &b, const std::string &name) {
+    const std::string path = ::testing::TempDir() + "/" + name;
+    std::ofstream(path, std::ios::binary) << b.bytes();
+    return path;
+}
+
+TEST(GraphRunCli, RunsAModelWithDynamicBatch) {
+    ModelBuilder b;
+    b.input("x", {-1, 3, 4, 4});
+    b.node("Relu", {"x"}, {"r"}, "relu0");
+    b.node("GlobalAveragePool", {"r"}, {"y"}, "gap0");
+    b.output("y");
+    const std::string path = write_model(b, "cli_gap.onnx");
+    std::string out;
+    EXPECT_EQ(run_cli(path + " --input-shape x=2x3x4x4 --seed 3", &out), 0) << out;
+    EXPECT_NE(out.find("relu0"), std::string::npos) << out;
+    EXPECT_NE(out.find("global_pool"), std::string::npos) << out;
+    EXPECT_NE(out.find(" ms"), std::string::npos) << out;
+    EXPECT_NE(out.find("output  y 2x3x1x1:"), std::string::npos) << out;
+    // Without the shape: an error naming the input.
+    EXPECT_EQ(run_cli(path, &out), 1) << out;
+    EXPECT_EQ(out.rfind("error: ", 0), 0u) << out;
+    EXPECT_NE(out.find("'x'"), std::string::npos) << out;
+}
+
+TEST(GraphRunCli, BadInput) {
+    std::string out;
+    EXPECT_EQ(run_cli("/nonexistent/model.onnx", &out), 1) << out;
+    EXPECT_EQ(out.rfind("error: ", 0), 0u) << out;
+    const std::string junk = ::testing::TempDir() + "/junk.onnx";
+    std::ofstream(junk) << "not an onnx file";
+    EXPECT_EQ(run_cli(junk, &out), 1) << out;
+    EXPECT_EQ(out.rfind("error: ", 0), 0u) << out;
+    ModelBuilder b;
+    b.input("x", {1, 4, 2, 3});
+    auto &t = b.node("Transpose", {"x"}, {"y"}, "swap_hw");
+    ModelBuilder::attr_ints(t, "perm", {0, 1, 3, 2});
+    b.output("y");
+    EXPECT_EQ(run_cli(write_model(b, "cli_transpose.onnx"), &out), 1) << out;
+    EXPECT_NE(out.find("swap_hw"), std::string::npos) << out;
+    EXPECT_EQ(run_cli("--input-shape x=2xq " + write_model(b, "cli_transpose.onnx"), &out), 1) << out;
+    EXPECT_EQ(out.rfind("error: ", 0), 0u) << out;
+}
+#endif
+
+} // namespace
