@@ -1,5 +1,6 @@
 /** \file
- * activation: out(i) = f(in(i)) on a flat tensor of `size` floats (any tensor, flattened):
+ * activation: out(i) = f(in(i)) on a flat tensor of `size` floats (any tensor, flattened).
+ * Also registered as `relu` (op defaults to relu), the name the network tables use:
  *   op=relu        max(v, 0)
  *   op=clip        min(max(v, min), max)   (ReLU6: min=0 max=6; a bound not given is none;
  *                  min > max gives max, as ONNX's Clip)
@@ -28,7 +29,7 @@ public:
 
     void generate() {
         const std::string kind = op;
-        sw::check_param(size >= 1, "activation: size must be >= 1");
+        sw::check_param(size >= 1, std::string(op) + ": size must be >= 1");
         /* THE ALGORITHM */
         Expr v = input(i);
         if (kind == "relu") {
@@ -74,3 +75,4 @@ private:
 }  // namespace
 
 HALIDE_REGISTER_GENERATOR(Activation, activation)
+HALIDE_REGISTER_GENERATOR(Activation, relu)
