@@ -82,6 +82,22 @@ generate pool_avg "$gen" -g pool -f pool_avg -o "$out" target=sw26010 schedule=b
 generate lrn "$gen" -g lrn -f lrn -o "$out" target=sw26010 batch=1 channels=16 height=13 width=13 size=5
 generate softmax "$gen" -g softmax -f softmax -o "$out" target=sw26010 batch=2 classes=1000
 generate relu "$gen" -g relu -f relu -o "$out" target=sw26010 schedule=baseline size=10007
+generate sigmoid "$gen" -g activation -f sigmoid -o "$out" target=sw26010 op=sigmoid size=1001
+generate eltwise "$gen" -g eltwise -f eltwise -o "$out" target=sw26010 op=add activation=relu batch=2 \
+    channels=5 height=7 width=9 b_height=1 b_width=1
+generate channel_affine "$gen" -g channel_affine -f channel_affine -o "$out" target=sw26010 batch=2 \
+    channels=7 height=5 width=11 relu=true
+generate global_pool "$gen" -g global_pool -f global_pool -o "$out" target=sw26010 batch=2 channels=9 \
+    height=13 width=13 type=max
+generate concat "$gen" -g concat -f concat -o "$out" target=sw26010 batch=2 height=5 width=6 \
+    channels=3,5,2 input.size=3
+generate channel_shuffle "$gen" -g channel_shuffle -f channel_shuffle -o "$out" target=sw26010 channels=12 groups=3
+generate conv_dilated "$gen" -g conv2d -f conv_dilated -o "$out" target=sw26010 in_channels=5 out_channels=6 \
+    height=17 width=15 kernel=3 dilation=2 pad=2
+generate dense_regcomm "$gen" -g dense -f dense_regcomm -o "$out" target=sw26010 batch=2 in_features=1001 \
+    out_features=201 tile_o=3 tile_n=2 tile_i=77 broadcast=true sharing=regcomm
+generate dense_auto_shared "$gen" -g dense -f dense_auto_shared -o "$out" -e mpe,cpe,h,report,schedule \
+    -p "$plugin" -s Sunway auto_schedule=true target=sw26010 batch=16 in_features=1024 out_features=256
 # A shape beyond 32-bit arithmetic: a clean error, no sanitizer report.
 if "$gen" -g conv2d -o "$out" target=sw26010 height=65536 width=65536 > "$out/overflow.log" 2>&1; then
     echo "FAILED: conv2d height=width=65536 was accepted"; exit 1
