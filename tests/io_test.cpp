@@ -1,17 +1,24 @@
 /** \file
  * sw_io: PNG loading of every colour type and bit depth (files written here with libpng),
  * ImageNet preprocessing, .npy reading and writing, weight stores, deterministic weights,
- * label lists, and the IoError of every malformed input.
+ * label lists, output files, and the IoError of every malformed input: huge claimed sizes
+ * refused fast under an address-space limit, NaN/Inf refused unless allowed, unwritable
+ * outputs refused before the run and write errors reported at close.
  */
 #include "apps/io/image.h"
 #include "apps/io/npy.h"
+#include "apps/io/output_file.h"
 #include "apps/io/weights.h"
 
 #include <gtest/gtest.h>
 #include <png.h>
+#include <sys/resource.h>
+#include <zlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -453,4 +460,192 @@ TEST_F(IoTest, Labels) {
     EXPECT_EQ(imagenet[0], "tench");
     EXPECT_EQ(imagenet[207], "golden retriever");
     EXPECT_EQ(imagenet[999], "toilet tissue");
+}
+
+// ---------------------------------------------------------------- inputs that cannot hurt us
+
+namespace {
+
+/** Address-space limit of the children below: far less than what the bad inputs claim, so
+ * that an allocation of the claimed size fails instead of succeeding slowly. ASan reserves
+ * terabytes of address space, so its builds run without the limit (and still check time). */
+constexpr rlim_t kChildAddressSpace = rlim_t(512) << 20;
+
+bool under_asan() {
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#endif
+#endif
+    return false;
+}
+
+/** In a child process (gtest's death-test fork) under kChildAddressSpace of address space
+ * (more than the test's own use), runs f, which must throw an IoError containing every one
+ * of parts within \p seconds: exit code 0 if so, 1 with the reason on stderr otherwise. */
+template <typename F>
+void expect_fast_io_error_limited(F f, std::initializer_list<std::string> parts, double seconds = 2.0) {
+    EXPECT_EXIT(
+        {
+            if (!under_asan()) {
+                rlimit lim;
+                lim.rlim_cur = lim.rlim_max = kChildAddressSpace + (rlim_t(256) << 20);
+                ::setrlimit(RLIMIT_AS, &lim);
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            try {
+                f();
+                std::fprintf(stderr, "no IoError thrown\n");
+            } catch (const IoError &e) {
+                const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                const std::string msg = e.what();
+                bool ok = s <= seconds;
+                if (!ok) std::fprintf(stderr, "took %.2f s\n", s);
+                for (const auto &p : parts) {
+                    if (msg.find(p) == std::string::npos) {
+                        std::fprintf(stderr, "'%s' not in: %s\n", p.c_str(), msg.c_str());
+                        ok = false;
+                    }
+                }
+                std::exit(ok ? 0 : 1);
+            } catch (const std::exception &e) {
+                std::fprintf(stderr, "not an IoError: %s\n", e.what());
+            }
+            std::exit(1);
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+/** The PNG \p bytes with its IHDR's height replaced by \p height (and the chunk's CRC
+ * fixed): a well-formed header claiming more rows than the file holds. */
+std::string with_png_height(std::string bytes, uint32_t height) {
+    // Signature (8), IHDR length (4), "IHDR" (4), width (4), height (4), 5 more bytes, CRC.
+    for (int k = 0; k < 4; k++) bytes[20 + k] = char((height >> (24 - 8 * k)) & 0xff);
+    const uLong crc = crc32(0, reinterpret_cast<const Bytef *>(bytes.data() + 12), 17);
+    for (int k = 0; k < 4; k++) bytes[29 + k] = char((crc >> (24 - 8 * k)) & 0xff);
+    return bytes;
+}
+
+}  // namespace
+
+TEST_F(IoTest, PngDimensionsCheckedBeforeAllocating) {
+    // The file: a small, valid PNG of 100000 x 1 black pixels (it took 25 s and
+    // 1.6 GB in the resize). Over the side limit: refused from its header.
+    const std::string wide = path("wide.png");
+    ASSERT_TRUE(write_png(wide, {100000, 1, PNG_COLOR_TYPE_RGB, 8}, {std::vector<unsigned char>(300000, 0)}));
+    EXPECT_LT(fs::file_size(wide), 2000u);
+    expect_fast_io_error_limited([&] { load_png_rgb(wide); }, {wide + ": ", "100000 x 1", "larger than accepted"});
+    // Within the limits (8000 x 8000 = 64 M pixels, 192 MB of RGB) but only one row in the
+    // file: refused from the file size before the 192 MB are allocated.
+    const std::string head = path("head_only.png");
+    ASSERT_TRUE(write_png(path("row.png"), {8000, 1, PNG_COLOR_TYPE_RGB, 8}, {std::vector<unsigned char>(24000, 0)}));
+    write_bytes(head, with_png_height(read_bytes(path("row.png")), 8000));
+    EXPECT_LT(fs::file_size(head), 1000u);
+    expect_fast_io_error_limited([&] { load_png_rgb(head); }, {head + ": ", "8000 x 8000", "can hold"});
+}
+
+TEST_F(IoTest, ThinImagesPreprocessOnlyTheCrop) {
+    // 16384 x 1 is accepted; resizing its short side to 256 makes it 4194304 wide, of which
+    // only the 224 cropped columns are computed (memory of the crop, not of the resize).
+    RgbImage img;
+    img.width = kMaxImageSide;
+    img.height = 1;
+    img.data.assign(size_t(img.width) * 3, 128);
+    EXPECT_EXIT(
+        {
+            if (!under_asan()) {
+                rlimit lim;
+                lim.rlim_cur = lim.rlim_max = kChildAddressSpace + (rlim_t(256) << 20);
+                ::setrlimit(RLIMIT_AS, &lim);
+            }
+            const std::vector<float> x = preprocess_imagenet(img, 224);
+            const float expect = (128 / 255.0f - kImagenetMean[0]) / kImagenetStd[0];
+            std::exit(x.size() == 3u * 224 * 224 && std::fabs(x[0] - expect) < 1e-4f ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(IoTest, NpyShapeCheckedAgainstTheFileSize) {
+    // 1 KB whose header claims 3 GB (750 M floats): an error naming the file at once,
+    // under an address-space limit the allocation would exceed.
+    std::string b = npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (750000000,), }",
+                              std::vector<float>(230, 1.0f));
+    write_bytes(path("claims_3gb.npy"), b);
+    EXPECT_LE(b.size(), 1100u);
+    expect_fast_io_error_limited([&] { load_npy(path("claims_3gb.npy")); },
+                                 {path("claims_3gb.npy"), "truncated data", "3000000000 bytes", "the file has 920"});
+}
+
+TEST_F(IoTest, NonFiniteValuesRefusedUnlessAllowed) {
+    const float nan = std::nanf(""), inf = INFINITY;
+    save_npy(path("nan.npy"), {2, 3}, {0, 1, 2, 3, nan, 5});
+    expect_io_error([&] { load_npy(path("nan.npy")); }, {path("nan.npy"), "(1, 1)", "flat index 4", "NaN"});
+    const NpyArray a = load_npy(path("nan.npy"), NonFinite::Allow);
+    EXPECT_TRUE(std::isnan(a.data[4]));
+    save_npy(path("inf.npy"), {3}, {0, -inf, inf});
+    expect_io_error([&] { load_npy_expect(path("inf.npy"), {3}); }, {path("inf.npy"), "(1,)", "-inf"});
+    EXPECT_NO_THROW(load_npy_expect(path("inf.npy"), {3}, NonFinite::Allow));
+
+    // Weight files: the error names the layer, the file and the element.
+    save_npy(path("fc.weight.npy"), {2, 2}, {1, 2, nan, 4});
+    save_npy(path("fc.bias.npy"), {2}, {0, 0});
+    const WeightStore store(dir_.string());
+    expect_io_error([&] { store.weight("fc", {2, 2}); }, {"layer 'fc'", store.weight_path("fc"), "(1, 0)", "NaN"});
+    const WeightStore lenient(dir_.string(), NonFinite::Allow);
+    EXPECT_TRUE(std::isnan(lenient.weight("fc", {2, 2})[2]));
+}
+
+TEST_F(IoTest, OutputFileOpenedAndCheckedBeforeTheRun) {
+    // Writable: written only once close() returns.
+    OutputFile out(path("report.json"));
+    out.write("{}\n");
+    out.close();
+    EXPECT_EQ(read_bytes(path("report.json")), "{}\n");
+    EXPECT_NO_THROW(check_writable(path("report.json")));
+    EXPECT_EQ(read_bytes(path("report.json")), "{}\n");  // check_writable changes nothing
+    EXPECT_NO_THROW(check_writable(path("new.json")));
+    EXPECT_FALSE(fs::exists(path("new.json")));  // nor leaves a file behind
+    EXPECT_NO_THROW(OutputFile("/dev/null").close());
+
+    // Unwritable: a missing directory, a directory, a full device; each error names the path.
+    const std::string missing = path("no_dir/trace.json");
+    expect_io_error([&] { OutputFile o(missing); }, {missing + ": cannot write", "No such file"});
+    expect_io_error([&] { check_writable(missing); }, {missing + ": cannot write", "No such file"});
+    expect_io_error([&] { OutputFile o(dir_.string()); }, {dir_.string() + ": cannot write", "directory"});
+    expect_io_error([&] { check_writable(dir_.string()); }, {dir_.string(), "directory"});
+    if (fs::exists("/dev/full")) {
+        expect_io_error([&] { OutputFile o("/dev/full"); }, {"/dev/full: cannot write", "No space left"});
+        expect_io_error([&] { check_writable("/dev/full"); }, {"/dev/full: cannot write", "No space left"});
+        expect_io_error([&] { save_npy("/dev/full", {1}, {1}); }, {"/dev/full", "No space left"});
+    }
+    if (::geteuid() != 0) {  // root writes anywhere
+        fs::create_directories(path("ro"));
+        fs::permissions(path("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+        expect_io_error([&] { check_writable(path("ro/x.csv")); }, {path("ro/x.csv"), "Permission denied"});
+    }
+}
+
+TEST_F(IoTest, OutputFileReportsWriteErrorsAtClose) {
+    // A file size limit of 1000 bytes: the 5000 bytes sit in stdio's buffer until close(),
+    // whose flush fails; close() must say so, naming the path ("written" would be a lie).
+    const std::string p = path("big.csv");
+    EXPECT_EXIT(
+        {
+            std::signal(SIGXFSZ, SIG_IGN);
+            rlimit lim;
+            lim.rlim_cur = lim.rlim_max = 1000;
+            ::setrlimit(RLIMIT_FSIZE, &lim);
+            try {
+                OutputFile out(p);
+                out.write(std::string(5000, 'x'));
+                out.close();
+            } catch (const IoError &e) {
+                const std::string msg = e.what();
+                std::exit(msg.find(p + ": write failed") != std::string::npos ? 0 : 2);
+            }
+            std::exit(1);
+        },
+        ::testing::ExitedWithCode(0), "");
 }

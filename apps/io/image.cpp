@@ -10,14 +10,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <sys/stat.h>
 
 namespace sw_io {
 
 namespace {
 
-/** Where libpng's error callback leaves its message before it longjmps back. */
+/** Where libpng's error callback leaves its message before it longjmps back; refused: the
+ * image is well-formed but over the limits (image.h), not corrupt. */
 struct PngError {
     char message[256];
+    bool refused;
 };
 
 void on_png_error(png_structp png, png_const_charp msg) {
@@ -29,10 +32,11 @@ void on_png_error(png_structp png, png_const_charp msg) {
 void on_png_warning(png_structp, png_const_charp) {}
 
 /** The libpng part, kept free of C++ objects: longjmp skips destructors, so everything
- * allocated after setjmp is a raw pointer freed on both paths. On success *pixels is a
- * malloc'ed buffer of width * height * 3 bytes that the caller frees. Returns false with
- * err->message set on failure. */
-bool read_png_rgb8(FILE *file, PngError *err, png_uint_32 *width, png_uint_32 *height,
+ * allocated after setjmp is a raw pointer freed on both paths. The header's dimensions are
+ * checked against the limits and against what \p file_bytes of compressed data can hold
+ * before anything is allocated. On success *pixels is a malloc'ed buffer of width * height
+ * * 3 bytes that the caller frees. Returns false with err->message set on failure. */
+bool read_png_rgb8(FILE *file, long long file_bytes, PngError *err, png_uint_32 *width, png_uint_32 *height,
                    unsigned char **pixels) {
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, err, on_png_error, on_png_warning);
     if (!png) {
@@ -59,6 +63,25 @@ bool read_png_rgb8(FILE *file, PngError *err, png_uint_32 *width, png_uint_32 *h
     const png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
     const int color = png_get_color_type(png, info);
     const int depth = png_get_bit_depth(png, info);
+    if (w > png_uint_32(kMaxImageSide) || h > png_uint_32(kMaxImageSide) ||
+        uint64_t(w) * h > uint64_t(kMaxImagePixels)) {
+        std::snprintf(err->message, sizeof err->message,
+                      "image of %u x %u pixels is larger than accepted (at most %d pixels a side and %lld "
+                      "pixels)", unsigned(w), unsigned(h), kMaxImageSide, (long long)kMaxImagePixels);
+        err->refused = true;
+        png_longjmp(png, 1);
+    }
+    // Rows of the file's own format, one filter byte each: deflate gives at most ~1032
+    // bytes per compressed byte, so a small file cannot hold a large image.
+    const uint64_t raw_bytes = uint64_t(h) * (png_get_rowbytes(png, info) + 1);
+    if (raw_bytes > uint64_t(kMaxDeflateRatio) * uint64_t(file_bytes) + 4096) {
+        std::snprintf(err->message, sizeof err->message,
+                      "header claims %u x %u pixels (%llu bytes of image data), more than a file of %lld bytes "
+                      "can hold: truncated or corrupt", unsigned(w), unsigned(h), (unsigned long long)raw_bytes,
+                      file_bytes);
+        err->refused = true;
+        png_longjmp(png, 1);
+    }
 
     if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
@@ -91,24 +114,24 @@ bool read_png_rgb8(FILE *file, PngError *err, png_uint_32 *width, png_uint_32 *h
 
 RgbImage load_png_rgb(const std::string &path) {
     FILE *file = std::fopen(path.c_str(), "rb");
-    if (!file)
-        throw IoError("cannot open PNG file '" + path + "': " + std::strerror(errno));
+    if (!file) throw IoError(path + ": cannot open PNG file: " + std::strerror(errno));
+    struct stat st;
+    const long long file_bytes = ::fstat(fileno(file), &st) == 0 ? (long long)st.st_size : 0;
     unsigned char signature[8];
     const size_t got = std::fread(signature, 1, sizeof signature, file);
     if (got != sizeof signature || png_sig_cmp(signature, 0, sizeof signature) != 0) {
         std::fclose(file);
-        throw IoError("'" + path + "' is not a PNG file (no PNG signature)");
+        throw IoError(path + ": not a PNG file (no PNG signature)");
     }
     std::rewind(file);
 
     PngError err{};
     png_uint_32 w = 0, h = 0;
     unsigned char *pixels = nullptr;
-    const bool ok = read_png_rgb8(file, &err, &w, &h, &pixels);
+    const bool ok = read_png_rgb8(file, file_bytes, &err, &w, &h, &pixels);
     std::fclose(file);
-    if (!ok)
-        throw IoError("cannot read PNG file '" + path + "': truncated or corrupt (libpng: " +
-                      err.message + ")");
+    if (!ok && err.refused) throw IoError(path + ": " + err.message);
+    if (!ok) throw IoError(path + ": cannot read PNG file: truncated or corrupt (libpng: " + err.message + ")");
     RgbImage img;
     img.width = int(w);
     img.height = int(h);
@@ -126,17 +149,19 @@ namespace {
 
 /** Resampling weights along one axis, as PIL's bilinear filter: a triangle of radius 1
  * output pixel, widened to the input spacing when shrinking (antialiasing), normalised.
- * Output pixel i covers input positions [first[i], first[i] + count) with weights w. */
+ * Only outputs [from, from + count) of the out_size resized pixels are made (the centre
+ * crop): a very long thin image costs the crop, not its resized length.
+ * Output pixel i (from 0) covers input positions [first[i], first[i] + count) with weights w. */
 struct Axis {
     std::vector<int> first, count;
     std::vector<std::vector<double>> w;
 };
 
-Axis resample_axis(int in_size, int out_size) {
+Axis resample_axis(int in_size, int out_size, int from, int count) {
     const double scale = double(in_size) / out_size;
     const double support = std::max(scale, 1.0);
     Axis a;
-    for (int i = 0; i < out_size; i++) {
+    for (int i = from; i < from + count; i++) {
         const double centre = (i + 0.5) * scale;
         const int lo = std::max(int(centre - support + 0.5), 0);
         const int hi = std::min(int(centre + support + 0.5), in_size);
@@ -178,27 +203,25 @@ std::vector<float> preprocess_imagenet(const RgbImage &rgb, int out_size, int re
     const int left = int(std::nearbyint((rw - out_size) / 2.0));
     const int top = int(std::nearbyint((rh - out_size) / 2.0));
 
-    const Axis ax = resample_axis(rgb.width, rw), ay = resample_axis(rgb.height, rh);
+    const Axis ax = resample_axis(rgb.width, rw, left, out_size), ay = resample_axis(rgb.height, rh, top, out_size);
     const size_t plane = size_t(out_size) * out_size;
     std::vector<float> out(3 * plane);
     // Horizontal pass over the needed columns of every input row, then vertical.
     std::vector<double> rows(size_t(rgb.height) * out_size * 3);
     for (int y = 0; y < rgb.height; y++)
         for (int x = 0; x < out_size; x++) {
-            const int sx = left + x;
             for (int c = 0; c < 3; c++) {
                 double acc = 0;
-                for (int k = 0; k < ax.count[sx]; k++) acc += ax.w[sx][k] * rgb.at(ax.first[sx] + k, y, c);
+                for (int k = 0; k < ax.count[x]; k++) acc += ax.w[x][k] * rgb.at(ax.first[x] + k, y, c);
                 rows[(size_t(y) * out_size + x) * 3 + c] = acc;
             }
         }
     for (int y = 0; y < out_size; y++) {
-        const int sy = top + y;
         for (int x = 0; x < out_size; x++)
             for (int c = 0; c < 3; c++) {
                 double acc = 0;
-                for (int k = 0; k < ay.count[sy]; k++)
-                    acc += ay.w[sy][k] * rows[(size_t(ay.first[sy] + k) * out_size + x) * 3 + c];
+                for (int k = 0; k < ay.count[y]; k++)
+                    acc += ay.w[y][k] * rows[(size_t(ay.first[y] + k) * out_size + x) * 3 + c];
                 const double v = std::min(std::max(acc, 0.0), 255.0) / 255.0;
                 out[c * plane + size_t(y) * out_size + x] =
                     float((v - double(kImagenetMean[c])) / double(kImagenetStd[c]));

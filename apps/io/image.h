@@ -19,10 +19,19 @@ struct RgbImage {
     uint8_t at(int x, int y, int c) const { return data[(size_t(y) * width + x) * 3 + c]; }
 };
 
+/** The largest image load_png_rgb accepts: kMaxImageSide pixels a side and kMaxImagePixels
+ * pixels in all (192 MiB of RGB; ImageNet photographs are a few thousand pixels a side). */
+constexpr int kMaxImageSide = 16384;
+constexpr long long kMaxImagePixels = 1LL << 26;
+/** Most bytes of image data one compressed byte can hold (deflate's limit is about 1032:1). */
+constexpr int kMaxDeflateRatio = 1032;
+
 /** Reads any PNG (palette, gray, gray+alpha, RGB, RGBA; 1 to 16 bits, interlaced or not)
  * as 8-bit RGB: palettes and gray are expanded, alpha is dropped (not composited), 16-bit
- * samples are scaled to 8 bits. Throws IoError naming the file if it is missing, not a
- * PNG, truncated or corrupt. */
+ * samples are scaled to 8 bits. Throws IoError "FILE: ..." if it is missing, not a PNG,
+ * truncated or corrupt, or if its header claims more pixels than the limits above or than
+ * the file's size can hold: checked before anything is allocated, so a small file claiming
+ * a huge image fails at once. */
 RgbImage load_png_rgb(const std::string &path);
 
 /** ImageNet's per-channel mean and standard deviation (RGB, on [0, 1] values). */
@@ -37,6 +46,8 @@ constexpr float kImagenetStd[3] = {0.229f, 0.224f, 0.225f};
  * - crop the centre out_size x out_size;
  * - scale to [0, 1] and normalise each channel: (v - mean[c]) / std[c].
  * Returns planar CHW floats, x fastest: out[(c * out_size + y) * out_size + x].
+ * Only the cropped part of the resized image is computed (work and memory are of the
+ * crop times the image's height, however long its resized side). 
  * Throws std::invalid_argument for an empty image or resize_to < out_size. */
 std::vector<float> preprocess_imagenet(const RgbImage &rgb, int out_size = 224, int resize_to = 0);
 

@@ -1,11 +1,16 @@
 #include "npy.h"
 
+#include "output_file.h"
+
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <sys/stat.h>
 
 namespace sw_io {
 
@@ -89,6 +94,22 @@ size_t element_count(const std::vector<int64_t> &shape, const std::string &path)
     return n;
 }
 
+/** Refuses the first NaN or infinity of \p a, naming its index in the array's shape. */
+void check_finite(const std::string &path, const NpyArray &a) {
+    for (size_t i = 0; i < a.data.size(); i++) {
+        if (std::isfinite(a.data[i])) continue;
+        std::vector<int64_t> index(a.shape.size());
+        size_t rest = i;
+        for (size_t d = a.shape.size(); d-- > 0;) {
+            index[d] = int64_t(rest % size_t(a.shape[d]));
+            rest /= size_t(a.shape[d]);
+        }
+        const std::string value = std::isnan(a.data[i]) ? "NaN" : a.data[i] > 0 ? "inf" : "-inf";
+        fail(path, "element " + shape_to_string(index) + " (flat index " + std::to_string(i) + ") is " + value +
+                       ": non-finite values are refused unless explicitly allowed");
+    }
+}
+
 }  // namespace
 
 std::string shape_to_string(const std::vector<int64_t> &shape) {
@@ -101,7 +122,7 @@ std::string shape_to_string(const std::vector<int64_t> &shape) {
     return s + ")";
 }
 
-NpyArray load_npy(const std::string &path) {
+NpyArray load_npy(const std::string &path, NonFinite nonfinite) {
     File f(std::fopen(path.c_str(), "rb"));
     if (!f) throw IoError("cannot open npy file '" + path + "': " + std::strerror(errno));
 
@@ -138,6 +159,16 @@ NpyArray load_npy(const std::string &path) {
     NpyArray a;
     a.shape = parse_shape(path, header);
     const size_t n = element_count(a.shape, path);
+    // The shape against the file's size before allocating: a small file claiming a huge
+    // shape fails here, not after the allocation.
+    struct stat st;
+    const long data_start = std::ftell(f.get());
+    if (::fstat(fileno(f.get()), &st) == 0 && S_ISREG(st.st_mode) && data_start >= 0) {
+        const uint64_t have = uint64_t(st.st_size) - uint64_t(std::min<long long>(st.st_size, data_start));
+        if (uint64_t(n) * 4 > have)
+            fail(path, "truncated data: shape " + shape_to_string(a.shape) + " needs " + std::to_string(n * 4) +
+                           " bytes, the file has " + std::to_string(have));
+    }
     a.data.resize(n);
     const size_t read = n ? std::fread(a.data.data(), sizeof(float), n, f.get()) : 0;
     if (read != n)
@@ -145,11 +176,12 @@ NpyArray load_npy(const std::string &path) {
                        " bytes, the file has " + std::to_string(read * 4) + " (or a few more)");
     if (std::fgetc(f.get()) != EOF)
         fail(path, "has data past the " + std::to_string(n * 4) + " bytes of shape " + shape_to_string(a.shape));
+    if (nonfinite == NonFinite::Refuse) check_finite(path, a);
     return a;
 }
 
-NpyArray load_npy_expect(const std::string &path, const std::vector<int64_t> &expected_shape) {
-    NpyArray a = load_npy(path);
+NpyArray load_npy_expect(const std::string &path, const std::vector<int64_t> &expected_shape, NonFinite nonfinite) {
+    NpyArray a = load_npy(path, nonfinite);
     if (a.shape != expected_shape)
         fail(path, "shape " + shape_to_string(a.shape) + " does not match the expected shape " +
                        shape_to_string(expected_shape));
@@ -173,8 +205,7 @@ void save_npy(const std::string &path, const std::vector<int64_t> &shape, const 
     dict.append(total - preamble - dict.size() - 1, ' ');
     dict += '\n';
 
-    File f(std::fopen(path.c_str(), "wb"));
-    if (!f) throw IoError("cannot create npy file '" + path + "': " + std::strerror(errno));
+    OutputFile out(path);
     std::string head(kMagic, 6);
     head += char(v2 ? 2 : 1);
     head += char(0);
@@ -186,10 +217,9 @@ void save_npy(const std::string &path, const std::vector<int64_t> &shape, const 
         head += char((len >> 24) & 0xff);
     }
     head += dict;
-    bool ok = std::fwrite(head.data(), 1, head.size(), f.get()) == head.size();
-    ok = ok && (data.empty() || std::fwrite(data.data(), sizeof(float), data.size(), f.get()) == data.size());
-    ok = std::fclose(f.release()) == 0 && ok;
-    if (!ok) throw IoError("cannot write npy file '" + path + "': " + std::strerror(errno));
+    out.write(head);
+    out.write(data.data(), data.size() * sizeof(float));
+    out.close();
 }
 
 }  // namespace sw_io

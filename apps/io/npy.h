@@ -18,18 +18,26 @@ struct NpyArray {
     std::vector<float> data;     ///< C order: last dimension fastest
 };
 
+/** What loading does with NaN and infinite values: refuse them (the default: a NaN in a
+ * weight file would otherwise run to finite-looking results) or keep them. */
+enum class NonFinite { Refuse, Allow };
+
 /** Reads a .npy file of format version 1.0, 2.0 or 3.0 holding '<f4' data in C order.
  * Throws IoError naming the file for a missing file, a bad magic string or version, a
  * malformed header, any other dtype, fortran_order True, or data shorter or longer than
- * the shape says. */
-NpyArray load_npy(const std::string &path);
+ * the shape says (the shape is checked against the file's size before the data is
+ * allocated), and, unless \p nonfinite is Allow, for a NaN or an infinity (naming the
+ * first one's index, e.g. "element (0, 3) (flat index 3) is NaN"). */
+NpyArray load_npy(const std::string &path, NonFinite nonfinite = NonFinite::Refuse);
 
 /** load_npy, then checks the shape: a different shape throws IoError naming the file,
  * the expected and the actual shape. */
-NpyArray load_npy_expect(const std::string &path, const std::vector<int64_t> &expected_shape);
+NpyArray load_npy_expect(const std::string &path, const std::vector<int64_t> &expected_shape,
+                         NonFinite nonfinite = NonFinite::Refuse);
 
 /** Writes a version 1.0 .npy file ('<f4', C order; version 2.0 only if the header does
- * not fit in 64 KiB). Throws IoError if the file cannot be written, std::invalid_argument
+ * not fit in 64 KiB) through OutputFile. Throws IoError naming the path if the file cannot
+ * be written or a write fails (a full disk), std::invalid_argument
  * if data.size() is not the product of the shape. */
 void save_npy(const std::string &path, const std::vector<int64_t> &shape, const std::vector<float> &data);
 

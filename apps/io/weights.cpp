@@ -36,7 +36,7 @@ uint64_t splitmix64(uint64_t x) {
 
 }  // namespace
 
-WeightStore::WeightStore(std::string dir) : dir_(std::move(dir)) {
+WeightStore::WeightStore(std::string dir, NonFinite nonfinite) : dir_(std::move(dir)), nonfinite_(nonfinite) {
     while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
 }
 
@@ -53,7 +53,7 @@ std::vector<float> WeightStore::load(const std::string &layer, const std::string
         throw IoError("layer '" + layer + "': missing " + what + " file '" + path + "' (expected shape " +
                       shape_to_string(shape) + ")");
     try {
-        return load_npy_expect(path, shape).data;
+        return load_npy_expect(path, shape, nonfinite_).data;
     } catch (const IoError &e) {
         throw IoError("layer '" + layer + "' " + what + ": " + e.what());
     }

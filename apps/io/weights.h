@@ -21,7 +21,9 @@ namespace sw_io {
  * shape the caller expects. */
 class WeightStore {
 public:
-    explicit WeightStore(std::string dir);
+    /** \p nonfinite: whether a NaN or an infinity in a file is refused (IoError naming the
+     * layer, the file and the element) or kept. */
+    explicit WeightStore(std::string dir, NonFinite nonfinite = NonFinite::Refuse);
     const std::string &dir() const { return dir_; }
 
     std::string weight_path(const std::string &layer) const;
@@ -30,7 +32,7 @@ public:
     bool has(const std::string &layer) const;
 
     /** The layer's weights; throws IoError naming the layer and the path if the file is
-     * missing, malformed or of another shape. */
+     * missing, malformed, of another shape or (unless allowed) holds a NaN or an infinity. */
     std::vector<float> weight(const std::string &layer, const std::vector<int64_t> &shape) const;
     /** The layer's bias of out elements; errors as weight(). */
     std::vector<float> bias(const std::string &layer, int64_t out) const;
@@ -39,6 +41,7 @@ private:
     std::vector<float> load(const std::string &layer, const std::string &path, const char *what,
                             const std::vector<int64_t> &shape) const;
     std::string dir_;
+    NonFinite nonfinite_;
 };
 
 /** Seeded weights for running a network without trained parameters, the same on every
