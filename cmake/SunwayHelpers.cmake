@@ -13,10 +13,14 @@
 #   into a static library linked against the athread emulator. Also writes
 #   <build>/<target>.gen/ with FUNCTION.{h,mpe.c,cpe.c,sw_args.h,stmt,sw_report.txt}.
 #   AUTOSCHEDULER <name> schedules the generator with that autoscheduler instead of its own
-#   schedules: the generator runs with `-p $<TARGET_FILE:sw_autoschedule> -s <name>
+#   schedules: the generator runs with `-p $<TARGET_FILE:HalideSunway::autoschedule> -s <name>
 #   auto_schedule=true` (the plugin of autoscheduler/, which registers "Sunway" and is told
 #   the machine's CPEs and LDM bytes by the driver), is re-run when the plugin changes, and
 #   also writes FUNCTION.schedule.h, the schedule the autoscheduler chose, as C++ source.
+#   MACHINE is passed to the generator as target=; the driver sets the generator's `machine`
+#   GeneratorParam from it only if the generator declares one (it is optional).
+#   A misspelt keyword is an error: before PARAMS it is an unknown argument, after it a
+#   PARAMS entry that is not name=value.
 #
 # add_sw_export(<target> LIBRARIES <sw libraries...>)
 #   A target that gathers the generated sources of those libraries, HalideRuntime.h and a
@@ -27,35 +31,84 @@
 #   Not built by sw5cc here (no Sunway machine or sw5cc on this machine); the test
 #   sunway_export_bundle builds it with gcc against the emulator's headers.
 #
+# The helpers use the namespaced targets HalideSunway::generator_driver, ::sunway_target,
+# ::emulator and ::autoschedule: ALIAS targets in this project's build, imported targets
+# after find_package(HalideSunway) (cmake/HalideSunwayPackage.cmake).
+#
 # The generated MPE and CPE files are compiled as gnu99, as with sw5cc: the athread.h of
 # the real toolchain (and of the emulator) does not compile as strict ISO C.
 
 # This file's directory, for the scripts it runs (it may be included from another project).
 set(SW_HELPERS_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE INTERNAL "cmake/ of the Sunway target")
 
+# Each helper stops the configuration on an argument it does not know (a misspelt keyword),
+# as Halide's add_halide_library does.
+function(_sw_check_arguments FN TARGET PREFIX)
+    if (${PREFIX}_UNPARSED_ARGUMENTS)
+        list(GET ${PREFIX}_UNPARSED_ARGUMENTS 0 first)
+        message(FATAL_ERROR "${FN}(${TARGET}): unknown argument '${first}' (a misspelt keyword?)")
+    endif ()
+endfunction()
+
+# Halide's imported targets are local to the directory that found them: a project that adds
+# this one with add_subdirectory (or includes the helpers) finds Halide where it calls them.
+macro(_sw_find_halide)
+    if (NOT TARGET Halide::Halide OR NOT TARGET Halide::Runtime)
+        find_package(Halide REQUIRED)
+    endif ()
+endmacro()
+
+# The target a custom command depends on: an imported target (the installed package) by its
+# file, a target of this build by its real name (DEPENDS does not take ALIAS names).
+function(_sw_dependency OUT TARGET)
+    get_target_property(imported ${TARGET} IMPORTED)
+    get_target_property(aliased ${TARGET} ALIASED_TARGET)
+    if (imported)
+        set(${OUT} "$<TARGET_FILE:${TARGET}>" PARENT_SCOPE)
+    elseif (aliased)
+        set(${OUT} "${aliased}" PARENT_SCOPE)
+    else ()
+        set(${OUT} "${TARGET}" PARENT_SCOPE)
+    endif ()
+endfunction()
+
 function(add_sw_generator TARGET)
     cmake_parse_arguments(ARG "" "" "SOURCES;OBJECTS" ${ARGN})
+    _sw_check_arguments(add_sw_generator ${TARGET} ARG)
+    _sw_find_halide()
     set(objects "")
     foreach (lib IN LISTS ARG_OBJECTS)
         list(APPEND objects $<TARGET_OBJECTS:${lib}>)
     endforeach ()
-    add_executable(${TARGET} ${ARG_SOURCES} ${objects} $<TARGET_OBJECTS:sw_gengen>)
+    add_executable(${TARGET} ${ARG_SOURCES} ${objects})
     # The autoscheduler plugin (-p) takes the Sunway passes from the executable.
     set_target_properties(${TARGET} PROPERTIES ENABLE_EXPORTS ON)
-    target_link_libraries(${TARGET} PRIVATE ${ARG_OBJECTS} sw_gengen sw_target Halide::Halide ${CMAKE_DL_LIBS})
+    target_link_libraries(${TARGET} PRIVATE ${ARG_OBJECTS} HalideSunway::generator_driver
+                          HalideSunway::sunway_target Halide::Halide ${CMAKE_DL_LIBS})
 endfunction()
 
 function(add_sw_library TARGET)
     cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;MACHINE;AUTOSCHEDULER" "PARAMS" ${ARGN})
+    _sw_check_arguments(add_sw_library ${TARGET} ARG)
     if (NOT ARG_FROM OR NOT ARG_GENERATOR)
         message(FATAL_ERROR "add_sw_library(${TARGET}): FROM and GENERATOR are required")
     endif ()
+    # PARAMS takes the rest of the arguments: a misspelt keyword after it would end up here.
+    foreach (p IN LISTS ARG_PARAMS)
+        if (NOT p MATCHES "^[A-Za-z_][A-Za-z0-9_.]*=")
+            message(FATAL_ERROR "add_sw_library(${TARGET}): PARAMS entry '${p}' is not name=value "
+                                "(a misspelt keyword?)")
+        endif ()
+    endforeach ()
     if (NOT ARG_FUNCTION_NAME)
         set(ARG_FUNCTION_NAME ${TARGET})
     endif ()
     if (NOT ARG_MACHINE)
         set(ARG_MACHINE sw26010)
+    elseif (NOT ARG_MACHINE MATCHES "^(sw26010|sw26010-pro)$")
+        message(FATAL_ERROR "add_sw_library(${TARGET}): unknown MACHINE '${ARG_MACHINE}' (sw26010 or sw26010-pro)")
     endif ()
+    _sw_find_halide()
     set(dir "${CMAKE_CURRENT_BINARY_DIR}/${TARGET}.gen")
     set(fn "${ARG_FUNCTION_NAME}")
     set(outputs "${dir}/${fn}.h" "${dir}/${fn}.mpe.c" "${dir}/${fn}.cpe.c" "${dir}/${fn}.sw_args.h"
@@ -65,16 +118,19 @@ function(add_sw_library TARGET)
     set(autoschedule "")
     set(schedule_note "")
     if (ARG_AUTOSCHEDULER)
-        if (NOT TARGET sw_autoschedule)
+        if (NOT TARGET HalideSunway::autoschedule)
             message(FATAL_ERROR "add_sw_library(${TARGET}): AUTOSCHEDULER needs the autoscheduler "
-                                "plugin target sw_autoschedule (autoscheduler/), which is not defined")
+                                "plugin HalideSunway::autoschedule (autoscheduler/), which is not defined")
         endif ()
-        set(autoschedule -p $<TARGET_FILE:sw_autoschedule> -s ${ARG_AUTOSCHEDULER} auto_schedule=true)
+        set(autoschedule -p $<TARGET_FILE:HalideSunway::autoschedule> -s ${ARG_AUTOSCHEDULER} auto_schedule=true)
         set(emit ${emit},schedule)
-        list(APPEND deps sw_autoschedule)
+        _sw_dependency(plugin HalideSunway::autoschedule)
+        list(APPEND deps ${plugin})
         list(APPEND outputs "${dir}/${fn}.schedule.h")
         set(schedule_note ", autoscheduled by ${ARG_AUTOSCHEDULER}")
     endif ()
+    # The driver passes target= on as the generator's `machine` parameter when the generator
+    # declares one, and warns when the pipeline has no CPE kernel (host-only code).
     add_custom_command(
         OUTPUT ${outputs}
         COMMAND ${CMAKE_COMMAND} -E make_directory "${dir}"
@@ -86,13 +142,15 @@ function(add_sw_library TARGET)
     add_library(${TARGET} STATIC "${dir}/${fn}.mpe.c" "${dir}/${fn}.cpe.c")
     set_target_properties(${TARGET} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
     target_include_directories(${TARGET} PUBLIC "${dir}")
-    target_link_libraries(${TARGET} PUBLIC athread_emu Halide::Runtime m)
+    target_link_libraries(${TARGET} PUBLIC HalideSunway::emulator Halide::Runtime m)
     set_property(TARGET ${TARGET} PROPERTY SW_GENERATED_DIR "${dir}")
     set_property(TARGET ${TARGET} PROPERTY SW_FUNCTION_NAME "${fn}")
 endfunction()
 
 function(add_sw_export TARGET)
     cmake_parse_arguments(ARG "" "" "LIBRARIES" ${ARGN})
+    _sw_check_arguments(add_sw_export ${TARGET} ARG)
+    _sw_find_halide()
     set(out "${CMAKE_CURRENT_BINARY_DIR}/${TARGET}")
     set(commands COMMAND ${CMAKE_COMMAND} -E make_directory "${out}")
     set(deps "")

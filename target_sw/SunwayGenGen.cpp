@@ -23,6 +23,7 @@
 #include "Halide.h"
 #include "target_sw/CodeGen_CPE.h"
 #include "target_sw/CodeGen_MPE.h"
+#include "target_sw/DriverSupport.h"
 #include "target_sw/Errors.h"
 #include "target_sw/GeneratorSupport.h"
 #include "target_sw/SunwayLowering.h"
@@ -47,7 +48,9 @@ const char *usage =
     "       auto_schedule=true schedules with the autoscheduler -s names (loaded with -p), told\n"
     "       the machine's CPEs and LDM bytes unless machine_params= is given; -e schedule writes\n"
     "       the schedule it chose (FUNCTION.schedule.h)\n"
-    "       (any other target= is handed to Halide's GenGen)\n";
+    "       (any other target= is handed to Halide's GenGen)\n"
+    "       the generator's `machine` GeneratorParam, if it declares one, is set from target=;\n"
+    "       a pipeline without a CPE kernel (host-only code) is built with a warning\n";
 
 /** The outputs -e accepts. */
 const std::set<std::string> &emit_kinds() {
@@ -217,11 +220,9 @@ int run_sunway(const Options &o) {
     if (o.emit.count("schedule") && !auto_schedule) {
         throw sw::UserError("-e schedule writes the autoscheduler's schedule: it needs auto_schedule=true");
     }
-    if (!params.count("machine")) params["machine"] = machine->name;
-
     Halide::GeneratorContext context(sw::halide_target_for_sunway(), auto_schedule, machine_params);
     auto gen = Halide::Internal::GeneratorRegistry::create(o.generator, context);
-    gen->set_generator_param_values(params);
+    sw::set_sunway_generator_params(*gen, params, *machine);
     Halide::Module module = gen->build_module(o.function);
 
     const Halide::Internal::LoweredFunc *fn = nullptr;
@@ -232,6 +233,8 @@ int run_sunway(const Options &o) {
 
     std::ostringstream ir;
     sw::SwFunction f = sw::lower_to_sunway(*fn, *machine, o.emit.count("stmt") ? &ir : nullptr);
+    const std::string host_only = sw::host_only_warning(f);
+    if (!host_only.empty()) std::cerr << "warning: " << host_only << "\n";
     const std::string base = o.out_dir + "/" + o.function;
     const std::string header = o.function + ".h", args_header = o.function + ".sw_args.h";
     if (o.emit.count("h")) write_file(base + ".h", sw::generate_header(f));
@@ -256,15 +259,26 @@ int run_sunway(const Options &o) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    const std::string target = target_name(argc, argv);
-    if (!sw::machine_by_name(target)) {
-        if (target.rfind("sw", 0) == 0) {
-            std::cerr << "error: unknown Sunway target '" << target << "' (sw26010 or sw26010-pro)\n";
-            return 1;
+    for (int i = 1; i < argc; i++) {
+        if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
+            std::cout << usage;
+            return 0;
         }
-        return Halide::Internal::generate_filter_main(argc, argv, std::cerr);
     }
+    const std::string target = target_name(argc, argv);
     try {
+        if (!sw::machine_by_name(target)) {
+            if (target.rfind("sw", 0) == 0) {
+                throw sw::UserError("unknown Sunway target '" + target + "' (sw26010 or sw26010-pro)");
+            }
+            // Not a Sunway machine: Halide's GenGen, whose errors (e.g. an unknown target=) are
+            // exceptions too.
+            if (!target.empty() && !Halide::Target::validate_target_string(target)) {
+                throw sw::UserError("unknown target '" + target +
+                                    "' (sw26010, sw26010-pro or a Halide target such as host)");
+            }
+            return Halide::Internal::generate_filter_main(argc, argv, std::cerr);
+        }
         return run_sunway(parse(argc, argv));
     } catch (const sw::UserError &e) {
         std::cerr << "error: " << e.what() << "\n";
