@@ -3,6 +3,8 @@
 # Skips apt entirely when everything is already installed.
 set -euo pipefail
 packages=(cmake make g++ gcc libhalide14-0-dev libpng-dev libgtest-dev libonnx-testdata libonnx-dev libprotobuf-dev libcli11-dev)
+# JSON reports and traces (apps/net/report.cpp); the report plots (scripts/plot_report.py).
+packages+=(nlohmann-json3-dev python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

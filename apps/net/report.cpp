@@ -5,8 +5,11 @@
 
 #include <athread_emu.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 
 namespace sw_net {
@@ -60,58 +63,180 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
                 m.name.c_str(), m.clock_ghz, m.cg_peak_gflops());
 }
 
-void write_report(const std::string &path, const std::string &net, const std::vector<LayerRecord> &records,
+namespace {
+
+/** One CSV field: quoted (quotes doubled) if it holds a comma, a quote or a line break. */
+std::string csv_field(const std::string &v) {
+    if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+    std::string q = "\"";
+    for (const char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+/** The machine's roofs, as the report and the plot use them. */
+nlohmann::ordered_json machine_json(const sw::Machine &m) {
+    nlohmann::ordered_json j;
+    j["name"] = m.name;
+    j["clock_ghz"] = m.clock_ghz;
+    j["peak_gflops"] = m.cg_peak_gflops();
+    j["dma_get_gbps"] = m.dma_timing.get_cap_gbps;
+    j["dma_theoretical_gbps"] = m.dma_theoretical_gbps;
+    return j;
+}
+
+/** The per-layer fields of the report, in column order. */
+nlohmann::ordered_json layer_json(const std::string &net, const LayerRecord &r, const LayerRecord *b,
+                                  const sw::Machine &m) {
+    const LayerFigures f = figures(r, b, m);
+    nlohmann::ordered_json j;
+    j["net"] = net;
+    j["layer"] = r.name;
+    j["kind"] = r.kind;
+    j["output"] = shape_string(r.output);
+    j["gflop"] = r.gflop;
+    j["counted_gflop"] = r.counted_gflop;
+    j["ldm_bytes_per_cpe"] = r.ldm_peak_bytes;
+    j["dma_requests"] = r.dma_requests;
+    j["dma_bytes"] = r.dma_bytes;
+    j["dma_line_bytes"] = r.dma_line_bytes;
+    j["modelled_ms"] = r.modelled_seconds * 1e3;
+    j["gflops"] = f.gflops;
+    j["peak_fraction"] = f.peak_fraction;
+    j["dma_gbps"] = f.dma_gbps;
+    j["baseline_ms"] = b ? b->modelled_seconds * 1e3 : 0.0;
+    j["speedup"] = f.speedup;
+    j["wall_ms"] = r.wall_seconds * 1e3;
+    j["busiest_compute_ms"] = r.busiest_compute_seconds * 1e3;
+    j["busiest_dma_wait_ms"] = r.busiest_dma_wait_seconds * 1e3;
+    j["busiest_sync_wait_ms"] = r.busiest_sync_wait_seconds * 1e3;
+    j["busiest_regcomm_wait_ms"] = r.busiest_regcomm_wait_seconds * 1e3;
+    j["machine"] = m.name;
+    j["machine_peak_gflops"] = m.cg_peak_gflops();
+    j["machine_dma_get_gbps"] = m.dma_timing.get_cap_gbps;
+    j["machine_dma_theoretical_gbps"] = m.dma_theoretical_gbps;
+    return j;
+}
+
+}  // namespace
+
+void write_report(sw_io::OutputFile &out, const std::string &net, const std::vector<LayerRecord> &records,
                   const std::vector<LayerRecord> *baseline, const sw::Machine &m) {
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error("cannot write the report " + path);
+    const std::string &path = out.path();
     const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
     if (csv) {
-        out << "net,layer,kind,output,gflop,counted_gflop,ldm_bytes_per_cpe,dma_requests,dma_bytes,dma_line_bytes,"
-               "modelled_ms,gflops,peak_fraction,dma_gbps,baseline_ms,speedup,wall_ms\n";
+        // One line per layer, the fields of layer_json in order; the header from their names.
+        auto line = [](const nlohmann::ordered_json &j, bool names) {
+            std::string text;
+            bool first = true;
+            for (const auto &item : j.items()) {
+                text += first ? "" : ",";
+                first = false;
+                text += names ? item.key()
+                              : item.value().is_string() ? csv_field(item.value().get<std::string>())
+                                                         : item.value().dump();
+            }
+            return text + "\n";
+        };
+        out.write(line(layer_json(net, LayerRecord{}, nullptr, m), true));
+        for (size_t i = 0; i < records.size(); i++)
+            out.write(line(layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m), false));
     } else {
-        out << "{\"net\": \"" << net << "\", \"machine\": \"" << m.name << "\", \"layers\": [\n";
-    }
-    for (size_t i = 0; i < records.size(); i++) {
-        const LayerRecord &r = records[i];
-        const LayerRecord *b = baseline ? &(*baseline)[i] : nullptr;
-        const LayerFigures f = figures(r, b, m);
-        const double base_ms = b ? b->modelled_seconds * 1e3 : 0;
-        if (csv) {
-            out << net << "," << r.name << "," << r.kind << "," << shape_string(r.output) << "," << r.gflop << ","
-                << r.counted_gflop << "," << r.ldm_peak_bytes << "," << r.dma_requests << "," << r.dma_bytes << ","
-                << r.dma_line_bytes << "," << r.modelled_seconds * 1e3 << "," << f.gflops << "," << f.peak_fraction
-                << "," << f.dma_gbps << "," << base_ms << "," << f.speedup << "," << r.wall_seconds * 1e3 << "\n";
-        } else {
-            out << "  {\"layer\": \"" << r.name << "\", \"kind\": \"" << r.kind << "\", \"output\": \""
-                << shape_string(r.output) << "\", \"gflop\": " << r.gflop << ", \"counted_gflop\": " << r.counted_gflop
-                << ", \"ldm_bytes_per_cpe\": " << r.ldm_peak_bytes << ", \"dma_requests\": " << r.dma_requests
-                << ", \"dma_bytes\": " << r.dma_bytes << ", \"dma_line_bytes\": " << r.dma_line_bytes
-                << ", \"modelled_ms\": " << r.modelled_seconds * 1e3 << ", \"gflops\": " << f.gflops
-                << ", \"peak_fraction\": " << f.peak_fraction << ", \"dma_gbps\": " << f.dma_gbps
-                << ", \"baseline_ms\": " << base_ms << ", \"speedup\": " << f.speedup
-                << ", \"wall_ms\": " << r.wall_seconds * 1e3 << "}" << (i + 1 < records.size() ? "," : "") << "\n";
+        nlohmann::ordered_json doc;
+        doc["net"] = net;
+        doc["machine"] = machine_json(m);
+        doc["layers"] = nlohmann::ordered_json::array();
+        for (size_t i = 0; i < records.size(); i++) {
+            nlohmann::ordered_json j = layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m);
+            for (const char *k : {"net", "machine", "machine_peak_gflops", "machine_dma_get_gbps",
+                                  "machine_dma_theoretical_gbps"}) {
+                j.erase(k);
+            }
+            doc["layers"].push_back(std::move(j));
         }
+        out.write(doc.dump(1) + "\n");
     }
-    if (!csv) out << "]}\n";
+    out.close();
+}
+
+void write_report(const std::string &path, const std::string &net, const std::vector<LayerRecord> &records,
+                  const std::vector<LayerRecord> *baseline, const sw::Machine &m) {
+    sw_io::OutputFile out(path);
+    write_report(out, net, records, baseline, m);
+}
+
+namespace {
+
+/** Whole nanoseconds of a time in seconds: the trace's time grid. */
+long long to_ns(double seconds) { return std::llround(seconds * 1e9); }
+
+/** A complete event ("ph": "X") on a track, times in microseconds from whole nanoseconds. */
+std::string span_event(const std::string &name, const char *category, int tid, long long start_ns,
+                       long long end_ns, const std::string &layer) {
+    nlohmann::ordered_json e;
+    e["name"] = name;
+    e["cat"] = category;
+    e["ph"] = "X";
+    e["pid"] = 1;
+    e["tid"] = tid;
+    e["ts"] = double(start_ns) / 1e3;
+    e["dur"] = double(end_ns - start_ns) / 1e3;
+    e["args"] = {{"layer", layer}};
+    return e.dump();
+}
+
+std::string metadata_event(const char *what, int tid, const nlohmann::json &args) {
+    nlohmann::ordered_json e;
+    e["name"] = what;
+    e["ph"] = "M";
+    e["pid"] = 1;
+    if (tid >= 0) e["tid"] = tid;
+    e["args"] = args;
+    return e.dump();
+}
+
+}  // namespace
+
+void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans) {
+    static const char *kinds[] = {"compute", "DMA", "wait DMA", "barrier", "register communication"};
+    constexpr int kKinds = int(sizeof kinds / sizeof kinds[0]);
+    std::string text = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+    text += metadata_event("process_name", -1, {{"name", "SW26010 core group (modelled)"}});
+    // Each CPE's DMA track right below the CPE's own; the layers on top.
+    auto thread = [&](int tid, const std::string &name, int order) {
+        text += ",\n" + metadata_event("thread_name", tid, {{"name", name}});
+        text += ",\n" + metadata_event("thread_sort_index", tid, {{"sort_index", order}});
+    };
+    thread(kTraceLayersTid, "layers", -1);
+    for (int c = 0; c < ATHREAD_EMU_MAX_CPES; c++) {
+        thread(c, "CPE " + std::to_string(c), 2 * c);
+        thread(kTraceDmaTidBase + c, "CPE " + std::to_string(c) + " DMA", 2 * c + 1);
+    }
+    out.write(text);
+    // Layers: from the first to the last span of each run of spans of one layer.
+    for (size_t i = 0; i < spans.size();) {
+        size_t j = i;
+        long long first = to_ns(spans[i].start_seconds), last = to_ns(spans[i].end_seconds);
+        while (j < spans.size() && spans[j].layer == spans[i].layer) {
+            first = std::min(first, to_ns(spans[j].start_seconds));
+            last = std::max(last, to_ns(spans[j].end_seconds));
+            j++;
+        }
+        out.write(",\n" + span_event(spans[i].layer, "layer", kTraceLayersTid, first, last, spans[i].layer));
+        i = j;
+    }
+    for (const TraceSpan &s : spans) {
+        const int kind = s.kind >= 0 && s.kind < kKinds ? s.kind : 0;
+        const int tid = kind == ATHREAD_EMU_SPAN_DMA ? kTraceDmaTidBase + s.cpe : s.cpe;
+        out.write(",\n" + span_event(s.layer + " " + kinds[kind], kinds[kind], tid, to_ns(s.start_seconds),
+                                     to_ns(s.end_seconds), s.layer));
+    }
+    out.write("\n]}\n");
+    out.close();
 }
 
 void write_trace(const std::string &path, const std::vector<TraceSpan> &spans) {
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error("cannot write the trace " + path);
-    static const char *kinds[] = {"compute", "DMA", "wait DMA", "barrier"};
-    out << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-    out << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"SW26010 core group (modelled)\"}}";
-    for (int c = 0; c < ATHREAD_EMU_MAX_CPES; c++) {
-        out << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << c
-            << ", \"args\": {\"name\": \"CPE " << c << "\"}}";
-    }
-    for (const TraceSpan &s : spans) {
-        const int kind = s.kind >= 0 && s.kind < 4 ? s.kind : 0;
-        out << ",\n{\"name\": \"" << s.layer << " " << kinds[kind] << "\", \"cat\": \"" << kinds[kind]
-            << "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << s.cpe << ", \"ts\": " << s.start_seconds * 1e6
-            << ", \"dur\": " << (s.end_seconds - s.start_seconds) * 1e6 << "}";
-    }
-    out << "\n]}\n";
+    sw_io::OutputFile out(path);
+    write_trace(out, spans);
 }
 
 }  // namespace sw_net

@@ -1,10 +1,12 @@
 /** \file
  * Per-layer reports of a network run: the table the apps print, the same figures as CSV or
- * JSON, and a Chrome/Perfetto trace (one track per CPE) of the modelled timeline.
+ * JSON, and a Chrome/Perfetto trace (a track per CPE and one per CPE's DMA engine) of the
+ * modelled timeline.
  */
 #ifndef SW_NET_REPORT_H
 #define SW_NET_REPORT_H
 
+#include "apps/io/output_file.h"
 #include "apps/net/network.h"
 #include "target_sw/Machine.h"
 
@@ -27,13 +29,35 @@ LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw
 void print_table(const std::vector<LayerRecord> &records, const std::vector<LayerRecord> *baseline,
                  const sw::Machine &m);
 
-/** Writes the per-layer figures as CSV (if \p path ends in .csv) or JSON. */
+/** Writes the per-layer figures as CSV (if the path ends in .csv) or JSON (through
+ * nlohmann-json). Both carry, per layer: the table's figures, the busiest CPE's time
+ * breakdown (compute, DMA wait, sync wait, register-communication wait, in ms) and the
+ * machine's roofs (peak GFLOPS, the modelled DMA get plateau and the theoretical DMA
+ * bandwidth in GB/s), which scripts/plot_report.py draws. CSV fields are quoted where
+ * needed (RFC 4180). The OutputFile version writes and closes \p out (opened before the
+ * run); errors throw sw_io::IoError naming the path. */
+void write_report(sw_io::OutputFile &out, const std::string &net, const std::vector<LayerRecord> &records,
+                  const std::vector<LayerRecord> *baseline, const sw::Machine &m);
 void write_report(const std::string &path, const std::string &net, const std::vector<LayerRecord> &records,
                   const std::vector<LayerRecord> *baseline, const sw::Machine &m);
 
-/** Writes a Chrome trace-event JSON file (loadable in ui.perfetto.dev): one track per CPE,
- *  compute, DMA and wait spans named after their layer. */
+/** Writes a Chrome trace-event JSON file (ui.perfetto.dev, chrome://tracing), each event
+ * through nlohmann-json:
+ * - per CPE two tracks (threads of pid 1, sorted together): "CPE c" (tid c) with its
+ *   compute, wait DMA, barrier and register-communication spans, which follow one another,
+ *   and "CPE c DMA" (tid 1000 + c) with the spans its DMA engine is busy, which overlap the
+ *   CPE's own; a "layers" track (tid 2000) with one span per layer (first to last span);
+ * - complete events ("ph": "X"), timestamps and durations in microseconds with at most
+ *   three decimals: every span end is rounded to whole nanoseconds before the subtraction,
+ *   so spans that nest or touch in the model nest or touch in the file (no partial
+ *   overlap on a track, which Perfetto would drop).
+ * The OutputFile version writes and closes \p out. */
+void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans);
 void write_trace(const std::string &path, const std::vector<TraceSpan> &spans);
+
+/** Trace thread ids: CPE c's own track, its DMA engine's track, and the layers track. */
+constexpr int kTraceDmaTidBase = 1000;
+constexpr int kTraceLayersTid = 2000;
 
 }  // namespace sw_net
 

@@ -1,0 +1,230 @@
+/** \file
+ * Reports of network runs (apps/net/report.h): the Chrome/Perfetto trace of a real run of
+ * the reduced AlexNet on the emulated core group, parsed back with nlohmann-json, has its
+ * spans properly nested on every track (no partial overlap, which Perfetto drops), DMA on
+ * the CPEs' DMA tracks and timestamps on a whole-nanosecond grid; the JSON and CSV reports
+ * escape names and carry the machine's roofs; unwritable outputs are errors naming the path.
+ */
+#include "apps/io/weights.h"
+#include "apps/net/network.h"
+#include "apps/net/report.h"
+
+#include <athread_emu.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+const sw_net::NetworkTable &alexnet_small_table();
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string temp_path(const std::string &name) {
+    return (fs::temp_directory_path() / ("report_test_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+json read_json(const std::string &path) {
+    std::ifstream in(path);
+    return json::parse(in);  // throws on malformed JSON
+}
+
+/** A complete event on a track, in nanoseconds. */
+struct Event {
+    long long start, end;
+    std::string name;
+};
+
+/** Pairs of events on one track that overlap without one containing the other. */
+long long partial_overlaps(std::vector<Event> events) {
+    // Parents before children: by start, then longest first.
+    std::sort(events.begin(), events.end(), [](const Event &a, const Event &b) {
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    long long bad = 0;
+    std::vector<long long> open;  // ends of the enclosing events
+    for (const Event &e : events) {
+        while (!open.empty() && open.back() <= e.start) open.pop_back();
+        if (!open.empty() && e.end > open.back()) {
+            bad++;  // starts inside the innermost open event, ends after it
+            continue;
+        }
+        open.push_back(e.end);
+    }
+    return bad;
+}
+
+/** The reduced AlexNet (hand schedules, seeded weights and input) with a trace. */
+std::vector<sw_net::TraceSpan> traced_run(std::vector<sw_net::LayerRecord> *records) {
+    sw_net::Network net(alexnet_small_table());
+    net.load_parameters([](const std::string &layer, const std::string &what, const sw_net::Shape &s) {
+        return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
+    });
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    std::vector<float> input(size_t(sw_net::elements(net.input_shape())));
+    for (float &v : input) v = dist(rng);
+    std::vector<sw_net::TraceSpan> spans;
+    net.run(input, "sunway", records, &spans);
+    return spans;
+}
+
+const sw::Machine &emulated_machine() { return *sw::machine_by_name(athread_emu_machine_name()); }
+
+}  // namespace
+
+TEST(Trace, RealRunNestsOnEveryTrack) {
+    std::vector<sw_net::LayerRecord> records;
+    const std::vector<sw_net::TraceSpan> spans = traced_run(&records);
+    ASSERT_GT(spans.size(), 1000u);
+    const std::string path = temp_path("trace.json");
+    sw_net::write_trace(path, spans);
+    const json doc = read_json(path);
+    fs::remove(path);
+
+    std::map<long long, std::vector<Event>> tracks;
+    std::map<long long, std::string> names;
+    size_t complete = 0, dma = 0;
+    for (const json &e : doc.at("traceEvents")) {
+        const std::string ph = e.at("ph");
+        if (ph == "M") {
+            if (e.at("name") == "thread_name") names[e.at("tid")] = e.at("args").at("name");
+            continue;
+        }
+        ASSERT_EQ(ph, "X");
+        complete++;
+        // Microseconds with at most three decimals: whole nanoseconds.
+        const double ts = e.at("ts"), dur = e.at("dur");
+        const long long start = std::llround(ts * 1e3), length = std::llround(dur * 1e3);
+        ASSERT_NEAR(ts * 1e3, double(start), 1e-3) << e.dump();
+        ASSERT_NEAR(dur * 1e3, double(length), 1e-3) << e.dump();
+        ASSERT_GE(length, 0);
+        const long long tid = e.at("tid");
+        const bool dma_event = e.at("cat") == "DMA";
+        dma += dma_event;
+        if (dma_event) {
+            EXPECT_TRUE(tid >= sw_net::kTraceDmaTidBase && tid < sw_net::kTraceDmaTidBase + 64) << e.dump();
+        } else if (e.at("cat") != "layer") {
+            EXPECT_TRUE(tid >= 0 && tid < 64) << e.dump();
+        }
+        tracks[tid].push_back({start, start + length, e.at("name")});
+    }
+    EXPECT_EQ(complete, spans.size() + records.size());  // the spans and one per layer
+    EXPECT_GT(dma, 0u);
+    EXPECT_EQ(tracks[sw_net::kTraceLayersTid].size(), records.size());
+    for (const auto &t : tracks) {
+        EXPECT_TRUE(names.count(t.first)) << "track " << t.first << " has no name";
+        EXPECT_EQ(partial_overlaps(t.second), 0) << "track " << t.first << " (" << names[t.first] << ")";
+    }
+
+    // What the nesting check catches: the same spans written as before (DMA on the CPE's
+    // track, times with 6 significant digits) overlap partially.
+    std::map<int, std::vector<Event>> old_tracks;
+    auto six_digits = [](double us) {  // what `ostream << double` printed
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", us);
+        return std::stod(b);
+    };
+    for (const sw_net::TraceSpan &s : spans) {
+        const double ts = six_digits(s.start_seconds * 1e6), dur = six_digits((s.end_seconds - s.start_seconds) * 1e6);
+        old_tracks[s.cpe].push_back({std::llround(ts * 1e3), std::llround((ts + dur) * 1e3), s.layer});
+    }
+    long long old_bad = 0;
+    for (const auto &t : old_tracks) old_bad += partial_overlaps(t.second);
+    EXPECT_GT(old_bad, 0);
+    std::printf("spans: %zu (%zu DMA); partial overlaps: 0 (written as before: %lld)\n", spans.size(), dma, old_bad);
+}
+
+TEST(Report, JsonAndCsvEscapeNamesAndCarryTheRoofs) {
+    const sw::Machine &m = emulated_machine();
+    sw_net::LayerRecord r;
+    r.name = "conv \"1\", a\\b\nc";  // quote, comma, backslash, newline
+    r.kind = "conv2d";
+    r.output = {1, 8, 4, 4};
+    r.gflop = 0.5;
+    r.modelled_seconds = 1e-3;
+    r.dma_line_bytes = 1000000;
+    r.busiest_compute_seconds = 6e-4;
+    r.busiest_dma_wait_seconds = 3e-4;
+    const std::vector<sw_net::LayerRecord> records = {r};
+
+    const std::string js = temp_path("report.json");
+    sw_net::write_report(js, "net,\"x\"", records, nullptr, m);
+    const json doc = read_json(js);
+    fs::remove(js);
+    EXPECT_EQ(doc.at("net"), "net,\"x\"");
+    EXPECT_EQ(doc.at("machine").at("name"), m.name);
+    EXPECT_DOUBLE_EQ(doc.at("machine").at("peak_gflops").get<double>(), m.cg_peak_gflops());
+    EXPECT_DOUBLE_EQ(doc.at("machine").at("dma_get_gbps").get<double>(), m.dma_timing.get_cap_gbps);
+    ASSERT_EQ(doc.at("layers").size(), 1u);
+    const json &l = doc.at("layers")[0];
+    EXPECT_EQ(l.at("layer"), r.name);
+    EXPECT_EQ(l.at("output"), "1x8x4x4");
+    EXPECT_DOUBLE_EQ(l.at("gflops").get<double>(), 500.0);
+    EXPECT_DOUBLE_EQ(l.at("busiest_dma_wait_ms").get<double>(), 0.3);
+
+    // CSV (RFC 4180): the quoted fields read back whole; as many fields as columns.
+    const std::string csv = temp_path("report.csv");
+    sw_net::write_report(csv, "net,\"x\"", records, nullptr, m);
+    std::ifstream in(csv);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fs::remove(csv);
+    std::vector<std::vector<std::string>> rows(1);
+    std::string field;
+    bool quoted = false;
+    for (size_t i = 0; i < text.size(); i++) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += text[++i];
+            else if (c == '"') quoted = false;
+            else field += c;
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            rows.back().push_back(field), field.clear();
+        } else if (c == '\n') {
+            rows.back().push_back(field), field.clear();
+            rows.emplace_back();
+        } else {
+            field += c;
+        }
+    }
+    rows.pop_back();  // after the last newline
+    ASSERT_EQ(rows.size(), 2u);
+    ASSERT_EQ(rows[0].size(), rows[1].size());
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < rows[0].size(); i++) row[rows[0][i]] = rows[1][i];
+    EXPECT_EQ(row["net"], "net,\"x\"");
+    EXPECT_EQ(row["layer"], r.name);
+    EXPECT_EQ(row["machine"], m.name);
+    EXPECT_DOUBLE_EQ(std::stod(row["machine_peak_gflops"]), m.cg_peak_gflops());
+    EXPECT_DOUBLE_EQ(std::stod(row["modelled_ms"]), 1.0);
+}
+
+TEST(Report, UnwritableOutputsAreErrorsNamingThePath) {
+    const sw::Machine &m = emulated_machine();
+    const std::vector<sw_net::LayerRecord> records(1);
+    const std::string missing = temp_path("no_dir") + "/report.json";
+    for (const std::string &p : {missing, std::string("/dev/full")}) {
+        try {
+            sw_net::write_report(p, "n", records, nullptr, m);
+            ADD_FAILURE() << "no error for " << p;
+        } catch (const sw_io::IoError &e) {
+            EXPECT_NE(std::string(e.what()).find(p + ": "), std::string::npos) << e.what();
+        }
+        try {
+            sw_net::write_trace(p, {});
+            ADD_FAILURE() << "no error for " << p;
+        } catch (const sw_io::IoError &e) {
+            EXPECT_NE(std::string(e.what()).find(p + ": "), std::string::npos) << e.what();
+        }
+    }
+}
