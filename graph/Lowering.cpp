@@ -2,6 +2,7 @@
  * Lowering: see Lowering.h.
  */
 #include "graph/Lowering.h"
+#include "graph/ShapeInference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -77,6 +78,7 @@ struct Lowerer {
     Step &step(const Node &n, const std::string &gen, const std::map<std::string, std::string> &params) {
         Step s;
         s.node = n.label();
+        s.name = n.name.empty() ? "#" + std::to_string(n.index) : n.name;
         s.op_type = n.op_type;
         s.layer = add_layer(gen, params);
         out.steps.push_back(s);
@@ -322,8 +324,12 @@ struct Lowerer {
         s.output = {out_tensor(n).name, {1, 1, c, nb}};
     }
 
+    /** The most inputs one concat layer takes: a layer is called with its inputs and output
+     * as at most 8 buffers (jit/jit_layer.h). */
+    static constexpr size_t kMaxConcatInputs = 7;
+
     void concat(const Node &n) {
-        if (n.inputs.size() < 2) throw NodeError("Concat of one input is not supported");
+        if (n.inputs.size() == 1) return view_of(n, float_in(n, 0), out_tensor(n));  // DenseNet's first layers
         const Tensor &x0 = float_in(n, 0);
         const int64_t rank = (int64_t)x0.shape.size();
         int64_t axis = n.attr_int("axis", 1);
@@ -334,24 +340,48 @@ struct Lowerer {
             if (i > axis) inner *= x0.shape[i];
         }
         std::vector<LayerArg> args;
-        std::string list;
-        int total = 0;
         for (size_t k = 0; k < n.inputs.size(); k++) {
             const Tensor &t = float_in(n, k);
             if ((int64_t)t.shape.size() != rank) throw NodeError("inputs of different ranks");
-            const int ch = to_int(t.shape[axis], "dim");
-            total += ch;
-            list += (list.empty() ? "" : ",") + str(ch);
-            args.push_back({t.name, {to_int(inner, "dim"), 1, ch, to_int(outer, "dim")}});
+            args.push_back({t.name, {to_int(inner, "dim"), 1, to_int(t.shape[axis], "dim"), to_int(outer, "dim")}});
         }
+        // More inputs than one layer takes (DenseNet-121 concatenates up to 25): groups of
+        // kMaxConcatInputs are concatenated into temporaries first, level by level.
+        for (int level = 1; args.size() > kMaxConcatInputs; level++) {
+            std::vector<LayerArg> next;
+            for (size_t k = 0; k < args.size(); k += kMaxConcatInputs) {
+                std::vector<LayerArg> group(args.begin() + k, args.begin() + std::min(args.size(), k + kMaxConcatInputs));
+                if (group.size() == 1) {
+                    next.push_back(group[0]);
+                    continue;
+                }
+                std::string name = n.output(0) + "__concat" + str(level) + "_" + str(k / kMaxConcatInputs);
+                while (g.find(name)) name += "_";
+                next.push_back(concat_step(n, group, name));
+            }
+            args = std::move(next);
+        }
+        concat_step(n, args, out_tensor(n).name);
+    }
+
+    /** One concat layer of `args` (extents {inner, 1, channels, outer}) into `out`. */
+    LayerArg concat_step(const Node &n, const std::vector<LayerArg> &args, const std::string &out) {
+        std::string list;
+        int total = 0;
+        for (const LayerArg &a : args) {
+            total += a.extents[2];
+            list += (list.empty() ? "" : ",") + str(a.extents[2]);
+        }
+        const int inner = args[0].extents[0], outer = args[0].extents[3];
         std::map<std::string, std::string> p = {{"batch", str(outer)},
                                                 {"height", "1"},
                                                 {"width", str(inner)},
                                                 {"channels", list},
-                                                {"input.size", str(n.inputs.size())}};
+                                                {"input.size", str(args.size())}};
         Step &s = step(n, "concat", p);
         s.inputs = args;
-        s.output = {out_tensor(n).name, {to_int(inner, "dim"), 1, total, to_int(outer, "dim")}};
+        s.output = {out, {inner, 1, total, outer}};
+        return s.output;
     }
 
     void channel_affine(const Node &n) {
@@ -365,6 +395,68 @@ struct Lowerer {
         Step &s = step(n, "channel_affine", p);
         s.inputs = {{x.name, {plane, 1, c, nb}}, {sc.name, {c}}, {sh.name, {c}}};
         s.output = {out_tensor(n).name, {plane, 1, c, nb}};
+    }
+
+    void channel_shuffle(const Node &n) {
+        const Tensor &x = float_in(n, 0);
+        if (x.shape.size() != 4) throw NodeError("input of rank other than 4");
+        const int nb = to_int(x.shape[0], "batch"), c = to_int(x.shape[1], "channels");
+        const int h = to_int(x.shape[2], "height"), w = to_int(x.shape[3], "width");
+        std::map<std::string, std::string> p = {{"batch", str(nb)},
+                                                {"channels", str(c)},
+                                                {"height", str(h)},
+                                                {"width", str(w)},
+                                                {"groups", str(n.attr_int("groups", 1))}};
+        Step &s = step(n, "channel_shuffle", p);
+        s.inputs = {{x.name, {w, h, c, nb}}};
+        s.output = {out_tensor(n).name, {w, h, c, nb}};
+    }
+
+    /** y = the range [begin, begin + y's dim) of x along `axis`: a channel_slice with the
+     * dims before the axis as the batch and those after it as the width, or a view when y
+     * is all of x. */
+    void axis_slice(const Node &n, const Tensor &x, int64_t axis, int64_t begin, const Tensor &y) {
+        if (y.shape == x.shape) return view_of(n, x, y);
+        int64_t outer = 1, inner = 1;
+        for (int64_t i = 0; i < (int64_t)x.shape.size(); i++) {
+            if (i < axis) outer *= x.shape[i];
+            if (i > axis) inner *= x.shape[i];
+        }
+        const int nb = to_int(outer, "dims before the axis"), w = to_int(inner, "dims after the axis");
+        const int c = to_int(y.shape[axis], "dim"), ci = to_int(x.shape[axis], "dim");
+        std::map<std::string, std::string> p = {{"batch", str(nb)},      {"in_channels", str(ci)},
+                                                {"begin", str(begin)},  {"channels", str(c)},
+                                                {"height", "1"},        {"width", str(w)}};
+        Step &s = step(n, "channel_slice", p);
+        s.inputs = {{x.name, {w, 1, ci, nb}}};
+        s.output = {y.name, {w, 1, c, nb}};
+    }
+
+    void slice(const Node &n) {
+        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+        const SliceBox box = slice_box(g, n);
+        int64_t axis = -1;
+        for (size_t d = 0; d < box.shape.size(); d++) {
+            if (box.shape[d] == x.shape[d] && box.begin[d] == 0 && box.step[d] == 1) continue;
+            if (box.step[d] != 1) throw NodeError("steps other than 1 are not supported (axis " + str(d) + ")");
+            if (axis >= 0) throw NodeError("a slice along more than one axis is not supported");
+            axis = int64_t(d);
+        }
+        if (y.elements() == 0) throw NodeError("an empty slice");
+        axis_slice(n, x, std::max<int64_t>(axis, 0), axis >= 0 ? box.begin[axis] : 0, y);
+    }
+
+    void split(const Node &n) {
+        const Tensor &x = float_in(n, 0);
+        const int64_t rank = (int64_t)x.shape.size();
+        int64_t axis = n.attr_int("axis", 0);
+        if (axis < 0) axis += rank;
+        int64_t begin = 0;
+        for (size_t k = 0; k < n.outputs.size(); k++) {
+            const Tensor &y = g.tensor(n.outputs[k]);
+            if (!n.outputs[k].empty() && y.elements() > 0) axis_slice(n, x, axis, begin, y);
+            begin += y.shape[axis];
+        }
     }
 
     void lrn(const Node &n) {
@@ -411,11 +503,13 @@ struct Lowerer {
         s.output = {out_tensor(n).name, {cl, rw}};
     }
 
-    void view(const Node &n) {
-        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+    void view(const Node &n) { view_of(n, float_in(n, 0), out_tensor(n)); }
+
+    void view_of(const Node &n, const Tensor &x, const Tensor &y) {
         if (x.elements() != y.elements()) throw NodeError("a view that changes the element count");
         Step s;
         s.node = n.label();
+        s.name = n.name.empty() ? "#" + std::to_string(n.index) : n.name;
         s.op_type = n.op_type;
         s.layer = -1;
         s.inputs = {{x.name, {to_int(x.elements(), "size")}}};
@@ -427,11 +521,14 @@ struct Lowerer {
         const Node &n = g.nodes[i];
         const std::string &op = n.op_type;
         if (n.domain == kInternalDomain && op == "ChannelScaleShift") return channel_affine(n);
+        if (n.domain == kInternalDomain && op == "ChannelShuffle") return channel_shuffle(n);
         if (!n.domain.empty() && n.domain != "ai.onnx") {
             throw NodeError("operator of domain '" + n.domain + "' has no layer");
         }
         for (size_t k = 1; k < n.outputs.size(); k++) {
-            if (!n.outputs[k].empty() && !(op == "MaxPool")) throw NodeError("a second output is not supported");
+            if (!n.outputs[k].empty() && op != "MaxPool" && op != "Split") {
+                throw NodeError("a second output is not supported");
+            }
         }
         if (op == "Conv") return conv(i);
         if (op == "MaxPool" || op == "AveragePool") return pool(n);
@@ -447,6 +544,9 @@ struct Lowerer {
         if (op == "LRN") return lrn(n);
         if (op == "Softmax") return softmax(n);
         if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return view(n);
+        if (op == "Slice") return slice(n);
+        if (op == "Split") return split(n);
+        if (op == "Pad") throw NodeError("Pad with pads other than 0 has no layer (zero pads are removed)");
         if (op == "BatchNormalization") {
             throw NodeError("no layer: a BatchNormalization that fold_batch_norm could not rewrite "
                             "(parameters that are not constants?)");

@@ -14,7 +14,10 @@
  *   (numpy broadcasting)
  *   MaxPool / AveragePool -> pool; GlobalAveragePool / GlobalMaxPool / ReduceMean (trailing
  *   axes) -> global_pool; Concat -> concat; ChannelScaleShift -> channel_affine;
- *   LRN -> lrn; Softmax (last axis, or opset < 13) -> softmax
+ *   LRN -> lrn; Softmax (last axis, or opset < 13) -> softmax;
+ *   ChannelShuffle (fuse_channel_shuffle) -> channel_shuffle; Slice (step 1 along one axis)
+ *   and Split -> channel_slice per output (the dims before the axis as the batch, those
+ *   after it as the width), a view when an output is the whole input
  *
  * Distinct (generator, params) pairs are listed once (LoweredGraph::layers). A node with no
  * layer, or an attribute or shape its layer cannot express, throws Error naming the node,
@@ -47,6 +50,7 @@ struct LayerSpec {
 
 struct Step {
     std::string node;     ///< label of the node (Node::label)
+    std::string name;     ///< the node's name ("#<index>" if it has none), for tables
     std::string op_type;  ///< the node's operator ("Conv+Relu" when a Relu is fused)
     /** Index into LoweredGraph::layers, or -1 for a view (output aliases inputs[0]). */
     int layer = -1;

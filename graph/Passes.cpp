@@ -18,6 +18,18 @@ std::string fresh_name(const Graph &g, const std::string &base) {
 bool is_identity(const Graph &g, const Node &n) {
     if (!n.domain.empty()) return false;
     if (n.op_type == "Identity" || n.op_type == "Dropout") return true;
+    if (n.op_type == "Pad") {
+        // All pads 0 (what torch.onnx emits before an AveragePool with count_include_pad).
+        std::vector<int64_t> pads;
+        if (g.opset < 11) {
+            pads = n.attr_ints("pads", n.attr_ints("paddings", {}));
+        } else {
+            const Tensor *p = g.find(n.input(1));
+            if (!p || !p->is_constant || p->dtype != DType::Int64) return false;
+            pads = p->i64;
+        }
+        return std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+    }
     if (n.op_type == "Cast") {
         const Tensor *in = g.find(n.input(0)), *out = g.find(n.output(0));
         return in && out && in->dtype == out->dtype;
@@ -166,6 +178,51 @@ int fold_batch_norm(Graph &g) {
     return changed;
 }
 
+namespace {
+
+/** The node's only consumer (and the tensor no graph output), or -1. */
+int only_consumer(const Graph &g, const std::string &tensor) {
+    if (g.is_graph_output(tensor)) return -1;
+    const std::vector<int> c = g.consumers(tensor);
+    return c.size() == 1 ? c[0] : -1;
+}
+
+bool is_op(const Node &n, const char *op) { return n.domain.empty() && n.op_type == op; }
+
+} // namespace
+
+int fuse_channel_shuffle(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        if (!is_op(g.nodes[i], "Reshape")) continue;
+        const Node &r1 = g.nodes[i];
+        const Tensor *x = g.find(r1.input(0)), *v = g.find(r1.output(0));
+        if (!x || !v || x->shape.size() != 4 || v->shape.size() != 5) continue;
+        const int t = only_consumer(g, v->name);
+        if (t < 0 || !is_op(g.nodes[t], "Transpose") ||
+            g.nodes[t].attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4}) {
+            continue;
+        }
+        const int r2 = only_consumer(g, g.nodes[t].output(0));
+        if (r2 < 0 || !is_op(g.nodes[r2], "Reshape")) continue;
+        const Tensor &y = g.tensor(g.nodes[r2].output(0));
+        const std::vector<int64_t> &xs = x->shape, &vs = v->shape;
+        if (y.shape != xs || vs[0] != xs[0] || vs[1] * vs[2] != xs[1] || vs[3] != xs[2] || vs[4] != xs[3]) continue;
+        Node n;
+        n.name = g.nodes[r2].name;
+        n.op_type = "ChannelShuffle";
+        n.domain = kInternalDomain;
+        n.index = g.nodes[r2].index;
+        n.inputs = {x->name};
+        n.outputs = {y.name};
+        n.attributes["groups"] = Attribute::make_int(vs[1]);
+        g.nodes[r2] = n; // the Reshape and the Transpose are now dead
+        changed++;
+    }
+    if (changed) eliminate_dead_nodes(g);
+    return changed;
+}
+
 int eliminate_dead_nodes(Graph &g) {
     std::set<std::string> live(g.outputs.begin(), g.outputs.end());
     std::vector<bool> keep(g.nodes.size(), false);
@@ -201,6 +258,7 @@ std::vector<std::string> run_passes(Graph &g) {
     std::vector<std::string> log;
     log.push_back("remove_identities: " + std::to_string(remove_identities(g)) + " nodes");
     log.push_back("fold_batch_norm: " + std::to_string(fold_batch_norm(g)) + " nodes");
+    log.push_back("fuse_channel_shuffle: " + std::to_string(fuse_channel_shuffle(g)) + " nodes");
     log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
     return log;
 }

@@ -14,7 +14,7 @@
 namespace sw_graph {
 
 /** Removes Identity, Dropout (inference: an identity; ShapeInference has rejected a used
- * mask) and Cast to the type it already has. Readers of the output read the input instead;
+ * mask), Cast to the type it already has and Pad whose pads are all 0. Readers of the output read the input instead;
  * when the output is a graph output, the input's producer is renamed to write it (the
  * graph's output names do not change). Kept: a node whose input is a graph input or a
  * constant and whose output is a graph output. */
@@ -28,12 +28,18 @@ int remove_identities(Graph &g);
  * scale[c] + shift[c]. Computed in double, stored as float32. */
 int fold_batch_norm(Graph &g);
 
+/** Reshape (N, C, H, W) -> (N, g, C/g, H, W), Transpose perm (0, 2, 1, 3, 4), Reshape back to
+ * (N, C, H, W) (ShuffleNet's channel shuffle as torch.onnx exports it) -> ChannelShuffle
+ * (domain sw_graph, attribute groups = g), when each intermediate tensor has that one
+ * reader and is no graph output. */
+int fuse_channel_shuffle(Graph &g);
+
 /** Removes the nodes none of whose outputs reach a graph output, and the tensors no node
  * nor the graph's interface uses any more. Graph inputs stay even if unused. */
 int eliminate_dead_nodes(Graph &g);
 
-/** The passes in order: remove_identities, fold_batch_norm, eliminate_dead_nodes. Returns
- * one line per pass ("fold_batch_norm: 3 nodes") for logs. */
+/** The passes in order: remove_identities, fold_batch_norm, fuse_channel_shuffle,
+ * eliminate_dead_nodes. Returns one line per pass ("fold_batch_norm: 3 nodes") for logs. */
 std::vector<std::string> run_passes(Graph &g);
 
 } // namespace sw_graph

@@ -395,6 +395,13 @@ void infer_channel_scale_shift(Ctx &c) {
     c.set_out(0, x.shape, DType::Float32);
 }
 
+void infer_channel_shuffle(Ctx &c) {
+    const Tensor &x = c.float_in(0);
+    const int64_t g = c.node.attr_int("groups", 0);
+    if (x.shape.size() != 4 || g < 1 || x.shape[1] % g) throw NodeError("input must be N x C x H x W with groups dividing C");
+    c.set_out(0, x.shape, DType::Float32);
+}
+
 // ------------------------------------------------------------------ layout
 
 void infer_concat(Ctx &c) {
@@ -554,6 +561,98 @@ std::set<int64_t> normalised(const Shape &axes, int64_t rank) {
         if (!r.insert(norm_axis(a, rank, "axis")).second) throw NodeError("axis repeated");
     }
     return r;
+}
+
+/** The box a Slice reads (see slice_box in the header). */
+SliceBox slice_box_of(const Ctx &c) {
+    const Tensor &x = c.in(0);
+    const int64_t rank = (int64_t)x.shape.size();
+    Shape starts, ends, axes, steps;
+    if (c.g.opset < 10) {
+        starts = c.node.attr_ints("starts", {});
+        ends = c.node.attr_ints("ends", {});
+        axes = c.node.attr_ints("axes", {});
+    } else {
+        starts = c.const_ints(1, "starts");
+        ends = c.const_ints(2, "ends");
+        if (c.has_in(3)) axes = c.const_ints(3, "axes");
+        if (c.has_in(4)) steps = c.const_ints(4, "steps");
+    }
+    if (axes.empty()) {
+        for (int64_t i = 0; i < (int64_t)starts.size(); i++) axes.push_back(i);
+    }
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+        throw NodeError("starts, ends, axes and steps have different lengths");
+    }
+    normalised(axes, rank); // range and repetition check
+    SliceBox box{Shape(rank, 0), Shape(rank, 1), x.shape};
+    for (size_t k = 0; k < starts.size(); k++) {
+        const int64_t a = norm_axis(axes[k], rank, "axis"), dim = x.shape[a], st = steps[k];
+        if (st == 0) throw NodeError("step 0");
+        // ONNX's clamping: negatives count from the end; starts in [0, dim] ([0, dim-1] for
+        // negative steps), ends in [0, dim] ([-1, dim-1] for negative steps).
+        int64_t b = starts[k] < 0 ? starts[k] + dim : starts[k];
+        int64_t e = ends[k] < 0 ? ends[k] + dim : ends[k];
+        if (st > 0) {
+            b = std::clamp<int64_t>(b, 0, dim);
+            e = std::clamp<int64_t>(e, 0, dim);
+            box.shape[a] = e > b ? (e - b + st - 1) / st : 0;
+        } else {
+            b = std::clamp<int64_t>(b, 0, dim - 1);
+            e = std::clamp<int64_t>(e, -1, dim - 1);
+            box.shape[a] = b > e ? (b - e - st - 1) / -st : 0;
+        }
+        box.begin[a] = b;
+        box.step[a] = st;
+    }
+    return box;
+}
+
+/** Slice; folded when the input is a small constant. */
+void infer_slice(Ctx &c) {
+    const Tensor &x = c.in(0);
+    const SliceBox box = slice_box_of(c);
+    c.set_out(0, box.shape, x.dtype);
+    if (!x.is_constant || !c.output_small(0)) return;
+    const int64_t rank = (int64_t)x.shape.size(), n = element_count(box.shape);
+    std::vector<int64_t> sources;
+    Shape idx(rank, 0);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t k = 0;
+        for (int64_t d = 0; d < rank; d++) k = k * x.shape[d] + box.begin[d] + idx[d] * box.step[d];
+        sources.push_back(k);
+        for (int64_t d = rank; d-- > 0;) {
+            if (++idx[d] < box.shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    fold_gather(c, 0, x, sources);
+}
+
+/** Pad (opset 1-10: pads / value attributes; 11+: constant pads and constant_value inputs,
+ * 18+: axes). Only the shape: whether a layer can express the padding is the lowering's or
+ * the passes' business. */
+void infer_pad(Ctx &c) {
+    const Tensor &x = c.in(0);
+    const int64_t rank = (int64_t)x.shape.size();
+    Shape pads = c.g.opset < 11 ? c.node.attr_ints("pads", c.node.attr_ints("paddings", {})) : c.const_ints(1, "pads");
+    Shape axes;
+    if (c.has_in(3)) axes = c.const_ints(3, "axes");
+    else for (int64_t i = 0; i < rank; i++) axes.push_back(i);
+    if (pads.size() != 2 * axes.size()) {
+        throw NodeError("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) +
+                        " axes");
+    }
+    normalised(axes, rank);
+    Shape out = x.shape;
+    const size_t na = axes.size();
+    for (size_t k = 0; k < na; k++) {
+        const int64_t a = norm_axis(axes[k], rank, "axis");
+        out[a] += pads[k] + pads[na + k];
+        if (out[a] < 0) throw NodeError("pads remove more than the whole of axis " + std::to_string(a));
+    }
+    c.set_out(0, out, x.dtype);
 }
 
 void infer_reduce_mean(Ctx &c) {
@@ -783,11 +882,13 @@ const std::map<std::string, OpRule> &rules() {
         {"MatMul", {infer_matmul, {}}},
         {"MaxPool", {infer_pool, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}}},
         {"Mul", {infer_binary, {}}},
+        {"Pad", {infer_pad, {"mode", "pads", "paddings", "value"}}},
         {"ReduceMean", {infer_reduce_mean, {"axes", "keepdims", "noop_with_empty_axes"}}},
         {"Relu", {infer_unary_float, {}}},
         {"Reshape", {infer_reshape, {"allowzero"}}},
         {"Shape", {infer_shape, {"start", "end"}}},
         {"Sigmoid", {infer_unary_float, {}}},
+        {"Slice", {infer_slice, {"axes", "ends", "starts"}}},
         {"Softmax", {infer_softmax, {"axis"}}},
         {"Split", {infer_split, {"axis", "split", "num_outputs"}, std::numeric_limits<int>::max()}},
         {"Squeeze", {infer_squeeze, {"axes"}}},
@@ -797,6 +898,7 @@ const std::map<std::string, OpRule> &rules() {
         {"Unsqueeze", {infer_unsqueeze, {"axes"}}},
         // Operators the passes create (domain sw_graph):
         {"sw_graph.ChannelScaleShift", {infer_channel_scale_shift, {}}},
+        {"sw_graph.ChannelShuffle", {infer_channel_shuffle, {"groups"}}},
     };
     return table;
 }
@@ -936,6 +1038,12 @@ void infer_shapes(Graph &g, const InferenceOptions &options) {
                           " differs from the declared " + shape_string(it->second));
         }
     }
+}
+
+SliceBox slice_box(const Graph &g, const Node &node) {
+    // Ctx only reads here.
+    const Ctx c{const_cast<Graph &>(g), const_cast<Node &>(node)};
+    return slice_box_of(c);
 }
 
 std::vector<std::string> supported_operators() {

@@ -6,7 +6,7 @@
  * attributes it understands): Conv, BatchNormalization, Relu, Clip, LeakyRelu, Sigmoid,
  * Add / Mul (numpy broadcasting), Concat, MaxPool / AveragePool (ceil_mode, pads, auto_pad),
  * GlobalAveragePool, GlobalMaxPool, ReduceMean, Gemm, MatMul, Flatten, Reshape (0 and -1), Transpose, Split,
- * Softmax, LRN, Sum (of two inputs), Dropout, Identity, and the shape arithmetic Shape, Gather, Unsqueeze,
+ * Slice (steps, negative indices), Pad, Softmax, LRN, Sum (of two inputs), Dropout, Identity, and the shape arithmetic Shape, Gather, Unsqueeze,
  * Squeeze, Constant, Cast, Sub, Div. Forms that changed between opsets (axes or split as an
  * attribute or as an input, Clip's bounds) are accepted in either form.
  *
@@ -50,6 +50,16 @@ void add_input_shape(const std::string &arg, InferenceOptions &options);
 /** Infers every shape of g (sorted: OnnxReader's output), folds shape arithmetic and
  * removes the folded nodes. Throws Error. */
 void infer_shapes(Graph &g, const InferenceOptions &options = {});
+
+/** What a Slice node reads: per axis of its input, the first index, the step and the
+ * count (the output's dim). Starts and ends as ONNX clamps them. */
+struct SliceBox {
+    std::vector<int64_t> begin, step, shape;
+};
+
+/** The box of a Slice node (opset 1-9 attributes, or constant inputs with steps) whose
+ * input has a static shape; throws NodeError on inconsistent or non-constant parameters. */
+SliceBox slice_box(const Graph &g, const Node &node);
 
 /** The operator types infer_shapes knows, sorted. */
 std::vector<std::string> supported_operators();

@@ -1,6 +1,7 @@
 /** \file
  * Schedules for the point-wise NCHW generators: eltwise (Add / Mul with broadcasting),
- * channel_affine (per-channel scale and shift) and channel_shuffle (a channel permutation).
+ * channel_affine (per-channel scale and shift), channel_shuffle (a channel permutation) and
+ * channel_slice (a range of channels, a copy).
  * Each output point depends on one point of each input (or of its broadcast), so a tile
  * needs exactly the inputs' boxes under it: no halo, no reduction.
  *

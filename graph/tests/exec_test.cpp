@@ -194,6 +194,32 @@ TEST(Executor, SmallResidualNetwork) {
     EXPECT_EQ(r2.outputs.at("prob").f32, prob.f32);
 }
 
+// ShuffleNetV2's unit (Slice or Split of the channels, Concat, the Reshape-Transpose-Reshape
+// channel shuffle) against naive loops: channel_slice, concat and channel_shuffle layers.
+TEST(Executor, ShuffleUnitSliceSplitConcatShuffle) {
+    for (bool use_split : {false, true}) {
+        sw_graph::Graph g = sw_graph_test::shuffle_unit(use_split).infer();
+        sw_graph::run_passes(g);
+        sw_graph::Executor ex(g);
+        const int N = 2, C = 8, P = 3 * 5;
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<float> d(-1.f, 1.f);
+        std::vector<float> x(size_t(N) * C * P);
+        for (float &v : x) v = d(rng);
+        std::vector<float> cat(x.size());
+        for (int n = 0; n < N; n++)
+            for (int c = 0; c < C; c++)
+                for (int p = 0; p < P; p++) {
+                    const float v = x[(size_t(n) * C + c) * P + p];
+                    cat[(size_t(n) * C + c) * P + p] = c < C / 2 ? v : std::max(v, 0.f);
+                }
+        const sw_graph::ExecResult r = ex.run({{"x", x}});
+        expect_close(r.outputs.at("y").f32, reference::channel_shuffle({N, C, 3, 5}, cat, 2),
+                     use_split ? "split" : "slice", 0);
+        EXPECT_EQ(r.distinct_layers, 5);
+    }
+}
+
 // ------------------------------------------------------------- (c) errors and the CLI
 
 std::string error_of(const std::function<void()> &f) {

@@ -98,6 +98,78 @@ TEST(Lowering, UnsupportedOperatorNamesTheNode) {
     }
 }
 
+TEST(Lowering, ShuffleUnitSliceSplitAndChannelShuffle) {
+    for (bool use_split : {false, true}) {
+        const LoweredGraph l = lower(sw_graph_test::shuffle_unit(use_split));
+        std::vector<std::string> gens;
+        for (const auto &s : l.steps) gens.push_back(s.layer < 0 ? "view" : l.layers[s.layer].generator);
+        EXPECT_EQ(gens, (std::vector<std::string>{"channel_slice", "channel_slice", "activation", "concat",
+                                                  "channel_shuffle"}))
+            << "split " << use_split;
+        const auto &lo = l.layers[l.steps[0].layer].params, &hi = l.layers[l.steps[1].layer].params;
+        EXPECT_EQ(lo.at("begin"), "0");
+        EXPECT_EQ(hi.at("begin"), "4");
+        EXPECT_EQ(hi.at("in_channels"), "8");
+        EXPECT_EQ(hi.at("channels"), "4");
+        EXPECT_EQ(hi.at("batch"), "2");
+        EXPECT_EQ(hi.at("width"), "15");  // H x W after the sliced axis
+        EXPECT_EQ(l.steps[0].output.tensor, "lo");
+        EXPECT_EQ(l.steps[1].output.tensor, "hi");
+        const auto &sh = l.layers[l.steps[4].layer].params;
+        EXPECT_EQ(sh.at("groups"), "2");
+        EXPECT_EQ(sh.at("channels"), "8");
+        EXPECT_EQ(l.steps[4].inputs[0].tensor, "cat");
+        EXPECT_EQ(l.steps[4].output.tensor, "y");
+    }
+}
+
+TEST(Lowering, ZeroPadRemovedOthersNamed) {
+    for (int pad : {0, 1}) {
+        ModelBuilder b;
+        b.input("x", {1, 4, 6, 6});
+        b.init_ints("pads", {0, 0, pad, pad, 0, 0, pad, pad});
+        b.node("Pad", {"x", "pads"}, {"p"}, "my_pad");
+        auto &a = b.node("AveragePool", {"p"}, {"y"}, "pool");
+        ModelBuilder::attr_ints(a, "kernel_shape", {2, 2});
+        ModelBuilder::attr_ints(a, "strides", {2, 2});
+        b.output("y");
+        if (pad == 0) {
+            const LoweredGraph l = lower(b);
+            ASSERT_EQ(l.steps.size(), 1u);
+            EXPECT_EQ(l.layers[0].generator, "pool");
+            EXPECT_EQ(l.steps[0].inputs[0].tensor, "x");
+            continue;
+        }
+        try {
+            lower(b);
+            FAIL() << "no error";
+        } catch (const sw_graph::Error &e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find("my_pad"), std::string::npos) << m;
+            EXPECT_NE(m.find("(Pad)"), std::string::npos) << m;
+        }
+    }
+}
+
+TEST(Lowering, SliceWithStepsNamesTheNode) {
+    ModelBuilder b;
+    b.input("x", {1, 8, 2, 3});
+    b.init_ints("starts", {0});
+    b.init_ints("ends", {8});
+    b.init_ints("axes", {1});
+    b.init_ints("steps", {2});
+    b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "strided");
+    b.output("y");
+    try {
+        lower(b);
+        FAIL() << "no error";
+    } catch (const sw_graph::Error &e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("strided"), std::string::npos) << m;
+        EXPECT_NE(m.find("steps other than 1"), std::string::npos) << m;
+    }
+}
+
 TEST(Lowering, GemmTransANamesTheNode) {
     ModelBuilder b;
     b.input("a", {4, 2});

@@ -135,6 +135,37 @@ public:
     std::mt19937 rng{1234};
 };
 
+/** ShuffleNetV2's unit as torch.onnx exports it: Slice / Split of the channels, Concat,
+ * then the channel shuffle as Reshape (N, g, C/g, H, W) - Transpose - Reshape:
+ * x (2, 8, 3, 5) -> lo = x[:, :4], hi = x[:, 4:] -> y = shuffle(concat(lo, relu(hi)), 2). */
+inline ModelBuilder shuffle_unit(bool use_split) {
+    ModelBuilder b;
+    b.input("x", {2, 8, 3, 5});
+    if (use_split) {
+        auto &s = b.node("Split", {"x"}, {"lo", "hi"}, "split");
+        ModelBuilder::attr_i(s, "axis", 1);
+    } else {
+        b.init_ints("starts", {4});
+        b.init_ints("ends", {8});
+        b.init_ints("axes", {1});
+        b.init_ints("starts0", {0});
+        b.init_ints("ends0", {4});
+        b.node("Slice", {"x", "starts0", "ends0", "axes"}, {"lo"}, "slice_lo");
+        b.node("Slice", {"x", "starts", "ends", "axes"}, {"hi"}, "slice_hi");
+    }
+    b.node("Relu", {"hi"}, {"r"}, "relu");
+    auto &c = b.node("Concat", {"lo", "r"}, {"cat"}, "concat");
+    ModelBuilder::attr_i(c, "axis", 1);
+    b.init_ints("shape5", {2, 2, 4, 3, 5});
+    b.init_ints("shape4", {2, 8, 3, 5});
+    b.node("Reshape", {"cat", "shape5"}, {"v"}, "view1");
+    auto &t = b.node("Transpose", {"v"}, {"t"}, "transpose");
+    ModelBuilder::attr_ints(t, "perm", {0, 2, 1, 3, 4});
+    b.node("Reshape", {"t", "shape4"}, {"y"}, "view2");
+    b.output("y");
+    return b;
+}
+
 } // namespace sw_graph_test
 
 #endif

@@ -260,6 +260,71 @@ TEST(GraphShapes, ActivationsSoftmaxLrnDropoutIdentity) {
     EXPECT_EQ(g.nodes.back().input(0), "d");
 }
 
+TEST(GraphShapes, SliceClampsNegativesStepsAndFolds) {
+    ModelBuilder m;
+    m.input("x", {2, 10, 7, 5});
+    // Channels 2..-1 (2..8), rows from the end backwards with step -2 (6, 4, 2, 0), width
+    // clamped (0..INT64_MAX).
+    m.init_ints("starts", {2, -1, 0});
+    m.init_ints("ends", {-2, -100, 9223372036854775807LL});
+    m.init_ints("axes", {1, -2, 3});
+    m.init_ints("steps", {1, -2, 1});
+    m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "s1");
+    // A constant slice folds: elements 1..2 of [7, 20, 12, 99].
+    m.init_ints("c", {7, 20, 12, 99});
+    m.init_ints("cs", {1});
+    m.init_ints("ce", {3});
+    m.node("Slice", {"c", "cs", "ce"}, {"cy"}, "s2");
+    m.node("Reshape", {"y", "cy"}, {"r"}, "reshape");
+    m.output("r");
+    Graph g = m.infer();
+    EXPECT_EQ(shape_of(g, "y"), (Dims{2, 6, 4, 5}));
+    const SliceBox box = slice_box(g, g.nodes[g.producer("y")]);
+    EXPECT_EQ(box.begin, (Dims{0, 2, 6, 0}));
+    EXPECT_EQ(box.step, (Dims{1, 1, -2, 1}));
+    ASSERT_TRUE(g.tensor("cy").is_constant);
+    EXPECT_EQ(g.tensor("cy").i64, (Dims{20, 12}));
+    EXPECT_EQ(shape_of(g, "r"), (Dims{20, 12}));
+}
+
+TEST(GraphShapes, PadShapeAndZeroPadRemoved) {
+    ModelBuilder m;
+    m.input("x", {1, 3, 4, 5});
+    m.init_ints("p1", {0, 0, 1, 2, 0, 0, 3, 0});
+    m.node("Pad", {"x", "p1"}, {"a"}, "pad1");
+    m.init_ints("p0", {0, 0, 0, 0, 0, 0, 0, 0});
+    m.node("Pad", {"a", "p0"}, {"y"}, "pad0");
+    m.output("y");
+    Graph g = m.infer();
+    EXPECT_EQ(shape_of(g, "a"), (Dims{1, 3, 8, 7}));
+    EXPECT_EQ(shape_of(g, "y"), (Dims{1, 3, 8, 7}));
+    run_passes(g);
+    ASSERT_EQ(g.nodes.size(), 1u);  // the zero Pad is gone, its reader reads "a"
+    EXPECT_EQ(g.nodes[0].name, "pad1");
+    EXPECT_EQ(g.nodes[0].output(0), "y");
+}
+
+TEST(GraphShapes, ChannelShuffleFused) {
+    ModelBuilder m;
+    m.input("x", {1, 6, 2, 3});
+    m.init_ints("s5", {1, 3, 2, 2, 3});
+    m.init_ints("s4", {1, 6, 2, 3});
+    m.node("Reshape", {"x", "s5"}, {"v"}, "view1");
+    auto &t = m.node("Transpose", {"v"}, {"t"}, "transpose");
+    ModelBuilder::attr_ints(t, "perm", {0, 2, 1, 3, 4});
+    m.node("Reshape", {"t", "s4"}, {"y"}, "view2");
+    m.output("y");
+    Graph g = m.infer();
+    EXPECT_EQ(fuse_channel_shuffle(g), 1);
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op_type, "ChannelShuffle");
+    EXPECT_EQ(g.nodes[0].domain, kInternalDomain);
+    EXPECT_EQ(g.nodes[0].attr_int("groups", 0), 3);
+    EXPECT_EQ(g.nodes[0].input(0), "x");
+    EXPECT_EQ(g.nodes[0].output(0), "y");
+    EXPECT_FALSE(g.find("v"));
+}
+
 TEST(GraphShapes, UnsupportedOperatorNamesNodeAndOp) {
     ModelBuilder m;
     m.input("x", {1, 3, 4, 4});

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""Exports torchvision classification models to ONNX with seeded random weights (no
+downloads), a seeded random input and PyTorch's output, as references for the importer
+(graph/) and its model tests (graph/tests/models_test.cpp).
+
+For each model NAME it writes into --out:
+  NAME.onnx         the model in eval mode (opset 13, static shapes)
+  NAME.input.npy    the input, float32 (batch, 3, size, size), uniform in [-1, 1)
+  NAME.logits.npy   PyTorch's output for that input, float32 (batch, 1000)
+  NAME.probs.npy    softmax of the logits over the classes, float32 (batch, 1000)
+
+Weights: torchvision's own initialisation under torch.manual_seed, then every
+BatchNorm's weight, bias, running mean and running variance set to seeded random,
+non-trivial values (so folding a BN into its conv is really exercised), then the last
+linear layer scaled so the logits of this input have a standard deviation of about 2
+(so the softmax is neither flat nor one-hot and the probability check means something).
+GoogLeNet is built with aux_logits=False, transform_input=False (no auxiliary heads, no
+input re-normalisation). Needs Debian's python3-torch and python3-torchvision; run with
+/usr/bin/python3.
+
+Usage: export_torchvision.py --model NAME|all [--size H] [--batch N] [--out DIR] [--seed S]
+Exit status 1 with "error: ..." for an unknown model or a bad option value; 2 (and a
+message) if torch or torchvision cannot be imported, so tests can skip.
+"""
+import argparse
+import os
+import sys
+
+MODELS = [
+    "resnet18",
+    "resnet50",
+    "mobilenet_v2",
+    "squeezenet1_1",
+    "googlenet",
+    "densenet121",
+    "shufflenet_v2_x1_0",
+    "vgg16_bn",
+]
+TORCH_MISSING = 2
+
+
+def build(name, torchvision):
+    m = torchvision.models
+    if name == "googlenet":
+        return m.googlenet(weights=None, aux_logits=False, transform_input=False, init_weights=True)
+    return getattr(m, name)(weights=None)
+
+
+def randomise_batch_norms(model, torch, gen):
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
+            c = mod.num_features
+            with torch.no_grad():
+                mod.weight.copy_(torch.rand(c, generator=gen) * 0.5 + 0.75)
+                mod.bias.copy_(torch.randn(c, generator=gen) * 0.1)
+                mod.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
+                mod.running_var.copy_(torch.rand(c, generator=gen) * 0.5 + 0.75)
+
+
+def last_linear(model, torch):
+    last = None
+    for mod in model.modules():
+        if isinstance(mod, (torch.nn.Linear, torch.nn.Conv2d)):
+            last = mod
+    return last
+
+
+def export(name, size, batch, out, seed, torch, torchvision, np):
+    torch.manual_seed(seed)
+    model = build(name, torchvision)
+    gen = torch.Generator().manual_seed(seed + 1)
+    randomise_batch_norms(model, torch, gen)
+    model.eval()
+    x = torch.rand(batch, 3, size, size, generator=gen) * 2 - 1
+    with torch.no_grad():
+        logits = model(x)
+        # Scale the classifier (SqueezeNet's is a 1x1 conv followed by ReLU and a pool, both
+        # positively homogeneous) so the logits have a standard deviation of about 2.
+        std = float(logits.std())
+        if std > 0:
+            last = last_linear(model, torch)
+            k = 2.0 / std
+            last.weight.mul_(k)
+            if last.bias is not None:
+                last.bias.mul_(k)
+        logits = model(x)
+        probs = torch.softmax(logits, dim=1)
+    path = os.path.join(out, name)
+    torch.onnx.export(model, x, path + ".onnx", opset_version=13, input_names=["input"],
+                      output_names=["logits"], do_constant_folding=True)
+    np.save(path + ".input.npy", x.numpy().astype(np.float32))
+    np.save(path + ".logits.npy", logits.numpy().astype(np.float32))
+    np.save(path + ".probs.npy", probs.numpy().astype(np.float32))
+    print("%s: input (%d, 3, %d, %d), logits std %.3f, max prob %.4f -> %s.onnx" %
+          (name, batch, size, size, float(logits.std()), float(probs.max()), path))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", required=True, help="one of %s, or all" % ", ".join(MODELS))
+    ap.add_argument("--size", type=int, default=224, help="input height = width (default 224)")
+    ap.add_argument("--batch", type=int, default=1, help="batch (default 1)")
+    ap.add_argument("--out", default=".", help="output folder (created; default .)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of weights and input (default 0)")
+    a = ap.parse_args()
+    names = MODELS if a.model == "all" else [a.model]
+    if any(n not in MODELS for n in names):
+        print("error: --model %s: unknown model (one of %s, or all)" % (a.model, ", ".join(MODELS)),
+              file=sys.stderr)
+        return 1
+    if a.size < 16 or a.size > 1024:
+        print("error: --size %d: must be in [16, 1024]" % a.size, file=sys.stderr)
+        return 1
+    if a.batch < 1 or a.batch > 64:
+        print("error: --batch %d: must be in [1, 64]" % a.batch, file=sys.stderr)
+        return 1
+    try:
+        import numpy as np
+        import torch
+        import torchvision
+    except ImportError as e:
+        print("torch / torchvision not importable (%s): install python3-torch and "
+              "python3-torchvision (scripts/install_deps.sh)" % e, file=sys.stderr)
+        return TORCH_MISSING
+    torch.set_num_threads(1)
+    os.makedirs(a.out, exist_ok=True)
+    for n in names:
+        try:
+            export(n, a.size, a.batch, a.out, a.seed, torch, torchvision, np)
+        except Exception as e:  # an export failure (e.g. an unsupported size) names the model
+            print("error: %s at size %d: %s" % (n, a.size, e), file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
