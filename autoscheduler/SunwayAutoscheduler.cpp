@@ -6,6 +6,7 @@
 #include "autoscheduler/Analysis.h"
 #include "autoscheduler/ApplyPlan.h"
 #include "target_sw/BroadcastDma.h"
+#include "target_sw/Divisors.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/SunwayLowering.h"
@@ -36,11 +37,8 @@ std::vector<int> tile_sizes(int64_t e, int64_t cap) {
 }
 
 std::vector<int> divisors(int64_t n) {
-    std::vector<int> d;
-    for (int64_t i = n; i >= 1; i--) {
-        if (n % i == 0) d.push_back(int(i));
-    }
-    return d;
+    const std::vector<int64_t> d = sw::divisors_desc(n);
+    return std::vector<int>(d.begin(), d.end());
 }
 
 }  // namespace

@@ -45,6 +45,14 @@ public:
 
     void generate() {
         const schedules::Conv2DShape s = shape();
+        sw::check_at_most("conv2d", {{"batch", s.batch}, {"in_channels", s.in_channels}, {"out_channels", s.out_channels},
+                                     {"height", s.height}, {"width", s.width}, {"groups", s.groups}},
+                          sw::kMaxExtentParam);
+        sw::check_at_most("conv2d", {{"kernel", s.kernel_x}, {"kernel_y", s.kernel_y}, {"stride", s.stride_x},
+                                     {"stride_y", s.stride_y}, {"dilation", s.dilation_x}, {"dilation_y", s.dilation_y},
+                                     {"pad_left", s.pad_left}, {"pad_right", s.pad_right}, {"pad_top", s.pad_top},
+                                     {"pad_bottom", s.pad_bottom}},
+                          sw::kMaxWindowParam);
         sw::check_param(s.batch >= 1, "conv2d: batch must be >= 1");
         sw::check_param(s.in_channels >= 1 && s.out_channels >= 1,
                         "conv2d: in_channels and out_channels must be >= 1");

@@ -29,6 +29,7 @@ public:
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
                         "lrn: batch, channels, height and width must be >= 1");
         sw::check_param(size >= 1, "lrn: size must be >= 1");
+        sw::check_at_most("lrn", {{"size", size}}, sw::kMaxWindowParam);
         /* THE ALGORITHM */
         Func zero_outside = BoundaryConditions::constant_exterior(input, 0.f, {Range(), Range(), {0, channels}});
         const int before = (size - 1) / 2;

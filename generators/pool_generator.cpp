@@ -42,6 +42,11 @@ public:
         const int pl = layers::or_default(pad_left, pad, -1), pr = layers::or_default(pad_right, pad, -1);
         const int pt = layers::or_default(pad_top, pad, -1), pb = layers::or_default(pad_bottom, pad, -1);
         const std::string kind = type;
+        sw::check_at_most("pool", {{"batch", batch}, {"channels", channels}, {"height", height}, {"width", width}},
+                          sw::kMaxExtentParam);
+        sw::check_at_most("pool", {{"kernel", kx}, {"kernel_y", ky}, {"stride", sx}, {"stride_y", sy}, {"pad_left", pl},
+                                   {"pad_right", pr}, {"pad_top", pt}, {"pad_bottom", pb}},
+                          sw::kMaxWindowParam);
         sw::check_param(kind == "max" || kind == "avg", "pool: type must be max or avg, not '" + kind + "'");
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
                         "pool: batch, channels, height and width must be >= 1");

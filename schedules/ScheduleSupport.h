@@ -5,6 +5,7 @@
 #define SCHEDULES_SCHEDULE_SUPPORT_H
 
 #include "Halide.h"
+#include "target_sw/Divisors.h"
 #include "target_sw/Machine.h"
 
 #include <cmath>
@@ -14,7 +15,7 @@
 
 namespace schedules {
 
-inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+inline int ceil_div(int a, int b) { return int((int64_t(a) + b - 1) / b); }
 
 /** Lanes of the CPE vectors the code generator emits (floatv4; SW26010-Pro's floatv8 is
  * not generated yet). */
@@ -35,13 +36,10 @@ inline int power_of_two_block(int n, int cap) {
     return b;
 }
 
-/** Divisors of \p n, largest first. */
+/** Divisors of \p n, largest first (sw::divisors_desc, O(sqrt(n))). */
 inline std::vector<int> divisors_desc(int n) {
-    std::vector<int> d;
-    for (int i = n; i >= 1; i--) {
-        if (n % i == 0) d.push_back(i);
-    }
-    return d;
+    const std::vector<int64_t> d = sw::divisors_desc(n);
+    return std::vector<int>(d.begin(), d.end());
 }
 
 /** The LDM a schedule may plan for: the machine's data budget less the alignment slack of

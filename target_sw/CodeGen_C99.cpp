@@ -102,7 +102,12 @@ std::string CodeGen_C99::helper(const std::string &op, const Type &t) {
     if (helpers.count(name)) return name;
     std::ostringstream d;
     d << "static inline " << ct << " " << name << "(" << ct << " a, " << ct << " b) { ";
-    if (op == "min") {
+    if ((op == "min" || op == "max") && t.is_float()) {
+        // NaN-propagating, as PyTorch's minimum/maximum (relu(nan) = nan, a max pool over a
+        // NaN gives NaN): a NaN in a is returned by the first test (a != a), a NaN in b by
+        // the fallback, since every comparison with NaN is false. Plain C99 for sw5cc.
+        d << "return (a " << (op == "min" ? "<" : ">") << " b || a != a) ? a : b;";
+    } else if (op == "min") {
         d << "return a < b ? a : b;";
     } else if (op == "max") {
         d << "return a > b ? a : b;";

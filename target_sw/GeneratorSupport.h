@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sw {
@@ -20,6 +22,28 @@ namespace sw {
 /** Throws a UserError with \p message unless \p ok. */
 inline void check_param(bool ok, const std::string &message) {
     if (!ok) throw UserError(message);
+}
+
+/** The largest extent (batch, channels, height, width, features, ...) a shape parameter may
+ * have: the elements of the largest float buffer Halide addresses (2^31 - 1 bytes). */
+constexpr int kMaxExtentParam = (1 << 29) - 1;
+/** The largest kernel, stride, dilation or pad: with it every window (dilation * (kernel -
+ * 1) + 1) and padded extent stays far inside int, and no loop runs over an absurd window. */
+constexpr int kMaxWindowParam = 4096;
+
+/** Throws a UserError "GENERATOR: NAME=VALUE is larger than LIMIT (WHY)" for the first of
+ * \p params above \p limit: O(1) per parameter, before any arithmetic on the values (the
+ * generators' own checks give the lower bounds). */
+inline void check_at_most(const std::string &generator, std::initializer_list<std::pair<const char *, int>> params,
+                          int limit) {
+    for (const auto &p : params) {
+        if (p.second <= limit) continue;
+        const char *why = limit == kMaxExtentParam   ? " (the elements of the largest float buffer Halide addresses)"
+                          : limit == kMaxWindowParam ? " (the largest kernel, stride, dilation or pad accepted)"
+                                                     : "";
+        throw UserError(generator + ": " + p.first + "=" + std::to_string(p.second) + " is larger than " +
+                        std::to_string(limit) + why);
+    }
 }
 
 /** Halide's buffer extents and strides are int32, and a buffer of more than 2^31 - 1 bytes

@@ -35,6 +35,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -84,6 +85,19 @@ struct Options {
     std::vector<std::string> plugins;
     Halide::Internal::GeneratorParamsMap params;
 };
+
+/** "generator G (function F, target T, PARAMS)" from the command line, for errors that
+ * happen before (or without) a parsed Options. */
+std::string what_is_built(int argc, char **argv) {
+    std::string generator, function, params;
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        if ((a == "-g" || a == "-f") && i + 1 < argc) (a == "-g" ? generator : function) = argv[++i];
+        else if (a.find('=') != std::string::npos) params += (params.empty() ? "" : " ") + a;
+    }
+    return "generator '" + generator + "'" + (function.empty() ? "" : " (function " + function + ")") +
+           (params.empty() ? "" : " with " + params);
+}
 
 std::string target_name(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
@@ -283,9 +297,12 @@ int main(int argc, char **argv) {
     } catch (const sw::UserError &e) {
         std::cerr << "error: " << e.what() << "\n";
     } catch (const Halide::Error &e) {
-        std::cerr << "error: " << e.what() << "\n";
+        std::cerr << "error: " << sw::without_error_prefix(e.what()) << "\n";
+    } catch (const std::bad_alloc &) {
+        std::cerr << "error: out of memory while building " << what_is_built(argc, argv)
+                  << " (check the size parameters)\n";
     } catch (const std::exception &e) {
-        std::cerr << "error: " << e.what() << "\n";
+        std::cerr << "error: " << sw::without_error_prefix(e.what()) << "\n";
     }
     return 1;
 }

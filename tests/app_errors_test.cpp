@@ -1,13 +1,18 @@
 /** \file
  * sw_net on bad input: a missing, truncated or non-PNG image, weight files of the wrong
  * shape or dtype, a missing weight file, a bad --batch or --schedule: one clear message and
- * a non-zero exit, never a crash. Also one good run: --schedule auto (the autoscheduled
- * AlexNet).
+ * a non-zero exit, never a crash; files claiming gigabytes fail at once under an address-space
+ * limit, a NaN in a weight file is refused naming the file and the element, an unwritable
+ * --report is an error naming the path. Also one good run: --schedule auto (the
+ * autoscheduled AlexNet).
  */
 #include "apps/io/npy.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,9 +27,11 @@ struct Result {
     std::string output;
 };
 
-Result run_app(const std::string &args) {
+/** sw_net --net alexnet ARGS, with `ulimit -v KIB` first unless 0. */
+Result run_app(const std::string &args, long kib = 0) {
     std::string out;
-    FILE *p = popen((std::string(SW_NET_APP) + " --net alexnet " + args + " 2>&1").c_str(), "r");
+    const std::string limit = kib ? "ulimit -v " + std::to_string(kib) + "; " : "";
+    FILE *p = popen((limit + std::string(SW_NET_APP) + " --net alexnet " + args + " 2>&1").c_str(), "r");
     char buf[4096];
     while (p && fgets(buf, sizeof buf, p)) out += buf;
     const int status = p ? pclose(p) : -1;
@@ -101,6 +108,70 @@ TEST_F(AppErrors, AutoscheduledRuns) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("autoscheduled"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("speedup"), std::string::npos) << r.output;
+}
+
+// ---- inputs that cannot hurt us (issue 12 item 5): under an address-space limit far below
+// what the files claim, the error names the file at once instead of allocating.
+
+/** sw_net under `ulimit -v` (KiB): room for the emulator's 64 CPE threads and the network,
+ * not for the gigabytes the bad files below claim. Without the limit under ASan, which
+ * reserves terabytes of address space. */
+Result run_app_limited(const std::string &args, long kib = 2000000) {
+#if defined(__SANITIZE_ADDRESS__)
+    kib = 0;
+#endif
+    return run_app(args, kib);
+}
+
+/** The bundled sample PNG with its IHDR claiming width x height pixels (CRC fixed). */
+std::string png_claiming(uint32_t width, uint32_t height) {
+    std::ifstream in(SW_SAMPLE_IMAGE, std::ios::binary);
+    std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (int k = 0; k < 4; k++) {
+        b[16 + k] = char((width >> (24 - 8 * k)) & 0xff);
+        b[20 + k] = char((height >> (24 - 8 * k)) & 0xff);
+    }
+    const uLong crc = crc32(0, reinterpret_cast<const Bytef *>(b.data() + 12), 17);
+    for (int k = 0; k < 4; k++) b[29 + k] = char((crc >> (24 - 8 * k)) & 0xff);
+    return b;
+}
+
+TEST_F(AppErrors, PngClaimingHugeDimensionsFailsFast) {
+    const std::string p = file("wide.png", png_claiming(100000, 1));
+    const auto t0 = std::chrono::steady_clock::now();
+    const Result r = run_app_limited("--image " + p);
+    expect_error(r, p + ": image of 100000 x 1 pixels is larger than accepted");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+}
+
+TEST_F(AppErrors, NpyClaimingGigabytesFailsBeforeAllocating) {
+    // 1 KB whose header claims 3 GB: an error naming the file, not std::bad_alloc.
+    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (750000000,), }";
+    while ((10 + dict.size() + 1) % 64) dict += ' ';
+    dict += '\n';
+    std::string npy = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size() & 0xff) + char(dict.size() >> 8) + dict;
+    npy.append(920, '\0');
+    const std::string p = file("claims_3gb.npy", npy);
+    expect_error(run_app_limited("--input " + p), p + "': truncated data");
+}
+
+TEST_F(AppErrors, NanInAWeightFileIsRefused) {
+    std::vector<float> w(96 * 3 * 11 * 11, 0.01f);
+    w[5 * 363 + 7] = std::nanf("");
+    sw_io::save_npy((dir / "conv1.weight.npy").string(), {96, 3, 11, 11}, w);
+    sw_io::save_npy((dir / "conv1.bias.npy").string(), {96}, std::vector<float>(96));
+    const Result r = run_app("--weights " + dir.string());
+    expect_error(r, (dir / "conv1.weight.npy").string());
+    EXPECT_NE(r.output.find("element (5, 0, 0, 7)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("NaN"), std::string::npos) << r.output;
+}
+
+TEST_F(AppErrors, UnwritableReportIsAnErrorNamingThePath) {
+    for (const std::string p : {(dir / "no_dir" / "layers.json").string(), std::string("/dev/full")}) {
+        const Result r = run_app("--no-compare --report " + p);
+        expect_error(r, p + ": ");
+        EXPECT_EQ(r.output.find("report written"), std::string::npos) << r.output;
+    }
 }
 
 }  // namespace
