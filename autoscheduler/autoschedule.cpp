@@ -1,26 +1,33 @@
 /** \file
  * The autoschedule command line:
  *
- *   autoschedule -g GENERATOR [name=value ...] [--machine sw26010|sw26010-pro] [--tune N]
- *                [-o schedule.h]
- *   autoschedule --net alexnet|vgg19 [--machine sw26010|sw26010-pro]
+ *   autoschedule -g GENERATOR [name=value ...] [--generator PATH] [--machine sw26010|sw26010-pro]
+ *                [--tune N] [-o schedule.h]
+ *   autoschedule --net alexnet|vgg19 [--machine sw26010|sw26010-pro] [--tune N] [-o DIR]
  *
- * Schedules one layer generator (the generators of generators/, linked in) with the Sunway
- * autoscheduler and prints the chosen schedule as C++ source with its predicted time,
- * GFLOPS, LDM bytes and DMA bytes, and what the Sunway lowering made of it; -o writes the
- * schedule as a header of one function apply_schedule_<generator>(pipeline, target) to paste
- * into schedules/. --tune N builds the N best plans, runs each on the emulated core group and
- * keeps the one the emulator's timing model finds fastest. --net schedules every layer of a
- * network and prints the per-layer table (a layer equal to an earlier one, same kind and
- * parameters, reuses its schedule: each distinct layer is searched once).
+ * Schedules one generator with the Sunway autoscheduler and prints the chosen schedule as C++
+ * source with its predicted time, GFLOPS, LDM bytes and DMA bytes, and what the Sunway
+ * lowering made of it; -o writes the schedule as a header of one function
+ * apply_schedule_<generator>(pipeline, target) to paste into a project. The generator is
+ * one of generators/ (linked in), or, with --generator PATH, one of any generator executable
+ * built with add_sw_generator (run with the plugin; the plugin reports the run back through
+ * $SW_AUTOSCHEDULE_SUMMARY, Summary.h). --tune N builds the N best plans, runs each on the
+ * emulated core group and keeps the one the emulator's timing model finds fastest. --net
+ * schedules every layer of a network and prints the per-layer table (a layer equal to an
+ * earlier one, same kind and parameters, reuses its schedule: each distinct layer is
+ * searched, and tuned, once); with -o DIR it writes DIR/<layer>.schedule.h per layer. A
+ * pipeline the lowering leaves without a CPE kernel is reported with a warning.
  */
 #include "Halide.h"
+#include "apps/cli_support.h"
 #include "autoscheduler/ApplyPlan.h"
+#include "autoscheduler/Summary.h"
 #include "autoscheduler/SunwayAutoscheduler.h"
+#include "jit/jit_layer.h"
+#include "target_sw/DriverSupport.h"
 #include "target_sw/Errors.h"
 #include "target_sw/GeneratorSupport.h"
 #include "target_sw/SunwayLowering.h"
-#include "tests/support/jit_layer.h"
 
 #include "HalideBuffer.h"
 #include "athread_emu.h"
@@ -28,147 +35,217 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <regex>
 #include <sstream>
+#include <unistd.h>
 
 namespace {
 
-const char *usage =
-    "usage: autoschedule -g GENERATOR [name=value ...] [--machine sw26010|sw26010-pro] [--tune N]\n"
-    "                    [-o schedule.h]\n"
-    "       autoschedule --net alexnet|vgg19 [--machine sw26010|sw26010-pro]\n";
+namespace fs = std::filesystem;
 
 struct Options {
-    std::string generator, net, out;
+    std::string generator, generator_exe, net, out;
     const sw::Machine *machine = &sw::sw26010();
     int tune = 0;
     std::map<std::string, std::string> params;
 };
 
-int to_int(const std::string &s, const std::string &what) {
-    char *end = nullptr;
-    const long v = std::strtol(s.c_str(), &end, 10);
-    if (s.empty() || *end || v < 0 || v > 1000) throw sw::UserError(what + " must be a number from 0 to 1000, not '" + s + "'");
-    return int(v);
-}
-
-Options parse(int argc, char **argv) {
-    Options o;
-    for (int i = 1; i < argc; i++) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw sw::UserError("option " + a + " needs a value\n" + usage);
-            return argv[++i];
-        };
-        if (a == "-g") {
-            o.generator = value();
-        } else if (a == "--net") {
-            o.net = value();
-        } else if (a == "-o") {
-            o.out = value();
-        } else if (a == "--machine") {
-            const std::string m = value();
-            o.machine = sw::machine_by_name(m);
-            if (!o.machine) throw sw::UserError("unknown machine '" + m + "' (sw26010 or sw26010-pro)");
-        } else if (a == "--tune") {
-            o.tune = to_int(value(), "--tune");
-        } else if (a == "-h" || a == "--help") {
-            std::cout << usage;
-            std::exit(0);
-        } else if (a.find('=') != std::string::npos && a[0] != '-') {
-            o.params[a.substr(0, a.find('='))] = a.substr(a.find('=') + 1);
-        } else {
-            throw sw::UserError("unexpected argument '" + a + "'\n" + usage);
-        }
-    }
-    if (o.generator.empty() == o.net.empty()) throw sw::UserError(std::string("give -g GENERATOR or --net NET\n") + usage);
-    return o;
-}
-
-/** The last result of the autoscheduler as Halide called it. */
+/** The last result of the autoscheduler as Halide called it (generators linked in). */
 sw_auto::Result last_result;
 sw_auto::Options next_options;
 
 void register_autoscheduler() {
-    Halide::Pipeline::add_autoscheduler(sw_auto::autoscheduler_name, [](const Halide::Pipeline &p, const Halide::Target &,
-                                                                        const Halide::MachineParams &mp,
-                                                                        Halide::AutoSchedulerResults *out) {
-        last_result = sw_auto::autoschedule(p, sw_auto::machine_for(mp), next_options,
-                                            p.outputs().empty() ? "pipeline" : p.outputs()[0].name());
-        if (out) out->schedule_source = last_result.schedule_source;
-    });
+    Halide::Pipeline::add_autoscheduler(
+        sw_auto::autoscheduler_name,
+        [](const Halide::Pipeline &p, const Halide::Target &, const Halide::MachineParams &mp,
+           Halide::AutoSchedulerResults *out) {
+            last_result =
+                sw_auto::autoschedule(p, sw_auto::machine_for(mp), next_options,
+                                      p.outputs().empty() ? "pipeline" : p.outputs()[0].name());
+            if (out)
+                out->schedule_source = last_result.schedule_source;
+        });
     Halide::Pipeline::set_default_autoscheduler_name(sw_auto::autoscheduler_name);
 }
 
 /** One layer scheduled and lowered. */
 struct Scheduled {
-    sw_auto::Result result;
-    sw::SwFunction lowered;
-    std::vector<std::string> args;  ///< buffer arguments of the generated function, in order
-    double seconds = 0;  ///< generator build + autoscheduling + lowering
+    sw_auto::Summary result;
+    int64_t ldm_peak = 0;          ///< the lowered function's largest LDM peak per CPE
+    std::string lowering;          ///< sw::describe of the lowered function
+    std::vector<std::string> args; ///< buffer arguments of the generated function, in order
+    double seconds = 0;            ///< generator build + autoscheduling + lowering
 };
 
-Scheduled schedule_layer(const std::string &generator, std::map<std::string, std::string> params, const sw::Machine &m,
-                         int pick) {
+std::string check_generator_name(const std::string &generator) {
     const auto known = Halide::Internal::GeneratorRegistry::enumerate();
-    if (std::find(known.begin(), known.end(), generator) == known.end()) {
-        std::string list;
-        for (const std::string &k : known) list += " " + k;
-        throw sw::UserError("unknown generator '" + generator + "'; known:" + list);
-    }
+    if (std::find(known.begin(), known.end(), generator) != known.end())
+        return generator;
+    std::string list;
+    for (const std::string &k : known)
+        list += " " + k;
+    throw sw::UserError("unknown generator '" + generator + "'; known:" + list +
+                        " (--generator PATH schedules one of another generator executable)");
+}
+
+/** A generator linked into this executable, built in this process. */
+Scheduled schedule_linked(const std::string &generator,
+                          const std::map<std::string, std::string> &params, const sw::Machine &m,
+                          int pick) {
+    check_generator_name(generator);
     const auto start = std::chrono::steady_clock::now();
-    params["machine"] = m.name;
     Halide::Internal::GeneratorParamsMap gp;
-    for (const auto &kv : params) gp[kv.first] = kv.second;
-    Halide::GeneratorContext context(sw::halide_target_for_sunway(), true, sw::sunway_machine_params(m));
+    for (const auto &kv : params)
+        gp[kv.first] = kv.second;
+    Halide::GeneratorContext context(sw::halide_target_for_sunway(), true,
+                                     sw::sunway_machine_params(m));
     auto gen = Halide::Internal::GeneratorRegistry::create(generator, context);
-    gen->set_generator_param_values(gp);
+    sw::set_sunway_generator_params(*gen, gp, m);
     next_options = sw_auto::Options();
     next_options.pick = pick;
     Halide::Module module = gen->build_module(generator);
     Scheduled s;
-    s.result = last_result;
+    s.result = sw_auto::summarize(last_result);
     for (const auto &f : module.functions()) {
-        if (f.name != generator) continue;
-        s.lowered = sw::lower_to_sunway(f, m);
+        if (f.name != generator)
+            continue;
+        const sw::SwFunction lowered = sw::lower_to_sunway(f, m);
+        const std::string warning = sw::host_only_warning(lowered);
+        if (!warning.empty())
+            std::cerr << "warning: " << warning << "\n";
+        for (const sw::CpeKernel &k : lowered.kernels)
+            s.ldm_peak = std::max(s.ldm_peak, k.ldm_peak_bytes);
+        s.lowering = sw::describe(lowered);
         for (const Halide::Internal::LoweredArgument &a : f.args) {
-            if (a.is_buffer()) s.args.push_back(a.name);
+            if (a.is_buffer())
+                s.args.push_back(a.name);
         }
     }
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return s;
 }
 
-int64_t ldm_peak(const sw::SwFunction &f) {
-    int64_t peak = 0;
-    for (const sw::CpeKernel &k : f.kernels) peak = std::max(peak, k.ldm_peak_bytes);
-    return peak;
+std::string read_text(const fs::path &path) {
+    std::ifstream f(path);
+    if (!f)
+        throw sw::UserError("cannot read " + path.string());
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+/** A generator of another executable (--generator): run with the plugin in a temporary
+ * directory; the plugin writes the summary, the driver the lowering report and header. */
+Scheduled schedule_external(const std::string &exe, const std::string &generator,
+                            const std::map<std::string, std::string> &params, const sw::Machine &m,
+                            int pick) {
+    const auto start = std::chrono::steady_clock::now();
+    char tmpl[] = "/tmp/sw_autoschedule.XXXXXX";
+    if (!mkdtemp(tmpl))
+        throw sw::UserError("cannot create a temporary directory in /tmp");
+    const fs::path dir = tmpl;
+    struct Cleanup {
+        fs::path d;
+        ~Cleanup() {
+            std::error_code ec;
+            fs::remove_all(d, ec);
+        }
+    } cleanup{dir};
+    const std::string &fn = generator; // a C identifier, as every registered generator name
+    std::vector<std::string> argv = {exe,
+                                     "-g",
+                                     generator,
+                                     "-f",
+                                     fn,
+                                     "-o",
+                                     dir.string(),
+                                     "-e",
+                                     "h,report,schedule",
+                                     "-p",
+                                     SW_AUTOSCHEDULE_PLUGIN,
+                                     "-s",
+                                     sw_auto::autoscheduler_name,
+                                     "auto_schedule=true",
+                                     "target=" + m.name};
+    for (const auto &kv : params)
+        argv.push_back(kv.first + "=" + kv.second);
+    std::string output;
+    const int status =
+        sw_test::run_command(argv, &output,
+                            {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)},
+                             {"SW_AUTOSCHEDULE_SUMMARY", (dir / "summary.txt").string()}});
+    if (status != 0) {
+        // From the driver's first "error: " line on (Halide's warnings may come first).
+        std::string why = output;
+        const size_t at = why.rfind("error: ", 0) == 0 ? 0 : why.find("\nerror: ");
+        if (at != std::string::npos)
+            why = why.substr(at == 0 ? 7 : at + 8);
+        while (!why.empty() && why.back() == '\n')
+            why.pop_back();
+        throw sw::UserError(exe +
+                            (status < 0 ? " could not be run"
+                                        : " failed (exit status " + std::to_string(status) + ")") +
+                            (why.empty() ? "" : ": " + why));
+    }
+    std::cerr << output; // the driver's warnings (e.g. no CPE kernel)
+    Scheduled s;
+    std::istringstream summary(read_text(dir / "summary.txt"));
+    s.result = sw_auto::read_summary(summary, exe + " " + generator);
+    s.lowering = read_text(dir / (fn + ".sw_report.txt"));
+    // "LDM per CPE: <peak> of <budget> bytes at the peak" per kernel.
+    static const std::regex ldm(R"(LDM per CPE: ([0-9]+) of)");
+    for (std::sregex_iterator it(s.lowering.begin(), s.lowering.end(), ldm), end; it != end; ++it) {
+        s.ldm_peak = std::max<int64_t>(s.ldm_peak, std::stoll((*it)[1]));
+    }
+    // The buffer arguments in the order of the generated prototype.
+    const std::string header = read_text(dir / (fn + ".h"));
+    static const std::regex arg(R"(struct halide_buffer_t \*([A-Za-z_][A-Za-z0-9_]*))");
+    for (std::sregex_iterator it(header.begin(), header.end(), arg), end; it != end; ++it)
+        s.args.push_back((*it)[1]);
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return s;
+}
+
+Scheduled schedule_layer(const Options &o, const std::string &generator,
+                         const std::map<std::string, std::string> &params, int pick) {
+    return o.generator_exe.empty()
+               ? schedule_linked(generator, params, *o.machine, pick)
+               : schedule_external(o.generator_exe, generator, params, *o.machine, pick);
 }
 
 /** Runs the \p pick-th plan of a layer on the emulator (random inputs); modelled seconds. */
-double run_on_emulator(const Options &o, const Scheduled &layer, int pick, std::string *error) {
-    const sw_auto::PipelineInfo &info = layer.result.info;
-    const char *exe = std::getenv("SW_LAYERS_GENERATOR");
+double run_on_emulator(const Options &o, const std::string &generator,
+                       const std::map<std::string, std::string> &params, const Scheduled &layer,
+                       int pick, std::string *error) {
+    const sw_auto::Summary &info = layer.result;
+    std::string exe = o.generator_exe;
+    if (exe.empty()) {
+        const char *env = std::getenv("SW_LAYERS_GENERATOR");
+        exe = env ? env : SW_LAYERS_GENERATOR;
+    }
     sw_test::JitOptions jo;
     jo.target = o.machine->name;
-    jo.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", sw_auto::autoscheduler_name, "auto_schedule=true"};
+    jo.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", sw_auto::autoscheduler_name,
+                     "auto_schedule=true"};
     jo.env = {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)}};
-    sw_test::JitBuild b = sw_test::jit_build_layer(exe ? exe : SW_LAYERS_GENERATOR, o.generator, o.params, jo);
+    sw_test::JitBuild b = sw_test::jit_build_layer(exe, generator, params, jo);
     if (!b.ok()) {
         *error = b.log;
         return -1;
     }
-    // Buffers: the inputs in the order of the generated function (the pipeline's arguments),
-    // then the output.
+    // Buffers: the inputs in the order of the generated function, then the output.
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
     std::vector<Halide::Runtime::Buffer<float>> bufs;
     for (const std::string &a : layer.args) {
-        for (const sw_auto::Stage &s : info.stages) {
-            if (!s.is_input || s.source_name != a) continue;
-            std::vector<int> ext(s.source_extents.begin(), s.source_extents.end());
+        for (const auto &in : info.inputs) {
+            if (in.first != a)
+                continue;
+            std::vector<int> ext(in.second.begin(), in.second.end());
             Halide::Runtime::Buffer<float> buf(ext);
             buf.for_each_value([&](float &v) { v = dist(rng); });
             bufs.push_back(std::move(buf));
@@ -177,7 +254,8 @@ double run_on_emulator(const Options &o, const Scheduled &layer, int pick, std::
     std::vector<int> oext(info.out_extents.begin(), info.out_extents.end());
     bufs.emplace_back(oext);
     std::vector<halide_buffer_t *> raw;
-    for (auto &b2 : bufs) raw.push_back(b2.raw_buffer());
+    for (auto &b2 : bufs)
+        raw.push_back(b2.raw_buffer());
     athread_emu_set_machine(o.machine->name.c_str());
     athread_emu_stats_reset();
     if (b.layer->call(raw) != 0) {
@@ -190,66 +268,130 @@ double run_on_emulator(const Options &o, const Scheduled &layer, int pick, std::
         const athread_emu_kernel_stats *k = athread_emu_stats_get(i);
         seconds += k->modelled_seconds;
         for (const athread_emu_cpe_stats &c : k->cpe) {
-            if (c.compute_cycles + c.dma_wait_cycles > compute + wait) compute = c.compute_cycles, wait = c.dma_wait_cycles;
+            if (c.compute_cycles + c.dma_wait_cycles > compute + wait)
+                compute = c.compute_cycles, wait = c.dma_wait_cycles;
             line_bytes += c.get_line_bytes + c.put_line_bytes;
         }
     }
-    *error = "busiest CPE: compute " + std::to_string(compute) + " cycles, DMA wait " + std::to_string(wait) +
-             "; all CPEs: " + std::to_string(line_bytes) + " DMA line bytes";
+    *error = "busiest CPE: compute " + std::to_string(compute) + " cycles, DMA wait " +
+             std::to_string(wait) + "; all CPEs: " + std::to_string(line_bytes) + " DMA line bytes";
     return seconds;
 }
 
+/** Schedules a layer; with --tune N, builds its N best plans that pass the lowering (they head
+ * the ranking, in the order in which the plugin picks them, SW_AUTOSCHEDULE_PICK), runs each
+ * on the emulator and schedules it again with the fastest. */
+Scheduled schedule_and_tune(const Options &o, const std::string &generator,
+                            const std::map<std::string, std::string> &params, std::string *tuning) {
+    Scheduled s = schedule_layer(o, generator, params, std::max(o.tune, 1) - 1);
+    if (o.tune <= 0)
+        return s;
+    const int n = std::min<int>(o.tune, s.result.passed);
+    int pick = 0;
+    double best = -1;
+    for (int i = 0; i < n; i++) {
+        const sw_auto::PlanSummary &p = s.result.ranked[i];
+        std::fprintf(stderr, "[tune %d/%d] %s (predicted %.3f ms) ...", i + 1, n, p.plan.c_str(),
+                     p.estimate.seconds * 1e3);
+        std::string err;
+        const double t = run_on_emulator(o, generator, params, s, i, &err);
+        if (t < 0) {
+            std::fprintf(stderr, " failed\n%s\n", err.c_str());
+            continue;
+        }
+        const sw_auto::Estimate &e = p.estimate;
+        std::fprintf(stderr,
+                     " emulator %.3f ms (%s; model: compute %.0f, DMA %.0f, %.0f line bytes)\n",
+                     t * 1e3, err.c_str(), e.compute_cycles, e.dma_cycles, e.line_bytes);
+        if (best < 0 || t < best)
+            best = t, pick = i;
+    }
+    s = schedule_layer(o, generator, params, pick);
+    char line[160];
+    std::snprintf(line, sizeof line, "tuning: kept plan %d of %d (emulator %.3f ms)", pick + 1, n,
+                  best * 1e3);
+    *tuning = line;
+    return s;
+}
+
 void print_estimate(const char *what, const sw_auto::Estimate &e) {
-    std::printf("%s: %.3f ms, %.1f GFLOPS, LDM %lld B per CPE, DMA get %.2f MB, put %.2f MB\n", what, e.seconds * 1e3,
-                e.gflops, (long long)e.ldm_bytes, e.dma_get_bytes / 1e6, e.dma_put_bytes / 1e6);
+    std::printf("%s: %.3f ms, %.1f GFLOPS, LDM %lld B per CPE, DMA get %.2f MB, put %.2f MB\n",
+                what, e.seconds * 1e3, e.gflops, (long long)e.ldm_bytes, e.dma_get_bytes / 1e6,
+                e.dma_put_bytes / 1e6);
+}
+
+/** Writes \p s's schedule as a header of apply_schedule_<name>(pipeline, target). */
+void write_schedule_header(const std::string &path, const std::string &comment, const Scheduled &s,
+                           const std::string &name) {
+    std::ofstream f(path);
+    f << "// Generated by autoschedule " << comment << "\n#pragma once\n#include \"Halide.h\"\n"
+      << "#include \"target_sw/DoubleBuffer.h\"\n#include \"target_sw/PlaceLdmBuffers.h\"\n\n"
+      << sw_auto::schedule_function(s.result.schedule_source, name);
+    f.close();
+    if (!f)
+        throw sw::UserError("cannot write " + path);
+}
+
+std::string params_string(const std::map<std::string, std::string> &params) {
+    std::string out;
+    for (const auto &kv : params)
+        out += " " + kv.first + "=" + kv.second;
+    return out;
+}
+
+/** Checks before any work that -o can be written (a file, or with --net a directory). */
+void check_output(const Options &o) {
+    if (o.out.empty())
+        return;
+    if (!o.net.empty()) {
+        std::error_code ec;
+        fs::create_directories(o.out, ec);
+        if (!fs::is_directory(o.out) || access(o.out.c_str(), W_OK) != 0) {
+            throw sw::UserError("-o " + o.out +
+                                ": not a writable directory (with --net, -o names a directory)");
+        }
+        return;
+    }
+    if (fs::is_directory(o.out))
+        throw sw::UserError("-o " + o.out + ": is a directory (a header file is expected)");
+    const bool existed = fs::exists(o.out);
+    bool ok;
+    {
+        std::ofstream f(o.out, std::ios::app);
+        ok = bool(f);
+    }
+    if (!existed) {
+        std::error_code ec;
+        fs::remove(o.out, ec); // written only once there is a schedule
+    }
+    if (!ok)
+        throw sw::UserError("-o " + o.out + ": cannot be written");
 }
 
 int one_layer(const Options &o) {
-    // With --tune N, the N best plans that pass the lowering head the ranking, in the order
-    // in which the plugin picks them (SW_AUTOSCHEDULE_PICK).
-    Scheduled s = schedule_layer(o.generator, o.params, *o.machine, std::max(o.tune, 1) - 1);
-    int pick = 0;
-    if (o.tune > 0) {
-        const int n = std::min<int>(o.tune, s.result.passed);
-        double best = -1;
-        for (int i = 0; i < n; i++) {
-            std::fprintf(stderr, "[tune %d/%d] %s (predicted %.3f ms) ...", i + 1, n,
-                         s.result.ranked[i].plan.describe().c_str(), s.result.ranked[i].estimate.seconds * 1e3);
-            std::string err;
-            const double t = run_on_emulator(o, s, i, &err);
-            if (t < 0) {
-                std::fprintf(stderr, " failed\n%s\n", err.c_str());
-                continue;
-            }
-            const sw_auto::Estimate &e = s.result.ranked[i].estimate;
-            std::fprintf(stderr, " emulator %.3f ms (%s; model: compute %.0f, DMA %.0f, %.0f line bytes)\n", t * 1e3,
-                         err.c_str(), e.compute_cycles, e.dma_cycles, e.line_bytes);
-            if (best < 0 || t < best) best = t, pick = i;
-        }
-        s = schedule_layer(o.generator, o.params, *o.machine, pick);
-        std::printf("tuning: kept plan %d of %d (emulator %.3f ms)\n", pick + 1, n, best * 1e3);
-    }
-    const sw_auto::Result &r = s.result;
-    std::printf("%s on %s: %s\n", o.generator.c_str(), o.machine->name.c_str(), r.chosen.plan.describe().c_str());
+    std::string tuning;
+    const Scheduled s = schedule_and_tune(o, o.generator, o.params, &tuning);
+    if (!tuning.empty())
+        std::printf("%s\n", tuning.c_str());
+    const sw_auto::Summary &r = s.result;
+    std::printf("%s on %s: %s\n", o.generator.c_str(), o.machine->name.c_str(),
+                r.chosen.plan.c_str());
     print_estimate("predicted", r.chosen.estimate);
-    std::printf("lowered: LDM peak %lld of %lld bytes per CPE; %lld plans costed, %d lowered, %.2f s\n",
-                (long long)ldm_peak(s.lowered), (long long)o.machine->ldm_data_budget(), (long long)r.considered,
-                r.lowered, s.seconds);
-    std::printf("\n%s\n%s", r.schedule_source.c_str(), sw::describe(s.lowered).c_str());
+    std::printf(
+        "lowered: LDM peak %lld of %lld bytes per CPE; %lld plans costed, %d lowered, %.2f s\n",
+        (long long)s.ldm_peak, (long long)o.machine->ldm_data_budget(), (long long)r.considered,
+        r.lowered, s.seconds);
+    std::printf("\n%s\n%s", r.schedule_source.c_str(), s.lowering.c_str());
     if (!o.out.empty()) {
-        std::ofstream f(o.out);
-        f << "// Generated by autoschedule -g " << o.generator;
-        for (const auto &kv : o.params) f << " " << kv.first << "=" << kv.second;
-        f << " --machine " << o.machine->name << "\n#pragma once\n#include \"Halide.h\"\n"
-          << "#include \"target_sw/DoubleBuffer.h\"\n#include \"target_sw/PlaceLdmBuffers.h\"\n\n"
-          << sw_auto::schedule_function(r.schedule_source, o.generator);
-        if (!f) throw sw::UserError("cannot write " + o.out);
+        write_schedule_header(
+            o.out, "-g " + o.generator + params_string(o.params) + " --machine " + o.machine->name,
+            s, o.generator);
         std::printf("wrote %s\n", o.out.c_str());
     }
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 /** The layers of a network (name, generator, parameters), from the network tables. */
 std::vector<std::array<std::string, 3>> network_layers(const std::string &net);
@@ -258,42 +400,110 @@ namespace {
 
 int network(const Options &o) {
     const auto layers = network_layers(o.net);
-    std::printf("%s on %s, scheduled by the Sunway autoscheduler\n", o.net.c_str(), o.machine->name.c_str());
-    std::printf("%-8s %-8s %-70s %10s %8s %9s %10s %8s\n", "layer", "kind", "plan", "pred ms", "GFLOPS", "LDM B",
-                "DMA MB", "sched s");
+    std::printf("%s on %s, scheduled by the Sunway autoscheduler%s\n", o.net.c_str(),
+                o.machine->name.c_str(),
+                o.tune > 0
+                    ? (", tuned on the emulator (best of " + std::to_string(o.tune) + ")").c_str()
+                    : "");
+    std::printf("%-8s %-8s %-70s %10s %8s %9s %10s %8s\n", "layer", "kind", "plan", "pred ms",
+                "GFLOPS", "LDM B", "DMA MB", "sched s");
     double total = 0, predicted = 0;
     // A layer of the same kind and parameters as an earlier one (VGG-19's conv3_2..conv3_4)
     // gets the same schedule: it is searched once.
     std::map<std::string, std::pair<std::string, Scheduled>> done;
+    std::vector<std::string> written;
     for (const auto &l : layers) {
         std::map<std::string, std::string> params;
         std::istringstream in(l[2]);
-        for (std::string kv; in >> kv;) params[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-        std::string key = l[1];
-        for (const auto &kv : params) key += " " + kv.first + "=" + kv.second;
+        for (std::string kv; in >> kv;)
+            params[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+        const std::string key = l[1] + params_string(params);
         auto it = done.find(key);
         const bool repeated = it != done.end();
-        if (!repeated) it = done.emplace(key, std::make_pair(l[0], schedule_layer(l[1], params, *o.machine, 0))).first;
+        if (!repeated) {
+            std::string tuning;
+            it =
+                done.emplace(key, std::make_pair(l[0], schedule_and_tune(o, l[1], params, &tuning)))
+                    .first;
+            if (!tuning.empty())
+                std::fprintf(stderr, "%s: %s\n", l[0].c_str(), tuning.c_str());
+        }
         const Scheduled &s = it->second.second;
         const sw_auto::Estimate &e = s.result.chosen.estimate;
-        const std::string plan = repeated ? "as " + it->second.first : s.result.chosen.plan.describe();
-        std::printf("%-8s %-8s %-70s %10.4g %8.1f %9lld %10.2f %8.2f\n", l[0].c_str(), l[1].c_str(), plan.c_str(),
-                    e.seconds * 1e3, e.gflops, (long long)ldm_peak(s.lowered), (e.dma_get_bytes + e.dma_put_bytes) / 1e6,
-                    repeated ? 0.0 : s.seconds);
+        const std::string plan = repeated ? "as " + it->second.first : s.result.chosen.plan;
+        std::printf("%-8s %-8s %-70s %10.4g %8.1f %9lld %10.2f %8.2f\n", l[0].c_str(), l[1].c_str(),
+                    plan.c_str(), e.seconds * 1e3, e.gflops, (long long)s.ldm_peak,
+                    (e.dma_get_bytes + e.dma_put_bytes) / 1e6, repeated ? 0.0 : s.seconds);
         std::fflush(stdout);
-        if (!repeated) total += s.seconds;
+        if (!repeated)
+            total += s.seconds;
         predicted += e.seconds;
+        if (!o.out.empty()) {
+            const std::string path = (fs::path(o.out) / (l[0] + ".schedule.h")).string();
+            write_schedule_header(path,
+                                  "--net " + o.net + " layer " + l[0] + ": -g " + l[1] +
+                                      params_string(params) + " --machine " + o.machine->name,
+                                  s, l[0]);
+            written.push_back(path);
+        }
     }
-    std::printf("total: predicted %.2f ms; scheduled %zu layers (%zu distinct) in %.2f s\n", predicted * 1e3,
-                layers.size(), done.size(), total);
+    std::printf("total: predicted %.2f ms; scheduled %zu layers (%zu distinct) in %.2f s\n",
+                predicted * 1e3, layers.size(), done.size(), total);
+    if (!written.empty())
+        std::printf("wrote %zu schedule headers to %s\n", written.size(), o.out.c_str());
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
+    CLI::App app{
+        "Schedules a Halide generator, or every layer of a network, with the Sunway autoscheduler "
+        "and prints the chosen schedule, its predicted time and what the Sunway lowering made of "
+        "it."};
+    app.name("autoschedule");
+    Options o;
+    std::string machine = "sw26010";
+    std::vector<std::string> params;
+    auto *g = app.add_option("-g", o.generator, "the generator to schedule (its registered name)");
+    auto *exe =
+        app.add_option(
+               "--generator", o.generator_exe,
+               "a generator executable (built with add_sw_generator) that has the -g generator; "
+               "default: the layer generators of generators/, linked in")
+            ->check(CLI::ExistingFile);
+    auto *net = app.add_option("--net", o.net, "schedule every layer of a network")
+                    ->check(CLI::IsMember({"alexnet", "vgg19"}));
+    app.add_option("--machine", machine, "the machine to schedule for")
+        ->check(CLI::IsMember({"sw26010", "sw26010-pro"}));
+    app.add_option("--tune", o.tune,
+                   "run the N best plans on the emulator and keep the fastest (per distinct layer)")
+        ->check(CLI::Range(0, 1000));
+    app.add_option("-o", o.out,
+                   "write the schedule as a header (with -g: this file; with --net: one "
+                   "<layer>.schedule.h per layer "
+                   "in this directory)");
+    app.add_option("params", params, "generator parameters, name=value")
+        ->check(CLI::Validator(
+            [](std::string &s) {
+                return s.find('=') == std::string::npos || s[0] == '='
+                           ? "'" + s + "' is not name=value"
+                           : std::string();
+            },
+            "name=value"));
+    g->excludes(net);
+    exe->needs(g);
+    if (int rc = sw_cli::parse(app, argc, argv); rc >= 0)
+        return rc;
     try {
-        const Options o = parse(argc, argv);
+        if (o.generator.empty() == o.net.empty())
+            throw sw::UserError("give -g GENERATOR or --net NET");
+        if (!o.net.empty() && !params.empty())
+            throw sw::UserError("--net takes no generator parameters");
+        o.machine = sw::machine_by_name(machine);
+        for (const std::string &p : params)
+            o.params[p.substr(0, p.find('='))] = p.substr(p.find('=') + 1);
+        check_output(o);
         register_autoscheduler();
         return o.net.empty() ? one_layer(o) : network(o);
     } catch (const sw::UserError &e) {

@@ -2,11 +2,12 @@
 # the autoschedule CLI, conv2d_demo and the benchmark tools on bad options, --help, the
 # host-only warning, and the CMake helpers' refusal of misspelt keywords.
 #
-# add_cli_test(<name> EXIT <status> REGEX <regex> COMMAND <command> [args...])
-#   Passes when the command exits with <status> and its output matches <regex>
+# add_cli_test(<name> EXIT <status> REGEX <regex> [FILES <path:text>...] COMMAND <command> [args...])
+#   Passes when the command exits with <status>, its output matches <regex> and each FILES
+#   entry names a file (removed before the run) that then contains <text>
 #   (expect_output.cmake).
 function(add_cli_test NAME)
-    cmake_parse_arguments(A "" "EXIT;REGEX" "COMMAND" ${ARGN})
+    cmake_parse_arguments(A "" "EXIT;REGEX" "FILES;COMMAND" ${ARGN})
     if (A_UNPARSED_ARGUMENTS OR NOT DEFINED A_EXIT OR NOT A_COMMAND)
         message(FATAL_ERROR "add_cli_test(${NAME}): give EXIT, REGEX and COMMAND")
     endif ()
@@ -16,8 +17,9 @@ function(add_cli_test NAME)
         list(POP_FRONT A_COMMAND)
         list(PREPEND A_COMMAND "$<TARGET_FILE:${exe}>")
     endif ()
+    string(REPLACE ";" "|" files "${A_FILES}")
     add_test(NAME ${NAME}
-             COMMAND ${CMAKE_COMMAND} -DEXIT=${A_EXIT} "-DREGEX=${A_REGEX}"
+             COMMAND ${CMAKE_COMMAND} -DEXIT=${A_EXIT} "-DREGEX=${A_REGEX}" "-DFILES=${files}"
                      "-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}"
                      -P "${CMAKE_CURRENT_LIST_DIR}/expect_output.cmake" -- ${A_COMMAND})
 endfunction()
@@ -47,3 +49,53 @@ add_helper_test(keyword_after_params "add_sw_library\\(layer\\): PARAMS entry 'M
 add_helper_test(unknown_machine "add_sw_library\\(layer\\): unknown MACHINE 'sw9'")
 add_helper_test(generator_keyword "add_sw_generator\\(gen\\): unknown argument 'SOURCE'")
 add_helper_test(export_keyword "add_sw_export\\(bundle\\): unknown argument 'LIBRARY'")
+
+# The autoschedule CLI (autoscheduler/autoschedule.cpp). The example's generator
+# (examples/user_layer, a plain Halide::Generator without a `machine` parameter) stands for a
+# generator executable of another project.
+add_sw_generator(example.generator SOURCES "${PROJECT_SOURCE_DIR}/examples/user_layer/scaled_residual_generator.cpp")
+set(example_layer -g scaled_residual batch=2 channels=5 height=7 width=12)
+add_cli_test(autoschedule_help EXIT 0 REGEX "Usage: autoschedule .*--generator.*--tune"
+             COMMAND autoschedule --help)
+add_cli_test(autoschedule_unknown_option EXIT 1 REGEX "error: The following argument was not expected: --frobnicate"
+             COMMAND autoschedule -g relu --frobnicate)
+add_cli_test(autoschedule_not_name_value EXIT 1 REGEX "error: params: 'channels' is not name=value"
+             COMMAND autoschedule -g relu channels)
+add_cli_test(autoschedule_tune_range EXIT 1 REGEX "error: --tune: .*0 to 1000"
+             COMMAND autoschedule -g relu --tune 5000)
+add_cli_test(autoschedule_missing_generator_file EXIT 1 REGEX "error: --generator: File does not exist: /nonexistent/gen"
+             COMMAND autoschedule --generator /nonexistent/gen -g relu)
+add_cli_test(autoschedule_generator_without_name EXIT 1 REGEX "error: --generator requires -g"
+             COMMAND autoschedule --generator $<TARGET_FILE:example.generator>)
+add_cli_test(autoschedule_generator_unknown_name EXIT 1
+             REGEX "error: .*example.generator failed \\(exit status 1\\): unknown generator 'nosuch'. this executable has: scaled_residual"
+             COMMAND autoschedule --generator $<TARGET_FILE:example.generator> -g nosuch)
+add_cli_test(autoschedule_generator EXIT 0
+             REGEX "scaled_residual on sw26010: tile .*lowered: LDM peak [1-9][0-9]* of 57344 bytes per CPE.*gpu_blocks.*1 CPE kernel"
+             COMMAND autoschedule --generator $<TARGET_FILE:example.generator> ${example_layer})
+add_cli_test(autoschedule_generator_tune EXIT 0
+             REGEX "\\[tune 2/2\\] .* emulator [0-9.]+ ms.*tuning: kept plan [12] of 2"
+             COMMAND autoschedule --generator $<TARGET_FILE:example.generator> ${example_layer} --tune 2)
+add_cli_test(autoschedule_generator_pro EXIT 0 REGEX "LDM peak [1-9][0-9]* of 229376 bytes per CPE"
+             COMMAND autoschedule --generator $<TARGET_FILE:example.generator> ${example_layer} --machine sw26010-pro)
+add_cli_test(autoschedule_output_is_directory EXIT 1 REGEX "error: -o .*: is a directory"
+             COMMAND autoschedule -g relu -o "${CMAKE_CURRENT_BINARY_DIR}")
+add_cli_test(autoschedule_output_unwritable EXIT 1 REGEX "error: -o /nonexistent/dir/s.h: cannot be written"
+             COMMAND autoschedule -g relu -o /nonexistent/dir/s.h)
+add_cli_test(autoschedule_net_output_not_directory EXIT 1 REGEX "error: -o /dev/null: not a writable directory"
+             COMMAND autoschedule --net alexnet -o /dev/null)
+add_cli_test(autoschedule_net_parameters EXIT 1 REGEX "error: --net takes no generator parameters"
+             COMMAND autoschedule --net alexnet batch=2)
+# --net --tune 1 -o DIR: every distinct layer built and run on the emulator (AlexNet: 14,
+# about 30 s), one header per layer, each an apply_schedule_<layer>.
+set(net_out "${CMAKE_CURRENT_BINARY_DIR}/autoschedule_net_headers")
+add_cli_test(autoschedule_net_tune_headers EXIT 0
+             REGEX "conv1: tuning: kept plan 1 of 1 \\(emulator [0-9.]+ ms\\).*fc8: tuning: kept plan 1 of 1.*prob: tuning: kept plan 1 of 1.*total: predicted .*wrote 14 schedule headers to"
+             FILES "${net_out}/conv1.schedule.h:apply_schedule_conv1" "${net_out}/fc8.schedule.h:apply_schedule_fc8"
+             COMMAND autoschedule --net alexnet --tune 1 -o "${net_out}")
+set_tests_properties(autoschedule_net_tune_headers PROPERTIES TIMEOUT 300)
+
+# conv2d_demo: no options but --help.
+add_cli_test(conv2d_demo_help EXIT 0 REGEX "Usage: conv2d_demo" COMMAND conv2d_demo --help)
+add_cli_test(conv2d_demo_unexpected_argument EXIT 1 REGEX "error: The following argument was not expected: extra"
+             COMMAND conv2d_demo extra)

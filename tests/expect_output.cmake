@@ -1,6 +1,8 @@
-# cmake -DEXIT=<status> -DREGEX=<regex> [-DWORKDIR=<dir>] -P expect_output.cmake -- <command> [args...]
-# Runs the command and fails unless it exits with <status> and its output (stdout and stderr
-# together) matches <regex>. The CLI tests of cli_tests.cmake use it: CTest's
+# cmake -DEXIT=<status> -DREGEX=<regex> [-DWORKDIR=<dir>] [-DFILES=<path:text>|...]
+#       -P expect_output.cmake -- <command> [args...]
+# Runs the command and fails unless it exits with <status>, its output (stdout and stderr
+# together) matches <regex>, and each FILES path (removed before the run) exists afterwards
+# and contains its text. The CLI tests of cli_tests.cmake use it: CTest's
 # PASS_REGULAR_EXPRESSION alone ignores the exit status.
 set(cmd "")
 set(seen_separator OFF)
@@ -18,6 +20,11 @@ endif ()
 if (NOT WORKDIR)
     set(WORKDIR "${CMAKE_CURRENT_BINARY_DIR}")
 endif ()
+string(REPLACE "|" ";" files "${FILES}")
+foreach (entry IN LISTS files)
+    string(REGEX REPLACE ":[^:]*$" "" path "${entry}")
+    file(REMOVE "${path}")
+endforeach ()
 execute_process(COMMAND ${cmd} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out
                 WORKING_DIRECTORY "${WORKDIR}")
 if (NOT "${status}" STREQUAL "${EXIT}")
@@ -26,4 +33,16 @@ endif ()
 if (NOT out MATCHES "${REGEX}")
     message(FATAL_ERROR "output does not match '${REGEX}':\n${out}")
 endif ()
+foreach (entry IN LISTS files)
+    string(REGEX REPLACE ":[^:]*$" "" path "${entry}")
+    string(REGEX REPLACE "^.*:" "" text "${entry}")
+    if (NOT EXISTS "${path}")
+        message(FATAL_ERROR "${path} was not written; output:\n${out}")
+    endif ()
+    file(READ "${path}" content)
+    string(FIND "${content}" "${text}" at)
+    if (at LESS 0)
+        message(FATAL_ERROR "${path} does not contain '${text}'")
+    endif ()
+endforeach ()
 message(STATUS "exit ${status}, output matches '${REGEX}'")

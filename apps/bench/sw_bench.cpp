@@ -12,13 +12,13 @@
  *   sw_bench [--batch1-only]
  */
 #include "apps/bench/bench_support.h"
+#include "apps/cli_support.h"
 #include "apps/net/network.h"
 #include "apps/net/report.h"
 #include "target_sw/Machine.h"
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 
 const sw_net::NetworkTable &alexnet_table();
 const sw_net::NetworkTable &vgg19_table();
@@ -61,7 +61,12 @@ void run(const sw_net::NetworkTable &table, Totals &t, double *conv_flops, doubl
 }  // namespace
 
 int main(int argc, char **argv) {
-    const bool batch1_only = argc > 1 && std::strcmp(argv[1], "--batch1-only") == 0;
+    CLI::App app{"Every AlexNet and VGG-19 layer, hand Sunway schedule vs the OpenACC-style baseline, at batch 1 "
+                 "and 16, on the emulated SW26010 core group (modelled time)."};
+    app.name("sw_bench");
+    bool batch1_only = false;
+    app.add_flag("--batch1-only", batch1_only, "run batch 1 only (not the batch-16 networks)");
+    if (int rc = sw_cli::parse(app, argc, argv); rc >= 0) return rc;
     const sw::Machine &m = sw::sw26010();
     Totals t;
     double vgg_flops = 0, vgg_seconds = 0, flops, seconds;

@@ -28,7 +28,8 @@ long check(const char *name, LayerFn fn, Buf &in, Buf &scale, Buf &res) {
         return 1;
     }
     double modelled = 0;
-    for (int k = 0; k < athread_emu_stats_count(); k++) modelled += athread_emu_stats_get(k)->modelled_seconds;
+    for (int k = 0; k < athread_emu_stats_count(); k++)
+        modelled += athread_emu_stats_get(k)->modelled_seconds;
     long bad = 0;
     for (int n = 0; n < BATCH; n++)
         for (int c = 0; c < CHANNELS; c++)
@@ -37,23 +38,24 @@ long check(const char *name, LayerFn fn, Buf &in, Buf &scale, Buf &res) {
                     const float want = in(x, y, c, n) + scale(c) * res(x, y, c, n);
                     if (!(std::fabs(out(x, y, c, n) - want) <= 1e-5f * (1 + std::fabs(want)))) {
                         if (bad++ < 5) {
-                            std::fprintf(stderr, "%s: out(%d, %d, %d, %d) = %g, expected %g\n", name, x, y, c, n,
-                                         out(x, y, c, n), want);
+                            std::fprintf(stderr, "%s: out(%d, %d, %d, %d) = %g, expected %g\n",
+                                         name, x, y, c, n, out(x, y, c, n), want);
                         }
                     }
                 }
     std::printf("%s: %d CPE kernel(s), modelled %.1f us, %ld of %d outputs differ\n", name,
                 athread_emu_stats_count(), modelled * 1e6, bad, BATCH * CHANNELS * HEIGHT * WIDTH);
-    return bad + (athread_emu_stats_count() == 0 ? 1 : 0);  // no kernel: it did not run on the CPEs
+    return bad + (athread_emu_stats_count() == 0 ? 1 : 0); // no kernel: it did not run on the CPEs
 }
 
-}  // namespace
+} // namespace
 
 int main() {
     Buf in(WIDTH, HEIGHT, CHANNELS, BATCH), scale(CHANNELS), res(WIDTH, HEIGHT, CHANNELS, BATCH);
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    for (Buf *b : {&in, &scale, &res}) b->for_each_value([&](float &v) { v = dist(rng); });
+    for (Buf *b : {&in, &scale, &res})
+        b->for_each_value([&](float &v) { v = dist(rng); });
     const long bad = check("hand", scaled_residual_hand, in, scale, res) +
                      check("autoscheduled", scaled_residual_auto, in, scale, res);
     return bad == 0 ? 0 : 1;

@@ -43,7 +43,8 @@ public:
     }
 
     void schedule() {
-        if (get_auto_schedule()) return;  // AUTOSCHEDULER Sunway schedules the pipeline instead
+        if (get_auto_schedule())
+            return; // AUTOSCHEDULER Sunway schedules the pipeline instead
         // Hand schedule: tiles of `rows` whole rows of one channel of one image, spread over the
         // 64 CPEs (gpu_blocks with DeviceAPI::Host marks the CPE loop). Each CPE brings its
         // tile of both inputs and its scale value into its LDM by DMA, computes the result in
@@ -56,7 +57,8 @@ public:
             .fuse(yo, c, tile)
             .gpu_blocks(tile, n, DeviceAPI::Host);
         result.compute_at(output, tile).store_in(sw::LDM);
-        if (width % 4 == 0) result.vectorize(x, 4);
+        if (width % 4 == 0)
+            result.vectorize(x, 4);
         input.in().compute_at(output, tile).store_in(sw::LDM);
         residual.in().compute_at(output, tile).store_in(sw::LDM);
         scale.in().compute_at(output, tile).store_in(sw::LDM);
@@ -67,6 +69,6 @@ private:
     Func result{"result"};
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(ScaledResidual, scaled_residual)
