@@ -509,9 +509,9 @@ int main(int argc, char **argv) {
     } catch (const sw::UserError &e) {
         std::cerr << "error: " << e.what() << "\n";
     } catch (const Halide::Error &e) {
-        std::cerr << "error: " << e.what() << "\n";
+        std::cerr << "error: " << sw::without_error_prefix(e.what()) << "\n";
     } catch (const std::exception &e) {
-        std::cerr << "error: " << e.what() << "\n";
+        std::cerr << "error: " << sw::without_error_prefix(e.what()) << "\n";
     }
     return 1;
 }

@@ -61,6 +61,9 @@ add_cli_test(autoschedule_unknown_option EXIT 1 REGEX "error: The following argu
              COMMAND autoschedule -g relu --frobnicate)
 add_cli_test(autoschedule_not_name_value EXIT 1 REGEX "error: params: 'channels' is not name=value"
              COMMAND autoschedule -g relu channels)
+add_cli_test(autoschedule_halide_error_without_prefix EXIT 1
+             REGEX "(^|\n)error: Generator relu has no GeneratorParam named: channels"
+             COMMAND autoschedule -g relu channels=3)
 add_cli_test(autoschedule_tune_range EXIT 1 REGEX "error: --tune: .*0 to 1000"
              COMMAND autoschedule -g relu --tune 5000)
 add_cli_test(autoschedule_missing_generator_file EXIT 1 REGEX "error: --generator: File does not exist: /nonexistent/gen"
