@@ -224,6 +224,17 @@ inline std::vector<float> channel_affine(const Shape4 &s, const std::vector<floa
     return r;
 }
 
+/** Channels [begin, begin + channels) of an NCHW tensor (ONNX Slice along the channels, or
+ * one output of Split). */
+inline std::vector<float> channel_slice(const Shape4 &s, const std::vector<float> &in, int begin, int channels) {
+    const size_t plane = size_t(s.h) * s.w;
+    std::vector<float> r;
+    for (int n = 0; n < s.n; n++)
+        for (int c = begin; c < begin + channels; c++)
+            for (size_t p = 0; p < plane; p++) r.push_back(in[(size_t(n) * s.c + c) * plane + p]);
+    return r;
+}
+
 /** ShuffleNet's channel shuffle with g groups, written as the reshape (n, g, c/g, h, w),
  * transpose of the two channel axes and reshape back: out[n][i*g + j] = in[n][j*(c/g) + i]. */
 inline std::vector<float> channel_shuffle(const Shape4 &s, const std::vector<float> &in, int g) {

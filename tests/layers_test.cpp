@@ -201,6 +201,18 @@ LayerCase channel_shuffle_case(const std::string &name, Shape4 s, int groups) {
             }};
 }
 
+LayerCase channel_slice_case(const std::string &name, Shape4 s, int begin, int channels) {
+    Params params = {{"batch", str(s.n)},       {"in_channels", str(s.c)}, {"begin", str(begin)},
+                     {"channels", str(channels)}, {"height", str(s.h)},     {"width", str(s.w)}};
+    return {name, "channel_slice", params, 0, [=](const auto &call) {
+                const Shape4 os{s.n, channels, s.h, s.w};
+                std::vector<float> in = random_values(s.size(), 18), o(os.size(), NAN);
+                Buf bi = view(in, extents(s)), bo = view(o, extents(os));
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::channel_slice(s, in, begin, channels), o);
+            }};
+}
+
 LayerCase global_pool_case(const std::string &name, Shape4 s, bool is_max) {
     Params params = {{"batch", str(s.n)}, {"channels", str(s.c)}, {"height", str(s.h)}, {"width", str(s.w)},
                      {"type", is_max ? "max" : "avg"}};
@@ -293,6 +305,11 @@ std::vector<LayerCase> all_cases() {
         channel_affine_case("channel_affine_vectors", {1, 20, 8, 16}, false),
         channel_shuffle_case("channel_shuffle_3", {2, 12, 5, 7}, 3),
         channel_shuffle_case("channel_shuffle_2", {1, 24, 9, 10}, 2),
+        // ShuffleNetV2's 116 channels at 28x28: a one-channel tile stages one channel (its
+        // box used to span C/g + 1 channels, 185 KB of LDM).
+        channel_shuffle_case("channel_shuffle_wide_plane", {1, 116, 28, 28}, 2),
+        channel_slice_case("channel_slice_upper_half", {2, 10, 5, 7}, 5, 5),
+        channel_slice_case("channel_slice_middle", {1, 9, 3, 13}, 2, 3),
         global_pool_case("global_avg_pool", {2, 13, 7, 7}, false),
         global_pool_case("global_max_pool", {1, 70, 5, 9}, true),
         // A plane larger than the LDM: reduced in chunks of rows (131 is prime: one row).
