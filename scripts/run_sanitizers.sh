@@ -12,7 +12,9 @@
 #      instrumented layers.generator (our passes, PromoteAccumulators on the register-blocked
 #      hand schedule included) and run on the instrumented emulator;
 #    - the generator itself on layers of every kind (conv2d hand/baseline/autoscheduled,
-#      dense, max and average pool, LRN, softmax, ReLU), the autoscheduler plugin included.
+#      dense, max and average pool, LRN, softmax, ReLU), the autoscheduler plugin included;
+#    - file input (io_test: PNG, .npy, output files, the size limits) and NaN through
+#      generated layers on the emulator (nan_test).
 # 2. ThreadSanitizer (build-tsan, -DSW_SANITIZE=thread): the emulator tests (64 CPE threads
 #    per spawn, barriers, reply words) except the death tests, whose children only print and
 #    _exit.
@@ -40,12 +42,13 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DSW_SANITIZE=ON > build-asa
     { cat build-asan/sanitize.log; exit 1; }
 step "build (passes, generator, autoscheduler plugin, emulator, tests)"
 cmake --build build-asan -j"$jobs" --target layers.generator sw_autoschedule emulator_test \
-    sunway_lowering_test staging_test conv2d_test sw_graph_test sw_graph_inspect >> build-asan/sanitize.log 2>&1 ||
+    sunway_lowering_test staging_test conv2d_test sw_graph_test sw_graph_inspect io_test nan_test \
+    >> build-asan/sanitize.log 2>&1 ||
     { tail -n 60 build-asan/sanitize.log; exit 1; }
 
-step "ctest: emulator, passes, DMA paths, conv2d, ONNX importer"
+step "ctest: emulator, passes, DMA paths, conv2d, ONNX importer, file input, NaN in generated code"
 ctest --test-dir build-asan --output-on-failure -j"$jobs" \
-    -R '^(Emulator|Shapes/StridedDma|SunwayLowering|WorkCount|Staging|Conv2D|Conv2DErrors|Conv2DSchedule|CpeSource|GeneratorErrors|Shapes/Conv2D|Graph)'
+    -R '^(Emulator|Shapes/StridedDma|SunwayLowering|WorkCount|Staging|Conv2D|Conv2DErrors|Conv2DSchedule|CpeSource|GeneratorErrors|Shapes/Conv2D|Graph|IoTest|Preprocess|DeterministicWeights|NaN)'
 
 step "layer generations of every kind under the sanitizers"
 gen=build-asan/generators/layers.generator
@@ -98,6 +101,8 @@ generate dense_regcomm "$gen" -g dense -f dense_regcomm -o "$out" target=sw26010
     out_features=201 tile_o=3 tile_n=2 tile_i=77 broadcast=true sharing=regcomm
 generate dense_auto_shared "$gen" -g dense -f dense_auto_shared -o "$out" -e mpe,cpe,h,report,schedule \
     -p "$plugin" -s Sunway auto_schedule=true target=sw26010 batch=16 in_features=1024 out_features=256
+# A dense layer of 400,000,000 inputs (divisors in O(sqrt(n))): scheduled at once.
+generate dense_huge "$gen" -g dense -f dense_huge -o "$out" target=sw26010 in_features=400000000 out_features=1
 # A shape beyond 32-bit arithmetic: a clean error, no sanitizer report.
 if "$gen" -g conv2d -o "$out" target=sw26010 height=65536 width=65536 > "$out/overflow.log" 2>&1; then
     echo "FAILED: conv2d height=width=65536 was accepted"; exit 1
