@@ -1,19 +1,20 @@
 /** \file
- * sw_net: runs AlexNet or VGG-19 end to end on the emulated SW26010 core group, with the
- * hand Sunway schedules, the OpenACC-style baseline or the schedules of the Sunway
- * autoscheduler, and prints the top classes and a per-layer table of what the emulator
- * measured.
- *
- *   sw_net [--net alexnet|vgg19] [--image file.png | --input x.npy] [--weights dir]
- *          [--labels file] [--batch N] [--schedule hand|baseline|auto] [--no-compare]
- *          [--top K] [--dump-output out.npy] [--report layers.csv|.json] [--trace trace.json]
- *
+ * sw_net: runs a network end to end on the emulated SW26010 core group and prints the top
+ * classes and a per-layer table of what the emulator measured:
+ * - --net alexnet|vgg19: the built-in networks, compiled with the project, with the hand
+ *   Sunway schedules, the OpenACC-style baseline or the autoscheduler's (this file);
+ * - --model FILE.onnx: any supported ONNX model, each distinct layer generated and compiled
+ *   ahead of time through a persistent cache (sw_net_model.cpp).
  * With the hand or the autoscheduled schedules it also runs the baseline and reports the
- * speedup per layer (--no-compare skips that).
+ * speedup per layer (--no-compare skips that). Options: sw_net --help.
  */
+#include "apps/sw_net.h"
+
 #include "apps/io/image.h"
 #include "apps/io/npy.h"
 #include "apps/io/weights.h"
+#include "apps/io/output_file.h"
+#include "apps/net/emulator_record.h"
 #include "apps/net/network.h"
 #include "apps/net/report.h"
 
@@ -30,122 +31,56 @@
 #include <stdexcept>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 const sw_net::NetworkTable &alexnet_table();
 const sw_net::NetworkTable &vgg19_table();
 
+namespace sw_net_app {
+
 namespace {
 
-const char *usage =
-    "usage: sw_net [--net alexnet|vgg19] [--image file.png | --input x.npy] [--weights dir]\n"
-    "              [--labels file] [--batch N] [--schedule hand|baseline|auto] [--no-compare] [--top K]\n"
-    "              [--dump-output out.npy] [--report layers.csv|layers.json] [--trace trace.json]\n"
-    "Schedules: hand (the hand Sunway schedules), baseline (OpenACC-style), auto (the Sunway\n"
-    "autoscheduler's); hand and auto are compared with the baseline unless --no-compare.\n"
-    "Weights: <dir>/<layer>.weight.npy and <layer>.bias.npy (PyTorch layout: conv OIHW, fc [out, in]),\n"
-    "layers named conv1..conv5, fc6..fc8 (AlexNet) or conv1_1..conv5_4, fc6..fc8 (VGG-19).\n"
-    "Without --weights, deterministic seeded weights are used.\n";
+/** The images of the run, each C x H x W, normalised: the images of an .npy (N, C, H, W),
+ * or one PNG, preprocessed once and given to every image of the batch (not copied N times). */
+class Images {
+public:
+    Images(const Options &o, const sw_net::Shape &in) : per_image_(sw_net::elements(in) / in[0]) {
+        const sw_io::NonFinite nf = o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
+        if (!o.input.empty()) {
+            sw_io::NpyArray a = sw_io::load_npy(o.input, nf);  // the header is checked against the file size first
+            const std::vector<int64_t> one = {in[1], in[2], in[3]};
+            const std::vector<int64_t> expected = {int64_t(o.batch), in[1], in[2], in[3]};
+            if (a.shape != expected && !(a.shape == one && o.batch == 1)) {
+                throw sw_io::IoError(o.input + ": expected a tensor of shape " + sw_io::shape_to_string(expected) +
+                                     " for --batch " + std::to_string(o.batch) + ", got " +
+                                     sw_io::shape_to_string(a.shape));
+            }
+            npy_ = std::move(a.data);
+            source_ = o.input;
+        } else {
+            const sw_io::RgbImage rgb = sw_io::load_png_rgb(o.image);
+            png_ = sw_io::preprocess_imagenet(rgb, int(in[3]));
+            source_ = o.image + " (" + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +
+                      ", resized and centre-cropped to " + std::to_string(in[3]) + ", ImageNet mean/std)";
+        }
+    }
+    /** Appends image n to x. */
+    void append(int n, std::vector<float> &x) const {
+        if (!npy_.empty()) {
+            x.insert(x.end(), npy_.begin() + n * per_image_, npy_.begin() + (n + 1) * per_image_);
+        } else {
+            x.insert(x.end(), png_.begin(), png_.end());
+        }
+    }
+    const std::string &source() const { return source_; }
 
-struct Options {
-    std::string net = "vgg19", image = SW_SAMPLE_IMAGE, input, weights, labels = SW_LABELS,
-                schedule = "sunway", dump, report, trace;
-    int batch = 1, top = 5;
-    bool compare = true;
+private:
+    int64_t per_image_;
+    std::vector<float> npy_, png_;
+    std::string source_;
 };
 
-Options parse(int argc, char **argv) {
-    Options o;
-    for (int i = 1; i < argc; i++) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::runtime_error("option " + a + " needs a value\n" + usage);
-            return argv[++i];
-        };
-        auto number = [&](const std::string &v) {
-            size_t used = 0;
-            int n = 0;
-            try {
-                n = std::stoi(v, &used);
-            } catch (const std::exception &) {
-                used = 0;
-            }
-            if (used != v.size()) throw std::runtime_error("option " + a + " takes a whole number, not '" + v + "'");
-            return n;
-        };
-        if (a == "--net") o.net = value();
-        else if (a == "--image") o.image = value();
-        else if (a == "--input") o.input = value();
-        else if (a == "--weights") o.weights = value();
-        else if (a == "--labels") o.labels = value();
-        else if (a == "--schedule") o.schedule = value();
-        else if (a == "--dump-output") o.dump = value();
-        else if (a == "--report") o.report = value();
-        else if (a == "--trace") o.trace = value();
-        else if (a == "--no-compare") o.compare = false;
-        else if (a == "--batch") o.batch = number(value());
-        else if (a == "--top") o.top = number(value());
-        else if (a == "-h" || a == "--help") {
-            std::cout << usage;
-            std::exit(0);
-        } else {
-            throw std::runtime_error("unknown argument '" + a + "'\n" + usage);
-        }
-    }
-    if (o.batch < 1) throw std::runtime_error("--batch must be at least 1, not " + std::to_string(o.batch));
-    if (o.top < 1) throw std::runtime_error("--top must be at least 1");
-    if (o.schedule == "hand") o.schedule = "sunway";
-    if (o.net != "alexnet" && o.net != "vgg19") throw std::runtime_error("--net must be alexnet or vgg19, not '" + o.net + "'");
-    if (o.schedule != "sunway" && o.schedule != "baseline" && o.schedule != "auto") {
-        throw std::runtime_error("--schedule must be hand, baseline or auto, not '" + o.schedule + "'");
-    }
-    return o;
-}
-
-/** The images, each C x H x W, normalised: from a PNG (repeated batch times) or an .npy. */
-std::vector<std::vector<float>> load_images(const Options &o, const sw_net::Shape &in, std::string *source) {
-    const int64_t per_image = sw_net::elements(in) / in[0];
-    std::vector<std::vector<float>> images;
-    if (!o.input.empty()) {
-        sw_io::NpyArray a = sw_io::load_npy(o.input);
-        const std::vector<int64_t> one = {in[1], in[2], in[3]};
-        std::vector<int64_t> expected = {int64_t(o.batch), in[1], in[2], in[3]};
-        if (a.shape == one && o.batch == 1) a.shape = expected;
-        if (a.shape != expected) {
-            throw sw_io::IoError(o.input + ": expected a tensor of shape " + sw_io::shape_to_string(expected) +
-                                 " for --batch " + std::to_string(o.batch) + ", got " +
-                                 sw_io::shape_to_string(a.shape));
-        }
-        for (int n = 0; n < o.batch; n++) {
-            images.emplace_back(a.data.begin() + n * per_image, a.data.begin() + (n + 1) * per_image);
-        }
-        *source = o.input;
-    } else {
-        const sw_io::RgbImage rgb = sw_io::load_png_rgb(o.image);
-        const std::vector<float> x = sw_io::preprocess_imagenet(rgb, int(in[3]));
-        images.assign(o.batch, x);
-        *source = o.image + " (" + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +
-                  ", resized and centre-cropped to " + std::to_string(in[3]) + ", ImageNet mean/std)";
-    }
-    return images;
-}
-
-/** Adds one pass's records to the running totals. */
-void accumulate(std::vector<sw_net::LayerRecord> &total, const std::vector<sw_net::LayerRecord> &records) {
-    if (total.empty()) {
-        total = records;
-        return;
-    }
-    for (size_t i = 0; i < records.size(); i++) {
-        total[i].gflop += records[i].gflop;
-        total[i].counted_gflop += records[i].counted_gflop;
-        total[i].wall_seconds += records[i].wall_seconds;
-        total[i].modelled_seconds += records[i].modelled_seconds;
-        total[i].dma_requests += records[i].dma_requests;
-        total[i].dma_bytes += records[i].dma_bytes;
-        total[i].dma_line_bytes += records[i].dma_line_bytes;
-    }
-}
-
-int run(const Options &o) {
+int run_net_checked(const Options &o) {
     const sw_net::Network net(o.net == "alexnet" ? alexnet_table() : vgg19_table());
     const sw_net::Shape in = net.input_shape();
     const int compiled_batch = int(in[0]);
@@ -153,8 +88,8 @@ int run(const Options &o) {
         throw std::runtime_error("this build compiles " + o.net + " for batch " + std::to_string(compiled_batch) +
                                  "; --batch must be a multiple of it");
     }
-    std::string source;
-    const std::vector<std::vector<float>> images = load_images(o, in, &source);
+    const Images images(o, in);
+    const sw_io::NonFinite nf = o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
 
     sw_net::Network loaded = net;
     std::string weights_note;
@@ -164,7 +99,7 @@ int run(const Options &o) {
         });
         weights_note = "deterministic seeded weights (no --weights given): the classes below are not meaningful";
     } else {
-        const sw_io::WeightStore store(o.weights);
+        const sw_io::WeightStore store(o.weights, nf);
         loaded.load_parameters([&](const std::string &layer, const std::string &what, const sw_net::Shape &s) {
             return what == "weight" ? store.weight(layer, s) : store.bias(layer, s[0]);
         });
@@ -178,8 +113,8 @@ int run(const Options &o) {
                                                    : "OpenACC-style baseline schedules";
     std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n", o.net.c_str(),
                 schedules);
-    std::printf("input: %s, batch %d (network compiled for batch %d: %d pass(es))\n", source.c_str(), o.batch,
-                compiled_batch, o.batch / compiled_batch);
+    std::printf("input: %s, batch %d (network compiled for batch %d: %d pass(es))\n", images.source().c_str(),
+                o.batch, compiled_batch, o.batch / compiled_batch);
     std::printf("%s\n", weights_note.c_str());
 
     const int64_t classes = net.output_shape()[1];
@@ -191,41 +126,28 @@ int run(const Options &o) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int pass = 0; pass < o.batch / compiled_batch; pass++) {
         std::vector<float> x;
-        for (int n = 0; n < compiled_batch; n++) {
-            const auto &img = images[size_t(pass * compiled_batch + n)];
-            x.insert(x.end(), img.begin(), img.end());
-        }
+        for (int n = 0; n < compiled_batch; n++) images.append(pass * compiled_batch + n, x);
         std::vector<sw_net::LayerRecord> records;
         const std::vector<float> y =
             loaded.run(x, o.schedule, &records, !o.trace.empty() && pass == 0 ? &spans : nullptr);
         probabilities.insert(probabilities.end(), y.begin(), y.end());
-        accumulate(total, records);
+        sw_net::accumulate(total, records);
         if (compare) {
             std::vector<sw_net::LayerRecord> base_records;
             const std::vector<float> yb = loaded.run(x, "baseline", &base_records);
             for (size_t i = 0; i < y.size(); i++) {
-                if (!(std::fabs(y[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y[i]))) {
+                if (!(std::fabs(y[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y[i])) &&
+                    !(std::isnan(y[i]) && std::isnan(yb[i]))) {
                     throw std::runtime_error("the " + compared + " and baseline schedules disagree on output " +
                                              std::to_string(i));
                 }
             }
-            accumulate(baseline, base_records);
+            sw_net::accumulate(baseline, base_records);
         }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    for (int n = 0; n < o.batch; n++) {
-        const float *p = probabilities.data() + size_t(n) * classes;
-        std::vector<int> order(static_cast<size_t>(classes));
-        std::iota(order.begin(), order.end(), 0);
-        const int k = std::min<int>(o.top, int(classes));
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) { return p[a] > p[b]; });
-        std::printf("\nimage %d: top-%d\n", n, k);
-        for (int j = 0; j < k; j++) {
-            const int c = order[size_t(j)];
-            std::printf("  %6.4f  class %4d  %s\n", p[c], c, size_t(c) < labels.size() ? labels[size_t(c)].c_str() : "");
-        }
-    }
+    print_top(probabilities, o.batch, int(classes), o.top, labels, "probability");
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
     sw_net::print_table(total, compare ? &baseline : nullptr, machine);
     std::printf("\nwall time on this machine: %.2f s for %d image(s)%s\n", secs, o.batch,
@@ -247,11 +169,113 @@ int run(const Options &o) {
 
 }  // namespace
 
+void print_top(const std::vector<float> &values, int rows, int classes, int k, const std::vector<std::string> &labels,
+               const char *what) {
+    k = std::min(k, classes);
+    for (int n = 0; n < rows; n++) {
+        const float *p = values.data() + size_t(n) * size_t(classes);
+        std::vector<int> order(static_cast<size_t>(classes));
+        std::iota(order.begin(), order.end(), 0);
+        // NaN first: a NaN output must not hide behind finite ones.
+        auto before = [&](int a, int b) { return std::isnan(p[a]) ? !std::isnan(p[b]) : p[a] > p[b]; };
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        std::printf("\nimage %d: top-%d (%s)\n", n, k, what);
+        for (int j = 0; j < k; j++) {
+            const int c = order[size_t(j)];
+            std::printf("  %10.4f  class %4d  %s\n", p[c], c, size_t(c) < labels.size() ? labels[size_t(c)].c_str() : "");
+        }
+    }
+}
+
+void check_outputs(const Options &o) {
+    for (const std::string &path : {o.report, o.trace, o.dump}) {
+        if (!path.empty()) sw_io::check_writable(path);
+    }
+}
+
+int run_net(const Options &options) {
+    Options o = options;
+    if (o.batch == 0) o.batch = 1;
+    if (o.labels.empty()) o.labels = o.default_labels;
+    check_outputs(o);
+    return run_net_checked(o);
+}
+
+}  // namespace sw_net_app
+
 int main(int argc, char **argv) {
+    using sw_net_app::Options;
+    Options o;
+    o.image = SW_SAMPLE_IMAGE;
+    o.default_labels = SW_LABELS;
+    CLI::App app{"sw_net: runs a network on the emulated SW26010 core group (64 CPEs, athread emulator) and\n"
+                 "prints the top classes and a per-layer table of the modelled SW26010 time."};
+    app.get_formatter()->column_width(34);
+    app.add_option("--net", o.net, "built-in network: alexnet or vgg19 (default vgg19)")
+        ->check(CLI::IsMember({"alexnet", "vgg19"}));
+    app.add_option("--model", o.model,
+                   "an ONNX model (float32, NCHW): each distinct layer is generated and compiled ahead of "
+                   "time (cached), then the model runs")
+        ->check(CLI::ExistingFile);
+    app.add_option("--input-shape", o.input_shapes,
+                   "with --model: static shape of an input with dynamic dims, name=NxCxHxW (repeatable)")
+        ->take_all();
+    auto *image = app.add_option("--image", o.image, "a PNG image (default: the bundled sample)");
+    auto *input = app.add_option("--input", o.input,
+                                 "a float32 .npy input: (N, 3, H, W) for --net; exactly the model input's shape "
+                                 "for --model");
+    input->excludes(image);
+    app.add_option("--weights", o.weights,
+                   "--net: directory of <layer>.weight.npy / <layer>.bias.npy (PyTorch layout); default: "
+                   "deterministic seeded weights");
+    app.add_option("--labels", o.labels, "class names, one per line (default: ImageNet's for 1000 classes)");
+    app.add_option("--batch", o.batch, "images to run (--net: default 1; --model: a multiple of the model's batch)")
+        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--schedule", o.schedule,
+                   "hand, baseline (OpenACC-style) or auto (the Sunway autoscheduler); default hand for --net, "
+                   "auto for --model")
+        ->check(CLI::IsMember({"hand", "baseline", "auto"}));
+    app.add_flag("!--no-compare", o.compare, "do not run the baseline schedules for the speedup column");
+    auto *top = app.add_option("--top", o.top, "classes to print per image (default 5)")->check(CLI::Range(1, 1 << 20));
+    app.add_option("--dump-output", o.dump, "write the output (--net: probabilities; --model: the model's "
+                                            "output as it computes it) as .npy");
+    app.add_option("--report", o.report, "write the per-layer figures as .csv or .json");
+    app.add_option("--trace", o.trace, "write a Chrome/Perfetto trace of the first pass (.json)");
+    app.add_option("--cache-dir", o.cache_dir,
+                   "--model: the compiled-layer cache (default $SW_NET_CACHE_DIR, $XDG_CACHE_HOME/sw_net or "
+                   "~/.cache/sw_net)");
+    app.add_flag("--no-cache", o.no_cache, "--model: build every layer in a temporary directory");
+    app.add_option("--jobs", o.jobs, "--model: layers compiled at once (default: one per core)")
+        ->check(CLI::Range(1, 256));
+    app.add_flag("--allow-nonfinite", o.allow_nonfinite, "accept NaN and infinite values in inputs and weights");
     try {
-        return run(parse(argc, argv));
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError &e) {
+        std::fprintf(stderr, "error: %s\n(sw_net --help lists the options)\n", e.what());
+        return 1;
+    }
+    o.image_given = image->count() > 0;
+    o.top_given = top->count() > 0;
+    try {
+        if (!o.model.empty()) {
+            if (app.count("--net")) throw std::runtime_error("--net and --model exclude each other");
+            if (!o.weights.empty()) throw std::runtime_error("--weights: a model's weights are in its ONNX file");
+            return sw_net_app::run_model(o);
+        }
+        if (!o.input_shapes.empty()) throw std::runtime_error("--input-shape applies to --model only");
+        if (app.count("--cache-dir") || o.no_cache || app.count("--jobs")) {
+            throw std::runtime_error("--cache-dir, --no-cache and --jobs apply to --model only");
+        }
+        if (o.schedule.empty() || o.schedule == "hand") o.schedule = "sunway";
+        return sw_net_app::run_net(o);
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr, "error: out of memory\n");
+        return 1;
     } catch (const std::exception &e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
+        const std::string what = e.what();
+        std::fprintf(stderr, "%s%s\n", what.rfind("error: ", 0) == 0 ? "" : "error: ", what.c_str());
         return 1;
     }
 }

@@ -175,7 +175,7 @@ Scheduled schedule_external(const std::string &exe, const std::string &generator
         argv.push_back(kv.first + "=" + kv.second);
     std::string output;
     const int status =
-        sw_test::run_command(argv, &output,
+        sw_jit::run_command(argv, &output,
                             {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)},
                              {"SW_AUTOSCHEDULE_SUMMARY", (dir / "summary.txt").string()}});
     if (status != 0) {
@@ -227,12 +227,12 @@ double run_on_emulator(const Options &o, const std::string &generator,
         const char *env = std::getenv("SW_LAYERS_GENERATOR");
         exe = env ? env : SW_LAYERS_GENERATOR;
     }
-    sw_test::JitOptions jo;
+    sw_jit::JitOptions jo;
     jo.target = o.machine->name;
     jo.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", sw_auto::autoscheduler_name,
                      "auto_schedule=true"};
     jo.env = {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)}};
-    sw_test::JitBuild b = sw_test::jit_build_layer(exe, generator, params, jo);
+    sw_jit::JitBuild b = sw_jit::jit_build_layer(exe, generator, params, jo);
     if (!b.ok()) {
         *error = b.log;
         return -1;

@@ -3,43 +3,156 @@
  */
 #include "graph/Executor.h"
 
-#include "tests/support/jit_layer.h"
+#include "apps/net/emulator_record.h"
+#include "jit/jit_layer.h"
 
 #include "HalideBuffer.h"
 #include <athread_emu.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
 
 #ifndef SW_GRAPH_LAYERS_GENERATOR
 #define SW_GRAPH_LAYERS_GENERATOR "layers.generator"
 #endif
+#ifndef SW_GRAPH_AUTOSCHEDULE_PLUGIN
+#define SW_GRAPH_AUTOSCHEDULE_PLUGIN "libsw_autoschedule.so"
+#endif
 
 namespace sw_graph {
 
+namespace {
+
+/** The first line of a build log that says what went wrong (else its first line). */
+std::string first_error_line(const std::string &log) {
+    std::istringstream in(log);
+    std::string line, first;
+    while (std::getline(in, line)) {
+        if (first.empty() && !line.empty()) first = line;
+        if (line.find("rror") != std::string::npos && line.find("generator failed") == std::string::npos) {
+            return line;
+        }
+    }
+    return first;
+}
+
+int64_t elements(const std::vector<int> &ext) {
+    int64_t n = 1;
+    for (int e : ext) n *= e;
+    return n;
+}
+
+} // namespace
+
+std::string default_cache_dir() {
+    auto env = [](const char *name) {
+        const char *v = std::getenv(name);
+        return std::string(v && *v ? v : "");
+    };
+    if (!env("SW_NET_CACHE_DIR").empty()) return env("SW_NET_CACHE_DIR");
+    if (!env("XDG_CACHE_HOME").empty()) return env("XDG_CACHE_HOME") + "/sw_net";
+    if (!env("HOME").empty()) return env("HOME") + "/.cache/sw_net";
+    return "";
+}
+
 struct Executor::Impl {
-    std::vector<std::shared_ptr<sw_test::JitLayer>> layers;
+    std::vector<std::shared_ptr<sw_jit::JitLayer>> layers;
 };
 
 Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
-    lowered_ = lower_graph(graph_);
-    impl_ = new Impl;
-    sw_test::JitOptions jo;
-    jo.strict_cpe_check = options.strict_cpe_check;
-    const std::string gen = options.generator.empty() ? SW_GRAPH_LAYERS_GENERATOR : options.generator;
-    for (const LayerSpec &spec : lowered_.layers) {
-        sw_test::JitBuild b = sw_test::jit_build_layer(gen, spec.generator, spec.params, jo);
-        if (!b.ok()) {
-            delete impl_;
-            impl_ = nullptr;
-            throw graph_.error("building layer " + spec.key() + " failed: " + b.log);
-        }
-        impl_->layers.push_back(b.layer);
+    if (options.schedule != "auto" && options.schedule != "hand" && options.schedule != "baseline") {
+        throw graph_.error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
+    lowered_ = lower_graph(graph_);
+    const std::string gen = options.generator.empty() ? SW_GRAPH_LAYERS_GENERATOR : options.generator;
+    const std::string plugin =
+        options.autoschedule_plugin.empty() ? SW_GRAPH_AUTOSCHEDULE_PLUGIN : options.autoschedule_plugin;
+    sw_jit::JitOptions base;
+    base.strict_cpe_check = options.strict_cpe_check;
+    base.cache_dir = options.cache_dir;
+
+    const int total = (int)lowered_.layers.size();
+    std::vector<std::shared_ptr<sw_jit::JitLayer>> built(static_cast<size_t>(total));
+    std::vector<std::string> failures(static_cast<size_t>(total));
+    builds_.assign(size_t(total), LayerBuildInfo());
+    std::atomic<int> next{0};
+    std::mutex progress_mutex;
+    int done = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+
+    auto build_one = [&](int i) {
+        LayerSpec spec = lowered_.layers[size_t(i)];
+        LayerBuildInfo &info = builds_[size_t(i)];
+        const auto start = std::chrono::steady_clock::now();
+        sw_jit::JitBuild b;
+        if (options.schedule == "auto") {
+            sw_jit::JitOptions ao = base;
+            ao.extra_args = {"-p", plugin, "-s", "Sunway", "auto_schedule=true"};
+            b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, ao);
+            info.schedule = "auto";
+            if (b.status == sw_jit::JitBuild::GeneratorFailed) {
+                // The autoscheduler refused this layer: its hand schedule instead.
+                info.note = "autoscheduler: " + first_error_line(b.log) + "; hand schedule used";
+                b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, base);
+                info.schedule = "hand";
+            }
+        } else {
+            if (options.schedule == "baseline") spec.params["schedule"] = "baseline";
+            b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, base);
+            info.schedule = options.schedule;
+        }
+        info.from_cache = b.from_cache;
+        info.seconds = seconds_since(start);
+        if (b.ok()) {
+            built[size_t(i)] = b.layer;
+        } else {
+            failures[size_t(i)] = b.log;
+        }
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        done++;
+        if (options.progress) {
+            BuildProgress p;
+            p.done = done;
+            p.total = total;
+            p.layer = &lowered_.layers[size_t(i)];
+            p.info = &info;
+            p.elapsed_seconds = seconds_since(t0);
+            options.progress(p);
+        }
+    };
+    int jobs = options.jobs > 0 ? options.jobs : (int)std::thread::hardware_concurrency();
+    jobs = std::max(1, std::min(jobs, total));
+    auto worker = [&]() {
+        for (int i = next++; i < total; i = next++) build_one(i);
+    };
+    std::vector<std::thread> threads;
+    for (int t = 1; t < jobs; t++) threads.emplace_back(worker);
+    worker();
+    for (std::thread &t : threads) t.join();
+    build_seconds_ = seconds_since(t0);
+
+    for (int i = 0; i < total; i++) {
+        if (!built[size_t(i)]) {
+            throw graph_.error("building layer " + lowered_.layers[size_t(i)].key() + " failed: " +
+                               failures[size_t(i)]);
+        }
+    }
+    impl_ = new Impl;
+    impl_->layers = std::move(built);
 }
 
 Executor::~Executor() { delete impl_; }
 
-ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs) {
+ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs,
+                         std::vector<sw_net::TraceSpan> *trace) {
     using Storage = std::shared_ptr<std::vector<float>>;
     std::map<std::string, Storage> store;
     for (const std::string &name : graph_.inputs) {
@@ -66,14 +179,10 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         }
         throw graph_.error("tensor '" + name + "' has no data when it is read (not produced yet?)");
     };
-    auto elements = [](const std::vector<int> &ext) {
-        int64_t n = 1;
-        for (int e : ext) n *= e;
-        return n;
-    };
 
     ExecResult r;
     r.distinct_layers = (int)lowered_.layers.size();
+    athread_emu_set_trace(trace ? 1 : 0);
     for (const Step &s : lowered_.steps) {
         StepResult sr;
         sr.node = s.node;
@@ -84,7 +193,8 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
             r.steps.push_back(sr);
             continue;
         }
-        sr.generator = lowered_.layers[s.layer].generator;
+        const LayerSpec &spec = lowered_.layers[size_t(s.layer)];
+        sr.generator = spec.generator;
         std::vector<Halide::Runtime::Buffer<float>> bufs;
         for (const LayerArg &a : s.inputs) {
             Storage d = get(a.tensor);
@@ -104,20 +214,27 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         std::vector<halide_buffer_t *> raw;
         for (auto &b : bufs) raw.push_back(b.raw_buffer());
         athread_emu_stats_reset();
-        const int rc = impl_->layers[s.layer]->call(raw);
+        athread_emu_trace_reset();
+        const auto t0 = std::chrono::steady_clock::now();
+        const int rc = impl_->layers[size_t(s.layer)]->call(raw);
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (rc != 0) {
-            throw graph_.error(s.node + ": layer " + lowered_.layers[s.layer].key() + " failed with status " +
-                               std::to_string(rc));
+            throw graph_.error(s.node + ": layer " + spec.key() + " failed with status " + std::to_string(rc));
         }
-        for (int k = 0; k < athread_emu_stats_count(); k++) {
-            sr.modelled_seconds += athread_emu_stats_get(k)->modelled_seconds;
-            sr.kernels++;
-        }
+        sw_net::LayerRecord &rec = sr.record;
+        rec.name = s.name;
+        rec.kind = s.op_type;
+        if (ot && ot->has_shape) rec.output = ot->shape;
+        rec.gflop = sw_net::layer_gflop(spec.generator, spec.params,
+                                        s.inputs.empty() ? 0 : elements(s.inputs[0].extents), (int64_t)out->size());
+        rec.wall_seconds = wall;
+        sw_net::add_emulator_records(rec, r.modelled_seconds, trace);
         athread_emu_stats_reset();
-        r.modelled_seconds += sr.modelled_seconds;
+        r.modelled_seconds += rec.modelled_seconds;
         store[s.output.tensor] = out;
         r.steps.push_back(sr);
     }
+    athread_emu_set_trace(0);
     for (const std::string &name : graph_.outputs) {
         Tensor t = graph_.tensor(name);
         t.f32 = *get(name);

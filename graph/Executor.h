@@ -1,40 +1,71 @@
 /** \file
  * Executor: runs a lowered graph (Lowering.h) on the emulated SW26010 core group. Each
- * distinct layer is generated, compiled and loaded once at run time (tests/support/jit_layer.h:
- * layers.generator, cc on the generated C, dlopen); the steps run in topological order on
- * float32 buffers (constants as weights / bias inputs, views share their input's buffer).
- * Each layer's modelled time is the sum of the emulator's kernel records
- * (athread_emu_kernel_stats::modelled_seconds) of its call, as apps/net reports it.
+ * distinct layer is generated, compiled and loaded once (jit/jit_layer.h: layers.generator,
+ * cc on the generated C, dlopen), scheduled by the Sunway autoscheduler (the default; a
+ * layer it refuses gets its hand schedule, and the build says so) or by the hand Sunway or
+ * baseline schedules, optionally through a persistent on-disk cache (a second run of the
+ * same model loads the compiled layers); independent layers build in parallel. The steps
+ * run in topological order on float32 buffers (constants as weights / bias inputs, views
+ * share their input's buffer). Each step's record is what the emulator measured for its
+ * call (apps/net/emulator_record.h), as the built-in networks report it.
  *
  * The executable must link the emulator as a whole archive and export its symbols (the
- * loaded layers take athread_* from it):
- *   target_link_libraries(x PRIVATE sw_graph_exec "$<LINK_LIBRARY:WHOLE_ARCHIVE,athread_emu>")
- *   set_target_properties(x PROPERTIES ENABLE_EXPORTS ON)
+ * loaded layers take athread_* from it): sw_graph_add_exec(target) in graph/CMakeLists.txt.
  */
 #ifndef SW_GRAPH_EXECUTOR_H
 #define SW_GRAPH_EXECUTOR_H
 
+#include "apps/net/network.h"
 #include "graph/Graph.h"
 #include "graph/Lowering.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace sw_graph {
 
+/** How one distinct layer was built. */
+struct LayerBuildInfo {
+    std::string schedule;   ///< "auto", "hand" or "baseline": what the layer really got
+    bool from_cache = false;
+    double seconds = 0;     ///< generation and compilation (or cache load) wall time
+    std::string note;       ///< e.g. why the autoscheduler's schedule was not used
+};
+
+/** Reported after each layer build (from the building thread, serialised). */
+struct BuildProgress {
+    int done = 0, total = 0;
+    const LayerSpec *layer = nullptr;
+    const LayerBuildInfo *info = nullptr;
+    double elapsed_seconds = 0; ///< since the builds started
+};
+
 struct ExecOptions {
     /** layers.generator; empty: the path CMake compiled in (SW_GRAPH_LAYERS_GENERATOR). */
     std::string generator;
+    /** "auto" (the Sunway autoscheduler, hand schedule where it refuses a layer), "hand" or
+     * "baseline" (the OpenACC-style schedules). */
+    std::string schedule = "auto";
+    /** libsw_autoschedule.so; empty: the path CMake compiled in (SW_GRAPH_AUTOSCHEDULE_PLUGIN). */
+    std::string autoschedule_plugin;
+    /** Persistent layer cache directory (jit/jit_layer.h); empty: build in temporary
+     * directories removed at exit. */
+    std::string cache_dir;
+    /** Layers built at once; 0: one per hardware thread. */
+    int jobs = 0;
     /** Check each CPE source as strict C99 (slower builds). */
     bool strict_cpe_check = false;
+    std::function<void(const BuildProgress &)> progress;
 };
 
 struct StepResult {
     std::string node, op_type, generator; ///< generator "" for a view
     int layer = -1;
-    double modelled_seconds = 0;
-    int kernels = 0; ///< emulator kernel launches of the call
+    /** The emulator's figures of the call (name = node name, kind = operator); empty for a
+     * view. */
+    sw_net::LayerRecord record;
 };
 
 struct ExecResult {
@@ -44,6 +75,10 @@ struct ExecResult {
     double modelled_seconds = 0; ///< sum over steps
     int distinct_layers = 0;
 };
+
+/** The default persistent cache directory: $SW_NET_CACHE_DIR, else $XDG_CACHE_HOME/sw_net,
+ * else $HOME/.cache/sw_net, else "" (no cache). */
+std::string default_cache_dir();
 
 /** A lowered graph with its layers built, ready to run many times. */
 class Executor {
@@ -56,16 +91,23 @@ public:
     Executor &operator=(const Executor &) = delete;
 
     /** Runs the graph; `inputs` maps each graph input's name to row-major data of its
-     * inferred shape. Throws Error on a missing or wrongly sized input or a failing layer. */
-    ExecResult run(const std::map<std::string, std::vector<float>> &inputs);
+     * inferred shape. Appends the emulator's trace spans to *trace if given. Throws Error on
+     * a missing or wrongly sized input or a failing layer. */
+    ExecResult run(const std::map<std::string, std::vector<float>> &inputs,
+                   std::vector<sw_net::TraceSpan> *trace = nullptr);
 
     const LoweredGraph &lowered() const { return lowered_; }
     const Graph &graph() const { return graph_; }
+    /** How each of lowered().layers was built. */
+    const std::vector<LayerBuildInfo> &builds() const { return builds_; }
+    double build_seconds() const { return build_seconds_; } ///< wall time of all builds
 
 private:
     struct Impl;
     Graph graph_;
     LoweredGraph lowered_;
+    std::vector<LayerBuildInfo> builds_;
+    double build_seconds_ = 0;
     Impl *impl_ = nullptr;
 };
 

@@ -1,7 +1,7 @@
 /** \file
  * JitLayer: see jit_layer.h.
  */
-#include "tests/support/jit_layer.h"
+#include "jit/jit_layer.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -27,11 +28,14 @@
 #ifndef SW_JIT_EMULATOR_INCLUDE
 #define SW_JIT_EMULATOR_INCLUDE ""
 #endif
+#ifndef SW_JIT_PROJECT_VERSION
+#define SW_JIT_PROJECT_VERSION "unknown"
+#endif
 #ifndef SW_JIT_HALIDE_INCLUDE
 #define SW_JIT_HALIDE_INCLUDE "/usr/include/halide14"
 #endif
 
-namespace sw_test {
+namespace sw_jit {
 
 namespace {
 
@@ -80,6 +84,14 @@ std::string sanitize(const std::string &s) {
     return r;
 }
 
+/** "size mtime" of an existing regular file, "" otherwise. */
+std::string file_identity(const std::string &path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+    return std::to_string((long long)st.st_size) + " " + std::to_string((long long)st.st_mtim.tv_sec) + "." +
+           std::to_string((long long)st.st_mtim.tv_nsec);
+}
+
 std::string cache_key(const std::string &gen, const std::string &name,
                       const std::map<std::string, std::string> &params, const JitOptions &o) {
     std::string k = gen + '\n' + name + '\n' + o.target + '\n' + o.cc + '\n' +
@@ -88,6 +100,29 @@ std::string cache_key(const std::string &gen, const std::string &name,
     for (const auto &e : o.env) k += "env " + e.first + '=' + e.second + '\n';
     for (const auto &p : params) k += p.first + '=' + p.second + '\n';
     return k;
+}
+
+/** The persistent cache's key: the in-process key, the project's version and the identity
+ *  of the generator and of every file named by an extra argument (the plugin). */
+std::string disk_key(const std::string &gen, const std::string &memory_key, const JitOptions &o) {
+    std::string k = std::string("version ") + SW_JIT_PROJECT_VERSION + '\n' + memory_key;
+    k += "generator-file " + file_identity(gen) + '\n';
+    for (const std::string &a : o.extra_args) {
+        const std::string id = file_identity(a);
+        if (!id.empty()) k += "file " + a + ' ' + id + '\n';
+    }
+    return k;
+}
+
+std::string fnv1a_hex(const std::string &s) {
+    uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+    return buf;
 }
 
 }  // namespace
@@ -200,35 +235,12 @@ int JitLayer::call(const std::vector<halide_buffer_t *> &a) const {
 
 namespace {
 
-JitBuild build_uncached(const std::string &gen, const std::string &name,
-                        const std::map<std::string, std::string> &params, const JitOptions &o) {
-    static std::atomic<int> counter{0};
-    const bool keep = env_flag("SW_JIT_KEEP"), verbose = env_flag("SW_JIT_VERBOSE");
-    JitBuild r;
-
-    const char *tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/sw_jit_" + sanitize(name) + "_XXXXXX";
-    std::vector<char> t(tmpl.begin(), tmpl.end());
-    t.push_back(0);
-    if (!mkdtemp(t.data())) {
-        r.status = JitBuild::GeneratorFailed;
-        r.log = "cannot create a temporary directory " + tmpl + ": " + std::strerror(errno);
-        return r;
-    }
-    const std::string dir = t.data();
-    const std::string fn = "jit_" + sanitize(name) + "_" + std::to_string(getpid()) + "_" +
-                           std::to_string(counter++);
-    auto fail = [&](JitBuild::Status s, const std::string &log) {
-        r.status = s;
-        r.log = log;
-        if (keep) {
-            r.log += "\n(kept " + dir + ")";
-        } else {
-            remove_tree(dir);
-        }
-        return r;
-    };
-
+/** Runs the generator and the compiler (and the strict C99 check) in \p dir for function
+ *  \p fn. Returns "" on success, else sets *status and returns the log. */
+std::string generate_and_compile(const std::string &gen, const std::string &name,
+                                 const std::map<std::string, std::string> &params, const JitOptions &o,
+                                 const std::string &dir, const std::string &fn, JitBuild::Status *status) {
+    const bool verbose = env_flag("SW_JIT_VERBOSE");
     // 1. Generate.
     std::vector<std::string> g = {gen, "-g", name, "-f", fn, "-o", dir, "-e", o.emit};
     g.insert(g.end(), o.extra_args.begin(), o.extra_args.end());
@@ -238,8 +250,8 @@ JitBuild build_uncached(const std::string &gen, const std::string &name,
     if (verbose) std::fprintf(stderr, "[jit] %s\n", join(g).c_str());
     int rc = run_command(g, &out, o.env);
     if (rc != 0) {
-        return fail(JitBuild::GeneratorFailed, "generator failed (exit status " + std::to_string(rc) +
-                                                   "): " + join(g) + "\n" + out);
+        *status = JitBuild::GeneratorFailed;
+        return "generator failed (exit status " + std::to_string(rc) + "): " + join(g) + "\n" + out;
     }
 
     // 2. Compile.
@@ -256,42 +268,163 @@ JitBuild build_uncached(const std::string &gen, const std::string &name,
     if (verbose) std::fprintf(stderr, "[jit] %s\n", join(c).c_str());
     rc = run_command(c, &out);
     if (rc != 0) {
-        return fail(JitBuild::CompileFailed, "compiling the generated code failed (exit status " +
-                                                 std::to_string(rc) + "): " + join(c) + "\n" + out);
+        *status = JitBuild::CompileFailed;
+        return "compiling the generated code failed (exit status " + std::to_string(rc) + "): " + join(c) +
+               "\n" + out;
     }
     if (o.strict_cpe_check) {
         // The CPE file as the slave compiler sees it (no ATHREAD_EMULATOR), as strict C99.
         // -Wno-unused-variable: some LRN and pooling kernels keep an unused
         // `..._extent_realized` let (known; generated_c_test runs without the exception).
-        std::vector<std::string> s = {cc, "-std=c99", "-pedantic-errors", "-Wall", "-Wextra", "-Werror",
-                                      "-Wno-unused-variable", "-fsyntax-only", "-I" + dir};
-        if (!emu.empty()) s.push_back("-I" + emu);
-        s.push_back(dir + "/" + fn + ".cpe.c");
-        if (verbose) std::fprintf(stderr, "[jit] %s\n", join(s).c_str());
-        rc = run_command(s, &out);
+        std::vector<std::string> sx = {cc, "-std=c99", "-pedantic-errors", "-Wall", "-Wextra", "-Werror",
+                                       "-Wno-unused-variable", "-fsyntax-only", "-I" + dir};
+        if (!emu.empty()) sx.push_back("-I" + emu);
+        sx.push_back(dir + "/" + fn + ".cpe.c");
+        if (verbose) std::fprintf(stderr, "[jit] %s\n", join(sx).c_str());
+        rc = run_command(sx, &out);
         if (rc != 0) {
-            return fail(JitBuild::CompileFailed, "the CPE source is not strict C99 (exit status " +
-                                                     std::to_string(rc) + "): " + join(s) + "\n" + out);
+            *status = JitBuild::CompileFailed;
+            return "the CPE source is not strict C99 (exit status " + std::to_string(rc) + "): " + join(sx) +
+                   "\n" + out;
         }
     }
+    return "";
+}
 
-    // 3. Load.
+/** dlopens dir/lib<fn>.so and finds fn. */
+JitBuild load(const std::string &dir, const std::string &fn, bool keep) {
+    JitBuild r;
+    const std::string so = dir + "/lib" + fn + ".so";
     void *handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-        return fail(JitBuild::LoadFailed,
-                    std::string("dlopen failed (does the test executable link athread_emu as a "
-                                "whole archive with ENABLE_EXPORTS?): ") + dlerror());
+        r.status = JitBuild::LoadFailed;
+        r.log = std::string("dlopen failed (does the executable link athread_emu as a whole archive with "
+                            "ENABLE_EXPORTS?): ") + dlerror();
+        return r;
     }
     void *sym = dlsym(handle, fn.c_str());
     if (!sym) {
-        const std::string err = dlerror();
+        r.status = JitBuild::LoadFailed;
+        r.log = "dlsym(" + fn + ") failed: " + dlerror();
         dlclose(handle);
-        return fail(JitBuild::LoadFailed, "dlsym(" + fn + ") failed: " + err);
+        return r;
     }
     std::shared_ptr<JitLayer> layer = JitAccess::make();
     JitAccess::init(*layer, fn, dir, handle, sym, keep, count_args(read_text(dir + "/" + fn + ".h"), fn));
-    if (keep || verbose) std::fprintf(stderr, "[jit] %s: %s\n", fn.c_str(), dir.c_str());
+    if (env_flag("SW_JIT_KEEP") || env_flag("SW_JIT_VERBOSE")) {
+        std::fprintf(stderr, "[jit] %s: %s\n", fn.c_str(), dir.c_str());
+    }
     r.layer = layer;
+    return r;
+}
+
+/** mkdtemp of <parent>/<prefix>XXXXXX; "" (and *error) on failure. */
+std::string make_temp_dir(const std::string &parent, const std::string &prefix, std::string *error) {
+    std::string tmpl = parent + "/" + prefix + "XXXXXX";
+    std::vector<char> t(tmpl.begin(), tmpl.end());
+    t.push_back(0);
+    if (!mkdtemp(t.data())) {
+        *error = "cannot create a directory " + tmpl + ": " + std::strerror(errno);
+        return "";
+    }
+    return t.data();
+}
+
+/** A build in a temporary directory, removed at exit unless SW_JIT_KEEP. */
+JitBuild build_temporary(const std::string &gen, const std::string &name,
+                         const std::map<std::string, std::string> &params, const JitOptions &o) {
+    static std::atomic<int> counter{0};
+    const bool keep = env_flag("SW_JIT_KEEP");
+    JitBuild r;
+    const char *tmp = std::getenv("TMPDIR");
+    const std::string dir = make_temp_dir(tmp && *tmp ? tmp : "/tmp", "sw_jit_" + sanitize(name) + "_", &r.log);
+    if (dir.empty()) {
+        r.status = JitBuild::GeneratorFailed;
+        return r;
+    }
+    const std::string fn = "jit_" + sanitize(name) + "_" + std::to_string(getpid()) + "_" +
+                           std::to_string(counter++);
+    r.log = generate_and_compile(gen, name, params, o, dir, fn, &r.status);
+    if (r.log.empty()) r = load(dir, fn, keep);
+    if (!r.ok()) {
+        if (keep) {
+            r.log += "\n(kept " + dir + ")";
+        } else {
+            remove_tree(dir);
+        }
+    }
+    return r;
+}
+
+/** A build through the persistent cache (JitOptions::cache_dir; see jit_layer.h). */
+JitBuild build_cached(const std::string &gen, const std::string &name,
+                      const std::map<std::string, std::string> &params, const JitOptions &o,
+                      const std::string &memory_key) {
+    JitBuild r;
+    const std::string key = disk_key(gen, memory_key, o);
+    const std::string hash = fnv1a_hex(key);
+    const std::string fn = "sw_" + sanitize(name) + "_" + hash;
+    const std::string dir = o.cache_dir + "/" + sanitize(name) + "-" + hash;
+    auto usable = [&]() {
+        return read_text(dir + "/key.txt") == key && file_identity(dir + "/lib" + fn + ".so") != "";
+    };
+    if (usable()) {
+        r = load(dir, fn, true);
+        r.from_cache = r.ok();
+        if (r.ok()) return r;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(o.cache_dir, ec);
+    if (ec) {
+        r.status = JitBuild::GeneratorFailed;
+        r.log = "cannot create the layer cache directory " + o.cache_dir + ": " + ec.message();
+        return r;
+    }
+    const std::string work = make_temp_dir(o.cache_dir, ".build-" + sanitize(name) + "-", &r.log);
+    if (work.empty()) {
+        r.status = JitBuild::GeneratorFailed;
+        return r;
+    }
+    r.log = generate_and_compile(gen, name, params, o, work, fn, &r.status);
+    if (!r.log.empty()) {
+        remove_tree(work);
+        return r;
+    }
+    {
+        std::ofstream k(work + "/key.txt", std::ios::binary);
+        k << key;
+        if (!k.flush()) {
+            r.status = JitBuild::CompileFailed;
+            r.log = "cannot write " + work + "/key.txt";
+            remove_tree(work);
+            return r;
+        }
+    }
+    // Publish: replace a stale entry (a different key with the same hash, or a broken one);
+    // if another process published the same layer meanwhile, use its copy.
+    if (std::rename(work.c_str(), dir.c_str()) != 0) {
+        if (!usable()) {
+            remove_tree(dir);
+            if (std::rename(work.c_str(), dir.c_str()) != 0) {
+                r.status = JitBuild::LoadFailed;
+                r.log = "cannot move " + work + " to " + dir + ": " + std::strerror(errno);
+                remove_tree(work);
+                return r;
+            }
+        } else {
+            remove_tree(work);
+        }
+    }
+    return load(dir, fn, true);
+}
+
+JitBuild build_uncached(const std::string &gen, const std::string &name,
+                        const std::map<std::string, std::string> &params, const JitOptions &o,
+                        const std::string &memory_key) {
+    const auto t0 = std::chrono::steady_clock::now();
+    JitBuild r = o.cache_dir.empty() ? build_temporary(gen, name, params, o)
+                                     : build_cached(gen, name, params, o, memory_key);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }
 
@@ -304,21 +437,22 @@ JitBuild jit_build_layer(const std::string &generator_exe, const std::string &ge
     static std::mutex mutex;
     static std::map<std::string, std::shared_future<JitBuild>> cache;  // destroyed at exit: removes the directories
     const std::string key = cache_key(generator_exe, generator_name, params, options);
+    const std::string entry_key = key + "cache " + options.cache_dir + '\n';
     std::promise<JitBuild> promise;
     std::shared_future<JitBuild> entry;
     bool build = false;
     {
         std::lock_guard<std::mutex> lock(mutex);
-        auto it = cache.find(key);
+        auto it = cache.find(entry_key);
         if (it == cache.end()) {
-            it = cache.emplace(key, promise.get_future().share()).first;
+            it = cache.emplace(entry_key, promise.get_future().share()).first;
             build = true;
         }
         entry = it->second;
     }
     if (build) {
         try {
-            promise.set_value(build_uncached(generator_exe, generator_name, params, options));
+            promise.set_value(build_uncached(generator_exe, generator_name, params, options, key));
         } catch (...) {
             promise.set_exception(std::current_exception());
         }
@@ -326,4 +460,4 @@ JitBuild jit_build_layer(const std::string &generator_exe, const std::string &ge
     return entry.get();
 }
 
-}  // namespace sw_test
+}  // namespace sw_jit

@@ -1,5 +1,6 @@
 /** \file
- * Build and load a generated Sunway layer at run time ("JIT"), for tests whose shapes are
+ * Build and load a generated Sunway layer at run time ("JIT"): for the ONNX executor
+ * (graph/Executor.h, sw_net --model), autoschedule --tune and the tests whose shapes are
  * only known when they run (e.g. the ONNX conformance node tests).
  *
  *   JitBuild b = jit_build_layer(GENERATOR, "conv2d", {{"in_channels", "3"}, ...});
@@ -30,12 +31,23 @@
  * accounting, so it stays while the library is loaded); set SW_JIT_KEEP=1 to keep it, and
  * SW_JIT_VERBOSE=1 to print the commands.
  *
+ * Persistent cache (JitOptions::cache_dir): the layer is built in a fresh directory under
+ * the cache directory with the function name sw_<name>_<hash>, and renamed to
+ * <cache_dir>/<name>-<hash>/ when it is complete (so a build interrupted or running in
+ * another process is never seen half-written); a later build with the same key loads that
+ * library without running the generator or the compiler. The hash (64-bit FNV-1a) covers
+ * the key: the project's version, the generator executable's and every file argument's
+ * (e.g. the autoscheduler plugin's) size and modification time, the generator name,
+ * params, target (the machine), compiler, extra arguments, environment, checks and -e
+ * list; the key is stored as key.txt beside the library and compared in full before a
+ * cached library is used. Failed builds are not cached on disk.
+ *
  * Tool paths default to the compile definitions SW_JIT_CC, SW_JIT_EMULATOR_INCLUDE and
  * SW_JIT_HALIDE_INCLUDE of jit_layer.cpp (set by CMake), else "cc", "" and
  * /usr/include/halide14; JitOptions overrides them.
  */
-#ifndef SW_TESTS_SUPPORT_JIT_LAYER_H
-#define SW_TESTS_SUPPORT_JIT_LAYER_H
+#ifndef SW_JIT_JIT_LAYER_H
+#define SW_JIT_JIT_LAYER_H
 
 #include <map>
 #include <memory>
@@ -44,7 +56,7 @@
 
 struct halide_buffer_t;
 
-namespace sw_test {
+namespace sw_jit {
 
 /** A generated layer loaded into this process. */
 class JitLayer {
@@ -80,6 +92,8 @@ struct JitBuild {
     /** On failure: the command and the tool's output (stdout and stderr). */
     std::string log;
     std::shared_ptr<JitLayer> layer;
+    bool from_cache = false;  ///< loaded from JitOptions::cache_dir without building
+    double seconds = 0;       ///< wall time of the build (or the cache lookup and load)
     bool ok() const { return status == Ok && layer != nullptr; }
 };
 
@@ -99,6 +113,8 @@ struct JitOptions {
     /** The generator's -e list (add "schedule" with the autoscheduler to get
      *  FUNCTION.schedule.h, with its predicted time, in JitLayer::dir()). */
     std::string emit = "mpe,cpe,h";
+    /** Persistent on-disk cache directory (created if missing); empty: none. */
+    std::string cache_dir;
 };
 
 /** Generates, compiles and loads one layer (or returns the cached result). Thread-safe:
@@ -117,6 +133,6 @@ int collect_child(int fd, int pid, std::string *output);
 int run_command(const std::vector<std::string> &argv, std::string *output,
                 const std::map<std::string, std::string> &env = {});
 
-}  // namespace sw_test
+}  // namespace sw_jit
 
 #endif

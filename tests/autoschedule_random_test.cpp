@@ -4,7 +4,7 @@
  * (max / average, padding, ceil mode, count_include_pad), dense (alpha, beta, ReLU) and LRN.
  * For every shape the layer is generated with the autoscheduler plugin
  *   layers.generator ... -p libsw_autoschedule.so -s Sunway auto_schedule=true target=sw26010 ...
- * compiled and loaded (tests/support/jit_layer.h), and run on the emulated core group with
+ * compiled and loaded (jit/jit_layer.h), and run on the emulated core group with
  * random inputs and weights against reference/naive_layers.h
  * (|actual - expected| <= 1e-4 + 1e-4 |expected|, as layers_test). A successful build means
  * the schedule fits the LDM (the lowering checks every LDM buffer's constant bound); the
@@ -22,7 +22,7 @@
  */
 #include "HalideBuffer.h"
 #include "reference/naive_layers.h"
-#include "tests/support/jit_layer.h"
+#include "jit/jit_layer.h"
 #include "tests/support/layer_params.h"
 
 #include <athread_emu.h>
@@ -85,8 +85,8 @@ std::vector<std::string> autoschedule_args() {
     return {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
 }
 
-sw_test::JitOptions jit_options() {
-    sw_test::JitOptions o;
+sw_jit::JitOptions jit_options() {
+    sw_jit::JitOptions o;
     o.extra_args = autoschedule_args();
     if (!use_hand_schedules()) o.emit = "mpe,cpe,h,schedule";  // with the predicted time
     return o;
@@ -160,7 +160,7 @@ std::string compare(const std::vector<float> &expected, const std::vector<float>
 }
 
 /** Calls the layer; "" or why it failed. Also checks the emulator's LDM records. */
-std::string call_layer(const sw_test::JitLayer &layer, const std::vector<halide_buffer_t *> &args) {
+std::string call_layer(const sw_jit::JitLayer &layer, const std::vector<halide_buffer_t *> &args) {
     // The tensors start on 128-byte DMA lines, as sw_net allocates them (and real athread code
     // aligns its arrays): the cost model assumes so (CostModel.cpp, transfer()).
     std::vector<Buf> lined;
@@ -189,7 +189,7 @@ std::string call_layer(const sw_test::JitLayer &layer, const std::vector<halide_
 struct Case {
     std::string generator;
     Params params;
-    std::function<std::string(const sw_test::JitLayer &)> check;
+    std::function<std::string(const sw_jit::JitLayer &)> check;
     /** Why the cost model cannot be compared with the emulator on this shape ("" if it can). */
     std::string model_exempt;
 
@@ -217,7 +217,7 @@ Case conv_case(const reference::Conv2DParams &p, unsigned data_seed) {
     const Params params = sw_test::conv2d_params(p);
     const bool padding_only = windows_only_in_padding(p.w, p.out_w(), p.kernel_x, p.stride_x, p.pad_left) ||
                               windows_only_in_padding(p.h, p.out_h(), p.kernel_y, p.stride_y, p.pad_top);
-    return {"conv2d", params, [p, data_seed](const sw_test::JitLayer &layer) {
+    return {"conv2d", params, [p, data_seed](const sw_jit::JitLayer &layer) {
                 const int ipg = p.in_c / p.groups;
                 std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, data_seed);
                 std::vector<float> wt = random_values(size_t(p.out_c) * ipg * p.kernel_x * p.kernel_y, data_seed + 1);
@@ -271,7 +271,7 @@ std::vector<Case> conv_cases(int count) {
 
 Case pool_case(const reference::PoolParams &p, unsigned data_seed) {
     const Params params = sw_test::pool_params(p);
-    return {"pool", params, [p, data_seed](const sw_test::JitLayer &layer) {
+    return {"pool", params, [p, data_seed](const sw_jit::JitLayer &layer) {
                 std::vector<float> in = random_values(size_t(p.batch) * p.channels * p.h * p.w, data_seed);
                 const std::vector<int> od = {p.out_w(), p.out_h(), p.channels, p.batch};
                 std::vector<float> out(size_t(od[0]) * od[1] * od[2] * od[3], NAN);
@@ -322,7 +322,7 @@ std::vector<Case> pool_cases(int count) {
 Case dense_case(int batch, int in_f, int out_f, bool relu, double alpha, double beta, unsigned s) {
     Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
                      {"relu", str(relu)}, {"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}};
-    return {"dense", params, [=](const sw_test::JitLayer &layer) {
+    return {"dense", params, [=](const sw_jit::JitLayer &layer) {
                 std::vector<float> in = random_values(size_t(batch) * in_f, s);
                 std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
                 std::vector<float> b = random_values(out_f, s + 2);
@@ -368,7 +368,7 @@ std::vector<Case> lrn_cases(int count) {
         Params params = {{"batch", str(batch)}, {"channels", str(c)}, {"height", str(h)}, {"width", str(w)},
                          {"size", str(size)},   {"alpha", alpha},     {"beta", beta},     {"k", k}};
         const unsigned s = seed(80000 + i * 10);
-        cases.push_back({"lrn", params, [=](const sw_test::JitLayer &layer) {
+        cases.push_back({"lrn", params, [=](const sw_jit::JitLayer &layer) {
                              std::vector<float> in = random_values(size_t(batch) * c * h * w, s, 40.f);
                              std::vector<float> out(in.size(), NAN);
                              Buf bi(in.data(), {w, h, c, batch}), bo(out.data(), {w, h, c, batch});
@@ -414,7 +414,7 @@ std::string run_isolated(const std::function<std::string()> &body, std::string *
     }
     close(fds[1]);
     std::string out;
-    const int status = sw_test::collect_child(fds[0], pid, &out);
+    const int status = sw_jit::collect_child(fds[0], pid, &out);
     if (status < 0) return std::string("waitpid: ") + std::strerror(errno) + ":\n" + out;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         if (output) *output = out;
@@ -430,7 +430,7 @@ std::string run_isolated(const std::function<std::string()> &body, std::string *
 
 /** The time the autoscheduler predicted for a layer (FUNCTION.schedule.h, "predicted X ms"),
  *  in seconds; -1 if there is none. */
-double predicted_seconds(const sw_test::JitLayer &layer) {
+double predicted_seconds(const sw_jit::JitLayer &layer) {
     std::ifstream f(layer.dir() + "/" + layer.function_name() + ".schedule.h");
     for (std::string line; std::getline(f, line);) {
         const size_t at = line.find("// predicted ");
@@ -451,11 +451,11 @@ std::string read_text(const std::string &path);
 /** Builds every case (in parallel), then runs each in a child process; one failure per
  *  failing shape, naming it. With the autoscheduler, each plan's predicted time must be
  *  within kModelTolerance of the time the emulator's timing model gives the same code. */
-std::vector<sw_test::JitBuild> run_cases(const std::string &kind, const std::vector<Case> &cases) {
+std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vector<Case> &cases) {
     const auto start = std::chrono::steady_clock::now();
-    std::vector<sw_test::JitBuild> builds(cases.size());
+    std::vector<sw_jit::JitBuild> builds(cases.size());
     parallel_for(int(cases.size()), [&](int i) {
-        builds[i] = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, cases[i].generator, cases[i].params,
+        builds[i] = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, cases[i].generator, cases[i].params,
                                              jit_options());
     });
     const auto built = std::chrono::steady_clock::now();
@@ -469,7 +469,7 @@ std::vector<sw_test::JitBuild> run_cases(const std::string &kind, const std::vec
                           << builds[i].log;
             continue;
         }
-        const sw_test::JitLayer &layer = *builds[i].layer;
+        const sw_jit::JitLayer &layer = *builds[i].layer;
         std::string output;
         const std::string err = run_isolated(
             [&] {
@@ -542,9 +542,9 @@ TEST(AutoscheduleRandom, DenseSharedInput) {
     for (const auto &sh : shapes) {
         cases.push_back(dense_case(sh[0], sh[1], sh[2], true, 1, 1, seed(90000 + unsigned(sh[1]))));
     }
-    const std::vector<sw_test::JitBuild> builds = run_cases("dense (shared input)", cases);
+    const std::vector<sw_jit::JitBuild> builds = run_cases("dense (shared input)", cases);
     int shared = 0;
-    for (const sw_test::JitBuild &b : builds) {
+    for (const sw_jit::JitBuild &b : builds) {
         if (!b.ok()) continue;
         const std::string schedule = read_text(b.layer->dir() + "/" + b.layer->function_name() + ".schedule.h");
         shared += schedule.find("::sw::broadcast(") != std::string::npos;
@@ -600,7 +600,7 @@ std::string check_deterministic(const Case &c, int index, const std::string &emi
         argv.push_back("target=sw26010");
         for (const auto &p : c.params) argv.push_back(p.first + "=" + p.second);
         std::string out;
-        const int rc = sw_test::run_command(argv, &out);
+        const int rc = sw_jit::run_command(argv, &out);
         if (rc != 0) return "run " + std::to_string(run + 1) + " of the generator failed (status " +
                             std::to_string(rc) + "):\n" + out;
         // The name as it is, and upper-cased (the include guard of the schedule header).
@@ -630,7 +630,7 @@ bool driver_emits_schedule(const std::string &root) {
     const std::string dir = root + "/probe";
     std::filesystem::create_directories(dir);
     std::string out;
-    sw_test::run_command({SW_LAYERS_GENERATOR, "-g", "relu", "-f", "probe", "-o", dir, "-e", "schedule",
+    sw_jit::run_command({SW_LAYERS_GENERATOR, "-g", "relu", "-f", "probe", "-o", dir, "-e", "schedule",
                           "target=sw26010", "size=8"},
                          &out);
     return out.find("unknown output 'schedule'") == std::string::npos;

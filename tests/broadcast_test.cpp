@@ -10,13 +10,13 @@
  * its refusals (block-dependent region, double_buffer, SW26010-Pro). And a zero-padded
  * staging (test.generator's padded_share: padding and spreading written after the DMA) shared
  * by either mode gives the bytes of the plain staging. Layers are generated and compiled at run
- * time (tests/support/jit_layer.h), their CPE code also checked as strict C99
+ * time (jit/jit_layer.h), their CPE code also checked as strict C99
  * (-std=c99 -pedantic-errors).
  */
 #include "tests/support/random_data.h"
 #include "HalideBuffer.h"
 #include "reference/naive_layers.h"
-#include "tests/support/jit_layer.h"
+#include "jit/jit_layer.h"
 
 #include <athread_emu.h>
 
@@ -66,7 +66,7 @@ struct LayerRun {
 };
 
 /** Runs the layer on random data, checks it against the reference, returns the DMA counts. */
-LayerRun run_and_check(const sw_test::JitLayer &layer, const DenseCase &c) {
+LayerRun run_and_check(const sw_jit::JitLayer &layer, const DenseCase &c) {
     std::vector<float> in = random_values(size_t(c.batch) * c.in_f, 11);
     std::vector<float> wt = random_values(size_t(c.out_f) * c.in_f, 12);
     std::vector<float> b = random_values(c.out_f, 13);
@@ -104,7 +104,7 @@ class BroadcastDense : public testing::TestWithParam<DenseCase> {};
 
 TEST_P(BroadcastDense, MatchesTheNaiveReferenceAndReadsTheInputOncePerRound) {
     const DenseCase &c = GetParam();
-    sw_test::JitBuild bcast = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true));
+    sw_jit::JitBuild bcast = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true));
     ASSERT_TRUE(bcast.ok()) << bcast.log;  // includes the strict C99 check of the CPE file
     const std::string cpe = read_text(bcast.layer->dir() + "/" + bcast.layer->function_name() + ".cpe.c");
     EXPECT_NE(cpe.find("athread_get(BCAST_MODE, (void *)(input + "), std::string::npos) << cpe;
@@ -112,7 +112,7 @@ TEST_P(BroadcastDense, MatchesTheNaiveReferenceAndReadsTheInputOncePerRound) {
     EXPECT_NE(cpe.find("sw_rounds"), std::string::npos) << cpe;
     const LayerRun with = run_and_check(*bcast.layer, c);
 
-    sw_test::JitBuild plain = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
+    sw_jit::JitBuild plain = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
     ASSERT_TRUE(plain.ok()) << plain.log;
     const LayerRun without = run_and_check(*plain.layer, c);
 
@@ -144,7 +144,7 @@ class RegCommDense : public testing::TestWithParam<DenseCase> {};
 
 TEST_P(RegCommDense, MatchesThePlainScheduleBitForBitAndReadsTheInputOncePerRound) {
     const DenseCase &c = GetParam();
-    sw_test::JitBuild shared = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true, "regcomm"));
+    sw_jit::JitBuild shared = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true, "regcomm"));
     ASSERT_TRUE(shared.ok()) << shared.log;  // includes the strict C99 check of the CPE file
     const std::string cpe = read_text(shared.layer->dir() + "/" + shared.layer->function_name() + ".cpe.c");
     for (const char *want : {"static void sw_regcomm_share(void *p, int bytes) {", "simd_putr(v, 8);",
@@ -156,7 +156,7 @@ TEST_P(RegCommDense, MatchesThePlainScheduleBitForBitAndReadsTheInputOncePerRoun
     EXPECT_EQ(cpe.find("athread_syn"), std::string::npos) << cpe;
     const LayerRun with = run_and_check(*shared.layer, c);
 
-    sw_test::JitBuild plain = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
+    sw_jit::JitBuild plain = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
     ASSERT_TRUE(plain.ok()) << plain.log;
     const LayerRun without = run_and_check(*plain.layer, c);
     // Same tiles, same order of the sums: the shared input gives the same bits.
@@ -205,23 +205,23 @@ TEST(RegCommDense, RefusedWhereTheRegionDependsOnTheBlockAndOnSW26010Pro) {
     // Two images per block of 4: each block needs other images' input.
     Params p = {{"batch", "4"}, {"in_features", "64"}, {"out_features", "32"}, {"tile_o", "8"},
                 {"tile_n", "2"}, {"broadcast", "true"}, {"sharing", "regcomm"}, {"schedule", "sunway"}};
-    sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
-    ASSERT_EQ(b.status, sw_test::JitBuild::GeneratorFailed) << b.log;
+    sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+    ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
     EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
     EXPECT_NE(b.log.find("depends on the CPE's block"), std::string::npos) << b.log;
     // An edge tile that Halide splits off in a branch on the block.
     p = {{"batch", "3"}, {"in_features", "37"}, {"out_features", "19"}, {"tile_o", "2"}, {"tile_n", "3"},
          {"tile_i", "37"}, {"broadcast", "true"}, {"sharing", "regcomm"}, {"schedule", "sunway"}};
-    b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
-    ASSERT_EQ(b.status, sw_test::JitBuild::GeneratorFailed) << b.log;
+    b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+    ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
     EXPECT_NE(b.log.find("register-communication sharing the same number of times"), std::string::npos) << b.log;
     // SW26010-Pro: no register communication.
     p = {{"batch", "2"}, {"in_features", "256"}, {"out_features", "64"}, {"broadcast", "true"},
          {"sharing", "regcomm"}, {"schedule", "sunway"}};
-    sw_test::JitOptions pro;
+    sw_jit::JitOptions pro;
     pro.target = "sw26010-pro";
-    b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p, pro);
-    ASSERT_EQ(b.status, sw_test::JitBuild::GeneratorFailed) << b.log;
+    b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p, pro);
+    ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
     EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
     EXPECT_NE(b.log.find(", Sharing::RegComm): sw26010-pro has no register communication"), std::string::npos)
         << b.log;
@@ -254,7 +254,7 @@ TEST(PaddedShare, ZeroPaddedWindowSharedByEitherModeEqualsThePlainStaging) {
     std::vector<float> plain;
     for (const char *sharing : {"none", "dma", "regcomm"}) {
         SCOPED_TRACE(sharing);
-        sw_test::JitBuild b = sw_test::jit_build_layer(SW_TEST_GENERATOR, "padded_share", {{"sharing", sharing}});
+        sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_TEST_GENERATOR, "padded_share", {{"sharing", sharing}});
         ASSERT_TRUE(b.ok()) << b.log;
         const std::string cpe = read_text(b.layer->dir() + "/" + b.layer->function_name() + ".cpe.c");
         const std::string how = sharing;
@@ -291,15 +291,15 @@ TEST(BroadcastDense, InputThatDependsOnTheBlockIsAClearError) {
     // Two images per block of 4: each block needs other images' input.
     Params p = {{"batch", "4"}, {"in_features", "64"}, {"out_features", "32"}, {"tile_o", "8"},
                 {"tile_n", "2"}, {"broadcast", "true"}, {"schedule", "sunway"}};
-    sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
-    ASSERT_EQ(b.status, sw_test::JitBuild::GeneratorFailed) << b.log;
+    sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+    ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
     EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
     EXPECT_NE(b.log.find("depends on the CPE's block"), std::string::npos) << b.log;
     // An edge tile (19 outputs in tiles of 2) that Halide splits off in a branch on the block.
     p = {{"batch", "3"}, {"in_features", "37"}, {"out_features", "19"}, {"tile_o", "2"},
          {"tile_n", "3"}, {"tile_i", "37"}, {"broadcast", "true"}, {"schedule", "sunway"}};
-    b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
-    ASSERT_EQ(b.status, sw_test::JitBuild::GeneratorFailed) << b.log;
+    b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+    ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
     EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
     EXPECT_NE(b.log.find("choose tiles that divide the extents"), std::string::npos) << b.log;
 }
@@ -307,7 +307,7 @@ TEST(BroadcastDense, InputThatDependsOnTheBlockIsAClearError) {
 TEST(BroadcastDense, HandScheduleBroadcastsWhenOneBlockHoldsEveryImage) {
     Params p = {{"batch", "2"}, {"in_features", "256"}, {"out_features", "300"}, {"relu", "true"},
                 {"schedule", "sunway"}};
-    sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+    sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
     ASSERT_TRUE(b.ok()) << b.log;
     const std::string cpe = read_text(b.layer->dir() + "/" + b.layer->function_name() + ".cpe.c");
     EXPECT_NE(cpe.find("BCAST_MODE"), std::string::npos) << cpe;
@@ -347,7 +347,7 @@ TEST(BroadcastDense, DISABLED_FcLayerFigures) {
                         {"out_features", std::to_string(l.out_f)}, {"relu", "true"}, {"schedule", "sunway"}};
             if (const char *b = std::getenv("FC_BROADCAST")) p["broadcast"] = b;
             if (const char *h = std::getenv("FC_SHARING")) p["sharing"] = h;  // dma or regcomm
-            sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
+            sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
             ASSERT_TRUE(b.ok()) << b.log;
             const LayerRun r = run_and_check(*b.layer, {l.name, batch, l.in_f, l.out_f, 1, 0});
             const double bytes = 4.0 * (double(l.in_f) * l.out_f + double(l.in_f) * batch);

@@ -3,13 +3,13 @@
  * the emulated core group against the naive references of reference/naive_layers.h: shapes
  * the tiles do not divide, odd channel counts, batch > 1, groups, asymmetric kernels and
  * padding, dilations, ceil mode, broadcasting, planes larger than the LDM, 2-4 concat
- * inputs. Layers are generated and compiled at run time (tests/support/jit_layer.h).
+ * inputs. Layers are generated and compiled at run time (jit/jit_layer.h).
  */
 #include "tests/support/random_data.h"
 #include "HalideBuffer.h"
 #include "reference/naive_layers.h"
 #include "target_sw/Machine.h"
-#include "tests/support/jit_layer.h"
+#include "jit/jit_layer.h"
 #include "tests/support/layer_params.h"
 
 #include <athread_emu.h>
@@ -344,7 +344,7 @@ TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     const LayerRun &run = GetParam();
     Params params = run.layer.params;
     params["schedule"] = run.schedule;
-    sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params);
+    sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params);
     ASSERT_TRUE(b.ok()) << b.log;
     double compulsory_bytes = 0;
     athread_emu_stats_reset();
@@ -389,7 +389,7 @@ TEST(Layers, CountedFlopsEqualAnalyticFlops) {
     for (const Exact &e : cases) {
         Params params = e.layer.params;
         params.insert(e.extra.begin(), e.extra.end());
-        sw_test::JitBuild b = sw_test::jit_build_layer(SW_LAYERS_GENERATOR, e.layer.generator, params);
+        sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, e.layer.generator, params);
         ASSERT_TRUE(b.ok()) << b.log;
         athread_emu_stats_reset();
         e.layer.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });

@@ -10,7 +10,7 @@
  */
 #include "HalideBuffer.h"
 #include "target_sw/Machine.h"
-#include "tests/support/jit_layer.h"
+#include "jit/jit_layer.h"
 
 #include <athread_emu.h>
 #include <gtest/gtest.h>
@@ -48,7 +48,7 @@ double modelled_gbps(const std::string &op, int chunk_bytes) {
     const int chunk = chunk_bytes / 4;
     const int per_cpe = std::max(8, (1 << 18) / chunk_bytes);  // >= 256 KB per CPE
     const int size = 64 * chunk * per_cpe;
-    sw_test::JitBuild b = sw_test::jit_build_layer(
+    sw_jit::JitBuild b = sw_jit::jit_build_layer(
         SW_TEST_GENERATOR, "stream", {{"op", op}, {"size", std::to_string(size)}, {"chunk", std::to_string(chunk)}});
     EXPECT_TRUE(b.ok()) << b.log;
     if (!b.ok()) return 0;

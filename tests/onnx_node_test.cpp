@@ -9,7 +9,7 @@
  * (TensorProto). For each folder whose single node has one of those op types (the
  * *_expanded variants are several nodes and are left out), one gtest per schedule
  * (sunway, baseline) maps the node to one of our generators with the importer's own code,
- * as sw_graph_run does (graph/Lowering.h): sw_graph::read_onnx_file, the node's weights
+ * as sw_net --model does (graph/Lowering.h): sw_graph::read_onnx_file, the node's weights
  * (Gemm's B and C, Clip's bounds, BatchNormalization's parameters, Conv's W and B: given as
  * graph inputs by the test data, held as initializers by an exported model) made constants
  * from the data set, infer_shapes (auto_pad resolved to pads), run_passes (a
@@ -34,7 +34,7 @@
 #include "graph/OnnxReader.h"
 #include "graph/Passes.h"
 #include "graph/ShapeInference.h"
-#include "tests/support/jit_layer.h"
+#include "jit/jit_layer.h"
 
 #include "HalideBuffer.h"
 
@@ -245,7 +245,7 @@ bool is_weight(const std::string &op, size_t position) {
     return op == "Gemm" || op == "Clip" || op == "BatchNormalization" || op == "Conv";
 }
 
-/** The importer's own mapping (graph/Lowering.h, as sw_graph_run uses it): the model is read
+/** The importer's own mapping (graph/Lowering.h, as sw_net --model uses it): the model is read
  *  with sw_graph::read_onnx_file, the data set's weights become constants (is_weight),
  *  shapes are inferred, the passes run (a BatchNormalization becomes ChannelScaleShift, run
  *  as channel_affine) and the graph is lowered. It must lower to exactly one layer; anything
@@ -410,10 +410,10 @@ TEST_P(OnnxNode, MatchesExpectedOutputsOnEmulatedSunway) {
 
     std::map<std::string, std::string> params = plans[0].params;
     params["schedule"] = param.schedule;
-    const sw_test::JitBuild build = sw_test::jit_build_layer(LAYERS_GENERATOR, plans[0].generator, params);
+    const sw_jit::JitBuild build = sw_jit::jit_build_layer(LAYERS_GENERATOR, plans[0].generator, params);
     if (!build.ok()) {
         const std::string &log = build.log;
-        if (build.status == sw_test::JitBuild::GeneratorFailed) {
+        if (build.status == sw_jit::JitBuild::GeneratorFailed) {
             if (log.find("unknown generator '" + plans[0].generator + "'") != std::string::npos) {
                 GTEST_SKIP() << "generator not available: " << plans[0].generator;
             }
@@ -491,21 +491,21 @@ TEST(OnnxNodeData, TestDataIsInstalled) {
 }
 
 TEST(JitLayer, GeneratorErrorsComeBackWithTheToolOutput) {
-    const sw_test::JitBuild b = sw_test::jit_build_layer(LAYERS_GENERATOR, "conv2d", {{"kernel", "0"}});
+    const sw_jit::JitBuild b = sw_jit::jit_build_layer(LAYERS_GENERATOR, "conv2d", {{"kernel", "0"}});
     EXPECT_FALSE(b.ok());
-    EXPECT_EQ(b.status, sw_test::JitBuild::GeneratorFailed);
+    EXPECT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed);
     EXPECT_NE(b.log.find("kernel and stride must be >= 1"), std::string::npos) << b.log;
-    const sw_test::JitBuild n = sw_test::jit_build_layer(LAYERS_GENERATOR, "nosuch", {});
+    const sw_jit::JitBuild n = sw_jit::jit_build_layer(LAYERS_GENERATOR, "nosuch", {});
     EXPECT_NE(n.log.find("unknown generator 'nosuch'"), std::string::npos) << n.log;
 }
 
 TEST(JitLayer, BuildsOncePerParamsAndChecksTheArgumentCount) {
     const std::map<std::string, std::string> p = {{"size", "10"}};
-    const sw_test::JitBuild a = sw_test::jit_build_layer(LAYERS_GENERATOR, "relu", p);
+    const sw_jit::JitBuild a = sw_jit::jit_build_layer(LAYERS_GENERATOR, "relu", p);
     if (!a.ok() && a.log.find("unknown generator") != std::string::npos) GTEST_SKIP() << "generator not available: relu";
     ASSERT_TRUE(a.ok()) << a.log;
-    EXPECT_EQ(sw_test::jit_build_layer(LAYERS_GENERATOR, "relu", p).layer, a.layer);
-    EXPECT_NE(sw_test::jit_build_layer(LAYERS_GENERATOR, "relu", {{"size", "11"}}).layer, a.layer);
+    EXPECT_EQ(sw_jit::jit_build_layer(LAYERS_GENERATOR, "relu", p).layer, a.layer);
+    EXPECT_NE(sw_jit::jit_build_layer(LAYERS_GENERATOR, "relu", {{"size", "11"}}).layer, a.layer);
     EXPECT_EQ(a.layer->num_args(), 2);
     Buf in(10), out(10);
     for (int i = 0; i < 10; i++) in(i) = i - 4.5f;

@@ -2,7 +2,7 @@
 # The ONNX conformance node tests (Debian's libonnx-testdata) of Conv, MaxPool, AveragePool,
 # Gemm, Relu, Softmax and LRN on the emulated SW26010; include() this from
 # tests/CMakeLists.txt (needs the targets layers.generator and athread_emu, GTest and
-# Halide). Each case builds its layer at run time (tests/support/jit_layer.h): the
+# Halide). Each case builds its layer at run time (jit/jit_layer.h): the
 # generated library takes the athread symbols from the test executable, which therefore
 # links the emulator as a whole archive and exports its symbols.
 #
@@ -32,20 +32,8 @@ target_link_libraries(onnx_node_test PRIVATE onnx_proto Halide::Runtime GTest::g
 # The node -> layer mapping is the importer's (graph/Lowering.h).
 target_link_libraries(onnx_node_test PRIVATE sw_graph)
 target_include_directories(onnx_node_test PRIVATE "${PROJECT_SOURCE_DIR}")
-# Run-time layer builds (generator, cc on the generated C, dlopen): the sw_test_jit library
-# of tests/CMakeLists.txt if it is defined before this file is included, else the same
-# source compiled in here.
-if (TARGET sw_test_jit)
-    target_link_libraries(onnx_node_test PRIVATE sw_test_jit)
-else ()
-    get_target_property(_sw_halide_runtime_inc Halide::Runtime INTERFACE_INCLUDE_DIRECTORIES)
-    list(GET _sw_halide_runtime_inc 0 _sw_halide_runtime_inc)
-    target_sources(onnx_node_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/support/jit_layer.cpp)
-    target_compile_definitions(onnx_node_test PRIVATE
-        SW_JIT_CC="${CMAKE_C_COMPILER}"
-        SW_JIT_EMULATOR_INCLUDE="${PROJECT_SOURCE_DIR}/target_sw/emulator/include"
-        SW_JIT_HALIDE_INCLUDE="${_sw_halide_runtime_inc}")
-endif ()
+# Run-time layer builds (generator, cc on the generated C, dlopen): jit/jit_layer.h.
+target_link_libraries(onnx_node_test PRIVATE sw_jit)
 # The JIT-built layers resolve athread_* from here.
 if (CMAKE_VERSION VERSION_LESS 3.24)
     target_link_libraries(onnx_node_test PRIVATE

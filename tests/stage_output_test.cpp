@@ -9,7 +9,7 @@
  * and both sets of figures are printed.
  */
 #include "HalideBuffer.h"
-#include "tests/support/jit_layer.h"
+#include "jit/jit_layer.h"
 
 #include <athread_emu.h>
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ struct Figures {
 };
 
 /** The "// predicted X ms" line of FUNCTION.schedule.h, and the whole file. */
-double predicted_ms(const sw_test::JitLayer &layer, std::string *text) {
+double predicted_ms(const sw_jit::JitLayer &layer, std::string *text) {
     std::ifstream f(layer.dir() + "/" + layer.function_name() + ".schedule.h");
     double ms = -1;
     for (std::string line; std::getline(f, line);) {
@@ -47,11 +47,11 @@ double predicted_ms(const sw_test::JitLayer &layer, std::string *text) {
 }
 
 Figures build_and_run(const Shape &s, bool staged) {
-    sw_test::JitOptions o;
+    sw_jit::JitOptions o;
     o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
     o.emit = "mpe,cpe,h,schedule";
     if (!staged) o.env["SW_AUTOSCHEDULE_STAGE_OUTPUT"] = "0";
-    sw_test::JitBuild b = sw_test::jit_build_layer(SW_TEST_GENERATOR, "eltwise_add",
+    sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_TEST_GENERATOR, "eltwise_add",
                                                    {{"width", std::to_string(s.width)},
                                                     {"height", std::to_string(s.height)},
                                                     {"channels", std::to_string(s.channels)}},

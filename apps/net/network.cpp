@@ -3,6 +3,8 @@
  */
 #include "apps/net/network.h"
 
+#include "apps/net/emulator_record.h"
+
 #include "HalideBuffer.h"
 
 #include <athread_emu.h>
@@ -43,12 +45,6 @@ int pool_out(int size, int k, int s, int p0, int p1, bool ceil_mode) {
     int n = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
     if (ceil_mode && (n - 1) * s >= size + p0) n--;
     return n;
-}
-
-/** Clock of the emulated machine, for converting trace cycles. */
-double clock_ghz() {
-    const sw::Machine *m = sw::machine_by_name(athread_emu_machine_name());
-    return m ? m->clock_ghz : sw::sw26010().clock_ghz;
 }
 
 }  // namespace
@@ -151,21 +147,30 @@ void Network::load_parameters(const ParamSource &source) {
     }
 }
 
-double Network::layer_gflop(size_t i, const Shape &in) const {
-    const std::string &kind = table_.layers[i].kind;
-    const Shape &out = shapes_[i];
-    if (kind == "conv2d" || kind == "dense") {
-        const Shape w = weight_shape(i);
-        const double macs_per_output = double(elements(w)) / double(w[0]);
-        return 2.0 * macs_per_output * double(elements(out)) / 1e9;
+double layer_gflop(const std::string &kind, const std::map<std::string, std::string> &params,
+                   int64_t in_elements, int64_t out_elements) {
+    auto p = [&](const std::string &key, int fallback) {
+        auto it = params.find(key);
+        return it == params.end() || it->second.empty() ? fallback : std::stoi(it->second);
+    };
+    const double out = double(out_elements);
+    if (kind == "conv2d") {
+        const int k = p("kernel", 3), ky = p("kernel_y", 0) ? p("kernel_y", 0) : k;
+        return 2.0 * double(p("in_channels", 3) / std::max(1, p("groups", 1))) * k * ky * out / 1e9;
     }
+    if (kind == "dense") return 2.0 * p("in_features", 16) * out / 1e9;
     if (kind == "pool") {
-        const int k = iparam(i, "kernel", 1), ky = iparam(i, "kernel_y", 0) ? iparam(i, "kernel_y", 0) : k;
-        return double(k) * ky * double(elements(out)) / 1e9;
+        const int k = p("kernel", 1), ky = p("kernel_y", 0) ? p("kernel_y", 0) : k;
+        return double(k) * ky * out / 1e9;
     }
-    if (kind == "lrn") return (2.0 * iparam(i, "size", 5) + 4.0) * double(elements(out)) / 1e9;
-    if (kind == "softmax") return 4.0 * double(elements(in)) / 1e9;
-    return double(elements(out)) / 1e9;
+    if (kind == "lrn") return (2.0 * p("size", 5) + 4.0) * out / 1e9;
+    if (kind == "softmax") return 4.0 * double(in_elements) / 1e9;
+    if (kind == "global_pool") return double(in_elements) / 1e9;
+    return out / 1e9;
+}
+
+double Network::layer_gflop(size_t i, const Shape &in) const {
+    return sw_net::layer_gflop(table_.layers[i].kind, params_[i], elements(in), elements(shapes_[i]));
 }
 
 std::vector<float> Network::run(const std::vector<float> &input, const std::string &schedule,
@@ -214,43 +219,7 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (rc != 0) throw std::runtime_error("layer " + l.name + " failed (" + std::to_string(rc) + ")");
         LayerRecord r{l.name, l.kind, shapes_[i], layer_gflop(i, in_shape), secs};
-        std::vector<double> kernel_start;
-        for (int k = 0; k < athread_emu_stats_count(); k++) {
-            const athread_emu_kernel_stats *st = athread_emu_stats_get(k);
-            kernel_start.push_back(clock + r.modelled_seconds);
-            r.modelled_seconds += st->modelled_seconds;
-            r.kernels++;
-            for (int c = 0; c < st->ncpes; c++) {
-                const athread_emu_cpe_stats &e = st->cpe[c];
-                r.ldm_peak_bytes = std::max(r.ldm_peak_bytes, e.ldm_peak_bytes);
-                r.dma_requests += e.get_requests + e.put_requests;
-                r.dma_bytes += e.get_bytes + e.put_bytes;
-                r.dma_line_bytes += e.get_line_bytes + e.put_line_bytes;
-                r.dma_get_bytes += e.get_bytes;
-                r.dma_get_line_bytes += e.get_line_bytes;
-                r.counted_gflop += double(e.flops) / 1e9;
-            }
-            int busiest = 0;
-            for (int c = 1; c < st->ncpes; c++) {
-                if (st->cpe[c].cycles > st->cpe[busiest].cycles) busiest = c;
-            }
-            const athread_emu_cpe_stats &b = st->cpe[busiest];
-            const double hz = 1e9 * clock_ghz();
-            r.busiest_compute_seconds += double(b.compute_cycles) / hz;
-            r.busiest_dma_wait_seconds += double(b.dma_wait_cycles) / hz;
-            r.busiest_sync_wait_seconds += double(b.sync_wait_cycles) / hz;
-            r.busiest_regcomm_wait_seconds += double(b.regcomm_wait_cycles) / hz;
-        }
-        if (trace) {
-            const athread_emu_span *spans = athread_emu_trace_spans();
-            for (int k = 0; k < athread_emu_trace_count(); k++) {
-                const athread_emu_span &sp = spans[k];
-                const double hz = 1e9 * clock_ghz();
-                const double base = sp.kernel < int(kernel_start.size()) ? kernel_start[size_t(sp.kernel)] : clock;
-                trace->push_back({l.name, sp.cpe, sp.kind, base + double(sp.start_cycle) / hz,
-                                  base + double(sp.end_cycle) / hz});
-            }
-        }
+        add_emulator_records(r, clock, trace);
         clock += r.modelled_seconds;
         if (records) records->push_back(r);
         current = std::move(out);

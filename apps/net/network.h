@@ -43,6 +43,13 @@ using Shape = std::vector<int64_t>;
 std::string shape_string(const Shape &s);
 int64_t elements(const Shape &s);
 
+/** Analytic GFLOP of one call of the generator \p kind with these generator params, reading
+ * \p in_elements and writing \p out_elements values: 2 per multiply-add (conv2d, dense), the
+ * window's area per output (pool), 2 * size + 4 per output (lrn), 4 per input (softmax), 1
+ * per input (global_pool), 1 per output elsewhere. */
+double layer_gflop(const std::string &kind, const std::map<std::string, std::string> &params,
+                   int64_t in_elements, int64_t out_elements);
+
 /** What one layer did on one run. */
 struct LayerRecord {
     std::string name, kind;

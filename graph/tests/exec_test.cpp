@@ -3,8 +3,8 @@
  * (Debian's libonnx-testdata) imported and run through the executor, compared with their
  * output_0.pb; (b) a multi-node model built here (conv -> batch norm -> relu -> max pool ->
  * conv -> residual add -> batch norm -> global average pool -> flatten -> gemm -> softmax,
- * 5 and 7 channels, batch 2) against naive loops; (c) errors naming the node, and the
- * sw_graph_run CLI.
+ * 5 and 7 channels, batch 2) against naive loops; (c) errors naming the node. The CLI
+ * (sw_net --model) is tested in sw_net_model_test.cpp.
  */
 #include "graph/Executor.h"
 #include "graph/Import.h"
@@ -16,7 +16,6 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -180,8 +179,8 @@ TEST(Executor, SmallResidualNetwork) {
     for (const sw_graph::StepResult &s : r.steps) {
         gens.push_back(s.generator.empty() ? "view" : s.generator);
         std::printf("[step] %-32s %-8s %-16s %.4f ms (%d kernels)\n", s.node.c_str(), s.op_type.c_str(),
-                    s.generator.c_str(), s.modelled_seconds * 1e3, s.kernels);
-        if (s.layer >= 0) EXPECT_GT(s.modelled_seconds, 0.0) << s.node;
+                    s.generator.c_str(), s.record.modelled_seconds * 1e3, s.record.kernels);
+        if (s.layer >= 0) EXPECT_GT(s.record.modelled_seconds, 0.0) << s.node;
     }
     std::printf("[total] %.4f ms modelled, %d distinct layers\n", r.modelled_seconds * 1e3, r.distinct_layers);
     EXPECT_EQ(gens, (std::vector<std::string>{"conv2d", "pool", "conv2d", "eltwise", "channel_affine",
@@ -269,61 +268,5 @@ TEST(ExecutorErrors, WrongInputSize) {
     EXPECT_EQ(r.outputs.at("y").f32, (std::vector<float>{0, 2, 0, 4, 0, 6}));
 }
 
-#ifdef SW_GRAPH_RUN
-int run_cli(const std::string &args, std::string *out) {
-    FILE *p = popen((std::string(SW_GRAPH_RUN) + " " + args + " 2>&1").c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    out->clear();
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-    const int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-std::string write_model(const ModelBuilder &b, const std::string &name) {
-    const std::string path = ::testing::TempDir() + "/" + name;
-    std::ofstream(path, std::ios::binary) << b.bytes();
-    return path;
-}
-
-TEST(GraphRunCli, RunsAModelWithDynamicBatch) {
-    ModelBuilder b;
-    b.input("x", {-1, 3, 4, 4});
-    b.node("Relu", {"x"}, {"r"}, "relu0");
-    b.node("GlobalAveragePool", {"r"}, {"y"}, "gap0");
-    b.output("y");
-    const std::string path = write_model(b, "cli_gap.onnx");
-    std::string out;
-    EXPECT_EQ(run_cli(path + " --input-shape x=2x3x4x4 --seed 3", &out), 0) << out;
-    EXPECT_NE(out.find("relu0"), std::string::npos) << out;
-    EXPECT_NE(out.find("global_pool"), std::string::npos) << out;
-    EXPECT_NE(out.find(" ms"), std::string::npos) << out;
-    EXPECT_NE(out.find("output  y 2x3x1x1:"), std::string::npos) << out;
-    // Without the shape: an error naming the input.
-    EXPECT_EQ(run_cli(path, &out), 1) << out;
-    EXPECT_EQ(out.rfind("error: ", 0), 0u) << out;
-    EXPECT_NE(out.find("'x'"), std::string::npos) << out;
-}
-
-TEST(GraphRunCli, BadInput) {
-    std::string out;
-    EXPECT_EQ(run_cli("/nonexistent/model.onnx", &out), 1) << out;
-    EXPECT_EQ(out.rfind("error: ", 0), 0u) << out;
-    const std::string junk = ::testing::TempDir() + "/junk.onnx";
-    std::ofstream(junk) << "not an onnx file";
-    EXPECT_EQ(run_cli(junk, &out), 1) << out;
-    EXPECT_EQ(out.rfind("error: ", 0), 0u) << out;
-    ModelBuilder b;
-    b.input("x", {1, 4, 2, 3});
-    auto &t = b.node("Transpose", {"x"}, {"y"}, "swap_hw");
-    ModelBuilder::attr_ints(t, "perm", {0, 1, 3, 2});
-    b.output("y");
-    EXPECT_EQ(run_cli(write_model(b, "cli_transpose.onnx"), &out), 1) << out;
-    EXPECT_NE(out.find("swap_hw"), std::string::npos) << out;
-    EXPECT_EQ(run_cli("--input-shape x=2xq " + write_model(b, "cli_transpose.onnx"), &out), 1) << out;
-    EXPECT_EQ(out.rfind("error: ", 0), 0u) << out;
-}
-#endif
 
 } // namespace

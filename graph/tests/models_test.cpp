@@ -147,7 +147,7 @@ void check_model(const ModelCase &c, const std::string &dir, bool print_steps, R
     if (print_steps) {
         for (const sw_graph::StepResult &s : r.steps) {
             std::printf("[step] %-48s %-14s %-16s %9.4f ms\n", s.node.c_str(), s.op_type.c_str(),
-                        s.layer < 0 ? "view" : s.generator.c_str(), s.modelled_seconds * 1e3);
+                        s.layer < 0 ? "view" : s.generator.c_str(), s.record.modelled_seconds * 1e3);
         }
     }
     std::printf("[model] %s %dx%d batch %d: %d steps, %d distinct layers, compile %.1f s, run %.1f s, "

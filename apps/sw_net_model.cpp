@@ -1,0 +1,208 @@
+/** \file
+ * sw_net --model FILE.onnx: imports the model (graph/), compiles each distinct layer ahead
+ * of time through the persistent layer cache (graph/Executor.h; autoscheduled by default),
+ * runs it on the emulated core group and reports per layer, as --net does.
+ */
+#include "apps/sw_net.h"
+
+#include "apps/io/image.h"
+#include "apps/io/npy.h"
+#include "apps/io/weights.h"
+#include "apps/net/emulator_record.h"
+#include "apps/net/report.h"
+
+#ifdef SW_NET_WITH_MODEL
+#include "graph/Executor.h"
+#include "graph/Import.h"
+#include "graph/Lowering.h"
+#include "graph/ShapeInference.h"
+#endif
+
+#include <athread_emu.h>
+
+#include <chrono>
+#include <memory>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace sw_net_app {
+
+#ifndef SW_NET_WITH_MODEL
+
+int run_model(const Options &) {
+    throw std::runtime_error("--model: this sw_net was built without the ONNX importer (install libonnx-dev "
+                             "and libprotobuf-dev, scripts/install_deps.sh, and rebuild)");
+}
+
+#else
+
+namespace {
+
+using sw_graph::shape_string;
+
+/** Adds one pass's step records to the running totals (views have none). */
+void accumulate(std::vector<sw_net::LayerRecord> &total, const sw_graph::ExecResult &r) {
+    std::vector<sw_net::LayerRecord> pass;
+    for (const sw_graph::StepResult &s : r.steps) {
+        if (s.layer >= 0) pass.push_back(s.record);
+    }
+    sw_net::accumulate(total, pass);
+}
+
+/** The model's inputs for each pass: from --input (one pass, exactly the input's shape) or
+ * from a PNG repeated over the batch (--batch a multiple of the model's batch). */
+std::vector<std::vector<float>> model_inputs(const Options &o, const sw_graph::Tensor &in, std::string *source) {
+    const std::vector<int64_t> &shape = in.shape;
+    const int64_t model_batch = shape.empty() ? 1 : shape[0];
+    if (!o.input.empty()) {
+        if (o.batch != 0 && o.batch != model_batch) {
+            throw std::runtime_error("--batch " + std::to_string(o.batch) + ": with --input the batch is the model's (" +
+                                     std::to_string(model_batch) + ")");
+        }
+        sw_io::NpyArray a = sw_io::load_npy_expect(
+            o.input, shape, o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse);
+        *source = o.input;
+        return {std::move(a.data)};
+    }
+    if (shape.size() != 4 || shape[1] != 3 || shape[2] != shape[3]) {
+        throw std::runtime_error(o.model + ": input '" + in.name + "' has shape " + shape_string(shape) +
+                                 ", not (N, 3, S, S): give it as --input x.npy");
+    }
+    const int batch = o.batch ? o.batch : int(model_batch);
+    if (batch % model_batch != 0) {
+        throw std::runtime_error("--batch " + std::to_string(batch) + " is not a multiple of the model's batch " +
+                                 std::to_string(model_batch));
+    }
+    const sw_io::RgbImage rgb = sw_io::load_png_rgb(o.image);
+    const std::vector<float> x = sw_io::preprocess_imagenet(rgb, int(shape[3]));
+    std::vector<float> pass;
+    for (int64_t n = 0; n < model_batch; n++) pass.insert(pass.end(), x.begin(), x.end());
+    *source = o.image + " (" + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +
+              ", resized and centre-cropped to " + std::to_string(shape[3]) + ", ImageNet mean/std)";
+    return std::vector<std::vector<float>>(size_t(batch / model_batch), pass);
+}
+
+}  // namespace
+
+int run_model(const Options &o) {
+    check_outputs(o);
+    sw_graph::ImportOptions io;
+    for (const std::string &s : o.input_shapes) sw_graph::add_input_shape(s, io.inference);
+    const sw_graph::Graph g = sw_graph::import_onnx(o.model, io);
+    if (g.inputs.size() != 1) {
+        throw g.error("the model has " + std::to_string(g.inputs.size()) +
+                      " inputs; sw_net --model runs models with one input");
+    }
+    const sw_graph::Tensor &in = g.tensor(g.inputs[0]);
+    if (in.dtype != sw_graph::DType::Float32) {
+        throw g.error("input '" + in.name + "' is " + sw_graph::dtype_name(in.dtype) + " (float32 only)");
+    }
+    sw_graph::lower_graph(g);  // an operator without a layer fails here, before the input is read
+    std::string source;
+    const std::vector<std::vector<float>> passes = model_inputs(o, in, &source);
+
+    sw_graph::ExecOptions eo;
+    eo.schedule = o.schedule.empty() ? "auto" : o.schedule;
+    eo.jobs = o.jobs;
+    eo.cache_dir = o.no_cache ? "" : !o.cache_dir.empty() ? o.cache_dir : sw_graph::default_cache_dir();
+    eo.progress = [](const sw_graph::BuildProgress &p) {
+        std::fprintf(stderr, "[%*d/%d] %6.1f s  %-8s %s%s\n", p.total >= 10 ? 2 : 1, p.done, p.total,
+                     p.elapsed_seconds, p.info->schedule.c_str(), p.layer->key().c_str(),
+                     p.info->from_cache ? "  (cached)" : "");
+        if (!p.info->note.empty()) std::fprintf(stderr, "        %s\n", p.info->note.c_str());
+    };
+    const bool compare = o.compare && eo.schedule != "baseline";
+    const char *what = eo.schedule == "auto" ? "autoscheduled by the Sunway autoscheduler"
+                       : eo.schedule == "hand" ? "hand Sunway schedules"
+                                               : "OpenACC-style baseline schedules";
+    std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n", o.model.c_str(), what);
+    std::printf("input: '%s' %s from %s, %zu pass(es)\n", in.name.c_str(), shape_string(in.shape).c_str(),
+                source.c_str(), passes.size());
+    std::printf("layer cache: %s\n", eo.cache_dir.empty() ? "none (--no-cache)" : eo.cache_dir.c_str());
+    std::fflush(stdout);
+
+    sw_graph::Executor ex(g, eo);  // builds every distinct layer
+    int cached = 0, refused = 0;
+    for (const sw_graph::LayerBuildInfo &b : ex.builds()) {
+        cached += b.from_cache;
+        refused += !b.note.empty();
+    }
+    std::printf("compiled %d distinct layers for %zu steps in %.1f s (%d from the cache", (int)ex.builds().size(),
+                ex.lowered().steps.size(), ex.build_seconds(), cached);
+    if (refused) std::printf(", %d with their hand schedule where the autoscheduler refused", refused);
+    std::printf(")\n");
+    std::unique_ptr<sw_graph::Executor> baseline;
+    if (compare) {
+        sw_graph::ExecOptions bo = eo;
+        bo.schedule = "baseline";
+        baseline = std::make_unique<sw_graph::Executor>(g, bo);
+    }
+
+    const std::string out_name = g.outputs.at(0);
+    std::vector<float> output;
+    std::vector<int64_t> out_shape;
+    std::vector<sw_net::LayerRecord> total, base_total;
+    std::vector<sw_net::TraceSpan> spans;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (size_t pass = 0; pass < passes.size(); pass++) {
+        const std::map<std::string, std::vector<float>> inputs = {{in.name, passes[pass]}};
+        const sw_graph::ExecResult r = ex.run(inputs, !o.trace.empty() && pass == 0 ? &spans : nullptr);
+        const sw_graph::Tensor &y = r.outputs.at(out_name);
+        if (pass == 0) {
+            out_shape = y.shape;
+        } else if (!out_shape.empty()) {
+            out_shape[0] += y.shape[0];
+        }
+        output.insert(output.end(), y.f32.begin(), y.f32.end());
+        accumulate(total, r);
+        if (baseline) {
+            const sw_graph::ExecResult rb = baseline->run(inputs);
+            const std::vector<float> &yb = rb.outputs.at(out_name).f32;
+            for (size_t i = 0; i < y.f32.size(); i++) {
+                if (!(std::fabs(y.f32[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y.f32[i])) &&
+                    !(std::isnan(y.f32[i]) && std::isnan(yb[i]))) {
+                    throw std::runtime_error("the " + eo.schedule + " and baseline schedules disagree on output '" +
+                                             out_name + "' element " + std::to_string(i) + ": " +
+                                             std::to_string(y.f32[i]) + " vs " + std::to_string(yb[i]));
+                }
+            }
+            accumulate(base_total, rb);
+        }
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    std::printf("output: '%s' %s\n", out_name.c_str(), shape_string(out_shape).c_str());
+    if (out_shape.size() == 2) {
+        std::vector<std::string> labels;
+        if (!o.labels.empty()) {
+            labels = sw_io::load_labels(o.labels);
+        } else if (out_shape[1] == 1000 && !o.default_labels.empty()) {
+            labels = sw_io::load_labels(o.default_labels);  // ImageNet's classes
+        }
+        print_top(output, int(out_shape[0]), int(out_shape[1]), o.top, labels, "value");
+    } else if (o.top_given) {
+        std::printf("(--top applies to a 2-D (batch, classes) output only)\n");
+    }
+    const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
+    sw_net::print_table(total, compare ? &base_total : nullptr, machine);
+    std::printf("\nwall time on this machine: %.2f s for %zu pass(es)%s\n", secs, passes.size(),
+                compare ? (" (" + eo.schedule + " and baseline schedules)").c_str() : "");
+    if (!o.report.empty()) {
+        sw_net::write_report(o.report, o.model, total, compare ? &base_total : nullptr, machine);
+        std::printf("per-layer report written to %s\n", o.report.c_str());
+    }
+    if (!o.trace.empty()) {
+        sw_net::write_trace(o.trace, spans);
+        std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n", o.trace.c_str());
+    }
+    if (!o.dump.empty()) {
+        sw_io::save_npy(o.dump, out_shape, output);
+        std::printf("output '%s' written to %s\n", out_name.c_str(), o.dump.c_str());
+    }
+    return 0;
+}
+
+#endif
+
+}  // namespace sw_net_app

@@ -1,0 +1,204 @@
+/** \file
+ * sw_net --model end to end, as a user runs it: small ONNX models built here (ModelBuilder),
+ * run through the sw_net executable with its own layer cache directory; outputs checked
+ * against naive loops, the cache against a second and a changed run, and the errors.
+ */
+#include "apps/io/npy.h"
+#include "graph/tests/model_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#ifndef SW_NET
+#error "SW_NET (path of the sw_net executable) must be defined"
+#endif
+
+namespace {
+
+using sw_graph_test::ModelBuilder;
+namespace fs = std::filesystem;
+
+struct CliRun {
+    int status = -1;
+    std::string out;
+};
+
+CliRun sw_net(const std::string &args) {
+    CliRun r;
+    FILE *p = popen((std::string(SW_NET) + " " + args + " 2>&1").c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+class SwNetModel : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir = fs::path(::testing::TempDir()) /
+              ("sw_net_model_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        cache = (dir / "cache").string();
+    }
+    void TearDown() override { fs::remove_all(dir); }
+    std::string write(const ModelBuilder &b, const std::string &name) const {
+        const std::string path = (dir / name).string();
+        std::ofstream(path, std::ios::binary) << b.bytes();
+        return path;
+    }
+    std::string path(const std::string &name) const { return (dir / name).string(); }
+    /** Common options: this test's cache, no baseline run. */
+    std::string opts() const { return " --cache-dir " + cache + " --no-compare"; }
+    fs::path dir;
+    std::string cache;
+};
+
+/** x (N, C, H, W) -> Relu -> GlobalAveragePool -> y (N, C, 1, 1). */
+ModelBuilder relu_gap(const std::vector<int64_t> &dims) {
+    ModelBuilder b;
+    b.input("x", dims);
+    b.node("Relu", {"x"}, {"r"}, "relu0");
+    b.node("GlobalAveragePool", {"r"}, {"y"}, "gap0");
+    b.output("y");
+    return b;
+}
+
+std::vector<float> random_input(size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> v(n);
+    for (float &x : v) x = d(rng);
+    return v;
+}
+
+TEST_F(SwNetModel, RunsAndMatchesNaiveLoops) {
+    const int N = 2, C = 5, H = 7, W = 3;  // batch > 1, odd sizes
+    const std::string model = write(relu_gap({N, C, H, W}), "m.onnx");
+    const std::vector<float> x = random_input(size_t(N * C * H * W), 7);
+    sw_io::save_npy(path("x.npy"), {N, C, H, W}, x);
+    const CliRun r = sw_net("--model " + model + " --input " + path("x.npy") + " --dump-output " + path("y.npy") +
+                         " --report " + path("r.csv") + opts());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("output: 'y' 2x5x1x1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("relu0"), std::string::npos) << r.out;  // the per-layer table
+    EXPECT_NE(r.out.find("gap0"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("total"), std::string::npos) << r.out;
+    const sw_io::NpyArray y = sw_io::load_npy(path("y.npy"));
+    ASSERT_EQ(y.shape, (std::vector<int64_t>{N, C, 1, 1}));
+    for (int n = 0; n < N; n++) {
+        for (int c = 0; c < C; c++) {
+            double s = 0;
+            for (int i = 0; i < H * W; i++) s += std::max(0.f, x[size_t((n * C + c) * H * W + i)]);
+            EXPECT_NEAR(y.data[size_t(n * C + c)], s / (H * W), 1e-5) << n << "," << c;
+        }
+    }
+    EXPECT_TRUE(fs::file_size(path("r.csv")) > 0);
+}
+
+TEST_F(SwNetModel, SecondRunLoadsEveryLayerFromTheCacheAndAChangedModelRecompilesOnlyWhatChanged) {
+    const std::string model = write(relu_gap({1, 4, 6, 6}), "m.onnx");
+    const std::vector<float> x = random_input(4 * 6 * 6, 3);
+    sw_io::save_npy(path("x.npy"), {1, 4, 6, 6}, x);
+    const std::string io = " --input " + path("x.npy") + opts();
+    const CliRun cold = sw_net("--model " + model + io + " --dump-output " + path("y1.npy"));
+    ASSERT_EQ(cold.status, 0) << cold.out;
+    EXPECT_NE(cold.out.find("compiled 2 distinct layers for 2 steps"), std::string::npos) << cold.out;
+    EXPECT_NE(cold.out.find("(0 from the cache"), std::string::npos) << cold.out;
+    EXPECT_NE(cold.out.find("[2/2]"), std::string::npos) << cold.out;  // progress
+    const CliRun warm = sw_net("--model " + model + io + " --dump-output " + path("y2.npy"));
+    ASSERT_EQ(warm.status, 0) << warm.out;
+    EXPECT_NE(warm.out.find("(2 from the cache"), std::string::npos) << warm.out;
+    EXPECT_EQ(sw_io::load_npy(path("y1.npy")).data, sw_io::load_npy(path("y2.npy")).data);
+
+    // One more operator on the same shapes: only the new layer is built.
+    ModelBuilder b;
+    b.input("x", {1, 4, 6, 6});
+    b.node("Relu", {"x"}, {"r"}, "relu0");
+    b.node("Sigmoid", {"r"}, {"s"}, "sig0");
+    b.node("GlobalAveragePool", {"s"}, {"y"}, "gap0");
+    b.output("y");
+    const CliRun changed = sw_net("--model " + write(b, "m2.onnx") + io);
+    ASSERT_EQ(changed.status, 0) << changed.out;
+    EXPECT_NE(changed.out.find("compiled 3 distinct layers for 3 steps"), std::string::npos) << changed.out;
+    EXPECT_NE(changed.out.find("(2 from the cache"), std::string::npos) << changed.out;
+    // --no-cache builds in temporary directories and says so.
+    const CliRun nocache = sw_net("--model " + model + " --input " + path("x.npy") + " --no-compare --no-cache");
+    ASSERT_EQ(nocache.status, 0) << nocache.out;
+    EXPECT_NE(nocache.out.find("layer cache: none"), std::string::npos) << nocache.out;
+}
+
+TEST_F(SwNetModel, DynamicBatchNeedsAnInputShape) {
+    const std::string model = write(relu_gap({-1, 3, 4, 4}), "dyn.onnx");
+    CliRun r = sw_net("--model " + model + " --input-shape x=2x3x4x4 --top 3 --image " SW_SAMPLE_IMAGE + opts());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("output: 'y' 2x3x1x1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--top applies to a 2-D"), std::string::npos) << r.out;
+    r = sw_net("--model " + model + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_EQ(r.out.rfind("error: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("'x'"), std::string::npos) << r.out;
+}
+
+TEST_F(SwNetModel, BadInputIsAClearErrorAndWritesNothing) {
+    const std::string model = write(relu_gap({1, 3, 4, 4}), "m.onnx");
+    auto expect_error = [&](const std::string &args, const std::string &needle) {
+        const CliRun r = sw_net(args);
+        EXPECT_EQ(r.status, 1) << args << "\n" << r.out;
+        EXPECT_EQ(r.out.rfind("error: ", 0), 0u) << args << "\n" << r.out;
+        EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+    };
+    // Not an ONNX file; a truncated one.
+    std::ofstream(path("junk.onnx")) << "not an onnx file";
+    expect_error("--model " + path("junk.onnx") + opts(), "junk.onnx");
+    const std::string bytes = relu_gap({1, 3, 4, 4}).bytes();
+    std::ofstream(path("cut.onnx"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    expect_error("--model " + path("cut.onnx") + opts(), "cut.onnx");
+    expect_error("--model " + path("missing.onnx") + opts(), "missing.onnx");
+    // An unsupported operator names the node.
+    ModelBuilder t;
+    t.input("x", {1, 4, 2, 3});
+    auto &n = t.node("Transpose", {"x"}, {"y"}, "swap_hw");
+    ModelBuilder::attr_ints(n, "perm", {0, 1, 3, 2});
+    t.output("y");
+    expect_error("--model " + write(t, "transpose.onnx") + opts(), "swap_hw");
+    // An input of the wrong shape names the file and both shapes.
+    sw_io::save_npy(path("x.npy"), {1, 3, 4, 5}, std::vector<float>(60));
+    expect_error("--model " + model + " --input " + path("x.npy") + opts(), "x.npy");
+    // --batch with --input, and one that is not a multiple of the model's.
+    sw_io::save_npy(path("ok.npy"), {1, 3, 4, 4}, std::vector<float>(48));
+    expect_error("--model " + model + " --input " + path("ok.npy") + " --batch 2" + opts(), "--batch");
+    // An unwritable report fails before anything is built or written.
+    expect_error("--model " + model + " --input " + path("ok.npy") + " --dump-output " + path("y.npy") +
+                     " --report /nonexistent/dir/r.csv" + opts(),
+                 "/nonexistent/dir/r.csv");
+    EXPECT_FALSE(fs::exists(path("y.npy")));
+    EXPECT_FALSE(fs::exists(cache));
+    // NaN in the input is refused (naming the file), unless allowed.
+    std::vector<float> nan_input(48, 0.5f);
+    nan_input[7] = NAN;
+    sw_io::save_npy(path("nan.npy"), {1, 3, 4, 4}, nan_input);
+    expect_error("--model " + model + " --input " + path("nan.npy") + opts(), "nan.npy");
+    const CliRun allowed = sw_net("--model " + model + " --input " + path("nan.npy") + " --allow-nonfinite --dump-output " +
+                               path("y.npy") + opts());
+    ASSERT_EQ(allowed.status, 0) << allowed.out;
+    const sw_io::NpyArray y = sw_io::load_npy(path("y.npy"), sw_io::NonFinite::Allow);
+    EXPECT_TRUE(std::isnan(y.data[0])) << "NaN in channel 0 must reach its mean, as in PyTorch";
+    EXPECT_FALSE(std::isnan(y.data[1]));
+    // Options that do not go together.
+    expect_error("--model " + model + " --net alexnet" + opts(), "--net and --model");
+    expect_error("--net alexnet --cache-dir " + cache, "--model only");
+}
+
+}  // namespace
