@@ -244,6 +244,9 @@ int main(int argc, char **argv) {
     app.add_option("--cache-dir", o.cache_dir,
                    "--model: the compiled-layer cache (default $SW_NET_CACHE_DIR, $XDG_CACHE_HOME/sw_net or "
                    "~/.cache/sw_net)");
+    app.add_option("--export", o.export_dir,
+                   "--model: also write a self-contained folder for sw5cc (layers, host program, weights, "
+                   "Makefile; `make emu` builds it here against the emulator)");
     app.add_flag("--no-cache", o.no_cache, "--model: build every layer in a temporary directory");
     app.add_option("--jobs", o.jobs, "--model: layers compiled at once (default: one per core)")
         ->check(CLI::Range(1, 256));
@@ -265,8 +268,8 @@ int main(int argc, char **argv) {
             return sw_net_app::run_model(o);
         }
         if (!o.input_shapes.empty()) throw std::runtime_error("--input-shape applies to --model only");
-        if (app.count("--cache-dir") || o.no_cache || app.count("--jobs")) {
-            throw std::runtime_error("--cache-dir, --no-cache and --jobs apply to --model only");
+        if (app.count("--cache-dir") || o.no_cache || app.count("--jobs") || app.count("--export")) {
+            throw std::runtime_error("--cache-dir, --no-cache, --jobs and --export apply to --model only");
         }
         if (o.schedule.empty() || o.schedule == "hand") o.schedule = "sunway";
         return sw_net_app::run_net(o);

@@ -13,6 +13,7 @@
 
 #ifdef SW_NET_WITH_MODEL
 #include "graph/Executor.h"
+#include "graph/Export.h"
 #include "graph/Import.h"
 #include "graph/Lowering.h"
 #include "graph/ShapeInference.h"
@@ -87,6 +88,7 @@ std::vector<std::vector<float>> model_inputs(const Options &o, const sw_graph::T
 
 int run_model(const Options &o) {
     check_outputs(o);
+    if (!o.export_dir.empty()) sw_graph::check_export_dir(o.export_dir);
     sw_graph::ImportOptions io;
     for (const std::string &s : o.input_shapes) sw_graph::add_input_shape(s, io.inference);
     const sw_graph::Graph g = sw_graph::import_onnx(o.model, io);
@@ -132,6 +134,13 @@ int run_model(const Options &o) {
                 ex.lowered().steps.size(), ex.build_seconds(), cached);
     if (refused) std::printf(", %d with their hand schedule where the autoscheduler refused", refused);
     std::printf(")\n");
+    if (!o.export_dir.empty()) {
+        const sw_graph::ExportSummary e = sw_graph::export_model(ex, o.model, o.export_dir);
+        std::printf("exported to %s: %d layers, %d steps, %lld weight floats, activations %lld bytes "
+                    "(%lld without reuse); build it with make (sw5cc) or make emu (here)\n",
+                    o.export_dir.c_str(), e.layers, e.steps, (long long)e.weight_floats, (long long)e.arena_bytes,
+                    (long long)e.unshared_bytes);
+    }
     std::unique_ptr<sw_graph::Executor> baseline;
     if (compare) {
         sw_graph::ExecOptions bo = eo;

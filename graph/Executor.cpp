@@ -151,6 +151,10 @@ Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
 
 Executor::~Executor() { delete impl_; }
 
+std::string Executor::layer_directory(int i) const { return impl_->layers.at(size_t(i))->dir(); }
+
+std::string Executor::layer_function(int i) const { return impl_->layers.at(size_t(i))->function_name(); }
+
 ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs,
                          std::vector<sw_net::TraceSpan> *trace) {
     using Storage = std::shared_ptr<std::vector<float>>;

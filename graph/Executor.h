@@ -101,6 +101,10 @@ public:
     /** How each of lowered().layers was built. */
     const std::vector<LayerBuildInfo> &builds() const { return builds_; }
     double build_seconds() const { return build_seconds_; } ///< wall time of all builds
+    /** Layer i's generated files (<dir>/<function>.mpe.c, .cpe.c, .h, .sw_args.h) and C
+     * function name, while this Executor lives. */
+    std::string layer_directory(int i) const;
+    std::string layer_function(int i) const;
 
 private:
     struct Impl;

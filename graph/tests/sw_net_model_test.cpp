@@ -31,9 +31,10 @@ struct CliRun {
     std::string out;
 };
 
-CliRun sw_net(const std::string &args) {
+/** Runs a shell command, stdout and stderr together. */
+CliRun sw_net_shell(const std::string &command) {
     CliRun r;
-    FILE *p = popen((std::string(SW_NET) + " " + args + " 2>&1").c_str(), "r");
+    FILE *p = popen((command + " 2>&1").c_str(), "r");
     if (!p) return r;
     char buf[4096];
     size_t n;
@@ -42,6 +43,8 @@ CliRun sw_net(const std::string &args) {
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return r;
 }
+
+CliRun sw_net(const std::string &args) { return sw_net_shell(std::string(SW_NET) + " " + args); }
 
 class SwNetModel : public ::testing::Test {
 protected:
@@ -137,6 +140,72 @@ TEST_F(SwNetModel, SecondRunLoadsEveryLayerFromTheCacheAndAChangedModelRecompile
     const CliRun nocache = sw_net("--model " + model + " --input " + path("x.npy") + " --no-compare --no-cache");
     ASSERT_EQ(nocache.status, 0) << nocache.out;
     EXPECT_NE(nocache.out.find("layer cache: none"), std::string::npos) << nocache.out;
+}
+
+/** x (2, 3, 9, 7) -> Conv 3x3 pad 1 (+Relu) -> residual Add with x' (a 1x1 conv of x) -> Relu
+ * -> GlobalAveragePool -> Flatten -> Gemm -> y (2, 5): views, weights, a residual. */
+ModelBuilder small_net() {
+    ModelBuilder b;
+    b.input("x", {2, 3, 9, 7});
+    b.init_random("w1", {4, 3, 3, 3}, -0.3f, 0.3f);
+    b.init_random("b1", {4});
+    b.init_random("w2", {4, 3, 1, 1}, -0.3f, 0.3f);
+    b.init_random("w3", {5, 4});
+    b.init_random("b3", {5});
+    auto &c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
+    ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+    b.node("Relu", {"c1"}, {"r1"}, "relu1");
+    b.node("Conv", {"x", "w2"}, {"c2"}, "shortcut");
+    b.node("Add", {"r1", "c2"}, {"s"}, "residual");
+    b.node("Relu", {"s"}, {"r2"}, "relu2");
+    b.node("GlobalAveragePool", {"r2"}, {"gap"}, "gap");
+    b.node("Flatten", {"gap"}, {"flat"}, "flatten");
+    auto &fc = b.node("Gemm", {"flat", "w3", "b3"}, {"y"}, "fc");
+    ModelBuilder::attr_i(fc, "transB", 1);
+    b.output("y");
+    return b;
+}
+
+TEST_F(SwNetModel, ExportedFolderBuildsWithGccAgainstTheEmulatorAndReproducesTheOutput) {
+    const std::string model = write(small_net(), "net.onnx");
+    sw_io::save_npy(path("x.npy"), {2, 3, 9, 7}, random_input(2 * 3 * 9 * 7, 11));
+    const std::string out = path("export");
+    CliRun r = sw_net("--model " + model + " --input " + path("x.npy") + " --dump-output " + path("y.npy") +
+                      " --export " + out + opts());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("exported to " + out), std::string::npos) << r.out;
+    for (const char *f : {"README.md", "Makefile", "sw_model.h", "sw_model.c", "main.c", "weights.bin",
+                          "HalideRuntime.h"}) {
+        EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
+    }
+    // The host program is plain C99, as sw5cc -host takes it.
+    r = sw_net_shell("cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" + out + " -I" + out +
+                     "/layers " + out + "/sw_model.c");
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = sw_net_shell("make -C " + out + " emu");
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = sw_net_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("x.npy") + " " + path("y_export.npy"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    const sw_io::NpyArray a = sw_io::load_npy(path("y.npy")), e = sw_io::load_npy(path("y_export.npy"));
+    EXPECT_EQ(e.shape, (std::vector<int64_t>{2, 5}));
+    EXPECT_EQ(a.shape, e.shape);
+    ASSERT_EQ(a.data.size(), e.data.size());
+    for (size_t i = 0; i < a.data.size(); i++) EXPECT_EQ(a.data[i], e.data[i]) << i;
+    // The exported program's own errors: a wrong input shape, a bad weights file.
+    sw_io::save_npy(path("bad.npy"), {2, 3, 9, 8}, std::vector<float>(2 * 3 * 9 * 8));
+    r = sw_net_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("bad.npy") + " " + path("z.npy"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("bad.npy"), std::string::npos) << r.out;
+    r = sw_net_shell(out + "/sw_model_emu " + path("x.npy") + " " + path("x.npy") + " " + path("z.npy"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("bad header"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(path("z.npy")));
+    // A non-empty export folder is refused before anything is built.
+    fs::remove_all(cache);
+    r = sw_net("--model " + model + " --input " + path("x.npy") + " --export " + out + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("not empty"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(cache));
 }
 
 TEST_F(SwNetModel, DynamicBatchNeedsAnInputShape) {

@@ -1,0 +1,615 @@
+/** \file
+ * Export: see Export.h.
+ */
+#include "graph/Export.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+#ifndef SW_GRAPH_HALIDE_INCLUDE
+#define SW_GRAPH_HALIDE_INCLUDE "/usr/include/halide14"
+#endif
+#ifndef SW_GRAPH_EMULATOR_INCLUDE
+#define SW_GRAPH_EMULATOR_INCLUDE ""
+#endif
+#ifndef SW_GRAPH_EMULATOR_LIB
+#define SW_GRAPH_EMULATOR_LIB ""
+#endif
+
+namespace sw_graph {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t kAlignFloats = 32; // 128 bytes: a DMA line
+
+int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+int64_t count(const std::vector<int> &extents) {
+    int64_t n = 1;
+    for (int e : extents) n *= e;
+    return n;
+}
+
+/** Where a tensor lives in the exported program. */
+struct Loc {
+    enum Kind { Input, Weight, Arena } kind = Arena;
+    int64_t offset = 0; ///< floats into the weights, bytes into the arena
+    std::string root;   ///< the tensor that owns the storage (itself unless a view)
+};
+
+std::string c_string(const std::string &s) {
+    std::string r;
+    for (char c : s) {
+        if (c == '\\' || c == '"') r += '\\';
+        if (c == '\n') {
+            r += "\\n";
+            continue;
+        }
+        r += c;
+    }
+    return r;
+}
+
+/** Text safe inside a C comment. */
+std::string comment(const std::string &s) {
+    std::string r = s;
+    for (size_t p = r.find("*/"); p != std::string::npos; p = r.find("*/")) r.replace(p, 2, "* /");
+    return r;
+}
+
+std::string dims_list(const std::vector<int64_t> &shape) {
+    std::string s;
+    for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s;
+}
+
+void write_file(const fs::path &path, const std::string &text, const Graph &g) {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+    f.flush();
+    if (!f) throw g.error("cannot write " + path.string() + ": " + std::strerror(errno));
+}
+
+/** The exported program's plan: weights, arena offsets and the C expression of each tensor. */
+struct Plan {
+    std::map<std::string, Loc> loc;
+    std::vector<std::pair<std::string, const std::vector<float> *>> weights; ///< in file order
+    int64_t weight_floats = 0, arena_bytes = 0, unshared_bytes = 0;
+
+    std::string expr(const std::string &tensor) const {
+        const Loc &l = loc.at(tensor);
+        if (l.kind == Loc::Input) return "(float *)input";
+        if (l.kind == Loc::Weight) return "m->weights + " + std::to_string(l.offset);
+        return "(float *)(m->arena + " + std::to_string(l.offset) + ")";
+    }
+};
+
+Plan make_plan(const Graph &g, const LoweredGraph &lw) {
+    Plan p;
+    const std::string &input = g.inputs.at(0);
+    p.loc[input] = {Loc::Input, 0, input};
+    auto constant = [&](const std::string &name) -> const std::vector<float> * {
+        auto e = lw.extra_constants.find(name);
+        if (e != lw.extra_constants.end()) return &e->second;
+        const Tensor *t = g.find(name);
+        if (t && t->is_constant && t->dtype == DType::Float32) return &t->f32;
+        return nullptr;
+    };
+    // Storage roots, their sizes (bytes) and live ranges [first step, last step].
+    std::map<std::string, int64_t> bytes;
+    std::map<std::string, std::pair<int, int>> live;
+    std::vector<std::string> order;
+    const int nsteps = (int)lw.steps.size();
+    for (int k = 0; k < nsteps; k++) {
+        const Step &s = lw.steps[size_t(k)];
+        for (const LayerArg &a : s.inputs) {
+            if (!p.loc.count(a.tensor)) {
+                const std::vector<float> *c = constant(a.tensor);
+                if (!c) throw g.error(s.node + ": tensor '" + a.tensor + "' is read before it is written");
+                p.loc[a.tensor] = {Loc::Weight, p.weight_floats, a.tensor};
+                p.weights.emplace_back(a.tensor, c);
+                p.weight_floats = round_up(p.weight_floats + (int64_t)c->size(), kAlignFloats);
+            }
+            const std::string &root = p.loc[a.tensor].root;
+            if (live.count(root)) live[root].second = k;
+        }
+        if (s.layer < 0) {
+            Loc l = p.loc.at(s.inputs.at(0).tensor);
+            p.loc[s.output.tensor] = l;
+        } else {
+            p.loc[s.output.tensor] = {Loc::Arena, 0, s.output.tensor};
+            bytes[s.output.tensor] = round_up(count(s.output.extents) * 4, 128);
+            live[s.output.tensor] = {k, k};
+            order.push_back(s.output.tensor);
+        }
+    }
+    for (const std::string &o : g.outputs) {
+        if (!p.loc.count(o)) throw g.error("graph output '" + o + "' is never written");
+        const std::string &root = p.loc.at(o).root;
+        if (live.count(root)) live[root].second = nsteps;
+    }
+    // First fit: the lowest offset that overlaps no placed tensor alive at the same time.
+    std::vector<std::string> placed;
+    for (const std::string &t : order) {
+        const auto [a0, a1] = live[t];
+        std::vector<std::pair<int64_t, int64_t>> busy;
+        for (const std::string &u : placed) {
+            const auto [b0, b1] = live[u];
+            if (a0 <= b1 && b0 <= a1) busy.emplace_back(p.loc[u].offset, p.loc[u].offset + bytes[u]);
+        }
+        std::sort(busy.begin(), busy.end());
+        int64_t at = 0;
+        for (const auto &b : busy) {
+            if (at + bytes[t] <= b.first) break;
+            at = std::max(at, b.second);
+        }
+        p.loc[t].offset = at;
+        p.arena_bytes = std::max(p.arena_bytes, at + bytes[t]);
+        p.unshared_bytes += bytes[t];
+        placed.push_back(t);
+    }
+    // Views take their root's final offset.
+    for (auto &e : p.loc) {
+        if (e.second.kind == Loc::Arena && e.second.root != e.first) e.second.offset = p.loc.at(e.second.root).offset;
+    }
+    return p;
+}
+
+std::string header_text(const Graph &g, const std::string &model, const Plan &p) {
+    const Tensor &in = g.tensor(g.inputs.at(0));
+    const Tensor &out = g.tensor(g.outputs.at(0));
+    std::ostringstream h;
+    h << "/* sw_model.h: the C API of " << comment(model) << ", generated by sw_net --export.\n"
+      << " * Input '" << comment(in.name) << "' and output '" << comment(out.name)
+      << "' are dense row-major float32 arrays (the last dimension fastest; NCHW for images).\n */\n"
+      << "#ifndef SW_MODEL_H\n#define SW_MODEL_H\n\n"
+      << "#define SW_MODEL_INPUT_RANK " << in.shape.size() << "\n"
+      << "#define SW_MODEL_INPUT_SHAPE {" << dims_list(in.shape) << "}\n"
+      << "#define SW_MODEL_INPUT_ELEMENTS " << in.elements() << "\n"
+      << "#define SW_MODEL_OUTPUT_RANK " << out.shape.size() << "\n"
+      << "#define SW_MODEL_OUTPUT_SHAPE {" << dims_list(out.shape) << "}\n"
+      << "#define SW_MODEL_OUTPUT_ELEMENTS " << out.elements() << "\n"
+      << "#define SW_MODEL_WEIGHT_FLOATS " << p.weight_floats << "\n"
+      << "#define SW_MODEL_ARENA_BYTES " << p.arena_bytes << "\n\n"
+      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+      << "typedef struct sw_model sw_model;\n\n"
+      << "/* Reads the weights file (layout in README.md) and allocates the activations\n"
+      << " * (SW_MODEL_ARENA_BYTES, allocated once, reused by every run). Returns NULL after\n"
+      << " * printing why on stderr. */\n"
+      << "sw_model *sw_model_load(const char *weights_path);\n\n"
+      << "/* Runs the model on input (SW_MODEL_INPUT_ELEMENTS floats) and writes output\n"
+      << " * (SW_MODEL_OUTPUT_ELEMENTS floats). Returns 0, or -1 after printing which layer\n"
+      << " * failed. The first layer call initialises athread (athread_init, once per layer);\n"
+      << " * the caller owns athread_halt(), called once after the last run. */\n"
+      << "int sw_model_run(sw_model *m, const float *input, float *output);\n\n"
+      << "void sw_model_free(sw_model *m);\n\n"
+      << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+    return h.str();
+}
+
+std::string program_text(const Executor &ex, const std::string &model, const Plan &p) {
+    const Graph &g = ex.graph();
+    const LoweredGraph &lw = ex.lowered();
+    std::ostringstream c;
+    c << "/* sw_model.c: runs " << comment(model) << " on the MPE, layer by layer (each layer spawns\n"
+      << " * the 64 CPEs). Generated by sw_net --export; plain C99. */\n"
+      << "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
+      << "#include \"HalideRuntime.h\"\n#include \"sw_model.h\"\n";
+    for (int i = 0; i < (int)lw.layers.size(); i++) c << "#include \"" << ex.layer_function(i) << ".h\"\n";
+    c << R"(
+struct sw_model {
+    void *weights_block, *arena_block;
+    float *weights;
+    unsigned char *arena;
+};
+
+/* bytes at a 128-byte boundary (a DMA line), the block to free in *block. */
+static void *sw_aligned(size_t bytes, void **block) {
+    *block = malloc(bytes + 128);
+    if (!*block) return NULL;
+    return (void *)(((uintptr_t)*block + 127) & ~(uintptr_t)127);
+}
+
+/* A dense float32 buffer: extents innermost first (Halide's order). */
+static void sw_buffer(struct halide_buffer_t *b, struct halide_dimension_t *d, float *host, int dims,
+                      const int32_t *extents) {
+    int32_t stride = 1;
+    int i;
+    memset(b, 0, sizeof *b);
+    for (i = 0; i < dims; i++) {
+        d[i].min = 0;
+        d[i].extent = extents[i];
+        d[i].stride = stride;
+        d[i].flags = 0;
+        stride *= extents[i];
+    }
+    b->host = (uint8_t *)host;
+    b->type.code = halide_type_float;
+    b->type.bits = 32;
+    b->type.lanes = 1;
+    b->dimensions = dims;
+    b->dim = d;
+}
+
+sw_model *sw_model_load(const char *weights_path) {
+    static const char magic[8] = {'S', 'W', 'N', 'E', 'T', 'W', '0', '1'};
+    char head[8];
+    uint64_t floats = 0;
+    sw_model *m;
+    FILE *f = fopen(weights_path, "rb");
+    if (!f) {
+        fprintf(stderr, "error: %s: cannot open the weights file\n", weights_path);
+        return NULL;
+    }
+    if (fread(head, 1, 8, f) != 8 || memcmp(head, magic, 8) != 0 || fread(&floats, 8, 1, f) != 1 ||
+        fseek(f, 32, SEEK_SET) != 0) {
+        fprintf(stderr, "error: %s: not a weights file of sw_net --export (bad header)\n", weights_path);
+        fclose(f);
+        return NULL;
+    }
+    if (floats != (uint64_t)SW_MODEL_WEIGHT_FLOATS) {
+        fprintf(stderr, "error: %s: %llu floats, this model takes %llu\n", weights_path, (unsigned long long)floats,
+                (unsigned long long)SW_MODEL_WEIGHT_FLOATS);
+        fclose(f);
+        return NULL;
+    }
+    m = (sw_model *)calloc(1, sizeof *m);
+    if (!m) {
+        fclose(f);
+        return NULL;
+    }
+    m->weights = (float *)sw_aligned((size_t)SW_MODEL_WEIGHT_FLOATS * sizeof(float) + 4, &m->weights_block);
+    m->arena = (unsigned char *)sw_aligned((size_t)SW_MODEL_ARENA_BYTES + 4, &m->arena_block);
+    if (!m->weights || !m->arena) {
+        fprintf(stderr, "error: out of memory for the weights and activations\n");
+        fclose(f);
+        sw_model_free(m);
+        return NULL;
+    }
+    if (fread(m->weights, sizeof(float), (size_t)SW_MODEL_WEIGHT_FLOATS, f) != (size_t)SW_MODEL_WEIGHT_FLOATS) {
+        fprintf(stderr, "error: %s: truncated\n", weights_path);
+        fclose(f);
+        sw_model_free(m);
+        return NULL;
+    }
+    fclose(f);
+    return m;
+}
+
+void sw_model_free(sw_model *m) {
+    if (!m) return;
+    free(m->weights_block);
+    free(m->arena_block);
+    free(m);
+}
+
+int sw_model_run(sw_model *m, const float *input, float *output) {
+    struct halide_buffer_t b[8];
+    struct halide_dimension_t d[8][8];
+)";
+    for (int k = 0; k < (int)lw.steps.size(); k++) {
+        const Step &s = lw.steps[size_t(k)];
+        if (s.layer < 0) {
+            c << "    /* step " << k << ": " << comment(s.node) << ": a view, no copy */\n";
+            continue;
+        }
+        const std::string fn = ex.layer_function(s.layer);
+        c << "    /* step " << k << ": " << comment(s.node) << " */\n    {\n";
+        std::vector<LayerArg> args = s.inputs;
+        args.push_back(s.output);
+        for (size_t a = 0; a < args.size(); a++) {
+            c << "        static const int32_t e" << a << "[] = {";
+            for (size_t i = 0; i < args[a].extents.size(); i++) c << (i ? ", " : "") << args[a].extents[i];
+            c << "};\n";
+        }
+        for (size_t a = 0; a < args.size(); a++) {
+            c << "        sw_buffer(&b[" << a << "], d[" << a << "], " << p.expr(args[a].tensor) << ", "
+              << args[a].extents.size() << ", e" << a << ");\n";
+        }
+        c << "        if (" << fn << "(";
+        for (size_t a = 0; a < args.size(); a++) c << (a ? ", " : "") << "&b[" << a << "]";
+        c << ") != 0) {\n            fprintf(stderr, \"sw_model_run: step " << k << " ("
+          << c_string(comment(s.node)) << ") failed\\n\");\n            return -1;\n        }\n    }\n";
+    }
+    c << "    memcpy(output, " << p.expr(g.outputs.at(0)) << ", (size_t)SW_MODEL_OUTPUT_ELEMENTS * sizeof(float));\n"
+      << "    return 0;\n}\n";
+    return c.str();
+}
+
+const char *kMain = R"(/* main.c: sw_model WEIGHTS.bin INPUT.npy OUTPUT.npy -- reads a float32 .npy of the model's
+ * input shape, runs the model once and writes its output as .npy. Generated by sw_net
+ * --export; plain C99. */
+#include <athread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_model.h"
+
+/* Reads a version 1/2 .npy of '<f4' in C order whose shape is `shape`; returns the data or NULL
+ * after printing why. */
+static float *read_npy(const char *path, const long long *shape, int rank) {
+    unsigned char pre[12];
+    char *header = NULL, *s;
+    unsigned long hlen;
+    long long dims[16];
+    long long n = 1;
+    int nd = 0, i, v;
+    float *data = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "error: %s: cannot open\n", path);
+        return NULL;
+    }
+    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) goto bad;
+    v = pre[6];
+    if (v == 1) {
+        hlen = pre[8] | (pre[9] << 8);
+    } else if (v == 2 || v == 3) {
+        if (fread(pre + 10, 1, 2, f) != 2) goto bad;
+        hlen = pre[8] | (pre[9] << 8) | ((unsigned long)pre[10] << 16) | ((unsigned long)pre[11] << 24);
+    } else {
+        goto bad;
+    }
+    if (hlen > 65536) goto bad;
+    header = (char *)malloc(hlen + 1);
+    if (!header || fread(header, 1, hlen, f) != hlen) goto bad;
+    header[hlen] = 0;
+    if (!strstr(header, "'descr': '<f4'") || !strstr(header, "'fortran_order': False")) {
+        fprintf(stderr, "error: %s: not a C-order float32 ('<f4') array\n", path);
+        goto fail;
+    }
+    s = strstr(header, "'shape': (");
+    if (!s) goto bad;
+    s += 10;
+    while (*s && *s != ')') {
+        char *end;
+        long long d = strtoll(s, &end, 10);
+        if (end == s) break;
+        if (nd == 16) goto bad;
+        dims[nd++] = d;
+        n *= d;
+        s = end;
+        while (*s == ',' || *s == ' ') s++;
+    }
+    if (nd != rank) goto shape;
+    for (i = 0; i < rank; i++) {
+        if (dims[i] != shape[i]) goto shape;
+    }
+    data = (float *)malloc((size_t)n * sizeof(float) + 4);
+    if (!data || fread(data, sizeof(float), (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "error: %s: truncated\n", path);
+        goto fail;
+    }
+    free(header);
+    fclose(f);
+    return data;
+shape:
+    fprintf(stderr, "error: %s: the model takes shape (", path);
+    for (i = 0; i < rank; i++) fprintf(stderr, "%s%lld", i ? ", " : "", shape[i]);
+    fprintf(stderr, "), the file has a different one\n");
+    goto fail;
+bad:
+    fprintf(stderr, "error: %s: not a .npy file\n", path);
+fail:
+    free(header);
+    free(data);
+    fclose(f);
+    return NULL;
+}
+
+static int write_npy(const char *path, const long long *shape, int rank, const float *data, long long n) {
+    char dict[256];
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+    int len, i, ok;
+    FILE *f;
+    len = sprintf(dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    for (i = 0; i < rank; i++) len += sprintf(dict + len, "%lld%s", shape[i], rank == 1 ? "," : i + 1 < rank ? ", " : "");
+    len += sprintf(dict + len, "), }");
+    while ((10 + len + 1) % 64 != 0) dict[len++] = ' ';
+    dict[len++] = '\n';
+    pre[8] = (unsigned char)(len & 0xff);
+    pre[9] = (unsigned char)(len >> 8);
+    f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "error: %s: cannot write\n", path);
+        return -1;
+    }
+    ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)len, f) == (size_t)len &&
+         fwrite(data, sizeof(float), (size_t)n, f) == (size_t)n;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) fprintf(stderr, "error: %s: write failed\n", path);
+    return ok ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+    static const long long in_shape[] = SW_MODEL_INPUT_SHAPE, out_shape[] = SW_MODEL_OUTPUT_SHAPE;
+    float *input, *output;
+    sw_model *m;
+    int rc;
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s WEIGHTS.bin INPUT.npy OUTPUT.npy\n", argv[0]);
+        return 1;
+    }
+    m = sw_model_load(argv[1]);
+    if (!m) return 1;
+    input = read_npy(argv[2], in_shape, SW_MODEL_INPUT_RANK);
+    output = (float *)malloc((size_t)SW_MODEL_OUTPUT_ELEMENTS * sizeof(float));
+    if (!input || !output) {
+        sw_model_free(m);
+        return 1;
+    }
+    rc = sw_model_run(m, input, output);
+    if (rc == 0) rc = write_npy(argv[3], out_shape, SW_MODEL_OUTPUT_RANK, output, SW_MODEL_OUTPUT_ELEMENTS);
+    athread_halt();
+    free(input);
+    free(output);
+    sw_model_free(m);
+    return rc == 0 ? 0 : 1;
+}
+)";
+
+std::string makefile_text(const Executor &ex, const std::string &model) {
+    std::ostringstream m;
+    m << "# Generated by sw_net --export from " << model << ".\n"
+      << "#   make      -> sw_model with the SW26010 toolchain (sw5cc; not available on the machine that\n"
+      << "#                exported it, so this build is untested there)\n"
+      << "#   make emu  -> sw_model_emu: the same sources with gcc against the athread emulator\n"
+      << "# Run: bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin x.npy y.npy\n"
+      << "HOSTCC ?= sw5cc -host\nSLAVECC ?= sw5cc -slave -msimd\nHYBRIDCC ?= sw5cc -hybrid\n"
+      << "STD ?= -std=gnu99\nHOSTFLAGS ?= -O2\nSLAVEFLAGS ?= -O2\nLDLIBS ?= -lm_slave\n"
+      << "EMU_CC ?= cc\nEMU_CXX ?= c++\nEMU_FLAGS ?= -O1\n"
+      << "EMU_INCLUDE ?= " << SW_GRAPH_EMULATOR_INCLUDE << "\n"
+      << "EMU_LIB ?= " << SW_GRAPH_EMULATOR_LIB << "\n\nLAYERS =";
+    for (int i = 0; i < (int)ex.lowered().layers.size(); i++) m << " \\\n    " << ex.layer_function(i);
+    m << R"(
+
+MPE_OBJS = $(LAYERS:%=layers/%.mpe.o) sw_model.o main.o
+CPE_OBJS = $(LAYERS:%=layers/%.cpe.o)
+EMU_OBJS = $(LAYERS:%=emu/layers/%.mpe.o) $(LAYERS:%=emu/layers/%.cpe.o) emu/sw_model.o emu/main.o
+
+all: sw_model
+
+sw_model: $(MPE_OBJS) $(CPE_OBJS)
+	$(HYBRIDCC) $^ -o $@ $(LDLIBS)
+
+layers/%.cpe.o: layers/%.cpe.c
+	$(SLAVECC) $(STD) $(SLAVEFLAGS) -I. -Ilayers -c $< -o $@
+
+layers/%.mpe.o: layers/%.mpe.c
+	$(HOSTCC) $(STD) $(HOSTFLAGS) -I. -Ilayers -c $< -o $@
+
+%.o: %.c sw_model.h
+	$(HOSTCC) $(STD) $(HOSTFLAGS) -I. -Ilayers -c $< -o $@
+
+emu: sw_model_emu
+
+sw_model_emu: $(EMU_OBJS)
+	$(EMU_CXX) $^ $(EMU_LIB) -o $@ -lpthread -ldl -lm
+
+emu/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(EMU_CC) $(STD) $(EMU_FLAGS) -DATHREAD_EMULATOR -I. -Ilayers -I$(EMU_INCLUDE) -c $< -o $@
+
+clean:
+	rm -rf $(MPE_OBJS) $(CPE_OBJS) sw_model emu sw_model_emu
+
+.PHONY: all emu clean
+)";
+    return m.str();
+}
+
+std::string readme_text(const Executor &ex, const std::string &model, const Plan &p) {
+    const Graph &g = ex.graph();
+    const Tensor &in = g.tensor(g.inputs.at(0));
+    const Tensor &out = g.tensor(g.outputs.at(0));
+    std::ostringstream r;
+    r << "# " << model << " for the SW26010, exported by sw_net --export\n\n"
+      << "A self-contained folder: the model's " << ex.lowered().layers.size() << " distinct layers ("
+      << ex.lowered().steps.size() << " steps) as generated athread code, a plain C99 host program\n"
+      << "that runs them in order on the MPE, and the weights.\n\n"
+      << "## Build and run\n"
+      << "On the Sunway machine (sw5cc):\n```\nmake\n"
+      << "bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin x.npy y.npy\n```\n"
+      << "Here, against the athread emulator (`EMU_INCLUDE` and `EMU_LIB` default to the build that\n"
+      << "exported the folder):\n```\nmake emu\n./sw_model_emu weights.bin x.npy y.npy\n```\n"
+      << "`x.npy` is a float32 array of shape (" << dims_list(in.shape) << ") (input '" << in.name
+      << "'), `y.npy` gets output '" << out.name << "' of shape (" << dims_list(out.shape)
+      << "), as the model computes it (no softmax added).\n\n"
+      << "## Files\n"
+      << "- `layers/<fn>.mpe.c`, `.cpe.c`, `.h`, `.sw_args.h`: each layer's MPE function (spawns the 64\n"
+      << "  CPEs), CPE kernels and header; `HalideRuntime.h`: the `halide_buffer_t` they take.\n"
+      << "- `sw_model.h`: the C API (`sw_model_load`, `sw_model_run`, `sw_model_free`) and the shapes.\n"
+      << "- `sw_model.c`: allocates the activations once (" << p.arena_bytes << " bytes; each tensor "
+      << "in its own buffer would take " << p.unshared_bytes << ") and calls the layers in order;\n"
+      << "  views (Flatten, Reshape) share their input's memory.\n"
+      << "- `main.c`: reads the weights and an input `.npy`, runs once, writes the output `.npy`.\n"
+      << "- athread: each layer calls `athread_init()` on its first call; the program calls\n"
+      << "  `athread_halt()` once at the end (main.c does).\n\n"
+      << "## weights.bin\n"
+      << "Little-endian. A 32-byte header: the 8 bytes `SWNETW01`, the number of floats that follow\n"
+      << "(uint64), 16 bytes of zeros. Then " << p.weight_floats << " float32 values: every constant a layer\n"
+      << "reads, in the order below, each starting at a multiple of 32 floats (128 bytes, a DMA line),\n"
+      << "zeros between. Offsets in floats from the first value:\n\n| tensor | offset | floats |\n|---|---|---|\n";
+    for (const auto &w : p.weights) {
+        r << "| " << w.first << " | " << p.loc.at(w.first).offset << " | " << w.second->size() << " |\n";
+    }
+    return r.str();
+}
+
+} // namespace
+
+void check_export_dir(const std::string &dir) {
+    std::error_code ec;
+    const fs::path d(dir);
+    if (fs::exists(d, ec)) {
+        if (!fs::is_directory(d, ec)) throw Error("error: --export " + dir + ": exists and is not a directory");
+        if (!fs::is_empty(d, ec)) throw Error("error: --export " + dir + ": the directory is not empty");
+        if (access(dir.c_str(), W_OK) != 0) throw Error("error: --export " + dir + ": not writable");
+        return;
+    }
+    fs::path parent = d.parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent, ec)) {
+        throw Error("error: --export " + dir + ": the parent directory " + parent.string() + " does not exist");
+    }
+    if (access(parent.c_str(), W_OK) != 0) throw Error("error: --export " + dir + ": " + parent.string() + " is not writable");
+}
+
+ExportSummary export_model(const Executor &ex, const std::string &model_path, const std::string &dir) {
+    const Graph &g = ex.graph();
+    const LoweredGraph &lw = ex.lowered();
+    if (g.inputs.size() != 1 || g.outputs.empty()) throw g.error("--export needs a model with one input");
+    check_export_dir(dir);
+    const Plan p = make_plan(g, lw);
+    const fs::path d(dir);
+    std::error_code ec;
+    fs::create_directories(d / "layers", ec);
+    if (ec) throw g.error("cannot create " + (d / "layers").string() + ": " + ec.message());
+    for (int i = 0; i < (int)lw.layers.size(); i++) {
+        const std::string fn = ex.layer_function(i);
+        for (const char *ext : {".mpe.c", ".cpe.c", ".h", ".sw_args.h"}) {
+            fs::copy_file(fs::path(ex.layer_directory(i)) / (fn + ext), d / "layers" / (fn + ext),
+                          fs::copy_options::overwrite_existing, ec);
+            if (ec) throw g.error("cannot copy " + fn + ext + " to " + dir + ": " + ec.message());
+        }
+    }
+    fs::copy_file(fs::path(SW_GRAPH_HALIDE_INCLUDE) / "HalideRuntime.h", d / "HalideRuntime.h",
+                  fs::copy_options::overwrite_existing, ec);
+    if (ec) throw g.error(std::string("cannot copy HalideRuntime.h from ") + SW_GRAPH_HALIDE_INCLUDE + ": " + ec.message());
+    write_file(d / "sw_model.h", header_text(g, model_path, p), g);
+    write_file(d / "sw_model.c", program_text(ex, model_path, p), g);
+    write_file(d / "main.c", kMain, g);
+    write_file(d / "Makefile", makefile_text(ex, model_path), g);
+    write_file(d / "README.md", readme_text(ex, model_path, p), g);
+
+    std::string w(32, '\0');
+    std::memcpy(&w[0], "SWNETW01", 8);
+    const uint64_t n = uint64_t(p.weight_floats);
+    std::memcpy(&w[8], &n, 8);
+    std::vector<float> all(size_t(p.weight_floats), 0.f);
+    for (const auto &e : p.weights) {
+        std::copy(e.second->begin(), e.second->end(), all.begin() + p.loc.at(e.first).offset);
+    }
+    w.append(reinterpret_cast<const char *>(all.data()), all.size() * sizeof(float));
+    write_file(d / "weights.bin", w, g);
+
+    ExportSummary s;
+    s.layers = (int)lw.layers.size();
+    s.steps = (int)lw.steps.size();
+    s.weight_floats = p.weight_floats;
+    s.arena_bytes = p.arena_bytes;
+    s.unshared_bytes = p.unshared_bytes;
+    return s;
+}
+
+} // namespace sw_graph
