@@ -23,13 +23,15 @@
 #   PARAMS entry that is not name=value.
 #
 # add_sw_export(<target> LIBRARIES <sw libraries...>)
-#   A target that gathers the generated sources of those libraries, HalideRuntime.h and a
-#   Makefile for the real Sunway toolchain (sw5cc) in <build>/<target>/
-#   (cmake/WriteSunwayMakefile.cmake): every function's MPE file with
+#   A target that gathers the generated sources of those libraries (each function's .h,
+#   .mpe.c, .cpe.c, .sw_args.h, .sw_report.txt and .example.c), HalideRuntime.h, and writes
+#   a Makefile for the real Sunway toolchain (sw5cc), an example main.c and a README.md in
+#   <build>/<target>/ (cmake/WriteSunwayMakefile.cmake): every function's MPE file with
 #   `sw5cc -host -std=gnu99`, its CPE file with `sw5cc -slave -msimd -std=gnu99`, all
-#   archived into libsunway_layers.a; programs link with `sw5cc -hybrid ... -lm_slave`.
-#   Not built by sw5cc here (no Sunway machine or sw5cc on this machine); the test
-#   sunway_export_bundle builds it with gcc against the emulator's headers.
+#   archived into libsunway_layers.a; `make app` links main.c and the examples with
+#   `sw5cc -hybrid ... -lm_slave`. Not built by sw5cc here (no Sunway machine or sw5cc on
+#   this machine); the tests sunway_export_bundle and export_example_test build it with gcc
+#   against the emulator, as its README.md says.
 #
 # The helpers use the namespaced targets HalideSunway::generator_driver, ::sunway_target,
 # ::emulator and ::autoschedule: ALIAS targets in this project's build, imported targets
@@ -112,8 +114,8 @@ function(add_sw_library TARGET)
     set(dir "${CMAKE_CURRENT_BINARY_DIR}/${TARGET}.gen")
     set(fn "${ARG_FUNCTION_NAME}")
     set(outputs "${dir}/${fn}.h" "${dir}/${fn}.mpe.c" "${dir}/${fn}.cpe.c" "${dir}/${fn}.sw_args.h"
-                "${dir}/${fn}.stmt" "${dir}/${fn}.sw_report.txt")
-    set(emit mpe,cpe,h,stmt,report)
+                "${dir}/${fn}.stmt" "${dir}/${fn}.sw_report.txt" "${dir}/${fn}.example.c")
+    set(emit mpe,cpe,h,stmt,report,example)
     set(deps ${ARG_FROM})
     set(autoschedule "")
     set(schedule_note "")
@@ -145,6 +147,7 @@ function(add_sw_library TARGET)
     target_link_libraries(${TARGET} PUBLIC HalideSunway::emulator Halide::Runtime m)
     set_property(TARGET ${TARGET} PROPERTY SW_GENERATED_DIR "${dir}")
     set_property(TARGET ${TARGET} PROPERTY SW_FUNCTION_NAME "${fn}")
+    set_property(TARGET ${TARGET} PROPERTY SW_MACHINE "${ARG_MACHINE}")
 endfunction()
 
 function(add_sw_export TARGET)
@@ -155,10 +158,13 @@ function(add_sw_export TARGET)
     set(commands COMMAND ${CMAKE_COMMAND} -E make_directory "${out}")
     set(deps "")
     set(names "")
+    set(machines "")
     foreach (lib IN LISTS ARG_LIBRARIES)
         get_property(dir TARGET ${lib} PROPERTY SW_GENERATED_DIR)
         get_property(fn TARGET ${lib} PROPERTY SW_FUNCTION_NAME)
-        foreach (ext h mpe.c cpe.c sw_args.h sw_report.txt)
+        get_property(machine TARGET ${lib} PROPERTY SW_MACHINE)
+        list(APPEND machines ${machine})
+        foreach (ext h mpe.c cpe.c sw_args.h sw_report.txt example.c)
             list(APPEND commands COMMAND ${CMAKE_COMMAND} -E copy "${dir}/${fn}.${ext}" "${out}/")
             list(APPEND deps "${dir}/${fn}.${ext}")
         endforeach ()
@@ -169,7 +175,11 @@ function(add_sw_export TARGET)
     # A list would become several COMMAND arguments (only the first one reaching -DFUNCTIONS):
     # pass the names comma-separated.
     string(REPLACE ";" "," functions "${names}")
+    string(REPLACE ";" "," machines "${machines}")
     list(APPEND commands COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DFUNCTIONS=${functions}"
+         "-DMACHINES=${machines}"
+         "-DEMULATOR_INCLUDE=$<JOIN:$<TARGET_PROPERTY:HalideSunway::emulator,INTERFACE_INCLUDE_DIRECTORIES>, -I>"
+         "-DEMULATOR_LIBRARY=$<TARGET_FILE:HalideSunway::emulator>"
          -P "${SW_HELPERS_DIR}/WriteSunwayMakefile.cmake")
     add_custom_target(${TARGET} ALL ${commands} DEPENDS ${deps} ${ARG_LIBRARIES}
                       COMMENT "Exporting Sunway sources to ${out}" VERBATIM)

@@ -2,14 +2,16 @@
  * The generator driver, in the spirit of Halide's GenGen, linked into every generator
  * executable:
  *
- *   <gen> -g NAME [-f FUNCTION] -o DIR [-e mpe,cpe,h,stmt,report,schedule] [-p PLUGIN.so]
+ *   <gen> -g NAME [-f FUNCTION] -o DIR [-e mpe,cpe,h,stmt,report,schedule,example] [-p PLUGIN.so]
  *         [-s AUTOSCHEDULER] target=sw26010|sw26010-pro [auto_schedule=true]
  *         [machine_params=P,C,B] [param=value ...]
  *
  * For a Sunway target it builds the generator's module with unchanged Halide 14, runs the
  * Sunway lowering and writes, in DIR: FUNCTION.mpe.c (host), FUNCTION.cpe.c (CPE kernels),
- * FUNCTION.h (signature), FUNCTION.sw_args.h (kernel argument structs), FUNCTION.stmt (IR
- * after each step, with -e stmt) and FUNCTION.sw_report.txt (LDM and DMA summary). For any
+ * FUNCTION.h (signature, argument shapes), FUNCTION.sw_args.h (kernel argument structs),
+ * FUNCTION.stmt (IR after each step, with -e stmt), FUNCTION.sw_report.txt (LDM and DMA
+ * summary) and FUNCTION.example.c (with -e example: a call on deterministic data that prints
+ * a checksum, ArgumentShapes.h). For any
  * other target it hands over to Halide's own GenGen (e.g. target=host for a CPU reference).
  *
  * Autoscheduling: -p loads an autoscheduler plugin (e.g. libsw_autoschedule.so, which
@@ -21,6 +23,7 @@
  * the schedule the autoscheduler chose as C++ source.
  */
 #include "Halide.h"
+#include "target_sw/ArgumentShapes.h"
 #include "target_sw/CodeGen_CPE.h"
 #include "target_sw/CodeGen_MPE.h"
 #include "target_sw/DriverSupport.h"
@@ -42,20 +45,20 @@
 namespace {
 
 const char *usage =
-    "usage: GENERATOR -g NAME [-f FUNCTION] -o DIR [-e mpe,cpe,h,stmt,report,schedule]\n"
+    "usage: GENERATOR -g NAME [-f FUNCTION] -o DIR [-e mpe,cpe,h,stmt,report,schedule,example]\n"
     "                 [-p PLUGIN.so] [-s AUTOSCHEDULER] target=sw26010|sw26010-pro\n"
     "                 [auto_schedule=true [machine_params=PARALLELISM,CACHE_BYTES,BALANCE]]\n"
     "                 [param=value ...]\n"
     "       auto_schedule=true schedules with the autoscheduler -s names (loaded with -p), told\n"
     "       the machine's CPEs and LDM bytes unless machine_params= is given; -e schedule writes\n"
-    "       the schedule it chose (FUNCTION.schedule.h)\n"
+    "       the schedule it chose (FUNCTION.schedule.h); -e example writes FUNCTION.example.c\n"
     "       (any other target= is handed to Halide's GenGen)\n"
     "       the generator's `machine` GeneratorParam, if it declares one, is set from target=;\n"
     "       a pipeline without a CPE kernel (host-only code) is built with a warning\n";
 
 /** The outputs -e accepts. */
 const std::set<std::string> &emit_kinds() {
-    static const std::set<std::string> kinds{"mpe", "cpe", "h", "stmt", "report", "schedule"};
+    static const std::set<std::string> kinds{"mpe", "cpe", "h", "stmt", "report", "schedule", "example"};
     return kinds;
 }
 
@@ -126,7 +129,7 @@ Options parse(int argc, char **argv) {
             std::stringstream list(value());
             for (std::string e; std::getline(list, e, ',');) {
                 if (!emit_kinds().count(e)) {
-                    throw sw::UserError("unknown output '" + e + "' for -e (mpe,cpe,h,stmt,report,schedule)");
+                    throw sw::UserError("unknown output '" + e + "' for -e (mpe,cpe,h,stmt,report,schedule,example)");
                 }
                 o.emit.insert(e);
             }
@@ -258,6 +261,13 @@ int run_sunway(const Options &o) {
     if (o.emit.count("mpe")) write_file(base + ".mpe.c", sw::generate_mpe_source(f, header, args_header));
     if (o.emit.count("cpe")) write_file(base + ".cpe.c", sw::generate_cpe_source(f, args_header));
     if (o.emit.count("stmt")) write_file(base + ".stmt", ir.str());
+    if (o.emit.count("example")) {
+        if (!sw::has_example(sw::argument_shapes(f))) {
+            std::cerr << "warning: " << o.function << ".example.c calls nothing: the example needs "
+                         "float32 buffers of fixed dense shapes and no scalar argument\n";
+        }
+        write_file(base + ".example.c", sw::generate_example_source(f, header));
+    }
     if (o.emit.count("report")) write_file(base + ".sw_report.txt", sw::describe(f));
     if (o.emit.count("schedule")) {
         const Halide::AutoSchedulerResults *results = module.get_auto_scheduler_results();

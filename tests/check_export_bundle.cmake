@@ -3,7 +3,8 @@
 # Checks an add_sw_export bundle (test sunway_export_bundle):
 #  1. its Makefile, dry run (make -n), builds every function's MPE object with
 #     `sw5cc -host -std=gnu99` and CPE object with `sw5cc -slave -msimd -std=gnu99`, and
-#     archives all of them; it documents and has a link rule with -lm_slave;
+#     archives all of them; `make app` links the bundle's main.c and every
+#     <fn>.example.c with -lm_slave (MAIN= and EXAMPLES= for a user's own program);
 #  2. the bundle builds with the host C compiler in place of sw5cc
 #     (make HOSTCC=gcc SLAVECC=gcc CPPFLAGS="-DATHREAD_EMULATOR -I<emulator include>"),
 #     i.e. -std=gnu99 against the emulator's copies of athread.h / slave.h / simd.h, and the
@@ -50,12 +51,24 @@ foreach (fn IN LISTS FUNCTIONS)
         message(FATAL_ERROR "make -n does not archive ${fn}'s objects:\n${dry}")
     endif ()
 endforeach ()
-file(WRITE "${WORK}/main.c" "int main(void) { return 0; }\n")  # a stand-in program
-execute_process(COMMAND "${MAKE_PROGRAM}" -n app MAIN=main.o WORKING_DIRECTORY "${WORK}"
+# The example program: the bundle's main.c and every function's example.
+set(examples "")
+foreach (fn IN LISTS FUNCTIONS)
+    string(APPEND examples " ${fn}.example.o")
+endforeach ()
+execute_process(COMMAND "${MAKE_PROGRAM}" -n app WORKING_DIRECTORY "${WORK}"
                 OUTPUT_VARIABLE dry ERROR_VARIABLE dry_err RESULT_VARIABLE rc)
-string(FIND "${dry}" "sw5cc -hybrid main.o libsunway_layers.a -o app -lm_slave" at)
+string(FIND "${dry}" "sw5cc -hybrid main.o${examples} libsunway_layers.a -o app -lm_slave" at)
 if (NOT rc EQUAL 0 OR at EQUAL -1)
-    message(FATAL_ERROR "make -n app does not link with sw5cc -hybrid ... -lm_slave (${rc}):\n${dry}${dry_err}")
+    message(FATAL_ERROR "make -n app does not link main.o and the examples with sw5cc -hybrid ... -lm_slave (${rc}):\n${dry}${dry_err}")
+endif ()
+# A user's own program instead of the example.
+file(WRITE "${WORK}/mine.c" "int main(void) { return 0; }\n")
+execute_process(COMMAND "${MAKE_PROGRAM}" -n app MAIN=mine.o EXAMPLES= WORKING_DIRECTORY "${WORK}"
+                OUTPUT_VARIABLE dry ERROR_VARIABLE dry_err RESULT_VARIABLE rc)
+string(FIND "${dry}" "sw5cc -hybrid mine.o  libsunway_layers.a -o app -lm_slave" at)
+if (at EQUAL -1)
+    message(FATAL_ERROR "make -n app MAIN=mine.o EXAMPLES= does not link mine.o alone:\n${dry}${dry_err}")
 endif ()
 message(STATUS "make -n: every function's MPE and CPE object built with the sw5cc flags")
 

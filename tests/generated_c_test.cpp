@@ -1,11 +1,12 @@
 /** \file
  * The generated C of a representative set of layers builds as sw5cc would build it:
- * each layer is generated (-e mpe,cpe,h), then, with -fsyntax-only against the emulator's
+ * each layer is generated (-e mpe,cpe,h,example), then, with -fsyntax-only against the emulator's
  * headers (which mirror the real ones),
  *   the CPE file with -std=gnu99 (sw5cc -slave -msimd -std=gnu99) and with
  *   -std=c99 -pedantic-errors -Wall -Wextra -Werror, each without and with
  *   ATHREAD_EMULATOR (the real machine's and the emulator's code paths),
- *   the MPE file with -std=gnu99 (sw5cc -host -std=gnu99).
+ *   the MPE file with -std=gnu99 (sw5cc -host -std=gnu99), and the export bundle's
+ *   example call (.example.c) like the CPE file, strict C99 included.
  * The set: conv with floatv4 register blocking, dense with floatv4 on the reduction
  * (rfactor), dense with its input broadcast (BCAST_MODE) and shared by register communication,
  * max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced
@@ -91,7 +92,7 @@ TEST_P(GeneratedC, BuildsWithGnu99AndStrictC99) {
     const std::string dir = templ;
     std::string out;
     ASSERT_EQ(run(std::string(GENERATOR) + " -g " + l.generator + " -f " + l.name + " -o " + dir +
-                      " -e mpe,cpe,h target=sw26010 " + l.params,
+                      " -e mpe,cpe,h,example target=sw26010 " + l.params,
                   &out),
               0)
         << out;
@@ -115,6 +116,14 @@ TEST_P(GeneratedC, BuildsWithGnu99AndStrictC99) {
     }
     const std::string cmd = std::string(C_COMPILER) + " -std=gnu99 -fsyntax-only" + inc + mpe;
     EXPECT_EQ(run(cmd, &out), 0) << cmd << "\n" << out;
+    // The export bundle's example call (plain-float entry point, checksum) is MPE code too.
+    const std::string example = dir + "/" + l.name + ".example.c";
+    for (const std::string std : {"-std=gnu99 -Wall -Wextra -Werror", "-std=c99 -pedantic-errors -Wall -Wextra -Werror"}) {
+        for (const std::string def : {"", "-DATHREAD_EMULATOR"}) {
+            const std::string c = std::string(C_COMPILER) + " " + std + " " + def + " -fsyntax-only" + inc + example;
+            EXPECT_EQ(run(c, &out), 0) << c << "\n" << out;
+        }
+    }
     if (!HasFailure()) run("rm -rf " + dir, &out);
 }
 
