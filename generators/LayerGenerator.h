@@ -43,6 +43,17 @@ protected:
      * the pipeline after schedule(), which must then apply none of the hand, baseline or CPU
      * schedules (Halide's autoschedulers refuse partially scheduled Funcs). */
     bool autoscheduled() const { return this->get_auto_schedule(); }
+    /** The one dispatch of schedule(): nothing when autoscheduled, else the hand Sunway,
+     * baseline or CPU schedule the `schedule` parameter names. */
+    template<typename SunwayFn, typename BaselineFn, typename CpuFn>
+    void apply_schedule(SunwayFn &&sunway, BaselineFn &&baseline, CpuFn &&cpu) const {
+        if (autoscheduled()) return;
+        switch (schedule_kind()) {
+        case ScheduleKind::Sunway: sunway(); break;
+        case ScheduleKind::Baseline: baseline(); break;
+        case ScheduleKind::Cpu: cpu(); break;
+        }
+    }
 };
 
 }  // namespace layers

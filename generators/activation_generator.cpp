@@ -52,19 +52,11 @@ public:
 
     void schedule() {
         /* THE SCHEDULE: chunks of consecutive elements over the CPEs, as relu's */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::ReluStages st{output, result, input, i};
-        switch (schedule_kind()) {
-        case layers::ScheduleKind::Sunway:
-            schedules::schedule_relu_sunway(st, size, target_machine());
-            break;
-        case layers::ScheduleKind::Baseline:
-            schedules::schedule_relu_baseline(st, size);
-            break;
-        case layers::ScheduleKind::Cpu:
-            schedules::schedule_relu_cpu(st);
-            break;
-        }
+        apply_schedule(
+            [&] { schedules::schedule_relu_sunway(st, size, target_machine()); },
+            [&] { schedules::schedule_relu_baseline(st, size); },
+            [&] { schedules::schedule_relu_cpu(st); });
     }
 
 private:

@@ -50,19 +50,11 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::PointwiseStages st{output, Func(), {input}, x, y, c, n};
-        switch (schedule_kind()) {
-        case layers::ScheduleKind::Sunway:
-            schedules::schedule_pointwise_sunway(st, shape_, target_machine());
-            break;
-        case layers::ScheduleKind::Baseline:
-            schedules::schedule_pointwise_baseline(st, shape_);
-            break;
-        case layers::ScheduleKind::Cpu:
-            schedules::schedule_pointwise_cpu(st);
-            break;
-        }
+        apply_schedule(
+            [&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pointwise_baseline(st, shape_); },
+            [&] { schedules::schedule_pointwise_cpu(st); });
     }
 
 private:

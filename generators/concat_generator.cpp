@@ -52,20 +52,12 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::ConcatStages st{output, {}, x, y, n};
         for (size_t k = 0; k < input.size(); k++) st.inputs.push_back(input[k]);
-        switch (schedule_kind()) {
-        case layers::ScheduleKind::Sunway:
-            schedules::schedule_concat_sunway(st, shape_, target_machine());
-            break;
-        case layers::ScheduleKind::Baseline:
-            schedules::schedule_concat_baseline(st, shape_);
-            break;
-        case layers::ScheduleKind::Cpu:
-            schedules::schedule_concat_cpu(st);
-            break;
-        }
+        apply_schedule(
+            [&] { schedules::schedule_concat_sunway(st, shape_, target_machine()); },
+            [&] { schedules::schedule_concat_baseline(st, shape_); },
+            [&] { schedules::schedule_concat_cpu(st); });
     }
 
 private:

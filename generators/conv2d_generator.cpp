@@ -104,26 +104,20 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::Conv2DStages st{output, conv, input, weights, bias, padded, has_padding, x, y, c, n, r};
-        switch (schedule_kind()) {
-        case layers::ScheduleKind::Sunway:
-            sw::check_param(tile_x >= 0 && tile_y >= 0 && tile_c >= 0 && tile_ci >= 0,
-                            "conv2d: tile sizes must be >= 0 (0 = chosen by the schedule)");
-            sw::check_param(tile_ci == 0 || shape().in_per_group() % int(tile_ci) == 0,
-                            "conv2d: tile_ci (" + std::to_string(tile_ci) +
-                                ") must divide in_channels per group (" +
-                                std::to_string(shape().in_per_group()) + ")");
-            schedules::schedule_conv2d_sunway(st, shape(), target_machine(),
-                                              {tile_x, tile_y, tile_c, tile_ci});
-            break;
-        case layers::ScheduleKind::Baseline:
-            schedules::schedule_conv2d_baseline(st, shape(), target_machine());
-            break;
-        case layers::ScheduleKind::Cpu:
-            schedules::schedule_conv2d_cpu(st);
-            break;
-        }
+        apply_schedule(
+            [&] {
+                sw::check_param(tile_x >= 0 && tile_y >= 0 && tile_c >= 0 && tile_ci >= 0,
+                                "conv2d: tile sizes must be >= 0 (0 = chosen by the schedule)");
+                sw::check_param(tile_ci == 0 || shape().in_per_group() % int(tile_ci) == 0,
+                                "conv2d: tile_ci (" + std::to_string(tile_ci) +
+                                    ") must divide in_channels per group (" +
+                                    std::to_string(shape().in_per_group()) + ")");
+                schedules::schedule_conv2d_sunway(st, shape(), target_machine(),
+                                                  {tile_x, tile_y, tile_c, tile_ci});
+            },
+            [&] { schedules::schedule_conv2d_baseline(st, shape(), target_machine()); },
+            [&] { schedules::schedule_conv2d_cpu(st); });
     }
 
 private:

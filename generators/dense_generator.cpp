@@ -54,19 +54,11 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::DenseStages st{output, acc, input, weights, bias, o, n, r};
-        switch (schedule_kind()) {
-        case layers::ScheduleKind::Sunway:
-            schedules::schedule_dense_sunway(st, shape(), target_machine(), overrides());
-            break;
-        case layers::ScheduleKind::Baseline:
-            schedules::schedule_dense_baseline(st, shape(), target_machine());
-            break;
-        case layers::ScheduleKind::Cpu:
-            schedules::schedule_dense_cpu(st);
-            break;
-        }
+        apply_schedule(
+            [&] { schedules::schedule_dense_sunway(st, shape(), target_machine(), overrides()); },
+            [&] { schedules::schedule_dense_baseline(st, shape(), target_machine()); },
+            [&] { schedules::schedule_dense_cpu(st); });
     }
 
 private:

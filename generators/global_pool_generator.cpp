@@ -45,19 +45,11 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::GlobalPoolStages st{output, pool, input, x, y, c, n, r};
-        switch (schedule_kind()) {
-        case layers::ScheduleKind::Sunway:
-            schedules::schedule_global_pool_sunway(st, shape_, target_machine());
-            break;
-        case layers::ScheduleKind::Baseline:
-            schedules::schedule_global_pool_baseline(st, shape_, target_machine());
-            break;
-        case layers::ScheduleKind::Cpu:
-            schedules::schedule_global_pool_cpu(st);
-            break;
-        }
+        apply_schedule(
+            [&] { schedules::schedule_global_pool_sunway(st, shape_, target_machine()); },
+            [&] { schedules::schedule_global_pool_baseline(st, shape_, target_machine()); },
+            [&] { schedules::schedule_global_pool_cpu(st); });
     }
 
 private:

@@ -47,20 +47,12 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::LrnStages st{output, result, norm, input, x, y, c, n};
         const schedules::LrnShape s{batch, channels, height, width, size};
-        switch (schedule_kind()) {
-        case layers::ScheduleKind::Sunway:
-            schedules::schedule_lrn_sunway(st, s, target_machine());
-            break;
-        case layers::ScheduleKind::Baseline:
-            schedules::schedule_lrn_baseline(st, s, target_machine());
-            break;
-        case layers::ScheduleKind::Cpu:
-            schedules::schedule_lrn_cpu(st);
-            break;
-        }
+        apply_schedule(
+            [&] { schedules::schedule_lrn_sunway(st, s, target_machine()); },
+            [&] { schedules::schedule_lrn_baseline(st, s, target_machine()); },
+            [&] { schedules::schedule_lrn_cpu(st); });
     }
 
 private:

@@ -94,19 +94,11 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::PoolStages st{output, pool, input, x, y, c, n};
-        switch (schedule_kind()) {
-        case layers::ScheduleKind::Sunway:
-            schedules::schedule_pool_sunway(st, shape_, target_machine());
-            break;
-        case layers::ScheduleKind::Baseline:
-            schedules::schedule_pool_baseline(st, shape_, target_machine());
-            break;
-        case layers::ScheduleKind::Cpu:
-            schedules::schedule_pool_cpu(st);
-            break;
-        }
+        apply_schedule(
+            [&] { schedules::schedule_pool_sunway(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pool_baseline(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pool_cpu(st); });
     }
 
 private:
