@@ -7,6 +7,7 @@
  * (sw_net --model) is tested in sw_net_model_test.cpp.
  */
 #include "graph/Executor.h"
+#include "graph/Export.h"
 #include "graph/Import.h"
 #include "graph/OnnxReader.h"
 #include "graph/Passes.h"
@@ -20,6 +21,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -195,6 +197,58 @@ TEST(Executor, SmallResidualNetwork) {
 
 // ShuffleNetV2's unit (Slice or Split of the channels, Concat, the Reshape-Transpose-Reshape
 // channel shuffle) against naive loops: channel_slice, concat and channel_shuffle layers.
+// The persistent layer cache (jit/jit_layer.h) and the export plan (Export.h), in process:
+// a second Executor on the same graph loads every layer from the cache, and the exported
+// folder holds every layer and a weights file of the documented size.
+TEST(Executor, CacheAndExport) {
+    Net net;
+    sw_graph::Graph g = net.b.infer();
+    sw_graph::run_passes(g);
+    const std::string dir = ::testing::TempDir() + "/sw_exec_cache_export";
+    std::filesystem::remove_all(dir);
+    sw_graph::ExecOptions o;
+    o.cache_dir = dir + "/cache";
+    o.schedule = "hand";
+    int progress_calls = 0;
+    o.progress = [&](const sw_graph::BuildProgress &p) {
+        progress_calls++;
+        EXPECT_LE(p.done, p.total);
+    };
+    std::vector<float> x(size_t(Net::N) * Net::C0 * Net::H * Net::W, 0.25f);
+    std::vector<float> first;
+    {
+        sw_graph::Executor ex(g, o);
+        EXPECT_EQ(progress_calls, 8);
+        for (const sw_graph::LayerBuildInfo &b : ex.builds()) EXPECT_FALSE(b.from_cache);
+        first = ex.run({{"x", x}}).outputs.at("prob").f32;
+    }
+    // (In one process the second Executor gets the same loaded layers; sw_net_model_test
+    // checks that a second process loads them from the directory.)
+    sw_graph::Executor ex(g, o);
+    for (int i = 0; i < (int)ex.builds().size(); i++) {
+        EXPECT_EQ(ex.builds()[size_t(i)].schedule, "hand");
+        EXPECT_EQ(ex.layer_directory(i).rfind(o.cache_dir + "/", 0), 0u) << ex.layer_directory(i);
+        EXPECT_TRUE(std::filesystem::exists(ex.layer_directory(i) + "/key.txt"));
+    }
+    EXPECT_EQ(ex.run({{"x", x}}).outputs.at("prob").f32, first);
+
+    const sw_graph::ExportSummary e = sw_graph::export_model(ex, "net.onnx", dir + "/export");
+    EXPECT_EQ(e.layers, 8);
+    EXPECT_EQ(e.steps, 9);
+    EXPECT_LT(e.arena_bytes, e.unshared_bytes);  // a chain: buffers are reused
+    EXPECT_EQ(std::filesystem::file_size(dir + "/export/weights.bin"), 32 + 4 * uint64_t(e.weight_floats));
+    std::ifstream c(dir + "/export/sw_model.c");
+    const std::string program((std::istreambuf_iterator<char>(c)), std::istreambuf_iterator<char>());
+    for (int i = 0; i < e.layers; i++) {
+        const std::string fn = ex.layer_function(i);
+        EXPECT_NE(program.find(fn + "(&b[0]"), std::string::npos) << fn;
+        EXPECT_TRUE(std::filesystem::exists(dir + "/export/layers/" + fn + ".cpe.c")) << fn;
+    }
+    // An export folder that is not empty is refused.
+    EXPECT_THROW(sw_graph::export_model(ex, "net.onnx", dir + "/export"), sw_graph::Error);
+    std::filesystem::remove_all(dir);
+}
+
 TEST(Executor, ShuffleUnitSliceSplitConcatShuffle) {
     for (bool use_split : {false, true}) {
         sw_graph::Graph g = sw_graph_test::shuffle_unit(use_split).infer();
