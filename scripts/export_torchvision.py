@@ -95,8 +95,17 @@ def export(name, size, batch, out, seed, torch, torchvision, np):
           (name, batch, size, size, float(logits.std()), float(probs.max()), path))
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's errors as "error: ..." with exit status 1 (2 means: no torch)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print("error: %s" % message, file=sys.stderr)
+        sys.exit(1)
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = Parser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, help="one of %s, or all" % ", ".join(MODELS))
     ap.add_argument("--size", type=int, default=224, help="input height = width (default 224)")
     ap.add_argument("--batch", type=int, default=1, help="batch (default 1)")

@@ -63,16 +63,23 @@ std::string read_text(const std::string &path) {
     return s.str();
 }
 
-/** Runs the export script; returns its exit status (127: the interpreter is missing). */
-int export_model(const ModelCase &c, const std::string &dir, std::string *log) {
-    const std::string log_path = dir + "/" + c.name + ".export.log";
-    const std::string cmd = std::string("mkdir -p '") + dir + "' && '" + SW_TORCH_PYTHON + "' '" +
-                            SW_EXPORT_SCRIPT + "' --model " + c.name + " --size " + std::to_string(c.size) +
-                            " --batch " + std::to_string(c.batch) + " --out '" + dir + "' > '" + log_path +
-                            "' 2>&1";
+/** Runs SW_TORCH_PYTHON with `args` (its output into `log_path`, then *log); returns the
+ * exit status (127: the interpreter is missing). */
+int run_python(const std::string &args, const std::string &log_path, std::string *log) {
+    const std::string cmd = std::string("mkdir -p '") + SW_MODELS_DIR + "' && '" + SW_TORCH_PYTHON + "' " + args +
+                            " > '" + log_path + "' 2>&1";
     const int rc = std::system(cmd.c_str());
     *log = read_text(log_path);
     return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+const std::string kScript = std::string("'") + SW_EXPORT_SCRIPT + "'";
+
+/** Runs the export script for one model into `dir`. */
+int export_model(const ModelCase &c, const std::string &dir, std::string *log) {
+    return run_python(kScript + " --model " + c.name + " --size " + std::to_string(c.size) + " --batch " +
+                          std::to_string(c.batch) + " --out '" + dir + "'",
+                      std::string(SW_MODELS_DIR) + "/" + c.name + "_" + std::to_string(c.size) + ".export.log", log);
 }
 
 struct Comparison {
@@ -181,6 +188,21 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
     EXPECT_LE(cl.max_abs, 1e-3 * std::max(1.0, cl.max_ref))
         << c << ": logit " << cl.worst << " is " << out.f32[cl.worst] << ", PyTorch " << logits.data[cl.worst];
     EXPECT_GT(r.modelled_seconds, 0.0);
+}
+
+// The script's exit statuses, which the model tests rely on: 1 and "error: ..." for bad
+// options, 2 only when torch cannot be imported (here: python3 -S, without site-packages).
+TEST(ExportScript, ExitStatuses) {
+    std::string log;
+    const std::string lp = std::string(SW_MODELS_DIR) + "/script_test.log";
+    if (run_python("-c pass", lp, &log) != 0) GTEST_SKIP() << SW_TORCH_PYTHON << " cannot run: " << log;
+    EXPECT_EQ(run_python(kScript + " --model nope", lp, &log), 1);
+    EXPECT_NE(log.find("error: --model nope: unknown model"), std::string::npos) << log;
+    EXPECT_EQ(run_python(kScript + " --model resnet18 --size abc", lp, &log), 1);
+    EXPECT_NE(log.find("error: argument --size"), std::string::npos) << log;
+    EXPECT_EQ(run_python(kScript + " --model resnet18 --batch 0", lp, &log), 1);
+    EXPECT_EQ(run_python("-S " + kScript + " --model resnet18 --out '" + SW_MODELS_DIR + "/no_torch'", lp, &log), 2);
+    EXPECT_NE(log.find("not importable"), std::string::npos) << log;
 }
 
 class TorchvisionModel : public ::testing::TestWithParam<ModelCase> {};
