@@ -51,9 +51,11 @@ void accumulate(std::vector<sw_net::LayerRecord> &total, const sw_graph::ExecRes
     sw_net::accumulate(total, pass);
 }
 
-/** The model's inputs for each pass: from --input (one pass, exactly the input's shape) or
- * from a PNG repeated over the batch (--batch a multiple of the model's batch). */
-std::vector<std::vector<float>> model_inputs(const Options &o, const sw_graph::Tensor &in, std::string *source) {
+/** The model's input, the same for every pass, and the number of passes: from --input (one
+ * pass, exactly the input's shape) or from a PNG given to every image of the batch (--batch
+ * a multiple of the model's batch; the passes reuse one input, nothing is copied per pass). */
+std::vector<float> model_input(const Options &o, const sw_graph::Tensor &in, std::string *source, int *passes) {
+    *passes = 1;
     const std::vector<int64_t> &shape = in.shape;
     const int64_t model_batch = shape.empty() ? 1 : shape[0];
     if (!o.input.empty()) {
@@ -64,7 +66,7 @@ std::vector<std::vector<float>> model_inputs(const Options &o, const sw_graph::T
         sw_io::NpyArray a = sw_io::load_npy_expect(
             o.input, shape, o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse);
         *source = o.input;
-        return {std::move(a.data)};
+        return std::move(a.data);
     }
     if (shape.size() != 4 || shape[1] != 3 || shape[2] != shape[3]) {
         throw std::runtime_error(o.model + ": input '" + in.name + "' has shape " + shape_string(shape) +
@@ -81,7 +83,8 @@ std::vector<std::vector<float>> model_inputs(const Options &o, const sw_graph::T
     for (int64_t n = 0; n < model_batch; n++) pass.insert(pass.end(), x.begin(), x.end());
     *source = o.image + " (" + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +
               ", resized and centre-cropped to " + std::to_string(shape[3]) + ", ImageNet mean/std)";
-    return std::vector<std::vector<float>>(size_t(batch / model_batch), pass);
+    *passes = int(batch / model_batch);
+    return pass;
 }
 
 }  // namespace
@@ -102,7 +105,8 @@ int run_model(const Options &o) {
     }
     sw_graph::lower_graph(g);  // an operator without a layer fails here, before the input is read
     std::string source;
-    const std::vector<std::vector<float>> passes = model_inputs(o, in, &source);
+    int passes = 1;
+    const std::map<std::string, std::vector<float>> inputs = {{in.name, model_input(o, in, &source, &passes)}};
 
     sw_graph::ExecOptions eo;
     eo.schedule = o.schedule.empty() ? "auto" : o.schedule;
@@ -119,8 +123,8 @@ int run_model(const Options &o) {
                        : eo.schedule == "hand" ? "hand Sunway schedules"
                                                : "OpenACC-style baseline schedules";
     std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n", o.model.c_str(), what);
-    std::printf("input: '%s' %s from %s, %zu pass(es)\n", in.name.c_str(), shape_string(in.shape).c_str(),
-                source.c_str(), passes.size());
+    std::printf("input: '%s' %s from %s, %d pass(es)\n", in.name.c_str(), shape_string(in.shape).c_str(),
+                source.c_str(), passes);
     std::printf("layer cache: %s\n", eo.cache_dir.empty() ? "none (--no-cache)" : eo.cache_dir.c_str());
     std::fflush(stdout);
 
@@ -154,8 +158,7 @@ int run_model(const Options &o) {
     std::vector<sw_net::LayerRecord> total, base_total;
     std::vector<sw_net::TraceSpan> spans;
     const auto t0 = std::chrono::steady_clock::now();
-    for (size_t pass = 0; pass < passes.size(); pass++) {
-        const std::map<std::string, std::vector<float>> inputs = {{in.name, passes[pass]}};
+    for (int pass = 0; pass < passes; pass++) {
         const sw_graph::ExecResult r = ex.run(inputs, !o.trace.empty() && pass == 0 ? &spans : nullptr);
         const sw_graph::Tensor &y = r.outputs.at(out_name);
         if (pass == 0) {
@@ -195,7 +198,7 @@ int run_model(const Options &o) {
     }
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
     sw_net::print_table(total, compare ? &base_total : nullptr, machine);
-    std::printf("\nwall time on this machine: %.2f s for %zu pass(es)%s\n", secs, passes.size(),
+    std::printf("\nwall time on this machine: %.2f s for %d pass(es)%s\n", secs, passes,
                 compare ? (" (" + eo.schedule + " and baseline schedules)").c_str() : "");
     if (!o.report.empty()) {
         sw_net::write_report(o.report, o.model, total, compare ? &base_total : nullptr, machine);
