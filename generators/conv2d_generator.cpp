@@ -1,9 +1,10 @@
 /** \file
  * conv2d: a 2-D convolution layer, NCHW float32 (Halide dims x, y, c, n), weights in
  * PyTorch's OIHW layout (Halide dims kx, ky, ci of the group, co), bias per output channel,
- * groups, asymmetric kernels, strides, dilations and padding, optional fused ReLU. Every shape is a
- * generator parameter, so each layer is compiled for its own shape and every LDM buffer
- * has a constant bound.
+ * groups, asymmetric kernels, strides, dilations and padding, an optional fused residual add
+ * (residual=true: a fourth input of the output's shape added to the sums, as a ResNet block's
+ * shortcut) and an optional fused ReLU after it. Every shape is a generator parameter, so each
+ * layer is compiled for its own shape and every LDM buffer has a constant bound.
  */
 #include "generators/LayerGenerator.h"
 #include "schedules/conv2d_schedule.h"
@@ -31,6 +32,7 @@ public:
     GeneratorParam<int> groups{"groups", 1};
     GeneratorParam<int> dilation{"dilation", 1};      ///< kernel taps this many pixels apart along x (and y)
     GeneratorParam<int> dilation_y{"dilation_y", 0};  ///< 0: same as dilation
+    GeneratorParam<bool> residual{"residual", false};  ///< adds the `residual` input before the ReLU
     GeneratorParam<bool> relu{"relu", true};
     /** Tile sizes of the hand Sunway schedule; 0 lets it choose from the LDM budget. */
     GeneratorParam<int> tile_x{"tile_x", 0};
@@ -42,6 +44,12 @@ public:
     Input<Buffer<float>> weights{"weights", 4};  // kx, ky, ci (of the group), co
     Input<Buffer<float>> bias{"bias", 1};        // co
     Output<Buffer<float>> output{"output", 4};   // x, y, co, n
+    // With residual=true, configure() adds `residual` (x, y, co, n, the output's shape)
+    // after bias: the arguments are input, weights, bias, residual, output.
+
+    void configure() {
+        if (residual) residual_input = add_input<Buffer<float>>("residual", 4);
+    }
 
     void generate() {
         const schedules::Conv2DShape s = shape();
@@ -91,6 +99,7 @@ public:
         conv(x, y, c, n) += weights(r.x, r.y, r.z, c) *
                             padded(x * s.stride_x + r.x * s.dilation_x - s.pad_left,
                                    y * s.stride_y + r.y * s.dilation_y - s.pad_top, in_c, n);
+        if (residual_input) conv(x, y, c, n) += (*residual_input)(x, y, c, n);
         if (relu) conv(x, y, c, n) = max(conv(x, y, c, n), 0.f);
         output(x, y, c, n) = conv(x, y, c, n);
 
@@ -100,11 +109,16 @@ public:
         sw::set_dense_shape(bias, {s.out_channels}, {"out_channels"});
         sw::set_dense_shape(output, {s.out_width(), s.out_height(), s.out_channels, s.batch},
                             {"width", "height", "out_channels", "batch"});
+        if (residual_input) {
+            sw::set_dense_shape(*residual_input, {s.out_width(), s.out_height(), s.out_channels, s.batch},
+                                {"width", "height", "out_channels", "batch"});
+        }
     }
 
     void schedule() {
         /* THE SCHEDULE */
         schedules::Conv2DStages st{output, conv, input, weights, bias, padded, has_padding, x, y, c, n, r};
+        if (residual_input) st.residual = *residual_input;
         apply_schedule(
             [&] {
                 sw::check_param(tile_x >= 0 && tile_y >= 0 && tile_c >= 0 && tile_ci >= 0,
@@ -125,13 +139,14 @@ private:
     Func conv{"conv"}, padded{"padded"};
     bool has_padding = false;
     RDom r;
+    Input<Buffer<float>> *residual_input = nullptr;
 
     schedules::Conv2DShape shape() const {
         return {batch, in_channels, out_channels, height, width,
                 kernel, layers::or_default(kernel_y, kernel, 0), stride, layers::or_default(stride_y, stride, 0),
                 layers::or_default(pad_left, pad, -1), layers::or_default(pad_right, pad, -1),
                 layers::or_default(pad_top, pad, -1), layers::or_default(pad_bottom, pad, -1), groups,
-                dilation, layers::or_default(dilation_y, dilation, 0)};
+                dilation, layers::or_default(dilation_y, dilation, 0), residual};
     }
 };
 

@@ -102,7 +102,35 @@ struct Lowerer {
         return c[0];
     }
 
-    void conv(int i) {
+    /** The Add that a conv's output feeds, if it can be fused into the conv as a residual
+     * input: the conv's output is no graph output and only that Add reads it, the Add has
+     * two float inputs of the output's shape (no broadcasting) and the other one is not the
+     * conv's output again. */
+    int fusable_residual(int i) {
+        const Node &n = g.nodes[i];
+        if (g.is_graph_output(n.output(0))) return -1;
+        const std::vector<int> c = g.consumers(n.output(0));
+        if (c.size() != 1) return -1;
+        const Node &a = g.nodes[c[0]];
+        if (a.op_type != "Add" || !a.domain.empty() || a.inputs.size() != 2 || a.input(0).empty() ||
+            a.input(1).empty() || a.input(0) == a.input(1)) {
+            return -1;
+        }
+        const Tensor *y = g.find(n.output(0)), *other = g.find(a.input(a.input(0) == n.output(0) ? 1 : 0)),
+                     *sum = g.find(a.output(0));
+        for (const Tensor *t : {y, other, sum}) {
+            if (!t || !t->has_shape || t->dtype != DType::Float32 || t->shape != y->shape) return -1;
+        }
+        return c[0];
+    }
+
+    /** Conv nodes whose step is emitted at their fused residual Add (node index of the Add ->
+     * the conv's): the Add's other operand may be computed after the conv in node order (a
+     * ResNet block's downsampling shortcut), and the Add comes after both. */
+    std::map<int, int> residual_at;
+
+    /** A Conv node; with \p add >= 0, fused with that residual Add (and a Relu after it). */
+    void conv(int i, int add = -1) {
         const Node &n = g.nodes[i];
         const Tensor &x = float_in(n, 0), &w = float_in(n, 1);
         if (x.shape.size() != w.shape.size()) throw NodeError("W's rank differs from X's");
@@ -124,23 +152,26 @@ struct Lowerer {
             p["dilation"] = str(geo.dw);
             p["dilation_y"] = str(geo.dh);
         }
-        const int r = fusable_relu(i);
+        const int r = fusable_relu(add >= 0 ? add : i);
         p["relu"] = r >= 0 ? "true" : "false";
+        if (add >= 0) p["residual"] = "true";
         std::string bias = n.input(2);
         if (bias.empty()) bias = extra(n, "zero_bias", std::vector<float>(co, 0.f));
         else if (float_in(n, 2).elements() != co) throw NodeError("B does not have one value per output channel");
-        const Node &last = r >= 0 ? g.nodes[r] : n;
+        const Node &last = r >= 0 ? g.nodes[r] : add >= 0 ? g.nodes[add] : n;
         const Tensor &y = out_tensor(last);
         Step &s = step(n, "conv2d", p);
-        if (r >= 0) {
-            fused.insert(r);
-            s.op_type = "Conv+Relu";
-        }
+        s.op_type = std::string("Conv") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "");
+        if (r >= 0) fused.insert(r);
         s.inputs = {{x.name, {geo.w, geo.h, geo.c, geo.n}},
                     {w.name, {geo.kw, geo.kh, to_int(w.shape[1], "W dim"), co}},
                     {bias, {co}}};
         const int oh = x.shape.size() == 4 ? to_int(y.shape[2], "dim") : 1;
         s.output = {y.name, {to_int(y.shape.back(), "dim"), oh, co, geo.n}};
+        if (add >= 0) {
+            const Node &a = g.nodes[add];
+            s.inputs.push_back({a.input(a.input(0) == n.output(0) ? 1 : 0), s.output.extents});
+        }
     }
 
     void pool(const Node &n) {
@@ -557,10 +588,24 @@ struct Lowerer {
     void run() {
         for (int i = 0; i < (int)g.nodes.size(); i++) {
             if (fused.count(i)) continue;
+            const Node &n = g.nodes[i];
+            if (n.op_type == "Conv" && n.domain.empty()) {
+                const int add = fusable_residual(i);
+                if (add >= 0 && !residual_at.count(add)) {  // one conv per Add (the first)
+                    residual_at[add] = i;  // emitted at the Add
+                    continue;
+                }
+            }
+            auto deferred = residual_at.find(i);
+            const int at = deferred != residual_at.end() ? deferred->second : i;
             try {
-                lower_node(i);
+                if (at != i) {
+                    conv(at, i);
+                } else {
+                    lower_node(i);
+                }
             } catch (const NodeError &e) {
-                throw g.node_error(g.nodes[i], e.what());
+                throw g.node_error(g.nodes[at], e.what());
             }
         }
     }

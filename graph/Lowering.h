@@ -7,7 +7,11 @@
  * the generator expects) it sees them with.
  *
  *   Conv -> conv2d (groups, dilations, strides, asymmetric pads; a Relu that is the conv's
- *           only consumer is fused: relu=true)
+ *           only consumer is fused: relu=true; an Add of the conv's output and another
+ *           tensor of its shape, the conv's only consumer, is fused as residual=true with the
+ *           other tensor as the layer's fourth input, and a Relu that is the Add's only
+ *           consumer after it: "Conv+Add+Relu", one layer for a ResNet block's tail; that
+ *           step is placed at the Add, after both operands)
  *   Gemm -> dense (transA=0, transB=1, B and C constants; C of shape (N), (1, N) or a
  *           scalar; others are refused naming the node)
  *   Relu / Clip / LeakyRelu / Sigmoid -> activation; Add / Mul / Sum of two -> eltwise

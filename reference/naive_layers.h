@@ -34,10 +34,12 @@ struct Conv2DParams {
 
 /** out[n][o][y][x] = bias[o] + sum_{i,ky,kx} w[o][i][ky][kx] *
  *                   in[n][g*I + i][y*sy + ky*dy - pad_top][x*sx + kx*dx - pad_left]
- * (zero outside the input), then max(., 0) if relu. Weights in OIHW with I = in_c/groups
- * input channels each; output channel o belongs to group g = o / (out_c/groups). */
+ * (zero outside the input), plus residual[n][o][y][x] if \p residual is given, then
+ * max(., 0) if relu. Weights in OIHW with I = in_c/groups input channels each; output
+ * channel o belongs to group g = o / (out_c/groups). */
 inline std::vector<float> conv2d(const Conv2DParams &c, const std::vector<float> &in,
-                                 const std::vector<float> &wt, const std::vector<float> &bias) {
+                                 const std::vector<float> &wt, const std::vector<float> &bias,
+                                 const std::vector<float> *residual = nullptr) {
     const int oh = c.out_h(), ow = c.out_w();
     const int in_per_group = c.in_c / c.groups, out_per_group = c.out_c / c.groups;
     std::vector<float> out(size_t(c.batch) * c.out_c * oh * ow);
@@ -57,8 +59,9 @@ inline std::vector<float> conv2d(const Conv2DParams &c, const std::vector<float>
                                                      c.kernel_x + kx]) *
                                        in[((size_t(n) * c.in_c + first_in + i) * c.h + iy) * c.w + ix];
                             }
-                    out[((size_t(n) * c.out_c + o) * oh + y) * ow + x] =
-                        float(c.relu && acc < 0 ? 0 : acc);
+                    const size_t at = ((size_t(n) * c.out_c + o) * oh + y) * ow + x;
+                    if (residual) acc += double(residual->at(at));
+                    out[at] = float(c.relu && acc < 0 ? 0 : acc);
                 }
         }
     return out;

@@ -57,6 +57,9 @@ struct Conv2DStages {
     bool has_padding;
     Halide::Var x, y, c, n;
     Halide::RDom r;  ///< r.x: kernel x, r.y: kernel y, r.z: input channel of the group
+    /** The fused residual input (the output's shape, added after the sums); undefined if
+     * none. */
+    Halide::Func residual = Halide::Func();
 };
 
 struct Conv2DShape {
@@ -65,6 +68,7 @@ struct Conv2DShape {
     int pad_left, pad_right, pad_top, pad_bottom;
     int groups;
     int dilation_x = 1, dilation_y = 1;
+    bool residual = false;  ///< a residual input is added: one more tile of LDM
     /** Input pixels one kernel window spans (kernel taps dilation apart). */
     int span_x() const { return (kernel_x - 1) * dilation_x + 1; }
     int span_y() const { return (kernel_y - 1) * dilation_y + 1; }
@@ -100,17 +104,18 @@ inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
     return {b.vectors, power_of_two_block(t.tc, b.channels)};
 }
 
-/** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window, weights);
- * with \p lanes > 1 the tile width is rounded up to whole vectors. */
+/** LDM bytes per CPE of one choice of tiles (accumulator, bias, the residual tile if any,
+ * input window, weights); with \p lanes > 1 the tile width is rounded up to whole vectors. */
 inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int lanes = 1,
                                 bool double_buffered = false) {
     const int64_t tx = (t.tx + lanes - 1) / lanes * lanes;
     const int64_t win_w = (tx - 1) * s.stride_x + s.span_x();
     const int64_t win_h = int64_t(t.ty - 1) * s.stride_y + s.span_y();
     const int64_t acc = tx * t.ty * t.tc;
+    const int64_t res = s.residual ? int64_t(t.tx) * t.ty * t.tc : 0;
     const int64_t window = win_w * win_h * t.cc;
     const int64_t w = int64_t(s.kernel_x) * s.kernel_y * t.cc * t.tc;
-    return 4 * (acc + t.tc + (double_buffered ? 2 : 1) * (window + w));
+    return 4 * (acc + t.tc + res + (double_buffered ? 2 : 1) * (window + w));
 }
 
 /** The hand schedule double-buffers the window and the weights when there is more than one
@@ -121,13 +126,14 @@ inline bool conv2d_double_buffered(const Conv2DShape &s, const Conv2DTiles &t, c
 }
 
 /** Flops per byte of DMA of one tile: each chunk of cc input channels brings its input
- * window and weights; the output tile is written once. */
+ * window and weights; the output tile is written once (and the residual tile read once). */
 inline double conv2d_tile_intensity(const Conv2DShape &s, const Conv2DTiles &t) {
     const double win = double((t.tx - 1) * s.stride_x + s.span_x()) * ((t.ty - 1) * s.stride_y + s.span_y());
     const double chunks = double(s.in_per_group()) / t.cc;
     const double k2 = double(s.kernel_x) * s.kernel_y;
     const double flops = 2.0 * t.tx * t.ty * t.tc * k2 * s.in_per_group();
-    const double bytes = 4.0 * (chunks * (win * t.cc + k2 * t.cc * t.tc) + double(t.tx) * t.ty * t.tc + t.tc);
+    const double bytes = 4.0 * (chunks * (win * t.cc + k2 * t.cc * t.tc) +
+                                (s.residual ? 2.0 : 1.0) * t.tx * t.ty * t.tc + t.tc);
     return flops / bytes;
 }
 
@@ -181,6 +187,9 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.conv.compute_at(st.output, tile).store_in(sw::LDM);
     st.bias.in().compute_at(st.output, tile).store_in(sw::LDM);
+    // The residual tile comes by DMA once per output tile, like the bias, and is added to the
+    // finished sums in LDM (before the ReLU).
+    if (st.residual.defined()) st.residual.in().compute_at(st.output, tile).store_in(sw::LDM);
     RVar rco("rco"), rci("rci");
     st.conv.update(0)
         .split(st.r.z, rco, rci, t.cc)
@@ -226,7 +235,7 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
             st.conv.update(0).unroll(st.r.x).unroll(st.r.y);
         }
     }
-    // The fused ReLU, if any, runs in place on the LDM tile.
+    // The residual add and the ReLU, if any, run in place on the LDM tile.
     for (int u = 1; u < st.conv.num_update_definitions(); u++) st.conv.update(u).unscheduled();
 }
 

@@ -213,11 +213,12 @@ bool windows_only_in_padding(int size, int out, int kernel, int stride, int pad_
     return true;
 }
 
-Case conv_case(const reference::Conv2DParams &p, unsigned data_seed) {
-    const Params params = sw_test::conv2d_params(p);
+Case conv_case(const reference::Conv2DParams &p, unsigned data_seed, bool residual) {
+    Params params = sw_test::conv2d_params(p);
+    if (residual) params["residual"] = "true";
     const bool padding_only = windows_only_in_padding(p.w, p.out_w(), p.kernel_x, p.stride_x, p.pad_left) ||
                               windows_only_in_padding(p.h, p.out_h(), p.kernel_y, p.stride_y, p.pad_top);
-    return {"conv2d", params, [p, data_seed](const sw_jit::JitLayer &layer) {
+    return {"conv2d", params, [p, data_seed, residual](const sw_jit::JitLayer &layer) {
                 const int ipg = p.in_c / p.groups;
                 std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, data_seed);
                 std::vector<float> wt = random_values(size_t(p.out_c) * ipg * p.kernel_x * p.kernel_y, data_seed + 1);
@@ -228,8 +229,13 @@ Case conv_case(const reference::Conv2DParams &p, unsigned data_seed) {
                 Buf bw(wt.data(), {p.kernel_x, p.kernel_y, ipg, p.out_c});
                 Buf bb(b.data(), {p.out_c});
                 Buf bo(out.data(), od);
-                std::string e = call_layer(layer, {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
-                return e.empty() ? compare(reference::conv2d(p, in, wt, b), out, od) : e;
+                std::vector<float> res = random_values(residual ? out.size() : 0, data_seed + 3);
+                Buf br(res.data(), od);
+                std::vector<halide_buffer_t *> args = {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer()};
+                if (residual) args.push_back(br.raw_buffer());
+                args.push_back(bo.raw_buffer());
+                std::string e = call_layer(layer, args);
+                return e.empty() ? compare(reference::conv2d(p, in, wt, b, residual ? &res : nullptr), out, od) : e;
             },
             padding_only ? "every window lies in the padding: the lowering removes the reduction" : ""};
 }
@@ -237,7 +243,7 @@ Case conv_case(const reference::Conv2DParams &p, unsigned data_seed) {
 /** ~120 convolutions: batch 1-3, channels 1-40 (multiples of groups 1-4), kernels 1-5
  *  (a quarter rectangular), strides 1-3 (a fifth different per axis), padding 0-2 (a third
  *  asymmetric, some larger than the kernel), sizes 1-30 with the kernel inside the padded
- *  input, ReLU on or off. */
+ *  input, ReLU on or off; every fourth with the fused residual add. */
 std::vector<Case> conv_cases(int count) {
     std::mt19937 rng(seed(1001));
     std::vector<Case> cases;
@@ -264,7 +270,7 @@ std::vector<Case> conv_cases(int count) {
         p.h = uniform(rng, std::max(1, p.kernel_y - p.pad_top - p.pad_bottom), 30);
         p.w = uniform(rng, std::max(1, p.kernel_x - p.pad_left - p.pad_right), 30);
         p.relu = chance(rng, 0.5);
-        cases.push_back(conv_case(p, seed(50000 + i * 10)));
+        cases.push_back(conv_case(p, seed(50000 + i * 10), i % 4 == 1));
     }
     return cases;
 }

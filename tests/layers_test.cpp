@@ -54,8 +54,11 @@ struct LayerCase {
 
 std::string str(int v) { return std::to_string(v); }
 
-LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p) {
+/** A conv2d layer; with \p residual, the fused residual add (a fourth input of the output's
+ * shape, added before the ReLU). */
+LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p, bool residual = false) {
     Params params = sw_test::conv2d_params(p);
+    if (residual) params["residual"] = "true";
     if (p.dilation_x != 1 || p.dilation_y != 1) {
         params["dilation"] = std::to_string(p.dilation_x);
         params["dilation_y"] = std::to_string(p.dilation_y);
@@ -73,17 +76,26 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p) {
     const double flops = 2.0 * p.batch * p.out_c * (p.in_c / p.groups) *
                          taps(p.out_w(), p.kernel_x, p.stride_x, p.dilation_x, p.pad_left, p.w) *
                          taps(p.out_h(), p.kernel_y, p.stride_y, p.dilation_y, p.pad_top, p.h);
-    return {name, "conv2d", params, flops, [p](const auto &call) {
+    return {name, "conv2d", params, flops, [p, residual](const auto &call) {
                 std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, 1);
                 std::vector<float> wt = random_values(size_t(p.out_c) * (p.in_c / p.groups) * p.kernel_x * p.kernel_y, 2);
                 std::vector<float> b = random_values(p.out_c, 3);
-                std::vector<float> out(size_t(p.batch) * p.out_c * p.out_h() * p.out_w(), NAN);
+                const size_t out_size = size_t(p.batch) * p.out_c * p.out_h() * p.out_w();
+                std::vector<float> res = random_values(residual ? out_size : 0, 4);
+                std::vector<float> out(out_size, NAN);
                 Buf bi = view(in, {p.w, p.h, p.in_c, p.batch});
                 Buf bw = view(wt, {p.kernel_x, p.kernel_y, p.in_c / p.groups, p.out_c});
                 Buf bb = view(b, {p.out_c});
                 Buf bo = view(out, {p.out_w(), p.out_h(), p.out_c, p.batch});
-                ASSERT_EQ(call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
-                expect_close(reference::conv2d(p, in, wt, b), out);
+                std::vector<halide_buffer_t *> args = {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer()};
+                Buf br;
+                if (residual) {
+                    br = view(res, {p.out_w(), p.out_h(), p.out_c, p.batch});
+                    args.push_back(br.raw_buffer());
+                }
+                args.push_back(bo.raw_buffer());
+                ASSERT_EQ(call(args), 0);
+                expect_close(reference::conv2d(p, in, wt, b, residual ? &res : nullptr), out);
             }};
 }
 
@@ -294,6 +306,11 @@ std::vector<LayerCase> all_cases() {
         // stride and asymmetric padding.
         conv_case("conv_dilated", dilated({1, 5, 7, 13, 15, 3, 3, 1, 1, 2, 2, 2, 2, 1, true}, 2, 2)),
         conv_case("conv_dilated_xy_groups", dilated({2, 6, 4, 12, 11, 3, 3, 2, 1, 1, 2, 0, 1, 2, false}, 2, 3)),
+        // The fused residual add (+ ReLU): odd shapes the tiles do not divide, batch 2,
+        // stride 2 with padding (a ResNet downsampling block), a 1x1 conv with many channels.
+        conv_case("conv_residual_relu_odd", {2, 5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, true),
+        conv_case("conv_residual_stride2", {1, 6, 10, 13, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, false}, true),
+        conv_case("conv_residual_1x1_wide", {1, 40, 72, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, true}, true),
         // Add / Mul with broadcasting, fused ReLU; whole vectors (16 wide) and odd shapes.
         eltwise_case("add_residual_relu", {2, 5, 7, 9}, {2, 5, 7, 9}, {2, 5, 7, 9}, false, true),
         eltwise_case("add_vectors", {1, 16, 14, 16}, {1, 16, 14, 16}, {1, 16, 14, 16}, false, false),

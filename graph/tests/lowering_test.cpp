@@ -65,6 +65,55 @@ TEST(Lowering, ReluWithTwoConsumersIsNotFused) {
     EXPECT_EQ(l.extra_constants.size(), 1u);  // the conv's zero bias
 }
 
+// A ResNet block whose downsampling shortcut comes after the main branch in node order:
+// conv2 + Add + Relu is one conv2d step with the shortcut as its fourth input, placed at
+// the Add (after the shortcut's conv); an Add with broadcasting, or of a conv output that is
+// read twice, is not fused.
+TEST(Lowering, ConvResidualAddReluFused) {
+    ModelBuilder b;
+    b.input("x", {2, 4, 8, 8});
+    b.init_random("w1", {6, 4, 3, 3});
+    b.init_random("w2", {6, 6, 3, 3});
+    b.init_random("wd", {6, 4, 1, 1});
+    b.init_random("scale", {1, 6, 1, 1});
+    auto &c1 = b.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+    ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+    ModelBuilder::attr_ints(c1, "strides", {2, 2});
+    b.node("Relu", {"c1"}, {"r1"}, "relu1");
+    auto &c2 = b.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+    ModelBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+    auto &d = b.node("Conv", {"x", "wd"}, {"down"}, "downsample");
+    ModelBuilder::attr_ints(d, "strides", {2, 2});
+    b.node("Add", {"c2", "down"}, {"s"}, "add1");
+    b.node("Relu", {"s"}, {"y"}, "relu2");
+    // Not fused: a broadcasting Add, and a conv output read twice.
+    auto &c3 = b.node("Conv", {"y", "w2"}, {"c3"}, "conv3");
+    ModelBuilder::attr_ints(c3, "pads", {1, 1, 1, 1});
+    b.node("Add", {"c3", "scale"}, {"z"}, "add_broadcast");
+    auto &c4 = b.node("Conv", {"z", "w2"}, {"c4"}, "conv4");
+    ModelBuilder::attr_ints(c4, "pads", {1, 1, 1, 1});
+    b.node("Add", {"c4", "c4"}, {"out"}, "add_twice");
+    b.output("out");
+    const LoweredGraph l = lower(b);
+    std::vector<std::string> ops;
+    for (const auto &s : l.steps) ops.push_back(s.op_type);
+    EXPECT_EQ(ops, (std::vector<std::string>{"Conv+Relu", "Conv", "Conv+Add+Relu", "Conv", "Add", "Conv", "Add"}));
+    ASSERT_EQ(l.steps.size(), 7u);
+    const sw_graph::Step &fused = l.steps[2];
+    EXPECT_NE(fused.node.find("conv2"), std::string::npos) << fused.node;
+    EXPECT_EQ(l.steps[1].output.tensor, "down");  // the shortcut runs first
+    EXPECT_EQ(fused.output.tensor, "y");
+    ASSERT_EQ(fused.inputs.size(), 4u);
+    EXPECT_EQ(fused.inputs[0].tensor, "r1");
+    EXPECT_EQ(fused.inputs[3].tensor, "down");
+    EXPECT_EQ(fused.inputs[3].extents, fused.output.extents);
+    EXPECT_EQ(fused.output.extents, (std::vector<int>{4, 4, 6, 2}));
+    const auto &p = l.layers[size_t(fused.layer)].params;
+    EXPECT_EQ(p.at("residual"), "true");
+    EXPECT_EQ(p.at("relu"), "true");
+    EXPECT_EQ(l.layers[size_t(l.steps[3].layer)].params.count("residual"), 0u);
+}
+
 TEST(Lowering, DistinctLayersPlannedOnceAndViews) {
     ModelBuilder b;
     b.input("x", {2, 4, 3, 3});
