@@ -99,6 +99,11 @@ generate concat "$gen" -g concat -f concat -o "$out" target=sw26010 batch=2 heig
 generate channel_shuffle "$gen" -g channel_shuffle -f channel_shuffle -o "$out" target=sw26010 channels=12 groups=3
 generate conv_dilated "$gen" -g conv2d -f conv_dilated -o "$out" target=sw26010 in_channels=5 out_channels=6 \
     height=17 width=15 kernel=3 dilation=2 pad=2
+generate conv_residual "$gen" -g conv2d -f conv_residual -o "$out" target=sw26010 batch=2 in_channels=6 \
+    out_channels=10 height=13 width=17 kernel=3 stride=2 pad=1 residual=true relu=true
+generate conv_residual_auto "$gen" -g conv2d -f conv_residual_auto -o "$out" -p "$plugin" -s Sunway \
+    auto_schedule=true target=sw26010 in_channels=16 out_channels=16 height=14 width=14 kernel=3 pad=1 \
+    residual=true relu=true
 generate dense_regcomm "$gen" -g dense -f dense_regcomm -o "$out" target=sw26010 batch=2 in_features=1001 \
     out_features=201 tile_o=3 tile_n=2 tile_i=77 broadcast=true sharing=regcomm
 generate dense_auto_shared "$gen" -g dense -f dense_auto_shared -o "$out" -e mpe,cpe,h,report,schedule \

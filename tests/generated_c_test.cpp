@@ -7,7 +7,7 @@
  *   ATHREAD_EMULATOR (the real machine's and the emulator's code paths),
  *   the MPE file with -std=gnu99 (sw5cc -host -std=gnu99), and the export bundle's
  *   example call (.example.c) like the CPE file, strict C99 included.
- * The set: conv with floatv4 register blocking, dense with floatv4 on the reduction
+ * The set: conv with floatv4 register blocking, conv with a fused residual add, dense with floatv4 on the reduction
  * (rfactor), dense with its input broadcast (BCAST_MODE) and shared by register communication,
  * max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced
  * AlexNet of network_test, and a baseline conv.
@@ -56,6 +56,10 @@ const Layer layers[] = {
      "batch=2 in_channels=12 out_channels=32 height=7 width=7 kernel=5 stride=1 pad=2 groups=2 "
      "relu=true schedule=sunway",
      "simd_vmas("},
+    {"conv_residual", "conv2d",
+     "batch=2 in_channels=8 out_channels=16 height=9 width=11 kernel=3 stride=1 pad=1 residual=true "
+     "relu=true schedule=sunway",
+     "residual_im_global_wrapper"},
     {"conv_baseline", "conv2d",
      "batch=1 in_channels=5 out_channels=7 height=13 width=11 kernel=3 stride=2 pad=1 relu=false "
      "schedule=baseline",
