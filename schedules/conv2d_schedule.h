@@ -104,8 +104,9 @@ inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
     return {b.vectors, power_of_two_block(t.tc, b.channels)};
 }
 
-/** LDM bytes per CPE of one choice of tiles (accumulator, bias, the residual tile if any,
- * input window, weights); with \p lanes > 1 the tile width is rounded up to whole vectors. */
+/** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window and weights
+ * or, after them, the residual tile if any); with \p lanes > 1 the tile width is rounded up
+ * to whole vectors. */
 inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int lanes = 1,
                                 bool double_buffered = false) {
     const int64_t tx = (t.tx + lanes - 1) / lanes * lanes;
@@ -115,7 +116,8 @@ inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int 
     const int64_t res = s.residual ? int64_t(t.tx) * t.ty * t.tc : 0;
     const int64_t window = win_w * win_h * t.cc;
     const int64_t w = int64_t(s.kernel_x) * s.kernel_y * t.cc * t.tc;
-    return 4 * (acc + t.tc + res + (double_buffered ? 2 : 1) * (window + w));
+    // The residual tile is staged after the reduction, when the window and weights are freed.
+    return 4 * (acc + t.tc + std::max(res, (double_buffered ? 2 : 1) * (window + w)));
 }
 
 /** The hand schedule double-buffers the window and the weights when there is more than one
@@ -187,9 +189,13 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.conv.compute_at(st.output, tile).store_in(sw::LDM);
     st.bias.in().compute_at(st.output, tile).store_in(sw::LDM);
-    // The residual tile comes by DMA once per output tile, like the bias, and is added to the
-    // finished sums in LDM (before the ReLU).
-    if (st.residual.defined()) st.residual.in().compute_at(st.output, tile).store_in(sw::LDM);
+    // The residual tile comes by DMA once per output tile, placed by Halide in the stage of
+    // conv that reads it (the residual update), after the reduction: the window and the
+    // weights are freed by then, so it needs no LDM of its own (conv2d_ldm_bytes). It is
+    // added to the finished sums in LDM, before the ReLU.
+    if (st.residual.defined()) {
+        st.residual.in().compute_at(LoopLevel(st.conv, st.n, -1)).store_in(sw::LDM);
+    }
     RVar rco("rco"), rci("rci");
     st.conv.update(0)
         .split(st.r.z, rco, rci, t.cc)
