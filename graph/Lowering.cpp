@@ -210,10 +210,7 @@ struct Lowerer {
                 throw NodeError("transB=0 with a B that is not a constant is not supported (dense "
                                 "takes weights as (N, K))");
             }
-            std::vector<float> t(size_t(N) * K);
-            for (int k = 0; k < K; k++)
-                for (int j = 0; j < N; j++) t[size_t(j) * K + k] = b.f32[size_t(k) * N + j];
-            wname = extra(n, "weights_t", std::move(t));
+            wname = transposed(n, b, K, N);
         }
         std::string bias;
         float beta = 1.f;
@@ -256,6 +253,67 @@ struct Lowerer {
                                                 {"beta", format_float(beta)}};
         const Tensor &y = out_tensor(n);
         Step &s = step(n, "dense", p);
+        s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
+        s.output = {y.name, {N, M}};
+    }
+
+    /** A constant (K, N) matrix \p b as dense's (N, K) weights: a new constant. */
+    std::string transposed(const Node &n, const Tensor &b, int K, int N) {
+        std::vector<float> t(size_t(N) * K);
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < N; j++) t[size_t(j) * K + k] = b.f32[size_t(k) * N + j];
+        return extra(n, "weights_t", std::move(t));
+    }
+
+    /** The Add that adds a constant vector of N values (any shape of N and leading 1s) to a
+     * MatMul's output, when it is the MatMul's only consumer (a Linear layer on an input of
+     * rank > 2 exports as MatMul + Add): its index and the vector's tensor, else -1. */
+    std::pair<int, const Tensor *> fusable_bias(const Node &n, int64_t N) {
+        if (g.is_graph_output(n.output(0))) return {-1, nullptr};
+        const std::vector<int> c = g.consumers(n.output(0));
+        if (c.size() != 1) return {-1, nullptr};
+        const Node &a = g.nodes[c[0]];
+        if (a.op_type != "Add" || !a.domain.empty() || a.inputs.size() != 2 || a.input(0) == a.input(1)) {
+            return {-1, nullptr};
+        }
+        const Tensor *v = g.find(a.input(a.input(0) == n.output(0) ? 1 : 0));
+        const Tensor *y = g.find(n.output(0)), *sum = g.find(a.output(0));
+        if (!v || !v->is_constant || v->dtype != DType::Float32 || v->elements() != N || v->shape.empty() ||
+            v->shape.back() != N || !sum || !y || sum->shape != y->shape) {
+            return {-1, nullptr};
+        }
+        return {c[0], v};
+    }
+
+    /** MatMul (numpy semantics) of any A by a constant matrix B (K, N): dense, with the rows
+     * of A (all its dims but the last) as the batch and B transposed; an Add of a constant
+     * vector of N and a Relu after it are fused (bias, relu=true). */
+    void matmul(int i) {
+        const Node &n = g.nodes[i];
+        const Tensor &a = float_in(n, 0), &b = float_in(n, 1);
+        std::vector<int64_t> bd = b.shape;
+        while (bd.size() > 2 && bd.front() == 1) bd.erase(bd.begin());
+        if (!b.is_constant || bd.size() != 2) {
+            throw NodeError("B of shape " + dims_str(b.shape) +
+                            " is not a constant matrix (dense multiplies by weights; a product of two "
+                            "computed tensors, or a batch of B matrices, is not supported)");
+        }
+        if (a.shape.empty() || a.shape.back() != bd[0]) throw NodeError("A and B shapes do not match");
+        const int K = to_int(bd[0], "K"), N = to_int(bd[1], "N");
+        const int M = to_int(a.elements() / K, "rows of A");
+        const auto [add, vec] = fusable_bias(n, N);
+        const int r = fusable_relu(add >= 0 ? add : i);
+        std::map<std::string, std::string> p = {{"batch", str(M)}, {"in_features", str(K)},
+                                                {"out_features", str(N)}, {"relu", r >= 0 ? "true" : "false"},
+                                                {"alpha", "1"}, {"beta", "1"}};
+        const std::string bias = vec ? vec->name : extra(n, "zero_bias", std::vector<float>(N, 0.f));
+        const Node &last = r >= 0 ? g.nodes[r] : add >= 0 ? g.nodes[add] : n;
+        const std::string wname = transposed(n, b, K, N);
+        const Tensor &y = out_tensor(last);
+        Step &s = step(n, "dense", p);
+        s.op_type = std::string("MatMul") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "");
+        if (add >= 0) fused.insert(add);
+        if (r >= 0) fused.insert(r);
         s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
         s.output = {y.name, {N, M}};
     }
@@ -572,6 +630,7 @@ struct Lowerer {
         }
         if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean") return global_pool(n);
         if (op == "Concat") return concat(n);
+        if (op == "MatMul") return matmul(i);
         if (op == "LRN") return lrn(n);
         if (op == "Softmax") return softmax(n);
         if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return view(n);

@@ -14,6 +14,9 @@
  *           step is placed at the Add, after both operands)
  *   Gemm -> dense (transA=0, transB=1, B and C constants; C of shape (N), (1, N) or a
  *           scalar; others are refused naming the node)
+ *   MatMul -> dense (any A by a constant matrix B: the rows of A as the batch, B
+ *           transposed; an Add of a constant vector of N that is the MatMul's only consumer
+ *           is fused as the bias, and a Relu after it: "MatMul+Add+Relu")
  *   Relu / Clip / LeakyRelu / Sigmoid -> activation; Add / Mul / Sum of two -> eltwise
  *   (numpy broadcasting)
  *   MaxPool / AveragePool -> pool; GlobalAveragePool / GlobalMaxPool / ReduceMean (trailing

@@ -2,7 +2,8 @@
  * The ONNX conformance node tests (Debian's libonnx-testdata, data/node/) of the operators
  * our layers implement — Conv (dilations too), MaxPool, AveragePool, Gemm, Relu, Softmax,
  * LRN, Clip, LeakyRelu, Sigmoid, Add, Mul, Sum (of two inputs), GlobalAveragePool,
- * GlobalMaxPool, ReduceMean (trailing axes), Concat, BatchNormalization — run on the
+ * GlobalMaxPool, ReduceMean (trailing axes), Concat, BatchNormalization, MatMul (by a
+ * constant B, as dense) — run on the
  * emulated SW26010 core group.
  *
  * Every test folder holds model.onnx (one node) and test_data_set_N/{input,output}_K.pb
@@ -74,7 +75,7 @@ const char *const kSchedules[] = {"sunway", "baseline"};
 const std::set<std::string> kOps = {"Conv",    "MaxPool",   "AveragePool", "Gemm",   "Relu",
                                     "Softmax", "LRN",       "Clip",        "LeakyRelu", "Sigmoid",
                                     "Add",     "Mul",       "Sum",         "GlobalAveragePool",
-                                    "GlobalMaxPool", "ReduceMean", "Concat", "BatchNormalization"};
+                                    "GlobalMaxPool", "ReduceMean", "Concat", "BatchNormalization", "MatMul"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");
@@ -239,10 +240,11 @@ std::string need_float(const std::vector<Tensor> &ts) {
 
 /** Node inputs (by position, from 1) that a model exported from a framework holds as
  *  initializers: the test data gives them as graph inputs, the harness makes them constants
- *  (Gemm's B and C, Clip's bounds, the BatchNormalization parameters, Conv's W and B). */
+ *  (Gemm's B and C, Clip's bounds, the BatchNormalization parameters, Conv's W and B,
+ *  MatMul's B). */
 bool is_weight(const std::string &op, size_t position) {
     if (position == 0) return false;
-    return op == "Gemm" || op == "Clip" || op == "BatchNormalization" || op == "Conv";
+    return op == "Gemm" || op == "Clip" || op == "BatchNormalization" || op == "Conv" || op == "MatMul";
 }
 
 /** The importer's own mapping (graph/Lowering.h, as sw_net --model uses it): the model is read

@@ -286,6 +286,47 @@ std::string error_of(const std::function<void()> &f) {
     return "";
 }
 
+// A Linear layer on a 3-D input as PyTorch exports it (MatMul by a constant, Add of the bias,
+// Relu): one dense step with the bias and the ReLU fused, 2 x 3 rows of 5 features -> 7,
+// against naive loops; a MatMul by a computed tensor is refused naming the node.
+TEST(Executor, MatMulAddReluIsOneDense) {
+    const int B = 2, T = 3, K = 5, N = 7;
+    ModelBuilder b;
+    b.input("x", {B, T, K});
+    const std::vector<float> w = b.init_random("w", {K, N});
+    const std::vector<float> bias = b.init_random("bias", {N});
+    b.node("MatMul", {"x", "w"}, {"m"}, "linear");
+    b.node("Add", {"m", "bias"}, {"a"}, "linear_bias");
+    b.node("Relu", {"a"}, {"y"}, "act");
+    b.output("y");
+    sw_graph::Graph g = b.infer();
+    sw_graph::run_passes(g);
+    sw_graph::Executor ex(g);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> x(size_t(B) * T * K);
+    for (float &v : x) v = d(rng);
+    const sw_graph::ExecResult r = ex.run({{"x", x}});
+    ASSERT_EQ(r.steps.size(), 1u);
+    EXPECT_EQ(r.steps[0].op_type, "MatMul+Add+Relu");
+    EXPECT_EQ(r.steps[0].generator, "dense");
+    std::vector<float> wt(size_t(N) * K);  // reference::dense takes (out, in)
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++) wt[size_t(j) * K + k] = w[size_t(k) * N + j];
+    EXPECT_EQ(r.outputs.at("y").shape, (std::vector<int64_t>{B, T, N}));
+    expect_close(r.outputs.at("y").f32, reference::dense(B * T, K, N, x, wt, bias, true), "y");
+
+    ModelBuilder b2;
+    b2.input("p", {3, 4});
+    b2.input("q", {4, 2});
+    b2.node("MatMul", {"p", "q"}, {"z"}, "product");
+    b2.output("z");
+    const sw_graph::Graph g2 = b2.infer();
+    const std::string m = error_of([&] { sw_graph::Executor e2(g2); });
+    EXPECT_NE(m.find("product"), std::string::npos) << m;
+    EXPECT_NE(m.find("not a constant matrix"), std::string::npos) << m;
+}
+
 TEST(ExecutorErrors, UnsupportedOperatorNamesTheNode) {
     ModelBuilder b;
     b.input("x", {1, 4, 2, 3});

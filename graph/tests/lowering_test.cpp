@@ -114,6 +114,28 @@ TEST(Lowering, ConvResidualAddReluFused) {
     EXPECT_EQ(l.layers[size_t(l.steps[3].layer)].params.count("residual"), 0u);
 }
 
+// MatMul by a constant: the rows of A (all dims but the last) are the batch, a B with
+// leading 1s is a matrix, and an Add of a broadcast (non-constant) tensor is not fused.
+TEST(Lowering, MatMulAsDense) {
+    ModelBuilder b;
+    b.input("x", {2, 3, 4, 6});
+    b.input("other", {2, 3, 4, 5});
+    b.init_random("w", {1, 1, 6, 5});
+    b.node("MatMul", {"x", "w"}, {"m"}, "mm");
+    b.node("Add", {"m", "other"}, {"y"}, "add_computed");
+    b.output("y");
+    const LoweredGraph l = lower(b);
+    ASSERT_EQ(l.steps.size(), 2u);
+    EXPECT_EQ(l.steps[0].op_type, "MatMul");
+    const auto &p = l.layers[size_t(l.steps[0].layer)].params;
+    EXPECT_EQ(p.at("batch"), "24");
+    EXPECT_EQ(p.at("in_features"), "6");
+    EXPECT_EQ(p.at("out_features"), "5");
+    EXPECT_EQ(p.at("relu"), "false");
+    EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{5, 24}));
+    EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].generator, "eltwise");
+}
+
 TEST(Lowering, DistinctLayersPlannedOnceAndViews) {
     ModelBuilder b;
     b.input("x", {2, 4, 3, 3});
