@@ -69,6 +69,7 @@ Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
         throw graph_.error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
     lowered_ = lower_graph(graph_);
+    placement_ = options.concat_in_place ? place_concats_in_place(graph_, lowered_) : no_concat_placement(lowered_);
     const std::string gen = options.generator.empty() ? SW_GRAPH_LAYERS_GENERATOR : options.generator;
     const std::string plugin =
         options.autoschedule_plugin.empty() ? SW_GRAPH_AUTOSCHEDULE_PLUGIN : options.autoschedule_plugin;
@@ -155,9 +156,27 @@ std::string Executor::layer_directory(int i) const { return impl_->layers.at(siz
 
 std::string Executor::layer_function(int i) const { return impl_->layers.at(size_t(i))->function_name(); }
 
+namespace {
+
+/** A tensor's storage while the graph runs: `size` floats at `offset` in a shared buffer
+ * (a tensor of its own, a view of another's, or a slice of an in-place concat's buffer). */
+struct Storage {
+    std::shared_ptr<std::vector<float>> buffer;
+    int64_t offset = 0, size = 0;
+
+    static Storage whole(std::vector<float> values) {
+        Storage s;
+        s.size = (int64_t)values.size();
+        s.buffer = std::make_shared<std::vector<float>>(std::move(values));
+        return s;
+    }
+    float *data() const { return buffer->data() + offset; }
+};
+
+} // namespace
+
 ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs,
                          std::vector<sw_net::TraceSpan> *trace) {
-    using Storage = std::shared_ptr<std::vector<float>>;
     std::map<std::string, Storage> store;
     for (const std::string &name : graph_.inputs) {
         const Tensor &t = graph_.tensor(name);
@@ -168,20 +187,31 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                                std::to_string(t.elements()) + " values), got " +
                                std::to_string(it->second.size()) + " values");
         }
-        store[name] = std::make_shared<std::vector<float>>(it->second);
+        store[name] = Storage::whole(it->second);
     }
     auto get = [&](const std::string &name) -> Storage {
         auto it = store.find(name);
         if (it != store.end()) return it->second;
         auto e = lowered_.extra_constants.find(name);
-        if (e != lowered_.extra_constants.end()) {
-            return store[name] = std::make_shared<std::vector<float>>(e->second);
-        }
+        if (e != lowered_.extra_constants.end()) return store[name] = Storage::whole(e->second);
         const Tensor *t = graph_.find(name);
-        if (t && t->is_constant && t->dtype == DType::Float32) {
-            return store[name] = std::make_shared<std::vector<float>>(t->f32);
-        }
+        if (t && t->is_constant && t->dtype == DType::Float32) return store[name] = Storage::whole(t->f32);
         throw graph_.error("tensor '" + name + "' has no data when it is read (not produced yet?)");
+    };
+    // The buffers of in-place concats, allocated when the first slice is written.
+    std::map<std::string, std::shared_ptr<std::vector<float>>> roots;
+    auto placed_storage = [&](const LayerArg &t) {
+        const TensorSlice sl = placement_.slice_of(t.tensor);
+        std::shared_ptr<std::vector<float>> &root = roots[sl.root];
+        if (!root) root = std::make_shared<std::vector<float>>(size_t(placement_.roots.at(sl.root)), 0.f);
+        Storage st;
+        st.buffer = root;
+        st.offset = sl.offset;
+        st.size = elements(t.extents);
+        if (st.offset + st.size > (int64_t)root->size()) {
+            throw graph_.error("tensor '" + t.tensor + "' does not fit its slice of concat buffer '" + sl.root + "'");
+        }
+        return st;
     };
 
     ExecResult r;
@@ -193,7 +223,16 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         sr.op_type = s.op_type;
         sr.layer = s.layer;
         if (s.layer < 0) {
-            store[s.output.tensor] = get(s.inputs.at(0).tensor);
+            if (placement_.placed(s.output.tensor)) {
+                // An in-place concat: its inputs are in its buffer already.
+                store[s.output.tensor] = placed_storage(s.output);
+                sr.in_place = true;
+                sr.record.name = s.name;
+                sr.record.kind = s.op_type;
+                if (const Tensor *ot = graph_.find(s.output.tensor)) sr.record.output = ot->shape;
+            } else {
+                store[s.output.tensor] = get(s.inputs.at(0).tensor);
+            }
             r.steps.push_back(sr);
             continue;
         }
@@ -201,20 +240,23 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         sr.generator = spec.generator;
         std::vector<Halide::Runtime::Buffer<float>> bufs;
         for (const LayerArg &a : s.inputs) {
-            Storage d = get(a.tensor);
-            if ((int64_t)d->size() != elements(a.extents)) {
-                throw graph_.error(s.node + ": tensor '" + a.tensor + "' has " + std::to_string(d->size()) +
+            const Storage d = get(a.tensor);
+            if (d.size != elements(a.extents)) {
+                throw graph_.error(s.node + ": tensor '" + a.tensor + "' has " + std::to_string(d.size) +
                                    " values, its layer expects " + std::to_string(elements(a.extents)));
             }
-            bufs.emplace_back(d->data(), a.extents);
+            bufs.emplace_back(d.data(), a.extents);
         }
-        Storage out = std::make_shared<std::vector<float>>(size_t(elements(s.output.extents)), 0.f);
+        // The output: a slice of an in-place concat's buffer, or a buffer of its own.
+        const Storage out = placement_.placed(s.output.tensor)
+                                ? placed_storage(s.output)
+                                : Storage::whole(std::vector<float>(size_t(elements(s.output.extents)), 0.f));
         const Tensor *ot = graph_.find(s.output.tensor);
-        if (ot && ot->has_shape && ot->elements() != (int64_t)out->size()) {
+        if (ot && ot->has_shape && ot->elements() != out.size) {
             throw graph_.error(s.node + ": output '" + s.output.tensor + "' has " + std::to_string(ot->elements()) +
-                               " values, the layer writes " + std::to_string(out->size()));
+                               " values, the layer writes " + std::to_string(out.size));
         }
-        bufs.emplace_back(out->data(), s.output.extents);
+        bufs.emplace_back(out.data(), s.output.extents);
         std::vector<halide_buffer_t *> raw;
         for (auto &b : bufs) raw.push_back(b.raw_buffer());
         athread_emu_stats_reset();
@@ -230,7 +272,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         rec.kind = s.op_type;
         if (ot && ot->has_shape) rec.output = ot->shape;
         rec.gflop = sw_net::layer_gflop(spec.generator, spec.params,
-                                        s.inputs.empty() ? 0 : elements(s.inputs[0].extents), (int64_t)out->size());
+                                        s.inputs.empty() ? 0 : elements(s.inputs[0].extents), out.size);
         rec.wall_seconds = wall;
         sw_net::add_emulator_records(rec, r.modelled_seconds, trace);
         athread_emu_stats_reset();
@@ -241,7 +283,8 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
     athread_emu_set_trace(0);
     for (const std::string &name : graph_.outputs) {
         Tensor t = graph_.tensor(name);
-        t.f32 = *get(name);
+        const Storage d = get(name);
+        t.f32.assign(d.data(), d.data() + d.size);
         t.is_constant = false;
         r.outputs[name] = std::move(t);
     }

@@ -6,7 +6,9 @@
  * baseline schedules, optionally through a persistent on-disk cache (a second run of the
  * same model loads the compiled layers); independent layers build in parallel. The steps
  * run in topological order on float32 buffers (constants as weights / bias inputs, views
- * share their input's buffer). Each step's record is what the emulator measured for its
+ * share their input's buffer, and the concats ConcatInPlace.h makes in place cost nothing:
+ * their inputs' producers write into slices of the concat's buffer, a pointer and an offset
+ * into it). Each step's record is what the emulator measured for its
  * call (apps/net/emulator_record.h), as the built-in networks report it.
  *
  * The executable must link the emulator as a whole archive and export its symbols (the
@@ -16,6 +18,7 @@
 #define SW_GRAPH_EXECUTOR_H
 
 #include "apps/net/network.h"
+#include "graph/ConcatInPlace.h"
 #include "graph/Graph.h"
 #include "graph/Lowering.h"
 
@@ -55,6 +58,9 @@ struct ExecOptions {
     std::string cache_dir;
     /** Layers built at once; 0: one per hardware thread. */
     int jobs = 0;
+    /** Concats without copies where the producers can write into slices of one buffer
+     * (ConcatInPlace.h); false keeps every concat a copying layer (for comparisons). */
+    bool concat_in_place = true;
     /** Check each CPE source as strict C99 (slower builds). */
     bool strict_cpe_check = false;
     std::function<void(const BuildProgress &)> progress;
@@ -63,6 +69,9 @@ struct ExecOptions {
 struct StepResult {
     std::string node, op_type, generator; ///< generator "" for a view
     int layer = -1;
+    /** A concat made in place (op_type kConcatInPlaceOp): no layer call; its record has the
+     * name, kind and output shape and zero cost, so that tables show the concat. */
+    bool in_place = false;
     /** The emulator's figures of the call (name = node name, kind = operator); empty for a
      * view. */
     sw_net::LayerRecord record;
@@ -97,6 +106,8 @@ public:
                    std::vector<sw_net::TraceSpan> *trace = nullptr);
 
     const LoweredGraph &lowered() const { return lowered_; }
+    /** Which tensors live in slices of an in-place concat's buffer (ConcatInPlace.h). */
+    const ConcatPlacement &concat_placement() const { return placement_; }
     const Graph &graph() const { return graph_; }
     /** How each of lowered().layers was built. */
     const std::vector<LayerBuildInfo> &builds() const { return builds_; }
@@ -110,6 +121,7 @@ private:
     struct Impl;
     Graph graph_;
     LoweredGraph lowered_;
+    ConcatPlacement placement_;
     std::vector<LayerBuildInfo> builds_;
     double build_seconds_ = 0;
     Impl *impl_ = nullptr;

@@ -42,7 +42,8 @@ int64_t count(const std::vector<int> &extents) {
 struct Loc {
     enum Kind { Input, Weight, Arena } kind = Arena;
     int64_t offset = 0; ///< floats into the weights, bytes into the arena
-    std::string root;   ///< the tensor that owns the storage (itself unless a view)
+    std::string root;   ///< the tensor that owns the storage (itself unless a view or a slice)
+    int64_t within = 0; ///< bytes into the root's storage (a slice of an in-place concat)
 };
 
 std::string c_string(const std::string &s) {
@@ -92,10 +93,10 @@ struct Plan {
     }
 };
 
-Plan make_plan(const Graph &g, const LoweredGraph &lw) {
+Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &placement) {
     Plan p;
     const std::string &input = g.inputs.at(0);
-    p.loc[input] = {Loc::Input, 0, input};
+    p.loc[input] = {Loc::Input, 0, input, 0};
     auto constant = [&](const std::string &name) -> const std::vector<float> * {
         auto e = lw.extra_constants.find(name);
         if (e != lw.extra_constants.end()) return &e->second;
@@ -103,32 +104,46 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw) {
         if (t && t->is_constant && t->dtype == DType::Float32) return &t->f32;
         return nullptr;
     };
-    // Storage roots, their sizes (bytes) and live ranges [first step, last step].
+    // Storage roots, their sizes (bytes) and live ranges [first step, last step]. A root is
+    // a layer's output, or the buffer of an in-place concat (ConcatInPlace.h), alive from
+    // the first step that writes any slice of it to the last that reads any tensor in it.
     std::map<std::string, int64_t> bytes;
     std::map<std::string, std::pair<int, int>> live;
     std::vector<std::string> order;
     const int nsteps = (int)lw.steps.size();
+    auto use_root = [&](const std::string &root, int64_t elements, int k) {
+        if (!live.count(root)) {
+            bytes[root] = round_up(elements * 4, 128);
+            live[root] = {k, k};
+            order.push_back(root);
+        }
+        live[root].second = k;
+    };
     for (int k = 0; k < nsteps; k++) {
         const Step &s = lw.steps[size_t(k)];
         for (const LayerArg &a : s.inputs) {
             if (!p.loc.count(a.tensor)) {
                 const std::vector<float> *c = constant(a.tensor);
                 if (!c) throw g.error(s.node + ": tensor '" + a.tensor + "' is read before it is written");
-                p.loc[a.tensor] = {Loc::Weight, p.weight_floats, a.tensor};
+                p.loc[a.tensor] = {Loc::Weight, p.weight_floats, a.tensor, 0};
                 p.weights.emplace_back(a.tensor, c);
                 p.weight_floats = round_up(p.weight_floats + (int64_t)c->size(), kAlignFloats);
             }
             const std::string &root = p.loc[a.tensor].root;
             if (live.count(root)) live[root].second = k;
         }
-        if (s.layer < 0) {
-            Loc l = p.loc.at(s.inputs.at(0).tensor);
-            p.loc[s.output.tensor] = l;
+        const std::string &out = s.output.tensor;
+        if (placement.placed(out)) {
+            // A slice of an in-place concat's buffer (written by this step's layer, or, for
+            // the concat's own step, already written by its inputs' producers).
+            const TensorSlice sl = placement.slice_of(out);
+            use_root(sl.root, placement.roots.at(sl.root), k);
+            p.loc[out] = {Loc::Arena, 0, sl.root, sl.offset * 4};
+        } else if (s.layer < 0) {
+            p.loc[out] = p.loc.at(s.inputs.at(0).tensor);
         } else {
-            p.loc[s.output.tensor] = {Loc::Arena, 0, s.output.tensor};
-            bytes[s.output.tensor] = round_up(count(s.output.extents) * 4, 128);
-            live[s.output.tensor] = {k, k};
-            order.push_back(s.output.tensor);
+            use_root(out, count(s.output.extents), k);
+            p.loc[out] = {Loc::Arena, 0, out, 0};
         }
     }
     for (const std::string &o : g.outputs) {
@@ -136,14 +151,15 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw) {
         const std::string &root = p.loc.at(o).root;
         if (live.count(root)) live[root].second = nsteps;
     }
-    // First fit: the lowest offset that overlaps no placed tensor alive at the same time.
+    // First fit: the lowest offset that overlaps no placed root alive at the same time.
+    std::map<std::string, int64_t> root_offset;
     std::vector<std::string> placed;
     for (const std::string &t : order) {
         const auto [a0, a1] = live[t];
         std::vector<std::pair<int64_t, int64_t>> busy;
         for (const std::string &u : placed) {
             const auto [b0, b1] = live[u];
-            if (a0 <= b1 && b0 <= a1) busy.emplace_back(p.loc[u].offset, p.loc[u].offset + bytes[u]);
+            if (a0 <= b1 && b0 <= a1) busy.emplace_back(root_offset[u], root_offset[u] + bytes[u]);
         }
         std::sort(busy.begin(), busy.end());
         int64_t at = 0;
@@ -151,14 +167,14 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw) {
             if (at + bytes[t] <= b.first) break;
             at = std::max(at, b.second);
         }
-        p.loc[t].offset = at;
+        root_offset[t] = at;
         p.arena_bytes = std::max(p.arena_bytes, at + bytes[t]);
         p.unshared_bytes += bytes[t];
         placed.push_back(t);
     }
-    // Views take their root's final offset.
+    // Views and slices take their root's final offset.
     for (auto &e : p.loc) {
-        if (e.second.kind == Loc::Arena && e.second.root != e.first) e.second.offset = p.loc.at(e.second.root).offset;
+        if (e.second.kind == Loc::Arena) e.second.offset = root_offset.at(e.second.root) + e.second.within;
     }
     return p;
 }
@@ -298,7 +314,12 @@ int sw_model_run(sw_model *m, const float *input, float *output) {
     for (int k = 0; k < (int)lw.steps.size(); k++) {
         const Step &s = lw.steps[size_t(k)];
         if (s.layer < 0) {
-            c << "    /* step " << k << ": " << comment(s.node) << ": a view, no copy */\n";
+            if (ex.concat_placement().placed(s.output.tensor)) {
+                c << "    /* step " << k << ": " << comment(s.node) << ": concat in place, no copy (its inputs were "
+                  << "written into their slices of " << p.expr(s.output.tensor) << ") */\n";
+            } else {
+                c << "    /* step " << k << ": " << comment(s.node) << ": a view, no copy */\n";
+            }
             continue;
         }
         const std::string fn = ex.layer_function(s.layer);
@@ -531,7 +552,9 @@ std::string readme_text(const Executor &ex, const std::string &model, const Plan
       << "- `sw_model.h`: the C API (`sw_model_load`, `sw_model_run`, `sw_model_free`) and the shapes.\n"
       << "- `sw_model.c`: allocates the activations once (" << p.arena_bytes << " bytes; each tensor "
       << "in its own buffer would take " << p.unshared_bytes << ") and calls the layers in order;\n"
-      << "  views (Flatten, Reshape) share their input's memory.\n"
+      << "  views (Flatten, Reshape) share their input's memory, and a concat made in place\n"
+      << "  costs nothing: its inputs' producers write into their slices of the concat's buffer\n"
+      << "  (an offset into it), which is alive from the first slice written to the last read.\n"
       << "- `main.c`: reads the weights and an input `.npy`, runs once, writes the output `.npy`.\n"
       << "- athread: the first layer call runs `athread_init()` (once per process); the program calls\n"
       << "  `athread_halt()` once at the end (main.c does).\n\n"
@@ -570,7 +593,7 @@ ExportSummary export_model(const Executor &ex, const std::string &model_path, co
     const LoweredGraph &lw = ex.lowered();
     if (g.inputs.size() != 1 || g.outputs.empty()) throw g.error("--export needs a model with one input");
     check_export_dir(dir);
-    const Plan p = make_plan(g, lw);
+    const Plan p = make_plan(g, lw, ex.concat_placement());
     const fs::path d(dir);
     std::error_code ec;
     fs::create_directories(d / "layers", ec);

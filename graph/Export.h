@@ -12,7 +12,10 @@
  * The host program allocates the activations once: an arena in which each intermediate
  * tensor gets an offset by liveness (first fit among the tensors alive at the same time, 128
  * byte aligned), views (Flatten, Reshape) alias their input, and the input and weights are
- * read in place. The layers run in the lowered order, as sw_net runs them.
+ * read in place. A concat made in place (ConcatInPlace.h) has one buffer in the arena,
+ * alive from the first step that writes a slice of it to the last step that reads any
+ * tensor in it; its inputs are offsets into it (their producers write there) and the
+ * concat itself calls no layer. The layers run in the lowered order, as sw_net runs them.
  */
 #ifndef SW_GRAPH_EXPORT_H
 #define SW_GRAPH_EXPORT_H
