@@ -25,8 +25,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -40,22 +42,29 @@ namespace sw_net_app {
 
 namespace {
 
-/** The images of the run, each C x H x W, normalised: the images of an .npy (N, C, H, W),
- * or one PNG, preprocessed once and given to every image of the batch (not copied N times). */
+/** The images of the run, each C x H x W, normalised, streamed: the images of an .npy
+ * (N, C, H, W), read from the file one pass at a time (the file is checked whole before the
+ * run: its shape against its size, then every value for NaN and infinities, one image at a
+ * time), or one PNG, preprocessed once and given to every image of the batch. Nothing is
+ * kept per image: memory does not grow with --batch. */
 class Images {
 public:
     Images(const Options &o, const sw_net::Shape &in) : per_image_(sw_net::elements(in) / in[0]) {
         const sw_io::NonFinite nf = o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
         if (!o.input.empty()) {
-            sw_io::NpyArray a = sw_io::load_npy(o.input, nf);  // the header is checked against the file size first
+            npy_ = std::make_unique<sw_io::NpyReader>(o.input, nf);  // the header is checked against the file size
             const std::vector<int64_t> one = {in[1], in[2], in[3]};
             const std::vector<int64_t> expected = {int64_t(o.batch), in[1], in[2], in[3]};
-            if (a.shape != expected && !(a.shape == one && o.batch == 1)) {
+            const std::vector<int64_t> &shape = npy_->shape();
+            if (shape != expected && !(shape == one && o.batch == 1)) {
                 throw sw_io::IoError(o.input + ": expected a tensor of shape " + sw_io::shape_to_string(expected) +
                                      " for --batch " + std::to_string(o.batch) + ", got " +
-                                     sw_io::shape_to_string(a.shape));
+                                     sw_io::shape_to_string(shape));
             }
-            npy_ = std::move(a.data);
+            if (nf == sw_io::NonFinite::Refuse) {  // refused before the run, not at image n
+                std::vector<float> x(static_cast<size_t>(per_image_));
+                for (int n = 0; n < o.batch; n++) npy_->read(size_t(n) * x.size(), x.size(), x.data());
+            }
             source_ = o.input;
         } else {
             const sw_io::RgbImage rgb = sw_io::load_png_rgb(o.image);
@@ -66,8 +75,10 @@ public:
     }
     /** Appends image n to x. */
     void append(int n, std::vector<float> &x) const {
-        if (!npy_.empty()) {
-            x.insert(x.end(), npy_.begin() + n * per_image_, npy_.begin() + (n + 1) * per_image_);
+        if (npy_) {
+            const size_t at = x.size();
+            x.resize(at + size_t(per_image_));
+            npy_->read(size_t(n) * size_t(per_image_), size_t(per_image_), x.data() + at);
         } else {
             x.insert(x.end(), png_.begin(), png_.end());
         }
@@ -76,7 +87,8 @@ public:
 
 private:
     int64_t per_image_;
-    std::vector<float> npy_, png_;
+    std::unique_ptr<sw_io::NpyReader> npy_;
+    std::vector<float> png_;
     std::string source_;
 };
 
@@ -120,34 +132,43 @@ int run_net_checked(const Options &o) {
     const int64_t classes = net.output_shape()[1];
     const bool compare = o.compare && o.schedule != "baseline";
     const std::string compared = o.schedule == "auto" ? "autoscheduled" : "hand";
-    std::vector<float> probabilities;
+    // Streamed: per image only its top-k classes are kept; --dump-output is written pass by pass.
+    TopK top(classes, o.top);
+    std::unique_ptr<sw_io::NpyWriter> dump;
+    if (!o.dump.empty()) dump = std::make_unique<sw_io::NpyWriter>(o.dump, std::vector<int64_t>{o.batch, classes});
     std::vector<sw_net::LayerRecord> total, baseline;
     std::vector<sw_net::TraceSpan> spans;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int pass = 0; pass < o.batch / compiled_batch; pass++) {
-        std::vector<float> x;
-        for (int n = 0; n < compiled_batch; n++) images.append(pass * compiled_batch + n, x);
-        std::vector<sw_net::LayerRecord> records;
-        const std::vector<float> y =
-            loaded.run(x, o.schedule, &records, !o.trace.empty() && pass == 0 ? &spans : nullptr);
-        probabilities.insert(probabilities.end(), y.begin(), y.end());
-        sw_net::accumulate(total, records);
-        if (compare) {
-            std::vector<sw_net::LayerRecord> base_records;
-            const std::vector<float> yb = loaded.run(x, "baseline", &base_records);
-            for (size_t i = 0; i < y.size(); i++) {
-                if (!(std::fabs(y[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y[i])) &&
-                    !(std::isnan(y[i]) && std::isnan(yb[i]))) {
-                    throw std::runtime_error("the " + compared + " and baseline schedules disagree on output " +
-                                             std::to_string(i));
+    try {
+        for (int pass = 0; pass < o.batch / compiled_batch; pass++) {
+            std::vector<float> x;
+            for (int n = 0; n < compiled_batch; n++) images.append(pass * compiled_batch + n, x);
+            std::vector<sw_net::LayerRecord> records;
+            const std::vector<float> y =
+                loaded.run(x, o.schedule, &records, !o.trace.empty() && pass == 0 ? &spans : nullptr);
+            top.add(y.data(), compiled_batch);
+            if (dump) dump->write(y.data(), y.size());
+            sw_net::accumulate(total, records);
+            if (compare) {
+                std::vector<sw_net::LayerRecord> base_records;
+                const std::vector<float> yb = loaded.run(x, "baseline", &base_records);
+                for (size_t i = 0; i < y.size(); i++) {
+                    if (!(std::fabs(y[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y[i])) &&
+                        !(std::isnan(y[i]) && std::isnan(yb[i]))) {
+                        throw std::runtime_error("the " + compared + " and baseline schedules disagree on output " +
+                                                 std::to_string(i));
+                    }
                 }
+                sw_net::accumulate(baseline, base_records);
             }
-            sw_net::accumulate(baseline, base_records);
         }
+    } catch (...) {
+        if (dump) remove_partial_output(o.dump);
+        throw;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    print_top(probabilities, o.batch, int(classes), o.top, labels, "probability");
+    top.print(labels, "probability");
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
     sw_net::print_table(total, compare ? &baseline : nullptr, machine);
     std::printf("\nwall time on this machine: %.2f s for %d image(s)%s\n", secs, o.batch,
@@ -160,8 +181,8 @@ int run_net_checked(const Options &o) {
         sw_net::write_trace(o.trace, spans);
         std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n", o.trace.c_str());
     }
-    if (!o.dump.empty()) {
-        sw_io::save_npy(o.dump, {int64_t(o.batch), classes}, probabilities);
+    if (dump) {
+        dump->close();
         std::printf("probabilities written to %s\n", o.dump.c_str());
     }
     return 0;
@@ -169,22 +190,51 @@ int run_net_checked(const Options &o) {
 
 }  // namespace
 
-void print_top(const std::vector<float> &values, int rows, int classes, int k, const std::vector<std::string> &labels,
-               const char *what) {
-    k = std::min(k, classes);
-    for (int n = 0; n < rows; n++) {
-        const float *p = values.data() + size_t(n) * size_t(classes);
-        std::vector<int> order(static_cast<size_t>(classes));
-        std::iota(order.begin(), order.end(), 0);
-        // NaN first: a NaN output must not hide behind finite ones.
-        auto before = [&](int a, int b) { return std::isnan(p[a]) ? !std::isnan(p[b]) : p[a] > p[b]; };
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-        std::printf("\nimage %d: top-%d (%s)\n", n, k, what);
-        for (int j = 0; j < k; j++) {
-            const int c = order[size_t(j)];
-            std::printf("  %10.4f  class %4d  %s\n", p[c], c, size_t(c) < labels.size() ? labels[size_t(c)].c_str() : "");
+TopK::TopK(int64_t classes, int k) : classes_(classes), k_(int(std::min<int64_t>(k, classes))) {}
+
+void TopK::add(const float *values, int64_t rows) {
+    // A heap of the k best so far (its top the worst of them): O(k) memory per image, however
+    // many classes (a model's 2-D output may have millions).
+    using Entry = std::pair<float, int64_t>;
+    auto before = [](const Entry &a, const Entry &b) {  // a ranks before b; ties: the lower class
+        if (std::isnan(a.first) != std::isnan(b.first)) return std::isnan(a.first);
+        if (!std::isnan(a.first) && a.first != b.first) return a.first > b.first;
+        return a.second < b.second;
+    };
+    std::vector<Entry> heap;
+    for (int64_t n = 0; n < rows; n++) {
+        const float *p = values + size_t(n) * size_t(classes_);
+        heap.clear();
+        for (int64_t c = 0; c < classes_; c++) {
+            const Entry e{p[c], c};
+            if (int(heap.size()) < k_) {
+                heap.push_back(e);
+                std::push_heap(heap.begin(), heap.end(), before);
+            } else if (k_ > 0 && before(e, heap.front())) {
+                std::pop_heap(heap.begin(), heap.end(), before);
+                heap.back() = e;
+                std::push_heap(heap.begin(), heap.end(), before);
+            }
+        }
+        std::sort_heap(heap.begin(), heap.end(), before);
+        best_.insert(best_.end(), heap.begin(), heap.end());
+    }
+}
+
+void TopK::print(const std::vector<std::string> &labels, const char *what) const {
+    for (size_t n = 0; k_ > 0 && n < best_.size() / size_t(k_); n++) {
+        std::printf("\nimage %zu: top-%d (%s)\n", n, k_, what);
+        for (int j = 0; j < k_; j++) {
+            const auto &[value, c] = best_[n * size_t(k_) + size_t(j)];
+            std::printf("  %10.4f  class %4lld  %s\n", value, (long long)c,
+                        size_t(c) < labels.size() ? labels[size_t(c)].c_str() : "");
         }
     }
+}
+
+void remove_partial_output(const std::string &path) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
 }
 
 void check_outputs(const Options &o) {

@@ -5,7 +5,9 @@
 #ifndef SW_APPS_SW_NET_H
 #define SW_APPS_SW_NET_H
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sw_net_app {
@@ -21,9 +23,26 @@ struct Options {
     int top = 5, jobs = 0;
 };
 
-/** Prints the top-k values of each row of a (rows, classes) array with their labels. */
-void print_top(const std::vector<float> &values, int rows, int classes, int k,
-               const std::vector<std::string> &labels, const char *what);
+/** The top-k classes of each image of a run, kept for printing after it: k (value, class)
+ * pairs per image, not the images' whole outputs (a batch is streamed, its memory does not
+ * grow with the outputs of every image). NaN ranks first: it must not hide behind finite
+ * values. */
+class TopK {
+public:
+    TopK(int64_t classes, int k);
+    /** Adds the outputs of \p rows more images, rows x classes values in C order. */
+    void add(const float *values, int64_t rows);
+    /** For each image: "image N: top-K (WHAT)" and K lines of value, class and label. */
+    void print(const std::vector<std::string> &labels, const char *what) const;
+
+private:
+    int64_t classes_;
+    int k_;
+    std::vector<std::pair<float, int64_t>> best_;  ///< k_ per image
+};
+
+/** Removes an output written in part when the run fails (a regular file only, not a device). */
+void remove_partial_output(const std::string &path);
 
 /** Checks every output path of the options (--report, --trace, --dump-output) before the run. */
 void check_outputs(const Options &o);

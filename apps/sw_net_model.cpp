@@ -153,34 +153,45 @@ int run_model(const Options &o) {
     }
 
     const std::string out_name = g.outputs.at(0);
-    std::vector<float> output;
+    // Streamed: of each pass's output only the top-k classes per image (a 2-D output) are kept;
+    // --dump-output is written pass by pass. Memory does not grow with the passes.
     std::vector<int64_t> out_shape;
+    std::unique_ptr<TopK> top;
+    std::unique_ptr<sw_io::NpyWriter> dump;
     std::vector<sw_net::LayerRecord> total, base_total;
     std::vector<sw_net::TraceSpan> spans;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int pass = 0; pass < passes; pass++) {
-        const sw_graph::ExecResult r = ex.run(inputs, !o.trace.empty() && pass == 0 ? &spans : nullptr);
-        const sw_graph::Tensor &y = r.outputs.at(out_name);
-        if (pass == 0) {
-            out_shape = y.shape;
-        } else if (!out_shape.empty()) {
-            out_shape[0] += y.shape[0];
-        }
-        output.insert(output.end(), y.f32.begin(), y.f32.end());
-        accumulate(total, r);
-        if (baseline) {
-            const sw_graph::ExecResult rb = baseline->run(inputs);
-            const std::vector<float> &yb = rb.outputs.at(out_name).f32;
-            for (size_t i = 0; i < y.f32.size(); i++) {
-                if (!(std::fabs(y.f32[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y.f32[i])) &&
-                    !(std::isnan(y.f32[i]) && std::isnan(yb[i]))) {
-                    throw std::runtime_error("the " + eo.schedule + " and baseline schedules disagree on output '" +
-                                             out_name + "' element " + std::to_string(i) + ": " +
-                                             std::to_string(y.f32[i]) + " vs " + std::to_string(yb[i]));
-                }
+    try {
+        for (int pass = 0; pass < passes; pass++) {
+            const sw_graph::ExecResult r = ex.run(inputs, !o.trace.empty() && pass == 0 ? &spans : nullptr);
+            const sw_graph::Tensor &y = r.outputs.at(out_name);
+            if (pass == 0) {
+                out_shape = y.shape;
+                if (!out_shape.empty()) out_shape[0] *= passes;
+                else if (passes > 1) out_shape = {passes};
+                if (out_shape.size() == 2) top = std::make_unique<TopK>(out_shape[1], o.top);
+                if (!o.dump.empty()) dump = std::make_unique<sw_io::NpyWriter>(o.dump, out_shape);
             }
-            accumulate(base_total, rb);
+            if (top) top->add(y.f32.data(), y.shape[0]);
+            if (dump) dump->write(y.f32.data(), y.f32.size());
+            accumulate(total, r);
+            if (baseline) {
+                const sw_graph::ExecResult rb = baseline->run(inputs);
+                const std::vector<float> &yb = rb.outputs.at(out_name).f32;
+                for (size_t i = 0; i < y.f32.size(); i++) {
+                    if (!(std::fabs(y.f32[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y.f32[i])) &&
+                        !(std::isnan(y.f32[i]) && std::isnan(yb[i]))) {
+                        throw std::runtime_error("the " + eo.schedule + " and baseline schedules disagree on output '" +
+                                                 out_name + "' element " + std::to_string(i) + ": " +
+                                                 std::to_string(y.f32[i]) + " vs " + std::to_string(yb[i]));
+                    }
+                }
+                accumulate(base_total, rb);
+            }
         }
+    } catch (...) {
+        if (dump) remove_partial_output(o.dump);
+        throw;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -192,7 +203,7 @@ int run_model(const Options &o) {
         } else if (out_shape[1] == 1000 && !o.default_labels.empty()) {
             labels = sw_io::load_labels(o.default_labels);  // ImageNet's classes
         }
-        print_top(output, int(out_shape[0]), int(out_shape[1]), o.top, labels, "value");
+        top->print(labels, "value");
     } else if (o.top_given) {
         std::printf("(--top applies to a 2-D (batch, classes) output only)\n");
     }
@@ -208,8 +219,8 @@ int run_model(const Options &o) {
         sw_net::write_trace(o.trace, spans);
         std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n", o.trace.c_str());
     }
-    if (!o.dump.empty()) {
-        sw_io::save_npy(o.dump, out_shape, output);
+    if (dump) {
+        dump->close();
         std::printf("output '%s' written to %s\n", out_name.c_str(), o.dump.c_str());
     }
     return 0;

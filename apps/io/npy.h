@@ -6,6 +6,9 @@
 #define SW_IO_NPY_H
 
 #include "io_error.h"
+#include "output_file.h"
+
+#include <cstdio>
 
 #include <cstdint>
 #include <string>
@@ -34,6 +37,46 @@ NpyArray load_npy(const std::string &path, NonFinite nonfinite = NonFinite::Refu
  * the expected and the actual shape. */
 NpyArray load_npy_expect(const std::string &path, const std::vector<int64_t> &expected_shape,
                          NonFinite nonfinite = NonFinite::Refuse);
+
+/** A .npy file read a slice at a time (a batch streamed image by image, not loaded whole):
+ * the constructor reads the header and checks the shape against the file's size exactly as
+ * load_npy does (IoError naming the file, before anything is allocated), and refuses data
+ * past the shape; read() reads elements [first, first + count) in C order, refusing NaN and
+ * infinities unless \p nonfinite is Allow, named by their index in the whole array. */
+class NpyReader {
+public:
+    explicit NpyReader(const std::string &path, NonFinite nonfinite = NonFinite::Refuse);
+    ~NpyReader();
+    NpyReader(const NpyReader &) = delete;
+    NpyReader &operator=(const NpyReader &) = delete;
+    const std::vector<int64_t> &shape() const { return shape_; }
+    size_t elements() const { return elements_; }
+    void read(size_t first, size_t count, float *out);
+
+private:
+    std::string path_;
+    NonFinite nonfinite_;
+    FILE *file_ = nullptr;
+    std::vector<int64_t> shape_;
+    size_t elements_ = 0;
+    long data_start_ = 0;
+};
+
+/** A .npy file written a slice at a time (outputs streamed pass by pass): the header of
+ * \p shape is written when constructed (through OutputFile: an unwritable path fails at
+ * once), write() appends elements, close() throws std::invalid_argument unless exactly the
+ * shape's elements were written and IoError if a write failed. */
+class NpyWriter {
+public:
+    NpyWriter(const std::string &path, const std::vector<int64_t> &shape);
+    void write(const float *data, size_t count);
+    void close();
+
+private:
+    OutputFile out_;
+    std::vector<int64_t> shape_;
+    size_t elements_ = 0, written_ = 0;
+};
 
 /** Writes a version 1.0 .npy file ('<f4', C order; version 2.0 only if the header does
  * not fit in 64 KiB) through OutputFile. Throws IoError naming the path if the file cannot
