@@ -80,6 +80,45 @@ std::vector<VarOrRVar> vrs(const std::vector<std::pair<std::string, bool>> &name
 
 }  // namespace
 
+std::string apply_copy_plan(const PipelineInfo &info, const std::vector<std::string> &inputs,
+                            const std::vector<std::array<int, 3>> &tiles, const std::map<std::string, Function> &env) {
+    Writer w(info, env);
+    const Stage &os = info.stages[info.by_name.at(info.output)];
+    Func out = w.func(info.output);
+    const std::string on = ident(info.output);
+    const std::string x = os.args[0], y = os.args[1], n = os.args[3];
+    for (size_t k = 0; k < inputs.size(); k++) {
+        const std::string r = out.function().update(int(k)).schedule().rvars().at(0).var, sfx = "_" + std::to_string(k);
+        const std::string xo = x + "_o" + sfx, xi = x + "_i" + sfx, yo = y + "_o" + sfx, yi = y + "_i" + sfx,
+                          ro = "r_o" + sfx, ri = "r_i" + sfx, xy = "sw_xy" + sfx, tile = "sw_tile" + sfx;
+        const auto [tx, ty, tc] = tiles[k];
+        out.update(int(k))
+            .split(Var(x), Var(xo), Var(xi), tx, TailStrategy::GuardWithIf)
+            .split(Var(y), Var(yo), Var(yi), ty, TailStrategy::GuardWithIf)
+            .split(RVar(r), RVar(ro), RVar(ri), tc, TailStrategy::GuardWithIf)
+            .reorder(Var(xi), Var(yi), RVar(ri), Var(xo), Var(yo), RVar(ro), Var(n))
+            .fuse(Var(xo), Var(yo), Var(xy))
+            .fuse(Var(xy), RVar(ro), RVar(tile))
+            .gpu_blocks(RVar(tile), Var(n), DeviceAPI::Host);
+        Func in = w.func(inputs[k]);
+        in.in().compute_at(out, RVar(tile)).store_in(sw::LDM);
+        // The same as source: the names declared first, then the chain.
+        for (const std::string &v : {x, xo, xi, y, yo, yi, xy, n}) w.var(v);
+        for (const std::string &v : {r, ro, ri, tile}) w.rvar(v);
+        const std::string g = ", TailStrategy::GuardWithIf)";
+        w.line(on + ".update(" + std::to_string(k) + ")");
+        w.line("    .split(" + ident(x) + ", " + ident(xo) + ", " + ident(xi) + ", " + std::to_string(tx) + g);
+        w.line("    .split(" + ident(y) + ", " + ident(yo) + ", " + ident(yi) + ", " + std::to_string(ty) + g);
+        w.line("    .split(" + ident(r) + ", " + ident(ro) + ", " + ident(ri) + ", " + std::to_string(tc) + g);
+        w.line("    .reorder(" + list({ident(xi), ident(yi), ident(ri), ident(xo), ident(yo), ident(ro), ident(n)}) + ")");
+        w.line("    .fuse(" + ident(xo) + ", " + ident(yo) + ", " + ident(xy) + ")");
+        w.line("    .fuse(" + ident(xy) + ", " + ident(ro) + ", " + ident(tile) + ")");
+        w.line("    .gpu_blocks(" + ident(tile) + ", " + ident(n) + ", ::Halide::DeviceAPI::Host);");
+        w.line(ident(inputs[k]) + ".in().compute_at(" + on + ", " + ident(tile) + ").store_in(::sw::LDM);");
+    }
+    return w.source();
+}
+
 std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::map<std::string, Function> &env) {
     Writer w(info, env);
     const Stage &os = info.stages[info.by_name.at(info.output)];

@@ -9,8 +9,10 @@
 #include "autoscheduler/Analysis.h"
 #include "autoscheduler/Plan.h"
 
+#include <array>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace sw_auto {
 
@@ -20,6 +22,14 @@ namespace sw_auto {
  * (AutoSchedulerResults::schedule_source), with Func, Var, RVar and TailStrategy in scope. */
 std::string apply_plan(const PipelineInfo &info, const Plan &plan,
                        const std::map<std::string, Halide::Internal::Function> &env);
+
+/** Schedules a copy pipeline (CopyUpdates.h): update k of the output (copy dimension 2 of
+ * x, y, c, n) in tiles of tiles[k] = {x, y, channels} of one image, spread over the CPEs
+ * (edge tiles guarded: an update cannot shift them inwards), its input's tile staged in LDM
+ * and put into the output's slice by DMA; the same directives as source, as apply_plan. */
+std::string apply_copy_plan(const PipelineInfo &info, const std::vector<std::string> &inputs,
+                            const std::vector<std::array<int, 3>> &tiles,
+                            const std::map<std::string, Halide::Internal::Function> &env);
 
 /** \p body (from apply_plan) as a function
  *   inline void apply_schedule_<name>(::Halide::Pipeline pipeline, ::Halide::Target target). */

@@ -5,6 +5,7 @@
 
 #include "autoscheduler/Analysis.h"
 #include "autoscheduler/ApplyPlan.h"
+#include "autoscheduler/CopyUpdates.h"
 #include "target_sw/BroadcastDma.h"
 #include "target_sw/Divisors.h"
 #include "target_sw/DoubleBuffer.h"
@@ -162,8 +163,13 @@ const sw::Machine &machine_for(const MachineParams &params) {
 
 Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, const std::string &function_name) {
     const auto start = std::chrono::steady_clock::now();
-    Result r;
     const PipelineInfo info = analyze(p);
+    // A copy pipeline (concat): each update planned as the copy it is (CopyUpdates.h).
+    const std::vector<CopyUpdate> copies = copy_updates(p, info.out_extents);
+    if (!copies.empty()) {
+        return autoschedule_copies(p, info, copies, m, function_name);
+    }
+    Result r;
     std::vector<Plan> plans = enumerate_plans(info, m);
     std::vector<Candidate> fit;
     Candidate smallest;

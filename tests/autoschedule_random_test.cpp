@@ -1,7 +1,8 @@
 /** \file
  * The Sunway autoscheduler on seeded random layer shapes: conv2d (batch, odd channel
  * counts, groups, rectangular kernels, per-axis strides, per-side padding, ReLU), pooling
- * (max / average, padding, ceil mode, count_include_pad), dense (alpha, beta, ReLU) and LRN.
+ * (max / average, padding, ceil mode, count_include_pad), dense (alpha, beta, ReLU), LRN and
+ * concat (a copy pipeline, 2-7 inputs).
  * For every shape the layer is generated with the autoscheduler plugin
  *   layers.generator ... -p libsw_autoschedule.so -s Sunway auto_schedule=true target=sw26010 ...
  * compiled and loaded (jit/jit_layer.h), and run on the emulated core group with
@@ -531,12 +532,54 @@ std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vect
     return builds;
 }
 
-constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kLrnCount = 30;
+/** A concat (a copy pipeline, planned per update: autoscheduler/CopyUpdates.h). */
+Case concat_case(int batch, int h, int w, const std::vector<int> &channels, unsigned data_seed) {
+    std::string list;
+    for (int c : channels) list += (list.empty() ? "" : ",") + std::to_string(c);
+    const Params params = {{"batch", std::to_string(batch)}, {"height", std::to_string(h)},
+                           {"width", std::to_string(w)}, {"channels", list},
+                           {"input.size", std::to_string(channels.size())}};
+    return {"concat", params, [=](const sw_jit::JitLayer &layer) {
+                std::vector<std::vector<float>> in;
+                std::vector<Buf> bufs;
+                std::vector<halide_buffer_t *> args;
+                int total = 0;
+                for (size_t k = 0; k < channels.size(); k++) {
+                    in.push_back(random_values(size_t(batch) * channels[k] * h * w, data_seed + unsigned(k)));
+                    total += channels[k];
+                }
+                for (size_t k = 0; k < channels.size(); k++) {
+                    bufs.emplace_back(in[k].data(), std::vector<int>{w, h, channels[k], batch});
+                }
+                const std::vector<int> od = {w, h, total, batch};
+                std::vector<float> out(size_t(w) * h * total * batch, NAN);
+                bufs.emplace_back(out.data(), od);
+                for (Buf &b : bufs) args.push_back(b.raw_buffer());
+                std::string e = call_layer(layer, args);
+                return e.empty() ? compare(reference::concat(batch, h, w, channels, in), out, od) : e;
+            }};
+}
+
+/** ~20 concats: batch 1-3, 2-7 inputs of 1-40 channels, sizes 1-30. */
+std::vector<Case> concat_cases(int count) {
+    std::mt19937 rng(seed(5005));
+    std::vector<Case> cases;
+    for (int i = 0; i < count; i++) {
+        const int batch = uniform(rng, 1, 3), h = uniform(rng, 1, 30), w = uniform(rng, 1, 30);
+        std::vector<int> channels(size_t(uniform(rng, 2, 7)));
+        for (int &c : channels) c = uniform(rng, 1, 40);
+        cases.push_back(concat_case(batch, h, w, channels, seed(95000 + unsigned(i) * 10)));
+    }
+    return cases;
+}
+
+constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kLrnCount = 30, kConcatCount = 20;
 
 TEST(AutoscheduleRandom, Conv2D) { run_cases("conv2d", conv_cases(kConvCount)); }
 TEST(AutoscheduleRandom, Pool) { run_cases("pool", pool_cases(kPoolCount)); }
 TEST(AutoscheduleRandom, Dense) { run_cases("dense", dense_cases(kDenseCount)); }
 TEST(AutoscheduleRandom, Lrn) { run_cases("lrn", lrn_cases(kLrnCount)); }
+TEST(AutoscheduleRandom, Concat) { run_cases("concat", concat_cases(kConcatCount)); }
 
 /** Dense layers whose input every CPE needs whole (the batch in one tile): the autoscheduler
  * shares it (sw::broadcast, by broadcast DMA or register communication), which must still
