@@ -386,13 +386,15 @@ struct Lowerer {
                 if (n.attr_int("noop_with_empty_axes", 0)) throw NodeError("noop_with_empty_axes is not supported");
                 first = 0;
             } else {
+                std::string given;  // as the node gives them, for the message
+                for (int64_t v : axes) given += (given.empty() ? "" : ", ") + str(v);
                 for (int64_t &v : axes) v = v < 0 ? v + rank : v;
                 std::sort(axes.begin(), axes.end());
                 first = axes[0];
                 for (size_t i = 0; i < axes.size(); i++) {
                     if (axes[i] != first + int64_t(i) || axes.back() != rank - 1) {
-                        throw NodeError("only trailing axes (the spatial ones) can be reduced, not " +
-                                        dims_str(n.attr_ints("axes", axes)));
+                        throw NodeError("only trailing axes (the spatial ones) can be reduced, not (" + given +
+                                        ") of an input of rank " + str(rank));
                     }
                 }
             }
@@ -402,14 +404,18 @@ struct Lowerer {
         int64_t lead = 1, plane = 1;
         for (int64_t i = 0; i < rank; i++) (i < first ? lead : plane) *= x.shape[i];
         const int nb = first >= 1 ? to_int(x.shape[0], "batch") : 1;
-        const int c = to_int(lead / nb, "channels"), pl = to_int(plane, "plane");
+        const int c = to_int(lead / nb, "channels");
+        // The reduced dims as rows of the last one (an NCHW input's own H x W): the layer
+        // stages whole rows in LDM, so one row of the whole plane could not fit.
+        const int64_t last = first < rank ? std::max<int64_t>(1, x.shape[size_t(rank - 1)]) : 1;
+        const int w = to_int(last, "width"), h = to_int(plane / last, "plane height");
         std::map<std::string, std::string> p = {{"batch", str(nb)},
                                                 {"channels", str(c)},
-                                                {"height", "1"},
-                                                {"width", str(pl)},
+                                                {"height", str(h)},
+                                                {"width", str(w)},
                                                 {"type", n.op_type == "GlobalMaxPool" ? "max" : "avg"}};
         Step &s = step(n, "global_pool", p);
-        s.inputs = {{x.name, {pl, 1, c, nb}}};
+        s.inputs = {{x.name, {w, h, c, nb}}};
         s.output = {out_tensor(n).name, {1, 1, c, nb}};
     }
 

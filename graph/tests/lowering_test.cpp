@@ -136,6 +136,26 @@ TEST(Lowering, MatMulAsDense) {
     EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].generator, "eltwise");
 }
 
+// A global pool keeps the rows of its plane (the layer stages whole rows in LDM: one row of a
+// 2048 x 2048 plane would need 16 MB), and ReduceMean over trailing axes reduces their rows.
+TEST(Lowering, GlobalPoolKeepsRows) {
+    ModelBuilder b;
+    b.input("x", {1, 3, 2048, 2048});
+    b.input("t", {2, 5, 6, 7});
+    b.node("GlobalAveragePool", {"x"}, {"y"}, "gap");
+    auto &rm = b.node("ReduceMean", {"t"}, {"z"}, "mean");
+    ModelBuilder::attr_ints(rm, "axes", {1, 2, 3});
+    b.output("y");
+    b.output("z");
+    const LoweredGraph l = lower(b);
+    ASSERT_EQ(l.steps.size(), 2u);
+    const auto &p = l.layers[size_t(l.steps[0].layer)].params;
+    EXPECT_EQ(p.at("height"), "2048");
+    EXPECT_EQ(p.at("width"), "2048");
+    EXPECT_EQ(l.steps[0].inputs[0].extents, (std::vector<int>{2048, 2048, 3, 1}));
+    EXPECT_EQ(l.steps[1].inputs[0].extents, (std::vector<int>{7, 30, 1, 2}));
+}
+
 TEST(Lowering, DistinctLayersPlannedOnceAndViews) {
     ModelBuilder b;
     b.input("x", {2, 4, 3, 3});
