@@ -1,7 +1,9 @@
 /** \file
  * The Sunway autoscheduler, the orchestrator: analyse the pipeline (Analysis.h), enumerate
- * plans (Search.h), rank them by the cost model (CostModel.h), lower the best ones for real
- * until one passes the Sunway lowering (its LDM check included), apply it (ApplyPlan.h).
+ * plans (enumerate_plans), rank them by the cost model (CostModel.h), lower the best ones for
+ * real until one passes the Sunway lowering (its LDM check included), apply it (ApplyPlan.h).
+ * A copy pipeline (a concat: one update per input, no main stage) is planned update by update
+ * (CopyUpdates.h).
  *
  * It is registered with Halide as the autoscheduler "Sunway" by the plugin
  * libsw_autoschedule.so (Plugin.cpp), so that generators run with
