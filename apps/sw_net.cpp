@@ -298,6 +298,9 @@ int main(int argc, char **argv) {
                    "--model: also write a self-contained folder for sw5cc (layers, host program, weights, "
                    "Makefile; `make emu` builds it here against the emulator)");
     app.add_flag("--no-cache", o.no_cache, "--model: build every layer in a temporary directory");
+    app.add_flag("--concat-copies", o.concat_copies,
+                 "--model: every Concat copies its inputs with concat layers (default: producers write into "
+                 "slices of the concat's buffer where they can, graph/ConcatInPlace.h)");
     app.add_option("--jobs", o.jobs, "--model: layers compiled at once (default: one per core)")
         ->check(CLI::Range(1, 256));
     app.add_flag("--allow-nonfinite", o.allow_nonfinite, "accept NaN and infinite values in inputs and weights");
@@ -318,8 +321,9 @@ int main(int argc, char **argv) {
             return sw_net_app::run_model(o);
         }
         if (!o.input_shapes.empty()) throw std::runtime_error("--input-shape applies to --model only");
-        if (app.count("--cache-dir") || o.no_cache || app.count("--jobs") || app.count("--export")) {
-            throw std::runtime_error("--cache-dir, --no-cache, --jobs and --export apply to --model only");
+        if (app.count("--cache-dir") || o.no_cache || app.count("--jobs") || app.count("--export") ||
+            o.concat_copies) {
+            throw std::runtime_error("--cache-dir, --no-cache, --jobs, --export and --concat-copies apply to --model only");
         }
         if (o.schedule.empty() || o.schedule == "hand") o.schedule = "sunway";
         return sw_net_app::run_net(o);

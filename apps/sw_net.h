@@ -18,6 +18,7 @@ struct Options {
     std::vector<std::string> input_shapes;  ///< --input-shape name=NxCxHxW
     std::string cache_dir;                  ///< --cache-dir; "" = the default
     std::string export_dir;                 ///< --export: a folder for sw5cc (with --model)
+    bool concat_copies = false;             ///< --concat-copies: no in-place concats (with --model)
     bool no_cache = false, compare = true, allow_nonfinite = false, image_given = false, top_given = false;
     int batch = 0;  ///< 0: not given
     int top = 5, jobs = 0;

@@ -42,13 +42,29 @@ namespace {
 
 using sw_graph::shape_string;
 
-/** Adds one pass's step records to the running totals (views have none). */
+/** Adds one pass's step records to the running totals (views have none; an in-place
+ * concat has a row of zeros, "Concat (in place)", so that the table shows it). */
 void accumulate(std::vector<sw_net::LayerRecord> &total, const sw_graph::ExecResult &r) {
     std::vector<sw_net::LayerRecord> pass;
     for (const sw_graph::StepResult &s : r.steps) {
-        if (s.layer >= 0) pass.push_back(s.record);
+        if (s.layer >= 0 || s.in_place) pass.push_back(s.record);
     }
     sw_net::accumulate(total, pass);
+}
+
+/** What graph/ConcatInPlace.h did with the model's concats. */
+void print_concat_summary(const sw_graph::ConcatInPlaceStats &st, bool enabled) {
+    if (st.concat_calls_before == 0 && st.concats == 0) return;
+    if (!enabled) {
+        std::printf("concat: %d concat layer calls copy %.2f MB (--concat-copies)\n", st.concat_calls_before,
+                    double(st.copied_bytes_before) / 1e6);
+        return;
+    }
+    std::printf("concat: %d of %d in place (%d of them views of a later concat's buffer), %d copying; concat "
+                "layer calls %d -> %d, %d inputs copied into their slices, bytes copied %.2f MB -> %.2f MB\n",
+                st.in_place, st.concats, st.views, st.copying, st.concat_calls_before, st.concat_calls_after,
+                st.copied_inputs, double(st.copied_bytes_before) / 1e6, double(st.copied_bytes_after) / 1e6);
+    for (const std::string &n : st.notes) std::printf("  concat %s\n", n.c_str());
 }
 
 /** The model's input, the same for every pass, and the number of passes: from --input (one
@@ -111,6 +127,7 @@ int run_model(const Options &o) {
     sw_graph::ExecOptions eo;
     eo.schedule = o.schedule.empty() ? "auto" : o.schedule;
     eo.jobs = o.jobs;
+    eo.concat_in_place = !o.concat_copies;
     eo.cache_dir = o.no_cache ? "" : !o.cache_dir.empty() ? o.cache_dir : sw_graph::default_cache_dir();
     eo.progress = [](const sw_graph::BuildProgress &p) {
         std::fprintf(stderr, "[%*d/%d] %6.1f s  %-8s %s%s\n", p.total >= 10 ? 2 : 1, p.done, p.total,
@@ -138,6 +155,7 @@ int run_model(const Options &o) {
                 ex.lowered().steps.size(), ex.build_seconds(), cached);
     if (refused) std::printf(", %d with their hand schedule where the autoscheduler refused", refused);
     std::printf(")\n");
+    print_concat_summary(ex.concat_placement().stats, eo.concat_in_place);
     if (!o.export_dir.empty()) {
         const sw_graph::ExportSummary e = sw_graph::export_model(ex, o.model, o.export_dir);
         std::printf("exported to %s: %d layers, %d steps, %lld weight floats, activations %lld bytes "

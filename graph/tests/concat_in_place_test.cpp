@@ -26,6 +26,7 @@
 namespace {
 
 using sw_graph_test::ModelBuilder;
+using sw_graph_test::random_values;
 
 void expect_close(const std::vector<float> &actual, const std::vector<float> &expected, const std::string &what) {
     ASSERT_EQ(actual.size(), expected.size()) << what;
@@ -37,14 +38,6 @@ void expect_close(const std::vector<float> &actual, const std::vector<float> &ex
         }
     }
     EXPECT_EQ(bad, 0) << what;
-}
-
-std::vector<float> random_values(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(-1.f, 1.f);
-    std::vector<float> v(n);
-    for (float &x : v) x = d(rng);
-    return v;
 }
 
 /** Hand schedules (quicker to build than autoscheduled ones) through a cache shared by the

@@ -135,6 +135,15 @@ public:
     std::mt19937 rng{1234};
 };
 
+/** n values uniform in [-1, 1) from a seeded generator (test inputs). */
+inline std::vector<float> random_values(size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> v(n);
+    for (float &x : v) x = d(rng);
+    return v;
+}
+
 /** ShuffleNetV2's unit as torch.onnx exports it: Slice / Split of the channels, Concat,
  * then the channel shuffle as Reshape (N, g, C/g, H, W) - Transpose - Reshape:
  * x (2, 8, 3, 5) -> lo = x[:, :4], hi = x[:, 4:] -> y = shuffle(concat(lo, relu(hi)), 2). */
