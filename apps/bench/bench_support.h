@@ -71,6 +71,7 @@ inline double schedule_network(const std::string &cli, const std::string &net, s
  *  --tune 1`): the cost model's prediction and the emulator's modelled time. */
 struct TunedLayer {
     double predicted_ms = -1, emulated_ms = -1;
+    double line_bytes = -1;  ///< DMA line bytes of all CPEs on the emulator (-1: not reported)
     std::string plan;
 };
 
@@ -89,6 +90,8 @@ inline TunedLayer tune_one(const std::string &cli, const std::string &generator_
         t.plan = l.substr(11, pr - 11);
         t.predicted_ms = std::atof(l.c_str() + pr + 12);
         t.emulated_ms = std::atof(l.c_str() + em + 10);
+        const size_t lb = l.find("all CPEs: ");  // "... all CPEs: N DMA line bytes; ..."
+        if (lb != std::string::npos) t.line_bytes = std::atof(l.c_str() + lb + 10);
     }
     if (pclose(p) != 0) t.emulated_ms = -1;
     return t;
