@@ -17,6 +17,7 @@
 #include "apps/net/emulator_record.h"
 #include "apps/net/network.h"
 #include "apps/net/report.h"
+#include "dist/JobModel.h"
 
 #include <athread_emu.h>
 
@@ -49,7 +50,10 @@ namespace {
  * kept per image: memory does not grow with --batch. */
 class Images {
 public:
-    Images(const Options &o, const sw_net::Shape &in) : per_image_(sw_net::elements(in) / in[0]) {
+    /** Images [first, last) are this run's (all of them but with several ranks): only they are
+     * checked for NaN, so a rank fails on its own images. */
+    Images(const Options &o, const sw_net::Shape &in, int64_t first, int64_t last)
+        : per_image_(sw_net::elements(in) / in[0]) {
         const sw_io::NonFinite nf = o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
         if (!o.input.empty()) {
             npy_ = std::make_unique<sw_io::NpyReader>(o.input, nf);  // the header is checked against the file size
@@ -63,7 +67,7 @@ public:
             }
             if (nf == sw_io::NonFinite::Refuse) {  // refused before the run, not at image n
                 std::vector<float> x(static_cast<size_t>(per_image_));
-                for (int n = 0; n < o.batch; n++) npy_->read(size_t(n) * x.size(), x.size(), x.data());
+                for (int64_t n = first; n < last; n++) npy_->read(size_t(n) * x.size(), x.size(), x.data());
             }
             source_ = o.input;
         } else {
@@ -92,7 +96,7 @@ private:
     std::string source_;
 };
 
-int run_net_checked(const Options &o) {
+int run_net_checked(const Options &o, const sw_dist::Job &job) {
     const sw_net::Network net(o.net == "alexnet" ? alexnet_table() : vgg19_table());
     const sw_net::Shape in = net.input_shape();
     const int compiled_batch = int(in[0]);
@@ -100,7 +104,11 @@ int run_net_checked(const Options &o) {
         throw std::runtime_error("this build compiles " + o.net + " for batch " + std::to_string(compiled_batch) +
                                  "; --batch must be a multiple of it");
     }
-    const Images images(o, in);
+    // With several ranks each runs a contiguous share of the passes (the first ranks one more
+    // when they do not divide); a rank beyond the passes idles.
+    const int passes = o.batch / compiled_batch;
+    const auto [first_pass, last_pass] = sw_dist::share(passes, job.rank, job.size);
+    const Images images(o, in, first_pass * compiled_batch, last_pass * compiled_batch);
     const sw_io::NonFinite nf = o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
 
     sw_net::Network loaded = net;
@@ -126,7 +134,14 @@ int run_net_checked(const Options &o) {
     std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n", o.net.c_str(),
                 schedules);
     std::printf("input: %s, batch %d (network compiled for batch %d: %d pass(es))\n", images.source().c_str(),
-                o.batch, compiled_batch, o.batch / compiled_batch);
+                o.batch, compiled_batch, passes);
+    if (job.multi()) {
+        std::printf("data parallel: %d ranks, one per emulated core group; each runs a contiguous share of the "
+                    "passes\n", job.size);
+        if (job.size > passes) {
+            std::printf("note: %d ranks for %d pass(es): ranks %d-%d idle\n", job.size, passes, passes, job.size - 1);
+        }
+    }
     std::printf("%s\n", weights_note.c_str());
 
     const int64_t classes = net.output_shape()[1];
@@ -134,20 +149,26 @@ int run_net_checked(const Options &o) {
     const std::string compared = o.schedule == "auto" ? "autoscheduled" : "hand";
     // Streamed: per image only its top-k classes are kept; --dump-output is written pass by pass.
     TopK top(classes, o.top);
+    // One rank streams its outputs into the file; with several, each keeps its own rows and
+    // rank 0 writes them all in input order at the end.
     std::unique_ptr<sw_io::NpyWriter> dump;
-    if (!o.dump.empty()) dump = std::make_unique<sw_io::NpyWriter>(o.dump, std::vector<int64_t>{o.batch, classes});
+    std::vector<float> rows;
+    if (!o.dump.empty() && !job.multi()) {
+        dump = std::make_unique<sw_io::NpyWriter>(o.dump, std::vector<int64_t>{o.batch, classes});
+    }
     std::vector<sw_net::LayerRecord> total, baseline;
     std::vector<sw_net::TraceSpan> spans;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        for (int pass = 0; pass < o.batch / compiled_batch; pass++) {
+        for (int64_t pass = first_pass; pass < last_pass; pass++) {
             std::vector<float> x;
-            for (int n = 0; n < compiled_batch; n++) images.append(pass * compiled_batch + n, x);
+            for (int n = 0; n < compiled_batch; n++) images.append(int(pass) * compiled_batch + n, x);
             std::vector<sw_net::LayerRecord> records;
             const std::vector<float> y =
-                loaded.run(x, o.schedule, &records, !o.trace.empty() && pass == 0 ? &spans : nullptr);
+                loaded.run(x, o.schedule, &records, !o.trace.empty() && pass == first_pass ? &spans : nullptr);
             top.add(y.data(), compiled_batch);
             if (dump) dump->write(y.data(), y.size());
+            if (!o.dump.empty() && job.multi()) rows.insert(rows.end(), y.begin(), y.end());
             sw_net::accumulate(total, records);
             if (compare) {
                 std::vector<sw_net::LayerRecord> base_records;
@@ -167,10 +188,38 @@ int run_net_checked(const Options &o) {
         throw;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
+
+    // Several ranks: the results of every rank on rank 0, in input order (the shares are
+    // contiguous, in rank order), and the job's figures.
+    std::vector<sw_dist::RankFigures> ranks;
+    if (job.multi()) {
+        const std::vector<std::vector<double>> values = sw_dist::gather(job, top.values());
+        const std::vector<std::vector<int64_t>> cls = sw_dist::gather(job, top.classes());
+        double mine = 0;
+        for (const sw_net::LayerRecord &r : total) mine += r.modelled_seconds;
+        const int64_t my_images = (last_pass - first_pass) * compiled_batch;
+        const int64_t result_bytes = int64_t(top.values().size()) * 12 + int64_t(rows.size()) * 4;
+        const std::vector<std::vector<double>> figures =
+            sw_dist::gather(job, std::vector<double>{double(my_images), mine, double(result_bytes)});
+        const std::vector<std::vector<float>> all_rows = sw_dist::gather(job, rows);
+        if (job.rank == 0) {
+            TopK all(classes, o.top);
+            for (size_t r = 0; r < values.size(); r++) all.append(values[r], cls[r]);
+            top = all;
+            for (const std::vector<double> &f : figures) ranks.push_back({int64_t(f[0]), f[1], int64_t(f[2])});
+            if (!o.dump.empty()) {
+                sw_io::NpyWriter w(o.dump, std::vector<int64_t>{o.batch, classes});
+                for (const std::vector<float> &r : all_rows) w.write(r.data(), r.size());
+                w.close();
+            }
+        }
+    }
 
     top.print(labels, "probability");
-    const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
+    if (job.multi()) std::printf("\nper-layer table of rank 0's share of the batch:\n");
     sw_net::print_table(total, compare ? &baseline : nullptr, machine);
+    if (job.multi()) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
     std::printf("\nwall time on this machine: %.2f s for %d image(s)%s\n", secs, o.batch,
                 compare ? (" (" + compared + " and baseline schedules)").c_str() : "");
     if (!o.report.empty()) {
@@ -181,10 +230,8 @@ int run_net_checked(const Options &o) {
         sw_net::write_trace(o.trace, spans);
         std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n", o.trace.c_str());
     }
-    if (dump) {
-        dump->close();
-        std::printf("probabilities written to %s\n", o.dump.c_str());
-    }
+    if (dump) dump->close();
+    if (!o.dump.empty()) std::printf("probabilities written to %s\n", o.dump.c_str());
     return 0;
 }
 
@@ -232,6 +279,22 @@ void TopK::print(const std::vector<std::string> &labels, const char *what) const
     }
 }
 
+std::vector<double> TopK::values() const {
+    std::vector<double> v;
+    for (const auto &e : best_) v.push_back(double(e.first));
+    return v;
+}
+
+std::vector<int64_t> TopK::classes() const {
+    std::vector<int64_t> v;
+    for (const auto &e : best_) v.push_back(e.second);
+    return v;
+}
+
+void TopK::append(const std::vector<double> &values, const std::vector<int64_t> &classes) {
+    for (size_t i = 0; i < values.size() && i < classes.size(); i++) best_.push_back({float(values[i]), classes[i]});
+}
+
 void remove_partial_output(const std::string &path) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
@@ -243,18 +306,27 @@ void check_outputs(const Options &o) {
     }
 }
 
-int run_net(const Options &options) {
+int run_net(const Options &options, const sw_dist::Job &job) {
     Options o = options;
     if (o.batch == 0) o.batch = 1;
     if (o.labels.empty()) o.labels = o.default_labels;
-    check_outputs(o);
-    return run_net_checked(o);
+    if (job.rank == 0) check_outputs(o);  // rank 0 writes every output
+    return run_net_checked(o, job);
 }
 
 }  // namespace sw_net_app
 
 int main(int argc, char **argv) {
     using sw_net_app::Options;
+    // Under mpirun: one rank per emulated core group (dist/Ranks.h); only rank 0 prints.
+    const sw_dist::Job job = sw_dist::start(&argc, &argv);
+    if (job.rank > 0 && !std::freopen("/dev/null", "w", stdout)) sw_dist::abort_job(job, "cannot silence stdout");
+    const int status = sw_net_app::main_of_rank(argc, argv, job);
+    sw_dist::finish(job);
+    return status;
+}
+
+int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
     Options o;
     o.image = SW_SAMPLE_IMAGE;
     o.default_labels = SW_LABELS;
@@ -309,7 +381,7 @@ int main(int argc, char **argv) {
     } catch (const CLI::CallForHelp &e) {
         return app.exit(e);
     } catch (const CLI::ParseError &e) {
-        std::fprintf(stderr, "error: %s\n(sw_net --help lists the options)\n", e.what());
+        if (job.rank == 0) std::fprintf(stderr, "error: %s\n(sw_net --help lists the options)\n", e.what());
         return 1;
     }
     o.image_given = image->count() > 0;
@@ -318,6 +390,7 @@ int main(int argc, char **argv) {
         if (!o.model.empty()) {
             if (app.count("--net")) throw std::runtime_error("--net and --model exclude each other");
             if (!o.weights.empty()) throw std::runtime_error("--weights: a model's weights are in its ONNX file");
+            if (job.multi()) throw std::runtime_error("--model does not run data parallel yet: run it with one rank");
             return sw_net_app::run_model(o);
         }
         if (!o.input_shapes.empty()) throw std::runtime_error("--input-shape applies to --model only");
@@ -326,12 +399,16 @@ int main(int argc, char **argv) {
             throw std::runtime_error("--cache-dir, --no-cache, --jobs, --export and --concat-copies apply to --model only");
         }
         if (o.schedule.empty() || o.schedule == "hand") o.schedule = "sunway";
-        return sw_net_app::run_net(o);
+        return sw_net_app::run_net(o, job);
     } catch (const std::bad_alloc &) {
+        if (job.multi()) sw_dist::abort_job(job, "out of memory");
         std::fprintf(stderr, "error: out of memory\n");
         return 1;
     } catch (const std::exception &e) {
         const std::string what = e.what();
+        // With several ranks a failing rank ends the whole job with its message (no rank is
+        // left waiting for it in a collective step).
+        if (job.multi()) sw_dist::abort_job(job, what);
         std::fprintf(stderr, "%s%s\n", what.rfind("error: ", 0) == 0 ? "" : "error: ", what.c_str());
         return 1;
     }

@@ -5,6 +5,8 @@
 #ifndef SW_APPS_SW_NET_H
 #define SW_APPS_SW_NET_H
 
+#include "dist/Ranks.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -35,6 +37,11 @@ public:
     void add(const float *values, int64_t rows);
     /** For each image: "image N: top-K (WHAT)" and K lines of value, class and label. */
     void print(const std::vector<std::string> &labels, const char *what) const;
+    /** The kept (value, class) pairs, k per image, as two vectors (to send them to rank 0). */
+    std::vector<double> values() const;
+    std::vector<int64_t> classes() const;
+    /** Appends the images whose pairs another TopK gave (values(), classes()). */
+    void append(const std::vector<double> &values, const std::vector<int64_t> &classes);
 
 private:
     int64_t classes_;
@@ -48,9 +55,14 @@ void remove_partial_output(const std::string &path);
 /** Checks every output path of the options (--report, --trace, --dump-output) before the run. */
 void check_outputs(const Options &o);
 
-int run_net(const Options &o);
+/** The built-in network; with several ranks (dist/Ranks.h) each runs its share of the
+ * batch and rank 0 prints the results in input order and the job's figures. */
+int run_net(const Options &o, const sw_dist::Job &job);
 /** Throws std::runtime_error if this build has no ONNX import. */
 int run_model(const Options &o);
+
+/** sw_net's main on one rank of \p job: options, the run, its errors. */
+int main_of_rank(int argc, char **argv, const sw_dist::Job &job);
 
 }  // namespace sw_net_app
 

@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(cmake make g++ gcc libhalide14-0-dev libpng-dev libgtest-dev libonnx-testdata libonnx-dev libprotobuf-dev libcli11-dev)
 # JSON reports and traces (apps/net/report.cpp); the report plots (scripts/plot_report.py).
 packages+=(nlohmann-json3-dev python3-matplotlib)
+# MPI: sw_net runs one rank per core group under mpirun (dist/; CMake option SW_MPI).
+packages+=(libopenmpi-dev openmpi-bin)
 # Only for the model tests (sw_graph_models_test, label "models"): scripts/export_torchvision.py
 # builds torchvision's models with seeded weights and exports them to ONNX with PyTorch's output.
 packages+=(python3-torch python3-torchvision)

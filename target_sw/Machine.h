@@ -79,6 +79,17 @@ struct RegComm {
     double latency_cycles = 10;
 };
 
+/** Communication between core groups (one MPI rank each, dist/): within a chip and between
+ * nodes. Used by the model of a multi-rank job's communication (dist/JobModel.h); the values
+ * and their sources are set per machine below. */
+struct Interconnect {
+    double cg_latency_us = 0;  ///< MPI message between two core groups of one chip
+    double cg_gbps = 0;        ///< MPI bandwidth between two core groups of one chip
+    double node_latency_us = 0;  ///< MPI message between two nodes
+    double node_gbps = 0;        ///< MPI bandwidth between two nodes, one direction
+    int nodes_per_supernode = 0;
+};
+
 struct Machine {
     std::string name;
     int core_groups_per_chip;
@@ -127,6 +138,7 @@ struct Machine {
 
     DmaTiming dma_timing{};  ///< DMA and launch timing of the emulator's model (set below)
     RegComm regcomm{};       ///< register communication
+    Interconnect interconnect{};  ///< between core groups and nodes (set below)
 
     /** Bytes of LDM a CPE may give to data buffers (ldm_malloc and __thread_local). */
     int64_t ldm_data_budget() const { return ldm_bytes - ldm_stack_reserve; }
@@ -196,6 +208,23 @@ inline const Machine &sw26010() {
     // [U] launch/join overheads not measured in the sources: ~10 us spawn, ~2 us join.
     m.dma_timing.spawn_cycles = 14500;
     m.dma_timing.join_cycles = 2900;
+    // Communication between ranks (one per core group; `bsub -n P -np 4 -cgsp 64` puts four on a
+    // node [V] from public job scripts). No MPI latency or bandwidth measured on TaihuLight was
+    // found, between the core groups of a chip or between nodes, so every figure below is
+    // [U]: order-of-magnitude values kept inside the published peaks.
+    // Between core groups: only "4 CGs connected by a NoC" is published [V] (Dongarra's report,
+    // UT-EECS-16-742, fig. 2); Sunway MPI is MVAPICH2-based, which uses shared memory within
+    // a node [U]; each CG's memory reads at 20-22 GB/s by DMA [V] (CAND, above).
+    m.interconnect.cg_latency_us = 1.0;  // [U]
+    m.interconnect.cg_gbps = 4.0;        // [U], kept well below the CGs' memory bandwidth
+    // Between nodes: 16 GB/s injection per node [V] vendor peak (Fu et al., Sci. China Inf.
+    // Sci. 59:072001, 2016, as cited by secondary sources; one or both directions not
+    // confirmed); 6 GB/s per direction [U] (about 75% of 8); latency ~1 us is quoted for the
+    // network, unconfirmed: 1.5 us within a supernode [U] (inter-supernode traffic, 2.5 us
+    // [U], is not separated: a job of up to 256 nodes stays in one supernode).
+    m.interconnect.node_latency_us = 1.5;  // [U]
+    m.interconnect.node_gbps = 6.0;        // [U]
+    m.interconnect.nodes_per_supernode = 256;  // 32 boards x 8 nodes [V] (Dongarra's report)
     return m;
     }();
     return mm;
