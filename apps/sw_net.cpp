@@ -135,13 +135,7 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
                 schedules);
     std::printf("input: %s, batch %d (network compiled for batch %d: %d pass(es))\n", images.source().c_str(),
                 o.batch, compiled_batch, passes);
-    if (job.multi()) {
-        std::printf("data parallel: %d ranks, one per emulated core group; each runs a contiguous share of the "
-                    "passes\n", job.size);
-        if (job.size > passes) {
-            std::printf("note: %d ranks for %d pass(es): ranks %d-%d idle\n", job.size, passes, passes, job.size - 1);
-        }
-    }
+    print_data_parallel(job, passes);
     std::printf("%s\n", weights_note.c_str());
 
     const int64_t classes = net.output_shape()[1];
@@ -190,31 +184,10 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
 
-    // Several ranks: the results of every rank on rank 0, in input order (the shares are
-    // contiguous, in rank order), and the job's figures.
-    std::vector<sw_dist::RankFigures> ranks;
-    if (job.multi()) {
-        const std::vector<std::vector<double>> values = sw_dist::gather(job, top.values());
-        const std::vector<std::vector<int64_t>> cls = sw_dist::gather(job, top.classes());
-        double mine = 0;
-        for (const sw_net::LayerRecord &r : total) mine += r.modelled_seconds;
-        const int64_t my_images = (last_pass - first_pass) * compiled_batch;
-        const int64_t result_bytes = int64_t(top.values().size()) * 12 + int64_t(rows.size()) * 4;
-        const std::vector<std::vector<double>> figures =
-            sw_dist::gather(job, std::vector<double>{double(my_images), mine, double(result_bytes)});
-        const std::vector<std::vector<float>> all_rows = sw_dist::gather(job, rows);
-        if (job.rank == 0) {
-            TopK all(classes, o.top);
-            for (size_t r = 0; r < values.size(); r++) all.append(values[r], cls[r]);
-            top = all;
-            for (const std::vector<double> &f : figures) ranks.push_back({int64_t(f[0]), f[1], int64_t(f[2])});
-            if (!o.dump.empty()) {
-                sw_io::NpyWriter w(o.dump, std::vector<int64_t>{o.batch, classes});
-                for (const std::vector<float> &r : all_rows) w.write(r.data(), r.size());
-                w.close();
-            }
-        }
-    }
+    double mine = 0;
+    for (const sw_net::LayerRecord &r : total) mine += r.modelled_seconds;
+    const std::vector<sw_dist::RankFigures> ranks =
+        gather_data_parallel(job, &top, rows, {o.batch, classes}, o.dump, (last_pass - first_pass) * compiled_batch, mine);
 
     top.print(labels, "probability");
     if (job.multi()) std::printf("\nper-layer table of rank 0's share of the batch:\n");
@@ -293,6 +266,40 @@ std::vector<int64_t> TopK::classes() const {
 
 void TopK::append(const std::vector<double> &values, const std::vector<int64_t> &classes) {
     for (size_t i = 0; i < values.size() && i < classes.size(); i++) best_.push_back({float(values[i]), classes[i]});
+}
+
+void print_data_parallel(const sw_dist::Job &job, int passes) {
+    if (!job.multi()) return;
+    std::printf("data parallel: %d ranks, one per emulated core group; each runs a contiguous share of the "
+                "passes\n", job.size);
+    if (job.size > passes) {
+        std::printf("note: %d ranks for %d pass(es): ranks %d-%d idle\n", job.size, passes, passes, job.size - 1);
+    }
+}
+
+std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, TopK *top, const std::vector<float> &rows,
+                                                      const std::vector<int64_t> &dump_shape, const std::string &dump,
+                                                      int64_t images, double modelled_seconds) {
+    std::vector<sw_dist::RankFigures> ranks;
+    if (!job.multi()) return ranks;
+    const std::vector<double> values = top ? top->values() : std::vector<double>();
+    const std::vector<std::vector<double>> all_values = sw_dist::gather(job, values);
+    const std::vector<std::vector<int64_t>> all_classes =
+        sw_dist::gather(job, top ? top->classes() : std::vector<int64_t>());
+    const double result_bytes = double(values.size()) * 12 + double(rows.size()) * 4;  // float + int64 per pair
+    const std::vector<std::vector<double>> figures =
+        sw_dist::gather(job, std::vector<double>{double(images), modelled_seconds, result_bytes});
+    const std::vector<std::vector<float>> all_rows = sw_dist::gather(job, rows);
+    if (job.rank != 0) return ranks;
+    // Rank 0 holds the first share: the others' images follow in rank order.
+    for (size_t r = 1; top && r < all_values.size(); r++) top->append(all_values[r], all_classes[r]);
+    for (const std::vector<double> &f : figures) ranks.push_back({int64_t(f[0]), f[1], int64_t(f[2])});
+    if (!dump.empty()) {
+        sw_io::NpyWriter w(dump, dump_shape);
+        for (const std::vector<float> &r : all_rows) w.write(r.data(), r.size());
+        w.close();
+    }
+    return ranks;
 }
 
 void remove_partial_output(const std::string &path) {
@@ -390,8 +397,7 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
         if (!o.model.empty()) {
             if (app.count("--net")) throw std::runtime_error("--net and --model exclude each other");
             if (!o.weights.empty()) throw std::runtime_error("--weights: a model's weights are in its ONNX file");
-            if (job.multi()) throw std::runtime_error("--model does not run data parallel yet: run it with one rank");
-            return sw_net_app::run_model(o);
+            return sw_net_app::run_model(o, job);
         }
         if (!o.input_shapes.empty()) throw std::runtime_error("--input-shape applies to --model only");
         if (app.count("--cache-dir") || o.no_cache || app.count("--jobs") || app.count("--export") ||

@@ -5,6 +5,7 @@
 #ifndef SW_APPS_SW_NET_H
 #define SW_APPS_SW_NET_H
 
+#include "dist/JobModel.h"
 #include "dist/Ranks.h"
 
 #include <cstdint>
@@ -49,6 +50,18 @@ private:
     std::vector<std::pair<float, int64_t>> best_;  ///< k_ per image
 };
 
+/** With several ranks: the data-parallel lines under a run's header (and a note when ranks
+ * idle because there are fewer passes). */
+void print_data_parallel(const sw_dist::Job &job, int passes);
+
+/** A data-parallel run's end (several ranks; nothing with one): every rank's top-k pairs
+ * (appended to rank 0's \p top, in rank order: the shares are contiguous) and output rows
+ * (written by rank 0 to \p dump with \p dump_shape, if a path is given), and the figures
+ * of every rank (returned on rank 0: its images, modelled seconds and the bytes it sent). */
+std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, TopK *top, const std::vector<float> &rows,
+                                                      const std::vector<int64_t> &dump_shape, const std::string &dump,
+                                                      int64_t images, double modelled_seconds);
+
 /** Removes an output written in part when the run fails (a regular file only, not a device). */
 void remove_partial_output(const std::string &path);
 
@@ -58,8 +71,10 @@ void check_outputs(const Options &o);
 /** The built-in network; with several ranks (dist/Ranks.h) each runs its share of the
  * batch and rank 0 prints the results in input order and the job's figures. */
 int run_net(const Options &o, const sw_dist::Job &job);
-/** Throws std::runtime_error if this build has no ONNX import. */
-int run_model(const Options &o);
+/** Throws std::runtime_error if this build has no ONNX import. With several ranks, each runs
+ * its share of the passes (rank 0 builds the layers first, the others load them from the
+ * cache) and rank 0 prints and writes everything. */
+int run_model(const Options &o, const sw_dist::Job &job);
 
 /** sw_net's main on one rank of \p job: options, the run, its errors. */
 int main_of_rank(int argc, char **argv, const sw_dist::Job &job);

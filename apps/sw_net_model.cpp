@@ -31,7 +31,7 @@ namespace sw_net_app {
 
 #ifndef SW_NET_WITH_MODEL
 
-int run_model(const Options &) {
+int run_model(const Options &, const sw_dist::Job &) {
     throw std::runtime_error("--model: this sw_net was built without the ONNX importer (install libonnx-dev "
                              "and libprotobuf-dev, scripts/install_deps.sh, and rebuild)");
 }
@@ -105,9 +105,11 @@ std::vector<float> model_input(const Options &o, const sw_graph::Tensor &in, std
 
 }  // namespace
 
-int run_model(const Options &o) {
-    check_outputs(o);
-    if (!o.export_dir.empty()) sw_graph::check_export_dir(o.export_dir);
+int run_model(const Options &o, const sw_dist::Job &job) {
+    if (job.rank == 0) {  // rank 0 writes every output
+        check_outputs(o);
+        if (!o.export_dir.empty()) sw_graph::check_export_dir(o.export_dir);
+    }
     sw_graph::ImportOptions io;
     for (const std::string &s : o.input_shapes) sw_graph::add_input_shape(s, io.inference);
     const sw_graph::Graph g = sw_graph::import_onnx(o.model, io);
@@ -143,9 +145,17 @@ int run_model(const Options &o) {
     std::printf("input: '%s' %s from %s, %d pass(es)\n", in.name.c_str(), shape_string(in.shape).c_str(),
                 source.c_str(), passes);
     std::printf("layer cache: %s\n", eo.cache_dir.empty() ? "none (--no-cache)" : eo.cache_dir.c_str());
+    print_data_parallel(job, passes);
     std::fflush(stdout);
 
-    sw_graph::Executor ex(g, eo);  // builds every distinct layer
+    // Every distinct layer built; with several ranks rank 0 first, then the others load them
+    // from the cache (not every rank compiling the same layers at once).
+    if (job.rank > 0) {
+        eo.progress = nullptr;
+        sw_dist::barrier(job);
+    }
+    sw_graph::Executor ex(g, eo);
+    if (job.rank == 0) sw_dist::barrier(job);
     int cached = 0, refused = 0;
     for (const sw_graph::LayerBuildInfo &b : ex.builds()) {
         cached += b.from_cache;
@@ -156,7 +166,7 @@ int run_model(const Options &o) {
     if (refused) std::printf(", %d with their hand schedule where the autoscheduler refused", refused);
     std::printf(")\n");
     print_concat_summary(ex.concat_placement().stats, eo.concat_in_place);
-    if (!o.export_dir.empty()) {
+    if (!o.export_dir.empty() && job.rank == 0) {
         const sw_graph::ExportSummary e = sw_graph::export_model(ex, o.model, o.export_dir);
         std::printf("exported to %s: %d layers, %d steps, %lld weight floats, activations %lld bytes "
                     "(%lld without reuse); build it with make (sw5cc) or make emu (here)\n",
@@ -176,22 +186,25 @@ int run_model(const Options &o) {
     std::vector<int64_t> out_shape;
     std::unique_ptr<TopK> top;
     std::unique_ptr<sw_io::NpyWriter> dump;
+    std::vector<float> rows;  // with several ranks: this rank's outputs, written by rank 0 at the end
     std::vector<sw_net::LayerRecord> total, base_total;
     std::vector<sw_net::TraceSpan> spans;
+    const auto [first_pass, last_pass] = sw_dist::share(passes, job.rank, job.size);
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        for (int pass = 0; pass < passes; pass++) {
-            const sw_graph::ExecResult r = ex.run(inputs, !o.trace.empty() && pass == 0 ? &spans : nullptr);
+        for (int64_t pass = first_pass; pass < last_pass; pass++) {
+            const sw_graph::ExecResult r = ex.run(inputs, !o.trace.empty() && pass == first_pass ? &spans : nullptr);
             const sw_graph::Tensor &y = r.outputs.at(out_name);
-            if (pass == 0) {
+            if (pass == first_pass) {
                 out_shape = y.shape;
                 if (!out_shape.empty()) out_shape[0] *= passes;
                 else if (passes > 1) out_shape = {passes};
                 if (out_shape.size() == 2) top = std::make_unique<TopK>(out_shape[1], o.top);
-                if (!o.dump.empty()) dump = std::make_unique<sw_io::NpyWriter>(o.dump, out_shape);
+                if (!o.dump.empty() && !job.multi()) dump = std::make_unique<sw_io::NpyWriter>(o.dump, out_shape);
             }
             if (top) top->add(y.f32.data(), y.shape[0]);
             if (dump) dump->write(y.f32.data(), y.f32.size());
+            if (!o.dump.empty() && job.multi()) rows.insert(rows.end(), y.f32.begin(), y.f32.end());
             accumulate(total, r);
             if (baseline) {
                 const sw_graph::ExecResult rb = baseline->run(inputs);
@@ -212,6 +225,11 @@ int run_model(const Options &o) {
         throw;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double mine = 0;
+    for (const sw_net::LayerRecord &r : total) mine += r.modelled_seconds;
+    const int64_t model_batch = in.shape.empty() ? 1 : in.shape[0];
+    const std::vector<sw_dist::RankFigures> ranks = gather_data_parallel(
+        job, top.get(), rows, out_shape, o.dump, (last_pass - first_pass) * model_batch, mine);
 
     std::printf("output: '%s' %s\n", out_name.c_str(), shape_string(out_shape).c_str());
     if (out_shape.size() == 2) {
@@ -226,7 +244,9 @@ int run_model(const Options &o) {
         std::printf("(--top applies to a 2-D (batch, classes) output only)\n");
     }
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
+    if (job.multi()) std::printf("\nper-layer table of rank 0's share of the passes:\n");
     sw_net::print_table(total, compare ? &base_total : nullptr, machine);
+    if (job.multi()) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
     std::printf("\nwall time on this machine: %.2f s for %d pass(es)%s\n", secs, passes,
                 compare ? (" (" + eo.schedule + " and baseline schedules)").c_str() : "");
     if (!o.report.empty()) {
@@ -237,10 +257,8 @@ int run_model(const Options &o) {
         sw_net::write_trace(o.trace, spans);
         std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n", o.trace.c_str());
     }
-    if (dump) {
-        dump->close();
-        std::printf("output '%s' written to %s\n", out_name.c_str(), o.dump.c_str());
-    }
+    if (dump) dump->close();
+    if (!o.dump.empty()) std::printf("output '%s' written to %s\n", out_name.c_str(), o.dump.c_str());
     return 0;
 }
 

@@ -3,7 +3,8 @@
  * AlexNet whose output equals the single-rank run's bit for bit, with an uneven batch (3
  * images over 2 ranks); more ranks than images (the extra rank idles, with a note); a rank
  * that fails on its own share of the input (a NaN in the image only rank 1 reads) ends the
- * whole job with that rank's message, never a hang; --model refused with several ranks.
+ * whole job with that rank's message, never a hang. (--model under mpirun:
+ * graph/tests/sw_net_model_test.cpp.)
  * Oversubscribed, --allow-run-as-root (CI runs as root); each run is bounded by `timeout`.
  */
 #include "apps/io/npy.h"
@@ -102,12 +103,6 @@ TEST_F(Mpi, AFailingRankEndsTheJobWithItsMessage) {
     EXPECT_NE(r.output.find("error: rank 1 of 2: "), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(input), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("NaN"), std::string::npos) << r.output;
-}
-
-TEST_F(Mpi, ModelIsRefusedWithSeveralRanks) {
-    const Result r = run(2, std::string("--model ") + SW_NET_APP);  // any existing file: refused first
-    EXPECT_NE(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("does not run data parallel yet"), std::string::npos) << r.output;
 }
 
 }  // namespace

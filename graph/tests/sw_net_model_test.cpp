@@ -345,4 +345,24 @@ TEST_F(SwNetModel, BatchDumpIsWrittenPassByPass) {
     }
 }
 
+#ifdef SW_MPIRUN
+// Data parallel under mpirun -np 2 (dist/): --batch 3 over 2 ranks (2 + 1 passes), the
+// dumped output equal to the single-rank run's bit for bit, the top classes printed once.
+TEST_F(SwNetModel, DataParallelUnderMpirunEqualsOneRank) {
+    const std::string model = write(relu_flat(4), "small.onnx");
+    const std::string common = "--model " + model + " --image " SW_SAMPLE_IMAGE " --batch 3 --top 2" + opts();
+    const CliRun one = sw_net(common + " --dump-output " + path("one.npy"));
+    ASSERT_EQ(one.status, 0) << one.out;
+    const CliRun two = sw_net_shell("timeout 120 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
+                                    std::string(SW_NET) + " " + common + " --dump-output " + path("two.npy"));
+    ASSERT_EQ(two.status, 0) << two.out;
+    const sw_io::NpyArray a = sw_io::load_npy(path("one.npy")), b = sw_io::load_npy(path("two.npy"));
+    EXPECT_EQ(a.shape, b.shape);
+    EXPECT_EQ(a.data, b.data);
+    EXPECT_NE(two.out.find("image 2: top-2 (value)"), std::string::npos) << two.out;
+    EXPECT_EQ(two.out.find("image 3:"), std::string::npos) << two.out;
+    EXPECT_NE(two.out.find("job: 2 rank(s) on 1 node(s), 3 image(s)"), std::string::npos) << two.out;
+}
+#endif
+
 }  // namespace
