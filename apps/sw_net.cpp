@@ -192,7 +192,7 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
     top.print(labels, "probability");
     if (job.multi()) std::printf("\nper-layer table of rank 0's share of the batch:\n");
     sw_net::print_table(total, compare ? &baseline : nullptr, machine);
-    if (job.multi()) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
+    if (job.mpi) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
     std::printf("\nwall time on this machine: %.2f s for %d image(s)%s\n", secs, o.batch,
                 compare ? (" (" + compared + " and baseline schedules)").c_str() : "");
     if (!o.report.empty()) {
@@ -281,7 +281,7 @@ std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, 
                                                       const std::vector<int64_t> &dump_shape, const std::string &dump,
                                                       int64_t images, double modelled_seconds) {
     std::vector<sw_dist::RankFigures> ranks;
-    if (!job.multi()) return ranks;
+    if (!job.mpi) return ranks;
     const std::vector<double> values = top ? top->values() : std::vector<double>();
     const std::vector<std::vector<double>> all_values = sw_dist::gather(job, values);
     const std::vector<std::vector<int64_t>> all_classes =
@@ -294,7 +294,7 @@ std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, 
     // Rank 0 holds the first share: the others' images follow in rank order.
     for (size_t r = 1; top && r < all_values.size(); r++) top->append(all_values[r], all_classes[r]);
     for (const std::vector<double> &f : figures) ranks.push_back({int64_t(f[0]), f[1], int64_t(f[2])});
-    if (!dump.empty()) {
+    if (!dump.empty() && job.multi()) {  // one rank streamed it itself
         sw_io::NpyWriter w(dump, dump_shape);
         for (const std::vector<float> &r : all_rows) w.write(r.data(), r.size());
         w.close();

@@ -54,9 +54,10 @@ private:
  * idle because there are fewer passes). */
 void print_data_parallel(const sw_dist::Job &job, int passes);
 
-/** A data-parallel run's end (several ranks; nothing with one): every rank's top-k pairs
+/** A data-parallel run's end (under mpirun; nothing without MPI): every rank's top-k pairs
  * (appended to rank 0's \p top, in rank order: the shares are contiguous) and output rows
- * (written by rank 0 to \p dump with \p dump_shape, if a path is given), and the figures
+ * (written by rank 0 to \p dump with \p dump_shape, if a path is given and there are several
+ * ranks: one rank streams its own), and the figures
  * of every rank (returned on rank 0: its images, modelled seconds and the bytes it sent). */
 std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, TopK *top, const std::vector<float> &rows,
                                                       const std::vector<int64_t> &dump_shape, const std::string &dump,

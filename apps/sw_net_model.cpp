@@ -246,7 +246,7 @@ int run_model(const Options &o, const sw_dist::Job &job) {
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
     if (job.multi()) std::printf("\nper-layer table of rank 0's share of the passes:\n");
     sw_net::print_table(total, compare ? &base_total : nullptr, machine);
-    if (job.multi()) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
+    if (job.mpi) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
     std::printf("\nwall time on this machine: %.2f s for %d pass(es)%s\n", secs, passes,
                 compare ? (" (" + eo.schedule + " and baseline schedules)").c_str() : "");
     if (!o.report.empty()) {

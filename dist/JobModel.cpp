@@ -22,12 +22,21 @@ JobFigures data_parallel(const std::vector<RankFigures> &ranks, const sw::Machin
     j.ranks = int(ranks.size());
     const int per_node = std::max(1, m.core_groups_per_chip);
     j.nodes = (j.ranks + per_node - 1) / per_node;
-    double sum = 0;
+    double sum = 0, bytes = 0;
     for (size_t r = 0; r < ranks.size(); r++) {
         j.images += ranks[r].images;
         j.compute_seconds = std::max(j.compute_seconds, ranks[r].modelled_seconds);
         sum += ranks[r].modelled_seconds;
-        if (r > 0) j.comm_seconds += message_seconds(m, int(r), 0, ranks[r].result_bytes);
+        bytes += double(ranks[r].result_bytes);
+    }
+    // The gather to rank 0 as a binomial tree (as MPI libraries gather small messages): in
+    // round k every rank whose index is an odd multiple of 2^k sends what it has gathered so
+    // far (2^k ranks' results, the average taken) to the rank 2^k below it; the rounds run one
+    // after another, each as long as one such message (within a node while 2^k < its core
+    // groups, between nodes after).
+    const double per_rank = ranks.empty() ? 0 : bytes / double(ranks.size());
+    for (int64_t step = 1; step < j.ranks; step *= 2) {
+        j.comm_seconds += message_seconds(m, int(step), 0, int64_t(per_rank * double(step)));
     }
     j.seconds = j.compute_seconds + j.comm_seconds;
     if (j.seconds > 0) {

@@ -39,8 +39,8 @@ struct JobFigures {
 /** Seconds of one MPI message of \p bytes between ranks \p a and \p b. */
 double message_seconds(const sw::Machine &m, int a, int b, int64_t bytes);
 
-/** A data-parallel run: the ranks run their images at once, then rank 0 receives every
- * other rank's results, one message after another. */
+/** A data-parallel run: the ranks run their images at once, then their results are gathered
+ * on rank 0 by a binomial tree (ceil(log2 P) rounds). */
 JobFigures data_parallel(const std::vector<RankFigures> &ranks, const sw::Machine &m);
 
 /** The per-rank table and the job's line. */
