@@ -45,12 +45,12 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DSW_SANITIZE=ON > build-asa
 step "build (passes, generator, autoscheduler plugin, emulator, tests)"
 cmake --build build-asan -j"$jobs" --target layers.generator sw_autoschedule emulator_test \
     sunway_lowering_test staging_test conv2d_test sw_graph_test sw_graph_inspect sw_graph_exec_test io_test nan_test \
-    >> build-asan/sanitize.log 2>&1 ||
+    dist_test >> build-asan/sanitize.log 2>&1 ||
     { tail -n 60 build-asan/sanitize.log; exit 1; }
 
 step "ctest: emulator, passes, DMA paths, conv2d, ONNX importer, file input, NaN in generated code"
 ctest --test-dir build-asan --output-on-failure -j"$jobs" \
-    -R '^(Emulator|Shapes/StridedDma|SunwayLowering|WorkCount|Staging|Conv2D|Conv2DErrors|Conv2DSchedule|CpeSource|GeneratorErrors|Shapes/Conv2D|Graph|IoTest|Preprocess|DeterministicWeights|NaN|Executor|ExecutorErrors|Lowering)'
+    -R '^(Emulator|Shapes/StridedDma|SunwayLowering|WorkCount|Staging|Conv2D|Conv2DErrors|Conv2DSchedule|CpeSource|GeneratorErrors|Shapes/Conv2D|Graph|IoTest|Preprocess|DeterministicWeights|NaN|Executor|ExecutorErrors|Lowering|Dist)'
 
 step "layer generations of every kind under the sanitizers"
 gen=build-asan/generators/layers.generator
@@ -99,6 +99,8 @@ generate concat "$gen" -g concat -f concat -o "$out" target=sw26010 batch=2 heig
 generate channel_shuffle "$gen" -g channel_shuffle -f channel_shuffle -o "$out" target=sw26010 channels=12 groups=3
 generate conv_dilated "$gen" -g conv2d -f conv_dilated -o "$out" target=sw26010 in_channels=5 out_channels=6 \
     height=17 width=15 kernel=3 dilation=2 pad=2
+generate concat_auto "$gen" -g concat -f concat_auto -o "$out" -e mpe,cpe,h,schedule -p "$plugin" -s Sunway \
+    auto_schedule=true target=sw26010 batch=2 height=5 width=6 channels=3,5,2 input.size=3
 generate conv_residual "$gen" -g conv2d -f conv_residual -o "$out" target=sw26010 batch=2 in_channels=6 \
     out_channels=10 height=13 width=17 kernel=3 stride=2 pad=1 residual=true relu=true
 generate conv_residual_auto "$gen" -g conv2d -f conv_residual_auto -o "$out" -p "$plugin" -s Sunway \
