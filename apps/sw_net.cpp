@@ -195,11 +195,11 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
     if (job.mpi) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
     std::printf("\nwall time on this machine: %.2f s for %d image(s)%s\n", secs, o.batch,
                 compare ? (" (" + compared + " and baseline schedules)").c_str() : "");
-    if (!o.report.empty()) {
+    if (!o.report.empty() && job.rank == 0) {  // rank 0 writes every output
         sw_net::write_report(o.report, o.net, total, compare ? &baseline : nullptr, machine);
         std::printf("per-layer report written to %s\n", o.report.c_str());
     }
-    if (!o.trace.empty()) {
+    if (!o.trace.empty() && job.rank == 0) {
         sw_net::write_trace(o.trace, spans);
         std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n", o.trace.c_str());
     }
