@@ -10,6 +10,10 @@
  */
 #include "apps/sw_net.h"
 
+#ifdef SW_NET_WITH_MODEL
+#include "apps/fc_split.h"
+#endif
+
 #include "apps/io/image.h"
 #include "apps/io/npy.h"
 #include "apps/io/weights.h"
@@ -107,7 +111,9 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
     // With several ranks each runs a contiguous share of the passes (the first ranks one more
     // when they do not divide); a rank beyond the passes idles.
     const int passes = o.batch / compiled_batch;
-    const auto [first_pass, last_pass] = sw_dist::share(passes, job.rank, job.size);
+    // With --fc-split every rank runs every pass (the dense layers are split instead).
+    const auto [first_pass, last_pass] =
+        o.fc_split ? std::pair<int64_t, int64_t>{0, passes} : sw_dist::share(passes, job.rank, job.size);
     const Images images(o, in, first_pass * compiled_batch, last_pass * compiled_batch);
     const sw_io::NonFinite nf = o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
 
@@ -135,7 +141,23 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
                 schedules);
     std::printf("input: %s, batch %d (network compiled for batch %d: %d pass(es))\n", images.source().c_str(),
                 o.batch, compiled_batch, passes);
-    print_data_parallel(job, passes);
+#ifdef SW_NET_WITH_MODEL
+    std::unique_ptr<FcSplit> fc;
+#endif
+    const sw_net::Network::DenseHook *dense_hook = nullptr;
+    if (o.fc_split) {
+#ifdef SW_NET_WITH_MODEL
+        fc = std::make_unique<FcSplit>(loaded, job, o.schedule);
+        dense_hook = &fc->hook();
+        std::printf("fc-split: the dense layers split by output rows over %d rank(s), one per core group, then "
+                    "allgathered; rank 0: %s\n", job.size, fc->describe().c_str());
+#else
+        throw std::runtime_error("--fc-split: this sw_net was built without the run-time layer builds (jit/, "
+                                 "which come with the ONNX importer: install libonnx-dev and rebuild)");
+#endif
+    } else {
+        print_data_parallel(job, passes);
+    }
     std::printf("%s\n", weights_note.c_str());
 
     const int64_t classes = net.output_shape()[1];
@@ -147,7 +169,8 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
     // rank 0 writes them all in input order at the end.
     std::unique_ptr<sw_io::NpyWriter> dump;
     std::vector<float> rows;
-    if (!o.dump.empty() && !job.multi()) {
+    const bool gathered = job.multi() && !o.fc_split;  // with --fc-split rank 0 has every output
+    if (!o.dump.empty() && !gathered && job.rank == 0) {
         dump = std::make_unique<sw_io::NpyWriter>(o.dump, std::vector<int64_t>{o.batch, classes});
     }
     std::vector<sw_net::LayerRecord> total, baseline;
@@ -159,10 +182,11 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
             for (int n = 0; n < compiled_batch; n++) images.append(int(pass) * compiled_batch + n, x);
             std::vector<sw_net::LayerRecord> records;
             const std::vector<float> y =
-                loaded.run(x, o.schedule, &records, !o.trace.empty() && pass == first_pass ? &spans : nullptr);
+                loaded.run(x, o.schedule, &records, !o.trace.empty() && pass == first_pass ? &spans : nullptr,
+                           dense_hook);
             top.add(y.data(), compiled_batch);
             if (dump) dump->write(y.data(), y.size());
-            if (!o.dump.empty() && job.multi()) rows.insert(rows.end(), y.begin(), y.end());
+            if (!o.dump.empty() && gathered) rows.insert(rows.end(), y.begin(), y.end());
             sw_net::accumulate(total, records);
             if (compare) {
                 std::vector<sw_net::LayerRecord> base_records;
@@ -186,13 +210,30 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
 
     double mine = 0;
     for (const sw_net::LayerRecord &r : total) mine += r.modelled_seconds;
-    const std::vector<sw_dist::RankFigures> ranks =
-        gather_data_parallel(job, &top, rows, {o.batch, classes}, o.dump, (last_pass - first_pass) * compiled_batch, mine);
+    std::vector<sw_dist::RankFigures> ranks;
+    std::vector<std::vector<double>> split_times;
+    if (o.fc_split) {
+        split_times = sw_dist::gather(job, std::vector<double>{mine});
+    } else {
+        ranks = gather_data_parallel(job, &top, rows, {o.batch, classes}, o.dump,
+                                     (last_pass - first_pass) * compiled_batch, mine);
+    }
 
     top.print(labels, "probability");
     if (job.multi()) std::printf("\nper-layer table of rank 0's share of the batch:\n");
     sw_net::print_table(total, compare ? &baseline : nullptr, machine);
-    if (job.mpi) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
+    if (job.mpi && !o.fc_split) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
+#ifdef SW_NET_WITH_MODEL
+    if (fc && job.rank == 0) {
+        double slowest = 0, dense = 0;
+        for (const std::vector<double> &t : split_times) slowest = std::max(slowest, t[0]);
+        for (const sw_net::LayerRecord &r : total) dense += r.kind == "dense" ? r.modelled_seconds : 0;
+        std::printf("fc-split over %d core group(s): modelled %.3f ms for %d image(s) (slowest rank %.3f ms, its "
+                    "dense layers on rank 0 %.3f ms, + allgathers %.3f ms)\n",
+                    job.size, (slowest + fc->comm_seconds()) * 1e3, o.batch, slowest * 1e3, dense * 1e3,
+                    fc->comm_seconds() * 1e3);
+    }
+#endif
     std::printf("\nwall time on this machine: %.2f s for %d image(s)%s\n", secs, o.batch,
                 compare ? (" (" + compared + " and baseline schedules)").c_str() : "");
     if (!o.report.empty() && job.rank == 0) {  // rank 0 writes every output
@@ -382,6 +423,9 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
                  "slices of the concat's buffer where they can, graph/ConcatInPlace.h)");
     app.add_option("--jobs", o.jobs, "--model: layers compiled at once (default: one per core)")
         ->check(CLI::Range(1, 256));
+    app.add_flag("--fc-split", o.fc_split,
+                 "--net under mpirun: every rank runs the same images and each dense layer is split by output "
+                 "rows over the ranks (one per core group), then allgathered");
     app.add_flag("--allow-nonfinite", o.allow_nonfinite, "accept NaN and infinite values in inputs and weights");
     try {
         app.parse(argc, argv);
@@ -397,9 +441,13 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
         if (!o.model.empty()) {
             if (app.count("--net")) throw std::runtime_error("--net and --model exclude each other");
             if (!o.weights.empty()) throw std::runtime_error("--weights: a model's weights are in its ONNX file");
+            if (o.fc_split) throw std::runtime_error("--fc-split applies to --net only");
             return sw_net_app::run_model(o, job);
         }
         if (!o.input_shapes.empty()) throw std::runtime_error("--input-shape applies to --model only");
+        if (o.fc_split && o.compare) {
+            throw std::runtime_error("--fc-split: add --no-compare (the baseline comparison runs unsplit)");
+        }
         if (app.count("--cache-dir") || o.no_cache || app.count("--jobs") || app.count("--export") ||
             o.concat_copies) {
             throw std::runtime_error("--cache-dir, --no-cache, --jobs, --export and --concat-copies apply to --model only");

@@ -22,6 +22,7 @@ struct Options {
     std::string cache_dir;                  ///< --cache-dir; "" = the default
     std::string export_dir;                 ///< --export: a folder for sw5cc (with --model)
     bool concat_copies = false;             ///< --concat-copies: no in-place concats (with --model)
+    bool fc_split = false;                  ///< --fc-split: dense layers split by rows over the ranks (--net)
     bool no_cache = false, compare = true, allow_nonfinite = false, image_given = false, top_given = false;
     int batch = 0;  ///< 0: not given
     int top = 5, jobs = 0;

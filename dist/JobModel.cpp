@@ -46,6 +46,14 @@ JobFigures data_parallel(const std::vector<RankFigures> &ranks, const sw::Machin
     return j;
 }
 
+double allgather_seconds(const sw::Machine &m, int ranks, int64_t total_bytes) {
+    if (ranks <= 1) return 0;
+    const int64_t share = (total_bytes + ranks - 1) / ranks;
+    double step = 0;  // the slowest neighbour link of the ring
+    for (int r = 0; r < ranks; r++) step = std::max(step, message_seconds(m, r, (r + 1) % ranks, share));
+    return double(ranks - 1) * step;
+}
+
 void print_job(const std::vector<RankFigures> &ranks, const JobFigures &job, const sw::Machine &m, std::FILE *out) {
     std::fprintf(out, "\nrank  core group  images  modelled ms  ms/image\n");
     const int per_node = std::max(1, m.core_groups_per_chip);

@@ -43,6 +43,10 @@ double message_seconds(const sw::Machine &m, int a, int b, int64_t bytes);
  * on rank 0 by a binomial tree (ceil(log2 P) rounds). */
 JobFigures data_parallel(const std::vector<RankFigures> &ranks, const sw::Machine &m);
 
+/** An allgather of \p total_bytes (every rank's share together) over ranks 0..P-1, as a
+ * ring: P - 1 steps, each one message of a share between neighbours (the slowest link). */
+double allgather_seconds(const sw::Machine &m, int ranks, int64_t total_bytes);
+
 /** The per-rank table and the job's line. */
 void print_job(const std::vector<RankFigures> &ranks, const JobFigures &job, const sw::Machine &m, std::FILE *out);
 

@@ -116,6 +116,28 @@ std::vector<std::vector<int64_t>> gather(const Job &job, const std::vector<int64
     return gather_any(job, mine);
 }
 
+std::vector<std::vector<float>> allgather(const Job &job, const std::vector<float> &mine) {
+    std::vector<std::vector<float>> all;
+    if (!job.mpi || job.size == 1) {
+        all.push_back(mine);
+        return all;
+    }
+#ifdef SW_HAVE_MPI
+    const int count = int(mine.size());
+    std::vector<int> counts(size_t(job.size)), displs(size_t(job.size));
+    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int at = 0;
+    for (int r = 0; r < job.size; r++) displs[size_t(r)] = at, at += counts[size_t(r)];
+    std::vector<float> flat(static_cast<size_t>(at));
+    MPI_Allgatherv(mine.data(), count, MPI_FLOAT, flat.data(), counts.data(), displs.data(), MPI_FLOAT,
+                   MPI_COMM_WORLD);
+    for (int r = 0; r < job.size; r++) {
+        all.emplace_back(flat.begin() + displs[size_t(r)], flat.begin() + displs[size_t(r)] + counts[size_t(r)]);
+    }
+#endif
+    return all;
+}
+
 void barrier(const Job &job) {
 #ifdef SW_HAVE_MPI
     if (job.mpi) MPI_Barrier(MPI_COMM_WORLD);

@@ -41,6 +41,9 @@ std::vector<std::vector<double>> gather(const Job &job, const std::vector<double
 std::vector<std::vector<float>> gather(const Job &job, const std::vector<float> &mine);
 std::vector<std::vector<int64_t>> gather(const Job &job, const std::vector<int64_t> &mine);
 
+/** Every rank's \p mine on every rank, in rank order. */
+std::vector<std::vector<float>> allgather(const Job &job, const std::vector<float> &mine);
+
 /** Waits for every rank. */
 void barrier(const Job &job);
 

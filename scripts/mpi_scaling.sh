@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Data-parallel scaling of the built-in networks over 1, 2 and 4 emulated core groups (one MPI
 # rank each, run here with mpirun --oversubscribe), then a projection to 1-1024 nodes from the
-# same job model (dist/JobModel.h, build/dist/mpi_projection). Prints per run the job line of
-# sw_net (modelled time, images/s, scaling efficiency) and ends with
-#   RESULT alexnet_speedup_4cg=<x> vgg19_speedup_4cg=<x> alexnet_efficiency_4cg=<x> vgg19_efficiency_4cg=<x>
+# same job model (dist/JobModel.h, build/dist/mpi_projection), and batch-1 VGG-19's latency
+# with its FC layers split over 4 core groups (--fc-split) against one. Prints per run the
+# job line of sw_net (modelled time, images/s, scaling efficiency) and ends with
+#   RESULT alexnet_speedup_4cg=<x> vgg19_speedup_4cg=<x> alexnet_efficiency_4cg=<x>
+#          vgg19_efficiency_4cg=<x> vgg19_b1_fc_split_4cg_latency_reduction=<fraction>
 # Usage: scripts/mpi_scaling.sh [BUILD_DIR]   (default build; needs SW_MPI=ON)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,5 +41,14 @@ for net in alexnet vgg19; do
     "$projection" --per-image-ms "$per_image" --result-bytes 4000 --images-per-rank 1
     echo
 done
+# Batch-1 VGG-19 latency (autoscheduled): one core group against the FC layers split over 4.
+one=$("${mpi[@]}" -np 1 "$sw_net" --net vgg19 --batch 1 --no-compare --top 1 --schedule auto | grep '^job: ')
+one_ms=$(sed -E 's/.*image\(s\): modelled ([0-9.]+) ms.*/\1/' <<< "$one")
+split=$("${mpi[@]}" -np 4 "$sw_net" --net vgg19 --batch 1 --no-compare --top 1 --schedule auto --fc-split |
+        grep '^fc-split over')
+split_ms=$(sed -E 's/.*: modelled ([0-9.]+) ms.*/\1/' <<< "$split")
+echo "vgg19 batch 1, autoscheduled: one core group $one_ms ms; $split"
+reduction=$(awk -v a="$one_ms" -v b="$split_ms" 'BEGIN { printf "%.3f", 1 - b / a }')
 echo "RESULT alexnet_speedup_4cg=${speedup[alexnet]} vgg19_speedup_4cg=${speedup[vgg19]}" \
-     "alexnet_efficiency_4cg=${efficiency[alexnet]} vgg19_efficiency_4cg=${efficiency[vgg19]}"
+     "alexnet_efficiency_4cg=${efficiency[alexnet]} vgg19_efficiency_4cg=${efficiency[vgg19]}" \
+     "vgg19_b1_fc_split_4cg_latency_reduction=$reduction"

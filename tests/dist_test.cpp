@@ -1,7 +1,8 @@
 /** \file
  * dist/ without MPI: the shares of a batch over ranks (uneven, more ranks than items) and the
  * job model of a data-parallel run (dist/JobModel.h): its time, throughput and efficiency,
- * messages within a node and between nodes, the binomial-tree gather's rounds.
+ * messages within a node and between nodes, the binomial-tree gather's rounds, the ring
+ * allgather of --fc-split.
  */
 #include "dist/JobModel.h"
 #include "dist/Ranks.h"
@@ -62,6 +63,11 @@ TEST(Dist, DataParallelJob) {
                           sw_dist::message_seconds(m, 4, 0, 16000);
     EXPECT_NEAR(j.comm_seconds, rounds, 1e-15);
     EXPECT_NEAR(j.efficiency, 0.02 / (0.02 + rounds), 1e-12);
+
+    // A ring allgather: P - 1 steps of one share; within a chip for 4 ranks.
+    EXPECT_DOUBLE_EQ(sw_dist::allgather_seconds(m, 1, 16384), 0.0);
+    EXPECT_NEAR(sw_dist::allgather_seconds(m, 4, 16384), 3 * sw_dist::message_seconds(m, 1, 0, 4096), 1e-15);
+    EXPECT_NEAR(sw_dist::allgather_seconds(m, 8, 16384), 7 * sw_dist::message_seconds(m, 4, 3, 2048), 1e-15);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
  * AlexNet whose output equals the single-rank run's bit for bit, with an uneven batch (3
  * images over 2 ranks); more ranks than images (the extra rank idles, with a note); a rank
  * that fails on its own share of the input (a NaN in the image only rank 1 reads) ends the
- * whole job with that rank's message, never a hang. (--model under mpirun:
+ * whole job with that rank's message, never a hang; --fc-split (dense layers split by rows
+ * over 3 ranks) equal to the unsplit run within float tolerance. (--model under mpirun:
  * graph/tests/sw_net_model_test.cpp.)
  * Oversubscribed, --allow-run-as-root (CI runs as root); each run is bounded by `timeout`.
  */
@@ -103,6 +104,28 @@ TEST_F(Mpi, AFailingRankEndsTheJobWithItsMessage) {
     EXPECT_NE(r.output.find("error: rank 1 of 2: "), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(input), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("NaN"), std::string::npos) << r.output;
+}
+
+// --fc-split over 3 ranks (4096 and 1000 rows do not divide by 3): every rank runs the image,
+// each dense layer's rows are split and allgathered; the probabilities equal the unsplit
+// run's within float tolerance, and the latency line is printed.
+TEST_F(Mpi, FcSplitMatchesOneRankWithinTolerance) {
+    const std::string common = "--net alexnet --batch 1 --no-compare --top 1 --dump-output ";
+    const Result one = run(0, common + (dir / "one.npy").string());
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    const Result three = run(3, "--fc-split " + common + (dir / "three.npy").string());
+    ASSERT_EQ(three.exit_code, 0) << three.output;
+    EXPECT_NE(three.output.find("fc8 rows 0-333 of 1000"), std::string::npos) << three.output;
+    EXPECT_NE(three.output.find("fc-split over 3 core group(s): modelled "), std::string::npos) << three.output;
+    const sw_io::NpyArray a = sw_io::load_npy((dir / "one.npy").string());
+    const sw_io::NpyArray b = sw_io::load_npy((dir / "three.npy").string());
+    ASSERT_EQ(a.shape, b.shape);
+    for (size_t i = 0; i < a.data.size(); i++) {
+        EXPECT_NEAR(a.data[i], b.data[i], 1e-6 + 1e-5 * std::fabs(a.data[i])) << i;
+    }
+    const Result bad = run(2, "--fc-split --net alexnet");  // the baseline comparison is not split
+    EXPECT_EQ(bad.exit_code, 1) << bad.output;
+    EXPECT_NE(bad.output.find("--fc-split: add --no-compare"), std::string::npos) << bad.output;
 }
 
 }  // namespace

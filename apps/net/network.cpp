@@ -174,7 +174,8 @@ double Network::layer_gflop(size_t i, const Shape &in) const {
 }
 
 std::vector<float> Network::run(const std::vector<float> &input, const std::string &schedule,
-                                std::vector<LayerRecord> *records, std::vector<TraceSpan> *trace) const {
+                                std::vector<LayerRecord> *records, std::vector<TraceSpan> *trace,
+                                const DenseHook *dense) const {
     auto sched = std::find(table_.schedules.begin(), table_.schedules.end(), schedule);
     if (sched == table_.schedules.end()) {
         throw std::runtime_error("network " + table_.name + " has no schedule '" + schedule + "'");
@@ -207,7 +208,9 @@ std::vector<float> Network::run(const std::vector<float> &input, const std::stri
         athread_emu_trace_reset();
         const auto t0 = std::chrono::steady_clock::now();
         int rc;
-        if (l.kind == "conv2d" || l.kind == "dense") {
+        if (dense && *dense && l.kind == "dense") {
+            rc = (*dense)(i, bin.raw_buffer(), bout.raw_buffer());
+        } else if (l.kind == "conv2d" || l.kind == "dense") {
             if (weights_[i].empty()) throw std::runtime_error("layer " + l.name + " has no parameters loaded");
             const Shape w = weight_shape(i);
             Buf bw = view(weights_[i], w), bb = view(biases_[i], bias_shape(i));

@@ -124,11 +124,21 @@ public:
     /** Loads every layer's parameters from \p source. */
     void load_parameters(const ParamSource &source);
 
+    /** Runs dense layer i in place of its generated function (e.g. split over several core
+     * groups, dist/): given the layer's input (N x F) and output (N x O) buffers, returns the
+     * function's status. Its emulator kernels are recorded as the layer's. */
+    using DenseHook = std::function<int(size_t i, halide_buffer_t *in, halide_buffer_t *out)>;
+
     /** Runs the network on \p input (input_shape() elements) with \p schedule; returns the
      * last layer's output and fills \p records, one per layer. Throws std::runtime_error if
-     * a generated function reports an error. */
+     * a generated function reports an error. \p dense, if given, runs the dense layers. */
     std::vector<float> run(const std::vector<float> &input, const std::string &schedule,
-                           std::vector<LayerRecord> *records, std::vector<TraceSpan> *trace = nullptr) const;
+                           std::vector<LayerRecord> *records, std::vector<TraceSpan> *trace = nullptr,
+                           const DenseHook *dense = nullptr) const;
+
+    /** Layer i's loaded weights and bias (empty for layers without parameters). */
+    const Tensor &weights(size_t i) const { return weights_.at(i); }
+    const Tensor &bias(size_t i) const { return biases_.at(i); }
 
 private:
     NetworkTable table_;
