@@ -10,7 +10,6 @@
 #include <athread_emu.h>
 
 #include <map>
-#include <sstream>
 #include <stdexcept>
 
 namespace sw_net_app {
@@ -34,12 +33,7 @@ FcSplit::FcSplit(const sw_net::Network &net, const sw_dist::Job &job, const std:
         l->in = std::stoll(net.param(i, "in_features"));
         std::tie(l->first, l->last) = sw_dist::share(l->out, job.rank, job.size);
         if (l->last > l->first) {
-            std::map<std::string, std::string> params;
-            std::istringstream words(e.params);
-            for (std::string kv; words >> kv;) {
-                const size_t eq = kv.find('=');
-                if (eq != std::string::npos) params[kv.substr(0, eq)] = kv.substr(eq + 1);
-            }
+            std::map<std::string, std::string> params = net.params(i);
             params["out_features"] = std::to_string(l->last - l->first);
             if (schedule != "auto") params["schedule"] = schedule;
             const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_NET_LAYERS_GENERATOR, "dense", params, jo);

@@ -208,8 +208,7 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
 
-    double mine = 0;
-    for (const sw_net::LayerRecord &r : total) mine += r.modelled_seconds;
+    const double mine = sw_net::modelled_seconds(total);
     std::vector<sw_dist::RankFigures> ranks;
     std::vector<std::vector<double>> split_times;
     if (o.fc_split) {

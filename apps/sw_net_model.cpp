@@ -225,8 +225,7 @@ int run_model(const Options &o, const sw_dist::Job &job) {
         throw;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double mine = 0;
-    for (const sw_net::LayerRecord &r : total) mine += r.modelled_seconds;
+    const double mine = sw_net::modelled_seconds(total);
     const int64_t model_batch = in.shape.empty() ? 1 : in.shape[0];
     const std::vector<sw_dist::RankFigures> ranks = gather_data_parallel(
         job, top.get(), rows, out_shape, o.dump, (last_pass - first_pass) * model_batch, mine);

@@ -33,8 +33,10 @@ template<>
 MPI_Datatype mpi_type<int64_t>() { return MPI_INT64_T; }
 #endif
 
+/** Every rank's \p mine in rank order, on rank 0 (MPI_Gatherv) or, \p everywhere, on every
+ * rank (MPI_Allgatherv); the ranks that receive nothing get an empty vector. */
 template<typename T>
-std::vector<std::vector<T>> gather_any(const Job &job, const std::vector<T> &mine) {
+std::vector<std::vector<T>> gather_any(const Job &job, const std::vector<T> &mine, bool everywhere) {
     std::vector<std::vector<T>> all;
     if (!job.mpi || job.size == 1) {
         all.push_back(mine);
@@ -43,16 +45,26 @@ std::vector<std::vector<T>> gather_any(const Job &job, const std::vector<T> &min
 #ifdef SW_HAVE_MPI
     const int count = int(mine.size());
     std::vector<int> counts(size_t(job.size)), displs(size_t(job.size));
-    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (everywhere) {
+        MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    } else {
+        MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    const bool receives = everywhere || job.rank == 0;
     std::vector<T> flat;
-    if (job.rank == 0) {
+    if (receives) {
         int at = 0;
         for (int r = 0; r < job.size; r++) displs[size_t(r)] = at, at += counts[size_t(r)];
-        flat.resize(size_t(at));
+        flat.resize(static_cast<size_t>(at));
     }
-    MPI_Gatherv(mine.data(), count, mpi_type<T>(), flat.data(), counts.data(), displs.data(), mpi_type<T>(), 0,
-                MPI_COMM_WORLD);
-    if (job.rank == 0) {
+    if (everywhere) {
+        MPI_Allgatherv(mine.data(), count, mpi_type<T>(), flat.data(), counts.data(), displs.data(), mpi_type<T>(),
+                       MPI_COMM_WORLD);
+    } else {
+        MPI_Gatherv(mine.data(), count, mpi_type<T>(), flat.data(), counts.data(), displs.data(), mpi_type<T>(), 0,
+                    MPI_COMM_WORLD);
+    }
+    if (receives) {
         for (int r = 0; r < job.size; r++) {
             all.emplace_back(flat.begin() + displs[size_t(r)], flat.begin() + displs[size_t(r)] + counts[size_t(r)]);
         }
@@ -110,32 +122,18 @@ std::pair<int64_t, int64_t> share(int64_t n, int rank, int size) {
     return {first, first + base + (rank < extra ? 1 : 0)};
 }
 
-std::vector<std::vector<double>> gather(const Job &job, const std::vector<double> &mine) { return gather_any(job, mine); }
-std::vector<std::vector<float>> gather(const Job &job, const std::vector<float> &mine) { return gather_any(job, mine); }
+std::vector<std::vector<double>> gather(const Job &job, const std::vector<double> &mine) {
+    return gather_any(job, mine, false);
+}
+std::vector<std::vector<float>> gather(const Job &job, const std::vector<float> &mine) {
+    return gather_any(job, mine, false);
+}
 std::vector<std::vector<int64_t>> gather(const Job &job, const std::vector<int64_t> &mine) {
-    return gather_any(job, mine);
+    return gather_any(job, mine, false);
 }
 
 std::vector<std::vector<float>> allgather(const Job &job, const std::vector<float> &mine) {
-    std::vector<std::vector<float>> all;
-    if (!job.mpi || job.size == 1) {
-        all.push_back(mine);
-        return all;
-    }
-#ifdef SW_HAVE_MPI
-    const int count = int(mine.size());
-    std::vector<int> counts(size_t(job.size)), displs(size_t(job.size));
-    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int at = 0;
-    for (int r = 0; r < job.size; r++) displs[size_t(r)] = at, at += counts[size_t(r)];
-    std::vector<float> flat(static_cast<size_t>(at));
-    MPI_Allgatherv(mine.data(), count, MPI_FLOAT, flat.data(), counts.data(), displs.data(), MPI_FLOAT,
-                   MPI_COMM_WORLD);
-    for (int r = 0; r < job.size; r++) {
-        all.emplace_back(flat.begin() + displs[size_t(r)], flat.begin() + displs[size_t(r)] + counts[size_t(r)]);
-    }
-#endif
-    return all;
+    return gather_any(job, mine, true);
 }
 
 void barrier(const Job &job) {

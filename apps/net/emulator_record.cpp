@@ -82,4 +82,10 @@ void accumulate(std::vector<LayerRecord> &total, const std::vector<LayerRecord> 
     }
 }
 
+double modelled_seconds(const std::vector<LayerRecord> &records) {
+    double s = 0;
+    for (const LayerRecord &r : records) s += r.modelled_seconds;
+    return s;
+}
+
 }  // namespace sw_net

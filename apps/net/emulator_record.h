@@ -30,6 +30,9 @@ void add_emulator_records(LayerRecord &r, double clock, std::vector<TraceSpan> *
  * time, count and byte summed, the LDM peak the larger; an empty \p total takes \p pass. */
 void accumulate(std::vector<LayerRecord> &total, const std::vector<LayerRecord> &pass);
 
+/** The modelled seconds of all \p records together (a run's, or a rank's share). */
+double modelled_seconds(const std::vector<LayerRecord> &records);
+
 }  // namespace sw_net
 
 #endif

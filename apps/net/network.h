@@ -117,6 +117,8 @@ public:
     const Shape &output_shape(size_t i) const { return shapes_[i]; }
     /** Generator parameter of layer i (as written in the table). */
     std::string param(size_t i, const std::string &key, const std::string &fallback = "") const;
+    /** All generator parameters of layer i. */
+    const std::map<std::string, std::string> &params(size_t i) const { return params_.at(i); }
     /** Weight and bias shapes of layer i (empty for layers without parameters). */
     Shape weight_shape(size_t i) const;
     Shape bias_shape(size_t i) const;
