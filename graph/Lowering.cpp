@@ -91,15 +91,27 @@ struct Lowerer {
         return name;
     }
 
-    /** The node's only consumer, if it is a Relu and the output is no graph output. */
-    int fusable_relu(int i) {
+    /** The only consumer of node \p i's output, if it is an \p op of the default domain and
+     * the output is no graph output (a node that may be fused into node i's step); else -1. */
+    int sole_consumer(int i, const char *op) {
         const Node &n = g.nodes[i];
         if (g.is_graph_output(n.output(0))) return -1;
         const std::vector<int> c = g.consumers(n.output(0));
-        if (c.size() != 1) return -1;
-        const Node &r = g.nodes[c[0]];
-        if (r.op_type != "Relu" || !r.domain.empty() || r.input(0) != n.output(0)) return -1;
+        if (c.size() != 1 || g.nodes[c[0]].op_type != op || !g.nodes[c[0]].domain.empty()) return -1;
         return c[0];
+    }
+
+    /** Of a two-input node \p a that reads \p operand, its other input: "" unless the two
+     * inputs are given and differ. */
+    static std::string other_input(const Node &a, const std::string &operand) {
+        if (a.inputs.size() != 2 || a.input(0).empty() || a.input(1).empty() || a.input(0) == a.input(1)) return "";
+        return a.input(a.input(0) == operand ? 1 : 0);
+    }
+
+    /** The node's only consumer, if it is a Relu and the output is no graph output. */
+    int fusable_relu(int i) {
+        const int r = sole_consumer(i, "Relu");
+        return r >= 0 && g.nodes[r].input(0) == g.nodes[i].output(0) ? r : -1;
     }
 
     /** The Add that a conv's output feeds, if it can be fused into the conv as a residual
@@ -107,21 +119,16 @@ struct Lowerer {
      * two float inputs of the output's shape (no broadcasting) and the other one is not the
      * conv's output again. */
     int fusable_residual(int i) {
-        const Node &n = g.nodes[i];
-        if (g.is_graph_output(n.output(0))) return -1;
-        const std::vector<int> c = g.consumers(n.output(0));
-        if (c.size() != 1) return -1;
-        const Node &a = g.nodes[c[0]];
-        if (a.op_type != "Add" || !a.domain.empty() || a.inputs.size() != 2 || a.input(0).empty() ||
-            a.input(1).empty() || a.input(0) == a.input(1)) {
-            return -1;
-        }
-        const Tensor *y = g.find(n.output(0)), *other = g.find(a.input(a.input(0) == n.output(0) ? 1 : 0)),
-                     *sum = g.find(a.output(0));
-        for (const Tensor *t : {y, other, sum}) {
+        const int add = sole_consumer(i, "Add");
+        if (add < 0) return -1;
+        const Node &n = g.nodes[i], &a = g.nodes[add];
+        const std::string other = other_input(a, n.output(0));
+        if (other.empty()) return -1;
+        const Tensor *y = g.find(n.output(0)), *o = g.find(other), *sum = g.find(a.output(0));
+        for (const Tensor *t : {y, o, sum}) {
             if (!t || !t->has_shape || t->dtype != DType::Float32 || t->shape != y->shape) return -1;
         }
-        return c[0];
+        return add;
     }
 
     /** Conv nodes whose step is emitted at their fused residual Add (node index of the Add ->
@@ -268,21 +275,18 @@ struct Lowerer {
     /** The Add that adds a constant vector of N values (any shape of N and leading 1s) to a
      * MatMul's output, when it is the MatMul's only consumer (a Linear layer on an input of
      * rank > 2 exports as MatMul + Add): its index and the vector's tensor, else -1. */
-    std::pair<int, const Tensor *> fusable_bias(const Node &n, int64_t N) {
-        if (g.is_graph_output(n.output(0))) return {-1, nullptr};
-        const std::vector<int> c = g.consumers(n.output(0));
-        if (c.size() != 1) return {-1, nullptr};
-        const Node &a = g.nodes[c[0]];
-        if (a.op_type != "Add" || !a.domain.empty() || a.inputs.size() != 2 || a.input(0) == a.input(1)) {
-            return {-1, nullptr};
-        }
-        const Tensor *v = g.find(a.input(a.input(0) == n.output(0) ? 1 : 0));
+    std::pair<int, const Tensor *> fusable_bias(int i, int64_t N) {
+        const int add = sole_consumer(i, "Add");
+        if (add < 0) return {-1, nullptr};
+        const Node &n = g.nodes[i], &a = g.nodes[add];
+        const std::string other = other_input(a, n.output(0));
+        const Tensor *v = other.empty() ? nullptr : g.find(other);
         const Tensor *y = g.find(n.output(0)), *sum = g.find(a.output(0));
         if (!v || !v->is_constant || v->dtype != DType::Float32 || v->elements() != N || v->shape.empty() ||
             v->shape.back() != N || !sum || !y || sum->shape != y->shape) {
             return {-1, nullptr};
         }
-        return {c[0], v};
+        return {add, v};
     }
 
     /** MatMul (numpy semantics) of any A by a constant matrix B (K, N): dense, with the rows
@@ -301,7 +305,7 @@ struct Lowerer {
         if (a.shape.empty() || a.shape.back() != bd[0]) throw NodeError("A and B shapes do not match");
         const int K = to_int(bd[0], "K"), N = to_int(bd[1], "N");
         const int M = to_int(a.elements() / K, "rows of A");
-        const auto [add, vec] = fusable_bias(n, N);
+        const auto [add, vec] = fusable_bias(i, N);
         const int r = fusable_relu(add >= 0 ? add : i);
         std::map<std::string, std::string> p = {{"batch", str(M)}, {"in_features", str(K)},
                                                 {"out_features", str(N)}, {"relu", r >= 0 ? "true" : "false"},
