@@ -219,7 +219,10 @@ int run_net_checked(const Options &o, const sw_dist::Job &job) {
     }
 
     top.print(labels, "probability");
-    if (job.multi()) std::printf("\nper-layer table of rank 0's share of the batch:\n");
+    if (job.multi()) {
+        std::printf(o.fc_split ? "\nper-layer table of rank 0 (every image; its rows of each dense layer):\n"
+                               : "\nper-layer table of rank 0's share of the batch:\n");
+    }
     sw_net::print_table(total, compare ? &baseline : nullptr, machine);
     if (job.mpi && !o.fc_split) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
 #ifdef SW_NET_WITH_MODEL
