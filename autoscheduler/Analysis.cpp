@@ -654,7 +654,13 @@ PipelineInfo analyze(const Pipeline &p) {
             // stride > 1): its vectors are gathered from four scalars.
             const bool gather = ka && k == 0 && a > 1 && c->name != m.name;
             if (!ka || (k > 0 && a != 0) || (k == 0 && a != 0 && a != 1 && !gather)) pure_ok = false;
-            if (gather) info.loads_gather++;
+            if (gather) {
+                info.loads_gather++;
+                if (std::find(info.gathered.begin(), info.gathered.end(), c->name) == info.gathered.end()) {
+                    info.gathered.push_back(c->name);
+                }
+                info.gather_stride = info.gather_stride ? std::min<int>(info.gather_stride, int(a)) : int(a);
+            }
             if (ka && a != 0) varies = true;
             if (c->name == m.name) continue;
             if (!rv.empty()) {

@@ -116,6 +116,11 @@ struct PipelineInfo {
     int loads_varying = 0, loads_invariant = 0;
     /** Of the loads_varying, those whose index steps by more than one along x (gathered). */
     int loads_gather = 0;
+    /** The stages those gathered loads read, and their step along x (the stride S): a plan
+     * may keep each staged window also split into its S phases (Plan::phases,
+     * sw::split_phases), where the gathered vectors are unit-stride loads. */
+    std::vector<std::string> gathered;
+    int gather_stride = 0;
     /** A second dimension for register blocks of a vectorised main stage (-1: none): a pure
      * dimension along which no load that varies along the vectorised one varies, and some
      * invariant load does (the output channels of a convolution: each input vector serves

@@ -6,6 +6,7 @@
 #include "target_sw/BroadcastDma.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/SplitPhases.h"
 #include "target_sw/StageOutput.h"
 
 #include <algorithm>
@@ -292,6 +293,10 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
                         upd.unroll(RVar(info.rvars[i].var));
                         w.line(u + ".unroll(" + ident(info.rvars[i].var) + ");");
                     }
+                } else if (plan.phases && info.chunk_rvar != 0 && !info.rvars.empty()) {
+                    // The taps along x read their phase planes at constant offsets.
+                    upd.unroll(RVar(info.rvars[0].var));
+                    w.line(u + ".unroll(" + ident(info.rvars[0].var) + ");");
                 }
                 if (chunked) stage_level = ident(rco);
             }
@@ -351,6 +356,15 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
         Func f = Func(env.at(n));
         sw::double_buffer(input ? f.in() : f);
         w.line("::sw::double_buffer(" + ident(n) + (input ? ".in()" : "") + ");");
+    }
+    // The windows read by gathered vectors, also split into their phases.
+    if (plan.phases) {
+        for (const std::string &n : info.gathered) {
+            const bool input = info.stages[info.by_name.at(n)].is_input;
+            Func f = Func(env.at(n));
+            sw::split_phases(input ? f.in() : f);
+            w.line("::sw::split_phases(" + ident(n) + (input ? ".in()" : "") + ");");
+        }
     }
     // An output that computes its values itself writes each tile into the LDM and puts it
     // back by DMA, instead of storing element by element into main memory.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace sw_auto {
 
@@ -124,6 +125,32 @@ double unit_stride_load_p1(const PipelineInfo &info, Extents &region_extents, co
     return U - double(aligned) / double(taps) * (U - 1);
 }
 
+/** Mean P1 instructions of a floatv4 load from the phase planes of a window split by
+ * sw::split_phases (SplitPhases.h): unit-stride, aligned where the tap's offset within its
+ * plane row is a multiple of 4 (the plane rows are whole vectors; the x taps are unrolled
+ * and step through the planes: tap r reads plane r mod S at offset r / S). */
+double phase_load_p1(const PipelineInfo &info, const sw::Machine &m) {
+    const double U = double(m.unaligned_vector_access_p1);
+    if (info.rvar_extents.empty() || info.chunk_rvar == 0 || info.gather_stride < 2) return U;
+    const int64_t taps = info.rvar_extents[0];
+    int64_t aligned = 0;
+    for (int64_t r = 0; r < taps; r++) aligned += (r / info.gather_stride) % 4 == 0;
+    return U - double(aligned) / double(taps) * (U - 1);
+}
+
+/** The phase planes of a staged window of extents \p box (SplitPhases.h): their LDM bytes and
+ * the cycles of the copy into them (per row of the window, per group of S elements S loads
+ * and S stores in a loop). */
+std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int S, const sw::Machine &m) {
+    if (box.empty() || box[0] <= 0 || S < 2) return {0, 0.0};
+    int64_t rows = 1;
+    for (size_t d = 1; d < box.size(); d++) rows *= box[d];
+    const int64_t groups = (box[0] + S - 1) / S, row_pitch = (groups + 3) / 4 * 4;
+    const int64_t bytes = 4 * S * (rows * row_pitch + 4);
+    const double cycles = double(rows) * (double(groups) * region(m, 0, 2.0 * S, 1) + region(m, 0, 0, 1));
+    return {bytes, cycles};
+}
+
 /** Cycles per chunk of the fill of a zero-padded window (InjectDma's guarded copy: the
  * in-bounds box comes by DMA straight to its place, only the elements outside it are
  * filled), averaged over the tiles. Along each dimension the tiles' windows are in bounds
@@ -205,6 +232,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const int64_t rounded = (width + vec - 1) / vec * vec;
     b[rounded_width_var] = rounded;
     const bool db = plan.double_buffer && chunks > 1;
+    const bool phases = plan.phases && plan.vector == Plan::Vector::Pure && info.gather_stride > 1;
     // Regions under these bindings, memoised over the plans that share them.
     auto region_extents = [&](const SymBox &box) -> const std::vector<int64_t> & {
         const auto key = std::make_tuple(&box, plan.tile, chunk, rounded);
@@ -241,10 +269,20 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 const std::vector<int64_t> &box = region_extents(info.chunk_region.at(s.name));
                 buffer(s.name + ".in()", 4 * prod(box) * (db && !sh ? 2 : 1));
                 add(sh ? chunk_shared : chunk_get, transfer(box, s.source_extents, m));
+                if (phases && contains(info.gathered, s.name)) {
+                    const auto [bytes, cycles] = phase_planes(box, info.gather_stride, m);
+                    buffer(s.name + ".in() phases", bytes);
+                    chunk_compute += cycles;
+                }
             } else if (info.tile_region.count(s.name)) {
                 const std::vector<int64_t> &box = region_extents(info.tile_region.at(s.name));
                 buffer(s.name + ".in()", 4 * prod(box));
                 add(sh ? tile_shared : tile_get, transfer(box, s.source_extents, m));
+                if (phases && contains(info.gathered, s.name)) {
+                    const auto [bytes, cycles] = phase_planes(box, info.gather_stride, m);
+                    buffer(s.name + ".in() phases", bytes);
+                    tile_compute += cycles;
+                }
             }
             continue;
         }
@@ -254,6 +292,11 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             const std::vector<int64_t> &box = region_extents(info.chunk_region.at(s.name));
             buffer(s.name, 4 * prod(box) * (db ? 2 : 1));
             chunk_compute += padding_fill_cycles(info, s.name, plan, b, m);
+            if (phases && contains(info.gathered, s.name)) {
+                const auto [bytes, cycles] = phase_planes(box, info.gather_stride, m);
+                buffer(s.name + " phases", bytes);
+                chunk_compute += cycles;
+            }
             continue;
         }
         const std::vector<int64_t> &box = region_extents(info.tile_region.at(s.name));
@@ -290,7 +333,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 // invariant along x, each splatted once for the block, or once per line of the
                 // block when they vary along its second dimension.
                 const double p0 = o.float_ops * plan.block * l;
-                const double G = lanes + double(m.splat_p1);  // a gathered vector: a load per lane, simd_set_floatv4
+                // A gathered vector: a load per lane and simd_set_floatv4; from phase planes, a
+                // unit-stride load.
+                const double G = phases ? phase_load_p1(info, m) : lanes + double(m.splat_p1);
                 const double A = unit_stride_load_p1(info, region_extents, m);
                 const double p1 = (info.loads_varying - info.loads_gather) * plan.block * A +
                                   info.loads_gather * plan.block * G + info.loads_invariant_block * l * E +
@@ -305,6 +350,10 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                     chunk_compute += blocks * chunk *
                                      region(m, p0 * info.taps, (p1 + acc) * info.taps + 1,
                                             kVectorLoopIntOps + (promoted ? 0 : 4 * info.taps), o.chain * info.taps);
+                } else if (phases && !info.rvar_extents.empty() && info.chunk_rvar != 0) {
+                    // The taps along x unrolled (ApplyPlan): one loop iteration per K of them.
+                    const double K = double(info.rvar_extents[0]);
+                    chunk_compute += blocks * red / K * region(m, p0 * K, p1 * K + 1, kVectorLoopIntOps, o.chain * K);
                 } else {
                     chunk_compute += blocks * red * region(m, p0, p1 + 1, kVectorLoopIntOps, o.chain);
                 }

@@ -23,6 +23,10 @@ struct Plan {
     int block_lines = 1;
     bool unroll_taps = false;     ///< the reduction points other than the chunked ones unrolled
     bool double_buffer = false;   ///< per-chunk staging prefetched into a second LDM slot
+    /** Vector::Pure with gathered loads (a stride > 1 along x): the windows they read are
+     * also kept split into the stride's phases (sw::split_phases), where those vectors are
+     * unit-stride loads; the taps of the innermost reduction variable are unrolled. */
+    bool phases = false;
     /** How the inputs whose staged box is the same on every CPE (shared_inputs in
      * Analysis.h) reach the CPEs: each CPE reads them itself, or CPE 0 reads them once and
      * they are shared by broadcast DMA or by register communication (sw::broadcast). A
@@ -44,6 +48,7 @@ struct Plan {
         }
         if (unroll_taps) s += ", taps unrolled";
         if (double_buffer) s += ", double-buffered";
+        if (phases) s += ", window split into phases";
         if (share == Share::Dma) s += ", shared input by broadcast DMA";
         if (share == Share::RegComm) s += ", shared input by register communication";
         return s;

@@ -10,6 +10,7 @@
 #include "target_sw/Divisors.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
+#include "target_sw/SplitPhases.h"
 #include "target_sw/SunwayLowering.h"
 
 #include <algorithm>
@@ -101,6 +102,12 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                             if (!info.round_up_safe && t[0] % (4 * b) != 0) continue;
                             v.unroll_taps = info.taps > 1 && info.taps <= 25;
                             variants.push_back(v);
+                            // Gathered vectors (a stride > 1): also with the windows split
+                            // into phases, where they are unit-stride.
+                            if (info.loads_gather > 0) {
+                                v.phases = true;
+                                variants.push_back(v);
+                            }
                         }
                     }
                 }
@@ -215,6 +222,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
         auto copy = Internal::deep_copy(outputs, env);
         const std::set<std::string> marked_before = sw::double_buffered_funcs();
         const auto broadcast_before = sw::broadcast_funcs();
+        const std::set<std::string> phases_before = sw::phase_split_funcs();
         try {
             r.lowered++;
             // Analyse the copy (its own Functions) and schedule it.
@@ -242,6 +250,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
         }
         sw::restore_double_buffered_funcs(marked_before);
         sw::restore_broadcast_funcs(broadcast_before);
+        sw::restore_phase_split_funcs(phases_before);
     }
     if (r.ranked.empty()) r.ranked = direct;
     if (r.ranked.empty()) {

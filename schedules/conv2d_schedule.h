@@ -37,6 +37,7 @@
 #include "schedules/ScheduleSupport.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/SplitPhases.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -104,6 +105,12 @@ inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
     return {b.vectors, power_of_two_block(t.tc, b.channels)};
 }
 
+/** Whether the hand schedule keeps the window also split into its phases along x
+ * (sw::split_phases): a stride > 1 whose taps along x reuse the window (kernel wider than
+ * the stride), so the copy into the planes is shared by several taps and by every output
+ * channel of the tile. */
+inline bool conv2d_phases(const Conv2DShape &s) { return s.stride_x > 1 && s.span_x() > s.stride_x; }
+
 /** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window and weights
  * or, after them, the residual tile if any); with \p lanes > 1 the tile width is rounded up
  * to whole vectors. */
@@ -116,8 +123,10 @@ inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int 
     const int64_t res = s.residual ? int64_t(t.tx) * t.ty * t.tc : 0;
     const int64_t window = win_w * win_h * t.cc;
     const int64_t w = int64_t(s.kernel_x) * s.kernel_y * t.cc * t.tc;
+    // The window's phase planes (one more copy of it), when it is split into phases.
+    const int64_t planes = conv2d_phases(s) && lanes > 1 ? window + s.stride_x * kVectorLanes : 0;
     // The residual tile is staged after the reduction, when the window and weights are freed.
-    return 4 * (acc + t.tc + std::max(res, (double_buffered ? 2 : 1) * (window + w)));
+    return 4 * (acc + t.tc + std::max(res, (double_buffered ? 2 : 1) * (window + w) + planes));
 }
 
 /** The hand schedule double-buffers the window and the weights when there is more than one
@@ -184,7 +193,8 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
  * boundary test, and the accumulation runs on floatv4 along x (rounded up to 4 lanes; with
  * a stride > 1 the input vectors are gathered) in register blocks of \p block. */
 inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool simd = false,
-                                  bool double_buffered = false, ConvRegisterBlock block = {2, 1}) {
+                                  bool double_buffered = false, ConvRegisterBlock block = {2, 1},
+                                  bool phases = false) {
     using namespace Halide;
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.conv.compute_at(st.output, tile).store_in(sw::LDM);
@@ -210,11 +220,16 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
         st.input.in().compute_at(st.conv, rco).store_in(sw::LDM);
     }
     st.weights.in().compute_at(st.conv, rco).store_in(sw::LDM);
+    const Func window = simd && st.has_padding ? st.padded : st.input.in();
     if (double_buffered) {
         // The next chunk's window and weights arrive while this one is computed.
-        sw::double_buffer(simd && st.has_padding ? st.padded : st.input.in());
+        sw::double_buffer(window);
         sw::double_buffer(st.weights.in());
     }
+    // A stride S > 1 along x: pixel vectors read every S-th input pixel. The window is also
+    // kept split into its S phases (x = S j + p in plane p), where they are unit-stride
+    // vectors instead of gathers of S scalars (one LDM copy per chunk).
+    if (simd && phases) sw::split_phases(window);
     // Rounding x up to whole register blocks reads past the tile: only the zero-padded
     // window (defined everywhere) or a tile whose width is a multiple of the block allows it.
     if (simd && (st.has_padding || t.tx % (block.vectors * kVectorLanes) == 0)) {
@@ -239,6 +254,9 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
         // Small kernels are unrolled to drop the loop overhead.
         if (st.r.x.extent().defined() && can_prove(st.r.x.extent() * st.r.y.extent() <= 25)) {
             st.conv.update(0).unroll(st.r.x).unroll(st.r.y);
+        } else if (phases && st.r.x.extent().defined() && can_prove(st.r.x.extent() <= 16)) {
+            // Each tap along x then reads its phase plane at a constant offset.
+            st.conv.update(0).unroll(st.r.x);
         }
     }
     // The residual add and the ReLU, if any, run in place on the LDM tile.
@@ -248,10 +266,11 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
 /** The hand Sunway schedule. \p forced holds tile sizes the user fixed (0: choose). */
 inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const sw::Machine &m,
                                    const Conv2DTiles &forced = {0, 0, 0, 0}) {
-    const bool simd = true;  // stride > 1: the input vectors are gathered (CodeGen_CPE)
+    const bool simd = true;
     const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? kConvBlockX : 1);
     const ConvRegisterBlock block = conv2d_register_block(t);
-    schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, block.vectors * kVectorLanes), block);
+    schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, block.vectors * kVectorLanes), block,
+                          simd && conv2d_phases(s));
 }
 
 /** The OpenACC-style baseline: one output row of one channel per iteration. */

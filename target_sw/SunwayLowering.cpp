@@ -13,6 +13,7 @@
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/PromoteAccumulators.h"
 #include "target_sw/ShareOperands.h"
+#include "target_sw/SplitPhases.h"
 #include "target_sw/StageOutput.h"
 
 #include <sstream>
@@ -56,6 +57,12 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
     if (!staged_output_funcs().empty()) {
         for (CpeKernel &k : f.kernels) stage_outputs(k);
         log_step(ir_log, "stage_outputs", f);
+    }
+
+    // Marked stagings read by strided vectors also kept split into their phases.
+    if (!phase_split_funcs().empty()) {
+        for (CpeKernel &k : f.kernels) apply_split_phases(k);
+        log_step(ir_log, "apply_split_phases", f);
     }
 
     for (CpeKernel &k : f.kernels) place_ldm_buffers(k, m);

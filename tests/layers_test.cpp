@@ -288,6 +288,11 @@ std::vector<LayerCase> all_cases() {
         // Several channels per staged window with an in-bounds box smaller than the window.
         conv_case("conv_stride_y3_channels", {3, 14, 16, 20, 26, 1, 1, 1, 3, 1, 2, 0, 1, 1, false}),
         conv_case("conv_groups_stride_y3", {3, 24, 4, 9, 13, 5, 5, 1, 3, 2, 0, 2, 1, 4, true}),
+        // Strides along x whose windows the hand schedule splits into phases
+        // (sw::split_phases): AlexNet conv1's 11x11 stride 4 unpadded (batch 2, odd channels,
+        // an output width the register block does not divide) and 7x7 stride 3, padded.
+        conv_case("conv_alexnet1_small", {2, 3, 7, 37, 43, 11, 11, 4, 4, 0, 0, 0, 0, 1, true}),
+        conv_case("conv_stride3_padded", {1, 4, 6, 20, 23, 7, 7, 3, 3, 2, 2, 1, 1, 1, false}),
         dense_case("dense_batch3", 3, 37, 19, true),
         dense_case("dense_alpha_beta", 2, 100, 70, false, 0.5, 2.0),
         dense_case("dense_wide", 1, 3000, 130, true),

@@ -9,6 +9,7 @@
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/SplitPhases.h"
 #include "target_sw/StageOutput.h"
 #include "target_sw/SunwayLowering.h"
 #include "target_sw/WorkCount.h"
@@ -296,9 +297,11 @@ struct Scaled16 {
 struct KeepMarks {
     std::map<std::string, sw::Sharing> bcast = sw::broadcast_funcs();
     std::set<std::string> doubled = sw::double_buffered_funcs();
+    std::set<std::string> phases = sw::phase_split_funcs();
     ~KeepMarks() {
         sw::restore_broadcast_funcs(bcast);
         sw::restore_double_buffered_funcs(doubled);
+        sw::restore_phase_split_funcs(phases);
     }
 };
 
@@ -484,4 +487,72 @@ TEST(BroadcastDma, KernelsWithoutTheDirectiveKeepTheCyclicBlockLoop) {
     EXPECT_EQ(cpe.find("BCAST_MODE"), std::string::npos);
     EXPECT_EQ(cpe.find("athread_syn"), std::string::npos);
     EXPECT_NE(cpe.find("sw_block += 64"), std::string::npos) << cpe;
+}
+
+namespace {
+
+/** out(x, y) = in(4x, y) + 2 in(4x + 1, y) + in(4x + 3, y) in 16x8 tiles, vectorised along x:
+ * every load of the staged input is a vector of stride 4 (gathered from 4 scalars). */
+struct Stride4 {
+    ImageParam in{Float(32), 2, "pin"};
+    Func out{"pout"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, b{"b"};
+
+    Stride4() {
+        out(x, y) = in(4 * x, y) + 2.f * in(4 * x + 1, y) + in(4 * x + 3, y);
+        in.dim(0).set_bounds(0, 256).set_stride(1);
+        in.dim(1).set_bounds(0, 16).set_stride(256);
+        out.output_buffer().dim(0).set_bounds(0, 64).set_stride(1);
+        out.output_buffer().dim(1).set_bounds(0, 16).set_stride(64);
+        out.tile(x, y, xo, yo, xi, yi, 16, 8).fuse(xo, yo, b).gpu_blocks(b, DeviceAPI::Host).vectorize(xi, 4);
+        in.in().compute_at(out, b).store_in(sw::LDM);
+    }
+    sw::SwFunction lower() { return sw::lower_pipeline_to_sunway(out, {in}, "stride4", sw::sw26010()); }
+};
+
+}  // namespace
+
+TEST(SplitPhases, StrideFourVectorsReadUnitStrideVectorsOfThePhasePlanes) {
+    KeepMarks keep;
+    {
+        Stride4 plain;
+        const std::string cpe = sw::generate_cpe_source(plain.lower(), "stride4.sw_args.h");
+        EXPECT_NE(cpe.find("sw_gather4("), std::string::npos) << cpe;
+    }
+    Stride4 p;
+    sw::split_phases(p.in.in());
+    const sw::SwFunction f = p.lower();
+    ASSERT_EQ(f.kernels.size(), 1u);
+    const sw::CpeKernel &k = f.kernels[0];
+    // The planes: one more LDM buffer; the window's 64 elements per row (4 x 15 + 4) in 4
+    // planes of rows of 16 (whole vectors), 8 rows and a vector of slack: 4 x (8 x 16 + 4).
+    bool planes = false;
+    for (const sw::LdmBuffer &buf : k.ldm) {
+        if (buf.name.size() > 7 && buf.name.compare(buf.name.size() - 7, 7, "$phases") == 0) {
+            planes = true;
+            EXPECT_EQ(buf.bytes, 4 * 4 * (8 * 16 + 4)) << buf.name;
+        }
+    }
+    EXPECT_TRUE(planes);
+    EXPECT_TRUE(k.notes.empty()) << k.notes.front();
+    const std::string cpe = sw::generate_cpe_source(f, "stride4.sw_args.h");
+    EXPECT_EQ(cpe.find("sw_gather4("), std::string::npos) << cpe;
+    // The copy into the planes (4 stores per group of 4), then aligned vector loads: a
+    // vector of 4 output pixels at tap t reads plane t at the pixels' own offset.
+    EXPECT_NE(cpe.find("_phases_row < 8;"), std::string::npos) << cpe;
+    const std::regex planes_load(R"(sw_load4a\(&pin_im_\w*_phases\[\(\(\(\(pout_\w*_y_yi \* 4\) \+ pout_\w*_xi_xi\) \* 4\) \+ 132\)\]\))");
+    EXPECT_TRUE(std::regex_search(cpe, planes_load)) << cpe;
+}
+
+TEST(SplitPhases, AStagingWithoutStridedVectorsStaysAsItWasAndTheReportSaysWhy) {
+    KeepMarks keep;
+    Scaled16 p;
+    sw::split_phases(p.in.in());
+    const sw::SwFunction f = p.lower();
+    ASSERT_EQ(f.kernels.size(), 1u);
+    const sw::CpeKernel &k = f.kernels[0];
+    for (const sw::LdmBuffer &buf : k.ldm) EXPECT_EQ(buf.name.find("$phases"), std::string::npos) << buf.name;
+    ASSERT_EQ(k.notes.size(), 1u);
+    EXPECT_NE(k.notes[0].find("split_phases("), std::string::npos) << k.notes[0];
+    EXPECT_NE(k.notes[0].find("no vector of a constant stride > 1"), std::string::npos) << k.notes[0];
 }
