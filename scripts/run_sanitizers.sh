@@ -106,6 +106,12 @@ generate conv_residual "$gen" -g conv2d -f conv_residual -o "$out" target=sw2601
 generate conv_residual_auto "$gen" -g conv2d -f conv_residual_auto -o "$out" -p "$plugin" -s Sunway \
     auto_schedule=true target=sw26010 in_channels=16 out_channels=16 height=14 width=14 kernel=3 pad=1 \
     residual=true relu=true
+# Windows split into stride phases (SplitPhases): an AlexNet conv1-like layer, hand and
+# autoscheduled (both split its window).
+generate conv_phases "$gen" -g conv2d -f conv_phases -o "$out" target=sw26010 batch=1 in_channels=3 \
+    out_channels=24 height=67 width=71 kernel=11 stride=4 pad=0
+generate conv_phases_auto "$gen" -g conv2d -f conv_phases_auto -o "$out" -p "$plugin" -s Sunway \
+    auto_schedule=true target=sw26010 in_channels=3 out_channels=24 height=67 width=71 kernel=11 stride=4 pad=0
 generate dense_regcomm "$gen" -g dense -f dense_regcomm -o "$out" target=sw26010 batch=2 in_features=1001 \
     out_features=201 tile_o=3 tile_n=2 tile_i=77 broadcast=true sharing=regcomm
 generate dense_auto_shared "$gen" -g dense -f dense_auto_shared -o "$out" -e mpe,cpe,h,report,schedule \

@@ -5,6 +5,7 @@
  *
  *   1. find_cpe_kernels   (FindCpeKernels.h)   kernels, iteration spaces, closures
  *      stage_outputs      (StageOutput.h)      outputs marked sw::stage_output, via LDM
+ *      apply_split_phases (SplitPhases.h)      marked stagings also split into stride phases
  *   2. place_ldm_buffers  (PlaceLdmBuffers.h)  LDM bounds and the per-CPE budget
  *   3. inject_dma         (InjectDma.h)        copies to and from LDM become DMA
  *   4. apply_double_buffering (DoubleBuffer.h) prefetch the next tile of marked Funcs
