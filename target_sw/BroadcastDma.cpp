@@ -105,18 +105,17 @@ bool only_issues_dma(const Stmt &s) {
 }
 
 /** Turns the DMA sites of marked buffers into broadcast groups, checking the conditions. */
-class Broadcaster : public IRMutator {
+class Broadcaster : public LetTrackingMutator {
 public:
     Broadcaster(const CpeKernel &k, const std::map<int, MarkedSite> &sites, int mask)
         : dep(k), sites(sites), mask(mask) {}
     std::set<int> done;
 
 private:
-    using IRMutator::visit;
+    using LetTrackingMutator::visit;
     BlockDependence dep;
     const std::map<int, MarkedSite> &sites;
     int mask;
-    LetScope lets;
     /** What encloses the current point inside the kernel body, for the error message. */
     std::vector<std::string> around;
     std::vector<bool> around_dependent;
@@ -125,12 +124,6 @@ private:
         throw UserError("error: sw::broadcast(" + func + "): " + why);
     }
 
-    Stmt visit(const LetStmt *op) override {
-        lets.push(op->name, op->value);
-        Stmt body = mutate(op->body);
-        lets.pop();
-        return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
-    }
     Stmt visit(const For *op) override {
         const bool d = dep.depends(op->min, lets) || dep.depends(op->extent, lets);
         around.push_back("loop " + op->name);

@@ -34,6 +34,21 @@ private:
     std::vector<std::pair<std::string, Halide::Expr>> lets_;
 };
 
+/** A mutator that keeps the LetStmts around the point it visits in \p lets (their values
+ * unchanged; a subclass that overrides visit(LetStmt) keeps them itself). */
+class LetTrackingMutator : public Halide::Internal::IRMutator {
+protected:
+    using Halide::Internal::IRMutator::visit;
+    LetScope lets;
+    Halide::Internal::Stmt visit(const Halide::Internal::LetStmt *op) override {
+        lets.push(op->name, op->value);
+        Halide::Internal::Stmt body = mutate(op->body);
+        lets.pop();
+        return body.same_as(op->body) ? Halide::Internal::Stmt(op)
+                                      : Halide::Internal::LetStmt::make(op->name, op->value, body);
+    }
+};
+
 /** The Funcs a schedule directive (sw::double_buffer, sw::stage_output) marked, by name, for
  * the pass that applies it. Process-wide, like a schedule; thread-safe. */
 class FuncMarks {

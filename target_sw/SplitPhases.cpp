@@ -162,7 +162,7 @@ private:
     }
 };
 
-class Split : public IRMutator {
+class Split : public LetTrackingMutator {
 public:
     Split(CpeKernel &k, const std::set<std::string> &marked) : k(k), marked(marked) {
         for (const BlockLoop &b : k.blocks) blocks.push_back({b.var, b.min, b.extent});
@@ -170,22 +170,15 @@ public:
     std::set<std::string> applied;
 
 private:
-    using IRMutator::visit;
+    using LetTrackingMutator::visit;
     CpeKernel &k;
     const std::set<std::string> &marked;
     std::vector<LoopRange> blocks, loops;
-    LetScope lets;
 
     void note(const std::string &buffer, const std::string &why) {
         k.notes.push_back("split_phases(" + buffer + ") not applied: " + why + "; its strided vectors stay gathered");
     }
 
-    Stmt visit(const LetStmt *op) override {
-        lets.push(op->name, op->value);
-        Stmt body = mutate(op->body);
-        lets.pop();
-        return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
-    }
     Stmt visit(const For *op) override {
         loops.push_back({op->name, lets.expand(op->min), lets.expand(op->extent)});
         Stmt body = mutate(op->body);
@@ -197,18 +190,19 @@ private:
 
     Stmt visit(const Allocate *op) override {
         Stmt body = mutate(op->body);
-        if (!marked.count(op->name)) {
-            return body.same_as(op->body) ? Stmt(op)
-                                          : Allocate::make(op->name, op->type, op->memory_type, op->extents,
-                                                           op->condition, body, op->new_expr, op->free_function);
-        }
+        // The allocation as it was, around the mutated body.
+        auto unchanged = [&](const Stmt &b) {
+            return b.same_as(op->body) ? Stmt(op)
+                                       : Allocate::make(op->name, op->type, op->memory_type, op->extents,
+                                                        op->condition, b, op->new_expr, op->free_function);
+        };
+        if (!marked.count(op->name)) return unchanged(body);
         const std::string &buffer = op->name;
         StrideScan scan(buffer);
         body.accept(&scan);
         if (scan.stride == 0) {
             note(buffer, "its consumers read no vector of a constant stride > 1");
-            return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body,
-                                  op->new_expr, op->free_function);
+            return unchanged(body);
         }
         Expr size = make_const(Int(64), 1);
         for (const Expr &e : op->extents) size = size * cast<int64_t>(e);
@@ -216,8 +210,7 @@ private:
         const int64_t *pitch = as_const_int(simplify(lets.expand(op->extents[0])));
         if (!elems || !pitch || *pitch <= 0) {
             note(buffer, "its size or row pitch is not a constant");
-            return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body,
-                                  op->new_expr, op->free_function);
+            return unchanged(body);
         }
         // Plane rows of whole vectors (a vector of the block at a tap whose offset within its
         // plane row is a multiple of 4 is aligned), and a vector of slack past the last row
@@ -232,26 +225,21 @@ private:
         const std::string planes = phase_planes_name(buffer);
 
         // The consumer: its strided vectors read the planes, after a copy into them.
-        class Consumer : public IRMutator {
+        class Consumer : public LetTrackingMutator {
         public:
             Consumer(const std::string &buffer, const std::string &planes, const PlaneLayout &layout, Type t,
-                     const LetScope &lets, const std::vector<LoopRange> &blocks)
-                : buffer(buffer), planes(planes), layout(layout), t(t), lets(lets), blocks(blocks) {}
+                     const LetScope &outer, const std::vector<LoopRange> &blocks)
+                : buffer(buffer), planes(planes), layout(layout), t(t), blocks(blocks) {
+                lets = outer;
+            }
             int consumers = 0, rewritten = 0;
 
         private:
-            using IRMutator::visit;
+            using LetTrackingMutator::visit;
             const std::string &buffer, &planes;
             const PlaneLayout &layout;
             Type t;
-            LetScope lets;
             const std::vector<LoopRange> &blocks;
-            Stmt visit(const LetStmt *op) override {
-                lets.push(op->name, op->value);
-                Stmt body = mutate(op->body);
-                lets.pop();
-                return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
-            }
             Stmt visit(const ProducerConsumer *op) override {
                 if (op->is_producer || op->name != buffer) return IRMutator::visit(op);
                 consumers++;
@@ -277,8 +265,7 @@ private:
         body = consumer.mutate(body);
         if (consumer.consumers == 0 || consumer.rewritten == 0) {
             note(buffer, "no consumer of it was found");
-            return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, op->body,
-                                  op->new_expr, op->free_function);
+            return unchanged(op->body);
         }
         applied.insert(buffer);
         // The copy reads whole groups of S: the last row's may pass the buffer's end.
