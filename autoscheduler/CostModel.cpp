@@ -3,6 +3,7 @@
  */
 #include "autoscheduler/CostModel.h"
 
+#include "target_sw/SplitPhases.h"
 #include "target_sw/WorkCount.h"
 
 #include <algorithm>
@@ -145,8 +146,8 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int S, 
     if (box.empty() || box[0] <= 0 || S < 2) return {0, 0.0};
     int64_t rows = 1;
     for (size_t d = 1; d < box.size(); d++) rows *= box[d];
-    const int64_t groups = (box[0] + S - 1) / S, row_pitch = (groups + 3) / 4 * 4;
-    const int64_t bytes = 4 * S * (rows * row_pitch + 4);
+    const int64_t groups = (box[0] + S - 1) / S;
+    const int64_t bytes = 4 * S * sw::phase_planes(box[0], rows, S).plane_elements;
     const double cycles = double(rows) * (double(groups) * region(m, 0, 2.0 * S, 1) + region(m, 0, 0, 1));
     return {bytes, cycles};
 }
@@ -252,6 +253,14 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const std::vector<std::string> shared = shared_inputs(info, plan);
     Transfer tile_shared, chunk_shared;
     double tile_compute = 0, chunk_compute = 0;
+    // A window read by gathered vectors, split into phases: its planes and their copy.
+    auto split_window = [&](const std::string &stage, const std::string &name, const std::vector<int64_t> &box,
+                            double &compute) {
+        if (!phases || !contains(info.gathered, stage)) return;
+        const auto [bytes, cycles] = phase_planes(box, info.gather_stride, m);
+        buffer(name, bytes);
+        compute += cycles;
+    };
     for (const Stage &s : info.stages) {
         if (s.is_output) continue;
         const bool producer = contains(info.producers, s.name), chunk_level = contains(info.chunk_staged, s.name) ||
@@ -269,20 +278,12 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 const std::vector<int64_t> &box = region_extents(info.chunk_region.at(s.name));
                 buffer(s.name + ".in()", 4 * prod(box) * (db && !sh ? 2 : 1));
                 add(sh ? chunk_shared : chunk_get, transfer(box, s.source_extents, m));
-                if (phases && contains(info.gathered, s.name)) {
-                    const auto [bytes, cycles] = phase_planes(box, info.gather_stride, m);
-                    buffer(s.name + ".in() phases", bytes);
-                    chunk_compute += cycles;
-                }
+                split_window(s.name, s.name + ".in() phases", box, chunk_compute);
             } else if (info.tile_region.count(s.name)) {
                 const std::vector<int64_t> &box = region_extents(info.tile_region.at(s.name));
                 buffer(s.name + ".in()", 4 * prod(box));
                 add(sh ? tile_shared : tile_get, transfer(box, s.source_extents, m));
-                if (phases && contains(info.gathered, s.name)) {
-                    const auto [bytes, cycles] = phase_planes(box, info.gather_stride, m);
-                    buffer(s.name + ".in() phases", bytes);
-                    tile_compute += cycles;
-                }
+                split_window(s.name, s.name + ".in() phases", box, tile_compute);
             }
             continue;
         }
@@ -292,11 +293,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             const std::vector<int64_t> &box = region_extents(info.chunk_region.at(s.name));
             buffer(s.name, 4 * prod(box) * (db ? 2 : 1));
             chunk_compute += padding_fill_cycles(info, s.name, plan, b, m);
-            if (phases && contains(info.gathered, s.name)) {
-                const auto [bytes, cycles] = phase_planes(box, info.gather_stride, m);
-                buffer(s.name + " phases", bytes);
-                chunk_compute += cycles;
-            }
+            split_window(s.name, s.name + " phases", box, chunk_compute);
             continue;
         }
         const std::vector<int64_t> &box = region_extents(info.tile_region.at(s.name));

@@ -23,8 +23,6 @@ FuncMarks &marks() {
     return m;
 }
 
-constexpr int kPlaneAlign = 4;  ///< plane rows in whole floatv4
-
 /** The smallest constant stride > 1 of the vector loads of \p buffer in \p s (0: none). */
 class StrideScan : public IRVisitor {
 public:
@@ -212,15 +210,13 @@ private:
             note(buffer, "its size or row pitch is not a constant");
             return unchanged(body);
         }
-        // Plane rows of whole vectors (a vector of the block at a tap whose offset within its
-        // plane row is a multiple of 4 is aligned), and a vector of slack past the last row
-        // (a vector rounded up past its row reads into the next one, as in the buffer).
         PlaneLayout layout;
         layout.S = scan.stride;
         layout.P = *pitch;
         layout.rows = (*elems + layout.P - 1) / layout.P;
-        layout.R = ((layout.P + layout.S - 1) / layout.S + kPlaneAlign - 1) / kPlaneAlign * kPlaneAlign;
-        layout.Q = layout.rows * layout.R + kPlaneAlign;
+        const PhasePlanes shape = phase_planes(layout.P, layout.rows, layout.S);
+        layout.R = shape.row_pitch;
+        layout.Q = shape.plane_elements;
         const int S = layout.S;
         const std::string planes = phase_planes_name(buffer);
 
@@ -283,6 +279,15 @@ void split_phases(const Func &f) { marks().mark(f.name()); }
 std::set<std::string> phase_split_funcs() { return marks().all(); }
 
 void restore_phase_split_funcs(const std::set<std::string> &marked) { marks().restore(marked); }
+
+PhasePlanes phase_planes(int64_t pitch, int64_t rows, int stride) {
+    // Plane rows of whole vectors (a vector of the block at a tap whose offset within its
+    // plane row is a multiple of 4 is aligned), and a vector of slack past the last row (a
+    // vector rounded up past its row reads into the next one, as in the buffer).
+    constexpr int64_t lanes = 4;
+    const int64_t row_pitch = ((pitch + stride - 1) / stride + lanes - 1) / lanes * lanes;
+    return {row_pitch, rows * row_pitch + lanes};
+}
 
 std::string phase_planes_name(const std::string &buffer) { return buffer + "$phases"; }
 

@@ -51,6 +51,14 @@ void restore_phase_split_funcs(const std::set<std::string> &marked);
 /** Splits the marked LDM buffers of \p k into phases (see the file comment). */
 void apply_split_phases(CpeKernel &k);
 
+/** The phase planes of a staging of \p rows rows of \p pitch elements read with stride
+ * \p stride: each plane's row pitch (ceil(pitch / stride) in whole floatv4) and size (the rows
+ * and a vector of slack); the planes take stride x plane_elements elements. */
+struct PhasePlanes {
+    int64_t row_pitch, plane_elements;
+};
+PhasePlanes phase_planes(int64_t pitch, int64_t rows, int stride);
+
 /** Name of the phase planes of LDM buffer \p buffer. */
 std::string phase_planes_name(const std::string &buffer);
 
