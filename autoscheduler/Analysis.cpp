@@ -208,15 +208,15 @@ bool coefficient(const Expr &e, const std::string &var, int64_t *out) {
 
 /** The largest power of two l <= \p limit such that \p e does not change over var = l j .. l j
  * + l - 1 for any j (1 if there is none). */
-int constant_runs(const Expr &e, const std::string &var, int limit) {
+/** Whether \p e is constant over every aligned run of \p l values of \p var (var = j * l + i,
+ * i < l). */
+bool constant_over_runs(const Expr &e, const std::string &var, int l) {
     const Expr j = Variable::make(Int(32), var + ".sw_run");
-    for (int l = limit; l >= 2; l /= 2) {
-        const Expr base = substitute(var, j * l, e);
-        bool same = true;
-        for (int i = 1; i < l && same; i++) same = is_const_zero(simplify(substitute(var, j * l + i, e) - base));
-        if (same) return l;
+    const Expr base = substitute(var, j * l, e);
+    for (int i = 1; i < l; i++) {
+        if (!is_const_zero(simplify(substitute(var, j * l + i, e) - base))) return false;
     }
-    return 1;
+    return true;
 }
 
 Scope<Interval> scope_for(const Definition &d, const std::vector<std::string> &pure_args, const SymBox &region,
@@ -716,7 +716,8 @@ PipelineInfo analyze(const Pipeline &p) {
     // there for blocks of at most l lines.
     for (size_t d = 1; pure_ok && d < m.args.size() && info.block_dim < 0; d++) {
         bool ok = true;
-        int along = 0, lines_max = 16;
+        int along = 0;
+        uint32_t lines_allowed = 0x1fffe;  // bits 1..16
         for (const Call *c : calls_in(upd)) {
             if (c->name == m.name) continue;
             bool vx = false, vd = false;
@@ -724,9 +725,12 @@ PipelineInfo analyze(const Pipeline &p) {
                 int64_t kx = 0, kd = 0;
                 if (!coefficient(a, d0, &kx)) ok = false;
                 if (!coefficient(a, m.args[d], &kd)) {
-                    const int l = constant_runs(a, m.args[d], 16);
-                    if (l < 2) ok = false;
-                    lines_max = std::min(lines_max, l);
+                    for (int l = 2; l <= 16; l++) {
+                        if ((lines_allowed >> l & 1) && !constant_over_runs(a, m.args[d], l)) {
+                            lines_allowed &= ~(uint32_t(1) << l);
+                        }
+                    }
+                    if (lines_allowed == 2) ok = false;  // runs of one point only
                 }
                 vx |= kx != 0, vd |= kd != 0;
             }
@@ -734,7 +738,7 @@ PipelineInfo analyze(const Pipeline &p) {
             if (vd) along++;
         }
         if (ok && along > 0) {
-            info.block_dim = int(d), info.loads_invariant_block = along, info.block_lines_max = lines_max;
+            info.block_dim = int(d), info.loads_invariant_block = along, info.block_lines_allowed = lines_allowed;
         }
     }
     info.vector_pure = pure_ok;

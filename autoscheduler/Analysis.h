@@ -128,9 +128,10 @@ struct PipelineInfo {
      * that vary along it (one splat per block channel) and the others (one per block). */
     int block_dim = -1;
     int loads_invariant_block = 0;
-    /** Most points of a register block along block_dim: a load whose index is constant only
-     * over aligned runs of l points there (a grouped convolution's input) limits it to l. */
-    int block_lines_max = 16;
+    /** The numbers of points l (bit l, 1 <= l <= 16) a register block may have along
+     * block_dim: a load whose index is constant there only over aligned runs of l points (a
+     * grouped convolution's input: runs of l dividing the channels per group) allows just those. */
+    uint32_t block_lines_allowed = 0x1fffe;
     /** With vector_rvar and two or more pure dimensions: the main update's loads (the
      * accumulator excluded) that vary along the first pure dimension only (a dense layer's
      * weights, along its outputs), along the second only (its input, along the images),

@@ -83,17 +83,27 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                     // the tile there (the block must not compute past it).
                     const int bd = info.block_dim;
                     const int64_t along = bd >= 0 ? std::min<int64_t>(t[bd], info.out_extents[bd]) : 1;
-                    for (int b : {1, 2, 4}) {
+                    // 1, 2 or 4 vectors, and a block as wide as a narrow tile row (3, 5, 6, 7
+                    // or 8 vectors: a row of 27 is 7 vectors, 28 lanes, where blocks of 2 or 4
+                    // vectors round it up to 32).
+                    std::vector<int> widths{1, 2, 4};
+                    const int row = int((std::min<int64_t>(t[0], info.out_extents[0]) + 3) / 4);
+                    if (row > 2 && row <= 8 && row != 4) widths.push_back(row);
+                    for (int b : widths) {
                         // Per b: no second dimension, or the largest l that divides the tile
-                        // (smaller blocks lose to it on both pipelines; not searched, for speed).
+                        // (smaller blocks lose to it on both pipelines; not searched, for speed),
+                        // any divisor (a tile of 6 or 12 channels takes blocks of 3 or 6 lines)
+                        // that the loads allow (PipelineInfo::block_lines_allowed).
                         int lmax = 1;
-                        while (b * lmax * 2 <= 16 && along % (lmax * 2) == 0 && lmax * 2 <= info.block_lines_max) {
-                            lmax *= 2;
+                        for (int l = 16 / b; l >= 2 && lmax == 1; l--) {
+                            if (along % l == 0 && (info.block_lines_allowed >> l & 1)) lmax = l;
                         }
                         std::vector<int> lines{1};
                         if (lmax > 1) lines.push_back(lmax);
                         for (int l : lines) {
-                            if (b == 4 && t[0] < 16) continue;
+                            // Four vectors only where they round the width up no further than
+                            // two do (a tile 9-15 wide is four vectors either way).
+                            if (b == 4 && (t[0] + 7) / 8 * 8 < 16) continue;
                             Plan v = p;
                             v.vector = Plan::Vector::Pure;
                             v.block = b;

@@ -62,6 +62,17 @@ private:
     }
 };
 
+/** Drops the LetStmts whose variable their body no longer uses (an accumulator's index left
+ * behind by PromoteAccumulators): between two stores of a block they would split its run. */
+class DropDeadLets : public IRMutator {
+    using IRMutator::visit;
+    Stmt visit(const LetStmt *op) override {
+        Stmt body = mutate(op->body);
+        if (!stmt_uses_var(body, op->name)) return body;
+        return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
+    }
+};
+
 class Share : public IRMutator {
 public:
     explicit Share(const std::set<std::string> &ldm) : ldm(ldm) {}
@@ -148,7 +159,7 @@ private:
 void share_operands(CpeKernel &k) {
     std::set<std::string> ldm;
     for (const LdmBuffer &b : k.ldm) ldm.insert(b.name);
-    k.body = Share(ldm).mutate(k.body);
+    k.body = Share(ldm).mutate(DropDeadLets().mutate(k.body));
 }
 
 }  // namespace sw

@@ -9,6 +9,7 @@
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/ShareOperands.h"
 #include "target_sw/SplitPhases.h"
 #include "target_sw/StageOutput.h"
 #include "target_sw/SunwayLowering.h"
@@ -555,4 +556,48 @@ TEST(SplitPhases, AStagingWithoutStridedVectorsStaysAsItWasAndTheReportSaysWhy) 
     ASSERT_EQ(k.notes.size(), 1u);
     EXPECT_NE(k.notes[0].find("split_phases("), std::string::npos) << k.notes[0];
     EXPECT_NE(k.notes[0].find("no vector of a constant stride > 1"), std::string::npos) << k.notes[0];
+}
+
+namespace {
+
+/** Occurrences of \p needle in \p s. */
+int count_of(const std::string &s, const std::string &needle) {
+    int n = 0;
+    for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + needle.size())) n++;
+    return n;
+}
+
+}  // namespace
+
+// A register block of one vector x 3 channels as PromoteAccumulators leaves it: each update
+// behind a LetStmt of the accumulator's former index, which no longer uses it. Those dead
+// lets must not split the run of stores: the input vector is loaded once for the 3 channels
+// (as with blocks of 2 or more vectors, whose lets the run already spanned).
+TEST(ShareOperands, DeadLetsBetweenTheBlocksStoresDoNotSplitTheRun) {
+    using namespace Halide::Internal;
+    const Type v4 = Float(32, 4);
+    const Expr vec = Load::make(v4, "win", Ramp::make(Variable::make(Int(32), "i"), 1, 4), Buffer<>(), Parameter(),
+                                const_true(4), ModulusRemainder());
+    Stmt body;
+    for (int c = 2; c >= 0; c--) {
+        const std::string acc = "acc" + std::to_string(c);
+        const Expr w = Broadcast::make(Load::make(Float(32), "wt", c * 9, Buffer<>(), Parameter(), const_true(),
+                                                  ModulusRemainder()),
+                                       4);
+        const Expr old = Load::make(v4, acc, Ramp::make(0, 1, 4), Buffer<>(), Parameter(), const_true(4),
+                                    ModulusRemainder());
+        Stmt st = Store::make(acc, old + vec * w, Ramp::make(0, 1, 4), Parameter(), const_true(4), ModulusRemainder());
+        body = body.defined() ? Block::make(st, body) : st;
+        body = LetStmt::make("dead" + std::to_string(c), Variable::make(Int(32), "i") + 32 * c, body);
+    }
+    sw::CpeKernel k;
+    k.ldm = {{"win", Float(32), 256}, {"wt", Float(32), 256}};
+    k.body = body;
+    sw::share_operands(k);
+    std::ostringstream s;
+    s << k.body;
+    const std::string ir = s.str();
+    EXPECT_EQ(count_of(ir, "win["), 1) << ir;  // the vector bound once, used by the 3 stores
+    EXPECT_EQ(count_of(ir, "let dead"), 0) << ir;
+    EXPECT_EQ(count_of(ir, "acc0[") + count_of(ir, "acc1[") + count_of(ir, "acc2["), 6) << ir;
 }
