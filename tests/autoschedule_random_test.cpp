@@ -602,6 +602,46 @@ TEST(AutoscheduleRandom, DenseSharedInput) {
                          << " dense layers whose input every CPE reads whole";
 }
 
+/** Register blocks the search takes beside 1, 2 or 4 vectors x a power of two of channels:
+ * a block as wide as a narrow tile row (27 -> 7 vectors, 11 -> 3, 20 -> 5), lines that are
+ * any divisor of the channel tile (3, 6), and, in a grouped convolution, only lines whose
+ * aligned runs stay in one group (4 channels per group: a tile of 3 takes no second
+ * dimension). Each plan as the autoscheduler names it, against the naive reference and the
+ * cost model as every shape here (batch 2 and odd channel counts among them). */
+TEST(AutoscheduleRandom, ConvRegisterBlocksOfNarrowRowsAndChannelTiles) {
+    if (use_hand_schedules()) GTEST_SKIP() << "autoscheduler only";
+    struct Shape {
+        int batch, in_c, out_c, size, kernel, groups;
+        const char *block;  ///< the plan's register block, as Plan::describe() writes it
+    };
+    const Shape shapes[] = {
+        {1, 8, 64, 27, 5, 2, "floatv4 x7 x 2 register block"},
+        {1, 12, 192, 13, 3, 2, "floatv4 x4 x 3 register block"},
+        {1, 16, 384, 13, 3, 1, "floatv4 x2 x 6 register block"},
+        {2, 6, 96, 11, 3, 1, "floatv4 x3 x 3 register block"},
+        {1, 12, 48, 20, 3, 3, "floatv4 x5 x 2 register block"},
+        {1, 12, 24, 11, 3, 6, "floatv4 x3 register block"},
+    };
+    std::vector<Case> cases;
+    for (const Shape &sh : shapes) {
+        reference::Conv2DParams p = reference::Conv2DParams::square(sh.batch, sh.in_c, sh.out_c, sh.size, sh.size,
+                                                                    sh.kernel, 1, sh.kernel / 2, true);
+        p.groups = sh.groups;
+        cases.push_back(conv_case(p, seed(97000 + unsigned(sh.out_c * 10 + sh.groups)), false));
+    }
+    const std::vector<sw_jit::JitBuild> builds = run_cases("conv2d (register blocks)", cases);
+    for (size_t i = 0; i < builds.size(); i++) {
+        if (!builds[i].ok()) continue;
+        const sw_jit::JitLayer &l = *builds[i].layer;
+        const std::string schedule = read_text(l.dir() + "/" + l.function_name() + ".schedule.h");
+        const size_t at = schedule.find("// Sunway autoscheduler");
+        ASSERT_NE(at, std::string::npos) << schedule;
+        const std::string plan = schedule.substr(at, schedule.find('\n', at) - at);
+        EXPECT_NE(plan.find(shapes[i].block), std::string::npos)
+            << cases[i].describe() << ": expected a " << shapes[i].block << ", the plan is\n" << plan;
+    }
+}
+
 // ---------------------------------------------------------------------- determinism
 
 std::string read_text(const std::string &path) {
