@@ -343,6 +343,17 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                 // one dependency chain.
                 const bool promoted = !(plan.unroll_taps && chunk == 1);
                 const double acc = promoted ? 0 : 2 * plan.block * l * U;
+                if (promoted) {
+                    // Promoted, the block's accumulators are loaded before each chunk's
+                    // reduction and stored after it (one region per block and chunk); aligned
+                    // where every tile's accumulator rows start on a vector: the rows are the
+                    // rounded width, and the tiles along x start on multiples of the tile
+                    // (none shifted inwards) that are whole vectors.
+                    const int64_t e0 = info.out_extents.empty() ? 1 : info.out_extents[0];
+                    const int64_t t0 = std::min<int64_t>(plan.tile[0], e0);
+                    const bool aligned = e0 % t0 == 0 && (t0 % lanes == 0 || t0 == e0);
+                    chunk_compute += blocks * region(m, 0, 2 * plan.block * l * (aligned ? 1.0 : U), 1);
+                }
                 if (plan.unroll_taps) {
                     chunk_compute += blocks * chunk *
                                      region(m, p0 * info.taps, (p1 + acc) * info.taps + 1,
