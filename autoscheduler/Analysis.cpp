@@ -472,6 +472,10 @@ PipelineInfo analyze(const Pipeline &p) {
 
     // The output's extents: buffer constraints, else estimates.
     const Function &out = outputs[0];
+    if (out.dimensions() > int(std::tuple_size<decltype(PipelineInfo::ExtentsKey::tile)>::value)) {
+        throw sw::UserError("the Sunway autoscheduler takes outputs of at most 8 dimensions; " + out.name() +
+                            " has " + std::to_string(out.dimensions()));
+    }
     for (int d = 0; d < out.dimensions(); d++) {
         Expr ext;
         if (!out.output_buffers().empty()) ext = out.output_buffers()[0].extent_constraint(d);

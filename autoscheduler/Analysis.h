@@ -24,6 +24,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace sw_auto {
@@ -161,17 +162,48 @@ struct PipelineInfo {
     /** Extents of a region under the bindings of a tile size, chunk and rounded width
      * (extents() of the same box, memoised by the cost model: the search costs every vector
      * variant of a tiling). Key: the box's address in this PipelineInfo, tile, chunk, width. */
-    using ExtentsKey = std::tuple<const SymBox *, std::vector<int>, int64_t, int64_t>;
-    std::shared_ptr<std::map<ExtentsKey, std::vector<int64_t>>> extents_cache =
-        std::make_shared<std::map<ExtentsKey, std::vector<int64_t>>>();
+    /** (A fixed-size key hashed without allocating: the search makes about a million look-ups
+     * per layer.) */
+    struct ExtentsKey {
+        const SymBox *box = nullptr;
+        std::array<int, 8> tile{};  ///< the tile sizes, 0 past the output's dimensions
+        int64_t chunk = 0, rounded = 0;
+        bool operator==(const ExtentsKey &o) const {
+            return box == o.box && tile == o.tile && chunk == o.chunk && rounded == o.rounded;
+        }
+    };
+    struct ExtentsKeyHash {
+        size_t operator()(const ExtentsKey &k) const {
+            size_t h = std::hash<const void *>()(k.box);
+            auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+            for (int t : k.tile) mix(uint64_t(uint32_t(t)));
+            mix(uint64_t(k.chunk));
+            mix(uint64_t(k.rounded));
+            return h;
+        }
+    };
+    std::shared_ptr<std::unordered_map<ExtentsKey, std::vector<int64_t>, ExtentsKeyHash>> extents_cache =
+        std::make_shared<std::unordered_map<ExtentsKey, std::vector<int64_t>, ExtentsKeyHash>>();
     /** The cost model's means of a padded window's fill along one dimension (in-bounds
      * share, share of tiles without padding, share of tiles whose rows are spread), which
      * depend only on the tile size there, the chunk and the vector-rounded width: evaluating
      * the regions at every tile position is the costliest part of an estimate. Key: machine,
      * producer, dimension, tile size, chunk, rounded width. Shared by every plan of this pipeline; not thread-safe, like the search. */
-    using FillKey = std::tuple<std::string, std::string, int, int64_t, int64_t, int64_t>;
-    std::shared_ptr<std::map<FillKey, std::array<double, 3>>> fill_cache =
-        std::make_shared<std::map<FillKey, std::array<double, 3>>>();
+    using FillKey = std::tuple<const void *, const SymBox *, int, int64_t, int64_t, int64_t>;  ///< machine, producer's window, ...
+    struct FillKeyHash {
+        size_t operator()(const FillKey &k) const {
+            size_t h = std::hash<const void *>()(std::get<0>(k));
+            auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+            mix(uint64_t(uintptr_t(std::get<1>(k))));
+            mix(uint64_t(std::get<2>(k)));
+            mix(uint64_t(std::get<3>(k)));
+            mix(uint64_t(std::get<4>(k)));
+            mix(uint64_t(std::get<5>(k)));
+            return h;
+        }
+    };
+    std::shared_ptr<std::unordered_map<FillKey, std::array<double, 3>, FillKeyHash>> fill_cache =
+        std::make_shared<std::unordered_map<FillKey, std::array<double, 3>, FillKeyHash>>();
 };
 
 /** The inputs that \p plan shares (Plan::share): inputs staged per chunk of a chunked

@@ -183,7 +183,7 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
         const int64_t e = info.out_extents[d], t = std::min<int64_t>(plan.tile[d], e);
         // The means along d depend only on the tile size there, the chunk and the rounded
         // width: memoised.
-        const PipelineInfo::FillKey key{m.name, producer, int(d), t, b.at(chunk_size_var), b.at(rounded_width_var)};
+        const PipelineInfo::FillKey key{&m, &window, int(d), t, b.at(chunk_size_var), b.at(rounded_width_var)};
         auto it = info.fill_cache->find(key);
         if (it == info.fill_cache->end()) {
             Bindings bd = b;
@@ -210,7 +210,7 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
 
 }  // namespace
 
-Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
+Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m, bool ldm_detail) {
     Estimate est;
     const sw::DmaTiming &dt = m.dma_timing;
     const int lanes = 4;
@@ -236,7 +236,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const bool phases = plan.phases && plan.vector == Plan::Vector::Pure && info.gather_stride > 1;
     // Regions under these bindings, memoised over the plans that share them.
     auto region_extents = [&](const SymBox &box) -> const std::vector<int64_t> & {
-        const auto key = std::make_tuple(&box, plan.tile, chunk, rounded);
+        PipelineInfo::ExtentsKey key;
+        key.box = &box, key.chunk = chunk, key.rounded = rounded;
+        for (size_t d = 0; d < plan.tile.size() && d < key.tile.size(); d++) key.tile[d] = plan.tile[d];
         auto it = info.extents_cache->find(key);
         if (it == info.extents_cache->end()) it = info.extents_cache->emplace(key, extents(box, b)).first;
         return it->second;
@@ -246,7 +248,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     auto align = [&](int64_t bytes) { return (bytes + m.ldm_alignment - 1) / m.ldm_alignment * m.ldm_alignment; };
     auto buffer = [&](const std::string &name, int64_t bytes) {
         est.ldm_bytes += align(bytes);
-        est.ldm_detail += (est.ldm_detail.empty() ? "" : ", ") + name + ": " + std::to_string(align(bytes)) + " B";
+        if (ldm_detail) est.ldm_detail += (est.ldm_detail.empty() ? "" : ", ") + name + ": " + std::to_string(align(bytes)) + " B";
     };
     Transfer tile_get, chunk_get, put;
     // Inputs read once by CPE 0 and shared with every CPE (Plan::share), per tile and per chunk.

@@ -44,10 +44,10 @@ struct Estimate {
     double compute_cycles = 0, dma_cycles = 0;     ///< busiest CPE
     double line_bytes = 0;  ///< whole kernel, 128-byte-line bytes moved by DMA
     int64_t tiles = 0;
-    std::string ldm_detail;  ///< buffer: bytes, ...
+    std::string ldm_detail;  ///< buffer: bytes, ... (only when asked for: the search costs many plans)
 };
 
-Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m);
+Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m, bool ldm_detail = false);
 
 }  // namespace sw_auto
 

@@ -203,7 +203,8 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     if (fit.empty()) {
         throw sw::UserError("no schedule of " + function_name + " fits the LDM of " + m.name + " (" +
                             std::to_string(m.ldm_data_budget()) + " bytes per CPE for data); the smallest needs " +
-                            std::to_string(smallest.estimate.ldm_bytes) + " bytes: " + smallest.estimate.ldm_detail);
+                            std::to_string(smallest.estimate.ldm_bytes) + " bytes: " +
+                            estimate(info, smallest.plan, m, true).ldm_detail);
     }
     // Best first; ties broken by the plan's position (deterministic).
     std::stable_sort(fit.begin(), fit.end(), [](const Candidate &a, const Candidate &b) {
