@@ -62,6 +62,11 @@ int64_t evaluate(const Halide::Expr &e, const Bindings &b);
 /** Extents of \p box under \p b (0 for an empty dimension). */
 std::vector<int64_t> extents(const SymBox &box, const Bindings &b);
 
+/** Mixes \p v into the hash \p h (the cost model's cache keys). */
+inline void hash_combine(size_t &h, uint64_t v) {
+    h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+}
+
 /** Operation counts of one evaluation of a definition, by the rules of WorkCount.h. */
 struct OpCount {
     int64_t float_ops = 0;    ///< P0 operations (a fused multiply-add is one)
@@ -175,10 +180,9 @@ struct PipelineInfo {
     struct ExtentsKeyHash {
         size_t operator()(const ExtentsKey &k) const {
             size_t h = std::hash<const void *>()(k.box);
-            auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-            for (int t : k.tile) mix(uint64_t(uint32_t(t)));
-            mix(uint64_t(k.chunk));
-            mix(uint64_t(k.rounded));
+            for (int t : k.tile) hash_combine(h, uint64_t(uint32_t(t)));
+            hash_combine(h, uint64_t(k.chunk));
+            hash_combine(h, uint64_t(k.rounded));
             return h;
         }
     };
@@ -193,12 +197,11 @@ struct PipelineInfo {
     struct FillKeyHash {
         size_t operator()(const FillKey &k) const {
             size_t h = std::hash<const void *>()(std::get<0>(k));
-            auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-            mix(uint64_t(uintptr_t(std::get<1>(k))));
-            mix(uint64_t(std::get<2>(k)));
-            mix(uint64_t(std::get<3>(k)));
-            mix(uint64_t(std::get<4>(k)));
-            mix(uint64_t(std::get<5>(k)));
+            hash_combine(h, uint64_t(uintptr_t(std::get<1>(k))));
+            hash_combine(h, uint64_t(std::get<2>(k)));
+            hash_combine(h, uint64_t(std::get<3>(k)));
+            hash_combine(h, uint64_t(std::get<4>(k)));
+            hash_combine(h, uint64_t(std::get<5>(k)));
             return h;
         }
     };
