@@ -166,9 +166,9 @@ struct PipelineInfo {
 
     /** Extents of a region under the bindings of a tile size, chunk and rounded width
      * (extents() of the same box, memoised by the cost model: the search costs every vector
-     * variant of a tiling). Key: the box's address in this PipelineInfo, tile, chunk, width. */
-    /** (A fixed-size key hashed without allocating: the search makes about a million look-ups
-     * per layer.) */
+     * variant of a tiling). Key: the box's address in this PipelineInfo, tile, chunk, width;
+     * a fixed-size key hashed without allocating (the search makes about a million look-ups
+     * per layer). */
     struct ExtentsKey {
         const SymBox *box = nullptr;
         std::array<int, 8> tile{};  ///< the tile sizes, 0 past the output's dimensions
