@@ -716,7 +716,7 @@ PipelineInfo analyze(const Pipeline &p) {
     // affine along it but constant over every aligned run of l points (a grouped
     // convolution's input channel (c / out_per_group) * in_per_group + r) counts as invariant
     // there for blocks of l lines, for each l whose runs it is constant over (checked per l:
-    // 3 lines suit 48 channels per group, not 4).
+    // 3 lines suit 6 channels per group, 4 do not).
     for (size_t d = 1; pure_ok && d < m.args.size() && info.block_dim < 0; d++) {
         bool ok = true;
         int along = 0;
