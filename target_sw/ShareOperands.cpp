@@ -62,8 +62,8 @@ private:
     }
 };
 
-/** Drops the LetStmts whose variable their body no longer uses (an accumulator's index left
- * behind by PromoteAccumulators): between two stores of a block they would split its run. */
+/** Drops the LetStmts whose variable their body no longer uses, innermost first, so that a
+ * chain of lets used only by dead lets goes too (see ShareOperands.h). */
 class DropDeadLets : public IRMutator {
     using IRMutator::visit;
     Stmt visit(const LetStmt *op) override {

@@ -9,6 +9,11 @@
  * every splat that occurs more than once is bound to a C local just before its first use
  * and reused: the generated code itself loads each operand once, rather than trusting the
  * C compiler to merge the loads, and the work counting (WorkCount.h) charges it once.
+ * First it drops every LetStmt whose variable nothing uses any more, chains of them included
+ * (the accumulators' former indices once PromoteAccumulators has made them registers, index
+ * lets of stagings whose accesses became DMA): between two stores they would split the run
+ * (a block of one vector x 12 channels then loaded its vector 12 times), and the generated C
+ * would compute values nothing reads.
  */
 #ifndef SW_SHARE_OPERANDS_H
 #define SW_SHARE_OPERANDS_H
