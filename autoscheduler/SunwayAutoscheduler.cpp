@@ -102,8 +102,9 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         if (lmax > 1) lines.push_back(lmax);
                         for (int l : lines) {
                             // Four vectors only where they round the width up no further than
-                            // two do (a tile 9-15 wide is four vectors either way).
-                            if (b == 4 && (t[0] + 7) / 8 * 8 < 16) continue;
+                            // two do: tiles wider than 8 (a tile 9-15 wide is four vectors
+                            // either way).
+                            if (b == 4 && t[0] <= 8) continue;
                             Plan v = p;
                             v.vector = Plan::Vector::Pure;
                             v.block = b;
