@@ -3,11 +3,7 @@
  */
 #include "autoscheduler/ApplyPlan.h"
 
-#include "target_sw/BroadcastDma.h"
-#include "target_sw/DoubleBuffer.h"
 #include "target_sw/PlaceLdmBuffers.h"
-#include "target_sw/SplitPhases.h"
-#include "target_sw/StageOutput.h"
 
 #include <algorithm>
 #include <sstream>
@@ -120,8 +116,9 @@ std::string apply_copy_plan(const PipelineInfo &info, const std::vector<std::str
     return w.source();
 }
 
-std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::map<std::string, Function> &env) {
+AppliedPlan apply_plan(const PipelineInfo &info, const Plan &plan, const std::map<std::string, Function> &env) {
     Writer w(info, env);
+    sw::Directives marked;
     const Stage &os = info.stages[info.by_name.at(info.output)];
     Func out = w.func(info.output);
     const std::string on = ident(info.output);
@@ -348,13 +345,18 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
     for (const std::string &n : shared) {
         double_buffered.erase(std::remove(double_buffered.begin(), double_buffered.end(), n), double_buffered.end());
         const bool rc = plan.share == Plan::Share::RegComm;
-        sw::broadcast(Func(env.at(n)).in(), rc ? sw::Sharing::RegComm : sw::Sharing::Dma);
+        const Func staged = Func(env.at(n)).in();
+        const sw::Sharing how = rc ? sw::Sharing::RegComm : sw::Sharing::Dma;
+        sw::broadcast(staged, how);
+        marked.shared[staged.name()] = how;
         w.line("::sw::broadcast(" + ident(n) + ".in()" + (rc ? ", ::sw::Sharing::RegComm" : "") + ");");
     }
     for (const std::string &n : double_buffered) {
         const bool input = info.stages[info.by_name.at(n)].is_input;
         Func f = Func(env.at(n));
-        sw::double_buffer(input ? f.in() : f);
+        const Func staged = input ? f.in() : f;
+        sw::double_buffer(staged);
+        marked.double_buffered.insert(staged.name());
         w.line("::sw::double_buffer(" + ident(n) + (input ? ".in()" : "") + ");");
     }
     // The windows read by gathered vectors, also split into their phases.
@@ -362,7 +364,9 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
         for (const std::string &n : info.gathered) {
             const bool input = info.stages[info.by_name.at(n)].is_input;
             Func f = Func(env.at(n));
-            sw::split_phases(input ? f.in() : f);
+            const Func staged = input ? f.in() : f;
+            sw::split_phases(staged);
+            marked.phase_split.insert(staged.name());
             w.line("::sw::split_phases(" + ident(n) + (input ? ".in()" : "") + ");");
         }
     }
@@ -370,10 +374,11 @@ std::string apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
     // back by DMA, instead of storing element by element into main memory.
     if (info.output_computes) {
         sw::stage_output(out);
+        marked.staged_outputs.insert(out.name());
         w.line("::sw::stage_output(" + on + ");");
     }
 
-    return w.source();
+    return {w.source(), marked};
 }
 
 std::string schedule_function(const std::string &body, const std::string &name) {

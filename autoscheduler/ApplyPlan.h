@@ -8,6 +8,7 @@
 
 #include "autoscheduler/Analysis.h"
 #include "autoscheduler/Plan.h"
+#include "target_sw/Directives.h"
 
 #include <array>
 #include <map>
@@ -16,11 +17,19 @@
 
 namespace sw_auto {
 
+/** A plan applied to a pipeline: what the lowering and a generator's .schedule.h need. */
+struct AppliedPlan {
+    /** The schedule as C++ statements on `pipeline` (a ::Halide::Pipeline): the body Halide
+     * puts in a generator's .schedule.h (AutoSchedulerResults::schedule_source), with Func,
+     * Var, RVar and TailStrategy in scope. */
+    std::string source;
+    /** The Sunway directives it marked (also marked on the Funcs), for lower_to_sunway. */
+    sw::Directives directives;
+};
+
 /** Schedules the Functions of \p env (the pipeline analysed as \p info, or a deep copy of
- * it) by \p plan. Returns the same schedule as C++ statements on `pipeline` (a
- * ::Halide::Pipeline): the body Halide puts in a generator's .schedule.h
- * (AutoSchedulerResults::schedule_source), with Func, Var, RVar and TailStrategy in scope. */
-std::string apply_plan(const PipelineInfo &info, const Plan &plan,
+ * it) by \p plan, and returns that schedule as source and its Sunway directives. */
+AppliedPlan apply_plan(const PipelineInfo &info, const Plan &plan,
                        const std::map<std::string, Halide::Internal::Function> &env);
 
 /** Schedules a copy pipeline (CopyUpdates.h): update k of the output (copy dimension 2 of

@@ -6,11 +6,8 @@
 #include "autoscheduler/Analysis.h"
 #include "autoscheduler/ApplyPlan.h"
 #include "autoscheduler/CopyUpdates.h"
-#include "target_sw/BroadcastDma.h"
 #include "target_sw/Divisors.h"
-#include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
-#include "target_sw/SplitPhases.h"
 #include "target_sw/SunwayLowering.h"
 
 #include <algorithm>
@@ -231,10 +228,9 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     int failures = 0;
     std::vector<Candidate> direct;
     for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12 && direct.size() < 64; i++) {
+        // The copy carries the plan's schedule and Sunway directives; the pipeline stays
+        // as it was.
         auto copy = Internal::deep_copy(outputs, env);
-        const std::set<std::string> marked_before = sw::double_buffered_funcs();
-        const auto broadcast_before = sw::broadcast_funcs();
-        const std::set<std::string> phases_before = sw::phase_split_funcs();
         try {
             r.lowered++;
             // Analyse the copy (its own Functions) and schedule it.
@@ -246,8 +242,9 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
             for (const Function &f : copy.first) {
                 for (const auto &kv : Internal::find_transitive_calls(f)) cenv.insert(kv);
             }
-            apply_plan(ci, fit[i].plan, cenv);
-            const sw::SwFunction lowered = sw::lower_pipeline_to_sunway(trial, args, function_name + "_trial", m);
+            const AppliedPlan applied = apply_plan(ci, fit[i].plan, cenv);
+            const sw::SwFunction lowered =
+                sw::lower_pipeline_to_sunway(trial, args, function_name + "_trial", m, applied.directives);
             bool direct_access = false;
             for (const sw::CpeKernel &k : lowered.kernels) direct_access |= !k.direct_accesses.empty();
             if (direct_access) {
@@ -260,9 +257,6 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
             last_error = e.what();
             failures++;
         }
-        sw::restore_double_buffered_funcs(marked_before);
-        sw::restore_broadcast_funcs(broadcast_before);
-        sw::restore_phase_split_funcs(phases_before);
     }
     if (r.ranked.empty()) r.ranked = direct;
     if (r.ranked.empty()) {
@@ -278,7 +272,7 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
         if (!have) r.ranked.push_back(fit[i]);
     }
 
-    const std::string body = apply_plan(info, r.chosen.plan, env);
+    const std::string body = apply_plan(info, r.chosen.plan, env).source;
     const Estimate &e = r.chosen.estimate;
     char head[512];
     std::snprintf(head, sizeof head,

@@ -113,7 +113,7 @@ Scheduled schedule_linked(const std::string &generator,
     for (const auto &f : module.functions()) {
         if (f.name != generator)
             continue;
-        const sw::SwFunction lowered = sw::lower_to_sunway(f, m);
+        const sw::SwFunction lowered = sw::lower_to_sunway(f, m, sw::directives_of(gen->get_pipeline()));
         const std::string warning = sw::host_only_warning(lowered);
         if (!warning.empty())
             std::cerr << "warning: " << warning << "\n";

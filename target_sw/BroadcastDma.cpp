@@ -5,7 +5,6 @@
  */
 #include "target_sw/BroadcastDma.h"
 
-#include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/PassSupport.h"
@@ -16,32 +15,6 @@ using namespace Halide;
 using namespace Halide::Internal;
 
 namespace {
-
-/** The marked Funcs and their modes, process-wide (guarded: generators may run in threads). */
-class SharingMarks {
-public:
-    void mark(const std::string &name, Sharing how) {
-        std::lock_guard<std::mutex> lock(m_);
-        marks_[name] = how;
-    }
-    std::map<std::string, Sharing> all() const {
-        std::lock_guard<std::mutex> lock(m_);
-        return marks_;
-    }
-    void restore(const std::map<std::string, Sharing> &marks) {
-        std::lock_guard<std::mutex> lock(m_);
-        marks_ = marks;
-    }
-
-private:
-    mutable std::mutex m_;
-    std::map<std::string, Sharing> marks_;
-};
-
-SharingMarks &marks() {
-    static SharingMarks m;
-    return m;
-}
 
 /** A DMA site of a marked buffer. */
 struct MarkedSite {
@@ -434,18 +407,10 @@ private:
 
 }  // namespace
 
-const char *sharing_name(Sharing how) { return how == Sharing::Dma ? "Sharing::Dma" : "Sharing::RegComm"; }
-
-void broadcast(const Func &f, Sharing how) { marks().mark(f.name(), how); }
-
-std::map<std::string, Sharing> broadcast_funcs() { return marks().all(); }
-
-void restore_broadcast_funcs(const std::map<std::string, Sharing> &marked) { marks().restore(marked); }
-
-void apply_broadcast(CpeKernel &k, const Machine &m) {
-    const std::map<std::string, Sharing> marked = marks().all();
+void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
+    const std::map<std::string, Sharing> &marked = d.shared;
     if (marked.empty()) return;
-    const std::set<std::string> doubled = double_buffered_funcs();
+    const std::set<std::string> &doubled = d.double_buffered;
     std::map<int, MarkedSite> sites;
     bool dma = false, regcomm = false;
     for (const LdmBuffer &b : k.ldm) {

@@ -62,6 +62,7 @@
 #define SW_BROADCAST_DMA_H
 
 #include "Halide.h"
+#include "target_sw/Directives.h"
 #include "target_sw/SwModule.h"
 
 #include <map>
@@ -69,26 +70,15 @@
 
 namespace sw {
 
-/** How the staging reaches the other CPEs: a broadcast DMA (BCAST_MODE, between barriers), or
- * one PE_MODE get by CPE (0, 0) passed along the mesh by register communication. */
-enum class Sharing { Dma, RegComm };
+/* The schedule directive sw::broadcast(f, how) is declared in Directives.h: fetch the LDM
+ * staging of f once per core group, by one CPE, and deliver it to all 64, by broadcast DMA
+ * (Sharing::Dma: BCAST_MODE, between barriers) or by register communication
+ * (Sharing::RegComm: one PE_MODE get by CPE (0, 0) passed along the mesh). f is the staged
+ * wrapper, e.g. `input.in()`. Marking a Func again replaces its mode. */
 
-/** "Sharing::Dma" / "Sharing::RegComm", for messages. */
-const char *sharing_name(Sharing how);
-
-/** The schedule directive: fetch the LDM staging of \p f once per core group, by one CPE,
- * and deliver it to all 64, by broadcast DMA or by register communication (\p how). \p f is
- * the staged wrapper, e.g. `input.in()`. Marking a Func again replaces its mode. */
-void broadcast(const Halide::Func &f, Sharing how = Sharing::Dma);
-
-/** The Funcs marked by broadcast in this process, with their modes (thread-safe). */
-std::map<std::string, Sharing> broadcast_funcs();
-
-/** Puts the marks back as they were (what broadcast_funcs returned). */
-void restore_broadcast_funcs(const std::map<std::string, Sharing> &marked);
-
-/** Step 1: turns the DMA sites of marked buffers into broadcasts (see the file comment). */
-void apply_broadcast(CpeKernel &k, const Machine &m);
+/** Step 1: turns the DMA sites of the buffers named in \p d.shared into broadcasts (see the
+ * file comment); a buffer also in \p d.double_buffered is refused. */
+void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d);
 
 /** Step 2: in a kernel with a broadcast, every CPE runs the same number of block rounds. */
 void make_block_loop_uniform(CpeKernel &k);

@@ -15,11 +15,6 @@ using namespace Halide::Internal;
 
 namespace {
 
-FuncMarks &marks() {
-    static FuncMarks m;
-    return m;
-}
-
 /** Whether \p s reaches Allocate(\p buffer) through lets, allocations, producer/consumer
  * markers and blocks only (no loop or branch on the way). */
 bool reaches(const Stmt &s, const std::string &buffer) {
@@ -203,15 +198,8 @@ std::vector<int> filling_sites(const CpeKernel &k, const std::string &buffer) {
 
 }  // namespace
 
-void double_buffer(const Func &f) { marks().mark(f.name()); }
-
-std::set<std::string> double_buffered_funcs() { return marks().all(); }
-
-void restore_double_buffered_funcs(const std::set<std::string> &marked) { marks().restore(marked); }
-
-void apply_double_buffering(CpeKernel &k, const Machine &m) {
+void apply_double_buffering(CpeKernel &k, const Machine &m, const std::set<std::string> &marked) {
     bool changed = false;
-    const std::set<std::string> marked = marks().all();
     for (const LdmBuffer &b : std::vector<LdmBuffer>(k.ldm)) {
         if (!marked.count(b.name)) continue;
         // Where the buffer is not filled by DMA at the top of a serial loop (e.g. a copy

@@ -17,6 +17,7 @@
 #define SW_DOUBLE_BUFFER_H
 
 #include "Halide.h"
+#include "target_sw/Directives.h"
 #include "target_sw/SwModule.h"
 
 #include <set>
@@ -24,17 +25,12 @@
 
 namespace sw {
 
-/** The schedule directive: stage \p f twice over and prefetch the next tile. */
-void double_buffer(const Halide::Func &f);
+/* The schedule directive sw::double_buffer(f) (stage f twice over and prefetch the next
+ * tile) is declared in Directives.h. */
 
-/** The Funcs marked by double_buffer in this process. */
-std::set<std::string> double_buffered_funcs();
-
-/** Puts the marks back as they were (an autoscheduler's trial schedules leave none). */
-void restore_double_buffered_funcs(const std::set<std::string> &marked);
-
-/** Applies the double buffering marked for \p k's LDM buffers. */
-void apply_double_buffering(CpeKernel &k, const Machine &m);
+/** Applies the double buffering of the LDM buffers of \p k named in \p marked
+ * (Directives::double_buffered). */
+void apply_double_buffering(CpeKernel &k, const Machine &m, const std::set<std::string> &marked);
 
 }  // namespace sw
 

@@ -1,14 +1,12 @@
 /** \file
- * What several Sunway passes share: the enclosing lets of a point in the IR, the Funcs a
- * schedule directive marked, the statements of a Block tree and the call of an Evaluate.
+ * What several Sunway passes share: the enclosing lets of a point in the IR, the statements
+ * of a Block tree and the call of an Evaluate.
  */
 #ifndef SW_PASS_SUPPORT_H
 #define SW_PASS_SUPPORT_H
 
 #include "Halide.h"
 
-#include <mutex>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,29 +45,6 @@ protected:
         return body.same_as(op->body) ? Halide::Internal::Stmt(op)
                                       : Halide::Internal::LetStmt::make(op->name, op->value, body);
     }
-};
-
-/** The Funcs a schedule directive (sw::double_buffer, sw::stage_output) marked, by name, for
- * the pass that applies it. Process-wide, like a schedule; thread-safe. */
-class FuncMarks {
-public:
-    void mark(const std::string &name) {
-        std::lock_guard<std::mutex> lock(m_);
-        names_.insert(name);
-    }
-    std::set<std::string> all() const {
-        std::lock_guard<std::mutex> lock(m_);
-        return names_;
-    }
-    /** Puts the marks back as they were (an autoscheduler's trial schedules leave none). */
-    void restore(const std::set<std::string> &names) {
-        std::lock_guard<std::mutex> lock(m_);
-        names_ = names;
-    }
-
-private:
-    mutable std::mutex m_;
-    std::set<std::string> names_;
 };
 
 /** The statements of a tree of Blocks, in order (a statement that is not a Block: itself). */

@@ -18,11 +18,6 @@ using namespace Halide::Internal;
 
 namespace {
 
-FuncMarks &marks() {
-    static FuncMarks m;
-    return m;
-}
-
 /** The smallest constant stride > 1 of the vector loads of \p buffer in \p s (0: none). */
 class StrideScan : public IRVisitor {
 public:
@@ -274,12 +269,6 @@ private:
 
 }  // namespace
 
-void split_phases(const Func &f) { marks().mark(f.name()); }
-
-std::set<std::string> phase_split_funcs() { return marks().all(); }
-
-void restore_phase_split_funcs(const std::set<std::string> &marked) { marks().restore(marked); }
-
 PhasePlanes phase_planes(int64_t pitch, int64_t rows, int stride) {
     // Plane rows of whole vectors (a vector of the block at a tap whose offset within its
     // plane row is a multiple of 4 is aligned), and a vector of slack past the last row (a
@@ -291,8 +280,7 @@ PhasePlanes phase_planes(int64_t pitch, int64_t rows, int stride) {
 
 std::string phase_planes_name(const std::string &buffer) { return buffer + "$phases"; }
 
-void apply_split_phases(CpeKernel &k) {
-    const std::set<std::string> marked = marks().all();
+void apply_split_phases(CpeKernel &k, const std::set<std::string> &marked) {
     if (marked.empty()) return;
     Split split(k, marked);
     k.body = split.mutate(k.body);

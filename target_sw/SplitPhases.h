@@ -31,6 +31,7 @@
 #define SW_SPLIT_PHASES_H
 
 #include "Halide.h"
+#include "target_sw/Directives.h"
 #include "target_sw/SwModule.h"
 
 #include <set>
@@ -38,18 +39,12 @@
 
 namespace sw {
 
-/** The schedule directive: keep the LDM staging of \p f also split into its phases along
- * the stride of its consumers' vector loads. */
-void split_phases(const Halide::Func &f);
+/* The schedule directive sw::split_phases(f) (keep the LDM staging of f also split into its
+ * phases along the stride of its consumers' vector loads) is declared in Directives.h. */
 
-/** The Funcs marked by split_phases in this process. */
-std::set<std::string> phase_split_funcs();
-
-/** Puts the marks back as they were (an autoscheduler's trial schedules leave none). */
-void restore_phase_split_funcs(const std::set<std::string> &marked);
-
-/** Splits the marked LDM buffers of \p k into phases (see the file comment). */
-void apply_split_phases(CpeKernel &k);
+/** Splits the LDM buffers of \p k named in \p marked (Directives::phase_split) into phases
+ * (see the file comment). */
+void apply_split_phases(CpeKernel &k, const std::set<std::string> &marked);
 
 /** The phase planes of a staging of \p rows rows of \p pitch elements read with stride
  * \p stride: each plane's row pitch (ceil(pitch / stride) in whole floatv4) and size (the rows

@@ -15,11 +15,6 @@ using namespace Halide::Internal;
 
 namespace {
 
-FuncMarks &marks() {
-    static FuncMarks m;
-    return m;
-}
-
 /** Whether the closure buffer \p buffer is the marked Func \p func (or one of its Tuple
  * components, func.0, func.1, ...). */
 bool is_buffer_of(const std::string &buffer, const std::string &func) {
@@ -247,18 +242,12 @@ private:
 
 }  // namespace
 
-void stage_output(const Func &f) { marks().mark(f.name()); }
-
-std::set<std::string> staged_output_funcs() { return marks().all(); }
-
-void restore_staged_output_funcs(const std::set<std::string> &marked) { marks().restore(marked); }
-
-void stage_outputs(CpeKernel &k) {
+void stage_outputs(CpeKernel &k, const std::set<std::string> &marked) {
     for (const ClosureArg &a : k.args) {
         if (!a.is_buffer || !a.written) continue;
-        bool marked = false;
-        for (const std::string &f : marks().all()) marked |= is_buffer_of(a.name, f);
-        if (!marked) continue;
+        bool is_marked = false;
+        for (const std::string &f : marked) is_marked |= is_buffer_of(a.name, f);
+        if (!is_marked) continue;
         StageNests s(k, a.name);
         k.body = s.mutate(k.body);
     }

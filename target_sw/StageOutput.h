@@ -27,6 +27,7 @@
 #define SW_STAGE_OUTPUT_H
 
 #include "Halide.h"
+#include "target_sw/Directives.h"
 #include "target_sw/SwModule.h"
 
 #include <set>
@@ -34,18 +35,12 @@
 
 namespace sw {
 
-/** The schedule directive: compute each CPE tile of the output Func \p f into an LDM buffer
- * and write it back by DMA. */
-void stage_output(const Halide::Func &f);
+/* The schedule directive sw::stage_output(f) (compute each CPE tile of the output Func f
+ * into an LDM buffer and write it back by DMA) is declared in Directives.h. */
 
-/** The Funcs marked by stage_output in this process. */
-std::set<std::string> staged_output_funcs();
-
-/** Puts the marks back as they were (an autoscheduler's trial schedules leave none). */
-void restore_staged_output_funcs(const std::set<std::string> &marked);
-
-/** Stages the marked outputs that \p k writes (see the file comment). */
-void stage_outputs(CpeKernel &k);
+/** Stages the outputs named in \p marked (Directives::staged_outputs) that \p k writes
+ * (see the file comment). */
+void stage_outputs(CpeKernel &k, const std::set<std::string> &marked);
 
 }  // namespace sw
 

@@ -248,8 +248,10 @@ int run_sunway(const Options &o) {
     }
     if (!fn) throw sw::UserError("the module has no function " + o.function);
 
+    // The Sunway directives the schedule (or the autoscheduler) marked on the Funcs.
+    const sw::Directives directives = sw::directives_of(gen->get_pipeline());
     std::ostringstream ir;
-    sw::SwFunction f = sw::lower_to_sunway(*fn, *machine, o.emit.count("stmt") ? &ir : nullptr);
+    sw::SwFunction f = sw::lower_to_sunway(*fn, *machine, directives, o.emit.count("stmt") ? &ir : nullptr);
     const std::string host_only = sw::host_only_warning(f);
     if (!host_only.empty()) std::cerr << "warning: " << host_only << "\n";
     const std::string base = o.out_dir + "/" + o.function;

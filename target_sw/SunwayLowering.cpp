@@ -43,7 +43,7 @@ Target halide_target_for_sunway() {
     return Target("x86-64-linux-no_bounds_query-no_runtime");
 }
 
-SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream *ir_log) {
+SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Directives &d, std::ostream *ir_log) {
     SwFunction f;
     f.name = fn.name;
     f.args = fn.args;
@@ -54,14 +54,14 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
     log_step(ir_log, "find_cpe_kernels", f);
 
     // Marked outputs computed into an LDM tile and copied back (turned into DMA puts below).
-    if (!staged_output_funcs().empty()) {
-        for (CpeKernel &k : f.kernels) stage_outputs(k);
+    if (!d.staged_outputs.empty()) {
+        for (CpeKernel &k : f.kernels) stage_outputs(k, d.staged_outputs);
         log_step(ir_log, "stage_outputs", f);
     }
 
     // Marked stagings read by strided vectors also kept split into their phases.
-    if (!phase_split_funcs().empty()) {
-        for (CpeKernel &k : f.kernels) apply_split_phases(k);
+    if (!d.phase_split.empty()) {
+        for (CpeKernel &k : f.kernels) apply_split_phases(k, d.phase_split);
         log_step(ir_log, "apply_split_phases", f);
     }
 
@@ -77,12 +77,12 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
     for (CpeKernel &k : f.kernels) inject_dma(k);
     log_step(ir_log, "inject_dma", f);
 
-    for (CpeKernel &k : f.kernels) apply_double_buffering(k, m);
+    for (CpeKernel &k : f.kernels) apply_double_buffering(k, m, d.double_buffered);
     log_step(ir_log, "apply_double_buffering", f);
 
     // Marked stagings every CPE needs: one BCAST_MODE get by CPE 0 between two barriers.
-    if (!broadcast_funcs().empty()) {
-        for (CpeKernel &k : f.kernels) apply_broadcast(k, m);
+    if (!d.shared.empty()) {
+        for (CpeKernel &k : f.kernels) apply_broadcast(k, m, d);
         log_step(ir_log, "apply_broadcast", f);
     }
 
@@ -99,20 +99,26 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, std::ostream
     log_step(ir_log, "align_vector_accesses", f);
 
     // Last: kernels with a broadcast run the same number of block rounds on every CPE.
-    if (!broadcast_funcs().empty()) {
+    if (!d.shared.empty()) {
         for (CpeKernel &k : f.kernels) make_block_loop_uniform(k);
         log_step(ir_log, "make_block_loop_uniform", f);
     }
     return f;
 }
 
-SwFunction lower_pipeline_to_sunway(Pipeline p, const std::vector<Argument> &args,
-                                    const std::string &name, const Machine &m, std::ostream *ir_log) {
+SwFunction lower_pipeline_to_sunway(Pipeline p, const std::vector<Argument> &args, const std::string &name,
+                                    const Machine &m, const Directives &d, std::ostream *ir_log) {
     Module module = p.compile_to_module(args, name, halide_target_for_sunway());
     for (const LoweredFunc &fn : module.functions()) {
-        if (fn.name == name) return lower_to_sunway(fn, m, ir_log);
+        if (fn.name == name) return lower_to_sunway(fn, m, d, ir_log);
     }
     throw UserError("the compiled pipeline has no function " + name);
+}
+
+SwFunction lower_pipeline_to_sunway(Pipeline p, const std::vector<Argument> &args, const std::string &name,
+                                    const Machine &m, std::ostream *ir_log) {
+    const Directives d = directives_of(p);
+    return lower_pipeline_to_sunway(std::move(p), args, name, m, d, ir_log);
 }
 
 std::string describe(const SwFunction &f) {

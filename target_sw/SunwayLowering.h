@@ -21,6 +21,7 @@
 #ifndef SW_SUNWAY_LOWERING_H
 #define SW_SUNWAY_LOWERING_H
 
+#include "target_sw/Directives.h"
 #include "target_sw/SwModule.h"
 
 #include <ostream>
@@ -30,13 +31,20 @@ namespace sw {
 /** The Halide target a Sunway function is lowered for before the Sunway passes run. */
 Halide::Target halide_target_for_sunway();
 
-/** Lowers \p fn for machine \p m; if \p ir_log is given, writes the IR after each step. */
-SwFunction lower_to_sunway(const Halide::Internal::LoweredFunc &fn, const Machine &m,
+/** Lowers \p fn for machine \p m with the Sunway directives \p d of the pipeline it was
+ * compiled from (Directives.h: directives_of); if \p ir_log is given, writes the IR after
+ * each step. */
+SwFunction lower_to_sunway(const Halide::Internal::LoweredFunc &fn, const Machine &m, const Directives &d,
                            std::ostream *ir_log = nullptr);
 
 /** Compiles \p p with unchanged Halide for halide_target_for_sunway() and lowers the
- * function \p name to Sunway code for machine \p m (the Pipeline route; generators go
- * through the driver, SunwayGenGen.cpp). */
+ * function \p name to Sunway code for machine \p m with the directives \p d (the Pipeline
+ * route; generators go through the driver, SunwayGenGen.cpp). */
+SwFunction lower_pipeline_to_sunway(Halide::Pipeline p, const std::vector<Halide::Argument> &args,
+                                    const std::string &name, const Machine &m, const Directives &d,
+                                    std::ostream *ir_log = nullptr);
+
+/** The same, with the directives marked on the Funcs of \p p (directives_of(p)). */
 SwFunction lower_pipeline_to_sunway(Halide::Pipeline p, const std::vector<Halide::Argument> &args,
                                     const std::string &name, const Machine &m,
                                     std::ostream *ir_log = nullptr);

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <thread>
 
 namespace {
 
@@ -161,11 +162,8 @@ struct Computes {
         in.in().compute_at(out, b).store_in(sw::LDM);
     }
     sw::SwFunction lower(std::ostream *log = nullptr) {
-        const std::set<std::string> marks = sw::staged_output_funcs();
         sw::stage_output(out);
-        sw::SwFunction f = sw::lower_pipeline_to_sunway(out, {in}, "computes", sw::sw26010(), log);
-        sw::restore_staged_output_funcs(marks);
-        return f;
+        return sw::lower_pipeline_to_sunway(out, {in}, "computes", sw::sw26010(), log);
     }
 };
 
@@ -294,22 +292,9 @@ struct Scaled16 {
     sw::SwFunction lower() { return sw::lower_pipeline_to_sunway(out, {in, v}, "scaled16", sw::sw26010()); }
 };
 
-/** Restores the process-wide directive marks when a test ends. */
-struct KeepMarks {
-    std::map<std::string, sw::Sharing> bcast = sw::broadcast_funcs();
-    std::set<std::string> doubled = sw::double_buffered_funcs();
-    std::set<std::string> phases = sw::phase_split_funcs();
-    ~KeepMarks() {
-        sw::restore_broadcast_funcs(bcast);
-        sw::restore_double_buffered_funcs(doubled);
-        sw::restore_phase_split_funcs(phases);
-    }
-};
-
 }  // namespace
 
 TEST(BroadcastDma, BlockIndependentStagingIsOneBcastGetBetweenBarriersInAUniformBlockLoop) {
-    KeepMarks keep;
     Scaled16 p;
     sw::broadcast(p.v.in());
     sw::SwFunction f = p.lower();
@@ -338,7 +323,6 @@ TEST(BroadcastDma, BlockIndependentStagingIsOneBcastGetBetweenBarriersInAUniform
 }
 
 TEST(BroadcastDma, StagingThatDependsOnTheBlockIsAClearError) {
-    KeepMarks keep;
     Scaled16 p;
     sw::broadcast(p.in.in());
     try {
@@ -352,7 +336,6 @@ TEST(BroadcastDma, StagingThatDependsOnTheBlockIsAClearError) {
 }
 
 TEST(BroadcastDma, TogetherWithDoubleBufferIsRefused) {
-    KeepMarks keep;
     Scaled16 p;
     sw::broadcast(p.v.in());
     sw::double_buffer(p.v.in());
@@ -368,7 +351,6 @@ TEST(BroadcastDma, TogetherWithDoubleBufferIsRefused) {
 }
 
 TEST(BroadcastDma, RegCommIsOneGetByCpe0ThenTheSharingInAUniformBlockLoop) {
-    KeepMarks keep;
     Scaled16 p;
     sw::broadcast(p.v.in(), sw::Sharing::RegComm);
     sw::SwFunction f = p.lower();
@@ -404,7 +386,6 @@ TEST(BroadcastDma, RegCommIsOneGetByCpe0ThenTheSharingInAUniformBlockLoop) {
 }
 
 TEST(BroadcastDma, RegCommIsRefusedOnSW26010Pro) {
-    KeepMarks keep;
     Scaled16 p;
     sw::broadcast(p.v.in(), sw::Sharing::RegComm);
     try {
@@ -422,7 +403,6 @@ TEST(BroadcastDma, RegCommIsRefusedOnSW26010Pro) {
 }
 
 TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
-    KeepMarks keep;
     {
         Scaled16 p;
         sw::broadcast(p.in.in(), sw::Sharing::RegComm);  // its box depends on the block
@@ -451,18 +431,31 @@ TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
     }
 }
 
-TEST(BroadcastDma, MarksRoundTripWithTheirMode) {
-    KeepMarks keep;
+TEST(Directives, MarksTravelWithTheFuncsWithTheirMode) {
     Scaled16 p;
+    EXPECT_TRUE(sw::directives_of(Pipeline(p.out)).empty());
     sw::broadcast(p.v.in(), sw::Sharing::RegComm);
     sw::broadcast(p.in.in());
-    const std::map<std::string, sw::Sharing> saved = sw::broadcast_funcs();
-    EXPECT_EQ(saved.at(p.v.in().name()), sw::Sharing::RegComm);
-    EXPECT_EQ(saved.at(p.in.in().name()), sw::Sharing::Dma);
+    sw::double_buffer(p.in.in());
+    sw::stage_output(p.out);
+    sw::split_phases(p.in.in());
+    const sw::Directives d = sw::directives_of(Pipeline(p.out));
+    EXPECT_EQ(d.shared.at(p.v.in().name()), sw::Sharing::RegComm);
+    EXPECT_EQ(d.shared.at(p.in.in().name()), sw::Sharing::Dma);
+    EXPECT_EQ(d.double_buffered, std::set<std::string>{p.in.in().name()});
+    EXPECT_EQ(d.phase_split, std::set<std::string>{p.in.in().name()});
+    EXPECT_EQ(d.staged_outputs, std::set<std::string>{p.out.name()});
     sw::broadcast(p.v.in(), sw::Sharing::Dma);  // marking again replaces the mode
-    EXPECT_EQ(sw::broadcast_funcs().at(p.v.in().name()), sw::Sharing::Dma);
-    sw::restore_broadcast_funcs(saved);
-    EXPECT_EQ(sw::broadcast_funcs(), saved);
+    EXPECT_EQ(sw::directives_of(Pipeline(p.out)).shared.at(p.v.in().name()), sw::Sharing::Dma);
+    // Another pipeline of the same shape, built apart, has none of them.
+    Scaled16 q;
+    EXPECT_TRUE(sw::directives_of(Pipeline(q.out)).empty());
+    // A deep copy (the autoscheduler's trials) carries them; marks on the copy stay there.
+    std::map<std::string, Internal::Function> env = Internal::find_transitive_calls(q.out.function());
+    auto copy = Internal::deep_copy({q.out.function()}, env);
+    sw::stage_output(Func(copy.first[0]));
+    EXPECT_EQ(sw::directives_of(copy.first).staged_outputs, std::set<std::string>{q.out.name()});
+    EXPECT_TRUE(sw::directives_of(Pipeline(q.out)).empty());
 }
 
 TEST(WorkCount, RegCommSharingCountsOneLoadOrStorePerVectorAndTheTailBytes) {
@@ -482,7 +475,6 @@ TEST(WorkCount, RegCommSharingCountsOneLoadOrStorePerVectorAndTheTailBytes) {
 }
 
 TEST(BroadcastDma, KernelsWithoutTheDirectiveKeepTheCyclicBlockLoop) {
-    KeepMarks keep;
     Scaled16 p;
     const std::string cpe = sw::generate_cpe_source(p.lower(), "scaled16.sw_args.h");
     EXPECT_EQ(cpe.find("BCAST_MODE"), std::string::npos);
@@ -514,7 +506,6 @@ struct Stride4 {
 }  // namespace
 
 TEST(SplitPhases, StrideFourVectorsReadUnitStrideVectorsOfThePhasePlanes) {
-    KeepMarks keep;
     {
         Stride4 plain;
         const std::string cpe = sw::generate_cpe_source(plain.lower(), "stride4.sw_args.h");
@@ -546,7 +537,6 @@ TEST(SplitPhases, StrideFourVectorsReadUnitStrideVectorsOfThePhasePlanes) {
 }
 
 TEST(SplitPhases, AStagingWithoutStridedVectorsStaysAsItWasAndTheReportSaysWhy) {
-    KeepMarks keep;
     Scaled16 p;
     sw::split_phases(p.in.in());
     const sw::SwFunction f = p.lower();
@@ -600,4 +590,43 @@ TEST(ShareOperands, DeadLetsBetweenTheBlocksStoresDoNotSplitTheRun) {
     EXPECT_EQ(count_of(ir, "win["), 1) << ir;  // the vector bound once, used by the 3 stores
     EXPECT_EQ(count_of(ir, "let dead"), 0) << ir;
     EXPECT_EQ(count_of(ir, "acc0[") + count_of(ir, "acc1[") + count_of(ir, "acc2["), 6) << ir;
+}
+
+namespace {
+
+/** The generated MPE and CPE sources of a layer. */
+std::string generated_code(const sw::SwFunction &f) {
+    return sw::generate_mpe_source(f, f.name + ".h", f.name + ".sw_args.h") +
+           sw::generate_cpe_source(f, f.name + ".sw_args.h");
+}
+
+/** Two different layers with different directives: Scaled16 with its input double-buffered
+ * and its vector broadcast, Stride4 with its window split into phases. */
+std::string lower_scaled16() {
+    Scaled16 p;
+    sw::broadcast(p.v.in());
+    sw::double_buffer(p.in.in());
+    return generated_code(p.lower());
+}
+std::string lower_stride4() {
+    Stride4 p;
+    sw::split_phases(p.in.in());
+    return generated_code(p.lower());
+}
+
+}  // namespace
+
+TEST(Directives, TwoLayersLoweredOnTwoThreadsAtOnceGetTheCodeEachGetsAlone) {
+    const std::string scaled_alone = lower_scaled16(), stride_alone = lower_stride4();
+    ASSERT_NE(scaled_alone.find("BCAST_MODE"), std::string::npos);  // the directives took effect
+    ASSERT_NE(stride_alone.find("phases"), std::string::npos);
+    for (int round = 0; round < 3; round++) {
+        std::string scaled, stride;
+        std::thread a([&] { scaled = lower_scaled16(); });
+        std::thread b([&] { stride = lower_stride4(); });
+        a.join();
+        b.join();
+        EXPECT_EQ(scaled, scaled_alone) << "round " << round;
+        EXPECT_EQ(stride, stride_alone) << "round " << round;
+    }
 }

@@ -1,0 +1,78 @@
+/** \file
+ * The Sunway schedule directives of a pipeline, as one value that the lowering is given.
+ *
+ * A schedule says, besides Halide's own directives, which Funcs the Sunway lowering should
+ * double-buffer, stage through LDM on the way out, split into stride phases or share across
+ * the CPEs of a core group:
+ *
+ *     sw::double_buffer(w.in());              // DoubleBuffer.h
+ *     sw::stage_output(out);                  // StageOutput.h
+ *     sw::split_phases(window);               // SplitPhases.h
+ *     sw::broadcast(x.in(), Sharing::RegComm) // BroadcastDma.h
+ *
+ * Each call marks the Func itself, like any scheduling directive: the mark lives in the
+ * Func's definition (as one of its trace tags, which Halide emits only when the Func is
+ * traced, and tracing is not supported on the Sunway target), so it goes wherever the Func
+ * goes: into a copy the autoscheduler tries a plan on, into the pipeline a generator
+ * builds, and nowhere else. There is no registry: whoever compiles the pipeline reads the
+ * marks with directives_of() and passes the Directives to lower_to_sunway
+ * (SunwayLowering.h); the passes read only that value. Two pipelines lowered at once, in
+ * one thread or several, share nothing.
+ */
+#ifndef SW_DIRECTIVES_H
+#define SW_DIRECTIVES_H
+
+#include "Halide.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sw {
+
+/** How the CPEs share a staging every one of them needs (sw::broadcast). */
+enum class Sharing {
+    Dma,     ///< one BCAST_MODE get by CPE 0 for the whole core group
+    RegComm  ///< one get by CPE 0, passed on by register communication
+};
+
+/** "Sharing::Dma" or "Sharing::RegComm", as a schedule spells it. */
+const char *sharing_name(Sharing how);
+
+/** Every Sunway directive of a pipeline, by Func name. */
+struct Directives {
+    std::set<std::string> double_buffered;  ///< sw::double_buffer
+    std::set<std::string> staged_outputs;   ///< sw::stage_output
+    std::set<std::string> phase_split;      ///< sw::split_phases
+    std::map<std::string, Sharing> shared;  ///< sw::broadcast, with its mode
+
+    bool empty() const {
+        return double_buffered.empty() && staged_outputs.empty() && phase_split.empty() && shared.empty();
+    }
+    bool operator==(const Directives &o) const {
+        return double_buffered == o.double_buffered && staged_outputs == o.staged_outputs &&
+               phase_split == o.phase_split && shared == o.shared;
+    }
+    bool operator!=(const Directives &o) const { return !(*this == o); }
+};
+
+/** The schedule-facing directives: each marks \p f (see the file comment). A later
+ * broadcast of the same Func replaces the mode of an earlier one. */
+void double_buffer(const Halide::Func &f);
+void stage_output(const Halide::Func &f);
+void split_phases(const Halide::Func &f);
+void broadcast(const Halide::Func &f, Sharing how = Sharing::Dma);
+
+/** The directives marked on the Functions of \p env. */
+Directives directives_of(const std::map<std::string, Halide::Internal::Function> &env);
+
+/** The directives marked on \p outputs and every Func they call (wrappers included). */
+Directives directives_of(const std::vector<Halide::Internal::Function> &outputs);
+
+/** The directives marked on the Funcs of \p p. */
+Directives directives_of(const Halide::Pipeline &p);
+
+}  // namespace sw
+
+#endif
