@@ -2,8 +2,8 @@
 # Installs dependencies, builds everything, runs every test with CTest, then the sanitizer job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install_deps.sh
-scripts/build.sh
+scripts/install_deps.sh --tests
+scripts/build.sh -DBUILD_TESTING=ON
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 # The installed package used from another project (examples/user_layer), as a user would.
 scripts/check_example.sh build
