@@ -6,6 +6,7 @@
 #include "Halide.h"
 #include "target_sw/BroadcastDma.h"
 #include "target_sw/CodeGen_CPE.h"
+#include "target_sw/CodeGen_MPE.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/PlaceLdmBuffers.h"
@@ -19,6 +20,12 @@
 
 #include <regex>
 #include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+#include <stdexcept>
 
 namespace {
 
@@ -450,12 +457,19 @@ TEST(Directives, MarksTravelWithTheFuncsWithTheirMode) {
     // Another pipeline of the same shape, built apart, has none of them.
     Scaled16 q;
     EXPECT_TRUE(sw::directives_of(Pipeline(q.out)).empty());
-    // A deep copy (the autoscheduler's trials) carries them; marks on the copy stay there.
-    std::map<std::string, Internal::Function> env = Internal::find_transitive_calls(q.out.function());
-    auto copy = Internal::deep_copy({q.out.function()}, env);
+    // A deep copy (the autoscheduler's trials: a pipeline without wrappers yet) carries the
+    // marks; marks on the copy stay there.
+    Var x("x");
+    Func g("g"), h("h");
+    g(x) = x;
+    h(x) = g(x) * 2;
+    sw::double_buffer(g);
+    const std::map<std::string, Internal::Function> env = Internal::find_transitive_calls(h.function());
+    auto copy = Internal::deep_copy({h.function()}, env);
+    EXPECT_EQ(sw::directives_of(copy.first).double_buffered, std::set<std::string>{"g"});
     sw::stage_output(Func(copy.first[0]));
-    EXPECT_EQ(sw::directives_of(copy.first).staged_outputs, std::set<std::string>{q.out.name()});
-    EXPECT_TRUE(sw::directives_of(Pipeline(q.out)).empty());
+    EXPECT_EQ(sw::directives_of(copy.first).staged_outputs, std::set<std::string>{"h"});
+    EXPECT_TRUE(sw::directives_of(Pipeline(h)).staged_outputs.empty());
 }
 
 TEST(WorkCount, RegCommSharingCountsOneLoadOrStorePerVectorAndTheTailBytes) {
@@ -614,19 +628,92 @@ std::string lower_stride4() {
     return generated_code(p.lower());
 }
 
+/** \p code with the temporaries Halide names from its process-wide counter (t6, t7, ...: the
+ * numbers depend on what the process lowered before, and on the interleaving of two threads
+ * lowering at once) renamed in the order they first appear: t#0, t#1, ... */
+std::string canonical_temporaries(const std::string &code) {
+    static const std::regex temp("\\bt([0-9]+)\\b");
+    std::map<std::string, std::string> names;
+    std::string out;
+    auto at = code.cbegin();
+    for (std::sregex_iterator it(code.begin(), code.end(), temp), end; it != end; ++it) {
+        out.append(at, code.cbegin() + it->position());
+        auto [name, added] = names.emplace(it->str(), "t#" + std::to_string(names.size()));
+        out += name->second;
+        at = code.cbegin() + it->position() + it->length();
+    }
+    out.append(at, code.cend());
+    return out;
+}
+
+/** What \p work returns, computed in a child process forked from this one: every call starts
+ * from the same state of Halide's process-wide name counters (a Func's output buffer is named
+ * out, out$1, out$2, ... in the order such Funcs are made in a process), as a fresh generator
+ * process would. */
+std::vector<std::string> in_child(const std::function<std::vector<std::string>()> &work) {
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        close(fds[0]);
+        std::string out;
+        int status = 0;
+        try {
+            for (const std::string &s : work()) out += std::to_string(s.size()) + "\n" + s;
+        } catch (...) {
+            status = 1;
+        }
+        for (size_t done = 0; done < out.size();) {
+            const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+            if (n <= 0) _exit(2);
+            done += size_t(n);
+        }
+        close(fds[1]);
+        _exit(status);
+    }
+    close(fds[1]);
+    std::string all;
+    char buf[65536];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) all.append(buf, size_t(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("the child process failed");
+    std::vector<std::string> parts;
+    for (size_t at = 0; at < all.size();) {
+        const size_t nl = all.find('\n', at);
+        const size_t len = std::stoul(all.substr(at, nl - at));
+        parts.push_back(all.substr(nl + 1, len));
+        at = nl + 1 + len;
+    }
+    return parts;
+}
+
 }  // namespace
 
+/* Each lowering in a child process forked from this one, so that Halide's name counters start
+ * the same for the layer alone and for the two at once. */
 TEST(Directives, TwoLayersLoweredOnTwoThreadsAtOnceGetTheCodeEachGetsAlone) {
-    const std::string scaled_alone = lower_scaled16(), stride_alone = lower_stride4();
+    const std::string scaled_alone = in_child([] { return std::vector<std::string>{lower_scaled16()}; }).at(0);
+    const std::string stride_alone = in_child([] { return std::vector<std::string>{lower_stride4()}; }).at(0);
     ASSERT_NE(scaled_alone.find("BCAST_MODE"), std::string::npos);  // the directives took effect
     ASSERT_NE(stride_alone.find("phases"), std::string::npos);
+    ASSERT_EQ(scaled_alone.find("phases"), std::string::npos);  // and only where they were given
+    ASSERT_EQ(stride_alone.find("BCAST_MODE"), std::string::npos);
     for (int round = 0; round < 3; round++) {
-        std::string scaled, stride;
-        std::thread a([&] { scaled = lower_scaled16(); });
-        std::thread b([&] { stride = lower_stride4(); });
-        a.join();
-        b.join();
-        EXPECT_EQ(scaled, scaled_alone) << "round " << round;
-        EXPECT_EQ(stride, stride_alone) << "round " << round;
+        const std::vector<std::string> both = in_child([] {
+            std::string scaled, stride;
+            std::thread a([&] { scaled = lower_scaled16(); });
+            std::thread b([&] { stride = lower_stride4(); });
+            a.join();
+            b.join();
+            return std::vector<std::string>{scaled, stride};
+        });
+        ASSERT_EQ(both.size(), 2u);
+        // Identical but for the numbers of Halide's temporaries (their counter is Halide's
+        // process-wide state; the Sunway passes keep none).
+        EXPECT_EQ(canonical_temporaries(both[0]), canonical_temporaries(scaled_alone)) << "round " << round;
+        EXPECT_EQ(canonical_temporaries(both[1]), canonical_temporaries(stride_alone)) << "round " << round;
     }
 }
