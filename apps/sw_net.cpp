@@ -404,8 +404,8 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
     app.add_option("--batch", o.batch, "images to run (--net: default 1; --model: a multiple of the model's batch)")
         ->check(CLI::Range(1, 1 << 20));
     app.add_option("--schedule", o.schedule,
-                   "hand, baseline (OpenACC-style) or auto (the Sunway autoscheduler); default hand for --net, "
-                   "auto for --model")
+                   "hand, baseline (OpenACC-style) or auto (the Sunway autoscheduler); default auto (the output "
+                   "says which ran)")
         ->check(CLI::IsMember({"hand", "baseline", "auto"}));
     app.add_flag("!--no-compare", o.compare, "do not run the baseline schedules for the speedup column");
     auto *top = app.add_option("--top", o.top, "classes to print per image (default 5)")->check(CLI::Range(1, 1 << 20));
@@ -454,7 +454,10 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
             o.concat_copies) {
             throw std::runtime_error("--cache-dir, --no-cache, --jobs, --export and --concat-copies apply to --model only");
         }
-        if (o.schedule.empty() || o.schedule == "hand") o.schedule = "sunway";
+        // The autoscheduled layers by default (VGG-19: 89.7 ms modelled against 147.4 with the
+        // hand schedules); the first line of the output names the schedules that ran.
+        if (o.schedule.empty()) o.schedule = "auto";
+        if (o.schedule == "hand") o.schedule = "sunway";
         return sw_net_app::run_net(o, job);
     } catch (const std::bad_alloc &) {
         if (job.multi()) sw_dist::abort_job(job, "out of memory");
