@@ -49,11 +49,13 @@ def main():
                 continue
             path = os.path.join(folder, name)
             if in_cache:
-                # The function name inside holds the cache hash too: compare without it.
+                # The function's name (and its upper-case macros) hold the cache hash too:
+                # compare without it.
                 key = cache_entry_name(folder)
-                digest = hashlib.sha256(open(path, 'rb').read().replace(
-                    os.path.basename(folder).rsplit('-', 1)[-1].encode(), b'HASH')).hexdigest()
-                rows.append(f'{digest}  {key}/{name.replace(os.path.basename(folder).rsplit("-", 1)[-1], "HASH")}')
+                h = os.path.basename(folder).rsplit('-', 1)[-1]
+                with open(path, 'rb') as f:
+                    text = f.read().replace(h.encode(), b'HASH').replace(h.upper().encode(), b'HASH')
+                rows.append(f'{hashlib.sha256(text).hexdigest()}  {key}/{name.replace(h, "HASH")}')
             else:
                 rows.append(f'{sha(path)}  {os.path.relpath(path, root)}')
     for r in sorted(rows, key=lambda r: r.split('  ', 1)[1]):
