@@ -3,7 +3,7 @@
 # Skips apt entirely when everything is already installed.
 set -euo pipefail
 packages=(cmake make g++ gcc libhalide14-0-dev libpng-dev libgtest-dev libonnx-testdata libonnx-dev libprotobuf-dev libcli11-dev)
-# JSON reports and traces (apps/net/report.cpp); the report plots (scripts/plot_report.py).
+# JSON reports and traces (runtime/net/report.cpp); the report plots (scripts/plot_report.py).
 packages+=(nlohmann-json3-dev python3-matplotlib)
 # MPI: sw_net runs one rank per core group under mpirun (dist/; CMake option SW_MPI).
 packages+=(libopenmpi-dev openmpi-bin)
