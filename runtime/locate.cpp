@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <system_error>
 
 #include <unistd.h>
@@ -94,12 +95,13 @@ std::string search(const Entry &e, std::string *tried) {
         return "";
     }
     fs::path dir = exe;
-    for (int up = 0; up <= 3; up++) {
+    std::set<std::string> seen;
+    for (int up = 0; up <= 2; up++) {
         for (const std::string &rel : e.places) {
             const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : dir / rel;
-            if (usable(p, e)) return p.lexically_normal().string();
             const std::string s = p.lexically_normal().string();
-            if (tried->find(s) == std::string::npos) *tried += (tried->empty() ? "" : ", ") + s;
+            if (usable(p, e)) return s;
+            if (seen.insert(s).second) *tried += (tried->empty() ? "" : ", ") + s;
         }
         if (!dir.has_parent_path() || dir.parent_path() == dir) break;
         dir = dir.parent_path();

@@ -6,7 +6,7 @@
  *
  * find_tool(name) looks, in order, at
  *   1. the environment variable of that name (e.g. SW_LAYERS_GENERATOR), used as given;
- *   2. the folder of the running executable (/proc/self/exe) and its parents, up to three
+ *   2. the folder of the running executable (/proc/self/exe) and its parents, up to two
  *      levels, for the build tree's layout (e.g. <build>/generators/layers.generator beside
  *      <build>/tests/x) and the installed layout (<prefix>/bin, <prefix>/libexec/halide_sunway,
  *      <prefix>/<libdir>, <prefix>/<includedir>/halide_sunway/emulator);
