@@ -5,6 +5,7 @@
 
 #include "dist/JobModel.h"
 #include "jit/jit_layer.h"
+#include "runtime/locate.h"
 
 #include "HalideBuffer.h"
 #include <athread_emu.h>
@@ -24,7 +25,10 @@ FcSplit::FcSplit(const sw_net::Network &net, const sw_dist::Job &job, const std:
     : net_(net), job_(job) {
     layers_.resize(net.size());
     sw_jit::JitOptions jo;
-    if (schedule == "auto") jo.extra_args = {"-p", SW_NET_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
+    if (schedule == "auto") {
+        jo.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s", "Sunway", "auto_schedule=true"};
+    }
+    std::string generator;  // found at the first dense share: none without one
     for (size_t i = 0; i < net.size(); i++) {
         const sw_net::LayerEntry &e = net.layer(i);
         if (e.kind != "dense") continue;
@@ -36,7 +40,8 @@ FcSplit::FcSplit(const sw_net::Network &net, const sw_dist::Job &job, const std:
             std::map<std::string, std::string> params = net.params(i);
             params["out_features"] = std::to_string(l->last - l->first);
             if (schedule != "auto") params["schedule"] = schedule;
-            const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_NET_LAYERS_GENERATOR, "dense", params, jo);
+            if (generator.empty()) generator = sw::find_tool(sw::kLayersGenerator);
+            const sw_jit::JitBuild b = sw_jit::jit_build_layer(generator, "dense", params, jo);
             if (!b.ok()) throw std::runtime_error("--fc-split: building " + e.name + "'s share failed: " + b.log);
             l->fn = b.layer;
             const sw_net::Tensor &w = net.weights(i), &bias = net.bias(i);  // (out, in) rows, contiguous

@@ -9,7 +9,7 @@
 #ifndef SW_APPS_FC_SPLIT_H
 #define SW_APPS_FC_SPLIT_H
 
-#include "apps/net/network.h"
+#include "runtime/net/network.h"
 #include "dist/Ranks.h"
 
 #include <memory>

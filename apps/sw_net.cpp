@@ -14,13 +14,13 @@
 #include "apps/fc_split.h"
 #endif
 
-#include "apps/io/image.h"
-#include "apps/io/npy.h"
-#include "apps/io/weights.h"
-#include "apps/io/output_file.h"
-#include "apps/net/emulator_record.h"
-#include "apps/net/network.h"
-#include "apps/net/report.h"
+#include "runtime/io/image.h"
+#include "runtime/io/npy.h"
+#include "runtime/io/weights.h"
+#include "runtime/io/output_file.h"
+#include "runtime/net/emulator_record.h"
+#include "runtime/net/network.h"
+#include "runtime/net/report.h"
 #include "dist/JobModel.h"
 
 #include <athread_emu.h>

@@ -5,11 +5,11 @@
  */
 #include "apps/sw_net.h"
 
-#include "apps/io/image.h"
-#include "apps/io/npy.h"
-#include "apps/io/weights.h"
-#include "apps/net/emulator_record.h"
-#include "apps/net/report.h"
+#include "runtime/io/image.h"
+#include "runtime/io/npy.h"
+#include "runtime/io/weights.h"
+#include "runtime/net/emulator_record.h"
+#include "runtime/net/report.h"
 
 #ifdef SW_NET_WITH_MODEL
 #include "graph/Executor.h"

@@ -3,8 +3,9 @@
  */
 #include "graph/Executor.h"
 
-#include "apps/net/emulator_record.h"
 #include "jit/jit_layer.h"
+#include "runtime/locate.h"
+#include "runtime/net/emulator_record.h"
 
 #include "HalideBuffer.h"
 #include <athread_emu.h>
@@ -16,13 +17,6 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
-
-#ifndef SW_GRAPH_LAYERS_GENERATOR
-#define SW_GRAPH_LAYERS_GENERATOR "layers.generator"
-#endif
-#ifndef SW_GRAPH_AUTOSCHEDULE_PLUGIN
-#define SW_GRAPH_AUTOSCHEDULE_PLUGIN "libsw_autoschedule.so"
-#endif
 
 namespace sw_graph {
 
@@ -70,9 +64,13 @@ Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
     }
     lowered_ = lower_graph(graph_);
     placement_ = options.concat_in_place ? place_concats_in_place(graph_, lowered_) : no_concat_placement(lowered_);
-    const std::string gen = options.generator.empty() ? SW_GRAPH_LAYERS_GENERATOR : options.generator;
-    const std::string plugin =
-        options.autoschedule_plugin.empty() ? SW_GRAPH_AUTOSCHEDULE_PLUGIN : options.autoschedule_plugin;
+    // Found at run time beside the running executable's build or installed tree, or through
+    // $SW_LAYERS_GENERATOR / $SW_AUTOSCHEDULE_PLUGIN (runtime/locate.h); the plugin only for
+    // the autoscheduler.
+    const std::string gen = options.generator.empty() ? sw::find_tool(sw::kLayersGenerator) : options.generator;
+    const std::string plugin = !options.autoschedule_plugin.empty() ? options.autoschedule_plugin
+                               : options.schedule == "auto"         ? sw::find_tool(sw::kAutoschedulePlugin)
+                                                                    : std::string();
     sw_jit::JitOptions base;
     base.strict_cpe_check = options.strict_cpe_check;
     base.cache_dir = options.cache_dir;

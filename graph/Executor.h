@@ -9,7 +9,7 @@
  * share their input's buffer, and the concats ConcatInPlace.h makes in place cost nothing:
  * their inputs' producers write into slices of the concat's buffer, a pointer and an offset
  * into it). Each step's record is what the emulator measured for its
- * call (apps/net/emulator_record.h), as the built-in networks report it.
+ * call (runtime/net/emulator_record.h), as the built-in networks report it.
  *
  * The executable must link the emulator as a whole archive and export its symbols (the
  * loaded layers take athread_* from it): sw_graph_add_exec(target) in graph/CMakeLists.txt.
@@ -17,10 +17,10 @@
 #ifndef SW_GRAPH_EXECUTOR_H
 #define SW_GRAPH_EXECUTOR_H
 
-#include "apps/net/network.h"
 #include "graph/ConcatInPlace.h"
 #include "graph/Graph.h"
 #include "graph/Lowering.h"
+#include "runtime/net/records.h"
 
 #include <functional>
 #include <map>
@@ -46,12 +46,14 @@ struct BuildProgress {
 };
 
 struct ExecOptions {
-    /** layers.generator; empty: the path CMake compiled in (SW_GRAPH_LAYERS_GENERATOR). */
+    /** layers.generator; empty: found at run time (runtime/locate.h: the build or installed
+     * tree of the running executable, or $SW_LAYERS_GENERATOR). */
     std::string generator;
     /** "auto" (the Sunway autoscheduler, hand schedule where it refuses a layer), "hand" or
      * "baseline" (the OpenACC-style schedules). */
     std::string schedule = "auto";
-    /** libsw_autoschedule.so; empty: the path CMake compiled in (SW_GRAPH_AUTOSCHEDULE_PLUGIN). */
+    /** libsw_autoschedule.so; empty: found at run time (runtime/locate.h, or
+     * $SW_AUTOSCHEDULE_PLUGIN). */
     std::string autoschedule_plugin;
     /** Persistent layer cache directory (jit/jit_layer.h); empty: build in temporary
      * directories removed at exit. */

@@ -3,6 +3,8 @@
  */
 #include "jit/jit_layer.h"
 
+#include "runtime/locate.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -24,9 +26,6 @@
 
 #ifndef SW_JIT_CC
 #define SW_JIT_CC "cc"
-#endif
-#ifndef SW_JIT_EMULATOR_INCLUDE
-#define SW_JIT_EMULATOR_INCLUDE ""
 #endif
 #ifndef SW_JIT_PROJECT_VERSION
 #define SW_JIT_PROJECT_VERSION "unknown"
@@ -256,7 +255,15 @@ std::string generate_and_compile(const std::string &gen, const std::string &name
 
     // 2. Compile.
     const std::string cc = !o.cc.empty() ? o.cc : SW_JIT_CC;
-    const std::string emu = !o.emulator_include.empty() ? o.emulator_include : SW_JIT_EMULATOR_INCLUDE;
+    std::string emu = o.emulator_include;
+    if (emu.empty()) {
+        try {
+            emu = sw::find_tool(sw::kEmulatorInclude);  // or $SW_EMULATOR_INCLUDE
+        } catch (const std::exception &e) {
+            *status = JitBuild::CompileFailed;
+            return e.what();
+        }
+    }
     const std::string hal = !o.halide_include.empty() ? o.halide_include : SW_JIT_HALIDE_INCLUDE;
     const std::string so = dir + "/lib" + fn + ".so";
     // gnu99 as with sw5cc (the real athread.h, and ours, refuse strict ISO C on the host).

@@ -42,9 +42,11 @@
  * list; the key is stored as key.txt beside the library and compared in full before a
  * cached library is used. Failed builds are not cached on disk.
  *
- * Tool paths default to the compile definitions SW_JIT_CC, SW_JIT_EMULATOR_INCLUDE and
- * SW_JIT_HALIDE_INCLUDE of jit_layer.cpp (set by CMake), else "cc", "" and
- * /usr/include/halide14; JitOptions overrides them.
+ * Tool paths default to the compile definitions SW_JIT_CC and SW_JIT_HALIDE_INCLUDE of
+ * jit_layer.cpp (set by CMake: the system's compiler and Halide), else "cc" and
+ * /usr/include/halide14, and to the emulator's headers found at run time
+ * (runtime/locate.h: the build or installed tree of the running executable, or
+ * $SW_EMULATOR_INCLUDE); JitOptions overrides them.
  */
 #ifndef SW_JIT_JIT_LAYER_H
 #define SW_JIT_JIT_LAYER_H
@@ -100,7 +102,7 @@ struct JitBuild {
 struct JitOptions {
     std::string target = "sw26010";
     std::string cc;               ///< empty: SW_JIT_CC or "cc"
-    std::string emulator_include; ///< empty: SW_JIT_EMULATOR_INCLUDE
+    std::string emulator_include; ///< empty: sw::find_tool(sw::kEmulatorInclude)
     std::string halide_include;   ///< empty: SW_JIT_HALIDE_INCLUDE or /usr/include/halide14
     /** Passed to the generator before target= and the k=v params (e.g. {"-p",
      *  "libsw_autoschedule.so", "-s", "Sunway", "auto_schedule=true"}). */

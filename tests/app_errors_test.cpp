@@ -6,7 +6,7 @@
  * --report is an error naming the path, --batch N streams its images (peak memory does not
  * grow with N). Also one good run: --schedule auto (the autoscheduled AlexNet).
  */
-#include "apps/io/npy.h"
+#include "runtime/io/npy.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

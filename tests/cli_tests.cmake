@@ -50,7 +50,7 @@ add_helper_test(unknown_machine "add_sw_library\\(layer\\): unknown MACHINE 'sw9
 add_helper_test(generator_keyword "add_sw_generator\\(gen\\): unknown argument 'SOURCE'")
 add_helper_test(export_keyword "add_sw_export\\(bundle\\): unknown argument 'LIBRARY'")
 
-# The autoschedule CLI (autoscheduler/autoschedule.cpp). The example's generator
+# The autoschedule CLI (apps/autoschedule.cpp). The example's generator
 # (examples/user_layer, a plain Halide::Generator without a `machine` parameter) stands for a
 # generator executable of another project.
 add_sw_generator(example.generator SOURCES "${PROJECT_SOURCE_DIR}/examples/user_layer/scaled_residual_generator.cpp")

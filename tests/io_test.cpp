@@ -5,10 +5,10 @@
  * refused fast under an address-space limit, NaN/Inf refused unless allowed, unwritable
  * outputs refused before the run and write errors reported at close.
  */
-#include "apps/io/image.h"
-#include "apps/io/npy.h"
-#include "apps/io/output_file.h"
-#include "apps/io/weights.h"
+#include "runtime/io/image.h"
+#include "runtime/io/npy.h"
+#include "runtime/io/output_file.h"
+#include "runtime/io/weights.h"
 
 #include <gtest/gtest.h>
 #include <png.h>

@@ -8,7 +8,7 @@
  * graph/tests/sw_net_model_test.cpp.)
  * Oversubscribed, --allow-run-as-root (CI runs as root); each run is bounded by `timeout`.
  */
-#include "apps/io/npy.h"
+#include "runtime/io/npy.h"
 
 #include <gtest/gtest.h>
 

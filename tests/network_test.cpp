@@ -4,8 +4,8 @@
  * the naive reference layers chained in plain C++; and the full-size layer tables against
  * the published architectures.
  */
-#include "apps/io/weights.h"
-#include "apps/net/network.h"
+#include "runtime/io/weights.h"
+#include "runtime/net/network.h"
 #include "reference/naive_layers.h"
 
 #include <gtest/gtest.h>

@@ -1,13 +1,13 @@
 /** \file
- * Reports of network runs (apps/net/report.h): the Chrome/Perfetto trace of a real run of
+ * Reports of network runs (runtime/net/report.h): the Chrome/Perfetto trace of a real run of
  * the reduced AlexNet on the emulated core group, parsed back with nlohmann-json, has its
  * spans properly nested on every track (no partial overlap, which Perfetto drops), DMA on
  * the CPEs' DMA tracks and timestamps on a whole-nanosecond grid; the JSON and CSV reports
  * escape names and carry the machine's roofs; unwritable outputs are errors naming the path.
  */
-#include "apps/io/weights.h"
-#include "apps/net/network.h"
-#include "apps/net/report.h"
+#include "runtime/io/weights.h"
+#include "runtime/net/network.h"
+#include "runtime/net/report.h"
 
 #include <athread_emu.h>
 #include <gtest/gtest.h>

@@ -20,8 +20,8 @@
 #include <athread_emu.h>
 
 #include "target_sw/Machine.h"
-#include "timing_model_kernels.h"
-#include "timing_model_runs.h"
+#include "benchlib/timing_model_kernels.h"
+#include "benchlib/timing_model_runs.h"
 
 extern "C" {
 extern void SLAVE_FUN(compute_kernel)(void *);

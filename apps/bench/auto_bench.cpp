@@ -38,9 +38,9 @@
  *   auto_bench
  */
 #include "apps/bench/bench_support.h"
-#include "apps/net/network.h"
+#include "benchlib/timing_model_runs.h"
+#include "runtime/net/network.h"
 #include "target_sw/Machine.h"
-#include "tests/timing_model_runs.h"
 
 #include <athread.h>
 #include <athread_emu.h>
@@ -180,9 +180,10 @@ double fc_batch16(const std::vector<const sw_net::NetworkTable *> &tables, doubl
             if (net.layer(i).kind != "dense") continue;
             const sw_net::Shape w = net.weight_shape(i);  // {out, in}
             const sw_bench::TunedLayer t = sw_bench::tune_one(
-                SW_AUTOSCHEDULE_CLI, "dense batch=" + std::to_string(batch) + " in_features=" + std::to_string(w[1]) +
-                                         " out_features=" + std::to_string(w[0]) + " relu=" +
-                                         net.param(i, "relu", "false"));
+                sw_bench::autoschedule_cli(), "dense batch=" + std::to_string(batch) +
+                                                  " in_features=" + std::to_string(w[1]) +
+                                                  " out_features=" + std::to_string(w[0]) + " relu=" +
+                                                  net.param(i, "relu", "false"));
             if (t.emulated_ms <= 0) return -1;
             const double b = 4.0 * double(w[0] * w[1] + w[0] + int64_t(batch) * w[1]), sec = t.emulated_ms * 1e-3;
             const double err = t.predicted_ms / t.emulated_ms - 1;
@@ -215,10 +216,10 @@ int main() {
 
     Totals t;
     std::vector<double> pred_alexnet, pred_vgg;
-    const double s_alexnet = sw_bench::schedule_network(SW_AUTOSCHEDULE_CLI, "alexnet", &pred_alexnet);
-    const double s_vgg = sw_bench::schedule_network(SW_AUTOSCHEDULE_CLI, "vgg19", &pred_vgg);
+    const double s_alexnet = sw_bench::schedule_network(sw_bench::autoschedule_cli(), "alexnet", &pred_alexnet);
+    const double s_vgg = sw_bench::schedule_network(sw_bench::autoschedule_cli(), "vgg19", &pred_vgg);
     if (s_alexnet < 0 || s_vgg < 0) {
-        std::fprintf(stderr, "error: the autoschedule CLI failed (%s)\n", SW_AUTOSCHEDULE_CLI);
+        std::fprintf(stderr, "error: the autoschedule CLI failed (%s)\n", sw_bench::autoschedule_cli().c_str());
         return 1;
     }
     std::printf("machine %s: peak %.1f GFLOPS; read plateau %.2f GB/s (the modelled DMA channel when only gets "
@@ -233,7 +234,8 @@ int main() {
     double b16_err = 0;
     const double fc16 = fc_batch16({&alexnet_table(), &vgg19_table()}, plateau, &b16_err);
     if (fc16 < 0) {
-        std::fprintf(stderr, "error: the autoschedule CLI failed on an FC layer at batch 16 (%s)\n", SW_AUTOSCHEDULE_CLI);
+        std::fprintf(stderr, "error: the autoschedule CLI failed on an FC layer at batch 16 (%s)\n",
+                     sw_bench::autoschedule_cli().c_str());
         return 1;
     }
     std::printf("\nautoscheduler time (autoschedule --net, this machine): alexnet %.2f s, vgg19 %.2f s\n", s_alexnet,

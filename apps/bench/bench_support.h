@@ -1,12 +1,13 @@
 /** \file
  * What the benchmarks share: a network with the seeded deterministic weights of
- * apps/io/weights.h and a seeded random input; the autoscheduler's predictions for a network.
+ * runtime/io/weights.h and a seeded random input; the autoscheduler's predictions for a network.
  */
 #ifndef SW_BENCH_SUPPORT_H
 #define SW_BENCH_SUPPORT_H
 
-#include "apps/io/weights.h"
-#include "apps/net/network.h"
+#include "runtime/io/weights.h"
+#include "runtime/locate.h"
+#include "runtime/net/network.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,21 @@
 #include <vector>
 
 namespace sw_bench {
+
+/** The autoschedule CLI, found at run time (runtime/locate.h: <build>/autoscheduler/autoschedule
+ * beside this build's benchmarks, or $SW_AUTOSCHEDULE_CLI); exits with the reason if it is not
+ * there. */
+inline const std::string &autoschedule_cli() {
+    static const std::string path = [] {
+        try {
+            return sw::find_tool(sw::kAutoscheduleCli);
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "error: %s\n", e.what());
+            std::exit(1);
+        }
+    }();
+    return path;
+}
 
 /** \p net with deterministic parameters loaded; returns a seeded random input for it. */
 inline std::vector<float> prepare(sw_net::Network &net) {

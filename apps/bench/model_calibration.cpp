@@ -2,9 +2,9 @@
  * model_calibration: the SW26010 timing model (target_sw/emulator/src/timing.cpp, parameters
  * in target_sw/Machine.h) next to the published measurements it was fitted to
  * (tools/fit_dma_model.py). Every figure is run on the athread emulator with hand-written
- * CPE kernels (tests/timing_model_kernels.c, tests/timing_model_dma_kernels.c; the runs are
- * tests/timing_model_runs.h, shared with tests/timing_model_test.cpp) and read from
- * the modelled time (spawn and join included).
+ * CPE kernels (benchlib/timing_model_kernels.c, benchlib/timing_model_dma_kernels.c; the
+ * runs are benchlib/timing_model_runs.h, shared with tests/timing_model_test.cpp) and read
+ * from the modelled time (spawn and join included).
  *
  * Sections (one function each, each prints a table and returns its worst error):
  *  1. CAND's STREAM copy/triad curve (shared/sunway/dma_bandwidth.csv = Machine.h's
@@ -43,9 +43,9 @@
 #include <athread_emu.h>
 
 #include "apps/bench/bench_support.h"
-#include "apps/net/network.h"
+#include "benchlib/timing_model_runs.h"
+#include "runtime/net/network.h"
 #include "target_sw/Machine.h"
-#include "tests/timing_model_runs.h"
 
 const sw_net::NetworkTable &alexnet_table();
 const sw_net::NetworkTable &vgg19_table();
@@ -170,7 +170,7 @@ double section_swdnn_conv(double *worst_fp64_bound) {
     double worst = 0;
     *worst_fp64_bound = 0;
     for (const SwdnnShape &c : kSwdnn) {
-        const sw_bench::TunedLayer t = sw_bench::tune_one(SW_AUTOSCHEDULE_CLI, swdnn_params(c));
+        const sw_bench::TunedLayer t = sw_bench::tune_one(sw_bench::autoschedule_cli(), swdnn_params(c));
         swdnn_runs().push_back(t);
         if (t.emulated_ms <= 0) {
             std::printf("  Ni=%d No=%d: the autoschedule CLI failed\n", c.ni, c.no);
@@ -215,7 +215,7 @@ double section_cost_model_vs_emulator() {
     }
     for (const sw_net::NetworkTable *table : {&alexnet_table(), &vgg19_table()}) {
         std::vector<double> predicted;
-        if (sw_bench::schedule_network(SW_AUTOSCHEDULE_CLI, table->name, &predicted) < 0) {
+        if (sw_bench::schedule_network(sw_bench::autoschedule_cli(), table->name, &predicted) < 0) {
             std::printf("  %s: the autoschedule CLI failed\n", table->name.c_str());
             return std::nan("");
         }

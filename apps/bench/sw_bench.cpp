@@ -13,8 +13,8 @@
  */
 #include "apps/bench/bench_support.h"
 #include "apps/cli_support.h"
-#include "apps/net/network.h"
-#include "apps/net/report.h"
+#include "runtime/net/network.h"
+#include "runtime/net/report.h"
 #include "target_sw/Machine.h"
 
 #include <cmath>

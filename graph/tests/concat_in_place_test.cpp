@@ -8,7 +8,7 @@
  * folder with in-place concats built with make emu and run, its output equal to the
  * Executor's bit for bit.
  */
-#include "apps/io/npy.h"
+#include "runtime/io/npy.h"
 #include "graph/ConcatInPlace.h"
 #include "graph/Executor.h"
 #include "graph/Export.h"

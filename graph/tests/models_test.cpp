@@ -15,7 +15,7 @@
  * layers, compile time cold, into an empty layer cache, and cached):
  *   sw_graph_models_test --gtest_also_run_disabled_tests --gtest_filter='*FullSize*'
  */
-#include "apps/io/npy.h"
+#include "runtime/io/npy.h"
 #include "graph/Executor.h"
 #include "graph/Import.h"
 #include "graph/Stats.h"

@@ -3,7 +3,7 @@
  * run through the sw_net executable with its own layer cache directory; outputs checked
  * against naive loops, the cache against a second and a changed run, and the errors.
  */
-#include "apps/io/npy.h"
+#include "runtime/io/npy.h"
 #include "graph/tests/model_builder.h"
 
 #include <gtest/gtest.h>

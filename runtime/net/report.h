@@ -6,8 +6,8 @@
 #ifndef SW_NET_REPORT_H
 #define SW_NET_REPORT_H
 
-#include "apps/io/output_file.h"
-#include "apps/net/network.h"
+#include "runtime/io/output_file.h"
+#include "runtime/net/records.h"
 #include "target_sw/Machine.h"
 
 #include <string>

@@ -1,6 +1,7 @@
 /** \file
  * Argument structs of the hand-written CPE kernels of timing_model_kernels.c (C99 against
- * the emulator's slave.h + athread_emu.h) used by timing_model_test.cpp.
+ * the emulator's slave.h + athread_emu.h) used by timing_model_runs.cpp,
+ * tests/timing_model_test.cpp and the calibration benchmark (apps/bench/).
  */
 #ifndef TIMING_MODEL_KERNELS_H
 #define TIMING_MODEL_KERNELS_H

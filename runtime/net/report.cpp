@@ -1,7 +1,7 @@
 /** \file
  * Tables, CSV/JSON reports and traces of network runs.
  */
-#include "apps/net/report.h"
+#include "runtime/net/report.h"
 
 #include <athread_emu.h>
 

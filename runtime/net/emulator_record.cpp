@@ -1,7 +1,7 @@
 /** \file
  * Emulator records of one layer call: see emulator_record.h.
  */
-#include "apps/net/emulator_record.h"
+#include "runtime/net/emulator_record.h"
 
 #include "target_sw/Machine.h"
 

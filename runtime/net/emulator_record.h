@@ -11,7 +11,7 @@
 #ifndef SW_NET_EMULATOR_RECORD_H
 #define SW_NET_EMULATOR_RECORD_H
 
-#include "apps/net/network.h"
+#include "runtime/net/records.h"
 
 #include <vector>
 

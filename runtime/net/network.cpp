@@ -1,9 +1,9 @@
 /** \file
  * Running a table of generated layers on the emulated core group.
  */
-#include "apps/net/network.h"
+#include "runtime/net/network.h"
 
-#include "apps/net/emulator_record.h"
+#include "runtime/net/emulator_record.h"
 
 #include "HalideBuffer.h"
 
@@ -48,18 +48,6 @@ int pool_out(int size, int k, int s, int p0, int p1, bool ceil_mode) {
 }
 
 }  // namespace
-
-std::string shape_string(const Shape &s) {
-    std::string t;
-    for (size_t i = 0; i < s.size(); i++) t += (i ? "x" : "") + std::to_string(s[i]);
-    return t;
-}
-
-int64_t elements(const Shape &s) {
-    int64_t n = 1;
-    for (int64_t d : s) n *= d;
-    return n;
-}
 
 std::string Network::param(size_t i, const std::string &key, const std::string &fallback) const {
     auto it = params_[i].find(key);
@@ -145,28 +133,6 @@ void Network::load_parameters(const ParamSource &source) {
             throw std::runtime_error("layer " + table_.layers[i].name + ": parameters of the wrong size");
         }
     }
-}
-
-double layer_gflop(const std::string &kind, const std::map<std::string, std::string> &params,
-                   int64_t in_elements, int64_t out_elements) {
-    auto p = [&](const std::string &key, int fallback) {
-        auto it = params.find(key);
-        return it == params.end() || it->second.empty() ? fallback : std::stoi(it->second);
-    };
-    const double out = double(out_elements);
-    if (kind == "conv2d") {
-        const int k = p("kernel", 3), ky = p("kernel_y", 0) ? p("kernel_y", 0) : k;
-        return 2.0 * double(p("in_channels", 3) / std::max(1, p("groups", 1))) * k * ky * out / 1e9;
-    }
-    if (kind == "dense") return 2.0 * p("in_features", 16) * out / 1e9;
-    if (kind == "pool") {
-        const int k = p("kernel", 1), ky = p("kernel_y", 0) ? p("kernel_y", 0) : k;
-        return double(k) * ky * out / 1e9;
-    }
-    if (kind == "lrn") return (2.0 * p("size", 5) + 4.0) * out / 1e9;
-    if (kind == "softmax") return 4.0 * double(in_elements) / 1e9;
-    if (kind == "global_pool") return double(in_elements) / 1e9;
-    return out / 1e9;
 }
 
 double Network::layer_gflop(size_t i, const Shape &in) const {

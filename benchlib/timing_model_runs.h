@@ -5,8 +5,8 @@
  * so that both report the same runs. Each spawns one kernel on the current machine (call
  * athread_init first) and returns the figure with that kernel's record.
  */
-#ifndef SW_TESTS_TIMING_MODEL_RUNS_H
-#define SW_TESTS_TIMING_MODEL_RUNS_H
+#ifndef SW_BENCHLIB_TIMING_MODEL_RUNS_H
+#define SW_BENCHLIB_TIMING_MODEL_RUNS_H
 
 #include <athread_emu.h>
 

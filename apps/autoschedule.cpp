@@ -24,6 +24,7 @@
 #include "autoscheduler/Summary.h"
 #include "autoscheduler/SunwayAutoscheduler.h"
 #include "jit/jit_layer.h"
+#include "runtime/locate.h"
 #include "target_sw/DriverSupport.h"
 #include "target_sw/Errors.h"
 #include "target_sw/GeneratorSupport.h"
@@ -166,7 +167,7 @@ Scheduled schedule_external(const std::string &exe, const std::string &generator
                                      "-e",
                                      "h,report,schedule",
                                      "-p",
-                                     SW_AUTOSCHEDULE_PLUGIN,
+                                     sw::find_tool(sw::kAutoschedulePlugin),
                                      "-s",
                                      sw_auto::autoscheduler_name,
                                      "auto_schedule=true",
@@ -223,13 +224,10 @@ double run_on_emulator(const Options &o, const std::string &generator,
                        int pick, std::string *error) {
     const sw_auto::Summary &info = layer.result;
     std::string exe = o.generator_exe;
-    if (exe.empty()) {
-        const char *env = std::getenv("SW_LAYERS_GENERATOR");
-        exe = env ? env : SW_LAYERS_GENERATOR;
-    }
+    if (exe.empty()) exe = sw::find_tool(sw::kLayersGenerator);  // or $SW_LAYERS_GENERATOR
     sw_jit::JitOptions jo;
     jo.target = o.machine->name;
-    jo.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", sw_auto::autoscheduler_name,
+    jo.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s", sw_auto::autoscheduler_name,
                      "auto_schedule=true"};
     jo.env = {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)}};
     sw_jit::JitBuild b = sw_jit::jit_build_layer(exe, generator, params, jo);

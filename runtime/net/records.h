@@ -1,0 +1,61 @@
+/** \file
+ * What a run of generated layers records, layer by layer: the shapes, the analytic flops, the
+ * emulator's figures (LayerRecord) and the trace spans (TraceSpan). Shared by the built-in
+ * networks (network.h), the ONNX executor (graph/Executor.h) and the reports (report.h);
+ * library sw_runtime (runtime/CMakeLists.txt).
+ */
+#ifndef SW_NET_RECORDS_H
+#define SW_NET_RECORDS_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sw_net {
+
+/** A tensor shape, outermost first: {N, C, H, W} or {N, F}. */
+using Shape = std::vector<int64_t>;
+std::string shape_string(const Shape &s);
+int64_t elements(const Shape &s);
+
+/** Analytic GFLOP of one call of the generator \p kind with these generator params, reading
+ * \p in_elements and writing \p out_elements values: 2 per multiply-add (conv2d, dense), the
+ * window's area per output (pool), 2 * size + 4 per output (lrn), 4 per input (softmax), 1
+ * per input (global_pool), 1 per output elsewhere. */
+double layer_gflop(const std::string &kind, const std::map<std::string, std::string> &params,
+                   int64_t in_elements, int64_t out_elements);
+
+/** What one layer did on one run. */
+struct LayerRecord {
+    std::string name, kind;
+    Shape output;
+    double gflop = 0;           ///< analytic: 2 per multiply-add; 1 per compare/add elsewhere
+    double wall_seconds = 0;    ///< emulator wall time on this machine
+    double modelled_seconds = 0;  ///< SW26010 time from the emulator's timing model
+    double counted_gflop = 0;   ///< flops the generated code counted (work counters)
+    long long ldm_peak_bytes = 0;
+    long long dma_requests = 0, dma_bytes = 0, dma_line_bytes = 0;
+    long long dma_get_bytes = 0, dma_get_line_bytes = 0;  ///< the gets (main memory -> LDM) alone
+    int kernels = 0;
+    /** Where the modelled time went on each kernel's busiest CPE (the one with the most
+     * cycles, which sets the kernel's time), summed over the layer's kernels, in seconds
+     * (the emulator's per-CPE records): compute (reported work), DMA wait (blocked on a
+     * reply, plus the final drain), sync wait (athread_syn) and register-communication
+     * wait. The rest of modelled_seconds is overhead: spawn and join, and the CPE's cycles
+     * outside these (e.g. register-communication put/get instructions). */
+    double busiest_compute_seconds = 0, busiest_dma_wait_seconds = 0, busiest_sync_wait_seconds = 0,
+           busiest_regcomm_wait_seconds = 0;
+};
+
+/** A span of modelled time on one CPE, for traces: seconds from the start of the run. */
+struct TraceSpan {
+    std::string layer;
+    int cpe;
+    int kind;  ///< athread_emu_span_kind
+    double start_seconds, end_seconds;
+};
+
+}  // namespace sw_net
+
+#endif
