@@ -22,4 +22,4 @@ target_compile_options(timing_model_test PRIVATE -Wall -Wextra)
 target_include_directories(timing_model_test PRIVATE "${CMAKE_CURRENT_LIST_DIR}/..")  # target_sw/Machine.h
 target_link_libraries(timing_model_test PRIVATE timing_model_runs timing_model_test_kernels athread_emu
                                                 GTest::gtest_main)
-gtest_discover_tests(timing_model_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+gtest_discover_tests(timing_model_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS emulator TIMEOUT 300)
