@@ -13,7 +13,7 @@ add_executable(emulator_test ${CMAKE_CURRENT_LIST_DIR}/emulator_test.cpp)
 target_compile_features(emulator_test PRIVATE cxx_std_17)
 target_compile_options(emulator_test PRIVATE -Wall -Wextra)
 target_link_libraries(emulator_test PRIVATE emulator_test_kernels athread_emu GTest::gtest_main)
-gtest_discover_tests(emulator_test DISCOVERY_TIMEOUT 60)
+gtest_discover_tests(emulator_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS emulator)
 
 # The emulator's headers against the sw5cc headers they mirror (typed SIMD intrinsics,
 # what slave.h and athread.h declare): compiles small C files with the C compiler.
@@ -24,4 +24,4 @@ target_compile_definitions(emulator_headers_test PRIVATE
     C_COMPILER="${CMAKE_C_COMPILER}"
     EMULATOR_INCLUDE="${PROJECT_SOURCE_DIR}/target_sw/emulator/include")
 target_link_libraries(emulator_headers_test PRIVATE GTest::gtest_main)
-gtest_discover_tests(emulator_headers_test DISCOVERY_TIMEOUT 60)
+gtest_discover_tests(emulator_headers_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS emulator)

@@ -5,16 +5,16 @@
 # candidate of an extent; now O(sqrt(n))). Uses add_cli_test of cli_tests.cmake.
 set(gen_err_out "${CMAKE_CURRENT_BINARY_DIR}/generator_errors_out")
 file(MAKE_DIRECTORY "${gen_err_out}")
-add_cli_test(generator_extent_too_large EXIT 1
+add_cli_test(generator_extent_too_large LABEL apps EXIT 1
              REGEX "error: conv2d: height=2147483647 is larger than 536870911"
              COMMAND layers.generator -g conv2d -o "${gen_err_out}" target=sw26010 height=2147483647)
-add_cli_test(generator_window_too_large EXIT 1
+add_cli_test(generator_window_too_large LABEL apps EXIT 1
              REGEX "error: pool: stride=2147483647 is larger than 4096"
              COMMAND layers.generator -g pool -o "${gen_err_out}" target=sw26010 stride=2147483647)
-add_cli_test(generator_halide_error_without_prefix EXIT 1
+add_cli_test(generator_halide_error_without_prefix LABEL apps EXIT 1
              REGEX "(^|\n)error: Generator dense has no GeneratorParam named: nosuch"
              COMMAND layers.generator -g dense -o "${gen_err_out}" target=sw26010 nosuch=1)
-add_cli_test(generator_dense_huge_in_features EXIT 0 REGEX ".*"
+add_cli_test(generator_dense_huge_in_features LABEL apps EXIT 0 REGEX ".*"
              COMMAND layers.generator -g dense -f dense_huge -o "${gen_err_out}" target=sw26010
                      in_features=400000000 out_features=1)
 set_tests_properties(generator_extent_too_large generator_window_too_large generator_halide_error_without_prefix

@@ -5,4 +5,4 @@ target_link_libraries(io_test PRIVATE sw_runtime PNG::PNG GTest::gtest_main)
 target_compile_definitions(io_test PRIVATE
     SAMPLE_PNG="${PROJECT_SOURCE_DIR}/apps/data/sample.png"
     IMAGENET_CLASSES="${PROJECT_SOURCE_DIR}/apps/data/imagenet_classes.txt")
-gtest_discover_tests(io_test DISCOVERY_TIMEOUT 60)
+gtest_discover_tests(io_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS apps)

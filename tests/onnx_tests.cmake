@@ -44,4 +44,4 @@ endif ()
 set_target_properties(onnx_node_test PROPERTIES ENABLE_EXPORTS ON)
 # Built before the tests run; a rebuilt generator is picked up at run time.
 add_dependencies(onnx_node_test layers.generator)
-gtest_discover_tests(onnx_node_test DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300)
+gtest_discover_tests(onnx_node_test DISCOVERY_TIMEOUT 120 PROPERTIES LABELS graph TIMEOUT 300)

@@ -8,4 +8,4 @@ target_compile_features(timing_model_test PRIVATE cxx_std_17)
 target_compile_options(timing_model_test PRIVATE -Wall -Wextra)
 target_include_directories(timing_model_test PRIVATE "${PROJECT_SOURCE_DIR}")  # target_sw/Machine.h
 target_link_libraries(timing_model_test PRIVATE sw_benchlib athread_emu GTest::gtest_main)
-gtest_discover_tests(timing_model_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+gtest_discover_tests(timing_model_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS emulator TIMEOUT 300)
