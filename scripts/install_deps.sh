@@ -51,6 +51,9 @@ if [ "$with_tests" -eq 1 ]; then
     # builds torchvision's models with seeded weights and exports them to ONNX with PyTorch's
     # output (about 1 GB with their dependencies).
     packages+=(python3-numpy python3-torch python3-torchvision)
+    # The tree checks (CTest label "tree"): scripts/check_layering.py (python3) and
+    # scripts/check_format.sh, which pins Debian's clang-format-14.
+    packages+=(python3 clang-format-14)
 fi
 
 missing=()
