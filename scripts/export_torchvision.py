@@ -129,7 +129,7 @@ def main():
         import torchvision
     except ImportError as e:
         print("torch / torchvision not importable (%s): install python3-torch and "
-              "python3-torchvision (scripts/install_deps.sh)" % e, file=sys.stderr)
+              "python3-torchvision (scripts/install_deps.sh --tests)" % e, file=sys.stderr)
         return TORCH_MISSING
     torch.set_num_threads(1)
     os.makedirs(a.out, exist_ok=True)

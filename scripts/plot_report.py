@@ -12,7 +12,7 @@ name with .png):
   - the modelled time of each layer, split as on its busiest CPE: compute, DMA wait, sync
     wait, register-communication wait, and the rest (spawn, join, other cycles).
 
-Needs matplotlib: Debian's python3-matplotlib (scripts/install_deps.sh), hence
+Needs matplotlib: Debian's python3-matplotlib (scripts/install_deps.sh --tests), hence
 /usr/bin/python3 (another python3 first in PATH may not see Debian's packages).
 """
 import argparse

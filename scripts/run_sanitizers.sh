@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sanitizer job (README "Sanitizers"), run by scripts/run_tests.sh after CTest.
+# The sanitizer job (docs/testing.md, "Sanitizers"), run by scripts/run_tests.sh after CTest.
 #
 # 1. AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, -DSW_SANITIZE=ON: every
 #    target of this project is built with -fsanitize=address,undefined

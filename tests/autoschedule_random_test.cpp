@@ -450,7 +450,7 @@ double predicted_seconds(const sw_jit::JitLayer &layer) {
  *  every plan it emits (relative to the emulator). Where it is not met the test says so for
  *  each plan; it fails when more than kModelMissShare of a kind's plans miss it, or when any
  *  plan misses kModelLimit (the cost model's line-byte estimate of small, unaligned windows
- *  is the known source of the few misses: see README, "Cost model vs emulator"). */
+ *  is the known source of the few misses: see docs/autoscheduler.md, "Cost model vs emulator"). */
 constexpr double kModelTolerance = 0.15, kModelLimit = 0.20, kModelMissShare = 0.02;
 
 std::string read_text(const std::string &path);

@@ -192,7 +192,7 @@ double section_swdnn_conv(double *worst_fp64_bound) {
                 "  peak, and the read plateau alone would cap it at the fp64 bound. An fp64 bound above 1 would\n"
                 "  mean the model flatters our plain C kernels even at equal bytes; the fp32 ratio compares\n"
                 "  unlike arithmetic. Whether sw5cc issues our register blocks as ideally as the model does is\n"
-                "  not measured anywhere public (README, \"What the timing model cannot know\").\n\n");
+                "  not measured anywhere public (docs/timing-model.md, \"What the timing model cannot know\").\n\n");
     return worst;
 }
 

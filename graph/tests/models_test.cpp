@@ -11,7 +11,7 @@
  * only when torch cannot be imported. Prints a per-layer table and the modelled time.
  *
  * The DISABLED_FullSize suite runs every model at 224x224, batch 1, and prints the figures
- * of README "Models from PyTorch" (modelled time per image, share of peak, distinct
+ * of docs/user-guide.md "Models from PyTorch" and docs/results.md (modelled time per image, share of peak, distinct
  * layers, compile time cold, into an empty layer cache, and cached):
  *   sw_graph_models_test --gtest_also_run_disabled_tests --gtest_filter='*FullSize*'
  */
@@ -220,7 +220,7 @@ std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
 
 // Reduced sizes: the smallest at which every stage still has a spatial extent >= 1, larger
 // where that is cheap; VGG-16-BN only exports at 224 (its AdaptiveAvgPool2d((7, 7)) needs a
-// feature map that is a multiple of 7 for torch.onnx, see README).
+// feature map that is a multiple of 7 for torch.onnx, see docs/testing.md).
 INSTANTIATE_TEST_SUITE_P(Models, TorchvisionModel,
                          ::testing::Values(ModelCase{"resnet18", 64, 2}, ModelCase{"resnet50", 32, 1},
                                            ModelCase{"mobilenet_v2", 32, 1}, ModelCase{"squeezenet1_1", 64, 1},
