@@ -6,6 +6,7 @@
 #include "Halide.h"
 #include "target_sw/BroadcastDma.h"
 #include "target_sw/CodeGen_CPE.h"
+#include "target_sw/CodeGen_MPE.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/PlaceLdmBuffers.h"
