@@ -652,7 +652,9 @@ TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
         EXPECT_TRUE(ir::is_sunway_intrinsic(c));
     };
 
-    const Call *launch = call_of(ir::make_launch(3));
+    // (The nodes are kept alive by the Stmts and Exprs held here.)
+    const Stmt launch_stmt = ir::make_launch(3);
+    const Call *launch = call_of(launch_stmt);
     expect_extern(launch, "sw_launch", Int(32), 1);
     EXPECT_EQ(launch->args[0].type(), Int(32));
     EXPECT_EQ(ir::as_launch(launch), 3);
@@ -666,7 +668,8 @@ TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
         EXPECT_TRUE(ir::is_dma_intrinsic(c));
         EXPECT_EQ(begin ? ir::as_dma_begin(s) : ir::as_dma_wait(s), 5);
         EXPECT_FALSE(begin ? ir::as_dma_wait(s) : ir::as_dma_begin(s));
-        EXPECT_EQ(ir::dma_site(ir::with_dma_site(c, 7).as<Call>()), 7);
+        const Expr moved = ir::with_dma_site(c, 7);
+        EXPECT_EQ(ir::dma_site(moved.as<Call>()), 7);
     }
 
     const Expr i = Variable::make(Int(32), "i");
@@ -680,7 +683,8 @@ TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
     r.rows = 8;
     r.pitch_elems = 64;
     r.site = 2;
-    const Call *req = ir::dma_request(r).as<Call>();
+    const Expr req_expr = ir::dma_request(r);
+    const Call *req = req_expr.as<Call>();
     expect_extern(req, "sw_dma_request", Int(32), 9);
     // is_put, "ldm", ldm_index, "main", main_index, block, rows, pitch, site
     EXPECT_TRUE(is_const_one(req->args[0]));
@@ -705,16 +709,19 @@ TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
     EXPECT_FALSE(back->bcast_mask.defined());
     EXPECT_TRUE(equal(ir::dma_request(*back), Expr(req)));
     back->bcast_mask = 255;  // a BCAST_MODE get: the row mask comes last
-    const Call *bcast = ir::dma_request(*back).as<Call>();
+    const Expr bcast_expr = ir::dma_request(*back);
+    const Call *bcast = bcast_expr.as<Call>();
     ASSERT_EQ(bcast->args.size(), 10u);
     EXPECT_EQ(*as_const_int(bcast->args[9]), 255);
     EXPECT_EQ(*as_const_int(ir::as_dma_request(bcast)->bcast_mask), 255);
     EXPECT_FALSE(ir::as_dma_begin(req));
 
-    const Call *barrier = call_of(ir::make_bcast_barrier());
+    const Stmt barrier_stmt = ir::make_bcast_barrier();
+    const Call *barrier = call_of(barrier_stmt);
     expect_extern(barrier, "sw_bcast_barrier", Int(32), 0);
     EXPECT_TRUE(ir::is_bcast_barrier(barrier) && ir::is_collective(barrier));
-    const Call *issuer = ir::bcast_issuer().as<Call>();
+    const Expr issuer_expr = ir::bcast_issuer();
+    const Call *issuer = issuer_expr.as<Call>();
     expect_extern(issuer, "sw_bcast_issuer", Bool(), 0);
     EXPECT_TRUE(ir::is_bcast_issuer(issuer) && ir::is_collective(issuer));
     const Stmt share = ir::make_regcomm_share({"input_im", 1234});
@@ -728,11 +735,13 @@ TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
     EXPECT_FALSE(ir::has_collective(ir::make_dma_begin(0)));
     EXPECT_FALSE(ir::has_collective(Stmt()));
 
-    const Variable *active = ir::block_active().as<Variable>();
+    const Expr active_expr = ir::block_active();
+    const Variable *active = active_expr.as<Variable>();
     ASSERT_NE(active, nullptr);
     EXPECT_EQ(active->name, "sw_active");
     EXPECT_EQ(active->type, Bool());
     EXPECT_TRUE(ir::is_register(ir::new_register_name()));
     EXPECT_FALSE(ir::is_register("tile"));
-    EXPECT_FALSE(ir::is_sunway_intrinsic(Call::make(Float(32), "sqrt_f32", {Expr(1.f)}, Call::PureExtern).as<Call>()));
+    const Expr sqrt_call = Call::make(Float(32), "sqrt_f32", {Expr(1.f)}, Call::PureExtern);
+    EXPECT_FALSE(ir::is_sunway_intrinsic(sqrt_call.as<Call>()));
 }
