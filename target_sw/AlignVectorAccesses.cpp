@@ -54,11 +54,6 @@ private:
 
 }  // namespace
 
-bool vector_access_aligned(const Type &t, const ModulusRemainder &a) {
-    const int64_t lanes = t.lanes();
-    return lanes > 1 && a.modulus % lanes == 0 && a.remainder % lanes == 0;
-}
-
 void align_vector_accesses(CpeKernel &k) {
     std::set<std::string> ldm;
     for (const LdmBuffer &b : k.ldm) ldm.insert(b.name);

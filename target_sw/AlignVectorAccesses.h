@@ -24,9 +24,8 @@ namespace sw {
 
 void align_vector_accesses(CpeKernel &k);
 
-/** Whether a dense vector access of type \p t at an index whose base has alignment \p a
- * (in elements, as recorded by align_vector_accesses) starts on a whole vector. */
-bool vector_access_aligned(const Halide::Type &t, const Halide::Internal::ModulusRemainder &a);
+/* What the recorded alignment means (a whole vector or not) is ir::vector_access_aligned
+ * (SunwayIR.h). */
 
 }  // namespace sw
 

@@ -6,8 +6,8 @@
 #include "target_sw/BroadcastDma.h"
 
 #include "target_sw/Errors.h"
-#include "target_sw/InjectDma.h"
 #include "target_sw/PassSupport.h"
+#include "target_sw/SunwayIR.h"
 
 namespace sw {
 
@@ -22,8 +22,6 @@ struct MarkedSite {
     Sharing how;
     int64_t bytes;  ///< the LDM buffer's size (what a RegComm sharing passes on)
 };
-
-Stmt intrinsic_stmt(const char *name) { return Evaluate::make(Call::make(Int(32), name, {}, Call::Extern)); }
 
 /** Whether an expression (lets expanded) depends on the block variables of the kernel. */
 class BlockDependence {
@@ -58,7 +56,7 @@ public:
 private:
     using IRVisitor::visit;
     void visit(const Call *op) override {
-        if (op->name == dma_begin_intrinsic || op->name == dma_request_intrinsic) {
+        if (ir::is_dma_intrinsic(op) && !ir::as_dma_wait(op)) {  // a begin or a request
             issues = true;
         } else if (op->call_type == Call::Extern || op->call_type == Call::ExternCPlusPlus) {
             other = true;
@@ -122,10 +120,11 @@ private:
         bool changed = false;
         for (size_t i = 0; i < flat.size(); i++) {
             const Call *c = evaluated_call(flat[i]);
-            if (c && c->name == dma_begin_intrinsic && sites.count(dma_site(c))) {
-                const int site = dma_site(c);
+            const std::optional<int> begin = ir::as_dma_begin(c);
+            if (begin && sites.count(*begin)) {
+                const int site = *begin;
                 size_t j = i;
-                while (j < flat.size() && !is_dma_call(flat[j], dma_wait_intrinsic, site)) j++;
+                while (j < flat.size() && ir::as_dma_wait(flat[j]) != site) j++;
                 if (j == flat.size()) refuse(sites.at(site).func, "its transfer is not waited for where it is issued");
                 std::vector<Stmt> group(flat.begin() + long(i), flat.begin() + long(j) + 1);
                 // Ahead of the requests issued just before it (a double buffer's prefetch of
@@ -178,12 +177,10 @@ private:
         // register-communication sharing; the requests go in right after CPE 0's get.
         auto is_issue = [&](size_t i) {
             const IfThenElse *c = i < flat.size() ? flat[i].as<IfThenElse>() : nullptr;
-            const Call *ic = c ? c->condition.as<Call>() : nullptr;
-            return ic && ic->name == bcast_issuer_intrinsic;
+            return c && ir::is_bcast_issuer(c->condition);
         };
         auto is_barrier = [&](size_t i) {
-            const Call *c = i < flat.size() ? evaluated_call(flat[i]) : nullptr;
-            return c && c->name == bcast_barrier_intrinsic;
+            return i < flat.size() && ir::is_bcast_barrier(flat[i]);
         };
         if (is_issue(0) || (is_barrier(0) && is_issue(1) && is_barrier(2))) {
             flat.insert(flat.begin() + (is_issue(0) ? 1 : 3), issue);
@@ -236,20 +233,20 @@ private:
             return IRMutator::visit(op);
         }
         Expr visit(const Call *op) override {
-            if (op->name != dma_request_intrinsic) return IRMutator::visit(op);
-            if (is_const_one(op->args[DmaIsPut])) b.refuse(func, "a put cannot be broadcast");
-            for (int a : {DmaLdmIndex, DmaMainIndex, DmaBlockElems, DmaRows, DmaPitchElems}) {
-                if (b.dep.depends(op->args[a], lets)) {
+            std::optional<ir::DmaRequest> r = ir::as_dma_request(op);
+            if (!r) return IRMutator::visit(op);
+            if (r->is_put) b.refuse(func, "a put cannot be broadcast");
+            for (const Expr &a : {r->ldm_index, r->main_index, r->block_elems, r->rows, r->pitch_elems}) {
+                if (b.dep.depends(a, lets)) {
                     b.refuse(func, "the staged region depends on the CPE's block (" +
-                                       to_string(simplify(lets.expand(op->args[a]))) +
+                                       to_string(simplify(lets.expand(a))) +
                                        "): each CPE needs a different region, so it cannot be broadcast; stage it "
                                        "where its box is the same for every block, or drop sw::broadcast");
                 }
             }
             if (!bcast) return op;
-            std::vector<Expr> args = op->args;
-            args.push_back(b.mask);  // DmaArgCount: the row mask of a BCAST_MODE get
-            return Call::make(op->type, op->name, args, op->call_type);
+            r->bcast_mask = b.mask;  // the rows of the mesh that receive
+            return ir::dma_request(*r);
         }
     };
 
@@ -270,43 +267,21 @@ private:
         Requests r(*this, func, dma, lets);
         Stmt issue = r.mutate(Block::make(group));
         done.insert(site);
-        const Expr issuer = Call::make(Bool(), bcast_issuer_intrinsic, {}, Call::Extern);
+        const Expr issuer = ir::bcast_issuer();
         if (dma) {
-            return Block::make({intrinsic_stmt(bcast_barrier_intrinsic), IfThenElse::make(issuer, issue),
-                                intrinsic_stmt(bcast_barrier_intrinsic)});
+            return Block::make({ir::make_bcast_barrier(), IfThenElse::make(issuer, issue), ir::make_bcast_barrier()});
         }
         // CPE (0, 0) gets the staging alone (PE_MODE) and waits; then every CPE takes part in
         // passing the whole buffer over the mesh. What InjectDma writes after the wait (padding,
         // spreading) follows the sharing and runs on every CPE, as after a broadcast DMA.
-        const Stmt share = Evaluate::make(Call::make(Int(32), regcomm_share_intrinsic,
-                                                     {StringImm::make(func), Expr(marked.bytes)},
-                                                     Call::Extern));
+        const Stmt share = ir::make_regcomm_share({func, marked.bytes});
         return Block::make({IfThenElse::make(issuer, issue), share});
     }
 };
 
 /** Whether \p s contains a barrier, a broadcast issue or a register-communication sharing
  * (something every CPE must run). */
-class FindCollective : public IRVisitor {
-public:
-    bool found = false;
-
-private:
-    using IRVisitor::visit;
-    void visit(const Call *op) override {
-        if (op->name == bcast_barrier_intrinsic || op->name == bcast_issuer_intrinsic ||
-            op->name == regcomm_share_intrinsic) {
-            found = true;
-        }
-        IRVisitor::visit(op);
-    }
-};
-
-bool collective(const Stmt &s) {
-    FindCollective f;
-    s.accept(&f);
-    return f.found;
-}
+bool collective(const Stmt &s) { return ir::has_collective(s); }
 
 /** Takes out of a statement the Frees of buffers it does not allocate itself (a buffer
  * allocated around a broadcast, freed inside work that a CPE past the last block skips). */
@@ -378,8 +353,7 @@ public:
             return For::make(f->name, f->min, f->extent, f->for_type, f->device_api, run(f->body));
         }
         if (const IfThenElse *i = s.as<IfThenElse>()) {
-            const Call *c = i->condition.as<Call>();
-            if (c && c->name == bcast_issuer_intrinsic) return s;  // the issue itself: CPE 0 always
+            if (ir::is_bcast_issuer(i->condition)) return s;  // the issue itself: CPE 0 always
             if (dep.depends(i->condition, lets)) {
                 throw UserError("error: a branch around a broadcast depends on the CPE's block");
             }
@@ -392,7 +366,7 @@ public:
 private:
     BlockDependence dep;
     LetScope lets;
-    static Expr active() { return Variable::make(Bool(), block_active_var); }
+    static Expr active() { return ir::block_active(); }
 
     /** if (sw_active) { s }, followed by the Frees of buffers allocated outside s: every CPE
      * frees what every CPE allocated, so the LDM stays the same on all of them. */
@@ -471,7 +445,7 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
     }
 }
 
-bool has_broadcast(const CpeKernel &k) { return k.body.defined() && collective(k.body); }
+bool has_broadcast(const CpeKernel &k) { return ir::has_collective(k.body); }
 
 void make_block_loop_uniform(CpeKernel &k) {
     if (!has_broadcast(k)) return;

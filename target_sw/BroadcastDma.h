@@ -87,14 +87,8 @@ void make_block_loop_uniform(CpeKernel &k);
  * printed uniform). */
 bool has_broadcast(const CpeKernel &k);
 
-/** Intrinsics of the broadcast: a barrier over the core group, and "this CPE issues". */
-constexpr const char *bcast_barrier_intrinsic = "sw_bcast_barrier";
-constexpr const char *bcast_issuer_intrinsic = "sw_bcast_issuer";
-/** Statement of Sharing::RegComm: sw_regcomm_share("buffer", bytes), run by every CPE after
- * CPE (0, 0)'s get (see the file comment). */
-constexpr const char *regcomm_share_intrinsic = "sw_regcomm_share";
-/** Bool variable of a uniform block loop: this round's block exists on this CPE. */
-constexpr const char *block_active_var = "sw_active";
+/* The intrinsics of the broadcast (sw_bcast_barrier, sw_bcast_issuer, sw_regcomm_share) and
+ * the variable sw_active are named, built and matched in SunwayIR.h. */
 
 }  // namespace sw
 

@@ -3,13 +3,8 @@
  */
 #include "target_sw/CodeGen_CPE.h"
 
-#include "target_sw/AlignVectorAccesses.h"
-#include "target_sw/BroadcastDma.h"
-
 #include "target_sw/CodeGen_C99.h"
-#include "target_sw/InjectDma.h"
-#include "target_sw/PlaceLdmBuffers.h"
-#include "target_sw/PromoteAccumulators.h"
+#include "target_sw/SunwayIR.h"
 #include "target_sw/WorkCount.h"
 
 #include <set>
@@ -39,8 +34,8 @@ public:
             if (a.is_buffer) declare_buffer(a.name, a.type);
         }
         for (const BlockLoop &b : k.blocks) id(b.var);
-        const bool uniform = has_broadcast(k);
-        const std::string active = uniform ? id(block_active_var) : "";
+        const bool uniform = ir::has_collective(k.body);  // a broadcast (BroadcastDma.h)
+        const std::string active = uniform ? id(ir::block_active_name) : "";
         indent = 2;
         for (const LdmBuffer &b : k.ldm) ldm_names.insert(b.name);
         count_region(k.body, true, "");  // the block loop's body: nothing taken as invariant
@@ -139,7 +134,7 @@ private:
      * simd_storeu) access (AlignVectorAccesses.h). */
     std::string vector_access(bool store, const ModulusRemainder &alignment) {
         use_simd();
-        if (!vector_access_aligned(Float(32, 4), alignment)) return store ? "sw_store4" : "sw_load4";
+        if (!ir::vector_access_aligned(Float(32, 4), alignment)) return store ? "sw_store4" : "sw_load4";
         if (store) {
             define_helper("sw_store4a", "static inline void sw_store4a(float *p, floatv4 v) { simd_store(v, p); }\n");
             return "sw_store4a";
@@ -155,7 +150,7 @@ private:
         }
         return r->base;
     }
-    bool is_register(const std::string &name) const { return name.rfind(register_prefix, 0) == 0; }
+    static bool is_register(const std::string &name) { return ir::is_register(name); }
 
     void visit(const Load *op) override {
         if (is_register(op->name)) {
@@ -289,7 +284,7 @@ private:
     static std::string issued(int site) { return "sw_issued_" + std::to_string(site); }
 
     void visit(const Call *op) override {
-        if (op->name == bcast_issuer_intrinsic) {
+        if (ir::is_bcast_issuer(op)) {
             last = "(athread_get_id(-1) == 0)";  // CPE 0 issues every broadcast (BroadcastDma.h)
             return;
         }
@@ -302,7 +297,7 @@ private:
     void define_regcomm_share() {
         use_simd();
         const std::string cols = std::to_string(m.cpe_mesh_cols);
-        define_helper(regcomm_share_intrinsic,
+        define_helper(ir::regcomm_share_name,
             "/* sw::broadcast(f, Sharing::RegComm): CPE (0, 0) holds `bytes` bytes at p; then every CPE\n"
             " * holds them at its own p. (0, 0) sends each vector along its row and its column, the rest\n"
             " * of row 0 receives it and forwards it down its column, the other rows receive it from\n"
@@ -355,12 +350,12 @@ private:
     }
 
     bool print_own_call(const Call *op) override {
-        if (op->name == regcomm_share_intrinsic) {
+        if (const std::optional<ir::RegcommShare> share = ir::as_regcomm_share(op)) {
             // Every CPE passes CPE (0, 0)'s buffer on (BroadcastDma.h); the helper's loads,
             // stores and loops counted here (WorkCount.h), its puts and gets by the emulator.
             define_regcomm_share();
-            const std::string buffer = op->args[0].as<StringImm>()->value;
-            const int64_t bytes = *as_const_int(op->args[1]);
+            const std::string &buffer = share->buffer;
+            const int64_t bytes = share->bytes;
             const ShareWork w = regcomm_share_work(bytes, m);
             do_indent();
             out << "SW_FLUSH();\n";
@@ -370,23 +365,23 @@ private:
             out << "SW_WORK(" << w.cycles << ", 0, " << w.ldm_accesses << ", 0);\n";
             return true;
         }
-        if (op->name == bcast_barrier_intrinsic) {
+        if (ir::is_bcast_barrier(op)) {
             do_indent();
             out << "SW_FLUSH();\n";
             do_indent();
             out << "athread_syn(ARRAY_SCOPE, 0xffff);\n";
             return true;
         }
-        if (op->name == dma_begin_intrinsic) {
-            const int site = int(*as_const_int(op->args[0]));
+        if (const std::optional<int> begin = ir::as_dma_begin(op)) {
+            const int site = *begin;
             do_indent();
             out << reply(site) << " = 0;\n";
             do_indent();
             out << issued(site) << " = 0;\n";
             return true;
         }
-        if (op->name == dma_wait_intrinsic) {
-            const int site = int(*as_const_int(op->args[0]));
+        if (const std::optional<int> wait = ir::as_dma_wait(op)) {
+            const int site = *wait;
             do_indent();
             out << "SW_FLUSH();\n";
             do_indent();
@@ -397,34 +392,34 @@ private:
             out << "SW_WAIT(" << reply(site) << ");\n";
             return true;
         }
-        if (op->name != dma_request_intrinsic) return false;
-        const auto &a = op->args;
-        const bool is_put = is_const_one(a[DmaIsPut]);
-        const std::string ldm_name = a[DmaLdmBuffer].as<StringImm>()->value;
-        const std::string main_name = a[DmaMainBuffer].as<StringImm>()->value;
-        const int site = int(*as_const_int(a[DmaSiteId]));
+        const std::optional<ir::DmaRequest> r = ir::as_dma_request(op);
+        if (!r) return false;
+        const bool is_put = r->is_put;
+        const std::string &ldm_name = r->ldm_buffer;
+        const std::string &main_name = r->main_buffer;
+        const int site = r->site;
         Type t;
         for (const ClosureArg &c : k.args) {
             if (c.name == main_name) t = c.type;
         }
         const Expr bytes = t.bytes();
-        const std::string ldm_ptr = "(void *)(" + id(ldm_name) + " + " + print_expr(a[DmaLdmIndex]) + ")";
-        const std::string main_ptr = "(void *)(" + id(main_name) + " + " + print_expr(a[DmaMainIndex]) + ")";
-        const bool one_block = is_const_one(a[DmaRows]);
-        const std::string len = print_expr(simplify(a[DmaRows] * a[DmaBlockElems] * bytes));
+        const std::string ldm_ptr = "(void *)(" + id(ldm_name) + " + " + print_expr(r->ldm_index) + ")";
+        const std::string main_ptr = "(void *)(" + id(main_name) + " + " + print_expr(r->main_index) + ")";
+        const bool one_block = is_const_one(r->rows);
+        const std::string len = print_expr(simplify(r->rows * r->block_elems * bytes));
         const std::string stride =
-            one_block ? "0" : print_expr(simplify((a[DmaPitchElems] - a[DmaBlockElems]) * bytes));
-        const std::string bsize = one_block ? "0" : print_expr(simplify(a[DmaBlockElems] * bytes));
+            one_block ? "0" : print_expr(simplify((r->pitch_elems - r->block_elems) * bytes));
+        const std::string bsize = one_block ? "0" : print_expr(simplify(r->block_elems * bytes));
         do_indent();
         out << "SW_FLUSH();\n";
         do_indent();
         if (is_put) {
             out << "athread_put(PE_MODE, " << ldm_ptr << ", " << main_ptr << ", " << len
                 << ", (void *)&" << reply(site) << ", " << stride << ", " << bsize << ");\n";
-        } else if (a.size() > DmaArgCount) {
+        } else if (r->bcast_mask.defined()) {
             // A broadcast (BroadcastDma.h): the issuer's get lands on every CPE of the masked rows.
             out << "athread_get(BCAST_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len << ", (void *)&"
-                << reply(site) << ", (char)" << print_expr(a[DmaArgCount]) << ", " << stride << ", " << bsize << ");\n";
+                << reply(site) << ", (char)" << print_expr(r->bcast_mask) << ", " << stride << ", " << bsize << ");\n";
         } else {
             out << "athread_get(PE_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len
                 << ", (void *)&" << reply(site) << ", 0, " << stride << ", " << bsize << ");\n";

@@ -6,6 +6,7 @@
 #include "target_sw/ArgumentShapes.h"
 #include "target_sw/CodeGen_C99.h"
 #include "target_sw/CodeGen_CPE.h"
+#include "target_sw/SunwayIR.h"
 
 #include <map>
 
@@ -117,8 +118,8 @@ private:
     }
 
     bool print_own_call(const Call *op) override {
-        if (op->name == launch_intrinsic) {
-            print_launch(f.kernels[*as_const_int(op->args[0])]);
+        if (const std::optional<int> kernel = ir::as_launch(op)) {
+            print_launch(f.kernels[size_t(*kernel)]);
             return true;
         }
         if (op->name == "_halide_buffer_set_host_dirty" || op->name == "_halide_buffer_set_device_dirty") {

@@ -3,7 +3,7 @@
  */
 #include "target_sw/DelayDmaWaits.h"
 
-#include "target_sw/InjectDma.h"
+#include "target_sw/SunwayIR.h"
 
 #include <map>
 #include <vector>
@@ -44,9 +44,8 @@ private:
     }
     void visit(const Call *op) override {
         // Another transfer into or out of the same buffer.
-        if (op->name == dma_request_intrinsic) {
-            const StringImm *b = op->args[DmaLdmBuffer].as<StringImm>();
-            if (b && b->value == buffer) found = true;
+        if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
+            if (r->ldm_buffer == buffer) found = true;
         }
         IRVisitor::visit(op);
     }
@@ -84,8 +83,8 @@ public:
         }
         if (const Evaluate *e = s.as<Evaluate>()) {
             const Call *c = e->value.as<Call>();
-            if (c && c->name == dma_wait_intrinsic) {
-                const auto &site = sites.at(int(*as_const_int(c->args[0])));
+            if (std::optional<int> w = ir::as_dma_wait(c)) {
+                const auto &site = sites.at(*w);
                 pending.push_back({s, site.first, site.second});
                 return Evaluate::make(0);
             }
@@ -154,9 +153,8 @@ public:
 private:
     using IRVisitor::visit;
     void visit(const Call *op) override {
-        if (op->name == dma_request_intrinsic) {
-            sites[int(*as_const_int(op->args[DmaSiteId]))] = {op->args[DmaLdmBuffer].as<StringImm>()->value,
-                                                              is_const_one(op->args[DmaIsPut])};
+        if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
+            sites[r->site] = {r->ldm_buffer, r->is_put};
         }
         IRVisitor::visit(op);
     }

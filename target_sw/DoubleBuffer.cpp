@@ -3,10 +3,9 @@
  */
 #include "target_sw/DoubleBuffer.h"
 
-#include "target_sw/InjectDma.h"
-#include "target_sw/PlaceLdmBuffers.h"
-
 #include "target_sw/PassSupport.h"
+#include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/SunwayIR.h"
 
 namespace sw {
 
@@ -37,8 +36,8 @@ Stmt extract_issue(const Stmt &s, int site) {
         std::vector<Stmt> parts;
         const std::vector<Stmt> flat = flatten_blocks(s);
         for (size_t i = 0; i < flat.size(); i++) {
-            if (is_dma_call(flat[i], dma_begin_intrinsic, site)) {
-                for (size_t j = i; j < flat.size() && !is_dma_call(flat[j], dma_wait_intrinsic, site); j++) {
+            if (ir::as_dma_begin(flat[i]) == site) {
+                for (size_t j = i; j < flat.size() && ir::as_dma_wait(flat[j]) != site; j++) {
                     parts.push_back(flat[j]);
                 }
                 return Block::make(parts);
@@ -97,18 +96,14 @@ private:
         return op->name == buffer ? mutate(op->body) : IRMutator::visit(op);
     }
     Expr visit(const Call *op) override {
-        const bool dma = op->name == dma_request_intrinsic || op->name == dma_begin_intrinsic ||
-                         op->name == dma_wait_intrinsic;
-        if (!dma || dma_site(op) != site_a) return IRMutator::visit(op);
-        std::vector<Expr> args = op->args;
+        if (ir::dma_site(op) != site_a) return IRMutator::visit(op);
         const int site = fixed_slot == 1 ? site_b : site_a;
-        if (op->name == dma_request_intrinsic) {
-            args[DmaSiteId] = site;
-            args[DmaLdmIndex] = simplify(mutate(args[DmaLdmIndex]) + offset());
-        } else {
-            args[0] = site;
+        if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
+            r->site = site;
+            r->ldm_index = simplify(mutate(r->ldm_index) + offset());
+            return ir::dma_request(*r);
         }
-        return Call::make(op->type, op->name, args, op->call_type);
+        return ir::with_dma_site(op, site);
     }
 };
 
@@ -164,7 +159,7 @@ private:
         int site;
         Stmt visit(const Evaluate *op) override {
             const Call *c = op->value.as<Call>();
-            if (c && (c->name == dma_begin_intrinsic || c->name == dma_request_intrinsic) && dma_site(c) == site) {
+            if ((ir::as_dma_begin(c) || ir::as_dma_request(c)) && ir::dma_site(c) == site) {
                 return Evaluate::make(0);
             }
             return op;
@@ -181,8 +176,8 @@ private:
         Expr slot;
         Stmt visit(const Evaluate *op) override {
             const Call *c = op->value.as<Call>();
-            if (!c || c->name != dma_wait_intrinsic || dma_site(c) != a) return op;
-            return IfThenElse::make(slot == 0, dma_marker(dma_wait_intrinsic, a), dma_marker(dma_wait_intrinsic, b));
+            if (ir::as_dma_wait(c) != a) return op;
+            return IfThenElse::make(slot == 0, ir::make_dma_wait(a), ir::make_dma_wait(b));
         }
     };
 };

@@ -4,6 +4,7 @@
 #include "target_sw/FindCpeKernels.h"
 
 #include "target_sw/Errors.h"
+#include "target_sw/SunwayIR.h"
 
 #include <map>
 #include <set>
@@ -126,7 +127,7 @@ private:
         }
         const int index = int(f.kernels.size());
         f.kernels.push_back(std::move(k));
-        return Evaluate::make(Call::make(Int(32), launch_intrinsic, {index}, Call::Extern));
+        return ir::make_launch(index);
     }
 
     static void check_body(const Stmt &body) {

@@ -5,6 +5,7 @@
 
 #include "target_sw/ConstantBounds.h"
 #include "target_sw/PassSupport.h"
+#include "target_sw/SunwayIR.h"
 
 #include <set>
 #include <sstream>
@@ -290,7 +291,7 @@ private:
         }
         info.shape = shape.str();
         k.dma.push_back(info);
-        return Block::make({dma_marker(dma_begin_intrinsic, site), request_nest, dma_marker(dma_wait_intrinsic, site)});
+        return Block::make({ir::make_dma_begin(site), request_nest, ir::make_dma_wait(site)});
     }
 
     /** A zero-padded (guarded) staging copy, ldm[i(v)] = cond(v) ? main[j(v)] : fill, as
@@ -484,7 +485,7 @@ private:
               << "rows of the source; rows of up to " << simplify(full_ext[0] * load->type.bytes())
               << " B), the padding filled at the edges only";
         k.dma.push_back({store->name, load->name, false, shape.str()});
-        std::vector<Stmt> parts = {dma_marker(dma_begin_intrinsic, site), req, dma_marker(dma_wait_intrinsic, site)};
+        std::vector<Stmt> parts = {ir::make_dma_begin(site), req, ir::make_dma_wait(site)};
         if (fix.defined()) parts.push_back(fix);
         return Block::make(parts);
     }
@@ -535,17 +536,17 @@ private:
     static Stmt request(bool is_put, const std::string &ldm_name, Expr ldm_index,
                         const std::string &main_name, Expr main_index, Expr block, Expr rows,
                         Expr pitch, int site) {
-        std::vector<Expr> args(DmaArgCount);
-        args[DmaIsPut] = is_put ? 1 : 0;
-        args[DmaLdmBuffer] = StringImm::make(ldm_name);
-        args[DmaLdmIndex] = simplify(ldm_index);
-        args[DmaMainBuffer] = StringImm::make(main_name);
-        args[DmaMainIndex] = simplify(main_index);
-        args[DmaBlockElems] = simplify(block);
-        args[DmaRows] = simplify(rows);
-        args[DmaPitchElems] = simplify(pitch);
-        args[DmaSiteId] = site;
-        return Evaluate::make(Call::make(Int(32), dma_request_intrinsic, args, Call::Extern));
+        ir::DmaRequest r;
+        r.is_put = is_put;
+        r.ldm_buffer = ldm_name;
+        r.ldm_index = simplify(ldm_index);
+        r.main_buffer = main_name;
+        r.main_index = simplify(main_index);
+        r.block_elems = simplify(block);
+        r.rows = simplify(rows);
+        r.pitch_elems = simplify(pitch);
+        r.site = site;
+        return ir::make_dma_request(r);
     }
 
     /** The original loops and lets of the nest, with \p inner in place of the store. */
@@ -581,17 +582,6 @@ private:
 };
 
 }  // namespace
-
-Stmt dma_marker(const char *intrinsic, int site) {
-    return Evaluate::make(Call::make(Int(32), intrinsic, {site}, Call::Extern));
-}
-
-int dma_site(const Call *c) { return int(*as_const_int(c->args[c->name == dma_request_intrinsic ? DmaSiteId : 0])); }
-
-bool is_dma_call(const Stmt &s, const char *intrinsic, int site) {
-    const Call *c = evaluated_call(s);
-    return c && c->name == intrinsic && dma_site(c) == site;
-}
 
 void inject_dma(CpeKernel &k) {
     std::set<std::string> ldm, main;

@@ -15,6 +15,7 @@
  * dimension is not contiguous on both sides, gets one request per element: slow but
  * exact, never wrong. Each nest becomes
  *   sw_dma_begin(site); loops { sw_dma_request(...) }; sw_dma_wait(site)
+ * (SunwayIR.h)
  * which the CPE code generator prints as athread_get/athread_put with a reply word and a
  * wait for all requests of the site.
  *
@@ -33,30 +34,6 @@
 #include "target_sw/SwModule.h"
 
 namespace sw {
-
-/** Arguments of an sw_dma_request call, in order. */
-enum DmaRequestArg {
-    DmaIsPut,        ///< 1 for LDM -> main memory
-    DmaLdmBuffer,    ///< StringImm
-    DmaLdmIndex,     ///< element index of the first LDM element
-    DmaMainBuffer,   ///< StringImm
-    DmaMainIndex,    ///< element index of the first main-memory element
-    DmaBlockElems,   ///< contiguous elements per block
-    DmaRows,         ///< blocks (1: one contiguous block)
-    DmaPitchElems,   ///< elements from one block's start to the next in main memory
-    DmaSiteId,       ///< which sw_dma_begin / sw_dma_wait pair counts the request
-    DmaArgCount
-};
-
-/** Evaluate(sw_dma_begin(site)) or Evaluate(sw_dma_wait(site)): \p intrinsic is
- * dma_begin_intrinsic or dma_wait_intrinsic. */
-Halide::Internal::Stmt dma_marker(const char *intrinsic, int site);
-
-/** The site a DMA intrinsic call (marker or request) counts on. */
-int dma_site(const Halide::Internal::Call *c);
-
-/** Whether \p s is Evaluate(\p intrinsic(...)) of site \p site. */
-bool is_dma_call(const Halide::Internal::Stmt &s, const char *intrinsic, int site);
 
 /** Replaces the copy nests of \p k.body by DMA, and fills \p k.dma and \p k.direct_accesses. */
 void inject_dma(CpeKernel &k);

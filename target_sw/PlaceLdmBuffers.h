@@ -22,11 +22,6 @@ constexpr Halide::MemoryType LDM = Halide::MemoryType::GPUShared;
 /** Fills \p k.ldm and \p k.ldm_peak_bytes; throws UserError when the LDM overflows. */
 void place_ldm_buffers(CpeKernel &k, const Machine &m);
 
-/** \p bytes rounded up to a multiple of \p alignment. */
-inline int64_t align_up(int64_t bytes, int64_t alignment) {
-    return (bytes + alignment - 1) / alignment * alignment;
-}
-
 }  // namespace sw
 
 #endif

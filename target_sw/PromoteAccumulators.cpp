@@ -4,6 +4,7 @@
 #include "target_sw/PromoteAccumulators.h"
 
 #include "target_sw/PassSupport.h"
+#include "target_sw/SunwayIR.h"
 
 #include <cstdlib>
 #include <set>
@@ -56,7 +57,7 @@ private:
         IRVisitor::visit(op);
     }
     void visit(const Call *op) override {
-        has_dma |= op->name.rfind("sw_dma", 0) == 0;
+        has_dma |= ir::is_dma_intrinsic(op);
         IRVisitor::visit(op);
     }
 };
@@ -140,7 +141,7 @@ private:
             Stmt body = op;
             std::vector<std::pair<std::string, Expr>> regs;
             for (const Expr &index : distinct) {
-                const std::string reg = unique_name(register_prefix);
+                const std::string reg = ir::new_register_name();
                 body = UseRegister(buffer, reg, index).mutate(body);
                 regs.push_back({reg, index});
             }

@@ -18,8 +18,8 @@
 
 namespace sw {
 
-/** Prefix of the register variables this pass introduces. */
-constexpr const char *register_prefix = "sw_acc";
+/* The register variables this pass introduces are named by ir::new_register_name and
+ * recognised by ir::is_register (SunwayIR.h). */
 
 void promote_accumulators(CpeKernel &k, const Machine &m);
 

@@ -36,6 +36,12 @@ struct LdmBuffer {
     int64_t bytes;  ///< constant upper bound of its size, before alignment
 };
 
+/** \p bytes rounded up to a multiple of \p alignment (an LDM buffer's size as allocated:
+ * align_up(bytes, Machine::ldm_alignment)). */
+inline int64_t align_up(int64_t bytes, int64_t alignment) {
+    return (bytes + alignment - 1) / alignment * alignment;
+}
+
 /** Counts of the DMA transfers a kernel issues, by kind, as placed by InjectDma. */
 struct DmaSite {
     std::string ldm_buffer, main_buffer;
@@ -63,12 +69,8 @@ struct SwFunction {
     const Machine *machine = nullptr;
 };
 
-/** Name of the intrinsic that stands for a kernel launch in the host body. */
-constexpr const char *launch_intrinsic = "sw_launch";
-/** Intrinsics InjectDma places in kernel bodies (see InjectDma.h). */
-constexpr const char *dma_begin_intrinsic = "sw_dma_begin";
-constexpr const char *dma_request_intrinsic = "sw_dma_request";
-constexpr const char *dma_wait_intrinsic = "sw_dma_wait";
+/* The intrinsics the lowering puts into the IR (sw_launch in host_body, the DMA, broadcast
+ * and sharing intrinsics in kernel bodies) are named, built and matched in SunwayIR.h. */
 
 }  // namespace sw
 

@@ -3,8 +3,7 @@
  */
 #include "target_sw/WorkCount.h"
 
-#include "target_sw/AlignVectorAccesses.h"
-#include "target_sw/PromoteAccumulators.h"
+#include "target_sw/SunwayIR.h"
 
 #include <algorithm>
 #include <map>
@@ -227,7 +226,7 @@ private:
     }
     /** One load or store of \p type from or to \p buffer. */
     void access(const std::string &buffer, const Type &type, const ModulusRemainder &alignment, bool gather = false) {
-        if (buffer.rfind(register_prefix, 0) == 0) return;  // a promoted accumulator: a register
+        if (ir::is_register(buffer)) return;  // a promoted accumulator: a register
         // Vector accesses proved aligned (AlignVectorAccesses.h) are printed as simd_load /
         // simd_store, one P1 instruction; the others as simd_loadu/simd_storeu, two each
         // (vlds_ul + vlds_uh) [V] DOC; scalar ones one.
@@ -235,7 +234,7 @@ private:
         if (gather) {
             w.p1 += type.lanes() + m.splat_p1;
         } else {
-            const bool unaligned = type.lanes() > 1 && !vector_access_aligned(type, alignment);
+            const bool unaligned = type.lanes() > 1 && !ir::vector_access_aligned(type, alignment);
             w.p1 += unaligned ? m.unaligned_vector_access_p1 : 1;
         }
         if (ldm.count(buffer)) {
@@ -263,10 +262,10 @@ private:
         for (const Expr &a : op->args) d = std::max(d, sub(a));
         depth_ = d;
         if (op->call_type != Call::PureExtern && op->call_type != Call::Extern) return;
-        const std::string &n = op->name;
         // DMA and launch intrinsics: timed by the emulator; the register-communication sharing:
         // counted where it is printed (regcomm_share_work), its puts and gets by the emulator.
-        if (n.rfind("sw_", 0) == 0) return;
+        if (ir::is_sunway_intrinsic(op)) return;
+        const std::string &n = op->name;
         w.p0++;
         if (op->type.is_float()) fp_result(d);
         if (n.rfind("sqrt", 0) == 0) {

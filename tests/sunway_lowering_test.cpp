@@ -13,6 +13,7 @@
 #include "target_sw/ShareOperands.h"
 #include "target_sw/SplitPhases.h"
 #include "target_sw/StageOutput.h"
+#include "target_sw/SunwayIR.h"
 #include "target_sw/SunwayLowering.h"
 #include "target_sw/WorkCount.h"
 
@@ -716,4 +717,117 @@ TEST(Directives, TwoLayersLoweredOnTwoThreadsAtOnceGetTheCodeEachGetsAlone) {
         EXPECT_EQ(canonical_temporaries(both[0]), canonical_temporaries(scaled_alone)) << "round " << round;
         EXPECT_EQ(canonical_temporaries(both[1]), canonical_temporaries(stride_alone)) << "round " << round;
     }
+}
+
+// The Sunway IR vocabulary (SunwayIR.h): each builder makes the call the passes have always
+// made (name, type, call type, arguments in order and their types), and its matcher reads
+// back what the builder was given.
+TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
+    using namespace Halide::Internal;
+    namespace ir = sw::ir;
+    auto call_of = [](const Stmt &s) {
+        const Evaluate *e = s.as<Evaluate>();
+        return e ? e->value.as<Call>() : nullptr;
+    };
+    auto expect_extern = [](const Call *c, const std::string &name, Type t, size_t args) {
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(c->name, name);
+        EXPECT_EQ(c->type, t);
+        EXPECT_EQ(c->call_type, Call::Extern);
+        EXPECT_EQ(c->args.size(), args);
+        EXPECT_TRUE(ir::is_sunway_intrinsic(c));
+    };
+
+    // (The nodes are kept alive by the Stmts and Exprs held here.)
+    const Stmt launch_stmt = ir::make_launch(3);
+    const Call *launch = call_of(launch_stmt);
+    expect_extern(launch, "sw_launch", Int(32), 1);
+    EXPECT_EQ(launch->args[0].type(), Int(32));
+    EXPECT_EQ(ir::as_launch(launch), 3);
+
+    for (bool begin : {true, false}) {
+        const Stmt s = begin ? ir::make_dma_begin(5) : ir::make_dma_wait(5);
+        const Call *c = call_of(s);
+        expect_extern(c, begin ? "sw_dma_begin" : "sw_dma_wait", Int(32), 1);
+        EXPECT_EQ(c->args[0].type(), Int(32));
+        EXPECT_EQ(ir::dma_site(c), 5);
+        EXPECT_TRUE(ir::is_dma_intrinsic(c));
+        EXPECT_EQ(begin ? ir::as_dma_begin(s) : ir::as_dma_wait(s), 5);
+        EXPECT_FALSE(begin ? ir::as_dma_wait(s) : ir::as_dma_begin(s));
+        const Expr moved = ir::with_dma_site(c, 7);
+        EXPECT_EQ(ir::dma_site(moved.as<Call>()), 7);
+    }
+
+    const Expr i = Variable::make(Int(32), "i");
+    ir::DmaRequest r;
+    r.is_put = true;
+    r.ldm_buffer = "tile";
+    r.ldm_index = i * 4;
+    r.main_buffer = "out";
+    r.main_index = i * 64 + 1;
+    r.block_elems = 4;
+    r.rows = 8;
+    r.pitch_elems = 64;
+    r.site = 2;
+    const Expr req_expr = ir::dma_request(r);
+    const Call *req = req_expr.as<Call>();
+    expect_extern(req, "sw_dma_request", Int(32), 9);
+    // is_put, "ldm", ldm_index, "main", main_index, block, rows, pitch, site
+    EXPECT_TRUE(is_const_one(req->args[0]));
+    EXPECT_EQ(req->args[0].type(), Int(32));
+    EXPECT_EQ(req->args[1].as<StringImm>()->value, "tile");
+    EXPECT_TRUE(equal(req->args[2], r.ldm_index));
+    EXPECT_EQ(req->args[3].as<StringImm>()->value, "out");
+    EXPECT_TRUE(equal(req->args[4], r.main_index));
+    EXPECT_TRUE(equal(req->args[5], r.block_elems));
+    EXPECT_TRUE(equal(req->args[6], r.rows));
+    EXPECT_TRUE(equal(req->args[7], r.pitch_elems));
+    EXPECT_EQ(*as_const_int(req->args[8]), 2);
+    EXPECT_EQ(req->args[8].type(), Int(32));
+    EXPECT_EQ(ir::dma_site(req), 2);
+    std::optional<ir::DmaRequest> back = ir::as_dma_request(req);
+    ASSERT_TRUE(back);
+    EXPECT_TRUE(back->is_put);
+    EXPECT_EQ(back->ldm_buffer, "tile");
+    EXPECT_EQ(back->main_buffer, "out");
+    EXPECT_TRUE(back->ldm_index.same_as(req->args[2]));
+    EXPECT_EQ(back->site, 2);
+    EXPECT_FALSE(back->bcast_mask.defined());
+    EXPECT_TRUE(equal(ir::dma_request(*back), Expr(req)));
+    back->bcast_mask = 255;  // a BCAST_MODE get: the row mask comes last
+    const Expr bcast_expr = ir::dma_request(*back);
+    const Call *bcast = bcast_expr.as<Call>();
+    ASSERT_EQ(bcast->args.size(), 10u);
+    EXPECT_EQ(*as_const_int(bcast->args[9]), 255);
+    EXPECT_EQ(*as_const_int(ir::as_dma_request(bcast)->bcast_mask), 255);
+    EXPECT_FALSE(ir::as_dma_begin(req));
+
+    const Stmt barrier_stmt = ir::make_bcast_barrier();
+    const Call *barrier = call_of(barrier_stmt);
+    expect_extern(barrier, "sw_bcast_barrier", Int(32), 0);
+    EXPECT_TRUE(ir::is_bcast_barrier(barrier) && ir::is_collective(barrier));
+    const Expr issuer_expr = ir::bcast_issuer();
+    const Call *issuer = issuer_expr.as<Call>();
+    expect_extern(issuer, "sw_bcast_issuer", Bool(), 0);
+    EXPECT_TRUE(ir::is_bcast_issuer(issuer) && ir::is_collective(issuer));
+    const Stmt share = ir::make_regcomm_share({"input_im", 1234});
+    const Call *sc = call_of(share);
+    expect_extern(sc, "sw_regcomm_share", Int(32), 2);
+    EXPECT_EQ(sc->args[0].as<StringImm>()->value, "input_im");
+    EXPECT_EQ(sc->args[1].type(), Int(64));
+    EXPECT_EQ(ir::as_regcomm_share(sc)->bytes, 1234);
+    EXPECT_EQ(ir::as_regcomm_share(sc)->buffer, "input_im");
+    EXPECT_TRUE(ir::has_collective(Block::make(ir::make_dma_begin(0), share)));
+    EXPECT_FALSE(ir::has_collective(ir::make_dma_begin(0)));
+    EXPECT_FALSE(ir::has_collective(Stmt()));
+
+    const Expr active_expr = ir::block_active();
+    const Variable *active = active_expr.as<Variable>();
+    ASSERT_NE(active, nullptr);
+    EXPECT_EQ(active->name, "sw_active");
+    EXPECT_EQ(active->type, Bool());
+    EXPECT_TRUE(ir::is_register(ir::new_register_name()));
+    EXPECT_FALSE(ir::is_register("tile"));
+    const Expr sqrt_call = Call::make(Float(32), "sqrt_f32", {Expr(1.f)}, Call::PureExtern);
+    EXPECT_FALSE(ir::is_sunway_intrinsic(sqrt_call.as<Call>()));
 }

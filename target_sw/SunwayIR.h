@@ -1,0 +1,149 @@
+/** \file
+ * The Sunway IR vocabulary: every intrinsic, variable and naming convention the Sunway passes
+ * put into the Halide IR, with a typed builder and a typed matcher for each. The passes and
+ * the code generators build and read these nodes only through this header; nothing outside
+ * SunwayIR.cpp reads an argument of a Sunway intrinsic by its position.
+ *
+ * The IR itself (names, argument order and types) is:
+ *   sw_launch(kernel)                          Int(32), Extern: in the host body, launches
+ *                                              SwFunction::kernels[kernel] (FindCpeKernels)
+ *   sw_dma_begin(site)                         Int(32), Extern: statement; a DMA site starts
+ *   sw_dma_request(is_put, "ldm", ldm_index, "main", main_index, block_elems, rows,
+ *                  pitch_elems, site[, mask]) Int(32), Extern: statement; one athread_get/put
+ *                                              (InjectDma); mask: the row mask of a
+ *                                              BCAST_MODE get (BroadcastDma)
+ *   sw_dma_wait(site)                          Int(32), Extern: statement; wait for every
+ *                                              request of the site (DelayDmaWaits moves it)
+ *   sw_bcast_barrier()                         Int(32), Extern: statement; athread_syn over
+ *                                              the core group (BroadcastDma)
+ *   sw_bcast_issuer()                          Bool, Extern: condition "this CPE issues the
+ *                                              broadcast" (CPE 0)
+ *   sw_regcomm_share("buffer", bytes)          Int(32), Extern, bytes an Int(64) constant:
+ *                                              statement; register-communication sharing
+ *   sw_active                                  Bool Variable of a uniform block loop: this
+ *                                              round's block exists on this CPE
+ *   sw_acc*                                    Allocate/Load/Store names of accumulators
+ *                                              promoted to registers (PromoteAccumulators)
+ * and the alignment a Load or Store of a vector records (AlignVectorAccesses).
+ */
+#ifndef SW_SUNWAY_IR_H
+#define SW_SUNWAY_IR_H
+
+#include "Halide.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sw {
+namespace ir {
+
+/** @name Names of the Sunway intrinsics (Call::name), and of the variables and buffers with a
+ * meaning of their own. Only this header and SunwayIR.cpp compare against them. */
+///@{
+constexpr const char *launch_name = "sw_launch";
+constexpr const char *dma_begin_name = "sw_dma_begin";
+constexpr const char *dma_request_name = "sw_dma_request";
+constexpr const char *dma_wait_name = "sw_dma_wait";
+constexpr const char *bcast_barrier_name = "sw_bcast_barrier";
+constexpr const char *bcast_issuer_name = "sw_bcast_issuer";
+constexpr const char *regcomm_share_name = "sw_regcomm_share";
+/** Bool variable of a uniform block loop (BroadcastDma.h). */
+constexpr const char *block_active_name = "sw_active";
+/** Prefix of the register variables PromoteAccumulators introduces. */
+constexpr const char *register_prefix = "sw_acc";
+///@}
+
+/** Whether \p c is any of the Sunway intrinsics above (DMA, launch, broadcast, sharing). */
+bool is_sunway_intrinsic(const Halide::Internal::Call *c);
+
+// ---- Kernel launch (host body) ----
+
+/** Evaluate(sw_launch(kernel)). */
+Halide::Internal::Stmt make_launch(int kernel);
+/** The kernel index of an sw_launch call. */
+std::optional<int> as_launch(const Halide::Internal::Call *c);
+
+// ---- DMA (kernel bodies) ----
+
+/** Evaluate(sw_dma_begin(site)) and Evaluate(sw_dma_wait(site)). */
+Halide::Internal::Stmt make_dma_begin(int site);
+Halide::Internal::Stmt make_dma_wait(int site);
+/** The site of an sw_dma_begin / sw_dma_wait call or statement (Evaluate of the call). */
+std::optional<int> as_dma_begin(const Halide::Internal::Call *c);
+std::optional<int> as_dma_wait(const Halide::Internal::Call *c);
+std::optional<int> as_dma_begin(const Halide::Internal::Stmt &s);
+std::optional<int> as_dma_wait(const Halide::Internal::Stmt &s);
+
+/** One DMA request: \p rows blocks of \p block_elems contiguous elements, \p pitch_elems apart in
+ * main memory and consecutive in the LDM (rows 1: one contiguous block). */
+struct DmaRequest {
+    bool is_put = false;                   ///< LDM -> main memory
+    std::string ldm_buffer;
+    Halide::Expr ldm_index;                ///< element index of the first LDM element
+    std::string main_buffer;
+    Halide::Expr main_index;               ///< element index of the first main-memory element
+    Halide::Expr block_elems;              ///< contiguous elements per block
+    Halide::Expr rows;                     ///< blocks
+    Halide::Expr pitch_elems;              ///< elements from one block's start to the next in main memory
+    int site = 0;                          ///< which begin / wait pair counts the request
+    Halide::Expr bcast_mask;               ///< defined: a BCAST_MODE get to the mesh rows of this mask
+};
+/** sw_dma_request(...) of \p r (the Exprs as given, not simplified). */
+Halide::Expr dma_request(const DmaRequest &r);
+/** Evaluate(dma_request(r)). */
+Halide::Internal::Stmt make_dma_request(const DmaRequest &r);
+std::optional<DmaRequest> as_dma_request(const Halide::Internal::Call *c);
+
+/** Whether \p c is one of the DMA intrinsics (begin, request, wait). */
+bool is_dma_intrinsic(const Halide::Internal::Call *c);
+/** The site a DMA intrinsic (begin, request or wait) counts on; nullopt for any other call. */
+std::optional<int> dma_site(const Halide::Internal::Call *c);
+/** \p c, a DMA intrinsic, counting on \p site instead (the other arguments the same). */
+Halide::Expr with_dma_site(const Halide::Internal::Call *c, int site);
+
+// ---- Broadcast and register-communication sharing (BroadcastDma.h) ----
+
+/** Evaluate(sw_bcast_barrier()). */
+Halide::Internal::Stmt make_bcast_barrier();
+bool is_bcast_barrier(const Halide::Internal::Call *c);
+bool is_bcast_barrier(const Halide::Internal::Stmt &s);
+/** sw_bcast_issuer(): true on the CPE that issues a broadcast. */
+Halide::Expr bcast_issuer();
+bool is_bcast_issuer(const Halide::Internal::Call *c);
+bool is_bcast_issuer(const Halide::Expr &e);
+
+struct RegcommShare {
+    std::string buffer;  ///< the LDM buffer passed on
+    int64_t bytes = 0;   ///< its size
+};
+/** Evaluate(sw_regcomm_share("buffer", bytes)). */
+Halide::Internal::Stmt make_regcomm_share(const RegcommShare &r);
+std::optional<RegcommShare> as_regcomm_share(const Halide::Internal::Call *c);
+
+/** Whether \p c is a barrier, a broadcast issue or a register-communication sharing (something
+ * every CPE must run). */
+bool is_collective(const Halide::Internal::Call *c);
+/** Whether \p s (possibly undefined) contains a collective call. */
+bool has_collective(const Halide::Internal::Stmt &s);
+
+/** The Bool variable sw_active of a uniform block loop. */
+Halide::Expr block_active();
+
+// ---- Registers (PromoteAccumulators.h) ----
+
+/** A new, unique register name. */
+std::string new_register_name();
+/** Whether the buffer \p name is a register introduced by PromoteAccumulators. */
+bool is_register(const std::string &name);
+
+// ---- Alignment of vector accesses (AlignVectorAccesses.h) ----
+
+/** Whether a dense vector access of type \p t at an index whose base has alignment \p a
+ * (in elements, as recorded by align_vector_accesses) starts on a whole vector. */
+bool vector_access_aligned(const Halide::Type &t, const Halide::Internal::ModulusRemainder &a);
+
+}  // namespace ir
+}  // namespace sw
+
+#endif
