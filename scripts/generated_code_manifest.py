@@ -27,10 +27,11 @@ def sha(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def cache_entry_name(folder):
-    """The key of a layer-cache entry without the generator's and plugin's file identity."""
+def cache_entry_name(folder, root):
+    """The key of a layer-cache entry without the generator's and plugin's file identity, and
+    with the build tree's path as <build> (so that two build trees compare)."""
     with open(os.path.join(folder, 'key.txt'), encoding='utf-8', errors='replace') as f:
-        lines = [l for l in f.read().splitlines()
+        lines = [l.replace(root, '<build>') for l in f.read().splitlines()
                  if not l.startswith('generator-file ') and not l.startswith('file ')]
     return 'cache:' + hashlib.sha256('\n'.join(lines).encode()).hexdigest()[:16]
 
@@ -51,7 +52,7 @@ def main():
             if in_cache:
                 # The function's name (and its upper-case macros) hold the cache hash too:
                 # compare without it.
-                key = cache_entry_name(folder)
+                key = cache_entry_name(folder, os.path.abspath(root))
                 h = os.path.basename(folder).rsplit('-', 1)[-1]
                 with open(path, 'rb') as f:
                     text = f.read().replace(h.encode(), b'HASH').replace(h.upper().encode(), b'HASH')
