@@ -22,6 +22,8 @@ public:
     std::map<std::string, std::vector<Expr>> indices;  // buffer -> every index used
     std::map<std::string, Type> types;
     std::set<std::string> stored, defined;
+    /** The buffers allocated inside the nest: they do not exist before or after it. */
+    std::set<std::string> allocated;
     bool has_dma = false;
 
 private:
@@ -56,6 +58,10 @@ private:
         defined.insert(op->name);
         IRVisitor::visit(op);
     }
+    void visit(const Allocate *op) override {
+        allocated.insert(op->name);
+        IRVisitor::visit(op);
+    }
     void visit(const Call *op) override {
         has_dma |= ir::is_dma_intrinsic(op);
         IRVisitor::visit(op);
@@ -80,10 +86,13 @@ private:
     /** Whether an access at \p i (with the enclosing lets substituted) is this register's. */
     bool mine(const Expr &i) const { return equal(simplify(lets.expand(i)), index); }
     Stmt visit(const LetStmt *op) override {
+        // The value may read the accumulator too (Halide's CSE writes acc * acc as
+        // let t = acc[i] in t * t): it reads the register like any other access.
+        const Expr value = mutate(op->value);
         lets.push(op->name, op->value);
         Stmt body = mutate(op->body);
         lets.pop();
-        return LetStmt::make(op->name, op->value, body);
+        return value.same_as(op->value) && body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, value, body);
     }
     Expr visit(const Load *op) override {
         if (op->name != buffer || !mine(op->index)) return IRMutator::visit(op);
@@ -112,7 +121,8 @@ private:
         op->accept(&a);
         if (a.has_dma) return IRMutator::visit(op);
         for (const std::string &buffer : a.stored) {
-            if (!ldm.count(buffer)) continue;
+            // A buffer allocated inside the nest cannot be loaded before it or stored after.
+            if (!ldm.count(buffer) || a.allocated.count(buffer)) continue;
             // The distinct indices of the buffer in the nest: each must be invariant, and
             // they must be provably disjoint (constant offsets at least a vector apart).
             const std::vector<Expr> &idx = a.indices[buffer];

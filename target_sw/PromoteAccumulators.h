@@ -6,10 +6,14 @@
  * loaded once before the nest into a register, updated there, and stored once after it:
  *   allocate sw_acc[1] in Register { sw_acc = buf[i]; loop { ... sw_acc ... }; buf[i] = sw_acc }
  * The CPE code generator prints such a register as a C local, and the work counting
- * charges no load or store for it. A nest qualifies only if every access to the buffer in
- * it uses that one index, the index depends on nothing the nest defines, and the buffer is
- * an LDM buffer of the kernel, and the registers the nest promotes (with those of the nests
- * around it) leave Machine::operand_registers of the machine's vector registers free.
+ * charges no load or store for it. A nest qualifies only if the buffer is an LDM buffer of
+ * the kernel allocated outside the nest, the nest does no DMA, the buffer is stored and
+ * accessed at least twice in it, every index it is accessed at depends on nothing the nest
+ * defines, and those indices are provably disjoint (constant offsets at least a vector apart:
+ * a register block gets one register per distinct index); and the registers the nest promotes
+ * (with those of the nests around it) leave Machine::operand_registers of the machine's vector
+ * registers free. Every access to the buffer at a promoted index in the nest, in a let's value
+ * too, then uses the register.
  */
 #ifndef SW_PROMOTE_ACCUMULATORS_H
 #define SW_PROMOTE_ACCUMULATORS_H

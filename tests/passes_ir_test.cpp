@@ -14,6 +14,7 @@
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/InjectDma.h"
+#include "target_sw/SunwayIR.h"
 #include "target_sw/PromoteAccumulators.h"
 #include "target_sw/SwModule.h"
 
@@ -70,25 +71,24 @@ Stmt block(const std::vector<Stmt> &stmts) { return Block::make(stmts); }
 /** One sw_dma_request of \p site as InjectDma emits it: \p block contiguous elements. */
 Stmt request(int site, bool is_put, const std::string &ldm, const Expr &ldm_index, const std::string &main,
              const Expr &main_index, int block_elems) {
-    std::vector<Expr> args(sw::DmaArgCount);
-    args[sw::DmaIsPut] = is_put ? 1 : 0;
-    args[sw::DmaLdmBuffer] = StringImm::make(ldm);
-    args[sw::DmaLdmIndex] = ldm_index;
-    args[sw::DmaMainBuffer] = StringImm::make(main);
-    args[sw::DmaMainIndex] = main_index;
-    args[sw::DmaBlockElems] = block_elems;
-    args[sw::DmaRows] = 1;
-    args[sw::DmaPitchElems] = block_elems;
-    args[sw::DmaSiteId] = site;
-    return Evaluate::make(Call::make(Int(32), sw::dma_request_intrinsic, args, Call::Extern));
+    sw::ir::DmaRequest r;
+    r.is_put = is_put;
+    r.ldm_buffer = ldm;
+    r.ldm_index = ldm_index;
+    r.main_buffer = main;
+    r.main_index = main_index;
+    r.block_elems = block_elems;
+    r.rows = 1;
+    r.pitch_elems = block_elems;
+    r.site = site;
+    return sw::ir::make_dma_request(r);
 }
 
 /** The whole transfer of \p site as InjectDma leaves it: begin, one request, wait. */
 Stmt transfer(int site, bool is_put, const std::string &ldm, const Expr &ldm_index, const std::string &main,
               const Expr &main_index, int block_elems) {
-    return block({sw::dma_marker(sw::dma_begin_intrinsic, site),
-                  request(site, is_put, ldm, ldm_index, main, main_index, block_elems),
-                  sw::dma_marker(sw::dma_wait_intrinsic, site)});
+    return block({sw::ir::make_dma_begin(site), request(site, is_put, ldm, ldm_index, main, main_index, block_elems),
+                  sw::ir::make_dma_wait(site)});
 }
 Stmt get(int site, const std::string &ldm, const std::string &main = "main") {
     return transfer(site, false, ldm, 0, main, 0, 16);
@@ -133,12 +133,12 @@ private:
     void visit(const Evaluate *op) override {
         const Call *c = op->value.as<Call>();
         if (!c) return;
-        if (c->name == sw::dma_begin_intrinsic) {
-            tokens.push_back("begin" + std::to_string(sw::dma_site(c)));
-        } else if (c->name == sw::dma_wait_intrinsic) {
-            tokens.push_back("wait" + std::to_string(sw::dma_site(c)));
-        } else if (c->name == sw::dma_request_intrinsic) {
-            tokens.push_back((is_const_one(c->args[sw::DmaIsPut]) ? "put" : "get") + std::to_string(sw::dma_site(c)));
+        if (const auto site = sw::ir::as_dma_begin(c)) {
+            tokens.push_back("begin" + std::to_string(*site));
+        } else if (const auto site = sw::ir::as_dma_wait(c)) {
+            tokens.push_back("wait" + std::to_string(*site));
+        } else if (const auto r = sw::ir::as_dma_request(c)) {
+            tokens.push_back((r->is_put ? "put" : "get") + std::to_string(r->site));
         } else {
             IRVisitor::visit(op);
         }
@@ -243,7 +243,7 @@ public:
 private:
     using IRVisitor::visit;
     void visit(const Call *op) override {
-        if (op->name == sw::dma_request_intrinsic) found.push_back(op);
+        if (sw::ir::as_dma_request(op)) found.push_back(op);
         IRVisitor::visit(op);
     }
 };
@@ -574,13 +574,11 @@ TEST(PromoteAccumulators, RegistersOfAnEnclosingNestCountAgainstTheInnerNests) {
         << ir(k2.body);
 }
 
-// DISABLED: fails on main (6ff2f55). PromoteAccumulators promotes an LDM buffer allocated
-// inside the nest: it loads it into the register before the loop, outside its allocation,
-// and stores it back after. Reached from a Pipeline too (a Func computed at the reduction
-// loop with one element per iteration, g.compute_at(out, r).store_in(sw::LDM)): the CPE
-// code then uses g outside the block that declares it. The fix belongs in
-// target_sw/PromoteAccumulators.cpp (count the nest's allocations as defined there).
-TEST(PromoteAccumulators, DISABLED_ABufferAllocatedInsideTheNestIsNotPromotedOutsideItsAllocation) {
+// Found by this test: PromoteAccumulators promoted an LDM buffer allocated inside the nest,
+// loading it before the loop (outside its allocation) and storing it after; from a Pipeline
+// too (g.compute_at(out, r).store_in(sw::LDM)), whose CPE code then used g outside the block
+// that declares it.
+TEST(PromoteAccumulators, ABufferAllocatedInsideTheNestIsNotPromotedOutsideItsAllocation) {
     // for r { allocate t { t[0] = W[r]; t[0] = t[0] * 2; acc[r] = t[0] } }: t's index is
     // invariant, but t does not exist before or after the loop, so it cannot be loaded
     // there. (A register of the loop body would be fine; the nest of r is not.)
@@ -597,12 +595,11 @@ TEST(PromoteAccumulators, DISABLED_ABufferAllocatedInsideTheNestIsNotPromotedOut
     EXPECT_EQ(t.find("st:t"), t.find("st:t", alloc_t)) << t << "\n" << ir(k.body);
 }
 
-// DISABLED: fails on main (6ff2f55). UseRegister (target_sw/PromoteAccumulators.cpp) does
-// not rewrite the value of a LetStmt, while the nest's check (Accesses) counts it: a
-// promoted accumulator read through `let t = acc[j]` (as Halide's CSE writes acc*acc)
-// keeps reading the LDM element, which holds the value from before the loop while the
-// register is updated: wrong results, silently.
-TEST(PromoteAccumulators, DISABLED_AnAccumulatorReadThroughALetValueReadsTheRegister) {
+// Found by this test: the value of a LetStmt was not rewritten, while the nest's check counted
+// it: a promoted accumulator read through `let t = acc[j]` (as Halide's CSE writes acc*acc)
+// kept reading the LDM element, which holds the value from before the loop while the register
+// is updated: wrong results, silently.
+TEST(PromoteAccumulators, AnAccumulatorReadThroughALetValueReadsTheRegister) {
     // for r { let t = acc[j] in acc[j] = t * t + W[r] }
     const Stmt body = loop("r", 0, 16, LetStmt::make("t", load("acc", var("j")),
                                                      store("acc", var("t", Float(32)) * var("t", Float(32)) +
@@ -626,7 +623,7 @@ std::vector<ModulusRemainder> alignments(const Stmt &s, const std::string &buffe
     return out;
 }
 
-bool aligned(const Access &a) { return sw::vector_access_aligned(a.type, a.alignment); }
+bool aligned(const Access &a) { return sw::ir::vector_access_aligned(a.type, a.alignment); }
 
 TEST(AlignVectorAccesses, ABaseThatIsAMultipleOfFourIsAligned) {
     // for x { L[ramp(8x + 4)] = L[ramp(4x)] }: loads and stores alike.
@@ -694,14 +691,14 @@ TEST(AlignVectorAccesses, OnlyDenseVectorAccessesToLdmBuffersAreMarked) {
 }
 
 TEST(AlignVectorAccesses, VectorAccessAlignedNeedsAWholeVectorModulusAndRemainder) {
-    EXPECT_TRUE(sw::vector_access_aligned(Float(32, 4), ModulusRemainder(4, 0)));
-    EXPECT_TRUE(sw::vector_access_aligned(Float(32, 4), ModulusRemainder(16, 8)));
-    EXPECT_FALSE(sw::vector_access_aligned(Float(32, 4), ModulusRemainder(2, 0)));
-    EXPECT_FALSE(sw::vector_access_aligned(Float(32, 4), ModulusRemainder(8, 6)));
-    EXPECT_FALSE(sw::vector_access_aligned(Float(32, 4), ModulusRemainder()));
-    EXPECT_FALSE(sw::vector_access_aligned(Float(32), ModulusRemainder(4, 0)));  // a scalar
-    EXPECT_TRUE(sw::vector_access_aligned(Float(32, 8), ModulusRemainder(8, 0)));  // floatv8 (SW26010-Pro)
-    EXPECT_FALSE(sw::vector_access_aligned(Float(32, 8), ModulusRemainder(4, 0)));
+    EXPECT_TRUE(sw::ir::vector_access_aligned(Float(32, 4), ModulusRemainder(4, 0)));
+    EXPECT_TRUE(sw::ir::vector_access_aligned(Float(32, 4), ModulusRemainder(16, 8)));
+    EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32, 4), ModulusRemainder(2, 0)));
+    EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32, 4), ModulusRemainder(8, 6)));
+    EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32, 4), ModulusRemainder()));
+    EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32), ModulusRemainder(4, 0)));  // a scalar
+    EXPECT_TRUE(sw::ir::vector_access_aligned(Float(32, 8), ModulusRemainder(8, 0)));  // floatv8 (SW26010-Pro)
+    EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32, 8), ModulusRemainder(4, 0)));
 }
 
 // =======================================================================================
@@ -761,9 +758,10 @@ TEST(DoubleBuffer, TwoSlotsTheFirstTransferBeforeTheLoopAndTheNextInsideIt) {
     const Expr expected_ldm[] = {0, 32, 0, 32};
     const Expr expected_main[] = {0, 0, (r + 1) * 16, (r + 1) * 16};
     for (size_t n = 0; n < 4; n++) {
-        EXPECT_EQ(sw::dma_site(req[n]), expected_site[n]) << n;
-        EXPECT_TRUE(same(req[n]->args[sw::DmaLdmIndex], expected_ldm[n])) << n << ": " << req[n]->args[sw::DmaLdmIndex];
-        EXPECT_TRUE(same(req[n]->args[sw::DmaMainIndex], expected_main[n])) << n << ": " << req[n]->args[sw::DmaMainIndex];
+        const sw::ir::DmaRequest r = *sw::ir::as_dma_request(req[n]);
+        EXPECT_EQ(r.site, expected_site[n]) << n;
+        EXPECT_TRUE(same(r.ldm_index, expected_ldm[n])) << n << ": " << r.ldm_index;
+        EXPECT_TRUE(same(r.main_index, expected_main[n])) << n << ": " << r.main_index;
     }
 
     // The uses read iteration r's slot: W[i + (r % 2) * 32].
