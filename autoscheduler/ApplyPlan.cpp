@@ -129,15 +129,15 @@ public:
     /** Output tiles over the CPEs: the tiles of the inner dimensions fused into one block
      * loop, the outermost dimension's tiles (images) a second one. */
     void tile_output_over_cpes() {
-        const Stage &os = stage(info_.output);
-        const size_t dims = os.args.size();
+        const Stage &output_stage = stage(info_.output);
+        const size_t dims = output_stage.args.size();
         std::vector<std::string> outer, inner;
         for (size_t d = 0; d < dims; d++) {
-            const std::string v = os.args[d], o = v + "_o", i = v + "_i";
-            const int t = std::min<int64_t>(plan_.tile[d], info_.out_extents[d]);
-            out_.split(Var(v), Var(o), Var(i), t);
+            const std::string v = output_stage.args[d], o = v + "_o", i = v + "_i";
+            const int tile_size = std::min<int64_t>(plan_.tile[d], info_.out_extents[d]);
+            out_.split(Var(v), Var(o), Var(i), tile_size);
             writer_.line(out_ident_ + ".split(" + writer_.var(v) + ", " + writer_.var(o) + ", " + writer_.var(i) + ", " +
-                         std::to_string(t) + ");");
+                         std::to_string(tile_size) + ");");
             outer.push_back(o), inner.push_back(i);
         }
         {
@@ -172,27 +172,27 @@ public:
      * order; its other updates unscheduled. */
     void schedule_main_stage() {
         if (info_.main.empty()) return;
-        const Stage &ms = stage(info_.main);
-        Func mf = writer_.func(info_.main);
-        const std::string mn = ident(info_.main);
-        mf.compute_at(out_, Var(block_)).store_in(sw::LDM);
-        writer_.line(mn + ".compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM);");
-        const std::string x = ms.args.empty() ? "" : ms.args[0];
+        const Stage &main_stage = stage(info_.main);
+        Func main_func = writer_.func(info_.main);
+        const std::string main_ident = ident(info_.main);
+        main_func.compute_at(out_, Var(block_)).store_in(sw::LDM);
+        writer_.line(main_ident + ".compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM);");
+        const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
         if (plan_.vector == Plan::Vector::Pure) {
-            mf.vectorize(Var(x), 4, TailStrategy::RoundUp);
-            writer_.line(mn + ".vectorize(" + writer_.var(x) + ", 4, TailStrategy::RoundUp);");
+            main_func.vectorize(Var(x), 4, TailStrategy::RoundUp);
+            writer_.line(main_ident + ".vectorize(" + writer_.var(x) + ", 4, TailStrategy::RoundUp);");
         }
         if (info_.main_update >= 0) {
             if (plan_.vector == Plan::Vector::Reduction) {
-                schedule_update_by_rfactor(ms, mf);
+                schedule_update_by_rfactor(main_stage, main_func);
             } else {
-                schedule_update(ms, mf);
+                schedule_update(main_stage, main_func);
             }
         }
-        for (int u = 0; u < int(ms.func.updates().size()); u++) {
-            if (u == info_.main_update) continue;
-            mf.update(u).unscheduled();
-            writer_.line(mn + ".update(" + std::to_string(u) + ").unscheduled();");
+        for (int update_index = 0; update_index < int(main_stage.func.updates().size()); update_index++) {
+            if (update_index == info_.main_update) continue;
+            main_func.update(update_index).unscheduled();
+            writer_.line(main_ident + ".update(" + std::to_string(update_index) + ").unscheduled();");
         }
     }
 
@@ -282,39 +282,39 @@ private:
     std::vector<std::string> double_buffered_;
 
     const Stage &stage(const std::string &name) const { return info_.stages[info_.by_name.at(name)]; }
-    std::string chunk_var() const { return info_.chunk_rvar >= 0 ? info_.rvars[info_.chunk_rvar].var : ""; }
+    std::string chunk_rvar_name() const { return info_.chunk_rvar >= 0 ? info_.rvars[info_.chunk_rvar].var : ""; }
     std::string update_ident() const { return ident(info_.main) + ".update(" + std::to_string(info_.main_update) + ")"; }
 
     /** Lanes of partial sums (rfactor) along the unit-stride reduction, in register blocks;
      * the chunk-staged stages computed per chunk of the partial sums. */
-    void schedule_update_by_rfactor(const Stage &ms, Func mf) {
-        const std::string mn = ident(info_.main), u = update_ident();
-        Halide::Stage upd = mf.update(info_.main_update);
-        const std::string rv = chunk_var(), rco = rv + "_o", rci = rv + "_i";
-        const std::string rio = rv + "_io", rii = rv + "_ii", lane = "sw_lane";
+    void schedule_update_by_rfactor(const Stage &main_stage, Func main_func) {
+        const std::string main_ident = ident(info_.main), update_src = update_ident();
+        Halide::Stage update = main_func.update(info_.main_update);
+        const std::string chunk_var = chunk_rvar_name(), chunk_outer = chunk_var + "_o", chunk_inner = chunk_var + "_i";
+        const std::string chunk_vectors = chunk_var + "_io", vector_lanes = chunk_var + "_ii", lane = "sw_lane";
         const int chunk = chunked_ ? plan_.chunk : int(info_.reduction);
-        upd.split(RVar(rv), RVar(rco), RVar(rci), chunk).split(RVar(rci), RVar(rio), RVar(rii), 4);
-        writer_.line(u + ".split(" + writer_.rvar(rv) + ", " + writer_.rvar(rco) + ", " + writer_.rvar(rci) + ", " +
-                     std::to_string(chunk) + ").split(" + ident(rci) + ", " + writer_.rvar(rio) + ", " +
-                     writer_.rvar(rii) + ", 4);");
-        Func partial = upd.rfactor(RVar(rii), Var(lane));
-        writer_.line("Func " + mn + "_partial = " + u + ".rfactor(" + ident(rii) + ", " + writer_.var(lane) + ");");
+        update.split(RVar(chunk_var), RVar(chunk_outer), RVar(chunk_inner), chunk).split(RVar(chunk_inner), RVar(chunk_vectors), RVar(vector_lanes), 4);
+        writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " + writer_.rvar(chunk_inner) + ", " +
+                     std::to_string(chunk) + ").split(" + ident(chunk_inner) + ", " + writer_.rvar(chunk_vectors) + ", " +
+                     writer_.rvar(vector_lanes) + ", 4);");
+        Func partial = update.rfactor(RVar(vector_lanes), Var(lane));
+        writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" + ident(vector_lanes) + ", " + writer_.var(lane) + ");");
         std::vector<Var> storage{Var(lane)};
         std::vector<std::string> storage_names{ident(lane)};
-        for (const std::string &a : ms.args) storage.push_back(Var(a)), storage_names.push_back(writer_.var(a));
+        for (const std::string &a : main_stage.args) storage.push_back(Var(a)), storage_names.push_back(writer_.var(a));
         partial.compute_at(out_, Var(block_)).store_in(sw::LDM).reorder_storage(storage).vectorize(Var(lane));
-        writer_.line(mn + "_partial.compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM).reorder_storage(" +
+        writer_.line(main_ident + "_partial.compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM).reorder_storage(" +
                      list(storage_names) + ").vectorize(" + ident(lane) + ");");
         // A register block of plan.block x plan.block_lines points over the first two pure
         // dimensions, unrolled inside the lanes: each loaded vector serves a row or column of
         // the block (ShareOperands).
         const int block_points[2] = {plan_.block, plan_.block_lines};
         std::vector<std::string> inner, outer_args;
-        for (size_t a = 0; a < ms.args.size(); a++) {
-            const std::string &v = ms.args[a];
+        for (size_t a = 0; a < main_stage.args.size(); a++) {
+            const std::string &v = main_stage.args[a];
             if (a < 2 && block_points[a] > 1) {
                 partial.update(0).split(Var(v), Var(v + "_bo"), Var(v + "_bi"), block_points[a]);
-                writer_.line(mn + "_partial.update(0).split(" + writer_.var(v) + ", " + writer_.var(v + "_bo") + ", " +
+                writer_.line(main_ident + "_partial.update(0).split(" + writer_.var(v) + ", " + writer_.var(v + "_bo") + ", " +
                              writer_.var(v + "_bi") + ", " + std::to_string(block_points[a]) + ");");
                 inner.push_back(v + "_bi"), outer_args.push_back(v + "_bo");
             } else {
@@ -324,22 +324,22 @@ private:
         std::vector<std::pair<std::string, bool>> order{{lane, false}};
         std::vector<std::string> order_names{ident(lane)};
         for (const std::string &i : inner) order.push_back({i, false}), order_names.push_back(ident(i));
-        order.push_back({rio, true}), order_names.push_back(ident(rio));
+        order.push_back({chunk_vectors, true}), order_names.push_back(ident(chunk_vectors));
         for (const std::string &a : outer_args) order.push_back({a, false}), order_names.push_back(writer_.var(a));
-        order.push_back({rco, true}), order_names.push_back(ident(rco));
+        order.push_back({chunk_outer, true}), order_names.push_back(ident(chunk_outer));
         partial.update(0).reorder(vrs(order)).vectorize(Var(lane));
-        writer_.line(mn + "_partial.update(0).reorder(" + list(order_names) + ").vectorize(" + ident(lane) + ");");
+        writer_.line(main_ident + "_partial.update(0).reorder(" + list(order_names) + ").vectorize(" + ident(lane) + ");");
         for (const std::string &i : inner) {
             partial.update(0).unroll(Var(i));
-            writer_.line(mn + "_partial.update(0).unroll(" + ident(i) + ");");
+            writer_.line(main_ident + "_partial.update(0).unroll(" + ident(i) + ");");
         }
-        stage_level_ = ident(rco);
+        stage_level_ = ident(chunk_outer);
         // Staging here needs the partial Func itself.
-        const std::string partial_ident = mn + "_partial";
+        const std::string partial_ident = main_ident + "_partial";
         for (const std::string &n : info_.chunk_staged) {
             Func in = writer_.func(n);
             Func staged = stage(n).is_input ? in.in() : in;
-            staged.compute_at(partial, RVar(rco)).store_in(sw::LDM);
+            staged.compute_at(partial, RVar(chunk_outer)).store_in(sw::LDM);
             writer_.line(ident(n) + (stage(n).is_input ? ".in()" : "") + ".compute_at(" + partial_ident + ", " +
                          stage_level_ + ").store_in(::sw::LDM);");
         }
@@ -358,78 +358,78 @@ private:
 
     /** The main update without rfactor: chunks of the reduction, vectors along x in
      * register blocks, the loop order, and what is unrolled. */
-    void schedule_update(const Stage &ms, Func mf) {
-        const std::string u = update_ident();
-        Halide::Stage upd = mf.update(info_.main_update);
-        const std::string rv = chunk_var(), rco = rv + "_o", rci = rv + "_i";
-        const std::string x = ms.args.empty() ? "" : ms.args[0];
+    void schedule_update(const Stage &main_stage, Func main_func) {
+        const std::string update_src = update_ident();
+        Halide::Stage update = main_func.update(info_.main_update);
+        const std::string chunk_var = chunk_rvar_name(), chunk_outer = chunk_var + "_o", chunk_inner = chunk_var + "_i";
+        const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
         if (chunked_) {
-            upd.split(RVar(rv), RVar(rco), RVar(rci), plan_.chunk);
-            writer_.line(u + ".split(" + writer_.rvar(rv) + ", " + writer_.rvar(rco) + ", " + writer_.rvar(rci) + ", " +
+            update.split(RVar(chunk_var), RVar(chunk_outer), RVar(chunk_inner), plan_.chunk);
+            writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " + writer_.rvar(chunk_inner) + ", " +
                          std::to_string(plan_.chunk) + ");");
         }
         LoopOrder order{writer_, {}, {}};
-        if (plan_.vector == Plan::Vector::Pure) split_into_register_blocks(ms, upd, order);
+        if (plan_.vector == Plan::Vector::Pure) split_into_register_blocks(main_stage, update, order);
         for (size_t i = 0; i < info_.rvars.size(); i++) {
             if (int(i) == info_.chunk_rvar) continue;
             order.push(info_.rvars[i].var, true);
         }
-        if (info_.chunk_rvar >= 0) order.push(chunked_ ? rci : rv, true);
+        if (info_.chunk_rvar >= 0) order.push(chunked_ ? chunk_inner : chunk_var, true);
         order.push(plan_.vector == Plan::Vector::Pure ? x + "_vo" : x, false);
-        for (size_t a = 1; a < ms.args.size(); a++) {
+        for (size_t a = 1; a < main_stage.args.size(); a++) {
             const bool split = plan_.vector == Plan::Vector::Pure && plan_.block_lines > 1 && int(a) == info_.block_dim;
-            order.push(split ? ms.args[a] + "_bo" : ms.args[a], false);
+            order.push(split ? main_stage.args[a] + "_bo" : main_stage.args[a], false);
         }
-        if (chunked_) order.push(rco, true);
-        upd.reorder(vrs(order.loops));
-        writer_.line(u + ".reorder(" + list(order.names) + ");");
+        if (chunked_) order.push(chunk_outer, true);
+        update.reorder(vrs(order.loops));
+        writer_.line(update_src + ".reorder(" + list(order.names) + ");");
         if (plan_.vector == Plan::Vector::Pure) {
-            upd.vectorize(Var(x + "_vii")).unroll(Var(x + "_vio"));
-            writer_.line(u + ".vectorize(" + ident(x + "_vii") + ").unroll(" + ident(x + "_vio") + ");");
+            update.vectorize(Var(x + "_vii")).unroll(Var(x + "_vio"));
+            writer_.line(update_src + ".vectorize(" + ident(x + "_vii") + ").unroll(" + ident(x + "_vio") + ");");
             if (plan_.block_lines > 1) {
-                const std::string bi = ms.args[info_.block_dim] + "_bi";
-                upd.unroll(Var(bi));
-                writer_.line(u + ".unroll(" + ident(bi) + ");");
+                const std::string block_lines_var = main_stage.args[info_.block_dim] + "_bi";
+                update.unroll(Var(block_lines_var));
+                writer_.line(update_src + ".unroll(" + ident(block_lines_var) + ");");
             }
         }
-        unroll_taps(upd);
-        if (chunked_) stage_level_ = ident(rco);
+        unroll_taps(update);
+        if (chunked_) stage_level_ = ident(chunk_outer);
     }
 
     /** x split into register blocks of plan.block vectors (and, with plan.block_lines, the
      * block's second dimension): the innermost loops of the update. */
-    void split_into_register_blocks(const Stage &ms, Halide::Stage &upd, LoopOrder &order) {
-        const std::string u = update_ident();
-        const std::string x = ms.args.empty() ? "" : ms.args[0];
-        const std::string xo = x + "_vo", xi = x + "_vi", xio = x + "_vio", xii = x + "_vii";
-        upd.split(Var(x), Var(xo), Var(xi), 4 * plan_.block, TailStrategy::RoundUp).split(Var(xi), Var(xio), Var(xii), 4);
-        writer_.line(u + ".split(" + writer_.var(x) + ", " + writer_.var(xo) + ", " + writer_.var(xi) + ", " +
-                     std::to_string(4 * plan_.block) + ", TailStrategy::RoundUp).split(" + ident(xi) + ", " +
-                     writer_.var(xio) + ", " + writer_.var(xii) + ", 4);");
-        order.push(xii, false), order.push(xio, false);
+    void split_into_register_blocks(const Stage &main_stage, Halide::Stage &update, LoopOrder &order) {
+        const std::string update_src = update_ident();
+        const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
+        const std::string x_blocks = x + "_vo", x_in_block = x + "_vi", x_vectors = x + "_vio", x_lanes = x + "_vii";
+        update.split(Var(x), Var(x_blocks), Var(x_in_block), 4 * plan_.block, TailStrategy::RoundUp).split(Var(x_in_block), Var(x_vectors), Var(x_lanes), 4);
+        writer_.line(update_src + ".split(" + writer_.var(x) + ", " + writer_.var(x_blocks) + ", " + writer_.var(x_in_block) + ", " +
+                     std::to_string(4 * plan_.block) + ", TailStrategy::RoundUp).split(" + ident(x_in_block) + ", " +
+                     writer_.var(x_vectors) + ", " + writer_.var(x_lanes) + ", 4);");
+        order.push(x_lanes, false), order.push(x_vectors, false);
         if (plan_.block_lines > 1) {
             // The block's second dimension, unrolled inside the vectors' loop.
-            const std::string bv = ms.args[info_.block_dim];
-            upd.split(Var(bv), Var(bv + "_bo"), Var(bv + "_bi"), plan_.block_lines);
-            writer_.line(u + ".split(" + writer_.var(bv) + ", " + writer_.var(bv + "_bo") + ", " +
-                         writer_.var(bv + "_bi") + ", " + std::to_string(plan_.block_lines) + ");");
-            order.push(bv + "_bi", false);
+            const std::string block_dim_var = main_stage.args[info_.block_dim];
+            update.split(Var(block_dim_var), Var(block_dim_var + "_bo"), Var(block_dim_var + "_bi"), plan_.block_lines);
+            writer_.line(update_src + ".split(" + writer_.var(block_dim_var) + ", " + writer_.var(block_dim_var + "_bo") + ", " +
+                         writer_.var(block_dim_var + "_bi") + ", " + std::to_string(plan_.block_lines) + ");");
+            order.push(block_dim_var + "_bi", false);
         }
     }
 
     /** The taps (the reduction variables other than the chunked one) unrolled, or with phase
      * planes those along x, which read their planes at constant offsets. */
-    void unroll_taps(Halide::Stage &upd) {
-        const std::string u = update_ident();
+    void unroll_taps(Halide::Stage &update) {
+        const std::string update_src = update_ident();
         if (plan_.unroll_taps) {
             for (size_t i = 0; i < info_.rvars.size(); i++) {
                 if (int(i) == info_.chunk_rvar) continue;
-                upd.unroll(RVar(info_.rvars[i].var));
-                writer_.line(u + ".unroll(" + ident(info_.rvars[i].var) + ");");
+                update.unroll(RVar(info_.rvars[i].var));
+                writer_.line(update_src + ".unroll(" + ident(info_.rvars[i].var) + ");");
             }
         } else if (plan_.phases && info_.chunk_rvar != 0 && !info_.rvars.empty()) {
-            upd.unroll(RVar(info_.rvars[0].var));
-            writer_.line(u + ".unroll(" + ident(info_.rvars[0].var) + ");");
+            update.unroll(RVar(info_.rvars[0].var));
+            writer_.line(update_src + ".unroll(" + ident(info_.rvars[0].var) + ");");
         }
     }
 
@@ -437,19 +437,19 @@ private:
     void stage_in_ldm(const Stage &s, bool per_chunk) {
         Func f = writer_.func(s.name);
         Func staged = s.is_input ? f.in() : f;
-        const std::string sn = ident(s.name) + (s.is_input ? ".in()" : "");
+        const std::string staged_ident = ident(s.name) + (s.is_input ? ".in()" : "");
         if (per_chunk) {
             staged.compute_at(Func(env_.at(info_.main)), RVar(info_.rvars[info_.chunk_rvar].var + "_o")).store_in(sw::LDM);
-            writer_.line(sn + ".compute_at(" + ident(info_.main) + ", " + stage_level_ + ").store_in(::sw::LDM);");
+            writer_.line(staged_ident + ".compute_at(" + ident(info_.main) + ", " + stage_level_ + ").store_in(::sw::LDM);");
             if (plan_.double_buffer) double_buffered_.push_back(s.name);
         } else {
             staged.compute_at(out_, Var(block_)).store_in(sw::LDM);
-            writer_.line(sn + ".compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM);");
+            writer_.line(staged_ident + ".compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM);");
         }
         if (!s.is_input) {
-            for (int u = 0; u < int(s.func.updates().size()); u++) {
-                f.update(u).unscheduled();
-                writer_.line(ident(s.name) + ".update(" + std::to_string(u) + ").unscheduled();");
+            for (int update_index = 0; update_index < int(s.func.updates().size()); update_index++) {
+                f.update(update_index).unscheduled();
+                writer_.line(ident(s.name) + ".update(" + std::to_string(update_index) + ").unscheduled();");
             }
         }
     }
