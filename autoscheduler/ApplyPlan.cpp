@@ -211,7 +211,8 @@ public:
             }
             if (s.is_input) {
                 if (s.callers.empty()) continue;
-                if (!plan_.inline_producers && contains(info_.producer_inputs, s.name)) continue;  // moved by the producer's copy
+                // Moved by the producer's copy.
+                if (!plan_.inline_producers && contains(info_.producer_inputs, s.name)) continue;
             }
             stage_in_ldm(s, per_chunk);
         }
@@ -222,13 +223,15 @@ public:
     void share_inputs() {
         const std::vector<std::string> shared = shared_inputs(info_, plan_);
         for (const std::string &n : shared) {
-            double_buffered_.erase(std::remove(double_buffered_.begin(), double_buffered_.end(), n), double_buffered_.end());
+            double_buffered_.erase(std::remove(double_buffered_.begin(), double_buffered_.end(), n),
+                                   double_buffered_.end());
             const bool by_regcomm = plan_.share == Plan::Share::RegComm;
             const Func staged = Func(env_.at(n)).in();
             const sw::Sharing how = by_regcomm ? sw::Sharing::RegComm : sw::Sharing::Dma;
             sw::broadcast(staged, how);
             marked_.shared[staged.name()] = how;
-            writer_.line("::sw::broadcast(" + ident(n) + ".in()" + (by_regcomm ? ", ::sw::Sharing::RegComm" : "") + ");");
+            writer_.line("::sw::broadcast(" + ident(n) + ".in()" + (by_regcomm ? ", ::sw::Sharing::RegComm" : "") +
+                         ");");
         }
     }
 
@@ -283,7 +286,9 @@ private:
 
     const Stage &stage(const std::string &name) const { return info_.stages[info_.by_name.at(name)]; }
     std::string chunk_rvar_name() const { return info_.chunk_rvar >= 0 ? info_.rvars[info_.chunk_rvar].var : ""; }
-    std::string update_ident() const { return ident(info_.main) + ".update(" + std::to_string(info_.main_update) + ")"; }
+    std::string update_ident() const {
+        return ident(info_.main) + ".update(" + std::to_string(info_.main_update) + ")";
+    }
 
     /** Lanes of partial sums (rfactor) along the unit-stride reduction, in register blocks;
      * the chunk-staged stages computed per chunk of the partial sums. */
@@ -293,18 +298,20 @@ private:
         const std::string chunk_var = chunk_rvar_name(), chunk_outer = chunk_var + "_o", chunk_inner = chunk_var + "_i";
         const std::string chunk_vectors = chunk_var + "_io", vector_lanes = chunk_var + "_ii", lane = "sw_lane";
         const int chunk = chunked_ ? plan_.chunk : int(info_.reduction);
-        update.split(RVar(chunk_var), RVar(chunk_outer), RVar(chunk_inner), chunk).split(RVar(chunk_inner), RVar(chunk_vectors), RVar(vector_lanes), 4);
-        writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " + writer_.rvar(chunk_inner) + ", " +
-                     std::to_string(chunk) + ").split(" + ident(chunk_inner) + ", " + writer_.rvar(chunk_vectors) + ", " +
-                     writer_.rvar(vector_lanes) + ", 4);");
+        update.split(RVar(chunk_var), RVar(chunk_outer), RVar(chunk_inner), chunk)
+            .split(RVar(chunk_inner), RVar(chunk_vectors), RVar(vector_lanes), 4);
+        writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " +
+                     writer_.rvar(chunk_inner) + ", " + std::to_string(chunk) + ").split(" + ident(chunk_inner) + ", " +
+                     writer_.rvar(chunk_vectors) + ", " + writer_.rvar(vector_lanes) + ", 4);");
         Func partial = update.rfactor(RVar(vector_lanes), Var(lane));
-        writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" + ident(vector_lanes) + ", " + writer_.var(lane) + ");");
+        writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" + ident(vector_lanes) + ", " +
+                     writer_.var(lane) + ");");
         std::vector<Var> storage{Var(lane)};
         std::vector<std::string> storage_names{ident(lane)};
         for (const std::string &a : main_stage.args) storage.push_back(Var(a)), storage_names.push_back(writer_.var(a));
         partial.compute_at(out_, Var(block_)).store_in(sw::LDM).reorder_storage(storage).vectorize(Var(lane));
-        writer_.line(main_ident + "_partial.compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM).reorder_storage(" +
-                     list(storage_names) + ").vectorize(" + ident(lane) + ");");
+        writer_.line(main_ident + "_partial.compute_at(" + out_ident_ + ", " + tile_ +
+                     ").store_in(::sw::LDM).reorder_storage(" + list(storage_names) + ").vectorize(" + ident(lane) + ");");
         // A register block of plan.block x plan.block_lines points over the first two pure
         // dimensions, unrolled inside the lanes: each loaded vector serves a row or column of
         // the block (ShareOperands).
@@ -314,8 +321,8 @@ private:
             const std::string &v = main_stage.args[a];
             if (a < 2 && block_points[a] > 1) {
                 partial.update(0).split(Var(v), Var(v + "_bo"), Var(v + "_bi"), block_points[a]);
-                writer_.line(main_ident + "_partial.update(0).split(" + writer_.var(v) + ", " + writer_.var(v + "_bo") + ", " +
-                             writer_.var(v + "_bi") + ", " + std::to_string(block_points[a]) + ");");
+                writer_.line(main_ident + "_partial.update(0).split(" + writer_.var(v) + ", " + writer_.var(v + "_bo") +
+                             ", " + writer_.var(v + "_bi") + ", " + std::to_string(block_points[a]) + ");");
                 inner.push_back(v + "_bi"), outer_args.push_back(v + "_bo");
             } else {
                 outer_args.push_back(v);
@@ -328,7 +335,8 @@ private:
         for (const std::string &a : outer_args) order.push_back({a, false}), order_names.push_back(writer_.var(a));
         order.push_back({chunk_outer, true}), order_names.push_back(ident(chunk_outer));
         partial.update(0).reorder(vrs(order)).vectorize(Var(lane));
-        writer_.line(main_ident + "_partial.update(0).reorder(" + list(order_names) + ").vectorize(" + ident(lane) + ");");
+        writer_.line(main_ident + "_partial.update(0).reorder(" + list(order_names) + ").vectorize(" + ident(lane) +
+                     ");");
         for (const std::string &i : inner) {
             partial.update(0).unroll(Var(i));
             writer_.line(main_ident + "_partial.update(0).unroll(" + ident(i) + ");");
@@ -365,8 +373,8 @@ private:
         const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
         if (chunked_) {
             update.split(RVar(chunk_var), RVar(chunk_outer), RVar(chunk_inner), plan_.chunk);
-            writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " + writer_.rvar(chunk_inner) + ", " +
-                         std::to_string(plan_.chunk) + ");");
+            writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " +
+                         writer_.rvar(chunk_inner) + ", " + std::to_string(plan_.chunk) + ");");
         }
         LoopOrder order{writer_, {}, {}};
         if (plan_.vector == Plan::Vector::Pure) split_into_register_blocks(main_stage, update, order);
@@ -402,10 +410,11 @@ private:
         const std::string update_src = update_ident();
         const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
         const std::string x_blocks = x + "_vo", x_in_block = x + "_vi", x_vectors = x + "_vio", x_lanes = x + "_vii";
-        update.split(Var(x), Var(x_blocks), Var(x_in_block), 4 * plan_.block, TailStrategy::RoundUp).split(Var(x_in_block), Var(x_vectors), Var(x_lanes), 4);
-        writer_.line(update_src + ".split(" + writer_.var(x) + ", " + writer_.var(x_blocks) + ", " + writer_.var(x_in_block) + ", " +
-                     std::to_string(4 * plan_.block) + ", TailStrategy::RoundUp).split(" + ident(x_in_block) + ", " +
-                     writer_.var(x_vectors) + ", " + writer_.var(x_lanes) + ", 4);");
+        update.split(Var(x), Var(x_blocks), Var(x_in_block), 4 * plan_.block, TailStrategy::RoundUp)
+            .split(Var(x_in_block), Var(x_vectors), Var(x_lanes), 4);
+        writer_.line(update_src + ".split(" + writer_.var(x) + ", " + writer_.var(x_blocks) + ", " +
+                     writer_.var(x_in_block) + ", " + std::to_string(4 * plan_.block) + ", TailStrategy::RoundUp).split(" +
+                     ident(x_in_block) + ", " + writer_.var(x_vectors) + ", " + writer_.var(x_lanes) + ", 4);");
         order.push(x_lanes, false), order.push(x_vectors, false);
         if (plan_.block_lines > 1) {
             // The block's second dimension, unrolled inside the vectors' loop.
@@ -439,8 +448,10 @@ private:
         Func staged = s.is_input ? f.in() : f;
         const std::string staged_ident = ident(s.name) + (s.is_input ? ".in()" : "");
         if (per_chunk) {
-            staged.compute_at(Func(env_.at(info_.main)), RVar(info_.rvars[info_.chunk_rvar].var + "_o")).store_in(sw::LDM);
-            writer_.line(staged_ident + ".compute_at(" + ident(info_.main) + ", " + stage_level_ + ").store_in(::sw::LDM);");
+            staged.compute_at(Func(env_.at(info_.main)), RVar(info_.rvars[info_.chunk_rvar].var + "_o"))
+                .store_in(sw::LDM);
+            writer_.line(staged_ident + ".compute_at(" + ident(info_.main) + ", " + stage_level_ +
+                         ").store_in(::sw::LDM);");
             if (plan_.double_buffer) double_buffered_.push_back(s.name);
         } else {
             staged.compute_at(out_, Var(block_)).store_in(sw::LDM);
