@@ -129,43 +129,8 @@ public:
     /** Output tiles over the CPEs: the tiles of the inner dimensions fused into one block
      * loop, the outermost dimension's tiles (images) a second one. */
     void tile_output_over_cpes() {
-        const Stage &output_stage = stage(info_.output);
-        const size_t dims = output_stage.args.size();
-        std::vector<std::string> outer, inner;
-        for (size_t d = 0; d < dims; d++) {
-            const std::string v = output_stage.args[d], o = v + "_o", i = v + "_i";
-            const int tile_size = std::min<int64_t>(plan_.tile[d], info_.out_extents[d]);
-            out_.split(Var(v), Var(o), Var(i), tile_size);
-            writer_.line(out_ident_ + ".split(" + writer_.var(v) + ", " + writer_.var(o) + ", " + writer_.var(i) + ", " +
-                         std::to_string(tile_size) + ");");
-            outer.push_back(o), inner.push_back(i);
-        }
-        {
-            std::vector<std::pair<std::string, bool>> order;
-            std::vector<std::string> names;
-            for (const std::string &i : inner) order.push_back({i, false}), names.push_back(ident(i));
-            for (const std::string &o : outer) order.push_back({o, false}), names.push_back(ident(o));
-            out_.reorder(vrs(order));
-            writer_.line(out_ident_ + ".reorder(" + list(names) + ");");
-        }
-        block_ = outer[0];
-        const size_t fused_dims = dims >= 2 ? dims - 1 : 1;
-        for (size_t d = 1; d < fused_dims; d++) {
-            const std::string fused = "sw_tile";
-            out_.fuse(Var(block_), Var(outer[d]), Var(fused));
-            writer_.line(out_ident_ + ".fuse(" + writer_.var(block_) + ", " + writer_.var(outer[d]) + ", " +
-                         writer_.var(fused) + ");");
-            block_ = fused;
-        }
-        if (dims >= 2) {
-            out_.gpu_blocks(Var(block_), Var(outer[dims - 1]), DeviceAPI::Host);
-            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", " + writer_.var(outer[dims - 1]) +
-                         ", ::Halide::DeviceAPI::Host);");
-        } else {
-            out_.gpu_blocks(Var(block_), DeviceAPI::Host);
-            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", ::Halide::DeviceAPI::Host);");
-        }
-        tile_ = ident(block_);
+        const std::vector<std::string> tile_loops = split_output_into_tiles();
+        fuse_tiles_into_block_loops(tile_loops);
     }
 
     /** The main stage per tile in LDM; its update: chunks of the reduction, vectors, loop
@@ -284,70 +249,147 @@ private:
     std::string stage_level_;  ///< the loop of the main stage where per-chunk staging is computed
     std::vector<std::string> double_buffered_;
 
+    /** Every output dimension split into tiles, the points of a tile innermost; returns the
+     * loops over the tiles, innermost first. */
+    std::vector<std::string> split_output_into_tiles() {
+        const Stage &output_stage = stage(info_.output);
+        std::vector<std::string> outer, inner;
+        for (size_t d = 0; d < output_stage.args.size(); d++) {
+            const std::string v = output_stage.args[d], o = v + "_o", i = v + "_i";
+            const int tile_size = std::min<int64_t>(plan_.tile[d], info_.out_extents[d]);
+            out_.split(Var(v), Var(o), Var(i), tile_size);
+            writer_.line(out_ident_ + ".split(" + writer_.var(v) + ", " + writer_.var(o) + ", " + writer_.var(i) + ", " +
+                         std::to_string(tile_size) + ");");
+            outer.push_back(o), inner.push_back(i);
+        }
+        std::vector<std::pair<std::string, bool>> order;
+        std::vector<std::string> names;
+        for (const std::string &i : inner) order.push_back({i, false}), names.push_back(ident(i));
+        for (const std::string &o : outer) order.push_back({o, false}), names.push_back(ident(o));
+        out_.reorder(vrs(order));
+        writer_.line(out_ident_ + ".reorder(" + list(names) + ");");
+        return outer;
+    }
+
+    /** The loops over the tiles of the inner dimensions fused into the block loop block_, the
+     * outermost dimension's (when there are two or more) the second block loop. */
+    void fuse_tiles_into_block_loops(const std::vector<std::string> &outer) {
+        const size_t dims = outer.size();
+        block_ = outer[0];
+        const size_t fused_dims = dims >= 2 ? dims - 1 : 1;
+        for (size_t d = 1; d < fused_dims; d++) {
+            const std::string fused = "sw_tile";
+            out_.fuse(Var(block_), Var(outer[d]), Var(fused));
+            writer_.line(out_ident_ + ".fuse(" + writer_.var(block_) + ", " + writer_.var(outer[d]) + ", " +
+                         writer_.var(fused) + ");");
+            block_ = fused;
+        }
+        if (dims >= 2) {
+            out_.gpu_blocks(Var(block_), Var(outer[dims - 1]), DeviceAPI::Host);
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", " + writer_.var(outer[dims - 1]) +
+                         ", ::Halide::DeviceAPI::Host);");
+        } else {
+            out_.gpu_blocks(Var(block_), DeviceAPI::Host);
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", ::Halide::DeviceAPI::Host);");
+        }
+        tile_ = ident(block_);
+    }
+
     const Stage &stage(const std::string &name) const { return info_.stages[info_.by_name.at(name)]; }
     std::string chunk_rvar_name() const { return info_.chunk_rvar >= 0 ? info_.rvars[info_.chunk_rvar].var : ""; }
     std::string update_ident() const {
         return ident(info_.main) + ".update(" + std::to_string(info_.main_update) + ")";
     }
 
+    /** The names of the loops of an rfactor plan's reduction: the chunked variable, its chunks
+     * and the points in a chunk, split into the chunk's vectors and their lanes (the lanes of
+     * the partial sums' Var `lane`). */
+    struct RfactorVars {
+        std::string chunk_var, chunk_outer, chunk_inner, chunk_vectors, vector_lanes, lane;
+    };
+    RfactorVars rfactor_vars() const {
+        const std::string chunk_var = chunk_rvar_name();
+        return {chunk_var, chunk_var + "_o", chunk_var + "_i", chunk_var + "_io", chunk_var + "_ii", "sw_lane"};
+    }
+
     /** Lanes of partial sums (rfactor) along the unit-stride reduction, in register blocks;
      * the chunk-staged stages computed per chunk of the partial sums. */
     void schedule_update_by_rfactor(const Stage &main_stage, Func main_func) {
+        Func partial = rfactor_into_lanes(main_stage, main_func);
+        block_partial_sums(main_stage, partial);
+        stage_chunks_at_partial_sums(partial);
+    }
+
+    /** The chunk's points split into vectors of 4 lanes, the lanes factored out into the
+     * partial sums (per tile, in LDM, the lanes innermost in storage and vectorised). */
+    Func rfactor_into_lanes(const Stage &main_stage, Func main_func) {
         const std::string main_ident = ident(info_.main), update_src = update_ident();
         Halide::Stage update = main_func.update(info_.main_update);
-        const std::string chunk_var = chunk_rvar_name(), chunk_outer = chunk_var + "_o", chunk_inner = chunk_var + "_i";
-        const std::string chunk_vectors = chunk_var + "_io", vector_lanes = chunk_var + "_ii", lane = "sw_lane";
+        const RfactorVars v = rfactor_vars();
         const int chunk = chunked_ ? plan_.chunk : int(info_.reduction);
-        update.split(RVar(chunk_var), RVar(chunk_outer), RVar(chunk_inner), chunk)
-            .split(RVar(chunk_inner), RVar(chunk_vectors), RVar(vector_lanes), 4);
-        writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " +
-                     writer_.rvar(chunk_inner) + ", " + std::to_string(chunk) + ").split(" + ident(chunk_inner) + ", " +
-                     writer_.rvar(chunk_vectors) + ", " + writer_.rvar(vector_lanes) + ", 4);");
-        Func partial = update.rfactor(RVar(vector_lanes), Var(lane));
-        writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" + ident(vector_lanes) + ", " +
-                     writer_.var(lane) + ");");
-        std::vector<Var> storage{Var(lane)};
-        std::vector<std::string> storage_names{ident(lane)};
+        update.split(RVar(v.chunk_var), RVar(v.chunk_outer), RVar(v.chunk_inner), chunk)
+            .split(RVar(v.chunk_inner), RVar(v.chunk_vectors), RVar(v.vector_lanes), 4);
+        writer_.line(update_src + ".split(" + writer_.rvar(v.chunk_var) + ", " + writer_.rvar(v.chunk_outer) + ", " +
+                     writer_.rvar(v.chunk_inner) + ", " + std::to_string(chunk) + ").split(" + ident(v.chunk_inner) +
+                     ", " + writer_.rvar(v.chunk_vectors) + ", " + writer_.rvar(v.vector_lanes) + ", 4);");
+        Func partial = update.rfactor(RVar(v.vector_lanes), Var(v.lane));
+        writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" + ident(v.vector_lanes) + ", " +
+                     writer_.var(v.lane) + ");");
+        std::vector<Var> storage{Var(v.lane)};
+        std::vector<std::string> storage_names{ident(v.lane)};
         for (const std::string &a : main_stage.args) storage.push_back(Var(a)), storage_names.push_back(writer_.var(a));
-        partial.compute_at(out_, Var(block_)).store_in(sw::LDM).reorder_storage(storage).vectorize(Var(lane));
+        partial.compute_at(out_, Var(block_)).store_in(sw::LDM).reorder_storage(storage).vectorize(Var(v.lane));
         writer_.line(main_ident + "_partial.compute_at(" + out_ident_ + ", " + tile_ +
-                     ").store_in(::sw::LDM).reorder_storage(" + list(storage_names) + ").vectorize(" + ident(lane) + ");");
-        // A register block of plan.block x plan.block_lines points over the first two pure
-        // dimensions, unrolled inside the lanes: each loaded vector serves a row or column of
-        // the block (ShareOperands).
+                     ").store_in(::sw::LDM).reorder_storage(" + list(storage_names) + ").vectorize(" +
+                     ident(v.lane) + ");");
+        return partial;
+    }
+
+    /** A register block of plan.block x plan.block_lines points over the first two pure
+     * dimensions, unrolled inside the lanes: each loaded vector serves a row or column of the
+     * block (ShareOperands). */
+    void block_partial_sums(const Stage &main_stage, Func partial) {
+        const std::string main_ident = ident(info_.main);
+        const RfactorVars v = rfactor_vars();
         const int block_points[2] = {plan_.block, plan_.block_lines};
         std::vector<std::string> inner, outer_args;
         for (size_t a = 0; a < main_stage.args.size(); a++) {
-            const std::string &v = main_stage.args[a];
+            const std::string &arg = main_stage.args[a];
             if (a < 2 && block_points[a] > 1) {
-                partial.update(0).split(Var(v), Var(v + "_bo"), Var(v + "_bi"), block_points[a]);
-                writer_.line(main_ident + "_partial.update(0).split(" + writer_.var(v) + ", " + writer_.var(v + "_bo") +
-                             ", " + writer_.var(v + "_bi") + ", " + std::to_string(block_points[a]) + ");");
-                inner.push_back(v + "_bi"), outer_args.push_back(v + "_bo");
+                partial.update(0).split(Var(arg), Var(arg + "_bo"), Var(arg + "_bi"), block_points[a]);
+                writer_.line(main_ident + "_partial.update(0).split(" + writer_.var(arg) + ", " +
+                             writer_.var(arg + "_bo") + ", " + writer_.var(arg + "_bi") + ", " +
+                             std::to_string(block_points[a]) + ");");
+                inner.push_back(arg + "_bi"), outer_args.push_back(arg + "_bo");
             } else {
-                outer_args.push_back(v);
+                outer_args.push_back(arg);
             }
         }
-        std::vector<std::pair<std::string, bool>> order{{lane, false}};
-        std::vector<std::string> order_names{ident(lane)};
+        std::vector<std::pair<std::string, bool>> order{{v.lane, false}};
+        std::vector<std::string> order_names{ident(v.lane)};
         for (const std::string &i : inner) order.push_back({i, false}), order_names.push_back(ident(i));
-        order.push_back({chunk_vectors, true}), order_names.push_back(ident(chunk_vectors));
+        order.push_back({v.chunk_vectors, true}), order_names.push_back(ident(v.chunk_vectors));
         for (const std::string &a : outer_args) order.push_back({a, false}), order_names.push_back(writer_.var(a));
-        order.push_back({chunk_outer, true}), order_names.push_back(ident(chunk_outer));
-        partial.update(0).reorder(vrs(order)).vectorize(Var(lane));
-        writer_.line(main_ident + "_partial.update(0).reorder(" + list(order_names) + ").vectorize(" + ident(lane) +
+        order.push_back({v.chunk_outer, true}), order_names.push_back(ident(v.chunk_outer));
+        partial.update(0).reorder(vrs(order)).vectorize(Var(v.lane));
+        writer_.line(main_ident + "_partial.update(0).reorder(" + list(order_names) + ").vectorize(" + ident(v.lane) +
                      ");");
         for (const std::string &i : inner) {
             partial.update(0).unroll(Var(i));
             writer_.line(main_ident + "_partial.update(0).unroll(" + ident(i) + ");");
         }
-        stage_level_ = ident(chunk_outer);
-        // Staging here needs the partial Func itself.
-        const std::string partial_ident = main_ident + "_partial";
+    }
+
+    /** The chunk-staged stages computed per chunk of the partial sums (staging there needs the
+     * partial Func itself). */
+    void stage_chunks_at_partial_sums(Func partial) {
+        const RfactorVars v = rfactor_vars();
+        stage_level_ = ident(v.chunk_outer);
+        const std::string partial_ident = ident(info_.main) + "_partial";
         for (const std::string &n : info_.chunk_staged) {
             Func in = writer_.func(n);
             Func staged = stage(n).is_input ? in.in() : in;
-            staged.compute_at(partial, RVar(chunk_outer)).store_in(sw::LDM);
+            staged.compute_at(partial, RVar(v.chunk_outer)).store_in(sw::LDM);
             writer_.line(ident(n) + (stage(n).is_input ? ".in()" : "") + ".compute_at(" + partial_ident + ", " +
                          stage_level_ + ").store_in(::sw::LDM);");
         }
