@@ -288,7 +288,7 @@ void simplify_box(SymBox &b) {
 }
 
 /** Flops of the whole pipeline (for GFLOPS): every stage over its whole region. */
-void count_flops_impl(PipelineInfo &info) {
+void count_flops(PipelineInfo &info) {
     for (const Stage &s : info.stages) {
         if (s.is_input) continue;
         auto it = info.tile_region.find(s.name);
@@ -421,19 +421,40 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
     return out;
 }
 
-PipelineInfo analyze(const Pipeline &p) {
-    PipelineInfo info;
+namespace {
+
+/** The pipeline's one output. */
+Function the_output(const Pipeline &p) {
     std::vector<Function> outputs;
     for (const Func &f : p.outputs()) outputs.push_back(f.function());
     if (outputs.size() != 1) throw sw::UserError("the Sunway autoscheduler takes pipelines with one output");
-    std::map<std::string, Function> env;
-    for (const Function &f : outputs) {
-        for (const auto &kv : find_transitive_calls(f)) env.insert(kv);
-    }
-    const std::vector<std::string> order = topological_order(outputs, env);
-    info.output = outputs[0].name();
+    return outputs[0];
+}
 
-    // Stages, inputs and callers.
+/** The input buffer's dense extents, as Stage::source_extents. */
+std::vector<int64_t> source_extents(const Stage &s, const Call *image) {
+    std::vector<int64_t> extents;
+    for (int d = 0; d < s.func.dimensions(); d++) {
+        Expr extent;
+        if (image->param.defined()) extent = image->param.extent_constraint(d);
+        if (image->image.defined()) extent = image->image.dim(d).extent();
+        if (extent.defined()) extent = simplify(extent);  // extent owns the node *k points into
+        const int64_t *k = extent.defined() ? as_const_int(extent) : nullptr;
+        if (!k) {
+            throw sw::UserError("the Sunway autoscheduler needs constant extents for input " + image->name +
+                                " (set_bounds on every dimension)");
+        }
+        extents.push_back(*k);
+    }
+    return extents;
+}
+
+/** Stages, inputs and callers, in Halide's topological order. */
+void collect_stages(const Function &output, PipelineInfo &info) {
+    std::map<std::string, Function> env;
+    for (const auto &kv : find_transitive_calls(output)) env.insert(kv);
+    const std::vector<std::string> order = topological_order({output}, env);
+    info.output = output.name();
     for (size_t i = 0; i < order.size(); i++) {
         Stage s;
         s.func = env.at(order[i]);
@@ -441,23 +462,12 @@ PipelineInfo analyze(const Pipeline &p) {
         s.index = int(i);
         s.is_output = s.name == info.output;
         s.args = s.func.args();
-        const std::vector<Expr> &vals = s.func.definition().values();
-        const Call *c = vals.size() == 1 ? vals[0].as<Call>() : nullptr;
-        if (c && c->call_type == Call::Image && s.func.updates().empty()) {
+        const std::vector<Expr> &values = s.func.definition().values();
+        const Call *image = values.size() == 1 ? values[0].as<Call>() : nullptr;
+        if (image && image->call_type == Call::Image && s.func.updates().empty()) {
             s.is_input = true;
-            s.source_name = c->name;
-            for (int d = 0; d < s.func.dimensions(); d++) {
-                Expr ext;
-                if (c->param.defined()) ext = c->param.extent_constraint(d);
-                if (c->image.defined()) ext = c->image.dim(d).extent();
-                if (ext.defined()) ext = simplify(ext);  // ext owns the node *k points into
-                const int64_t *k = ext.defined() ? as_const_int(ext) : nullptr;
-                if (!k) {
-                    throw sw::UserError("the Sunway autoscheduler needs constant extents for input " + c->name +
-                                        " (set_bounds on every dimension)");
-                }
-                s.source_extents.push_back(*k);
-            }
+            s.source_name = image->name;
+            s.source_extents = source_extents(s, image);
         }
         info.by_name[s.name] = int(i);
         info.stages.push_back(s);
@@ -467,58 +477,65 @@ PipelineInfo analyze(const Pipeline &p) {
             if (kv.first != s.name) info.stages[info.by_name.at(kv.first)].callers.insert(s.name);
         }
     }
+}
 
-    // The output's extents: buffer constraints, else estimates.
-    const Function &out = outputs[0];
+/** The output's extents: buffer constraints, else estimates. */
+std::vector<int64_t> output_extents(const Function &out) {
     if (out.dimensions() > int(std::tuple_size<decltype(PipelineInfo::ExtentsKey::tile)>::value)) {
         throw sw::UserError("the Sunway autoscheduler takes outputs of at most 8 dimensions; " + out.name() +
                             " has " + std::to_string(out.dimensions()));
     }
+    std::vector<int64_t> extents;
     for (int d = 0; d < out.dimensions(); d++) {
-        Expr ext;
-        if (!out.output_buffers().empty()) ext = out.output_buffers()[0].extent_constraint(d);
-        if (!ext.defined()) {
+        Expr extent;
+        if (!out.output_buffers().empty()) extent = out.output_buffers()[0].extent_constraint(d);
+        if (!extent.defined()) {
             for (const Bound &b : out.schedule().estimates()) {
-                if (b.var == out.args()[d]) ext = b.extent;
+                if (b.var == out.args()[d]) extent = b.extent;
             }
         }
-        if (ext.defined()) ext = simplify(ext);  // ext owns the node *k points into
-        const int64_t *k = ext.defined() ? as_const_int(ext) : nullptr;
+        if (extent.defined()) extent = simplify(extent);  // extent owns the node *k points into
+        const int64_t *k = extent.defined() ? as_const_int(extent) : nullptr;
         if (!k || *k < 1) {
             throw sw::UserError("the Sunway autoscheduler needs a constant extent for dimension " +
                                 std::to_string(d) + " of output " + out.name() +
                                 " (set_bounds or set_estimate)");
         }
-        info.out_extents.push_back(*k);
+        extents.push_back(*k);
     }
+    return extents;
+}
 
-    // Per-definition op counts; a stage's pure variables named as the output's range over the
-    // output's extents.
+/** Per-definition op counts; a stage's pure variables named as the output's range over the
+ * output's extents. */
+void count_operations(const Function &out, PipelineInfo &info) {
     Scope<Interval> ranges;
     for (int d = 0; d < out.dimensions() && d < int(info.out_extents.size()); d++) {
         ranges.push(out.args()[d], Interval(0, int(info.out_extents[d] - 1)));
     }
     for (const Stage &s : info.stages) {
         for (const Definition *d : definitions(s.func)) {
-            OpCount c = count_ops(d->values(), d->args(), ranges);
+            OpCount ops = count_ops(d->values(), d->args(), ranges);
             for (const ReductionVariable &v : d->schedule().rvars()) {
                 const Expr extent = simplify(v.extent);  // owns the node *k points into
                 const int64_t *k = as_const_int(extent);
                 if (!k) throw sw::UserError(pos("the reduction of", s.name) + " has no constant extent");
-                c.reduction_points *= *k;
+                ops.reduction_points *= *k;
             }
-            info.ops[s.name].push_back(c);
+            info.ops[s.name].push_back(ops);
         }
     }
+}
 
-    // The main stage: the biggest reduction.
-    int64_t best = 0;
+/** The main stage: the biggest reduction (else the last computed stage). */
+void choose_main_stage(PipelineInfo &info) {
+    int64_t biggest = 0;
     for (const Stage &s : info.stages) {
         if (s.is_output || s.is_input) continue;
         for (size_t u = 0; u < s.func.updates().size(); u++) {
             if (s.func.updates()[u].schedule().rvars().empty()) continue;
-            const int64_t vol = info.ops.at(s.name)[u + 1].reduction_points;
-            if (vol > best) best = vol, info.main = s.name, info.main_update = int(u);
+            const int64_t points = info.ops.at(s.name)[u + 1].reduction_points;
+            if (points > biggest) biggest = points, info.main = s.name, info.main_update = int(u);
         }
     }
     if (info.main.empty()) {
@@ -526,12 +543,14 @@ PipelineInfo analyze(const Pipeline &p) {
             if (!s.is_output && !s.is_input) info.main = s.name;
         }
     }
+}
 
-    // Symbolic per-tile regions: output tile, then every stage from its consumers.
+/** Symbolic per-tile regions: output tile, then every stage from its consumers. */
+void derive_tile_regions(const Function &out, PipelineInfo &info) {
     SymBox out_box;
     for (int d = 0; d < out.dimensions(); d++) {
-        Expr o = Variable::make(Int(32), tile_origin_var(d)), t = Variable::make(Int(32), tile_size_var(d));
-        out_box.push_back({o, o + t - 1});
+        Expr origin = Variable::make(Int(32), tile_origin_var(d)), size = Variable::make(Int(32), tile_size_var(d));
+        out_box.push_back({origin, origin + size - 1});
     }
     info.tile_region[info.output] = out_box;
     for (int i = int(info.stages.size()) - 1; i >= 0; i--) {
@@ -542,28 +561,24 @@ PipelineInfo analyze(const Pipeline &p) {
         if (s.name == info.main && !it->second.empty()) {
             // The vectorised main stage may compute a width rounded up to whole vectors.
             info.main_width = simplify(it->second[0].second - it->second[0].first + 1);
-            Expr w = Variable::make(Int(32), rounded_width_var);
-            it->second[0].second = it->second[0].first + w - 1;
+            Expr rounded_width = Variable::make(Int(32), rounded_width_var);
+            it->second[0].second = it->second[0].first + rounded_width - 1;
         }
         const SymBox region = it->second;
         for (const Definition *d : definitions(s.func)) {
             merge_into(info.tile_region, required(*d, scope_for(*d, s.args, region)), s.name);
         }
     }
+}
 
-    // The main update's reduction, what it reads, and how.
-    if (info.main_update < 0) {
-        count_flops_impl(info);
-        info.output_computes = output_computes(info);
-        return info;
-    }
-    const Stage &m = info.stages[info.by_name.at(info.main)];
-    const Definition &upd = m.func.updates()[info.main_update];
-    info.rvars = upd.schedule().rvars();
+/** The main update's reduction variables, the one that may be split into chunks, and the
+ * points of the reduction in and outside it. */
+void choose_chunked_reduction(const Stage &main, const Definition &update, PipelineInfo &info) {
+    info.rvars = update.schedule().rvars();
     int64_t widest = 16;  // reductions this short are staged whole
     for (size_t i = 0; i < info.rvars.size(); i++) {
-        const int64_t ext = constant_extent(info.rvars[i]);
-        if (ext > widest) widest = ext, info.chunk_rvar = int(i);
+        const int64_t extent = constant_extent(info.rvars[i]);
+        if (extent > widest) widest = extent, info.chunk_rvar = int(i);
     }
     // A reduction over a few channels and many taps (a first conv layer: 3 channels, 11 x 11
     // taps): its outermost variable (the channels) may still be chunked, so that a chunk's
@@ -574,181 +589,230 @@ PipelineInfo analyze(const Pipeline &p) {
         int64_t taps = 1;
         for (size_t i = 0; i + 1 < info.rvars.size(); i++) taps *= constant_extent(info.rvars[i]);
         bool affine = true;
-        for (const Call *c : calls_in(upd)) {
-            for (const Expr &a : c->args) {
-                for (const std::string &v : m.args) {
-                    int64_t k = 0;
-                    affine &= coefficient(a, v, &k);
+        for (const Call *call : calls_in(update)) {
+            for (const Expr &index : call->args) {
+                for (const std::string &v : main.args) {
+                    int64_t step = 0;
+                    affine &= coefficient(index, v, &step);
                 }
             }
         }
         if (taps > 16 && affine) info.chunk_rvar = int(info.rvars.size()) - 1;
     }
     for (size_t i = 0; i < info.rvars.size(); i++) {
-        const int64_t ext = constant_extent(info.rvars[i]);
-        info.rvar_extents.push_back(ext);
+        const int64_t extent = constant_extent(info.rvars[i]);
+        info.rvar_extents.push_back(extent);
         if (int(i) == info.chunk_rvar) {
-            info.reduction = ext;
+            info.reduction = extent;
         } else {
-            info.taps *= ext;
+            info.taps *= extent;
         }
     }
-    // Stages read only by the main update.
+}
+
+/** Stages read only by the main update (staged per chunk), the producers among them, and the
+ * inputs only the producers read. */
+void find_chunk_staged(const Stage &main, const Definition &update, PipelineInfo &info) {
     std::set<std::string> in_update, elsewhere;
-    for (const Call *c : calls_in(upd)) in_update.insert(c->name);
-    for (const Definition *d : definitions(m.func)) {
-        if (d == &upd) continue;
-        for (const Call *c : calls_in(*d)) elsewhere.insert(c->name);
+    for (const Call *call : calls_in(update)) in_update.insert(call->name);
+    for (const Definition *d : definitions(main.func)) {
+        if (d == &update) continue;
+        for (const Call *call : calls_in(*d)) elsewhere.insert(call->name);
     }
-    for (const std::string &n : in_update) {
-        if (n == m.name || elsewhere.count(n)) continue;
-        const Stage &s = info.stages[info.by_name.at(n)];
+    for (const std::string &name : in_update) {
+        if (name == main.name || elsewhere.count(name)) continue;
+        const Stage &s = info.stages[info.by_name.at(name)];
         if (s.callers.size() != 1) continue;
-        info.chunk_staged.push_back(n);
-        if (!s.is_input) info.producers.push_back(n);
+        info.chunk_staged.push_back(name);
+        if (!s.is_input) info.producers.push_back(name);
     }
-    for (const std::string &pname : info.producers) {
-        const Stage &ps = info.stages[info.by_name.at(pname)];
+    for (const std::string &producer : info.producers) {
+        const Stage &ps = info.stages[info.by_name.at(producer)];
         for (const auto &kv : find_direct_calls(ps.func)) {
-            const Stage &in = info.stages[info.by_name.at(kv.first)];
-            if (in.is_input && in.callers.size() == 1) info.producer_inputs.push_back(in.name);
+            const Stage &input = info.stages[info.by_name.at(kv.first)];
+            if (input.is_input && input.callers.size() == 1) info.producer_inputs.push_back(input.name);
         }
     }
-    // Chunk regions: the main update over one chunk of the reduction, then the producers.
-    {
-        const SymBox region = info.tile_region.at(m.name);
-        std::map<std::string, SymBox> chunk;
-        merge_into(chunk, required(upd, scope_for(upd, m.args, region, info.chunk_rvar)), m.name);
-        for (const std::string &n : info.chunk_staged) {
-            info.chunk_region[n] = chunk.at(n);
-            simplify_box(info.chunk_region[n]);
+}
+
+/** Chunk regions: the main update over one chunk of the reduction, then the producers. */
+void derive_chunk_regions(const Stage &main, const Definition &update, PipelineInfo &info) {
+    const SymBox region = info.tile_region.at(main.name);
+    std::map<std::string, SymBox> chunk;
+    merge_into(chunk, required(update, scope_for(update, main.args, region, info.chunk_rvar)), main.name);
+    for (const std::string &name : info.chunk_staged) {
+        info.chunk_region[name] = chunk.at(name);
+        simplify_box(info.chunk_region[name]);
+    }
+    for (const std::string &producer : info.producers) {
+        const Stage &ps = info.stages[info.by_name.at(producer)];
+        std::map<std::string, SymBox> inner;
+        for (const Definition *d : definitions(ps.func)) {
+            merge_into(inner, required(*d, scope_for(*d, ps.args, info.chunk_region.at(producer))), producer);
         }
-        for (const std::string &pname : info.producers) {
-            const Stage &ps = info.stages[info.by_name.at(pname)];
-            std::map<std::string, SymBox> inner;
-            for (const Definition *d : definitions(ps.func)) {
-                merge_into(inner, required(*d, scope_for(*d, ps.args, info.chunk_region.at(pname))), pname);
-            }
-            for (const std::string &n : info.producer_inputs) {
-                if (inner.count(n)) info.chunk_region[n] = inner.at(n), simplify_box(info.chunk_region[n]);
-            }
+        for (const std::string &name : info.producer_inputs) {
+            if (inner.count(name)) info.chunk_region[name] = inner.at(name), simplify_box(info.chunk_region[name]);
         }
     }
-    // Stages that only move data, inlined by every plan.
+}
+
+/** Stages that only move data, inlined by every plan. */
+void find_wrappers(PipelineInfo &info) {
     for (const Stage &s : info.stages) {
         if (s.is_input || s.is_output || s.name == info.main || !s.func.updates().empty() ||
             std::find(info.producers.begin(), info.producers.end(), s.name) != info.producers.end()) {
             continue;
         }
-        const OpCount &o = info.ops.at(s.name)[0];
-        if (o.float_ops == 0 && o.slow_cycles == 0) info.wrappers.push_back(s.name);
+        const OpCount &ops = info.ops.at(s.name)[0];
+        if (ops.float_ops == 0 && ops.slow_cycles == 0) info.wrappers.push_back(s.name);
     }
-    // Vectorisation along the innermost pure dimension, or along the reduction.
-    const std::string d0 = m.args.empty() ? "" : m.args[0];
-    bool pure_ok = !d0.empty(), rvar_ok = info.chunk_rvar >= 0, round_up = true;
-    const std::string rv = rvar_ok ? info.rvars[info.chunk_rvar].var : "";
-    for (const Call *c : calls_in(upd)) {
+}
+
+/** What the main update's loads allow so far: vectors along the innermost pure dimension x,
+ * along the chunked reduction variable, and a width rounded up past the tile. */
+struct VectorAxes {
+    bool along_x = false, along_reduction = false, round_up = true;
+};
+
+/** The main update's loads (the accumulator excluded), by how their indices step along x
+ * (varying, invariant, gathered) and along the chunked reduction variable. */
+VectorAxes classify_update_loads(const Stage &main, const Definition &update, PipelineInfo &info) {
+    const std::string x = main.args.empty() ? "" : main.args[0];
+    VectorAxes axes;
+    axes.along_x = !x.empty(), axes.along_reduction = info.chunk_rvar >= 0;
+    const std::string chunk_var = axes.along_reduction ? info.rvars[info.chunk_rvar].var : "";
+    for (const Call *call : calls_in(update)) {
         bool varies = false;
-        for (size_t k = 0; k < c->args.size(); k++) {
-            int64_t a = 0, b = 0;
-            const bool ka = coefficient(c->args[k], d0, &a);
+        for (size_t k = 0; k < call->args.size(); k++) {
+            int64_t step_x = 0, step_r = 0;
+            const bool affine_x = coefficient(call->args[k], x, &step_x);
             // Another Func's innermost index may step by more than one along x (a conv of
             // stride > 1): its vectors are gathered from four scalars.
-            const bool gather = ka && k == 0 && a > 1 && c->name != m.name;
-            if (!ka || (k > 0 && a != 0) || (k == 0 && a != 0 && a != 1 && !gather)) pure_ok = false;
+            const bool gather = affine_x && k == 0 && step_x > 1 && call->name != main.name;
+            if (!affine_x || (k > 0 && step_x != 0) || (k == 0 && step_x != 0 && step_x != 1 && !gather)) {
+                axes.along_x = false;
+            }
             if (gather) {
                 info.loads_gather++;
-                if (std::find(info.gathered.begin(), info.gathered.end(), c->name) == info.gathered.end()) {
-                    info.gathered.push_back(c->name);
+                if (std::find(info.gathered.begin(), info.gathered.end(), call->name) == info.gathered.end()) {
+                    info.gathered.push_back(call->name);
                 }
-                info.gather_stride = info.gather_stride ? std::min<int>(info.gather_stride, int(a)) : int(a);
+                info.gather_stride = info.gather_stride ? std::min<int>(info.gather_stride, int(step_x)) : int(step_x);
             }
-            if (ka && a != 0) varies = true;
-            if (c->name == m.name) continue;
-            if (!rv.empty()) {
-                const bool kb = coefficient(c->args[k], rv, &b);
-                if (!kb || (k > 0 && b != 0) || (k == 0 && b != 0 && b != 1)) rvar_ok = false;
-            }
-        }
-        if (c->name != m.name) (varies ? info.loads_varying : info.loads_invariant)++;
-        if (varies && c->name != m.name) {
-            const auto st = info.by_name.find(c->name);
-            if (st == info.by_name.end() || info.stages[st->second].is_input ||
-                std::find(info.producers.begin(), info.producers.end(), c->name) == info.producers.end()) {
-                round_up = false;
+            if (affine_x && step_x != 0) varies = true;
+            if (call->name == main.name) continue;
+            if (!chunk_var.empty()) {
+                const bool affine_r = coefficient(call->args[k], chunk_var, &step_r);
+                if (!affine_r || (k > 0 && step_r != 0) || (k == 0 && step_r != 0 && step_r != 1)) {
+                    axes.along_reduction = false;
+                }
             }
         }
-    }
-    const std::vector<OpCount> &mo = info.ops.at(m.name);
-    pure_ok = pure_ok && mo[0].vector_safe && mo[info.main_update + 1].vector_safe;
-    for (const Call *c : calls_in(m.func.definition())) {
-        for (size_t k = 0; k < c->args.size(); k++) {
-            int64_t a = 0;
-            if (!coefficient(c->args[k], d0, &a) || (k > 0 && a != 0) || (k == 0 && a != 0 && a != 1)) pure_ok = false;
-        }
-    }
-    // The update must accumulate: f(args) = f(args) + e (rfactor needs an associative update).
-    const Add *acc = upd.values().size() == 1 ? upd.values()[0].as<Add>() : nullptr;
-    rvar_ok = rvar_ok && acc && mo[info.main_update + 1].vector_safe;
-    // Register blocks of an rfactor plan over the first two pure dimensions (see
-    // PipelineInfo::rloads_first): which loads vary along which.
-    if (rvar_ok && !pure_ok && m.args.size() >= 2) {
-        for (const Call *c : calls_in(upd)) {
-            if (c->name == m.name) continue;
-            bool v0 = false, v1 = false, known = true;
-            for (const Expr &a : c->args) {
-                int64_t k0 = 0, k1 = 0;
-                known = known && coefficient(a, m.args[0], &k0) && coefficient(a, m.args[1], &k1);
-                v0 |= k0 != 0, v1 |= k1 != 0;
-            }
-            if (!known || (v0 && v1)) {
-                info.rloads_both++;
-            } else if (v0) {
-                info.rloads_first++;
-            } else if (v1) {
-                info.rloads_second++;
-            } else {
-                info.rloads_neither++;
+        if (call->name != main.name) (varies ? info.loads_varying : info.loads_invariant)++;
+        if (varies && call->name != main.name) {
+            const auto stage = info.by_name.find(call->name);
+            if (stage == info.by_name.end() || info.stages[stage->second].is_input ||
+                std::find(info.producers.begin(), info.producers.end(), call->name) == info.producers.end()) {
+                axes.round_up = false;
             }
         }
     }
-    // A second register-block dimension (see PipelineInfo::block_dim). An index that is not
-    // affine along it but constant over every aligned run of l points (a grouped
-    // convolution's input channel (c / out_per_group) * in_per_group + r) counts as invariant
-    // there for blocks of l lines, for each l whose runs it is constant over (checked per l:
-    // 3 lines suit 6 channels per group, 4 do not).
-    for (size_t d = 1; pure_ok && d < m.args.size() && info.block_dim < 0; d++) {
+    return axes;
+}
+
+/** Whether every index of the main stage's pure definition is unit-stride or invariant along x. */
+bool pure_definition_unit_stride(const Stage &main) {
+    const std::string x = main.args.empty() ? "" : main.args[0];
+    bool unit_stride = true;
+    for (const Call *call : calls_in(main.func.definition())) {
+        for (size_t k = 0; k < call->args.size(); k++) {
+            int64_t step = 0;
+            if (!coefficient(call->args[k], x, &step) || (k > 0 && step != 0) || (k == 0 && step != 0 && step != 1)) {
+                unit_stride = false;
+            }
+        }
+    }
+    return unit_stride;
+}
+
+/** Register blocks of an rfactor plan over the first two pure dimensions (see
+ * PipelineInfo::rloads_first): which loads vary along which. */
+void count_rfactor_block_loads(const Stage &main, const Definition &update, PipelineInfo &info) {
+    for (const Call *call : calls_in(update)) {
+        if (call->name == main.name) continue;
+        bool varies_first = false, varies_second = false, known = true;
+        for (const Expr &index : call->args) {
+            int64_t step_first = 0, step_second = 0;
+            known = known && coefficient(index, main.args[0], &step_first) &&
+                    coefficient(index, main.args[1], &step_second);
+            varies_first |= step_first != 0, varies_second |= step_second != 0;
+        }
+        if (!known || (varies_first && varies_second)) {
+            info.rloads_both++;
+        } else if (varies_first) {
+            info.rloads_first++;
+        } else if (varies_second) {
+            info.rloads_second++;
+        } else {
+            info.rloads_neither++;
+        }
+    }
+}
+
+/** A second register-block dimension (see PipelineInfo::block_dim). An index that is not
+ * affine along it but constant over every aligned run of l points (a grouped convolution's
+ * input channel (c / out_per_group) * in_per_group + r) counts as invariant there for blocks
+ * of l lines, for each l whose runs it is constant over (checked per l: 3 lines suit 6
+ * channels per group, 4 do not). */
+void find_register_block_dim(const Stage &main, const Definition &update, PipelineInfo &info) {
+    const std::string x = main.args.empty() ? "" : main.args[0];
+    for (size_t d = 1; d < main.args.size() && info.block_dim < 0; d++) {
         bool ok = true;
-        int along = 0;
+        int loads_along = 0;
         uint32_t lines_allowed = 0x1fffe;  // bits 1..16
-        for (const Call *c : calls_in(upd)) {
-            if (c->name == m.name) continue;
-            bool vx = false, vd = false;
-            for (const Expr &a : c->args) {
-                int64_t kx = 0, kd = 0;
-                if (!coefficient(a, d0, &kx)) ok = false;
-                if (!coefficient(a, m.args[d], &kd)) {
-                    for (int l = 2; l <= 16; l++) {
-                        if ((lines_allowed >> l & 1) && !constant_over_runs(a, m.args[d], l)) {
-                            lines_allowed &= ~(uint32_t(1) << l);
+        for (const Call *call : calls_in(update)) {
+            if (call->name == main.name) continue;
+            bool varies_x = false, varies_d = false;
+            for (const Expr &index : call->args) {
+                int64_t step_x = 0, step_d = 0;
+                if (!coefficient(index, x, &step_x)) ok = false;
+                if (!coefficient(index, main.args[d], &step_d)) {
+                    for (int lines = 2; lines <= 16; lines++) {
+                        if ((lines_allowed >> lines & 1) && !constant_over_runs(index, main.args[d], lines)) {
+                            lines_allowed &= ~(uint32_t(1) << lines);
                         }
                     }
                     if (lines_allowed == 2) ok = false;  // runs of one point only
                 }
-                vx |= kx != 0, vd |= kd != 0;
+                varies_x |= step_x != 0, varies_d |= step_d != 0;
             }
-            if (vx && vd) ok = false;
-            if (vd) along++;
+            if (varies_x && varies_d) ok = false;
+            if (varies_d) loads_along++;
         }
-        if (ok && along > 0) {
-            info.block_dim = int(d), info.loads_invariant_block = along, info.block_lines_allowed = lines_allowed;
+        if (ok && loads_along > 0) {
+            info.block_dim = int(d), info.loads_invariant_block = loads_along, info.block_lines_allowed = lines_allowed;
         }
     }
-    info.vector_pure = pure_ok;
-    info.vector_rvar = rvar_ok && !pure_ok;
-    info.round_up_safe = pure_ok && round_up;
+}
 
-    // Along which output dimensions each staged input's region moves with the tile.
+/** Vectorisation along the innermost pure dimension, or along the reduction. */
+void analyse_vectorisation(const Stage &main, const Definition &update, PipelineInfo &info) {
+    const VectorAxes axes = classify_update_loads(main, update, info);
+    const std::vector<OpCount> &main_ops = info.ops.at(main.name);
+    bool along_x = axes.along_x && main_ops[0].vector_safe && main_ops[info.main_update + 1].vector_safe;
+    if (!pure_definition_unit_stride(main)) along_x = false;
+    // The update must accumulate: f(args) = f(args) + e (rfactor needs an associative update).
+    const Add *sum = update.values().size() == 1 ? update.values()[0].as<Add>() : nullptr;
+    const bool along_reduction = axes.along_reduction && sum && main_ops[info.main_update + 1].vector_safe;
+    if (along_reduction && !along_x && main.args.size() >= 2) count_rfactor_block_loads(main, update, info);
+    if (along_x) find_register_block_dim(main, update, info);
+    info.vector_pure = along_x;
+    info.vector_rvar = along_reduction && !along_x;
+    info.round_up_safe = along_x && axes.round_up;
+}
+
+/** Along which output dimensions each staged input's region moves with the tile. */
+void find_region_moves(PipelineInfo &info) {
     for (const Stage &s : info.stages) {
         if (!s.is_input) continue;
         const auto chunk = info.chunk_region.find(s.name);
@@ -765,8 +829,30 @@ PipelineInfo analyze(const Pipeline &p) {
             }
         }
     }
+}
 
-    count_flops_impl(info);
+}  // namespace
+
+PipelineInfo analyze(const Pipeline &p) {
+    PipelineInfo info;
+    const Function output = the_output(p);
+    collect_stages(output, info);
+    info.out_extents = output_extents(output);
+    count_operations(output, info);
+    choose_main_stage(info);
+    derive_tile_regions(output, info);
+    // The main update's reduction, what it reads, and how.
+    if (info.main_update >= 0) {
+        const Stage &main = info.stages[info.by_name.at(info.main)];
+        const Definition &update = main.func.updates()[info.main_update];
+        choose_chunked_reduction(main, update, info);
+        find_chunk_staged(main, update, info);
+        derive_chunk_regions(main, update, info);
+        find_wrappers(info);
+        analyse_vectorisation(main, update, info);
+        find_region_moves(info);
+    }
+    count_flops(info);
     info.output_computes = output_computes(info);
     return info;
 }

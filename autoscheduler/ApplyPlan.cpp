@@ -116,269 +116,410 @@ std::string apply_copy_plan(const PipelineInfo &info, const std::vector<std::str
     return w.source();
 }
 
-AppliedPlan apply_plan(const PipelineInfo &info, const Plan &plan, const std::map<std::string, Function> &env) {
-    Writer w(info, env);
-    sw::Directives marked;
-    const Stage &os = info.stages[info.by_name.at(info.output)];
-    Func out = w.func(info.output);
-    const std::string on = ident(info.output);
-    const size_t k = os.args.size();
+namespace {
 
-    // Output tiles over the CPEs: the tiles of the inner dimensions fused into one block
-    // loop, the outermost dimension's tiles (images) a second one.
-    std::vector<std::string> outer, inner;
-    for (size_t d = 0; d < k; d++) {
-        const std::string v = os.args[d], o = v + "_o", i = v + "_i";
-        const int t = std::min<int64_t>(plan.tile[d], info.out_extents[d]);
-        out.split(Var(v), Var(o), Var(i), t);
-        w.line(on + ".split(" + w.var(v) + ", " + w.var(o) + ", " + w.var(i) + ", " + std::to_string(t) + ");");
-        outer.push_back(o), inner.push_back(i);
+/** Applies a plan step by step, each step's directives to the Funcs and as source. */
+class PlanApplier {
+public:
+    PlanApplier(const PipelineInfo &info, const Plan &plan, const std::map<std::string, Function> &env)
+        : info_(info), plan_(plan), env_(env), writer_(info, env), out_(writer_.func(info.output)),
+          out_ident_(ident(info.output)),
+          chunked_(info.main_update >= 0 && info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction) {}
+
+    /** Output tiles over the CPEs: the tiles of the inner dimensions fused into one block
+     * loop, the outermost dimension's tiles (images) a second one. */
+    void tile_output_over_cpes() {
+        const std::vector<std::string> tile_loops = split_output_into_tiles();
+        fuse_tiles_into_block_loops(tile_loops);
     }
-    {
+
+    /** The main stage per tile in LDM; its update: chunks of the reduction, vectors, loop
+     * order; its other updates unscheduled. */
+    void schedule_main_stage() {
+        if (info_.main.empty()) return;
+        const Stage &main_stage = stage(info_.main);
+        Func main_func = writer_.func(info_.main);
+        const std::string main_ident = ident(info_.main);
+        main_func.compute_at(out_, Var(block_)).store_in(sw::LDM);
+        writer_.line(main_ident + ".compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM);");
+        const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
+        if (plan_.vector == Plan::Vector::Pure) {
+            main_func.vectorize(Var(x), 4, TailStrategy::RoundUp);
+            writer_.line(main_ident + ".vectorize(" + writer_.var(x) + ", 4, TailStrategy::RoundUp);");
+        }
+        if (info_.main_update >= 0) {
+            if (plan_.vector == Plan::Vector::Reduction) {
+                schedule_update_by_rfactor(main_stage, main_func);
+            } else {
+                schedule_update(main_stage, main_func);
+            }
+        }
+        for (int update_index = 0; update_index < int(main_stage.func.updates().size()); update_index++) {
+            if (update_index == info_.main_update) continue;
+            main_func.update(update_index).unscheduled();
+            writer_.line(main_ident + ".update(" + std::to_string(update_index) + ").unscheduled();");
+        }
+    }
+
+    /** Every other stage: per chunk (read only by the main update) or per tile, in LDM. */
+    void stage_other_stages() {
+        for (const Stage &s : info_.stages) {
+            if (s.is_output || s.name == info_.main) continue;
+            const bool producer = contains(info_.producers, s.name);
+            if ((producer && plan_.inline_producers) || contains(info_.wrappers, s.name)) continue;
+            const bool per_chunk = !stage_level_.empty() &&
+                                   (contains(info_.chunk_staged, s.name) ||
+                                    (plan_.inline_producers && contains(info_.producer_inputs, s.name)));
+            if (plan_.vector == Plan::Vector::Reduction && contains(info_.chunk_staged, s.name)) {
+                if (plan_.double_buffer && chunked_) double_buffered_.push_back(s.name);
+                continue;  // staged at the partial sums (schedule_update_by_rfactor)
+            }
+            if (s.is_input) {
+                if (s.callers.empty()) continue;
+                // Moved by the producer's copy.
+                if (!plan_.inline_producers && contains(info_.producer_inputs, s.name)) continue;
+            }
+            stage_in_ldm(s, per_chunk);
+        }
+    }
+
+    /** Inputs whose staged box is the same on every CPE: read once, shared (not double
+     * buffered). */
+    void share_inputs() {
+        const std::vector<std::string> shared = shared_inputs(info_, plan_);
+        for (const std::string &n : shared) {
+            double_buffered_.erase(std::remove(double_buffered_.begin(), double_buffered_.end(), n),
+                                   double_buffered_.end());
+            const bool by_regcomm = plan_.share == Plan::Share::RegComm;
+            const Func staged = Func(env_.at(n)).in();
+            const sw::Sharing how = by_regcomm ? sw::Sharing::RegComm : sw::Sharing::Dma;
+            sw::broadcast(staged, how);
+            marked_.shared[staged.name()] = how;
+            writer_.line("::sw::broadcast(" + ident(n) + ".in()" + (by_regcomm ? ", ::sw::Sharing::RegComm" : "") +
+                         ");");
+        }
+    }
+
+    void double_buffer_stagings() {
+        for (const std::string &n : double_buffered_) {
+            const bool input = stage(n).is_input;
+            Func f = Func(env_.at(n));
+            const Func staged = input ? f.in() : f;
+            sw::double_buffer(staged);
+            marked_.double_buffered.insert(staged.name());
+            writer_.line("::sw::double_buffer(" + ident(n) + (input ? ".in()" : "") + ");");
+        }
+    }
+
+    /** The windows read by gathered vectors, also split into their phases. */
+    void split_gathered_windows() {
+        if (!plan_.phases) return;
+        for (const std::string &n : info_.gathered) {
+            const bool input = stage(n).is_input;
+            Func f = Func(env_.at(n));
+            const Func staged = input ? f.in() : f;
+            sw::split_phases(staged);
+            marked_.phase_split.insert(staged.name());
+            writer_.line("::sw::split_phases(" + ident(n) + (input ? ".in()" : "") + ");");
+        }
+    }
+
+    /** An output that computes its values itself writes each tile into the LDM and puts it
+     * back by DMA, instead of storing element by element into main memory. */
+    void stage_computing_output() {
+        if (!info_.output_computes) return;
+        sw::stage_output(out_);
+        marked_.staged_outputs.insert(out_.name());
+        writer_.line("::sw::stage_output(" + out_ident_ + ");");
+    }
+
+    AppliedPlan result() const { return {writer_.source(), marked_}; }
+
+private:
+    const PipelineInfo &info_;
+    const Plan &plan_;
+    const std::map<std::string, Function> &env_;
+    Writer writer_;
+    Func out_;  ///< (a Func made by its default constructor would take a name from Halide's counter)
+    std::string out_ident_;
+    bool chunked_ = false;     ///< the main update's reduction split into chunks
+    sw::Directives marked_;
+    std::string block_;        ///< the output's block loop over the CPEs (the tiles)
+    std::string tile_;         ///< its identifier in the source
+    std::string stage_level_;  ///< the loop of the main stage where per-chunk staging is computed
+    std::vector<std::string> double_buffered_;
+
+    /** Every output dimension split into tiles, the points of a tile innermost; returns the
+     * loops over the tiles, innermost first. */
+    std::vector<std::string> split_output_into_tiles() {
+        const Stage &output_stage = stage(info_.output);
+        std::vector<std::string> outer, inner;
+        for (size_t d = 0; d < output_stage.args.size(); d++) {
+            const std::string v = output_stage.args[d], o = v + "_o", i = v + "_i";
+            const int tile_size = std::min<int64_t>(plan_.tile[d], info_.out_extents[d]);
+            out_.split(Var(v), Var(o), Var(i), tile_size);
+            writer_.line(out_ident_ + ".split(" + writer_.var(v) + ", " + writer_.var(o) + ", " + writer_.var(i) + ", " +
+                         std::to_string(tile_size) + ");");
+            outer.push_back(o), inner.push_back(i);
+        }
         std::vector<std::pair<std::string, bool>> order;
         std::vector<std::string> names;
         for (const std::string &i : inner) order.push_back({i, false}), names.push_back(ident(i));
         for (const std::string &o : outer) order.push_back({o, false}), names.push_back(ident(o));
-        out.reorder(vrs(order));
-        w.line(on + ".reorder(" + list(names) + ");");
+        out_.reorder(vrs(order));
+        writer_.line(out_ident_ + ".reorder(" + list(names) + ");");
+        return outer;
     }
-    std::string block = outer[0];
-    const size_t fused_dims = k >= 2 ? k - 1 : 1;
-    for (size_t d = 1; d < fused_dims; d++) {
-        const std::string f = "sw_tile";
-        out.fuse(Var(block), Var(outer[d]), Var(f));
-        w.line(on + ".fuse(" + w.var(block) + ", " + w.var(outer[d]) + ", " + w.var(f) + ");");
-        block = f;
-    }
-    if (k >= 2) {
-        out.gpu_blocks(Var(block), Var(outer[k - 1]), DeviceAPI::Host);
-        w.line(on + ".gpu_blocks(" + w.var(block) + ", " + w.var(outer[k - 1]) + ", ::Halide::DeviceAPI::Host);");
-    } else {
-        out.gpu_blocks(Var(block), DeviceAPI::Host);
-        w.line(on + ".gpu_blocks(" + w.var(block) + ", ::Halide::DeviceAPI::Host);");
-    }
-    const std::string tile = ident(block);
 
-    // The main stage's update: chunks of the reduction, vectors, loop order.
-    const bool has_main = info.main_update >= 0;
-    const bool chunked = has_main && info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
-    std::string stage_level;  // the loop of the main stage where per-chunk staging is computed
-    std::string stage_func_ident = ident(info.main);
-    const Stage *ms = info.main.empty() ? nullptr : &info.stages[info.by_name.at(info.main)];
-    if (ms) {
-        Func mf = w.func(info.main);
-        const std::string mn = ident(info.main);
-        mf.compute_at(out, Var(block)).store_in(sw::LDM);
-        w.line(mn + ".compute_at(" + on + ", " + tile + ").store_in(::sw::LDM);");
-        const std::string d0 = ms->args.empty() ? "" : ms->args[0];
-        if (plan.vector == Plan::Vector::Pure) {
-            mf.vectorize(Var(d0), 4, TailStrategy::RoundUp);
-            w.line(mn + ".vectorize(" + w.var(d0) + ", 4, TailStrategy::RoundUp);");
+    /** The loops over the tiles of the inner dimensions fused into the block loop block_, the
+     * outermost dimension's (when there are two or more) the second block loop. */
+    void fuse_tiles_into_block_loops(const std::vector<std::string> &outer) {
+        const size_t dims = outer.size();
+        block_ = outer[0];
+        const size_t fused_dims = dims >= 2 ? dims - 1 : 1;
+        for (size_t d = 1; d < fused_dims; d++) {
+            const std::string fused = "sw_tile";
+            out_.fuse(Var(block_), Var(outer[d]), Var(fused));
+            writer_.line(out_ident_ + ".fuse(" + writer_.var(block_) + ", " + writer_.var(outer[d]) + ", " +
+                         writer_.var(fused) + ");");
+            block_ = fused;
         }
-        if (has_main) {
-            const std::string u = mn + ".update(" + std::to_string(info.main_update) + ")";
-            Halide::Stage upd = mf.update(info.main_update);
-            std::vector<std::pair<std::string, bool>> order;
-            std::string rv = info.chunk_rvar >= 0 ? info.rvars[info.chunk_rvar].var : "";
-            std::string rco = rv + "_o", rci = rv + "_i";
-            if (plan.vector == Plan::Vector::Reduction) {
-                // Lanes of partial sums (rfactor) along the unit-stride reduction.
-                const std::string rio = rv + "_io", rii = rv + "_ii", lane = "sw_lane";
-                const int c = chunked ? plan.chunk : int(info.reduction);
-                upd.split(RVar(rv), RVar(rco), RVar(rci), c).split(RVar(rci), RVar(rio), RVar(rii), 4);
-                w.line(u + ".split(" + w.rvar(rv) + ", " + w.rvar(rco) + ", " + w.rvar(rci) + ", " + std::to_string(c) +
-                       ").split(" + ident(rci) + ", " + w.rvar(rio) + ", " + w.rvar(rii) + ", 4);");
-                Func partial = upd.rfactor(RVar(rii), Var(lane));
-                w.line("Func " + mn + "_partial = " + u + ".rfactor(" + ident(rii) + ", " + w.var(lane) + ");");
-                std::vector<Var> storage{Var(lane)};
-                std::vector<std::string> sn{ident(lane)};
-                for (const std::string &a : ms->args) storage.push_back(Var(a)), sn.push_back(w.var(a));
-                partial.compute_at(out, Var(block)).store_in(sw::LDM).reorder_storage(storage).vectorize(Var(lane));
-                w.line(mn + "_partial.compute_at(" + on + ", " + tile + ").store_in(::sw::LDM).reorder_storage(" + list(sn) +
-                       ").vectorize(" + ident(lane) + ");");
-                // A register block of plan.block x plan.block_lines points over the first two
-                // pure dimensions, unrolled inside the lanes: each loaded vector serves a row
-                // or column of the block (ShareOperands).
-                const int bsz[2] = {plan.block, plan.block_lines};
-                std::vector<std::string> inner, outer_args;
-                for (size_t a = 0; a < ms->args.size(); a++) {
-                    const std::string &v = ms->args[a];
-                    if (a < 2 && bsz[a] > 1) {
-                        partial.update(0).split(Var(v), Var(v + "_bo"), Var(v + "_bi"), bsz[a]);
-                        w.line(mn + "_partial.update(0).split(" + w.var(v) + ", " + w.var(v + "_bo") + ", " +
-                               w.var(v + "_bi") + ", " + std::to_string(bsz[a]) + ");");
-                        inner.push_back(v + "_bi"), outer_args.push_back(v + "_bo");
-                    } else {
-                        outer_args.push_back(v);
-                    }
-                }
-                std::vector<std::pair<std::string, bool>> po{{lane, false}};
-                std::vector<std::string> pn{ident(lane)};
-                for (const std::string &i : inner) po.push_back({i, false}), pn.push_back(ident(i));
-                po.push_back({rio, true}), pn.push_back(ident(rio));
-                for (const std::string &a : outer_args) po.push_back({a, false}), pn.push_back(w.var(a));
-                po.push_back({rco, true}), pn.push_back(ident(rco));
-                partial.update(0).reorder(vrs(po)).vectorize(Var(lane));
-                w.line(mn + "_partial.update(0).reorder(" + list(pn) + ").vectorize(" + ident(lane) + ");");
-                for (const std::string &i : inner) {
-                    partial.update(0).unroll(Var(i));
-                    w.line(mn + "_partial.update(0).unroll(" + ident(i) + ");");
-                }
-                stage_func_ident = mn + "_partial";
-                stage_level = ident(rco);
-                // Staging below needs the partial Func itself.
-                for (const std::string &n : info.chunk_staged) {
-                    Func in = w.func(n);
-                    Func staged = info.stages[info.by_name.at(n)].is_input ? in.in() : in;
-                    staged.compute_at(partial, RVar(rco)).store_in(sw::LDM);
-                    w.line(ident(n) + (info.stages[info.by_name.at(n)].is_input ? ".in()" : "") + ".compute_at(" +
-                           stage_func_ident + ", " + stage_level + ").store_in(::sw::LDM);");
-                }
+        if (dims >= 2) {
+            out_.gpu_blocks(Var(block_), Var(outer[dims - 1]), DeviceAPI::Host);
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", " + writer_.var(outer[dims - 1]) +
+                         ", ::Halide::DeviceAPI::Host);");
+        } else {
+            out_.gpu_blocks(Var(block_), DeviceAPI::Host);
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", ::Halide::DeviceAPI::Host);");
+        }
+        tile_ = ident(block_);
+    }
+
+    const Stage &stage(const std::string &name) const { return info_.stages[info_.by_name.at(name)]; }
+    std::string chunk_rvar_name() const { return info_.chunk_rvar >= 0 ? info_.rvars[info_.chunk_rvar].var : ""; }
+    std::string update_ident() const {
+        return ident(info_.main) + ".update(" + std::to_string(info_.main_update) + ")";
+    }
+
+    /** The names of the loops of an rfactor plan's reduction: the chunked variable, its chunks
+     * and the points in a chunk, split into the chunk's vectors and their lanes (the lanes of
+     * the partial sums' Var `lane`). */
+    struct RfactorVars {
+        std::string chunk_var, chunk_outer, chunk_inner, chunk_vectors, vector_lanes, lane;
+    };
+    RfactorVars rfactor_vars() const {
+        const std::string chunk_var = chunk_rvar_name();
+        return {chunk_var, chunk_var + "_o", chunk_var + "_i", chunk_var + "_io", chunk_var + "_ii", "sw_lane"};
+    }
+
+    /** Lanes of partial sums (rfactor) along the unit-stride reduction, in register blocks;
+     * the chunk-staged stages computed per chunk of the partial sums. */
+    void schedule_update_by_rfactor(const Stage &main_stage, Func main_func) {
+        Func partial = rfactor_into_lanes(main_stage, main_func);
+        block_partial_sums(main_stage, partial);
+        stage_chunks_at_partial_sums(partial);
+    }
+
+    /** The chunk's points split into vectors of 4 lanes, the lanes factored out into the
+     * partial sums (per tile, in LDM, the lanes innermost in storage and vectorised). */
+    Func rfactor_into_lanes(const Stage &main_stage, Func main_func) {
+        const std::string main_ident = ident(info_.main), update_src = update_ident();
+        Halide::Stage update = main_func.update(info_.main_update);
+        const RfactorVars v = rfactor_vars();
+        const int chunk = chunked_ ? plan_.chunk : int(info_.reduction);
+        update.split(RVar(v.chunk_var), RVar(v.chunk_outer), RVar(v.chunk_inner), chunk)
+            .split(RVar(v.chunk_inner), RVar(v.chunk_vectors), RVar(v.vector_lanes), 4);
+        writer_.line(update_src + ".split(" + writer_.rvar(v.chunk_var) + ", " + writer_.rvar(v.chunk_outer) + ", " +
+                     writer_.rvar(v.chunk_inner) + ", " + std::to_string(chunk) + ").split(" + ident(v.chunk_inner) +
+                     ", " + writer_.rvar(v.chunk_vectors) + ", " + writer_.rvar(v.vector_lanes) + ", 4);");
+        Func partial = update.rfactor(RVar(v.vector_lanes), Var(v.lane));
+        writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" + ident(v.vector_lanes) + ", " +
+                     writer_.var(v.lane) + ");");
+        std::vector<Var> storage{Var(v.lane)};
+        std::vector<std::string> storage_names{ident(v.lane)};
+        for (const std::string &a : main_stage.args) storage.push_back(Var(a)), storage_names.push_back(writer_.var(a));
+        partial.compute_at(out_, Var(block_)).store_in(sw::LDM).reorder_storage(storage).vectorize(Var(v.lane));
+        writer_.line(main_ident + "_partial.compute_at(" + out_ident_ + ", " + tile_ +
+                     ").store_in(::sw::LDM).reorder_storage(" + list(storage_names) + ").vectorize(" +
+                     ident(v.lane) + ");");
+        return partial;
+    }
+
+    /** A register block of plan.block x plan.block_lines points over the first two pure
+     * dimensions, unrolled inside the lanes: each loaded vector serves a row or column of the
+     * block (ShareOperands). */
+    void block_partial_sums(const Stage &main_stage, Func partial) {
+        const std::string main_ident = ident(info_.main);
+        const RfactorVars v = rfactor_vars();
+        const int block_points[2] = {plan_.block, plan_.block_lines};
+        std::vector<std::string> inner, outer_args;
+        for (size_t a = 0; a < main_stage.args.size(); a++) {
+            const std::string &arg = main_stage.args[a];
+            if (a < 2 && block_points[a] > 1) {
+                partial.update(0).split(Var(arg), Var(arg + "_bo"), Var(arg + "_bi"), block_points[a]);
+                writer_.line(main_ident + "_partial.update(0).split(" + writer_.var(arg) + ", " +
+                             writer_.var(arg + "_bo") + ", " + writer_.var(arg + "_bi") + ", " +
+                             std::to_string(block_points[a]) + ");");
+                inner.push_back(arg + "_bi"), outer_args.push_back(arg + "_bo");
             } else {
-                if (chunked) {
-                    upd.split(RVar(rv), RVar(rco), RVar(rci), plan.chunk);
-                    w.line(u + ".split(" + w.rvar(rv) + ", " + w.rvar(rco) + ", " + w.rvar(rci) + ", " +
-                           std::to_string(plan.chunk) + ");");
-                }
-                std::vector<std::string> names;
-                auto push = [&](const std::string &n, bool r) {
-                    order.push_back({n, r});
-                    names.push_back(r ? w.rvar(n) : w.var(n));
-                };
-                if (plan.vector == Plan::Vector::Pure) {
-                    const std::string xo = d0 + "_vo", xi = d0 + "_vi", xio = d0 + "_vio", xii = d0 + "_vii";
-                    upd.split(Var(d0), Var(xo), Var(xi), 4 * plan.block, TailStrategy::RoundUp)
-                        .split(Var(xi), Var(xio), Var(xii), 4);
-                    w.line(u + ".split(" + w.var(d0) + ", " + w.var(xo) + ", " + w.var(xi) + ", " +
-                           std::to_string(4 * plan.block) + ", TailStrategy::RoundUp).split(" + ident(xi) + ", " +
-                           w.var(xio) + ", " + w.var(xii) + ", 4);");
-                    push(xii, false), push(xio, false);
-                    if (plan.block_lines > 1) {
-                        // The block's second dimension, unrolled inside the vectors' loop.
-                        const std::string bv = ms->args[info.block_dim];
-                        upd.split(Var(bv), Var(bv + "_bo"), Var(bv + "_bi"), plan.block_lines);
-                        w.line(u + ".split(" + w.var(bv) + ", " + w.var(bv + "_bo") + ", " + w.var(bv + "_bi") + ", " +
-                               std::to_string(plan.block_lines) + ");");
-                        push(bv + "_bi", false);
-                    }
-                }
-                for (size_t i = 0; i < info.rvars.size(); i++) {
-                    if (int(i) == info.chunk_rvar) continue;
-                    push(info.rvars[i].var, true);
-                }
-                if (info.chunk_rvar >= 0) push(chunked ? rci : rv, true);
-                push(plan.vector == Plan::Vector::Pure ? d0 + "_vo" : d0, false);
-                for (size_t a = 1; a < ms->args.size(); a++) {
-                    const bool split = plan.vector == Plan::Vector::Pure && plan.block_lines > 1 && int(a) == info.block_dim;
-                    push(split ? ms->args[a] + "_bo" : ms->args[a], false);
-                }
-                if (chunked) push(rco, true);
-                upd.reorder(vrs(order));
-                w.line(u + ".reorder(" + list(names) + ");");
-                if (plan.vector == Plan::Vector::Pure) {
-                    upd.vectorize(Var(d0 + "_vii")).unroll(Var(d0 + "_vio"));
-                    w.line(u + ".vectorize(" + ident(d0 + "_vii") + ").unroll(" + ident(d0 + "_vio") + ");");
-                    if (plan.block_lines > 1) {
-                        const std::string bi = ms->args[info.block_dim] + "_bi";
-                        upd.unroll(Var(bi));
-                        w.line(u + ".unroll(" + ident(bi) + ");");
-                    }
-                }
-                if (plan.unroll_taps) {
-                    for (size_t i = 0; i < info.rvars.size(); i++) {
-                        if (int(i) == info.chunk_rvar) continue;
-                        upd.unroll(RVar(info.rvars[i].var));
-                        w.line(u + ".unroll(" + ident(info.rvars[i].var) + ");");
-                    }
-                } else if (plan.phases && info.chunk_rvar != 0 && !info.rvars.empty()) {
-                    // The taps along x read their phase planes at constant offsets.
-                    upd.unroll(RVar(info.rvars[0].var));
-                    w.line(u + ".unroll(" + ident(info.rvars[0].var) + ");");
-                }
-                if (chunked) stage_level = ident(rco);
+                outer_args.push_back(arg);
             }
         }
-        for (int uu = 0; uu < int(ms->func.updates().size()); uu++) {
-            if (uu == info.main_update) continue;
-            mf.update(uu).unscheduled();
-            w.line(mn + ".update(" + std::to_string(uu) + ").unscheduled();");
+        std::vector<std::pair<std::string, bool>> order{{v.lane, false}};
+        std::vector<std::string> order_names{ident(v.lane)};
+        for (const std::string &i : inner) order.push_back({i, false}), order_names.push_back(ident(i));
+        order.push_back({v.chunk_vectors, true}), order_names.push_back(ident(v.chunk_vectors));
+        for (const std::string &a : outer_args) order.push_back({a, false}), order_names.push_back(writer_.var(a));
+        order.push_back({v.chunk_outer, true}), order_names.push_back(ident(v.chunk_outer));
+        partial.update(0).reorder(vrs(order)).vectorize(Var(v.lane));
+        writer_.line(main_ident + "_partial.update(0).reorder(" + list(order_names) + ").vectorize(" + ident(v.lane) +
+                     ");");
+        for (const std::string &i : inner) {
+            partial.update(0).unroll(Var(i));
+            writer_.line(main_ident + "_partial.update(0).unroll(" + ident(i) + ");");
         }
     }
 
-    // Every other stage: per chunk (read only by the main update) or per tile, in LDM.
-    std::vector<std::string> double_buffered;
-    for (const Stage &s : info.stages) {
-        if (s.is_output || s.name == info.main) continue;
-        const bool producer = contains(info.producers, s.name);
-        if ((producer && plan.inline_producers) || contains(info.wrappers, s.name)) continue;
-        const bool per_chunk = !stage_level.empty() &&
-                               (contains(info.chunk_staged, s.name) ||
-                                (plan.inline_producers && contains(info.producer_inputs, s.name)));
-        if (plan.vector == Plan::Vector::Reduction && contains(info.chunk_staged, s.name)) {
-            if (plan.double_buffer && chunked) double_buffered.push_back(s.name);
-            continue;  // staged above at the partial sums
+    /** The chunk-staged stages computed per chunk of the partial sums (staging there needs the
+     * partial Func itself). */
+    void stage_chunks_at_partial_sums(Func partial) {
+        const RfactorVars v = rfactor_vars();
+        stage_level_ = ident(v.chunk_outer);
+        const std::string partial_ident = ident(info_.main) + "_partial";
+        for (const std::string &n : info_.chunk_staged) {
+            Func in = writer_.func(n);
+            Func staged = stage(n).is_input ? in.in() : in;
+            staged.compute_at(partial, RVar(v.chunk_outer)).store_in(sw::LDM);
+            writer_.line(ident(n) + (stage(n).is_input ? ".in()" : "") + ".compute_at(" + partial_ident + ", " +
+                         stage_level_ + ").store_in(::sw::LDM);");
         }
-        if (s.is_input) {
-            if (s.callers.empty()) continue;
-            if (!plan.inline_producers && contains(info.producer_inputs, s.name)) continue;  // moved by the producer's copy
+    }
+
+    /** The loops of the main update, innermost first, as Halide and as source. */
+    struct LoopOrder {
+        Writer &writer;
+        std::vector<std::pair<std::string, bool>> loops;  ///< name, is a reduction variable
+        std::vector<std::string> names;
+        void push(const std::string &n, bool is_rvar) {
+            loops.push_back({n, is_rvar});
+            names.push_back(is_rvar ? writer.rvar(n) : writer.var(n));
         }
-        Func f = w.func(s.name);
+    };
+
+    /** The main update without rfactor: chunks of the reduction, vectors along x in
+     * register blocks, the loop order, and what is unrolled. */
+    void schedule_update(const Stage &main_stage, Func main_func) {
+        const std::string update_src = update_ident();
+        Halide::Stage update = main_func.update(info_.main_update);
+        const std::string chunk_var = chunk_rvar_name(), chunk_outer = chunk_var + "_o", chunk_inner = chunk_var + "_i";
+        const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
+        if (chunked_) {
+            update.split(RVar(chunk_var), RVar(chunk_outer), RVar(chunk_inner), plan_.chunk);
+            writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " +
+                         writer_.rvar(chunk_inner) + ", " + std::to_string(plan_.chunk) + ");");
+        }
+        LoopOrder order{writer_, {}, {}};
+        if (plan_.vector == Plan::Vector::Pure) split_into_register_blocks(main_stage, update, order);
+        for (size_t i = 0; i < info_.rvars.size(); i++) {
+            if (int(i) == info_.chunk_rvar) continue;
+            order.push(info_.rvars[i].var, true);
+        }
+        if (info_.chunk_rvar >= 0) order.push(chunked_ ? chunk_inner : chunk_var, true);
+        order.push(plan_.vector == Plan::Vector::Pure ? x + "_vo" : x, false);
+        for (size_t a = 1; a < main_stage.args.size(); a++) {
+            const bool split = plan_.vector == Plan::Vector::Pure && plan_.block_lines > 1 && int(a) == info_.block_dim;
+            order.push(split ? main_stage.args[a] + "_bo" : main_stage.args[a], false);
+        }
+        if (chunked_) order.push(chunk_outer, true);
+        update.reorder(vrs(order.loops));
+        writer_.line(update_src + ".reorder(" + list(order.names) + ");");
+        if (plan_.vector == Plan::Vector::Pure) {
+            update.vectorize(Var(x + "_vii")).unroll(Var(x + "_vio"));
+            writer_.line(update_src + ".vectorize(" + ident(x + "_vii") + ").unroll(" + ident(x + "_vio") + ");");
+            if (plan_.block_lines > 1) {
+                const std::string block_lines_var = main_stage.args[info_.block_dim] + "_bi";
+                update.unroll(Var(block_lines_var));
+                writer_.line(update_src + ".unroll(" + ident(block_lines_var) + ");");
+            }
+        }
+        unroll_taps(update);
+        if (chunked_) stage_level_ = ident(chunk_outer);
+    }
+
+    /** x split into register blocks of plan.block vectors (and, with plan.block_lines, the
+     * block's second dimension): the innermost loops of the update. */
+    void split_into_register_blocks(const Stage &main_stage, Halide::Stage &update, LoopOrder &order) {
+        const std::string update_src = update_ident();
+        const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
+        const std::string x_blocks = x + "_vo", x_in_block = x + "_vi", x_vectors = x + "_vio", x_lanes = x + "_vii";
+        update.split(Var(x), Var(x_blocks), Var(x_in_block), 4 * plan_.block, TailStrategy::RoundUp)
+            .split(Var(x_in_block), Var(x_vectors), Var(x_lanes), 4);
+        writer_.line(update_src + ".split(" + writer_.var(x) + ", " + writer_.var(x_blocks) + ", " +
+                     writer_.var(x_in_block) + ", " + std::to_string(4 * plan_.block) + ", TailStrategy::RoundUp).split(" +
+                     ident(x_in_block) + ", " + writer_.var(x_vectors) + ", " + writer_.var(x_lanes) + ", 4);");
+        order.push(x_lanes, false), order.push(x_vectors, false);
+        if (plan_.block_lines > 1) {
+            // The block's second dimension, unrolled inside the vectors' loop.
+            const std::string block_dim_var = main_stage.args[info_.block_dim];
+            update.split(Var(block_dim_var), Var(block_dim_var + "_bo"), Var(block_dim_var + "_bi"), plan_.block_lines);
+            writer_.line(update_src + ".split(" + writer_.var(block_dim_var) + ", " + writer_.var(block_dim_var + "_bo") + ", " +
+                         writer_.var(block_dim_var + "_bi") + ", " + std::to_string(plan_.block_lines) + ");");
+            order.push(block_dim_var + "_bi", false);
+        }
+    }
+
+    /** The taps (the reduction variables other than the chunked one) unrolled, or with phase
+     * planes those along x, which read their planes at constant offsets. */
+    void unroll_taps(Halide::Stage &update) {
+        const std::string update_src = update_ident();
+        if (plan_.unroll_taps) {
+            for (size_t i = 0; i < info_.rvars.size(); i++) {
+                if (int(i) == info_.chunk_rvar) continue;
+                update.unroll(RVar(info_.rvars[i].var));
+                writer_.line(update_src + ".unroll(" + ident(info_.rvars[i].var) + ");");
+            }
+        } else if (plan_.phases && info_.chunk_rvar != 0 && !info_.rvars.empty()) {
+            update.unroll(RVar(info_.rvars[0].var));
+            writer_.line(update_src + ".unroll(" + ident(info_.rvars[0].var) + ");");
+        }
+    }
+
+    /** A stage other than the main one computed in LDM, per chunk or per tile. */
+    void stage_in_ldm(const Stage &s, bool per_chunk) {
+        Func f = writer_.func(s.name);
         Func staged = s.is_input ? f.in() : f;
-        const std::string sn = ident(s.name) + (s.is_input ? ".in()" : "");
+        const std::string staged_ident = ident(s.name) + (s.is_input ? ".in()" : "");
         if (per_chunk) {
-            staged.compute_at(Func(env.at(info.main)), RVar(info.rvars[info.chunk_rvar].var + "_o")).store_in(sw::LDM);
-            w.line(sn + ".compute_at(" + ident(info.main) + ", " + stage_level + ").store_in(::sw::LDM);");
-            if (plan.double_buffer) double_buffered.push_back(s.name);
+            staged.compute_at(Func(env_.at(info_.main)), RVar(info_.rvars[info_.chunk_rvar].var + "_o"))
+                .store_in(sw::LDM);
+            writer_.line(staged_ident + ".compute_at(" + ident(info_.main) + ", " + stage_level_ +
+                         ").store_in(::sw::LDM);");
+            if (plan_.double_buffer) double_buffered_.push_back(s.name);
         } else {
-            staged.compute_at(out, Var(block)).store_in(sw::LDM);
-            w.line(sn + ".compute_at(" + on + ", " + tile + ").store_in(::sw::LDM);");
+            staged.compute_at(out_, Var(block_)).store_in(sw::LDM);
+            writer_.line(staged_ident + ".compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM);");
         }
         if (!s.is_input) {
-            for (int uu = 0; uu < int(s.func.updates().size()); uu++) {
-                f.update(uu).unscheduled();
-                w.line(ident(s.name) + ".update(" + std::to_string(uu) + ").unscheduled();");
+            for (int update_index = 0; update_index < int(s.func.updates().size()); update_index++) {
+                f.update(update_index).unscheduled();
+                writer_.line(ident(s.name) + ".update(" + std::to_string(update_index) + ").unscheduled();");
             }
         }
     }
-    // Inputs whose staged box is the same on every CPE: read once, shared (not double buffered).
-    const std::vector<std::string> shared = shared_inputs(info, plan);
-    for (const std::string &n : shared) {
-        double_buffered.erase(std::remove(double_buffered.begin(), double_buffered.end(), n), double_buffered.end());
-        const bool rc = plan.share == Plan::Share::RegComm;
-        const Func staged = Func(env.at(n)).in();
-        const sw::Sharing how = rc ? sw::Sharing::RegComm : sw::Sharing::Dma;
-        sw::broadcast(staged, how);
-        marked.shared[staged.name()] = how;
-        w.line("::sw::broadcast(" + ident(n) + ".in()" + (rc ? ", ::sw::Sharing::RegComm" : "") + ");");
-    }
-    for (const std::string &n : double_buffered) {
-        const bool input = info.stages[info.by_name.at(n)].is_input;
-        Func f = Func(env.at(n));
-        const Func staged = input ? f.in() : f;
-        sw::double_buffer(staged);
-        marked.double_buffered.insert(staged.name());
-        w.line("::sw::double_buffer(" + ident(n) + (input ? ".in()" : "") + ");");
-    }
-    // The windows read by gathered vectors, also split into their phases.
-    if (plan.phases) {
-        for (const std::string &n : info.gathered) {
-            const bool input = info.stages[info.by_name.at(n)].is_input;
-            Func f = Func(env.at(n));
-            const Func staged = input ? f.in() : f;
-            sw::split_phases(staged);
-            marked.phase_split.insert(staged.name());
-            w.line("::sw::split_phases(" + ident(n) + (input ? ".in()" : "") + ");");
-        }
-    }
-    // An output that computes its values itself writes each tile into the LDM and puts it
-    // back by DMA, instead of storing element by element into main memory.
-    if (info.output_computes) {
-        sw::stage_output(out);
-        marked.staged_outputs.insert(out.name());
-        w.line("::sw::stage_output(" + on + ");");
-    }
+};
 
-    return {w.source(), marked};
+}  // namespace
+
+AppliedPlan apply_plan(const PipelineInfo &info, const Plan &plan, const std::map<std::string, Function> &env) {
+    PlanApplier apply(info, plan, env);
+    apply.tile_output_over_cpes();
+    apply.schedule_main_stage();
+    apply.stage_other_stages();
+    apply.share_inputs();
+    apply.double_buffer_stagings();
+    apply.split_gathered_windows();
+    apply.stage_computing_output();
+    return apply.result();
 }
 
 std::string schedule_function(const std::string &body, const std::string &name) {
