@@ -7,6 +7,7 @@
 #include "target_sw/PassSupport.h"
 #include "target_sw/SunwayIR.h"
 
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -294,6 +295,36 @@ private:
         return Block::make({ir::make_dma_begin(site), request_nest, ir::make_dma_wait(site)});
     }
 
+    /** A guarded staging copy ldm[ldm_index] = cond ? main[main_index] : fill, the enclosing
+     * lets substituted and the boundary condition's clamps stripped from main_index (inside
+     * the box they are the identity). */
+    struct GuardedCopy {
+        const Store *store = nullptr;
+        const Load *load = nullptr;
+        Expr fill, cond, ldm_index, main_index;
+        std::vector<std::string> vars;  ///< the nest's loop variables, innermost first
+
+        bool uses_nest(const Expr &e) const {
+            for (const std::string &v : vars) {
+                if (expr_uses_var(e, v)) return true;
+            }
+            return false;
+        }
+        /** \p e with vars[d] = values[d] for d >= from. */
+        Expr at(Expr e, const std::vector<Expr> &values, size_t from = 0) const {
+            for (size_t d = from; d < vars.size(); d++) e = substitute(vars[d], values[d], e);
+            return simplify(e);
+        }
+    };
+
+    /** The in-bounds box of a guarded copy, per dimension innermost first: [lo, hi] (ext
+     * elements) inside the loop's [full_min, full_min + full_ext); guard: the conjuncts free
+     * of the nest, which guard the whole box; the steps of the LDM and main-memory indices. */
+    struct GuardedBox {
+        std::vector<Expr> lo, hi, ext, full_min, full_ext, ldm_step, main_step;
+        Expr guard = const_true();
+    };
+
     /** A zero-padded (guarded) staging copy, ldm[i(v)] = cond(v) ? main[j(v)] : fill, as
      * produced by staging a boundary-conditioned Func: the in-bounds box of each dimension
      * is solved from the condition (conjuncts free of the nest's variables guard the whole
@@ -302,192 +333,246 @@ private:
      * copy is not of that form (it then stays CPE code). */
     Stmt lower_guarded(const Store *store, const Select *sel, const std::vector<const For *> &loops,
                        const std::vector<std::pair<std::string, Expr>> &lets) {
-        const Load *load = sel->true_value.as<Load>();
-        Expr fill = sel->false_value, cond = sel->condition;
-        if (!load) {
-            load = sel->false_value.as<Load>();
-            fill = sel->true_value;
-            cond = !sel->condition;
+        std::optional<GuardedCopy> copy = match_guarded_copy(store, sel, loops, lets);
+        if (!copy) return Stmt();
+        std::optional<GuardedBox> box = solve_box(*copy, loops);
+        if (!box || !find_steps(*copy, *box)) return Stmt();
+        const int site = next_site++;
+        Stmt spread;
+        Stmt req = box_requests(*copy, *box, site, spread);
+        Expr nonempty = box->guard;
+        for (size_t d = 0; d < copy->vars.size(); d++) nonempty = nonempty && box->ext[d] > 0;
+        req = IfThenElse::make(simplify(nonempty), req);
+        const Stmt fix = fix_padding(*copy, *box, spread);
+        record_guarded_site(*copy, *box);
+        std::vector<Stmt> parts = {ir::make_dma_begin(site), req, ir::make_dma_wait(site)};
+        if (fix.defined()) parts.push_back(fix);
+        return Block::make(parts);
+    }
+
+    /** The copy \p store = \p sel as a GuardedCopy, if it is one: a scalar unpredicated store
+     * into an LDM buffer of a select between a main-memory load of the same type and a fill
+     * free of the nest, in loops whose bounds are free of it. */
+    std::optional<GuardedCopy> match_guarded_copy(const Store *store, const Select *sel,
+                                                  const std::vector<const For *> &loops,
+                                                  const std::vector<std::pair<std::string, Expr>> &lets) const {
+        GuardedCopy c;
+        c.store = store;
+        c.load = sel->true_value.as<Load>();
+        c.fill = sel->false_value;
+        c.cond = sel->condition;
+        if (!c.load) {
+            c.load = sel->false_value.as<Load>();
+            c.fill = sel->true_value;
+            c.cond = !sel->condition;
         }
+        const Load *load = c.load;
         if (!load || !ldm.count(store->name) || !main.count(load->name) || !store->value.type().is_scalar() ||
             load->type != store->value.type() || !is_const_one(store->predicate) ||
             !is_const_one(load->predicate) || loops.empty()) {
-            return Stmt();
+            return std::nullopt;
         }
-        Expr ldm_index = store->index, main_index = load->index;
+        c.ldm_index = store->index;
+        c.main_index = load->index;
         for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-            ldm_index = substitute(it->first, it->second, ldm_index);
-            main_index = substitute(it->first, it->second, main_index);
-            cond = substitute(it->first, it->second, cond);
-            fill = substitute(it->first, it->second, fill);
+            c.ldm_index = substitute(it->first, it->second, c.ldm_index);
+            c.main_index = substitute(it->first, it->second, c.main_index);
+            c.cond = substitute(it->first, it->second, c.cond);
+            c.fill = substitute(it->first, it->second, c.fill);
         }
-        std::vector<std::string> vars;  // innermost first
-        for (auto it = loops.rbegin(); it != loops.rend(); ++it) vars.push_back((*it)->name);
-        auto uses_nest = [&](const Expr &e) {
-            for (const std::string &v : vars) {
-                if (expr_uses_var(e, v)) return true;
-            }
-            return false;
-        };
-        if (uses_nest(fill)) return Stmt();
+        for (auto it = loops.rbegin(); it != loops.rend(); ++it) c.vars.push_back((*it)->name);
+        if (c.uses_nest(c.fill)) return std::nullopt;
         for (const For *f : loops) {
-            if (uses_nest(f->min) || uses_nest(f->extent)) return Stmt();
+            if (c.uses_nest(f->min) || c.uses_nest(f->extent)) return std::nullopt;
         }
-        // Inside the box the clamps of the boundary condition are the identity.
-        main_index = StripClamps(vars).mutate(main_index);
+        c.main_index = StripClamps(c.vars).mutate(c.main_index);
+        return c;
+    }
 
-        // Conjuncts of the condition, each a linear bound on one nest variable, or free of
-        // them (then it guards the whole box).
+    /** The in-bounds box from the copy's condition: each conjunct a linear bound on one nest
+     * variable, or free of them (then it guards the whole box). None if a conjunct couples
+     * two dimensions or is not linear. */
+    static std::optional<GuardedBox> solve_box(const GuardedCopy &c, const std::vector<const For *> &loops) {
         std::vector<Expr> conjuncts;
-        if (!split_conjuncts(simplify(cond), false, conjuncts)) return Stmt();
+        if (!split_conjuncts(simplify(c.cond), false, conjuncts)) return std::nullopt;
         const size_t n = loops.size();
-        std::vector<Expr> lo(n), hi(n), ext(n), full_min(n), full_ext(n);
+        GuardedBox b;
+        b.lo.resize(n);
+        b.hi.resize(n);
+        b.ext.resize(n);
+        b.full_min.resize(n);
+        b.full_ext.resize(n);
         for (size_t d = 0; d < n; d++) {
             const For *f = loops[n - 1 - d];
-            full_min[d] = f->min;
-            full_ext[d] = f->extent;
-            lo[d] = f->min;
-            hi[d] = simplify(f->min + f->extent - 1);
+            b.full_min[d] = f->min;
+            b.full_ext[d] = f->extent;
+            b.lo[d] = f->min;
+            b.hi[d] = simplify(f->min + f->extent - 1);
         }
-        Expr box_guard = const_true();
-        for (const Expr &c : conjuncts) {
+        for (const Expr &conjunct : conjuncts) {
             int which = -1;
             for (size_t d = 0; d < n; d++) {
-                if (expr_uses_var(c, vars[d])) {
-                    if (which >= 0) return Stmt();  // couples two dimensions: not a box
+                if (expr_uses_var(conjunct, c.vars[d])) {
+                    if (which >= 0) return std::nullopt;  // couples two dimensions: not a box
                     which = int(d);
                 }
             }
             if (which < 0) {
-                box_guard = box_guard && c;
+                b.guard = b.guard && conjunct;
                 continue;
             }
             const size_t d = size_t(which);
             Expr bound;
             bool upper;
-            if (!solve_linear_bound(c, vars[d], bound, upper)) return Stmt();
+            if (!solve_linear_bound(conjunct, c.vars[d], bound, upper)) return std::nullopt;
             if (upper) {
-                hi[d] = simplify(min(hi[d], bound));
+                b.hi[d] = simplify(min(b.hi[d], bound));
             } else {
-                lo[d] = simplify(max(lo[d], bound));
+                b.lo[d] = simplify(max(b.lo[d], bound));
             }
         }
-        for (size_t d = 0; d < n; d++) ext[d] = simplify(max(hi[d] - lo[d] + 1, 0));
-        // Steps: the LDM side must be a row-major layout of the padded window (rows may be
-        // longer than the loop, e.g. rounded up for vectors), the main side contiguous in
-        // the innermost dimension.
-        std::vector<Expr> main_step(n), ldm_step(n);
+        for (size_t d = 0; d < n; d++) b.ext[d] = simplify(max(b.hi[d] - b.lo[d] + 1, 0));
+        return b;
+    }
+
+    /** The index steps per dimension, into \p b. False unless the LDM side is a row-major
+     * layout of the padded window (rows may be longer than the loop, e.g. rounded up for
+     * vectors) and the main side is contiguous in the innermost dimension. */
+    static bool find_steps(const GuardedCopy &c, GuardedBox &b) {
+        const size_t n = c.vars.size();
+        b.main_step.resize(n);
+        b.ldm_step.resize(n);
         Expr row = 1;  // the LDM span of the dimensions inside d
         for (size_t d = 0; d < n; d++) {
-            Var v(vars[d]);
-            const Expr ls = simplify(substitute(vars[d], v + 1, ldm_index) - ldm_index);
-            main_step[d] = simplify(substitute(vars[d], v + 1, main_index) - main_index);
-            if (uses_nest(ls) || uses_nest(main_step[d])) return Stmt();
-            if (d == 0 ? !is_const_one(ls) : !proved(ls >= row)) return Stmt();
-            ldm_step[d] = ls;
-            row = simplify(ls * full_ext[d]);
+            Var v(c.vars[d]);
+            const Expr ls = simplify(substitute(c.vars[d], v + 1, c.ldm_index) - c.ldm_index);
+            b.main_step[d] = simplify(substitute(c.vars[d], v + 1, c.main_index) - c.main_index);
+            if (c.uses_nest(ls) || c.uses_nest(b.main_step[d])) return false;
+            if (d == 0 ? !is_const_one(ls) : !proved(ls >= row)) return false;
+            b.ldm_step[d] = ls;
+            row = simplify(ls * b.full_ext[d]);
         }
-        if (!is_const_one(main_step[0])) return Stmt();
+        return is_const_one(b.main_step[0]);
+    }
 
-        const int site = next_site++;
-        auto at = [&](Expr e, const std::vector<Expr> &values, size_t from) {
-            for (size_t d = from; d < n; d++) e = substitute(vars[d], values[d], e);
-            return simplify(e);
-        };
-        // The DMA lands the box straight in its padded place. The LDM side of a request is
-        // contiguous, so the box rows go as one strided request when they follow each other
-        // in the LDM (the box spans the padded row), else one request per row.
+    /** The DMA of the box, landing straight in its padded place. The LDM side of a request is
+     * contiguous, so the box rows go as one strided request when they follow each other in
+     * the LDM (the box spans the padded row), else one request per row; rows that are whole
+     * rows of the source go as one contiguous block. Where they are whole rows of the source
+     * but not consecutive in the LDM, the box comes compactly and \p spread (set here) moves
+     * it to its place. */
+    static Stmt box_requests(const GuardedCopy &c, const GuardedBox &b, int site, Stmt &spread) {
+        const size_t n = c.vars.size();
+        const std::string &ldm_name = c.store->name, &main_name = c.load->name;
         std::vector<Expr> box_vars(n);
-        for (size_t d = 0; d < n; d++) box_vars[d] = Variable::make(Int(32), vars[d]);
+        for (size_t d = 0; d < n; d++) box_vars[d] = Variable::make(Int(32), c.vars[d]);
         std::vector<Expr> first = box_vars;
-        first[0] = lo[0];
-        if (n > 1) first[1] = lo[1];
-        const Expr rows = n > 1 ? ext[1] : Expr(1), pitch = n > 1 ? main_step[1] : ext[0];
-        const Expr req_ldm = at(ldm_index, first, 0), req_main = at(main_index, first, 0);
-        Stmt req = request(false, store->name, req_ldm, load->name, req_main, ext[0], rows, pitch, site);
+        first[0] = b.lo[0];
+        if (n > 1) first[1] = b.lo[1];
+        const Expr rows = n > 1 ? b.ext[1] : Expr(1), pitch = n > 1 ? b.main_step[1] : b.ext[0];
+        const Expr req_ldm = c.at(c.ldm_index, first), req_main = c.at(c.main_index, first);
+        Stmt req = request(false, ldm_name, req_ldm, main_name, req_main, b.ext[0], rows, pitch, site);
         if (n > 1) {
             Var r(unique_name("dma_row"));
             const Stmt per_row =
                 For::make(r.name(), 0, rows, ForType::Serial, DeviceAPI::None,
-                          request(false, store->name, simplify(req_ldm + r * ldm_step[1]), load->name,
-                                  simplify(req_main + r * pitch), ext[0], 1, ext[0], site));
+                          request(false, ldm_name, simplify(req_ldm + r * b.ldm_step[1]), main_name,
+                                  simplify(req_main + r * pitch), b.ext[0], 1, b.ext[0], site));
             // One strided request needs consecutive LDM rows and main-memory rows that do
             // not overlap.
-            const Expr strided = ext[0] == ldm_step[1] && pitch >= ext[0];
+            const Expr strided = b.ext[0] == b.ldm_step[1] && pitch >= b.ext[0];
             if (proved(!strided)) {
                 req = per_row;
             } else if (!proved(strided)) {
                 req = IfThenElse::make(strided, req, per_row);
             }
-            if (!proved(pitch != ext[0])) {
+            if (!proved(pitch != b.ext[0])) {
                 // Rows that are whole rows of the source (the box spans its width) follow each
                 // other in main memory: one contiguous block instead of one block per row.
-                const Expr all = ext[0] * rows;
-                const Stmt whole = request(false, store->name, req_ldm, load->name, req_main, all, 1, all, site);
-                const Expr both = pitch == ext[0] && ldm_step[1] == ext[0];
+                const Expr all = b.ext[0] * rows;
+                const Stmt whole = request(false, ldm_name, req_ldm, main_name, req_main, all, 1, all, site);
+                const Expr both = pitch == b.ext[0] && b.ldm_step[1] == b.ext[0];
                 req = proved(both) ? whole : IfThenElse::make(both, whole, req);
             }
         }
         for (size_t d = 2; d < n; d++) {
-            req = For::make(vars[d], lo[d], ext[d], ForType::Serial, DeviceAPI::None, req);
+            req = For::make(c.vars[d], b.lo[d], b.ext[d], ForType::Serial, DeviceAPI::None, req);
         }
-        // Box rows that are whole rows of the source (a narrow image: the box spans its width)
-        // but not consecutive in the LDM: one contiguous request per outer iteration is far
-        // cheaper than one per row (each costs a block), so the box comes compactly to the
-        // start of the copy's region and is spread to its place in the LDM, backwards (no
-        // element is overwritten before it is read).
-        Stmt spread;
-        if (n > 1 && !proved(pitch != ext[0])) {
-            const Expr compact_rows = pitch == ext[0] && ldm_step[1] != ext[0];
-            const Expr ldm_base = at(ldm_index, full_min, 0);
-            Expr compact = ldm_base, cstride = 1;
-            for (size_t d = 0; d < n; d++) {
-                compact = compact + (box_vars[d] - lo[d]) * cstride;
-                cstride = cstride * ext[d];
-            }
-            const Expr all = ext[0] * rows;
-            Stmt whole = request(false, store->name, at(compact, first, 0), load->name, req_main, all, 1, all, site);
-            for (size_t d = 2; d < n; d++) {
-                whole = For::make(vars[d], lo[d], ext[d], ForType::Serial, DeviceAPI::None, whole);
-            }
-            const Type t = store->value.type();
-            std::vector<Expr> back(n);
-            std::vector<std::string> rev(n);
-            for (size_t d = 0; d < n; d++) {
-                rev[d] = unique_name("spread");
-                back[d] = hi[d] - Variable::make(Int(32), rev[d]);
-            }
-            spread = Store::make(store->name, Load::make(t, store->name, at(compact, back, 0), Buffer<>(), Parameter(), const_true(), ModulusRemainder()),
-                                 at(ldm_index, back, 0), Parameter(), const_true(), ModulusRemainder());
-            for (size_t d = 0; d < n; d++) spread = For::make(rev[d], 0, ext[d], ForType::Serial, DeviceAPI::None, spread);
-            spread = IfThenElse::make(simplify(compact_rows && box_guard), spread);
-            req = IfThenElse::make(compact_rows, whole, req);
-        }
-        Expr nonempty = box_guard;
-        for (size_t d = 0; d < n; d++) nonempty = nonempty && ext[d] > 0;
-        req = IfThenElse::make(simplify(nonempty), req);
+        if (n > 1 && !proved(pitch != b.ext[0])) req = compact_then_spread(c, b, site, box_vars, first, req_main, req, spread);
+        return req;
+    }
 
-        // The fill: written where the box is not, and only there.
-        Expr partial = !box_guard;
-        for (size_t d = 0; d < n; d++) partial = partial || lo[d] != full_min[d] || ext[d] != full_ext[d];
+    /** Box rows that are whole rows of the source (a narrow image: the box spans its width)
+     * but not consecutive in the LDM: one contiguous request per outer iteration is far
+     * cheaper than one per row (each costs a block), so the box comes compactly to the start
+     * of the copy's region and \p spread moves it to its place in the LDM, backwards (no
+     * element is overwritten before it is read). Returns \p req chosen at run time against the
+     * compact request. */
+    static Stmt compact_then_spread(const GuardedCopy &c, const GuardedBox &b, int site,
+                                    const std::vector<Expr> &box_vars, const std::vector<Expr> &first,
+                                    const Expr &req_main, const Stmt &req, Stmt &spread) {
+        const size_t n = c.vars.size();
+        const std::string &ldm_name = c.store->name;
+        const Expr rows = b.ext[1], pitch = b.main_step[1];
+        const Expr compact_rows = pitch == b.ext[0] && b.ldm_step[1] != b.ext[0];
+        const Expr ldm_base = c.at(c.ldm_index, b.full_min);
+        Expr compact = ldm_base, cstride = 1;
+        for (size_t d = 0; d < n; d++) {
+            compact = compact + (box_vars[d] - b.lo[d]) * cstride;
+            cstride = cstride * b.ext[d];
+        }
+        const Expr all = b.ext[0] * rows;
+        Stmt whole = request(false, ldm_name, c.at(compact, first), c.load->name, req_main, all, 1, all, site);
+        for (size_t d = 2; d < n; d++) {
+            whole = For::make(c.vars[d], b.lo[d], b.ext[d], ForType::Serial, DeviceAPI::None, whole);
+        }
+        const Type t = c.store->value.type();
+        std::vector<Expr> back(n);
+        std::vector<std::string> rev(n);
+        for (size_t d = 0; d < n; d++) {
+            rev[d] = unique_name("spread");
+            back[d] = b.hi[d] - Variable::make(Int(32), rev[d]);
+        }
+        spread = Store::make(ldm_name,
+                             Load::make(t, ldm_name, c.at(compact, back), Buffer<>(), Parameter(), const_true(),
+                                        ModulusRemainder()),
+                             c.at(c.ldm_index, back), Parameter(), const_true(), ModulusRemainder());
+        for (size_t d = 0; d < n; d++) {
+            spread = For::make(rev[d], 0, b.ext[d], ForType::Serial, DeviceAPI::None, spread);
+        }
+        spread = IfThenElse::make(simplify(compact_rows && b.guard), spread);
+        return IfThenElse::make(compact_rows, whole, req);
+    }
+
+    /** What follows the DMA: the spread of a compact box (whenever the box came compactly,
+     * padded or not: the LDM rows may be longer than the window's, e.g. rounded up to whole
+     * vectors), then the fill, written where the box is not, and only there. */
+    static Stmt fix_padding(const GuardedCopy &c, const GuardedBox &b, const Stmt &spread) {
+        Expr partial = !b.guard;
+        for (size_t d = 0; d < c.vars.size(); d++) {
+            partial = partial || b.lo[d] != b.full_min[d] || b.ext[d] != b.full_ext[d];
+        }
         partial = simplify(partial);
-        // (The spread runs whenever the box came compactly, padded or not: the LDM rows may
-        // be longer than the window's, e.g. rounded up to whole vectors.)
         Stmt fix = spread;
         if (!is_const_zero(partial)) {
-            const Stmt fill_rest = IfThenElse::make(partial, fill_outside_box(store, fill, ldm_index, vars, lo, hi, full_min, full_ext, box_guard));
+            const Stmt fill_rest = IfThenElse::make(partial, fill_outside_box(c.store, c.fill, c.ldm_index, c.vars,
+                                                                              b.lo, b.hi, b.full_min, b.full_ext,
+                                                                              b.guard));
             fix = fix.defined() ? Block::make(fix, fill_rest) : fill_rest;
         }
+        return fix;
+    }
+
+    /** The kernel's report line of a zero-padded window's DMA. */
+    void record_guarded_site(const GuardedCopy &c, const GuardedBox &b) {
         std::ostringstream shape;
         shape << "zero-padded window: the in-bounds box by DMA straight to its padded place ("
-              << (n > 2 ? "per outer iteration " : "") << "one strided request, or one request per row when the box "
+              << (c.vars.size() > 2 ? "per outer iteration " : "")
+              << "one strided request, or one request per row when the box "
               << "is narrower than the padded row, or one contiguous request spread in the LDM when its rows are whole "
-              << "rows of the source; rows of up to " << simplify(full_ext[0] * load->type.bytes())
+              << "rows of the source; rows of up to " << simplify(b.full_ext[0] * c.load->type.bytes())
               << " B), the padding filled at the edges only";
-        k.dma.push_back({store->name, load->name, false, shape.str()});
-        std::vector<Stmt> parts = {ir::make_dma_begin(site), req, ir::make_dma_wait(site)};
-        if (fix.defined()) parts.push_back(fix);
-        return Block::make(parts);
+        k.dma.push_back({c.store->name, c.load->name, false, shape.str()});
     }
 
     /** Stores \p fill to every element of a staged window that the in-bounds box [lo, hi]
