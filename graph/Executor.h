@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+struct halide_buffer_t;
+
 namespace sw_graph {
 
 /** How one distinct layer was built. */
@@ -66,6 +68,9 @@ struct ExecOptions {
     /** Check each CPE source as strict C99 (slower builds). */
     bool strict_cpe_check = false;
     std::function<void(const BuildProgress &)> progress;
+    /** Layers not to build (e.g. the dense layers when a hook runs them split over several
+     * core groups, apps/fc_split.h); a step of such a layer needs Executor::set_layer_hook. */
+    std::function<bool(const LayerSpec &)> skip_build;
 };
 
 struct StepResult {
@@ -91,6 +96,13 @@ struct ExecResult {
  * else $HOME/.cache/sw_net, else "" (no cache). */
 std::string default_cache_dir();
 
+/** Runs a step in place of its generated layer: given the step, its layer and the buffers
+ * the layer would take (inputs in the generator's order, then the output), sets *status to
+ * what the layer would return and returns true, or returns false to let the layer run. What
+ * the emulator records during the call is the step's record. */
+using LayerHook = std::function<bool(const Step &step, const LayerSpec &layer,
+                                     const std::vector<halide_buffer_t *> &buffers, int *status)>;
+
 /** A lowered graph with its layers built, ready to run many times. */
 class Executor {
 public:
@@ -106,6 +118,9 @@ public:
      * a missing or wrongly sized input or a failing layer. */
     ExecResult run(const std::map<std::string, std::vector<float>> &inputs,
                    std::vector<sw_net::TraceSpan> *trace = nullptr);
+
+    /** Runs the steps \p hook takes (LayerHook) in place of their layers, from the next run. */
+    void set_layer_hook(LayerHook hook);
 
     const LoweredGraph &lowered() const { return lowered_; }
     /** Which tensors live in slices of an in-place concat's buffer (ConcatInPlace.h). */

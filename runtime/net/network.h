@@ -10,12 +10,12 @@
 #ifndef SW_NET_NETWORK_H
 #define SW_NET_NETWORK_H
 
+#include "runtime/net/aligned.h"
 #include "runtime/net/records.h"
 
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -41,23 +41,6 @@ struct NetworkTable {
     std::vector<LayerEntry> layers;
 };
 
-/** Allocates at the start of a 128-byte line (cache-line alignment, as a real Sunway
- * program's main-memory tensors are): DMA moves whole lines (Machine::dma_line_bytes), so a
- * tensor off a line boundary costs every block of a request one more line. */
-template <typename T>
-struct LineAlignedAllocator {
-    using value_type = T;
-    static constexpr std::size_t alignment = 128;
-    LineAlignedAllocator() = default;
-    template <typename U>
-    LineAlignedAllocator(const LineAlignedAllocator<U> &) {}
-    T *allocate(std::size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), std::align_val_t(alignment))); }
-    void deallocate(T *p, std::size_t) { ::operator delete(p, std::align_val_t(alignment)); }
-    template <typename U>
-    bool operator==(const LineAlignedAllocator<U> &) const { return true; }
-    template <typename U>
-    bool operator!=(const LineAlignedAllocator<U> &) const { return false; }
-};
 using Tensor = std::vector<float, LineAlignedAllocator<float>>;
 
 /** Supplies a layer's parameters in PyTorch layout (conv OIHW, dense [out, in]). */
