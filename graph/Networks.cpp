@@ -117,6 +117,11 @@ private:
         t.shape = shape;
         t.has_shape = true;
         t.is_constant = true;
+        if (!params_) {  // shapes only
+            const std::string name = t.name;
+            g.tensors[name] = std::move(t);
+            return name;
+        }
         t.f32 = params_(layer, what, shape);
         if (int64_t(t.f32.size()) != t.elements()) {
             throw g.error(layer + ": " + what + " of " + std::to_string(t.f32.size()) + " values, expected " +

@@ -51,8 +51,11 @@ const std::vector<std::string> &network_names();
 int default_input_size(const std::string &name);
 
 /** The network as a sorted graph with inferred shapes, its parameters from \p parameters
- * (called once per weight and bias, in layer order). Throws Error on an unknown network or
- * a configuration whose sizes do not work out (a pool or a channel count below 1). */
+ * (called once per weight and bias, in layer order). Without \p parameters (nullptr) the
+ * weights and biases are constants with their shapes and no data: enough to list the layers
+ * (lower_graph), not to run them (the executor refuses a constant of the wrong size). Throws
+ * Error on an unknown network or a configuration whose sizes do not work out (a pool or a
+ * channel count below 1). */
 Graph network_graph(const NetworkConfig &config, const ParameterSource &parameters);
 
 }  // namespace sw_graph
