@@ -269,7 +269,9 @@ TEST_F(SwNetModel, BadInputIsAClearErrorAndWritesNothing) {
     EXPECT_FALSE(std::isnan(y.data[1]));
     // Options that do not go together.
     expect_error("--model " + model + " --net alexnet" + opts(), "--net and --model");
-    expect_error("--net alexnet --cache-dir " + cache, "--model only");
+    expect_error("--model " + model + " --weights " + dir.string() + opts(), "--weights");
+    expect_error("--model " + model + " --channel-div 2" + opts(), "--net only");
+    expect_error("--model " + model + " --fc-split" + opts() + " --export " + path("e"), "exclude each other");
 }
 
 // ---- issue 12 item 5: --batch N streams the batch. A PNG through x (1, 3, 2048, 2048) ->
