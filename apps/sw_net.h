@@ -10,6 +10,7 @@
 #include "dist/Ranks.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,7 +92,8 @@ struct GraphRun {
  * its share of the passes (rank 0 builds the layers first, the others load them from the
  * cache) and rank 0 prints and writes everything; with --fc-split every rank runs every pass
  * and the dense layers are split over the ranks (fc_split.h). */
-int run_graph(const Options &o, const sw_dist::Job &job, const sw_graph::Graph &g, const GraphRun &what);
+int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const sw_graph::Graph> graph,
+              const GraphRun &what);
 
 /** The built-in network (graph/Networks.h) through run_graph. */
 int run_net(const Options &o, const sw_dist::Job &job);

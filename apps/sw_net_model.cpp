@@ -136,7 +136,9 @@ private:
 
 }  // namespace
 
-int run_graph(const Options &o, const sw_dist::Job &job, const sw_graph::Graph &g, const GraphRun &what) {
+int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const sw_graph::Graph> graph,
+              const GraphRun &what) {
+    const sw_graph::Graph &g = *graph;
     if (g.inputs.size() != 1) {
         throw g.error("the model has " + std::to_string(g.inputs.size()) + " inputs; sw_net runs models with one input");
     }
@@ -186,7 +188,7 @@ int run_graph(const Options &o, const sw_dist::Job &job, const sw_graph::Graph &
         eo.progress = nullptr;
         sw_dist::barrier(job);
     }
-    sw_graph::Executor ex(g, eo);
+    sw_graph::Executor ex(graph, eo);  // the graph shared, not copied (its weights are large)
     std::unique_ptr<FcSplit> fc;
     if (o.fc_split) {
         fc = std::make_unique<FcSplit>(ex, job, eo.schedule, eo.cache_dir);
@@ -220,7 +222,8 @@ int run_graph(const Options &o, const sw_dist::Job &job, const sw_graph::Graph &
     if (compare) {
         sw_graph::ExecOptions bo = eo;
         bo.schedule = "baseline";
-        baseline = std::make_unique<sw_graph::Executor>(g, bo);
+        bo.constants = ex.constants();  // one aligned copy of the weights for both
+        baseline = std::make_unique<sw_graph::Executor>(graph, bo);
     }
 
     const std::string out_name = g.outputs.at(0);
@@ -332,8 +335,8 @@ int run_model(const Options &o, const sw_dist::Job &job) {
     }
     sw_graph::ImportOptions io;
     for (const std::string &s : o.input_shapes) sw_graph::add_input_shape(s, io.inference);
-    const sw_graph::Graph g = sw_graph::import_onnx(o.model, io);
-    return run_graph(o, job, g, GraphRun{o.model, false, ""});
+    return run_graph(o, job, std::make_shared<const sw_graph::Graph>(sw_graph::import_onnx(o.model, io)),
+                     GraphRun{o.model, false, ""});
 }
 
 int run_net(const Options &options, const sw_dist::Job &job) {
@@ -368,7 +371,7 @@ int run_net(const Options &options, const sw_dist::Job &job) {
         });
         note = "weights from " + o.weights;
     }
-    return run_graph(o, job, g, GraphRun{title, true, note});
+    return run_graph(o, job, std::make_shared<const sw_graph::Graph>(std::move(g)), GraphRun{title, true, note});
 }
 
 }  // namespace sw_net_app

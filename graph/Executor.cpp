@@ -59,17 +59,23 @@ std::string default_cache_dir() {
 struct Executor::Impl {
     std::vector<std::shared_ptr<sw_jit::JitLayer>> layers;  ///< null: not built (skip_build)
     LayerHook hook;
-    /** The constants the steps read, each copied once onto whole lines at its first read and
-     * kept for every later run. */
-    std::map<std::string, std::shared_ptr<sw_net::AlignedFloats>> constants;
 };
 
-Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
+class ConstantCache {
+public:
+    std::mutex mutex;
+    std::map<std::string, std::shared_ptr<sw_net::AlignedFloats>> data;
+};
+
+Executor::Executor(const Graph &g, const ExecOptions &options) : Executor(std::make_shared<const Graph>(g), options) {}
+
+Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
+    : graph_(std::move(g)), constants_(options.constants ? options.constants : std::make_shared<ConstantCache>()) {
     if (options.schedule != "auto" && options.schedule != "hand" && options.schedule != "baseline") {
-        throw graph_.error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
+        throw graph_->error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
-    lowered_ = lower_graph(graph_);
-    placement_ = options.concat_in_place ? place_concats_in_place(graph_, lowered_) : no_concat_placement(lowered_);
+    lowered_ = lower_graph(*graph_);
+    placement_ = options.concat_in_place ? place_concats_in_place(*graph_, lowered_) : no_concat_placement(lowered_);
     // Found at run time beside the running executable's build or installed tree, or through
     // $SW_LAYERS_GENERATOR / $SW_AUTOSCHEDULE_PLUGIN (runtime/locate.h); the plugin only for
     // the autoscheduler.
@@ -153,7 +159,7 @@ Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
 
     for (int i = 0; i < total; i++) {
         if (!built[size_t(i)] && builds_[size_t(i)].schedule != "none") {
-            throw graph_.error("building layer " + lowered_.layers[size_t(i)].key() + " failed: " +
+            throw graph_->error("building layer " + lowered_.layers[size_t(i)].key() + " failed: " +
                                failures[size_t(i)]);
         }
     }
@@ -166,12 +172,12 @@ Executor::~Executor() { delete impl_; }
 void Executor::set_layer_hook(LayerHook hook) { impl_->hook = std::move(hook); }
 
 std::string Executor::layer_directory(int i) const {
-    if (!impl_->layers.at(size_t(i))) throw graph_.error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
+    if (!impl_->layers.at(size_t(i))) throw graph_->error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
     return impl_->layers[size_t(i)]->dir();
 }
 
 std::string Executor::layer_function(int i) const {
-    if (!impl_->layers.at(size_t(i))) throw graph_.error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
+    if (!impl_->layers.at(size_t(i))) throw graph_->error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
     return impl_->layers[size_t(i)]->function_name();
 }
 
@@ -205,12 +211,12 @@ struct Storage {
 ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs,
                          std::vector<sw_net::TraceSpan> *trace) {
     std::map<std::string, Storage> store;
-    for (const std::string &name : graph_.inputs) {
-        const Tensor &t = graph_.tensor(name);
+    for (const std::string &name : graph_->inputs) {
+        const Tensor &t = graph_->tensor(name);
         auto it = inputs.find(name);
-        if (it == inputs.end()) throw graph_.error("no data for graph input '" + name + "'");
+        if (it == inputs.end()) throw graph_->error("no data for graph input '" + name + "'");
         if ((int64_t)it->second.size() != t.elements()) {
-            throw graph_.error("graph input '" + name + "' has shape " + shape_string(t.shape) + " (" +
+            throw graph_->error("graph input '" + name + "' has shape " + shape_string(t.shape) + " (" +
                                std::to_string(t.elements()) + " values), got " +
                                std::to_string(it->second.size()) + " values");
         }
@@ -219,10 +225,11 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
     auto get = [&](const std::string &name) -> Storage {
         auto it = store.find(name);
         if (it != store.end()) return it->second;
-        std::shared_ptr<sw_net::AlignedFloats> &c = impl_->constants[name];
+        std::lock_guard<std::mutex> lock(constants_->mutex);
+        std::shared_ptr<sw_net::AlignedFloats> &c = constants_->data[name];
         if (!c) {
             auto e = lowered_.extra_constants.find(name);
-            const Tensor *t = graph_.find(name);
+            const Tensor *t = graph_->find(name);
             if (e != lowered_.extra_constants.end()) {
                 c = std::make_shared<sw_net::AlignedFloats>(e->second.begin(), e->second.end());
             } else if (t && t->is_constant && t->dtype == DType::Float32) {
@@ -235,8 +242,8 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
             st.size = int64_t(c->size());
             return store[name] = st;
         }
-        impl_->constants.erase(name);
-        throw graph_.error("tensor '" + name + "' has no data when it is read (not produced yet?)");
+        constants_->data.erase(name);
+        throw graph_->error("tensor '" + name + "' has no data when it is read (not produced yet?)");
     };
     // The buffers of in-place concats, allocated when the first slice is written.
     std::map<std::string, std::shared_ptr<sw_net::AlignedFloats>> roots;
@@ -249,7 +256,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         st.offset = sl.offset;
         st.size = elements(t.extents);
         if (st.offset + st.size > (int64_t)root->size()) {
-            throw graph_.error("tensor '" + t.tensor + "' does not fit its slice of concat buffer '" + sl.root + "'");
+            throw graph_->error("tensor '" + t.tensor + "' does not fit its slice of concat buffer '" + sl.root + "'");
         }
         return st;
     };
@@ -269,7 +276,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                 sr.in_place = true;
                 sr.record.name = s.name;
                 sr.record.kind = s.op_type;
-                if (const Tensor *ot = graph_.find(s.output.tensor)) sr.record.output = ot->shape;
+                if (const Tensor *ot = graph_->find(s.output.tensor)) sr.record.output = ot->shape;
             } else {
                 store[s.output.tensor] = get(s.inputs.at(0).tensor);
             }
@@ -282,7 +289,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         for (const LayerArg &a : s.inputs) {
             const Storage d = get(a.tensor);
             if (d.size != elements(a.extents)) {
-                throw graph_.error(s.node + ": tensor '" + a.tensor + "' has " + std::to_string(d.size) +
+                throw graph_->error(s.node + ": tensor '" + a.tensor + "' has " + std::to_string(d.size) +
                                    " values, its layer expects " + std::to_string(elements(a.extents)));
             }
             bufs.emplace_back(d.data(), a.extents);
@@ -291,9 +298,9 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         const Storage out = placement_.placed(s.output.tensor)
                                 ? placed_storage(s.output)
                                 : Storage::zeros(elements(s.output.extents));
-        const Tensor *ot = graph_.find(s.output.tensor);
+        const Tensor *ot = graph_->find(s.output.tensor);
         if (ot && ot->has_shape && ot->elements() != out.size) {
-            throw graph_.error(s.node + ": output '" + s.output.tensor + "' has " + std::to_string(ot->elements()) +
+            throw graph_->error(s.node + ": output '" + s.output.tensor + "' has " + std::to_string(ot->elements()) +
                                " values, the layer writes " + std::to_string(out.size));
         }
         bufs.emplace_back(out.data(), s.output.extents);
@@ -305,13 +312,13 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         int rc = 0;
         if (!(impl_->hook && impl_->hook(s, spec, raw, &rc))) {
             if (!impl_->layers[size_t(s.layer)]) {
-                throw graph_.error(s.node + ": layer " + spec.key() + " was not built and no hook runs it");
+                throw graph_->error(s.node + ": layer " + spec.key() + " was not built and no hook runs it");
             }
             rc = impl_->layers[size_t(s.layer)]->call(raw);
         }
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (rc != 0) {
-            throw graph_.error(s.node + ": layer " + spec.key() + " failed with status " + std::to_string(rc));
+            throw graph_->error(s.node + ": layer " + spec.key() + " failed with status " + std::to_string(rc));
         }
         sw_net::LayerRecord &rec = sr.record;
         rec.name = s.name;
@@ -327,8 +334,8 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         r.steps.push_back(sr);
     }
     athread_emu_set_trace(0);
-    for (const std::string &name : graph_.outputs) {
-        Tensor t = graph_.tensor(name);
+    for (const std::string &name : graph_->outputs) {
+        Tensor t = graph_->tensor(name);
         const Storage d = get(name);
         t.f32.assign(d.data(), d.data() + d.size);
         t.is_constant = false;

@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,11 @@ struct BuildProgress {
     const LayerBuildInfo *info = nullptr;
     double elapsed_seconds = 0; ///< since the builds started
 };
+
+/** The float constants a graph's steps read, each copied once onto 128-byte lines (as a
+ * Sunway program's tensors are: DMA moves whole lines) at its first read. The executors of one
+ * graph (e.g. the schedule run and the baseline) can share them: ExecOptions::constants. */
+class ConstantCache;
 
 struct ExecOptions {
     /** layers.generator; empty: found at run time (runtime/locate.h: the build or installed
@@ -71,6 +77,9 @@ struct ExecOptions {
     /** Layers not to build (e.g. the dense layers when a hook runs them split over several
      * core groups, apps/fc_split.h); a step of such a layer needs Executor::set_layer_hook. */
     std::function<bool(const LayerSpec &)> skip_build;
+    /** The aligned constants of another executor of the same graph (Executor::constants());
+     * null: its own. */
+    std::shared_ptr<ConstantCache> constants;
 };
 
 struct StepResult {
@@ -109,6 +118,8 @@ public:
     /** Lowers g (throws Error naming a node without a layer) and builds each distinct layer
      * (throws Error with the generator's or compiler's log on failure). */
     explicit Executor(const Graph &g, const ExecOptions &options = {});
+    /** The same, sharing \p g (not copied: an ONNX model's or a network's weights are large). */
+    explicit Executor(std::shared_ptr<const Graph> g, const ExecOptions &options = {});
     ~Executor();
     Executor(const Executor &) = delete;
     Executor &operator=(const Executor &) = delete;
@@ -125,7 +136,9 @@ public:
     const LoweredGraph &lowered() const { return lowered_; }
     /** Which tensors live in slices of an in-place concat's buffer (ConcatInPlace.h). */
     const ConcatPlacement &concat_placement() const { return placement_; }
-    const Graph &graph() const { return graph_; }
+    const Graph &graph() const { return *graph_; }
+    /** The aligned constants (to share with another executor of the same graph). */
+    const std::shared_ptr<ConstantCache> &constants() const { return constants_; }
     /** How each of lowered().layers was built. */
     const std::vector<LayerBuildInfo> &builds() const { return builds_; }
     double build_seconds() const { return build_seconds_; } ///< wall time of all builds
@@ -136,7 +149,8 @@ public:
 
 private:
     struct Impl;
-    Graph graph_;
+    std::shared_ptr<const Graph> graph_;
+    std::shared_ptr<ConstantCache> constants_;
     LoweredGraph lowered_;
     ConcatPlacement placement_;
     std::vector<LayerBuildInfo> builds_;
