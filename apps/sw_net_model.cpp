@@ -111,17 +111,20 @@ public:
     /** Refuses NaN and infinities in passes [first, last) before the run (not at pass n). */
     void check(int64_t first, int64_t last) {
         if (!npy_ || nonfinite_ == sw_io::NonFinite::Allow) return;
-        for (int64_t p = first; p < last; p++) pass(p);
+        std::vector<float> x;
+        for (int64_t p = first; p < last; p++) pass(p, x);
     }
     int passes() const { return passes_; }
     int64_t graph_batch() const { return graph_batch_; }
     const std::string &source() const { return source_; }
-    /** The input of pass p. */
-    std::vector<float> pass(int64_t p) const {
-        if (!npy_) return png_;
-        std::vector<float> x(static_cast<size_t>(per_pass_));
+    /** The input of pass p, into \p x (one buffer reused pass after pass). */
+    void pass(int64_t p, std::vector<float> &x) const {
+        if (!npy_) {
+            x = png_;
+            return;
+        }
+        x.resize(static_cast<size_t>(per_pass_));
         npy_->read(size_t(p) * size_t(per_pass_), x.size(), x.data());
-        return x;
     }
 
 private:
@@ -239,8 +242,9 @@ int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const s
     double dense_seconds = 0;  // --fc-split: this rank's dense layers
     const auto t0 = std::chrono::steady_clock::now();
     try {
+        std::map<std::string, std::vector<float>> x = {{in.name, {}}};  // one input buffer for every pass
         for (int64_t pass = first_pass; pass < last_pass; pass++) {
-            const std::map<std::string, std::vector<float>> x = {{in.name, inputs.pass(pass)}};
+            inputs.pass(pass, x.at(in.name));
             const sw_graph::ExecResult r = ex.run(x, !o.trace.empty() && pass == first_pass ? &spans : nullptr);
             const sw_graph::Tensor &y = r.outputs.at(out_name);
             if (pass == first_pass) {

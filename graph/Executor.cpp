@@ -264,6 +264,20 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
     ExecResult r;
     r.distinct_layers = (int)lowered_.layers.size();
     athread_emu_set_trace(trace ? 1 : 0);
+    // Each tensor's last reader: a step's inputs are dropped after their last reader (their
+    // buffers freed unless a view or a graph output still holds them), so that a run holds
+    // the live tensors only, not every intermediate tensor of the graph.
+    std::map<std::string, size_t> last_read;
+    for (size_t k = 0; k < lowered_.steps.size(); k++) {
+        for (const LayerArg &a : lowered_.steps[k].inputs) last_read[a.tensor] = k;
+    }
+    size_t step_index = 0;
+    auto drop_dead = [&](const Step &s) {
+        for (const LayerArg &a : s.inputs) {
+            if (last_read[a.tensor] == step_index && !graph_->is_graph_output(a.tensor)) store.erase(a.tensor);
+        }
+        step_index++;
+    };
     for (const Step &s : lowered_.steps) {
         StepResult sr;
         sr.node = s.node;
@@ -281,6 +295,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                 store[s.output.tensor] = get(s.inputs.at(0).tensor);
             }
             r.steps.push_back(sr);
+            drop_dead(s);
             continue;
         }
         const LayerSpec &spec = lowered_.layers[size_t(s.layer)];
@@ -332,6 +347,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         r.modelled_seconds += rec.modelled_seconds;
         store[s.output.tensor] = out;
         r.steps.push_back(sr);
+        drop_dead(s);
     }
     athread_emu_set_trace(0);
     for (const std::string &name : graph_->outputs) {
