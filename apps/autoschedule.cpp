@@ -393,7 +393,7 @@ int one_layer(const Options &o) {
 
 } // namespace
 
-/** The layers of a network (name, generator, parameters), from the network tables. */
+/** The layers of a network (name, generator, parameters): autoschedule_networks.cpp. */
 std::vector<std::array<std::string, 3>> network_layers(const std::string &net);
 
 namespace {
@@ -473,7 +473,7 @@ int main(int argc, char **argv) {
                "default: the layer generators of generators/, linked in")
             ->check(CLI::ExistingFile);
     auto *net = app.add_option("--net", o.net, "schedule every layer of a network")
-                    ->check(CLI::IsMember({"alexnet", "vgg19"}));
+                    ->check(CLI::IsMember({"alexnet", "vgg19", "vgg16"}));
     app.add_option("--machine", machine, "the machine to schedule for")
         ->check(CLI::IsMember({"sw26010", "sw26010-pro"}));
     app.add_option("--tune", o.tune,

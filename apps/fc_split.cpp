@@ -10,69 +10,102 @@
 #include "HalideBuffer.h"
 #include <athread_emu.h>
 
-#include <map>
 #include <stdexcept>
+#include <tuple>
 
 namespace sw_net_app {
 
-struct FcSplit::Layer {
+struct FcSplit::Part {
     int64_t first = 0, last = 0, out = 0, in = 0;  ///< this rank's rows [first, last) of out
     std::shared_ptr<sw_jit::JitLayer> fn;          ///< null when the share is empty
-    sw_net::Tensor weights, bias;                  ///< this rank's rows
+    std::vector<float> weights, bias;              ///< this rank's rows
 };
 
-FcSplit::FcSplit(const sw_net::Network &net, const sw_dist::Job &job, const std::string &schedule)
-    : net_(net), job_(job) {
-    layers_.resize(net.size());
-    sw_jit::JitOptions jo;
+namespace {
+
+/** The data of a step's constant argument: a constant of the graph or one the lowering added. */
+const std::vector<float> &constant(const sw_graph::Executor &ex, const std::string &name) {
+    auto e = ex.lowered().extra_constants.find(name);
+    if (e != ex.lowered().extra_constants.end()) return e->second;
+    const sw_graph::Tensor *t = ex.graph().find(name);
+    if (!t || !t->is_constant || t->dtype != sw_graph::DType::Float32) {
+        throw std::runtime_error("--fc-split: '" + name + "' is not a float32 constant (a dense layer's weights "
+                                 "must be constants to be split)");
+    }
+    return t->f32;
+}
+
+}  // namespace
+
+FcSplit::FcSplit(const sw_graph::Executor &ex, const sw_dist::Job &job, const std::string &schedule,
+                 const std::string &cache_dir)
+    : job_(job) {
+    sw_jit::JitOptions base;
+    base.cache_dir = cache_dir;
+    base.strict_cpe_check = false;
+    sw_jit::JitOptions autos = base;
     if (schedule == "auto") {
-        jo.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s", "Sunway", "auto_schedule=true"};
+        autos.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s", "Sunway", "auto_schedule=true"};
     }
     std::string generator;  // found at the first dense share: none without one
-    for (size_t i = 0; i < net.size(); i++) {
-        const sw_net::LayerEntry &e = net.layer(i);
-        if (e.kind != "dense") continue;
-        auto l = std::make_unique<Layer>();
-        l->out = std::stoll(net.param(i, "out_features"));
-        l->in = std::stoll(net.param(i, "in_features"));
-        std::tie(l->first, l->last) = sw_dist::share(l->out, job.rank, job.size);
-        if (l->last > l->first) {
-            std::map<std::string, std::string> params = net.params(i);
-            params["out_features"] = std::to_string(l->last - l->first);
-            if (schedule != "auto") params["schedule"] = schedule;
+    for (const sw_graph::Step &s : ex.lowered().steps) {
+        if (s.layer < 0) continue;
+        const sw_graph::LayerSpec &spec = ex.lowered().layers[size_t(s.layer)];
+        if (spec.generator != "dense" || parts_.count(s.name)) continue;
+        auto p = std::make_unique<Part>();
+        p->out = std::stoll(spec.params.at("out_features"));
+        p->in = std::stoll(spec.params.at("in_features"));
+        std::tie(p->first, p->last) = sw_dist::share(p->out, job.rank, job.size);
+        if (p->last > p->first) {
+            std::map<std::string, std::string> params = spec.params;
+            params["out_features"] = std::to_string(p->last - p->first);
+            if (schedule == "baseline") params["schedule"] = "baseline";
             if (generator.empty()) generator = sw::find_tool(sw::kLayersGenerator);
-            const sw_jit::JitBuild b = sw_jit::jit_build_layer(generator, "dense", params, jo);
-            if (!b.ok()) throw std::runtime_error("--fc-split: building " + e.name + "'s share failed: " + b.log);
-            l->fn = b.layer;
-            const sw_net::Tensor &w = net.weights(i), &bias = net.bias(i);  // (out, in) rows, contiguous
-            l->weights.assign(w.begin() + l->first * l->in, w.begin() + l->last * l->in);
-            l->bias.assign(bias.begin() + l->first, bias.begin() + l->last);
+            sw_jit::JitBuild b = sw_jit::jit_build_layer(generator, "dense", params, autos);
+            if (schedule == "auto" && b.status == sw_jit::JitBuild::GeneratorFailed) {
+                b = sw_jit::jit_build_layer(generator, "dense", params, base);  // the autoscheduler refused
+            }
+            if (!b.ok()) throw std::runtime_error("--fc-split: building " + s.name + "'s share failed: " + b.log);
+            p->fn = b.layer;
+            // dense's weights are (out, in) rows, contiguous; its bias one value per row.
+            const std::vector<float> &w = constant(ex, s.inputs.at(1).tensor);
+            const std::vector<float> &bias = constant(ex, s.inputs.at(2).tensor);
+            if (int64_t(w.size()) != p->out * p->in || int64_t(bias.size()) != p->out) {
+                throw std::runtime_error("--fc-split: " + s.name + ": weights or bias of the wrong size");
+            }
+            p->weights.assign(w.begin() + p->first * p->in, w.begin() + p->last * p->in);
+            p->bias.assign(bias.begin() + p->first, bias.begin() + p->last);
         }
-        layers_[i] = std::move(l);
+        order_.push_back(s.name);
+        parts_[s.name] = std::move(p);
     }
-    hook_ = [this](size_t i, halide_buffer_t *in, halide_buffer_t *out) -> int {
-        const Layer &l = *layers_.at(i);
-        const int64_t batch = out->dim[1].extent, rows = l.last - l.first;
+    hook_ = [this](const sw_graph::Step &s, const sw_graph::LayerSpec &spec,
+                   const std::vector<halide_buffer_t *> &bufs, int *status) -> bool {
+        if (spec.generator != "dense") return false;
+        const Part &p = *parts_.at(s.name);
+        halide_buffer_t *in = bufs.at(0), *out = bufs.at(3);
+        const int64_t batch = out->dim[1].extent, rows = p.last - p.first;
         std::vector<float> mine(size_t(batch * rows));
         if (rows > 0) {
-            Halide::Runtime::Buffer<float> bw(const_cast<float *>(l.weights.data()), {int(l.in), int(rows)});
-            Halide::Runtime::Buffer<float> bb(const_cast<float *>(l.bias.data()), {int(rows)});
+            Halide::Runtime::Buffer<float> bw(const_cast<float *>(p.weights.data()), {int(p.in), int(rows)});
+            Halide::Runtime::Buffer<float> bb(const_cast<float *>(p.bias.data()), {int(rows)});
             Halide::Runtime::Buffer<float> bo(mine.data(), {int(rows), int(batch)});
-            const int rc = l.fn->call({in, bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
-            if (rc != 0) return rc;
+            *status = p.fn->call({in, bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
+            if (*status != 0) return true;
         }
         // Every rank's rows, into (batch, out) in rank order.
         const std::vector<std::vector<float>> all = sw_dist::allgather(job_, mine);
         float *y = reinterpret_cast<float *>(out->host);
         for (int r = 0; r < int(all.size()); r++) {
-            const auto [f, t] = sw_dist::share(l.out, r, int(all.size()));
+            const auto [f, t] = sw_dist::share(p.out, r, int(all.size()));
             for (int64_t n = 0; n < batch; n++) {
-                for (int64_t o = f; o < t; o++) y[n * l.out + o] = all[size_t(r)][size_t(n * (t - f) + (o - f))];
+                for (int64_t o = f; o < t; o++) y[n * p.out + o] = all[size_t(r)][size_t(n * (t - f) + (o - f))];
             }
         }
         comm_seconds_ += sw_dist::allgather_seconds(*sw::machine_by_name(athread_emu_machine_name()), job_.size,
-                                                    batch * l.out * int64_t(sizeof(float)));
-        return 0;
+                                                    batch * p.out * int64_t(sizeof(float)));
+        *status = 0;
+        return true;
     };
 }
 
@@ -80,11 +113,10 @@ FcSplit::~FcSplit() = default;
 
 std::string FcSplit::describe() const {
     std::string s;
-    for (size_t i = 0; i < layers_.size(); i++) {
-        if (!layers_[i]) continue;
-        const Layer &l = *layers_[i];
-        s += (s.empty() ? "" : ", ") + net_.layer(i).name + " rows " + std::to_string(l.first) + "-" +
-             std::to_string(l.last - 1) + " of " + std::to_string(l.out);
+    for (const std::string &name : order_) {
+        const Part &p = *parts_.at(name);
+        s += (s.empty() ? "" : ", ") + name + " rows " + std::to_string(p.first) + "-" + std::to_string(p.last - 1) +
+             " of " + std::to_string(p.out);
     }
     return s;
 }

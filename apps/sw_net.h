@@ -1,6 +1,7 @@
 /** \file
- * sw_net's options and its two runs: a built-in network (--net, sw_net.cpp) and an ONNX
- * model compiled ahead of time layer by layer (--model, sw_net_model.cpp).
+ * sw_net's options and its one runtime (sw_net_model.cpp): a graph, a built-in network
+ * (--net, graph/Networks.h) or an ONNX model (--model), compiled ahead of time layer by layer
+ * and run on the emulated core group.
  */
 #ifndef SW_APPS_SW_NET_H
 #define SW_APPS_SW_NET_H
@@ -9,9 +10,14 @@
 #include "dist/Ranks.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace sw_graph {
+class Graph;
+}
 
 namespace sw_net_app {
 
@@ -22,7 +28,10 @@ struct Options {
     std::string cache_dir;                  ///< --cache-dir; "" = the default
     std::string export_dir;                 ///< --export: a folder for sw5cc (with --model)
     bool concat_copies = false;             ///< --concat-copies: no in-place concats (with --model)
-    bool fc_split = false;                  ///< --fc-split: dense layers split by rows over the ranks (--net)
+    bool fc_split = false;                  ///< --fc-split: dense layers split by rows over the ranks
+    /** --net's reduced variants (tests): channels divided, input size (0: the network's),
+     * classes. */
+    int channel_div = 1, input_size = 0, classes = 1000;
     bool no_cache = false, compare = true, allow_nonfinite = false, image_given = false, top_given = false;
     int batch = 0;  ///< 0: not given
     int top = 5, jobs = 0;
@@ -70,12 +79,25 @@ void remove_partial_output(const std::string &path);
 /** Checks every output path of the options (--report, --trace, --dump-output) before the run. */
 void check_outputs(const Options &o);
 
-/** The built-in network; with several ranks (dist/Ranks.h) each runs its share of the
- * batch and rank 0 prints the results in input order and the job's figures. */
-int run_net(const Options &o, const sw_dist::Job &job);
-/** Throws std::runtime_error if this build has no ONNX import. With several ranks, each runs
+/** What run_graph says about the graph it runs. */
+struct GraphRun {
+    std::string title;           ///< the first line's name: the network or the model file
+    bool probabilities = false;  ///< the output is probabilities (else "value")
+    std::string note;            ///< a line under the input's (e.g. where the weights come from)
+};
+
+/** The one runtime of --net and --model: lowers \p g, builds each distinct layer (the
+ * layer cache, the schedule of the options), optionally exports it, runs the passes of
+ * --batch and prints the top classes and the per-layer table. With several ranks, each runs
  * its share of the passes (rank 0 builds the layers first, the others load them from the
- * cache) and rank 0 prints and writes everything. */
+ * cache) and rank 0 prints and writes everything; with --fc-split every rank runs every pass
+ * and the dense layers are split over the ranks (fc_split.h). */
+int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const sw_graph::Graph> graph,
+              const GraphRun &what);
+
+/** The built-in network (graph/Networks.h) through run_graph. */
+int run_net(const Options &o, const sw_dist::Job &job);
+/** An ONNX model through run_graph. */
 int run_model(const Options &o, const sw_dist::Job &job);
 
 /** sw_net's main on one rank of \p job: options, the run, its errors. */

@@ -5,6 +5,7 @@
 
 #include "jit/jit_layer.h"
 #include "runtime/locate.h"
+#include "runtime/net/aligned.h"
 #include "runtime/net/emulator_record.h"
 
 #include "HalideBuffer.h"
@@ -54,16 +55,27 @@ std::string default_cache_dir() {
     return "";
 }
 
+
 struct Executor::Impl {
-    std::vector<std::shared_ptr<sw_jit::JitLayer>> layers;
+    std::vector<std::shared_ptr<sw_jit::JitLayer>> layers;  ///< null: not built (skip_build)
+    LayerHook hook;
 };
 
-Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
+class ConstantCache {
+public:
+    std::mutex mutex;
+    std::map<std::string, std::shared_ptr<sw_net::AlignedFloats>> data;
+};
+
+Executor::Executor(const Graph &g, const ExecOptions &options) : Executor(std::make_shared<const Graph>(g), options) {}
+
+Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
+    : graph_(std::move(g)), constants_(options.constants ? options.constants : std::make_shared<ConstantCache>()) {
     if (options.schedule != "auto" && options.schedule != "hand" && options.schedule != "baseline") {
-        throw graph_.error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
+        throw graph_->error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
-    lowered_ = lower_graph(graph_);
-    placement_ = options.concat_in_place ? place_concats_in_place(graph_, lowered_) : no_concat_placement(lowered_);
+    lowered_ = lower_graph(*graph_);
+    placement_ = options.concat_in_place ? place_concats_in_place(*graph_, lowered_) : no_concat_placement(lowered_);
     // Found at run time beside the running executable's build or installed tree, or through
     // $SW_LAYERS_GENERATOR / $SW_AUTOSCHEDULE_PLUGIN (runtime/locate.h); the plugin only for
     // the autoscheduler.
@@ -92,6 +104,13 @@ Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
         LayerBuildInfo &info = builds_[size_t(i)];
         const auto start = std::chrono::steady_clock::now();
         sw_jit::JitBuild b;
+        if (options.skip_build && options.skip_build(spec)) {
+            info.schedule = "none";
+            info.note = "not built: run by a hook";
+            std::lock_guard<std::mutex> lock(progress_mutex);
+            done++;
+            return;
+        }
         if (options.schedule == "auto") {
             sw_jit::JitOptions ao = base;
             ao.extra_args = {"-p", plugin, "-s", "Sunway", "auto_schedule=true"};
@@ -139,8 +158,8 @@ Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
     build_seconds_ = seconds_since(t0);
 
     for (int i = 0; i < total; i++) {
-        if (!built[size_t(i)]) {
-            throw graph_.error("building layer " + lowered_.layers[size_t(i)].key() + " failed: " +
+        if (!built[size_t(i)] && builds_[size_t(i)].schedule != "none") {
+            throw graph_->error("building layer " + lowered_.layers[size_t(i)].key() + " failed: " +
                                failures[size_t(i)]);
         }
     }
@@ -150,22 +169,38 @@ Executor::Executor(const Graph &g, const ExecOptions &options) : graph_(g) {
 
 Executor::~Executor() { delete impl_; }
 
-std::string Executor::layer_directory(int i) const { return impl_->layers.at(size_t(i))->dir(); }
+void Executor::set_layer_hook(LayerHook hook) { impl_->hook = std::move(hook); }
 
-std::string Executor::layer_function(int i) const { return impl_->layers.at(size_t(i))->function_name(); }
+std::string Executor::layer_directory(int i) const {
+    if (!impl_->layers.at(size_t(i))) throw graph_->error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
+    return impl_->layers[size_t(i)]->dir();
+}
+
+std::string Executor::layer_function(int i) const {
+    if (!impl_->layers.at(size_t(i))) throw graph_->error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
+    return impl_->layers[size_t(i)]->function_name();
+}
 
 namespace {
 
 /** A tensor's storage while the graph runs: `size` floats at `offset` in a shared buffer
- * (a tensor of its own, a view of another's, or a slice of an in-place concat's buffer). */
+ * (a tensor of its own, a view of another's, or a slice of an in-place concat's buffer). The
+ * buffers start on 128-byte lines, as a Sunway program's tensors do (DMA moves whole lines:
+ * a tensor off a line boundary would cost every block of a request one more line). */
 struct Storage {
-    std::shared_ptr<std::vector<float>> buffer;
+    std::shared_ptr<sw_net::AlignedFloats> buffer;
     int64_t offset = 0, size = 0;
 
-    static Storage whole(std::vector<float> values) {
+    static Storage copy_of(const std::vector<float> &values) {
         Storage s;
         s.size = (int64_t)values.size();
-        s.buffer = std::make_shared<std::vector<float>>(std::move(values));
+        s.buffer = std::make_shared<sw_net::AlignedFloats>(values.begin(), values.end());
+        return s;
+    }
+    static Storage zeros(int64_t n) {
+        Storage s;
+        s.size = n;
+        s.buffer = std::make_shared<sw_net::AlignedFloats>(size_t(n), 0.f);
         return s;
     }
     float *data() const { return buffer->data() + offset; }
@@ -176,38 +211,52 @@ struct Storage {
 ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs,
                          std::vector<sw_net::TraceSpan> *trace) {
     std::map<std::string, Storage> store;
-    for (const std::string &name : graph_.inputs) {
-        const Tensor &t = graph_.tensor(name);
+    for (const std::string &name : graph_->inputs) {
+        const Tensor &t = graph_->tensor(name);
         auto it = inputs.find(name);
-        if (it == inputs.end()) throw graph_.error("no data for graph input '" + name + "'");
+        if (it == inputs.end()) throw graph_->error("no data for graph input '" + name + "'");
         if ((int64_t)it->second.size() != t.elements()) {
-            throw graph_.error("graph input '" + name + "' has shape " + shape_string(t.shape) + " (" +
+            throw graph_->error("graph input '" + name + "' has shape " + shape_string(t.shape) + " (" +
                                std::to_string(t.elements()) + " values), got " +
                                std::to_string(it->second.size()) + " values");
         }
-        store[name] = Storage::whole(it->second);
+        store[name] = Storage::copy_of(it->second);
     }
     auto get = [&](const std::string &name) -> Storage {
         auto it = store.find(name);
         if (it != store.end()) return it->second;
-        auto e = lowered_.extra_constants.find(name);
-        if (e != lowered_.extra_constants.end()) return store[name] = Storage::whole(e->second);
-        const Tensor *t = graph_.find(name);
-        if (t && t->is_constant && t->dtype == DType::Float32) return store[name] = Storage::whole(t->f32);
-        throw graph_.error("tensor '" + name + "' has no data when it is read (not produced yet?)");
+        std::lock_guard<std::mutex> lock(constants_->mutex);
+        std::shared_ptr<sw_net::AlignedFloats> &c = constants_->data[name];
+        if (!c) {
+            auto e = lowered_.extra_constants.find(name);
+            const Tensor *t = graph_->find(name);
+            if (e != lowered_.extra_constants.end()) {
+                c = std::make_shared<sw_net::AlignedFloats>(e->second.begin(), e->second.end());
+            } else if (t && t->is_constant && t->dtype == DType::Float32) {
+                c = std::make_shared<sw_net::AlignedFloats>(t->f32.begin(), t->f32.end());
+            }
+        }
+        if (c) {
+            Storage st;
+            st.buffer = c;
+            st.size = int64_t(c->size());
+            return store[name] = st;
+        }
+        constants_->data.erase(name);
+        throw graph_->error("tensor '" + name + "' has no data when it is read (not produced yet?)");
     };
     // The buffers of in-place concats, allocated when the first slice is written.
-    std::map<std::string, std::shared_ptr<std::vector<float>>> roots;
+    std::map<std::string, std::shared_ptr<sw_net::AlignedFloats>> roots;
     auto placed_storage = [&](const LayerArg &t) {
         const TensorSlice sl = placement_.slice_of(t.tensor);
-        std::shared_ptr<std::vector<float>> &root = roots[sl.root];
-        if (!root) root = std::make_shared<std::vector<float>>(size_t(placement_.roots.at(sl.root)), 0.f);
+        std::shared_ptr<sw_net::AlignedFloats> &root = roots[sl.root];
+        if (!root) root = std::make_shared<sw_net::AlignedFloats>(size_t(placement_.roots.at(sl.root)), 0.f);
         Storage st;
         st.buffer = root;
         st.offset = sl.offset;
         st.size = elements(t.extents);
         if (st.offset + st.size > (int64_t)root->size()) {
-            throw graph_.error("tensor '" + t.tensor + "' does not fit its slice of concat buffer '" + sl.root + "'");
+            throw graph_->error("tensor '" + t.tensor + "' does not fit its slice of concat buffer '" + sl.root + "'");
         }
         return st;
     };
@@ -215,6 +264,20 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
     ExecResult r;
     r.distinct_layers = (int)lowered_.layers.size();
     athread_emu_set_trace(trace ? 1 : 0);
+    // Each tensor's last reader: a step's inputs are dropped after their last reader (their
+    // buffers freed unless a view or a graph output still holds them), so that a run holds
+    // the live tensors only, not every intermediate tensor of the graph.
+    std::map<std::string, size_t> last_read;
+    for (size_t k = 0; k < lowered_.steps.size(); k++) {
+        for (const LayerArg &a : lowered_.steps[k].inputs) last_read[a.tensor] = k;
+    }
+    size_t step_index = 0;
+    auto drop_dead = [&](const Step &s) {
+        for (const LayerArg &a : s.inputs) {
+            if (last_read[a.tensor] == step_index && !graph_->is_graph_output(a.tensor)) store.erase(a.tensor);
+        }
+        step_index++;
+    };
     for (const Step &s : lowered_.steps) {
         StepResult sr;
         sr.node = s.node;
@@ -227,11 +290,12 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                 sr.in_place = true;
                 sr.record.name = s.name;
                 sr.record.kind = s.op_type;
-                if (const Tensor *ot = graph_.find(s.output.tensor)) sr.record.output = ot->shape;
+                if (const Tensor *ot = graph_->find(s.output.tensor)) sr.record.output = ot->shape;
             } else {
                 store[s.output.tensor] = get(s.inputs.at(0).tensor);
             }
             r.steps.push_back(sr);
+            drop_dead(s);
             continue;
         }
         const LayerSpec &spec = lowered_.layers[size_t(s.layer)];
@@ -240,7 +304,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         for (const LayerArg &a : s.inputs) {
             const Storage d = get(a.tensor);
             if (d.size != elements(a.extents)) {
-                throw graph_.error(s.node + ": tensor '" + a.tensor + "' has " + std::to_string(d.size) +
+                throw graph_->error(s.node + ": tensor '" + a.tensor + "' has " + std::to_string(d.size) +
                                    " values, its layer expects " + std::to_string(elements(a.extents)));
             }
             bufs.emplace_back(d.data(), a.extents);
@@ -248,10 +312,10 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         // The output: a slice of an in-place concat's buffer, or a buffer of its own.
         const Storage out = placement_.placed(s.output.tensor)
                                 ? placed_storage(s.output)
-                                : Storage::whole(std::vector<float>(size_t(elements(s.output.extents)), 0.f));
-        const Tensor *ot = graph_.find(s.output.tensor);
+                                : Storage::zeros(elements(s.output.extents));
+        const Tensor *ot = graph_->find(s.output.tensor);
         if (ot && ot->has_shape && ot->elements() != out.size) {
-            throw graph_.error(s.node + ": output '" + s.output.tensor + "' has " + std::to_string(ot->elements()) +
+            throw graph_->error(s.node + ": output '" + s.output.tensor + "' has " + std::to_string(ot->elements()) +
                                " values, the layer writes " + std::to_string(out.size));
         }
         bufs.emplace_back(out.data(), s.output.extents);
@@ -260,10 +324,16 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         athread_emu_stats_reset();
         athread_emu_trace_reset();
         const auto t0 = std::chrono::steady_clock::now();
-        const int rc = impl_->layers[size_t(s.layer)]->call(raw);
+        int rc = 0;
+        if (!(impl_->hook && impl_->hook(s, spec, raw, &rc))) {
+            if (!impl_->layers[size_t(s.layer)]) {
+                throw graph_->error(s.node + ": layer " + spec.key() + " was not built and no hook runs it");
+            }
+            rc = impl_->layers[size_t(s.layer)]->call(raw);
+        }
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (rc != 0) {
-            throw graph_.error(s.node + ": layer " + spec.key() + " failed with status " + std::to_string(rc));
+            throw graph_->error(s.node + ": layer " + spec.key() + " failed with status " + std::to_string(rc));
         }
         sw_net::LayerRecord &rec = sr.record;
         rec.name = s.name;
@@ -277,10 +347,11 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         r.modelled_seconds += rec.modelled_seconds;
         store[s.output.tensor] = out;
         r.steps.push_back(sr);
+        drop_dead(s);
     }
     athread_emu_set_trace(0);
-    for (const std::string &name : graph_.outputs) {
-        Tensor t = graph_.tensor(name);
+    for (const std::string &name : graph_->outputs) {
+        Tensor t = graph_->tensor(name);
         const Storage d = get(name);
         t.f32.assign(d.data(), d.data() + d.size);
         t.is_constant = false;

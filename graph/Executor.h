@@ -24,8 +24,11 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+struct halide_buffer_t;
 
 namespace sw_graph {
 
@@ -44,6 +47,11 @@ struct BuildProgress {
     const LayerBuildInfo *info = nullptr;
     double elapsed_seconds = 0; ///< since the builds started
 };
+
+/** The float constants a graph's steps read, each copied once onto 128-byte lines (as a
+ * Sunway program's tensors are: DMA moves whole lines) at its first read. The executors of one
+ * graph (e.g. the schedule run and the baseline) can share them: ExecOptions::constants. */
+class ConstantCache;
 
 struct ExecOptions {
     /** layers.generator; empty: found at run time (runtime/locate.h: the build or installed
@@ -66,6 +74,12 @@ struct ExecOptions {
     /** Check each CPE source as strict C99 (slower builds). */
     bool strict_cpe_check = false;
     std::function<void(const BuildProgress &)> progress;
+    /** Layers not to build (e.g. the dense layers when a hook runs them split over several
+     * core groups, apps/fc_split.h); a step of such a layer needs Executor::set_layer_hook. */
+    std::function<bool(const LayerSpec &)> skip_build;
+    /** The aligned constants of another executor of the same graph (Executor::constants());
+     * null: its own. */
+    std::shared_ptr<ConstantCache> constants;
 };
 
 struct StepResult {
@@ -91,12 +105,21 @@ struct ExecResult {
  * else $HOME/.cache/sw_net, else "" (no cache). */
 std::string default_cache_dir();
 
+/** Runs a step in place of its generated layer: given the step, its layer and the buffers
+ * the layer would take (inputs in the generator's order, then the output), sets *status to
+ * what the layer would return and returns true, or returns false to let the layer run. What
+ * the emulator records during the call is the step's record. */
+using LayerHook = std::function<bool(const Step &step, const LayerSpec &layer,
+                                     const std::vector<halide_buffer_t *> &buffers, int *status)>;
+
 /** A lowered graph with its layers built, ready to run many times. */
 class Executor {
 public:
     /** Lowers g (throws Error naming a node without a layer) and builds each distinct layer
      * (throws Error with the generator's or compiler's log on failure). */
     explicit Executor(const Graph &g, const ExecOptions &options = {});
+    /** The same, sharing \p g (not copied: an ONNX model's or a network's weights are large). */
+    explicit Executor(std::shared_ptr<const Graph> g, const ExecOptions &options = {});
     ~Executor();
     Executor(const Executor &) = delete;
     Executor &operator=(const Executor &) = delete;
@@ -107,10 +130,15 @@ public:
     ExecResult run(const std::map<std::string, std::vector<float>> &inputs,
                    std::vector<sw_net::TraceSpan> *trace = nullptr);
 
+    /** Runs the steps \p hook takes (LayerHook) in place of their layers, from the next run. */
+    void set_layer_hook(LayerHook hook);
+
     const LoweredGraph &lowered() const { return lowered_; }
     /** Which tensors live in slices of an in-place concat's buffer (ConcatInPlace.h). */
     const ConcatPlacement &concat_placement() const { return placement_; }
-    const Graph &graph() const { return graph_; }
+    const Graph &graph() const { return *graph_; }
+    /** The aligned constants (to share with another executor of the same graph). */
+    const std::shared_ptr<ConstantCache> &constants() const { return constants_; }
     /** How each of lowered().layers was built. */
     const std::vector<LayerBuildInfo> &builds() const { return builds_; }
     double build_seconds() const { return build_seconds_; } ///< wall time of all builds
@@ -121,7 +149,8 @@ public:
 
 private:
     struct Impl;
-    Graph graph_;
+    std::shared_ptr<const Graph> graph_;
+    std::shared_ptr<ConstantCache> constants_;
     LoweredGraph lowered_;
     ConcatPlacement placement_;
     std::vector<LayerBuildInfo> builds_;

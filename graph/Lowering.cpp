@@ -202,7 +202,9 @@ struct Lowerer {
         s.output = {y.name, {to_int(y.shape.back(), "dim"), oh, geo.c, geo.n}};
     }
 
-    void gemm(const Node &n) {
+    /** Gemm node i; a Relu that is its only consumer is fused (relu=true, "Gemm+Relu"). */
+    void gemm(int i) {
+        const Node &n = g.nodes[i];
         const Tensor &a = float_in(n, 0), &b = float_in(n, 1);
         if (a.shape.size() != 2 || b.shape.size() != 2) throw NodeError("A and B must be 2-D");
         if (n.attr_int("transA", 0)) throw NodeError("transA=1 is not supported (dense takes A as (M, K))");
@@ -258,8 +260,14 @@ struct Lowerer {
                                                 {"relu", "false"},
                                                 {"alpha", format_float(n.attr_float("alpha", 1.f))},
                                                 {"beta", format_float(beta)}};
-        const Tensor &y = out_tensor(n);
+        const int r = fusable_relu(i);
+        if (r >= 0) p["relu"] = "true";
+        const Tensor &y = out_tensor(r >= 0 ? g.nodes[r] : n);
         Step &s = step(n, "dense", p);
+        if (r >= 0) {
+            s.op_type = "Gemm+Relu";
+            fused.insert(r);
+        }
         s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
         s.output = {y.name, {N, M}};
     }
@@ -631,7 +639,7 @@ struct Lowerer {
         }
         if (op == "Conv") return conv(i);
         if (op == "MaxPool" || op == "AveragePool") return pool(n);
-        if (op == "Gemm") return gemm(n);
+        if (op == "Gemm") return gemm(i);
         if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid") return activation(n);
         if (op == "Add" || op == "Mul") return binary(n);
         if (op == "Sum") {

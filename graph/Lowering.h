@@ -13,7 +13,8 @@
  *           consumer after it: "Conv+Add+Relu", one layer for a ResNet block's tail; that
  *           step is placed at the Add, after both operands)
  *   Gemm -> dense (transA=0, transB=1, B and C constants; C of shape (N), (1, N) or a
- *           scalar; others are refused naming the node)
+ *           scalar; others are refused naming the node; a Relu that is the Gemm's only
+ *           consumer is fused: relu=true, "Gemm+Relu")
  *   MatMul -> dense (any A by a constant matrix B: the rows of A as the batch, B
  *           transposed; an Add of a constant vector of N that is the MatMul's only consumer
  *           is fused as the bias, and a Relu after it: "MatMul+Add+Relu")

@@ -31,9 +31,10 @@ struct Result {
     std::string output;
 };
 
-/** `ranks` > 0: mpirun -np ranks sw_net ARGS; 0: sw_net ARGS alone. At most 120 s. */
+/** `ranks` > 0: mpirun -np ranks sw_net ARGS; 0: sw_net ARGS alone. At most 600 s: a first
+ * run builds AlexNet's layers into the layer cache (the later runs load them). */
 Result run(int ranks, const std::string &args) {
-    std::string cmd = "timeout 120 ";
+    std::string cmd = "timeout 600 ";
     if (ranks > 0) cmd += std::string(SW_MPIRUN) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " ";
     cmd += std::string(SW_NET_APP) + " " + args + " 2>&1";
     std::string out;

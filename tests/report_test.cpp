@@ -1,12 +1,13 @@
 /** \file
  * Reports of network runs (runtime/net/report.h): the Chrome/Perfetto trace of a real run of
- * the reduced AlexNet on the emulated core group, parsed back with nlohmann-json, has its
+ * the reduced AlexNet on the emulated core group (graph/'s executor), parsed back with nlohmann-json, has its
  * spans properly nested on every track (no partial overlap, which Perfetto drops), DMA on
  * the CPEs' DMA tracks and timestamps on a whole-nanosecond grid; the JSON and CSV reports
  * escape names and carry the machine's roofs; unwritable outputs are errors naming the path.
  */
+#include "graph/Executor.h"
+#include "graph/Networks.h"
 #include "runtime/io/weights.h"
-#include "runtime/net/network.h"
 #include "runtime/net/report.h"
 
 #include <athread_emu.h>
@@ -20,8 +21,6 @@
 #include <fstream>
 #include <map>
 #include <random>
-
-const sw_net::NetworkTable &alexnet_small_table();
 
 namespace {
 
@@ -62,18 +61,32 @@ long long partial_overlaps(std::vector<Event> events) {
     return bad;
 }
 
-/** The reduced AlexNet (hand schedules, seeded weights and input) with a trace. */
+/** The reduced AlexNet (channels / 8, input 67, batch 2, 10 classes; graph/Networks.h), hand
+ * schedules, seeded weights and input, with a trace. */
 std::vector<sw_net::TraceSpan> traced_run(std::vector<sw_net::LayerRecord> *records) {
-    sw_net::Network net(alexnet_small_table());
-    net.load_parameters([](const std::string &layer, const std::string &what, const sw_net::Shape &s) {
-        return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
-    });
+    sw_graph::NetworkConfig c;
+    c.name = "alexnet";
+    c.channel_div = 8;
+    c.input = 67;
+    c.batch = 2;
+    c.classes = 10;
+    const sw_graph::Graph g =
+        sw_graph::network_graph(c, [](const std::string &layer, const std::string &what, const std::vector<int64_t> &s) {
+            return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
+        });
+    sw_graph::ExecOptions o;
+    o.schedule = "hand";
+    o.cache_dir = (fs::temp_directory_path() / "report_test_cache").string();
+    sw_graph::Executor ex(g, o);
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    std::vector<float> input(size_t(sw_net::elements(net.input_shape())));
+    std::vector<float> input(size_t(g.tensor("data").elements()));
     for (float &v : input) v = dist(rng);
     std::vector<sw_net::TraceSpan> spans;
-    net.run(input, "sunway", records, &spans);
+    const sw_graph::ExecResult r = ex.run({{"data", input}}, &spans);
+    for (const sw_graph::StepResult &s : r.steps) {
+        if (s.layer >= 0) records->push_back(s.record);
+    }
     return spans;
 }
 

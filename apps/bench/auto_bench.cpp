@@ -39,7 +39,7 @@
  */
 #include "apps/bench/bench_support.h"
 #include "benchlib/timing_model_runs.h"
-#include "runtime/net/network.h"
+#include "apps/bench/network_runs.h"
 #include "target_sw/Machine.h"
 
 #include <athread.h>
@@ -52,8 +52,6 @@
 #include <limits>
 #include <string>
 
-const sw_net::NetworkTable &alexnet_table();
-const sw_net::NetworkTable &vgg19_table();
 
 namespace {
 
@@ -77,10 +75,9 @@ struct Totals {
 };
 
 /** Bytes a dense layer must read: weights, bias and its input (fp32). */
-double dense_read_bytes(const sw_net::Network &net, size_t i) {
-    const sw_net::Shape in = i == 0 ? net.input_shape() : net.output_shape(i - 1);
-    return 4.0 * double(sw_net::elements(net.weight_shape(i)) + sw_net::elements(net.bias_shape(i)) +
-                        sw_net::elements(in));
+double dense_read_bytes(const sw_bench::LayerRun &l) {
+    const double out = std::stod(l.params.at("out_features")), in = std::stod(l.params.at("in_features"));
+    return 4.0 * (out * in + out + double(l.input_elements));
 }
 
 /** "c/d/s/o" percentages of the busiest CPEs' time (see the file comment). */
@@ -94,22 +91,23 @@ std::string cpe_breakdown(const sw_net::LayerRecord &r) {
     return buf;
 }
 
-void run(const sw_net::NetworkTable &table, int net_index, Totals &t, const std::vector<double> &predicted,
+/** The network (graph/Networks.h) through graph/'s executor, hand, baseline and autoscheduled. */
+void run(const std::string &name, int net_index, Totals &t, const std::vector<double> &predicted,
          double peak_gflops, double plateau_gbps) {
-    sw_net::Network net(table);
-    const std::vector<float> x = sw_bench::prepare(net);
-    std::vector<sw_net::LayerRecord> hand, base, autos;
-    const std::vector<float> yh = net.run(x, "sunway", &hand);
-    net.run(x, "baseline", &base);
-    const std::vector<float> ya = net.run(x, "auto", &autos);
+    std::vector<float> yh, ya;
+    const std::vector<sw_bench::LayerRun> hand_runs = sw_bench::run_network(name, 1, "hand", &yh);
+    const std::vector<sw_bench::LayerRun> base_runs = sw_bench::run_network(name, 1, "baseline");
+    const std::vector<sw_bench::LayerRun> auto_runs = sw_bench::run_network(name, 1, "auto", &ya);
+    const std::vector<sw_net::LayerRecord> hand = sw_bench::records_of(hand_runs), base = sw_bench::records_of(base_runs),
+                                           autos = sw_bench::records_of(auto_runs);
     double worst = 0;
     for (size_t i = 0; i < yh.size(); i++) worst = std::max(worst, double(std::fabs(yh[i] - ya[i])));
     std::printf("\n== %s, batch 1 (modelled SW26010 ms; auto and hand outputs differ by at most %.2g) ==\n",
-                table.name.c_str(), worst);
-    std::printf("%-8s %-8s %10s %10s %10s %10s %9s %9s %7s %7s %7s %7s %-15s %-15s\n", "layer", "kind", "baseline",
+                name.c_str(), worst);
+    std::printf("%-8s %-9s %10s %10s %10s %10s %9s %9s %7s %7s %7s %7s %-15s %-15s\n", "layer", "kind", "baseline",
                 "hand", "auto", "auto pred", "pred err", "hand/auto", "hand", "auto", "hand", "auto", "hand CPE",
                 "auto CPE");
-    std::printf("%-8s %-8s %10s %10s %10s %10s %9s %9s %7s %7s %7s %7s %-15s %-15s\n", "", "", "", "", "", "", "", "",
+    std::printf("%-8s %-9s %10s %10s %10s %10s %9s %9s %7s %7s %7s %7s %-15s %-15s\n", "", "", "", "", "", "", "", "",
                 "%peak", "%peak", "rd%", "rd%", "c/d/s/o %", "c/d/s/o %");
     Sums hs, as;
     for (size_t i = 0; i < hand.size(); i++) {
@@ -123,27 +121,27 @@ void run(const sw_net::NetworkTable &table, int net_index, Totals &t, const std:
         auto read_pct = [&](const sw_net::LayerRecord &r) {
             return 100 * double(r.dma_get_line_bytes) / r.modelled_seconds / 1e9 / plateau_gbps;
         };
-        std::printf("%-8s %-8s %10.3f %10.3f %10.3f %10.4g %+8.1f%% %9.2f %7.1f %7.1f %7.1f %7.1f %-15s %-15s\n",
+        std::printf("%-8s %-9s %10.3f %10.3f %10.3f %10.4g %+8.1f%% %9.2f %7.1f %7.1f %7.1f %7.1f %-15s %-15s\n",
                     rh.name.c_str(), rh.kind.c_str(), b * 1e3, h * 1e3, a * 1e3, pred, 100 * err, ratio,
                     peak_pct(rh), peak_pct(ra), read_pct(rh), read_pct(ra), cpe_breakdown(rh).c_str(),
                     cpe_breakdown(ra).c_str());
         if (std::fabs(err) > t.worst_model_error) {
             t.worst_model_error = std::fabs(err);
-            t.worst_model_layer = table.name + " " + rh.name;
+            t.worst_model_layer = name + " " + rh.name;
         }
         if (ratio < t.min_ratio) {
             t.min_ratio = ratio;
-            t.min_ratio_layer = table.name + " " + rh.name;
+            t.min_ratio_layer = name + " " + rh.name;
         }
         t.log_ratio += std::log(ratio);
         t.layers++;
         t.within += a <= 1.1 * h;
         t.beats += a < h;
-        if (rh.kind == "conv2d") {
+        if (hand_runs[i].generator == "conv2d") {
             hs.conv_flops += rh.gflop * 1e9, hs.conv_seconds += h;
             as.conv_flops += ra.gflop * 1e9, as.conv_seconds += a;
-        } else if (rh.kind == "dense") {
-            const double bytes = dense_read_bytes(net, i);
+        } else if (hand_runs[i].generator == "dense") {
+            const double bytes = dense_read_bytes(hand_runs[i]);
             hs.fc_bytes += bytes, hs.fc_seconds += h;
             as.fc_bytes += bytes, as.fc_seconds += a;
         }
@@ -151,12 +149,12 @@ void run(const sw_net::NetworkTable &table, int net_index, Totals &t, const std:
     t.hand_conv_fraction[net_index] = hs.conv_fraction(peak_gflops);
     t.auto_conv_fraction[net_index] = as.conv_fraction(peak_gflops);
     std::printf("%s conv layers: %.3f GFLOP; auto %.3f ms = %.1f%% of peak, hand %.3f ms = %.1f%% of peak\n",
-                table.name.c_str(), as.conv_flops / 1e9, as.conv_seconds * 1e3, 100 * t.auto_conv_fraction[net_index],
+                name.c_str(), as.conv_flops / 1e9, as.conv_seconds * 1e3, 100 * t.auto_conv_fraction[net_index],
                 hs.conv_seconds * 1e3, 100 * t.hand_conv_fraction[net_index]);
     if (as.fc_seconds > 0) {
         std::printf("%s FC layers: %.2f MB to read (weights + bias + input, fp32); auto %.3f ms = %.2f GB/s = "
                     "%.3f of the read plateau, hand %.3f ms = %.2f GB/s = %.3f\n",
-                    table.name.c_str(), as.fc_bytes / 1e6, as.fc_seconds * 1e3, as.fc_bytes / as.fc_seconds / 1e9,
+                    name.c_str(), as.fc_bytes / 1e6, as.fc_seconds * 1e3, as.fc_bytes / as.fc_seconds / 1e9,
                     as.fc_fraction(plateau_gbps), hs.fc_seconds * 1e3, hs.fc_bytes / hs.fc_seconds / 1e9,
                     hs.fc_fraction(plateau_gbps));
     }
@@ -165,33 +163,31 @@ void run(const sw_net::NetworkTable &table, int net_index, Totals &t, const std:
 }
 
 /** The FC layers of both networks at batch 16, each autoscheduled and run on the emulator by
- * the autoschedule CLI (`--tune 1`; the network tables are built at batch 1): per layer the
+ * the autoschedule CLI (`--tune 1`; the networks run at batch 1): per layer the
  * plan, the prediction and the modelled time, and the bytes read over the read plateau. Returns
  * the fraction of all of them (bytes summed over time summed), or -1 if a run failed. */
-double fc_batch16(const std::vector<const sw_net::NetworkTable *> &tables, double plateau_gbps, double *worst_err) {
+double fc_batch16(const std::vector<std::string> &nets, double plateau_gbps, double *worst_err) {
     const int batch = 16;
     std::printf("\n== FC layers at batch %d (autoscheduled; modelled SW26010 ms) ==\n", batch);
     std::printf("%-8s %-8s %6s %6s %10s %10s %9s %7s  plan\n", "net", "layer", "in", "out", "auto", "auto pred",
                 "pred err", "rd%");
     double bytes = 0, seconds = 0;
-    for (const sw_net::NetworkTable *table : tables) {
-        sw_net::Network net(*table);
-        for (size_t i = 0; i < net.size(); i++) {
-            if (net.layer(i).kind != "dense") continue;
-            const sw_net::Shape w = net.weight_shape(i);  // {out, in}
+    for (const std::string &net : nets) {
+        for (const auto &[layer, spec] : sw_bench::network_layers(net)) {
+            if (spec.generator != "dense") continue;
+            const int64_t in = std::stoll(spec.params.at("in_features")), out = std::stoll(spec.params.at("out_features"));
             const sw_bench::TunedLayer t = sw_bench::tune_one(
-                sw_bench::autoschedule_cli(), "dense batch=" + std::to_string(batch) +
-                                                  " in_features=" + std::to_string(w[1]) +
-                                                  " out_features=" + std::to_string(w[0]) + " relu=" +
-                                                  net.param(i, "relu", "false"));
+                sw_bench::autoschedule_cli(), "dense batch=" + std::to_string(batch) + " in_features=" +
+                                                  std::to_string(in) + " out_features=" + std::to_string(out) +
+                                                  " relu=" + spec.params.at("relu"));
             if (t.emulated_ms <= 0) return -1;
-            const double b = 4.0 * double(w[0] * w[1] + w[0] + int64_t(batch) * w[1]), sec = t.emulated_ms * 1e-3;
+            const double b = 4.0 * double(out * in + out + int64_t(batch) * in), sec = t.emulated_ms * 1e-3;
             const double err = t.predicted_ms / t.emulated_ms - 1;
             *worst_err = std::max(*worst_err, std::fabs(err));
             bytes += b, seconds += sec;
-            std::printf("%-8s %-8s %6lld %6lld %10.3f %10.3f %+8.1f%% %7.1f  %s\n", table->name.c_str(),
-                        net.layer(i).name.c_str(), (long long)w[1], (long long)w[0], t.emulated_ms, t.predicted_ms,
-                        100 * err, 100 * b / sec / 1e9 / plateau_gbps, t.plan.c_str());
+            std::printf("%-8s %-8s %6lld %6lld %10.3f %10.3f %+8.1f%% %7.1f  %s\n", net.c_str(), layer.c_str(),
+                        (long long)in, (long long)out, t.emulated_ms, t.predicted_ms, 100 * err,
+                        100 * b / sec / 1e9 / plateau_gbps, t.plan.c_str());
         }
     }
     const double f = bytes / seconds / 1e9 / plateau_gbps;
@@ -229,10 +225,10 @@ int main() {
                 "lines) per modelled second / read plateau;\n  CPE c/d/s/o = busiest CPE of each kernel: compute / "
                 "DMA wait / sync + register-communication wait / overhead (spawn, join, rest), %% of modelled "
                 "time\n");
-    run(alexnet_table(), 0, t, pred_alexnet, peak, plateau);
-    run(vgg19_table(), 1, t, pred_vgg, peak, plateau);
+    run("alexnet", 0, t, pred_alexnet, peak, plateau);
+    run("vgg19", 1, t, pred_vgg, peak, plateau);
     double b16_err = 0;
-    const double fc16 = fc_batch16({&alexnet_table(), &vgg19_table()}, plateau, &b16_err);
+    const double fc16 = fc_batch16({"alexnet", "vgg19"}, plateau, &b16_err);
     if (fc16 < 0) {
         std::fprintf(stderr, "error: the autoschedule CLI failed on an FC layer at batch 16 (%s)\n",
                      sw_bench::autoschedule_cli().c_str());

@@ -1,17 +1,14 @@
 /** \file
- * What the benchmarks share: a network with the seeded deterministic weights of
- * runtime/io/weights.h and a seeded random input; the autoscheduler's predictions for a network.
+ * What the benchmarks share: the autoscheduler's predictions for a network and for one layer
+ * (the autoschedule CLI). Running a network: network_runs.h.
  */
 #ifndef SW_BENCH_SUPPORT_H
 #define SW_BENCH_SUPPORT_H
 
-#include "runtime/io/weights.h"
 #include "runtime/locate.h"
-#include "runtime/net/network.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -30,18 +27,6 @@ inline const std::string &autoschedule_cli() {
         }
     }();
     return path;
-}
-
-/** \p net with deterministic parameters loaded; returns a seeded random input for it. */
-inline std::vector<float> prepare(sw_net::Network &net) {
-    net.load_parameters([](const std::string &layer, const std::string &what, const sw_net::Shape &s) {
-        return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
-    });
-    std::mt19937 rng(1);
-    std::uniform_real_distribution<float> dist(-2.f, 2.f);
-    std::vector<float> x(size_t(sw_net::elements(net.input_shape())));
-    for (float &v : x) v = dist(rng);
-    return x;
 }
 
 /** Runs the autoschedule CLI \p cli on a network (`--net`); returns its wall time in seconds

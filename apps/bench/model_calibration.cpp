@@ -43,12 +43,9 @@
 #include <athread_emu.h>
 
 #include "apps/bench/bench_support.h"
+#include "apps/bench/network_runs.h"
 #include "benchlib/timing_model_runs.h"
-#include "runtime/net/network.h"
 #include "target_sw/Machine.h"
-
-const sw_net::NetworkTable &alexnet_table();
-const sw_net::NetworkTable &vgg19_table();
 
 namespace {
 
@@ -213,18 +210,17 @@ double section_cost_model_vs_emulator() {
         const sw_bench::TunedLayer &t = swdnn_runs()[i];
         if (t.emulated_ms > 0) note("swDNN Ni=" + std::to_string(kSwdnn[i].ni), t.predicted_ms, t.emulated_ms);
     }
-    for (const sw_net::NetworkTable *table : {&alexnet_table(), &vgg19_table()}) {
+    for (const std::string net : {"alexnet", "vgg19"}) {
         std::vector<double> predicted;
-        if (sw_bench::schedule_network(sw_bench::autoschedule_cli(), table->name, &predicted) < 0) {
-            std::printf("  %s: the autoschedule CLI failed\n", table->name.c_str());
+        if (sw_bench::schedule_network(sw_bench::autoschedule_cli(), net, &predicted) < 0) {
+            std::printf("  %s: the autoschedule CLI failed\n", net.c_str());
             return std::nan("");
         }
-        sw_net::Network net(*table);
-        const std::vector<float> x = sw_bench::prepare(net);
-        std::vector<sw_net::LayerRecord> autos;
-        net.run(x, "auto", &autos);
+        // The autoscheduled network as sw_net --net runs it (graph/'s executor); its layer
+        // steps are in the order of autoschedule --net's table.
+        const std::vector<sw_net::LayerRecord> autos = sw_bench::records_of(sw_bench::run_network(net, 1, "auto"));
         for (size_t i = 0; i < autos.size() && i < predicted.size(); i++) {
-            note(table->name + " " + autos[i].name, predicted[i], autos[i].modelled_seconds * 1e3);
+            note(net + " " + autos[i].name, predicted[i], autos[i].modelled_seconds * 1e3);
         }
     }
     std::printf("  worst: %.1f%% (%s)\n\n", 100 * worst, worst_name.c_str());

@@ -11,19 +11,13 @@
  *
  *   sw_bench [--batch1-only]
  */
-#include "apps/bench/bench_support.h"
+#include "apps/bench/network_runs.h"
 #include "apps/cli_support.h"
-#include "runtime/net/network.h"
 #include "runtime/net/report.h"
 #include "target_sw/Machine.h"
 
 #include <cmath>
 #include <cstdio>
-
-const sw_net::NetworkTable &alexnet_table();
-const sw_net::NetworkTable &vgg19_table();
-const sw_net::NetworkTable &alexnet_b16_table();
-const sw_net::NetworkTable &vgg19_b16_table();
 
 namespace {
 
@@ -33,27 +27,27 @@ struct Totals {
     double fc_bytes = 0, fc_seconds = 0;
 };
 
-void run(const sw_net::NetworkTable &table, Totals &t, double *conv_flops, double *conv_seconds) {
-    sw_net::Network net(table);
-    const std::vector<float> x = sw_bench::prepare(net);
-    std::vector<sw_net::LayerRecord> hand, base;
-    net.run(x, "sunway", &hand);
-    net.run(x, "baseline", &base);
-    std::printf("\n== %s, batch %lld ==", table.name.c_str(), (long long)net.input_shape()[0]);
-    sw_net::print_table(hand, &base, sw::sw26010());
+/** The network at \p batch (graph/Networks.h, graph/'s executor), hand and baseline. */
+void run(const std::string &name, int batch, Totals &t, double *conv_flops, double *conv_seconds) {
+    const std::vector<sw_bench::LayerRun> hand = sw_bench::run_network(name, batch, "hand");
+    const std::vector<sw_bench::LayerRun> base = sw_bench::run_network(name, batch, "baseline");
+    std::printf("\n== %s, batch %d ==", name.c_str(), batch);
+    const std::vector<sw_net::LayerRecord> base_records = sw_bench::records_of(base);
+    sw_net::print_table(sw_bench::records_of(hand), &base_records, sw::sw26010());
     *conv_flops = *conv_seconds = 0;
     for (size_t i = 0; i < hand.size(); i++) {
-        const double ratio = base[i].modelled_seconds / hand[i].modelled_seconds;
-        if (hand[i].kind == "conv2d") {
+        const sw_net::LayerRecord &h = hand[i].record;
+        const double ratio = base[i].record.modelled_seconds / h.modelled_seconds;
+        if (hand[i].generator == "conv2d") {
             t.log_conv += std::log(ratio);
             t.convs++;
-            *conv_flops += hand[i].gflop * 1e9;
-            *conv_seconds += hand[i].modelled_seconds;
-        } else if (hand[i].kind == "dense") {
+            *conv_flops += h.gflop * 1e9;
+            *conv_seconds += h.modelled_seconds;
+        } else if (hand[i].generator == "dense") {
             t.log_fc += std::log(ratio);
             t.fcs++;
-            t.fc_bytes += double(hand[i].dma_line_bytes);
-            t.fc_seconds += hand[i].modelled_seconds;
+            t.fc_bytes += double(h.dma_line_bytes);
+            t.fc_seconds += h.modelled_seconds;
         }
     }
 }
@@ -70,11 +64,11 @@ int main(int argc, char **argv) {
     const sw::Machine &m = sw::sw26010();
     Totals t;
     double vgg_flops = 0, vgg_seconds = 0, flops, seconds;
-    run(alexnet_table(), t, &flops, &seconds);
-    run(vgg19_table(), t, &vgg_flops, &vgg_seconds);
+    run("alexnet", 1, t, &flops, &seconds);
+    run("vgg19", 1, t, &vgg_flops, &vgg_seconds);
     if (!batch1_only) {
-        run(alexnet_b16_table(), t, &flops, &seconds);
-        run(vgg19_b16_table(), t, &vgg_flops, &vgg_seconds);
+        run("alexnet", 16, t, &flops, &seconds);
+        run("vgg19", 16, t, &vgg_flops, &vgg_seconds);
     }
     double plateau = 0;
     for (const sw::DmaPoint &p : m.dma_curve) plateau = std::max({plateau, p.copy_gbps, p.triad_gbps});

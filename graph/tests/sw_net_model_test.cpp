@@ -269,7 +269,9 @@ TEST_F(SwNetModel, BadInputIsAClearErrorAndWritesNothing) {
     EXPECT_FALSE(std::isnan(y.data[1]));
     // Options that do not go together.
     expect_error("--model " + model + " --net alexnet" + opts(), "--net and --model");
-    expect_error("--net alexnet --cache-dir " + cache, "--model only");
+    expect_error("--model " + model + " --weights " + dir.string() + opts(), "--weights");
+    expect_error("--model " + model + " --channel-div 2" + opts(), "--net only");
+    expect_error("--model " + model + " --fc-split" + opts() + " --export " + path("e"), "exclude each other");
 }
 
 // ---- issue 12 item 5: --batch N streams the batch. A PNG through x (1, 3, 2048, 2048) ->
@@ -362,6 +364,26 @@ TEST_F(SwNetModel, DataParallelUnderMpirunEqualsOneRank) {
     EXPECT_NE(two.out.find("image 2: top-2 (value)"), std::string::npos) << two.out;
     EXPECT_EQ(two.out.find("image 3:"), std::string::npos) << two.out;
     EXPECT_NE(two.out.find("job: 2 rank(s) on 1 node(s), 3 image(s)"), std::string::npos) << two.out;
+}
+
+// --fc-split for a model (the executor's dense steps split by output rows over the ranks,
+// apps/fc_split.h): small_net's Gemm of 5 outputs over 2 ranks (3 + 2 rows), batch 2; the
+// output equals the single-rank run's within float tolerance.
+TEST_F(SwNetModel, FcSplitUnderMpirunMatchesOneRank) {
+    const std::string model = write(small_net(), "net.onnx");
+    sw_io::save_npy(path("x.npy"), {2, 3, 9, 7}, random_input(2 * 3 * 9 * 7, 13));
+    const std::string common = "--model " + model + " --input " + path("x.npy") + " --schedule hand" + opts();
+    const CliRun one = sw_net(common + " --dump-output " + path("one.npy"));
+    ASSERT_EQ(one.status, 0) << one.out;
+    const CliRun two = sw_net_shell("timeout 300 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
+                                    std::string(SW_NET) + " --fc-split " + common + " --dump-output " +
+                                    path("two.npy"));
+    ASSERT_EQ(two.status, 0) << two.out;
+    EXPECT_NE(two.out.find("rank 0: fc rows 0-2 of 5"), std::string::npos) << two.out;
+    EXPECT_NE(two.out.find("fc-split over 2 core group(s): modelled "), std::string::npos) << two.out;
+    const sw_io::NpyArray a = sw_io::load_npy(path("one.npy")), b = sw_io::load_npy(path("two.npy"));
+    ASSERT_EQ(a.shape, b.shape);
+    for (size_t i = 0; i < a.data.size(); i++) EXPECT_NEAR(a.data[i], b.data[i], 1e-6 + 1e-5 * std::fabs(a.data[i])) << i;
 }
 #endif
 

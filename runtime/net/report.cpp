@@ -27,7 +27,14 @@ LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw
 
 void print_table(const std::vector<LayerRecord> &records, const std::vector<LayerRecord> *baseline,
                  const sw::Machine &m) {
-    std::printf("\n%-8s %-8s %-14s %8s %9s %9s %10s %9s %8s %6s %8s", "layer", "kind", "output", "GFLOP",
+    // The name and kind columns as wide as their longest entry (a model's node names, kinds
+    // such as "Conv+Relu"), at least 8.
+    int nw = 8, kw = 8;
+    for (const LayerRecord &r : records) {
+        nw = std::max(nw, int(r.name.size()));
+        kw = std::max(kw, int(r.kind.size()));
+    }
+    std::printf("\n%-*s %-*s %-14s %8s %9s %9s %10s %9s %8s %6s %8s", nw, "layer", kw, "kind", "output", "GFLOP",
                 "LDM B/CPE", "DMA reqs", "DMA MB", "model ms", "GFLOPS", "%peak", "DMA GB/s");
     if (baseline) std::printf(" %9s %7s", "base ms", "speedup");
     std::printf(" %8s\n", "wall ms");
@@ -38,7 +45,7 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
         const LayerRecord &r = records[i];
         const LayerRecord *b = baseline ? &(*baseline)[i] : nullptr;
         const LayerFigures f = figures(r, b, m);
-        std::printf("%-8s %-8s %-14s %8.3f %9lld %9lld %10.2f %9.3f %8.1f %5.1f%% %8.2f", r.name.c_str(),
+        std::printf("%-*s %-*s %-14s %8.3f %9lld %9lld %10.2f %9.3f %8.1f %5.1f%% %8.2f", nw, r.name.c_str(), kw,
                     r.kind.c_str(), shape_string(r.output).c_str(), r.gflop, r.ldm_peak_bytes, r.dma_requests,
                     double(r.dma_line_bytes) / 1e6, r.modelled_seconds * 1e3, f.gflops, 100 * f.peak_fraction,
                     f.dma_gbps);
@@ -53,7 +60,7 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
         if (b) base_total.modelled_seconds += b->modelled_seconds;
     }
     const LayerFigures f = figures(total, baseline ? &base_total : nullptr, m);
-    std::printf("%-8s %-8s %-14s %8.3f %9lld %9lld %10.2f %9.3f %8.1f %5.1f%% %8.2f", "total", "", "", total.gflop,
+    std::printf("%-*s %-*s %-14s %8.3f %9lld %9lld %10.2f %9.3f %8.1f %5.1f%% %8.2f", nw, "total", kw, "", "", total.gflop,
                 total.ldm_peak_bytes, total.dma_requests, double(total.dma_line_bytes) / 1e6,
                 total.modelled_seconds * 1e3, f.gflops, 100 * f.peak_fraction, f.dma_gbps);
     if (baseline) std::printf(" %9.3f %6.2fx", base_total.modelled_seconds * 1e3, f.speedup);
