@@ -114,7 +114,8 @@ Scheduled schedule_linked(const std::string &generator,
     for (const auto &f : module.functions()) {
         if (f.name != generator)
             continue;
-        const sw::SwFunction lowered = sw::lower_to_sunway(f, m, sw::directives_of(gen->get_pipeline()));
+        const sw::SwFunction lowered =
+            sw::lower_to_sunway(f, m, sw::directives_of(gen->get_pipeline()));
         const std::string warning = sw::host_only_warning(lowered);
         if (!warning.empty())
             std::cerr << "warning: " << warning << "\n";
@@ -224,11 +225,12 @@ double run_on_emulator(const Options &o, const std::string &generator,
                        int pick, std::string *error) {
     const sw_auto::Summary &info = layer.result;
     std::string exe = o.generator_exe;
-    if (exe.empty()) exe = sw::find_tool(sw::kLayersGenerator);  // or $SW_LAYERS_GENERATOR
+    if (exe.empty())
+        exe = sw::find_tool(sw::kLayersGenerator); // or $SW_LAYERS_GENERATOR
     sw_jit::JitOptions jo;
     jo.target = o.machine->name;
-    jo.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s", sw_auto::autoscheduler_name,
-                     "auto_schedule=true"};
+    jo.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s",
+                     sw_auto::autoscheduler_name, "auto_schedule=true"};
     jo.env = {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)}};
     sw_jit::JitBuild b = sw_jit::jit_build_layer(exe, generator, params, jo);
     if (!b.ok()) {

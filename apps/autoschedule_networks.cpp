@@ -19,13 +19,15 @@ std::vector<std::array<std::string, 3>> network_layers(const std::string &net) {
     try {
         sw_graph::NetworkConfig c;
         c.name = net;
-        const sw_graph::Graph g = sw_graph::network_graph(c, nullptr);  // shapes only
+        const sw_graph::Graph g = sw_graph::network_graph(c, nullptr); // shapes only
         const sw_graph::LoweredGraph lg = sw_graph::lower_graph(g);
         for (const sw_graph::Step &s : lg.steps) {
-            if (s.layer < 0) continue;  // a view (the flatten before fc6)
+            if (s.layer < 0)
+                continue; // a view (the flatten before fc6)
             const sw_graph::LayerSpec &l = lg.layers[size_t(s.layer)];
             std::string params;
-            for (const auto &[k, v] : l.params) params += (params.empty() ? "" : " ") + k + "=" + v;
+            for (const auto &[k, v] : l.params)
+                params += (params.empty() ? "" : " ") + k + "=" + v;
             layers.push_back({s.name, l.generator, params});
         }
     } catch (const sw_graph::Error &e) {
@@ -34,7 +36,8 @@ std::vector<std::array<std::string, 3>> network_layers(const std::string &net) {
     }
     return layers;
 #else
-    throw sw::UserError("--net " + net + ": this autoschedule was built without graph/ (the built-in networks are "
+    throw sw::UserError("--net " + net +
+                        ": this autoschedule was built without graph/ (the built-in networks are "
                         "graphs; install libonnx-dev and libprotobuf-dev and rebuild)");
 #endif
 }

@@ -11,8 +11,8 @@
 #ifndef SW_APPS_FC_SPLIT_H
 #define SW_APPS_FC_SPLIT_H
 
-#include "graph/Executor.h"
 #include "dist/Ranks.h"
+#include "graph/Executor.h"
 
 #include <map>
 #include <memory>
@@ -41,12 +41,12 @@ public:
 private:
     struct Part;
     sw_dist::Job job_;
-    std::map<std::string, std::unique_ptr<Part>> parts_;  ///< by step name
-    std::vector<std::string> order_;                      ///< step names in graph order
+    std::map<std::string, std::unique_ptr<Part>> parts_; ///< by step name
+    std::vector<std::string> order_;                     ///< step names in graph order
     sw_graph::LayerHook hook_;
     double comm_seconds_ = 0;
 };
 
-}  // namespace sw_net_app
+} // namespace sw_net_app
 
 #endif

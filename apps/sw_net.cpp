@@ -11,9 +11,9 @@
  */
 #include "apps/sw_net.h"
 
+#include "dist/JobModel.h"
 #include "runtime/io/npy.h"
 #include "runtime/io/output_file.h"
-#include "dist/JobModel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -38,9 +38,11 @@ void TopK::add(const float *values, int64_t rows) {
     // A heap of the k best so far (its top the worst of them): O(k) memory per image, however
     // many classes (a model's 2-D output may have millions).
     using Entry = std::pair<float, int64_t>;
-    auto before = [](const Entry &a, const Entry &b) {  // a ranks before b; ties: the lower class
-        if (std::isnan(a.first) != std::isnan(b.first)) return std::isnan(a.first);
-        if (!std::isnan(a.first) && a.first != b.first) return a.first > b.first;
+    auto before = [](const Entry &a, const Entry &b) { // a ranks before b; ties: the lower class
+        if (std::isnan(a.first) != std::isnan(b.first))
+            return std::isnan(a.first);
+        if (!std::isnan(a.first) && a.first != b.first)
+            return a.first > b.first;
         return a.second < b.second;
     };
     std::vector<Entry> heap;
@@ -76,49 +78,64 @@ void TopK::print(const std::vector<std::string> &labels, const char *what) const
 
 std::vector<double> TopK::values() const {
     std::vector<double> v;
-    for (const auto &e : best_) v.push_back(double(e.first));
+    for (const auto &e : best_)
+        v.push_back(double(e.first));
     return v;
 }
 
 std::vector<int64_t> TopK::classes() const {
     std::vector<int64_t> v;
-    for (const auto &e : best_) v.push_back(e.second);
+    for (const auto &e : best_)
+        v.push_back(e.second);
     return v;
 }
 
 void TopK::append(const std::vector<double> &values, const std::vector<int64_t> &classes) {
-    for (size_t i = 0; i < values.size() && i < classes.size(); i++) best_.push_back({float(values[i]), classes[i]});
+    for (size_t i = 0; i < values.size() && i < classes.size(); i++)
+        best_.push_back({float(values[i]), classes[i]});
 }
 
 void print_data_parallel(const sw_dist::Job &job, int passes) {
-    if (!job.multi()) return;
-    std::printf("data parallel: %d ranks, one per emulated core group; each runs a contiguous share of the "
-                "passes\n", job.size);
+    if (!job.multi())
+        return;
+    std::printf(
+        "data parallel: %d ranks, one per emulated core group; each runs a contiguous share of the "
+        "passes\n",
+        job.size);
     if (job.size > passes) {
-        std::printf("note: %d ranks for %d pass(es): ranks %d-%d idle\n", job.size, passes, passes, job.size - 1);
+        std::printf("note: %d ranks for %d pass(es): ranks %d-%d idle\n", job.size, passes, passes,
+                    job.size - 1);
     }
 }
 
-std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, TopK *top, const std::vector<float> &rows,
-                                                      const std::vector<int64_t> &dump_shape, const std::string &dump,
-                                                      int64_t images, double modelled_seconds) {
+std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, TopK *top,
+                                                       const std::vector<float> &rows,
+                                                       const std::vector<int64_t> &dump_shape,
+                                                       const std::string &dump, int64_t images,
+                                                       double modelled_seconds) {
     std::vector<sw_dist::RankFigures> ranks;
-    if (!job.mpi) return ranks;
+    if (!job.mpi)
+        return ranks;
     const std::vector<double> values = top ? top->values() : std::vector<double>();
     const std::vector<std::vector<double>> all_values = sw_dist::gather(job, values);
     const std::vector<std::vector<int64_t>> all_classes =
         sw_dist::gather(job, top ? top->classes() : std::vector<int64_t>());
-    const double result_bytes = double(values.size()) * 12 + double(rows.size()) * 4;  // float + int64 per pair
+    const double result_bytes =
+        double(values.size()) * 12 + double(rows.size()) * 4; // float + int64 per pair
     const std::vector<std::vector<double>> figures =
         sw_dist::gather(job, std::vector<double>{double(images), modelled_seconds, result_bytes});
     const std::vector<std::vector<float>> all_rows = sw_dist::gather(job, rows);
-    if (job.rank != 0) return ranks;
+    if (job.rank != 0)
+        return ranks;
     // Rank 0 holds the first share: the others' images follow in rank order.
-    for (size_t r = 1; top && r < all_values.size(); r++) top->append(all_values[r], all_classes[r]);
-    for (const std::vector<double> &f : figures) ranks.push_back({int64_t(f[0]), f[1], int64_t(f[2])});
-    if (!dump.empty() && job.multi()) {  // one rank streamed it itself
+    for (size_t r = 1; top && r < all_values.size(); r++)
+        top->append(all_values[r], all_classes[r]);
+    for (const std::vector<double> &f : figures)
+        ranks.push_back({int64_t(f[0]), f[1], int64_t(f[2])});
+    if (!dump.empty() && job.multi()) { // one rank streamed it itself
         sw_io::NpyWriter w(dump, dump_shape);
-        for (const std::vector<float> &r : all_rows) w.write(r.data(), r.size());
+        for (const std::vector<float> &r : all_rows)
+            w.write(r.data(), r.size());
         w.close();
     }
     return ranks;
@@ -126,22 +143,25 @@ std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, 
 
 void remove_partial_output(const std::string &path) {
     std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
+    if (std::filesystem::is_regular_file(path, ec))
+        std::filesystem::remove(path, ec);
 }
 
 void check_outputs(const Options &o) {
     for (const std::string &path : {o.report, o.trace, o.dump}) {
-        if (!path.empty()) sw_io::check_writable(path);
+        if (!path.empty())
+            sw_io::check_writable(path);
     }
 }
 
-}  // namespace sw_net_app
+} // namespace sw_net_app
 
 int main(int argc, char **argv) {
     using sw_net_app::Options;
     // Under mpirun: one rank per emulated core group (dist/Ranks.h); only rank 0 prints.
     const sw_dist::Job job = sw_dist::start(&argc, &argv);
-    if (job.rank > 0 && !std::freopen("/dev/null", "w", stdout)) sw_dist::abort_job(job, "cannot silence stdout");
+    if (job.rank > 0 && !std::freopen("/dev/null", "w", stdout))
+        sw_dist::abort_job(job, "cannot silence stdout");
     const int status = sw_net_app::main_of_rank(argc, argv, job);
     sw_dist::finish(job);
     return status;
@@ -151,42 +171,56 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
     Options o;
     o.image = SW_SAMPLE_IMAGE;
     o.default_labels = SW_LABELS;
-    CLI::App app{"sw_net: runs a network on the emulated SW26010 core group (64 CPEs, athread emulator) and\n"
+    CLI::App app{"sw_net: runs a network on the emulated SW26010 core group (64 CPEs, athread "
+                 "emulator) and\n"
                  "prints the top classes and a per-layer table of the modelled SW26010 time."};
     app.get_formatter()->column_width(34);
     app.add_option("--net", o.net, "built-in network: alexnet, vgg19 or vgg16 (default vgg19)")
         ->check(CLI::IsMember({"alexnet", "vgg19", "vgg16"}));
-    app.add_option("--channel-div", o.channel_div, "--net: a reduced variant: every channel count divided by D")
+    app.add_option("--channel-div", o.channel_div,
+                   "--net: a reduced variant: every channel count divided by D")
         ->check(CLI::Range(1, 64));
-    app.add_option("--input-size", o.input_size, "--net: a reduced variant: input of S x S (default 227 or 224)")
+    app.add_option("--input-size", o.input_size,
+                   "--net: a reduced variant: input of S x S (default 227 or 224)")
         ->check(CLI::Range(1, 4096));
     app.add_option("--classes", o.classes, "--net: a reduced variant: K classes (default 1000)")
         ->check(CLI::Range(1, 1 << 20));
-    app.add_option("--model", o.model,
-                   "an ONNX model (float32, NCHW): each distinct layer is generated and compiled ahead of "
-                   "time (cached), then the model runs")
+    app.add_option(
+           "--model", o.model,
+           "an ONNX model (float32, NCHW): each distinct layer is generated and compiled ahead of "
+           "time (cached), then the model runs")
         ->check(CLI::ExistingFile);
-    app.add_option("--input-shape", o.input_shapes,
-                   "with --model: static shape of an input with dynamic dims, name=NxCxHxW (repeatable)")
+    app.add_option(
+           "--input-shape", o.input_shapes,
+           "with --model: static shape of an input with dynamic dims, name=NxCxHxW (repeatable)")
         ->take_all();
     auto *image = app.add_option("--image", o.image, "a PNG image (default: the bundled sample)");
-    auto *input = app.add_option("--input", o.input,
-                                 "a float32 .npy input: the input's shape, or (N, ...) for --batch N (streamed)");
+    auto *input = app.add_option(
+        "--input", o.input,
+        "a float32 .npy input: the input's shape, or (N, ...) for --batch N (streamed)");
     input->excludes(image);
-    app.add_option("--weights", o.weights,
-                   "--net: directory of <layer>.weight.npy / <layer>.bias.npy (PyTorch layout); default: "
-                   "deterministic seeded weights");
-    app.add_option("--labels", o.labels, "class names, one per line (default: ImageNet's for 1000 classes)");
-    app.add_option("--batch", o.batch, "images to run, streamed pass by pass (a multiple of the model's batch; default: its batch)")
+    app.add_option(
+        "--weights", o.weights,
+        "--net: directory of <layer>.weight.npy / <layer>.bias.npy (PyTorch layout); default: "
+        "deterministic seeded weights");
+    app.add_option("--labels", o.labels,
+                   "class names, one per line (default: ImageNet's for 1000 classes)");
+    app.add_option("--batch", o.batch,
+                   "images to run, streamed pass by pass (a multiple of the model's batch; "
+                   "default: its batch)")
         ->check(CLI::Range(1, 1 << 20));
     app.add_option("--schedule", o.schedule,
-                   "hand, baseline (OpenACC-style) or auto (the Sunway autoscheduler); default auto (the output "
+                   "hand, baseline (OpenACC-style) or auto (the Sunway autoscheduler); default "
+                   "auto (the output "
                    "says which ran)")
         ->check(CLI::IsMember({"hand", "baseline", "auto"}));
-    app.add_flag("!--no-compare", o.compare, "do not run the baseline schedules for the speedup column");
-    auto *top = app.add_option("--top", o.top, "classes to print per image (default 5)")->check(CLI::Range(1, 1 << 20));
-    app.add_option("--dump-output", o.dump, "write the output (--net: probabilities; --model: the model's "
-                                            "first output as it computes it) as .npy");
+    app.add_flag("!--no-compare", o.compare,
+                 "do not run the baseline schedules for the speedup column");
+    auto *top = app.add_option("--top", o.top, "classes to print per image (default 5)")
+                    ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--dump-output", o.dump,
+                   "write the output (--net: probabilities; --model: the model's "
+                   "first output as it computes it) as .npy");
     app.add_option("--report", o.report, "write the per-layer figures as .csv or .json");
     app.add_option("--trace", o.trace, "write a Chrome/Perfetto trace of the first pass (.json)");
     app.add_option("--cache-dir", o.cache_dir,
@@ -196,53 +230,67 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
                    "also write a self-contained folder for sw5cc (layers, host program, weights, "
                    "Makefile; `make emu` builds it here against the emulator)");
     app.add_flag("--no-cache", o.no_cache, "build every layer in a temporary directory");
-    app.add_flag("--concat-copies", o.concat_copies,
-                 "--model: every Concat copies its inputs with concat layers (default: producers write into "
-                 "slices of the concat's buffer where they can, graph/ConcatInPlace.h)");
+    app.add_flag(
+        "--concat-copies", o.concat_copies,
+        "--model: every Concat copies its inputs with concat layers (default: producers write into "
+        "slices of the concat's buffer where they can, graph/ConcatInPlace.h)");
     app.add_option("--jobs", o.jobs, "layers compiled at once (default: one per core)")
         ->check(CLI::Range(1, 256));
-    app.add_flag("--fc-split", o.fc_split,
-                 "under mpirun: every rank runs the same images and each dense layer is split by output "
-                 "rows over the ranks (one per core group), then allgathered");
-    app.add_flag("--allow-nonfinite", o.allow_nonfinite, "accept NaN and infinite values in inputs and weights");
+    app.add_flag(
+        "--fc-split", o.fc_split,
+        "under mpirun: every rank runs the same images and each dense layer is split by output "
+        "rows over the ranks (one per core group), then allgathered");
+    app.add_flag("--allow-nonfinite", o.allow_nonfinite,
+                 "accept NaN and infinite values in inputs and weights");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {
         return app.exit(e);
     } catch (const CLI::ParseError &e) {
-        if (job.rank == 0) std::fprintf(stderr, "error: %s\n(sw_net --help lists the options)\n", e.what());
+        if (job.rank == 0)
+            std::fprintf(stderr, "error: %s\n(sw_net --help lists the options)\n", e.what());
         return 1;
     }
     o.image_given = image->count() > 0;
     o.top_given = top->count() > 0;
     try {
-        if (o.schedule.empty()) o.schedule = "auto";  // the first line of the output names what ran
+        if (o.schedule.empty())
+            o.schedule = "auto"; // the first line of the output names what ran
         if (o.fc_split && o.compare) {
-            throw std::runtime_error("--fc-split: add --no-compare (the baseline comparison runs unsplit)");
+            throw std::runtime_error(
+                "--fc-split: add --no-compare (the baseline comparison runs unsplit)");
         }
         if (o.fc_split && !o.export_dir.empty()) {
-            throw std::runtime_error("--fc-split and --export exclude each other (an export runs on one core group)");
+            throw std::runtime_error(
+                "--fc-split and --export exclude each other (an export runs on one core group)");
         }
         if (!o.model.empty()) {
-            if (app.count("--net")) throw std::runtime_error("--net and --model exclude each other");
-            if (!o.weights.empty()) throw std::runtime_error("--weights: a model's weights are in its ONNX file");
+            if (app.count("--net"))
+                throw std::runtime_error("--net and --model exclude each other");
+            if (!o.weights.empty())
+                throw std::runtime_error("--weights: a model's weights are in its ONNX file");
             if (app.count("--channel-div") || app.count("--input-size") || app.count("--classes")) {
-                throw std::runtime_error("--channel-div, --input-size and --classes apply to --net only");
+                throw std::runtime_error(
+                    "--channel-div, --input-size and --classes apply to --net only");
             }
             return sw_net_app::run_model(o, job);
         }
-        if (!o.input_shapes.empty()) throw std::runtime_error("--input-shape applies to --model only");
+        if (!o.input_shapes.empty())
+            throw std::runtime_error("--input-shape applies to --model only");
         return sw_net_app::run_net(o, job);
     } catch (const std::bad_alloc &) {
-        if (job.multi()) sw_dist::abort_job(job, "out of memory");
+        if (job.multi())
+            sw_dist::abort_job(job, "out of memory");
         std::fprintf(stderr, "error: out of memory\n");
         return 1;
     } catch (const std::exception &e) {
         const std::string what = e.what();
         // With several ranks a failing rank ends the whole job with its message (no rank is
         // left waiting for it in a collective step).
-        if (job.multi()) sw_dist::abort_job(job, what);
-        std::fprintf(stderr, "%s%s\n", what.rfind("error: ", 0) == 0 ? "" : "error: ", what.c_str());
+        if (job.multi())
+            sw_dist::abort_job(job, what);
+        std::fprintf(stderr, "%s%s\n",
+                     what.rfind("error: ", 0) == 0 ? "" : "error: ", what.c_str());
         return 1;
     }
 }

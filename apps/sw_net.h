@@ -23,17 +23,18 @@ namespace sw_net_app {
 
 struct Options {
     std::string net = "vgg19", model, image, input, weights, labels, schedule, dump, report, trace;
-    std::string default_labels;  ///< ImageNet's class names (used for 1000 classes)
-    std::vector<std::string> input_shapes;  ///< --input-shape name=NxCxHxW
-    std::string cache_dir;                  ///< --cache-dir; "" = the default
-    std::string export_dir;                 ///< --export: a folder for sw5cc (with --model)
-    bool concat_copies = false;             ///< --concat-copies: no in-place concats (with --model)
-    bool fc_split = false;                  ///< --fc-split: dense layers split by rows over the ranks
+    std::string default_labels;            ///< ImageNet's class names (used for 1000 classes)
+    std::vector<std::string> input_shapes; ///< --input-shape name=NxCxHxW
+    std::string cache_dir;                 ///< --cache-dir; "" = the default
+    std::string export_dir;                ///< --export: a folder for sw5cc (with --model)
+    bool concat_copies = false;            ///< --concat-copies: no in-place concats (with --model)
+    bool fc_split = false; ///< --fc-split: dense layers split by rows over the ranks
     /** --net's reduced variants (tests): channels divided, input size (0: the network's),
      * classes. */
     int channel_div = 1, input_size = 0, classes = 1000;
-    bool no_cache = false, compare = true, allow_nonfinite = false, image_given = false, top_given = false;
-    int batch = 0;  ///< 0: not given
+    bool no_cache = false, compare = true, allow_nonfinite = false, image_given = false,
+         top_given = false;
+    int batch = 0; ///< 0: not given
     int top = 5, jobs = 0;
 };
 
@@ -57,7 +58,7 @@ public:
 private:
     int64_t classes_;
     int k_;
-    std::vector<std::pair<float, int64_t>> best_;  ///< k_ per image
+    std::vector<std::pair<float, int64_t>> best_; ///< k_ per image
 };
 
 /** With several ranks: the data-parallel lines under a run's header (and a note when ranks
@@ -69,9 +70,11 @@ void print_data_parallel(const sw_dist::Job &job, int passes);
  * (written by rank 0 to \p dump with \p dump_shape, if a path is given and there are several
  * ranks: one rank streams its own), and the figures
  * of every rank (returned on rank 0: its images, modelled seconds and the bytes it sent). */
-std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, TopK *top, const std::vector<float> &rows,
-                                                      const std::vector<int64_t> &dump_shape, const std::string &dump,
-                                                      int64_t images, double modelled_seconds);
+std::vector<sw_dist::RankFigures> gather_data_parallel(const sw_dist::Job &job, TopK *top,
+                                                       const std::vector<float> &rows,
+                                                       const std::vector<int64_t> &dump_shape,
+                                                       const std::string &dump, int64_t images,
+                                                       double modelled_seconds);
 
 /** Removes an output written in part when the run fails (a regular file only, not a device). */
 void remove_partial_output(const std::string &path);
@@ -81,9 +84,9 @@ void check_outputs(const Options &o);
 
 /** What run_graph says about the graph it runs. */
 struct GraphRun {
-    std::string title;           ///< the first line's name: the network or the model file
-    bool probabilities = false;  ///< the output is probabilities (else "value")
-    std::string note;            ///< a line under the input's (e.g. where the weights come from)
+    std::string title;          ///< the first line's name: the network or the model file
+    bool probabilities = false; ///< the output is probabilities (else "value")
+    std::string note;           ///< a line under the input's (e.g. where the weights come from)
 };
 
 /** The one runtime of --net and --model: lowers \p g, builds each distinct layer (the
@@ -92,8 +95,8 @@ struct GraphRun {
  * its share of the passes (rank 0 builds the layers first, the others load them from the
  * cache) and rank 0 prints and writes everything; with --fc-split every rank runs every pass
  * and the dense layers are split over the ranks (fc_split.h). */
-int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const sw_graph::Graph> graph,
-              const GraphRun &what);
+int run_graph(const Options &o, const sw_dist::Job &job,
+              std::shared_ptr<const sw_graph::Graph> graph, const GraphRun &what);
 
 /** The built-in network (graph/Networks.h) through run_graph. */
 int run_net(const Options &o, const sw_dist::Job &job);
@@ -103,6 +106,6 @@ int run_model(const Options &o, const sw_dist::Job &job);
 /** sw_net's main on one rank of \p job: options, the run, its errors. */
 int main_of_rank(int argc, char **argv, const sw_dist::Job &job);
 
-}  // namespace sw_net_app
+} // namespace sw_net_app
 
 #endif

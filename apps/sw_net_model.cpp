@@ -40,27 +40,35 @@ using sw_graph::shape_string;
 void accumulate(std::vector<sw_net::LayerRecord> &total, const sw_graph::ExecResult &r) {
     std::vector<sw_net::LayerRecord> pass;
     for (const sw_graph::StepResult &s : r.steps) {
-        if (s.layer >= 0 || s.in_place) pass.push_back(s.record);
+        if (s.layer >= 0 || s.in_place)
+            pass.push_back(s.record);
     }
     sw_net::accumulate(total, pass);
 }
 
 /** What graph/ConcatInPlace.h did with the model's concats. */
 void print_concat_summary(const sw_graph::ConcatInPlaceStats &st, bool enabled) {
-    if (st.concat_calls_before == 0 && st.concats == 0) return;
+    if (st.concat_calls_before == 0 && st.concats == 0)
+        return;
     if (!enabled) {
-        std::printf("concat: %d concat layer calls copy %.2f MB (--concat-copies)\n", st.concat_calls_before,
-                    double(st.copied_bytes_before) / 1e6);
+        std::printf("concat: %d concat layer calls copy %.2f MB (--concat-copies)\n",
+                    st.concat_calls_before, double(st.copied_bytes_before) / 1e6);
         return;
     }
-    std::printf("concat: %d of %d in place (%d of them views of a later concat's buffer), %d copying; concat "
-                "layer calls %d -> %d, %d inputs copied into their slices, bytes copied %.2f MB -> %.2f MB\n",
-                st.in_place, st.concats, st.views, st.copying, st.concat_calls_before, st.concat_calls_after,
-                st.copied_inputs, double(st.copied_bytes_before) / 1e6, double(st.copied_bytes_after) / 1e6);
-    for (const std::string &n : st.notes) std::printf("  concat %s\n", n.c_str());
+    std::printf("concat: %d of %d in place (%d of them views of a later concat's buffer), %d "
+                "copying; concat "
+                "layer calls %d -> %d, %d inputs copied into their slices, bytes copied %.2f MB -> "
+                "%.2f MB\n",
+                st.in_place, st.concats, st.views, st.copying, st.concat_calls_before,
+                st.concat_calls_after, st.copied_inputs, double(st.copied_bytes_before) / 1e6,
+                double(st.copied_bytes_after) / 1e6);
+    for (const std::string &n : st.notes)
+        std::printf("  concat %s\n", n.c_str());
 }
 
-std::string dims_of(const std::vector<int64_t> &shape) { return sw_io::shape_to_string(shape); }
+std::string dims_of(const std::vector<int64_t> &shape) {
+    return sw_io::shape_to_string(shape);
+}
 
 /** The graph input of every pass, streamed: from --input, a float32 .npy of the input's shape
  * (one pass), of (B, rest of the input's shape) for --batch B (B / the graph's batch passes,
@@ -70,49 +78,60 @@ std::string dims_of(const std::vector<int64_t> &shape) { return sw_io::shape_to_
  * is kept per pass: memory does not grow with --batch. */
 class Inputs {
 public:
-    Inputs(const Options &o, const sw_graph::Tensor &in, const std::string &what) : shape_(in.shape) {
+    Inputs(const Options &o, const sw_graph::Tensor &in, const std::string &what)
+        : shape_(in.shape) {
         graph_batch_ = shape_.empty() ? 1 : shape_[0];
         per_pass_ = std::max<int64_t>(1, in.elements());
         const int64_t batch = o.batch ? o.batch : graph_batch_;
         if (batch % graph_batch_ != 0) {
-            throw std::runtime_error("--batch " + std::to_string(batch) + " is not a multiple of the batch " +
+            throw std::runtime_error("--batch " + std::to_string(batch) +
+                                     " is not a multiple of the batch " +
                                      std::to_string(graph_batch_) + " " + what + " is built for");
         }
         passes_ = int(batch / graph_batch_);
         if (!o.input.empty()) {
-            const sw_io::NonFinite nf = o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
-            npy_ = std::make_unique<sw_io::NpyReader>(o.input, nf);  // the header is checked against the file size
+            const sw_io::NonFinite nf =
+                o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
+            npy_ = std::make_unique<sw_io::NpyReader>(
+                o.input, nf); // the header is checked against the file size
             const std::vector<int64_t> &got = npy_->shape();
             std::vector<int64_t> batched = shape_, single = shape_;
             if (!shape_.empty()) {
                 batched[0] = batch;
                 single.erase(single.begin());
             }
-            const bool ok = (got == shape_ && passes_ == 1) || (!shape_.empty() && got == batched) ||
+            const bool ok = (got == shape_ && passes_ == 1) ||
+                            (!shape_.empty() && got == batched) ||
                             (!shape_.empty() && got == single && batch == 1);
             if (!ok) {
-                throw sw_io::IoError(o.input + ": expected a tensor of shape " + dims_of(batched) + " for --batch " +
-                                     std::to_string(batch) + ", got " + dims_of(got));
+                throw sw_io::IoError(o.input + ": expected a tensor of shape " + dims_of(batched) +
+                                     " for --batch " + std::to_string(batch) + ", got " +
+                                     dims_of(got));
             }
             nonfinite_ = nf;
             source_ = o.input;
         } else {
             if (shape_.size() != 4 || shape_[1] != 3 || shape_[2] != shape_[3]) {
-                throw std::runtime_error(what + ": input '" + in.name + "' has shape " + shape_string(shape_) +
+                throw std::runtime_error(what + ": input '" + in.name + "' has shape " +
+                                         shape_string(shape_) +
                                          ", not (N, 3, S, S): give it as --input x.npy");
             }
             const sw_io::RgbImage rgb = sw_io::load_png_rgb(o.image);
             const std::vector<float> x = sw_io::preprocess_imagenet(rgb, int(shape_[3]));
-            for (int64_t n = 0; n < graph_batch_; n++) png_.insert(png_.end(), x.begin(), x.end());
-            source_ = o.image + " (" + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +
-                      ", resized and centre-cropped to " + std::to_string(shape_[3]) + ", ImageNet mean/std)";
+            for (int64_t n = 0; n < graph_batch_; n++)
+                png_.insert(png_.end(), x.begin(), x.end());
+            source_ = o.image + " (" + std::to_string(rgb.width) + "x" +
+                      std::to_string(rgb.height) + ", resized and centre-cropped to " +
+                      std::to_string(shape_[3]) + ", ImageNet mean/std)";
         }
     }
     /** Refuses NaN and infinities in passes [first, last) before the run (not at pass n). */
     void check(int64_t first, int64_t last) {
-        if (!npy_ || nonfinite_ == sw_io::NonFinite::Allow) return;
+        if (!npy_ || nonfinite_ == sw_io::NonFinite::Allow)
+            return;
         std::vector<float> x;
-        for (int64_t p = first; p < last; p++) pass(p, x);
+        for (int64_t p = first; p < last; p++)
+            pass(p, x);
     }
     int passes() const { return passes_; }
     int64_t graph_batch() const { return graph_batch_; }
@@ -137,52 +156,62 @@ private:
     std::string source_;
 };
 
-}  // namespace
+} // namespace
 
-int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const sw_graph::Graph> graph,
-              const GraphRun &what) {
+int run_graph(const Options &o, const sw_dist::Job &job,
+              std::shared_ptr<const sw_graph::Graph> graph, const GraphRun &what) {
     const sw_graph::Graph &g = *graph;
     if (g.inputs.size() != 1) {
-        throw g.error("the model has " + std::to_string(g.inputs.size()) + " inputs; sw_net runs models with one input");
+        throw g.error("the model has " + std::to_string(g.inputs.size()) +
+                      " inputs; sw_net runs models with one input");
     }
     const sw_graph::Tensor &in = g.tensor(g.inputs[0]);
     if (in.dtype != sw_graph::DType::Float32) {
-        throw g.error("input '" + in.name + "' is " + sw_graph::dtype_name(in.dtype) + " (float32 only)");
+        throw g.error("input '" + in.name + "' is " + sw_graph::dtype_name(in.dtype) +
+                      " (float32 only)");
     }
-    sw_graph::lower_graph(g);  // an operator without a layer fails here, before the input is read
+    sw_graph::lower_graph(g); // an operator without a layer fails here, before the input is read
     Inputs inputs(o, in, what.title);
     const int passes = inputs.passes();
     // With several ranks each runs a contiguous share of the passes (the first ranks one more
     // when they do not divide; a rank beyond the passes idles); with --fc-split every rank runs
     // every pass and the dense layers are split instead.
-    const auto [first_pass, last_pass] =
-        o.fc_split ? std::pair<int64_t, int64_t>{0, passes} : sw_dist::share(passes, job.rank, job.size);
+    const auto [first_pass, last_pass] = o.fc_split ? std::pair<int64_t, int64_t>{0, passes}
+                                                    : sw_dist::share(passes, job.rank, job.size);
     inputs.check(first_pass, last_pass);
 
     sw_graph::ExecOptions eo;
     eo.schedule = o.schedule.empty() ? "auto" : o.schedule;
     eo.jobs = o.jobs;
     eo.concat_in_place = !o.concat_copies;
-    eo.cache_dir = o.no_cache ? "" : !o.cache_dir.empty() ? o.cache_dir : sw_graph::default_cache_dir();
+    eo.cache_dir = o.no_cache             ? ""
+                   : !o.cache_dir.empty() ? o.cache_dir
+                                          : sw_graph::default_cache_dir();
     eo.progress = [](const sw_graph::BuildProgress &p) {
-        std::fprintf(stderr, "[%*d/%d] %6.1f s  %-8s %s%s\n", p.total >= 10 ? 2 : 1, p.done, p.total,
-                     p.elapsed_seconds, p.info->schedule.c_str(), p.layer->key().c_str(),
+        std::fprintf(stderr, "[%*d/%d] %6.1f s  %-8s %s%s\n", p.total >= 10 ? 2 : 1, p.done,
+                     p.total, p.elapsed_seconds, p.info->schedule.c_str(), p.layer->key().c_str(),
                      p.info->from_cache ? "  (cached)" : "");
-        if (!p.info->note.empty()) std::fprintf(stderr, "        %s\n", p.info->note.c_str());
+        if (!p.info->note.empty())
+            std::fprintf(stderr, "        %s\n", p.info->note.c_str());
     };
     // --fc-split: the dense layers are built per rank for its rows (apps/fc_split.h).
-    if (o.fc_split) eo.skip_build = [](const sw_graph::LayerSpec &l) { return l.generator == "dense"; };
+    if (o.fc_split)
+        eo.skip_build = [](const sw_graph::LayerSpec &l) { return l.generator == "dense"; };
     const bool compare = o.compare && eo.schedule != "baseline";
     const char *schedules = eo.schedule == "auto"   ? "autoscheduled by the Sunway autoscheduler"
                             : eo.schedule == "hand" ? "hand Sunway schedules"
                                                     : "OpenACC-style baseline schedules";
-    std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n", what.title.c_str(),
-                schedules);
-    std::printf("input: '%s' %s from %s, batch %d, %d pass(es)\n", in.name.c_str(), shape_string(in.shape).c_str(),
-                inputs.source().c_str(), int(passes * inputs.graph_batch()), passes);
-    if (!what.note.empty()) std::printf("%s\n", what.note.c_str());
-    std::printf("layer cache: %s\n", eo.cache_dir.empty() ? "none (--no-cache)" : eo.cache_dir.c_str());
-    if (!o.fc_split) print_data_parallel(job, passes);
+    std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n",
+                what.title.c_str(), schedules);
+    std::printf("input: '%s' %s from %s, batch %d, %d pass(es)\n", in.name.c_str(),
+                shape_string(in.shape).c_str(), inputs.source().c_str(),
+                int(passes * inputs.graph_batch()), passes);
+    if (!what.note.empty())
+        std::printf("%s\n", what.note.c_str());
+    std::printf("layer cache: %s\n",
+                eo.cache_dir.empty() ? "none (--no-cache)" : eo.cache_dir.c_str());
+    if (!o.fc_split)
+        print_data_parallel(job, passes);
     std::fflush(stdout);
 
     // Every distinct layer built; with several ranks rank 0 first, then the others load them
@@ -191,95 +220,114 @@ int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const s
         eo.progress = nullptr;
         sw_dist::barrier(job);
     }
-    sw_graph::Executor ex(graph, eo);  // the graph shared, not copied (its weights are large)
+    sw_graph::Executor ex(graph, eo); // the graph shared, not copied (its weights are large)
     std::unique_ptr<FcSplit> fc;
     if (o.fc_split) {
         fc = std::make_unique<FcSplit>(ex, job, eo.schedule, eo.cache_dir);
         ex.set_layer_hook(fc->hook());
     }
-    if (job.rank == 0) sw_dist::barrier(job);
+    if (job.rank == 0)
+        sw_dist::barrier(job);
     int cached = 0, refused = 0, built = 0;
     for (const sw_graph::LayerBuildInfo &b : ex.builds()) {
-        if (b.schedule == "none") continue;
+        if (b.schedule == "none")
+            continue;
         built++;
         cached += b.from_cache;
         refused += !b.note.empty();
     }
     std::printf("compiled %d distinct layers for %zu steps in %.1f s (%d from the cache", built,
                 ex.lowered().steps.size(), ex.build_seconds(), cached);
-    if (refused) std::printf(", %d with their hand schedule where the autoscheduler refused", refused);
+    if (refused)
+        std::printf(", %d with their hand schedule where the autoscheduler refused", refused);
     std::printf(")\n");
     if (fc) {
-        std::printf("fc-split: the dense layers split by output rows over %d rank(s), one per core group, then "
-                    "allgathered; rank 0: %s\n", job.size, fc->describe().c_str());
+        std::printf("fc-split: the dense layers split by output rows over %d rank(s), one per core "
+                    "group, then "
+                    "allgathered; rank 0: %s\n",
+                    job.size, fc->describe().c_str());
     }
     print_concat_summary(ex.concat_placement().stats, eo.concat_in_place);
     if (!o.export_dir.empty() && job.rank == 0) {
         const sw_graph::ExportSummary e = sw_graph::export_model(ex, what.title, o.export_dir);
-        std::printf("exported to %s: %d layers, %d steps, %lld weight floats, activations %lld bytes "
-                    "(%lld without reuse); build it with make (sw5cc) or make emu (here)\n",
-                    o.export_dir.c_str(), e.layers, e.steps, (long long)e.weight_floats, (long long)e.arena_bytes,
-                    (long long)e.unshared_bytes);
+        std::printf(
+            "exported to %s: %d layers, %d steps, %lld weight floats, activations %lld bytes "
+            "(%lld without reuse); build it with make (sw5cc) or make emu (here)\n",
+            o.export_dir.c_str(), e.layers, e.steps, (long long)e.weight_floats,
+            (long long)e.arena_bytes, (long long)e.unshared_bytes);
     }
     std::unique_ptr<sw_graph::Executor> baseline;
     if (compare) {
         sw_graph::ExecOptions bo = eo;
         bo.schedule = "baseline";
-        bo.constants = ex.constants();  // one aligned copy of the weights for both
+        bo.constants = ex.constants(); // one aligned copy of the weights for both
         baseline = std::make_unique<sw_graph::Executor>(graph, bo);
     }
 
     const std::string out_name = g.outputs.at(0);
     // Streamed: of each pass's output only the top-k classes per image (a 2-D output) are kept;
     // --dump-output is written pass by pass. Memory does not grow with the passes.
-    const bool gathered = job.multi() && !o.fc_split;  // with --fc-split rank 0 has every output
+    const bool gathered = job.multi() && !o.fc_split; // with --fc-split rank 0 has every output
     std::vector<int64_t> out_shape;
     std::unique_ptr<TopK> top;
     std::unique_ptr<sw_io::NpyWriter> dump;
-    std::vector<float> rows;  // with several ranks: this rank's outputs, written by rank 0 at the end
+    std::vector<float>
+        rows; // with several ranks: this rank's outputs, written by rank 0 at the end
     std::vector<sw_net::LayerRecord> total, base_total;
     std::vector<sw_net::TraceSpan> spans;
-    double dense_seconds = 0;  // --fc-split: this rank's dense layers
+    double dense_seconds = 0; // --fc-split: this rank's dense layers
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        std::map<std::string, std::vector<float>> x = {{in.name, {}}};  // one input buffer for every pass
+        std::map<std::string, std::vector<float>> x = {
+            {in.name, {}}}; // one input buffer for every pass
         for (int64_t pass = first_pass; pass < last_pass; pass++) {
             inputs.pass(pass, x.at(in.name));
-            const sw_graph::ExecResult r = ex.run(x, !o.trace.empty() && pass == first_pass ? &spans : nullptr);
+            const sw_graph::ExecResult r =
+                ex.run(x, !o.trace.empty() && pass == first_pass ? &spans : nullptr);
             const sw_graph::Tensor &y = r.outputs.at(out_name);
             if (pass == first_pass) {
                 out_shape = y.shape;
-                if (!out_shape.empty()) out_shape[0] *= passes;
-                else if (passes > 1) out_shape = {passes};
-                if (out_shape.size() == 2) top = std::make_unique<TopK>(out_shape[1], o.top);
+                if (!out_shape.empty())
+                    out_shape[0] *= passes;
+                else if (passes > 1)
+                    out_shape = {passes};
+                if (out_shape.size() == 2)
+                    top = std::make_unique<TopK>(out_shape[1], o.top);
                 if (!o.dump.empty() && !gathered && job.rank == 0) {
                     dump = std::make_unique<sw_io::NpyWriter>(o.dump, out_shape);
                 }
             }
-            if (top) top->add(y.f32.data(), y.shape.empty() ? 1 : y.shape[0]);
-            if (dump) dump->write(y.f32.data(), y.f32.size());
-            if (!o.dump.empty() && gathered) rows.insert(rows.end(), y.f32.begin(), y.f32.end());
+            if (top)
+                top->add(y.f32.data(), y.shape.empty() ? 1 : y.shape[0]);
+            if (dump)
+                dump->write(y.f32.data(), y.f32.size());
+            if (!o.dump.empty() && gathered)
+                rows.insert(rows.end(), y.f32.begin(), y.f32.end());
             accumulate(total, r);
-            for (const sw_graph::StepResult &s : r.steps) dense_seconds += s.generator == "dense" ? s.record.modelled_seconds : 0;
+            for (const sw_graph::StepResult &s : r.steps)
+                dense_seconds += s.generator == "dense" ? s.record.modelled_seconds : 0;
             if (baseline) {
                 const sw_graph::ExecResult rb = baseline->run(x);
                 const std::vector<float> &yb = rb.outputs.at(out_name).f32;
                 for (size_t i = 0; i < y.f32.size(); i++) {
                     if (!(std::fabs(y.f32[i] - yb[i]) <= 1e-4f + 1e-3f * std::fabs(y.f32[i])) &&
                         !(std::isnan(y.f32[i]) && std::isnan(yb[i]))) {
-                        throw std::runtime_error("the " + eo.schedule + " and baseline schedules disagree on output '" +
-                                                 out_name + "' element " + std::to_string(i) + ": " +
-                                                 std::to_string(y.f32[i]) + " vs " + std::to_string(yb[i]));
+                        throw std::runtime_error(
+                            "the " + eo.schedule + " and baseline schedules disagree on output '" +
+                            out_name + "' element " + std::to_string(i) + ": " +
+                            std::to_string(y.f32[i]) + " vs " + std::to_string(yb[i]));
                     }
                 }
                 accumulate(base_total, rb);
             }
         }
     } catch (...) {
-        if (dump) remove_partial_output(o.dump);
+        if (dump)
+            remove_partial_output(o.dump);
         throw;
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double mine = sw_net::modelled_seconds(total);
     std::vector<sw_dist::RankFigures> ranks;
     std::vector<std::vector<double>> split_times;
@@ -296,7 +344,7 @@ int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const s
         if (!o.labels.empty()) {
             labels = sw_io::load_labels(o.labels);
         } else if (out_shape[1] == 1000 && !o.default_labels.empty()) {
-            labels = sw_io::load_labels(o.default_labels);  // ImageNet's classes
+            labels = sw_io::load_labels(o.default_labels); // ImageNet's classes
         }
         top->print(labels, what.probabilities ? "probability" : "value");
     } else if (o.top_given) {
@@ -304,51 +352,65 @@ int run_graph(const Options &o, const sw_dist::Job &job, std::shared_ptr<const s
     }
     const sw::Machine &machine = *sw::machine_by_name(athread_emu_machine_name());
     if (job.multi()) {
-        std::printf(o.fc_split ? "\nper-layer table of rank 0 (every image; its rows of each dense layer):\n"
-                               : "\nper-layer table of rank 0's share of the passes:\n");
+        std::printf(
+            o.fc_split
+                ? "\nper-layer table of rank 0 (every image; its rows of each dense layer):\n"
+                : "\nper-layer table of rank 0's share of the passes:\n");
     }
     sw_net::print_table(total, compare ? &base_total : nullptr, machine);
-    if (job.mpi && !o.fc_split) sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
+    if (job.mpi && !o.fc_split)
+        sw_dist::print_job(ranks, sw_dist::data_parallel(ranks, machine), machine, stdout);
     if (fc && job.rank == 0) {
         double slowest = 0;
-        for (const std::vector<double> &t : split_times) slowest = std::max(slowest, t[0]);
-        std::printf("fc-split over %d core group(s): modelled %.3f ms for %d image(s) (slowest rank %.3f ms, its "
+        for (const std::vector<double> &t : split_times)
+            slowest = std::max(slowest, t[0]);
+        std::printf("fc-split over %d core group(s): modelled %.3f ms for %d image(s) (slowest "
+                    "rank %.3f ms, its "
                     "dense layers on rank 0 %.3f ms, + allgathers %.3f ms)\n",
-                    job.size, (slowest + fc->comm_seconds()) * 1e3, int(passes * inputs.graph_batch()),
-                    slowest * 1e3, dense_seconds * 1e3, fc->comm_seconds() * 1e3);
+                    job.size, (slowest + fc->comm_seconds()) * 1e3,
+                    int(passes * inputs.graph_batch()), slowest * 1e3, dense_seconds * 1e3,
+                    fc->comm_seconds() * 1e3);
     }
     std::printf("\nwall time on this machine: %.2f s for %d pass(es)%s\n", secs, passes,
                 compare ? (" (" + eo.schedule + " and baseline schedules)").c_str() : "");
-    if (!o.report.empty() && job.rank == 0) {  // rank 0 writes every output
+    if (!o.report.empty() && job.rank == 0) { // rank 0 writes every output
         sw_net::write_report(o.report, what.title, total, compare ? &base_total : nullptr, machine);
         std::printf("per-layer report written to %s\n", o.report.c_str());
     }
     if (!o.trace.empty() && job.rank == 0) {
         sw_net::write_trace(o.trace, spans);
-        std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n", o.trace.c_str());
+        std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n",
+                    o.trace.c_str());
     }
-    if (dump) dump->close();
-    if (!o.dump.empty()) std::printf("output '%s' written to %s\n", out_name.c_str(), o.dump.c_str());
+    if (dump)
+        dump->close();
+    if (!o.dump.empty())
+        std::printf("output '%s' written to %s\n", out_name.c_str(), o.dump.c_str());
     return 0;
 }
 
 int run_model(const Options &o, const sw_dist::Job &job) {
-    if (job.rank == 0) {  // rank 0 writes every output
+    if (job.rank == 0) { // rank 0 writes every output
         check_outputs(o);
-        if (!o.export_dir.empty()) sw_graph::check_export_dir(o.export_dir);
+        if (!o.export_dir.empty())
+            sw_graph::check_export_dir(o.export_dir);
     }
     sw_graph::ImportOptions io;
-    for (const std::string &s : o.input_shapes) sw_graph::add_input_shape(s, io.inference);
-    return run_graph(o, job, std::make_shared<const sw_graph::Graph>(sw_graph::import_onnx(o.model, io)),
+    for (const std::string &s : o.input_shapes)
+        sw_graph::add_input_shape(s, io.inference);
+    return run_graph(o, job,
+                     std::make_shared<const sw_graph::Graph>(sw_graph::import_onnx(o.model, io)),
                      GraphRun{o.model, false, ""});
 }
 
 int run_net(const Options &options, const sw_dist::Job &job) {
     Options o = options;
-    if (o.batch == 0) o.batch = 1;
-    if (job.rank == 0) {  // rank 0 writes every output
+    if (o.batch == 0)
+        o.batch = 1;
+    if (job.rank == 0) { // rank 0 writes every output
         check_outputs(o);
-        if (!o.export_dir.empty()) sw_graph::check_export_dir(o.export_dir);
+        if (!o.export_dir.empty())
+            sw_graph::check_export_dir(o.export_dir);
     }
     sw_graph::NetworkConfig c;
     c.name = o.net;
@@ -363,19 +425,24 @@ int run_net(const Options &options, const sw_dist::Job &job) {
     }
     sw_graph::Graph g;
     if (o.weights.empty()) {
-        g = sw_graph::network_graph(c, [](const std::string &layer, const std::string &w, const std::vector<int64_t> &s) {
-            return w == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
-        });
-        note = "deterministic seeded weights (no --weights given): the classes below are not meaningful";
+        g = sw_graph::network_graph(
+            c, [](const std::string &layer, const std::string &w, const std::vector<int64_t> &s) {
+                return w == "weight" ? sw_io::deterministic_weights(layer, s)
+                                     : sw_io::deterministic_bias(layer, s[0]);
+            });
+        note = "deterministic seeded weights (no --weights given): the classes below are not "
+               "meaningful";
     } else {
-        const sw_io::WeightStore store(o.weights,
-                                       o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse);
-        g = sw_graph::network_graph(c, [&](const std::string &layer, const std::string &w, const std::vector<int64_t> &s) {
-            return w == "weight" ? store.weight(layer, s) : store.bias(layer, s[0]);
-        });
+        const sw_io::WeightStore store(o.weights, o.allow_nonfinite ? sw_io::NonFinite::Allow
+                                                                    : sw_io::NonFinite::Refuse);
+        g = sw_graph::network_graph(
+            c, [&](const std::string &layer, const std::string &w, const std::vector<int64_t> &s) {
+                return w == "weight" ? store.weight(layer, s) : store.bias(layer, s[0]);
+            });
         note = "weights from " + o.weights;
     }
-    return run_graph(o, job, std::make_shared<const sw_graph::Graph>(std::move(g)), GraphRun{title, true, note});
+    return run_graph(o, job, std::make_shared<const sw_graph::Graph>(std::move(g)),
+                     GraphRun{title, true, note});
 }
 
-}  // namespace sw_net_app
+} // namespace sw_net_app

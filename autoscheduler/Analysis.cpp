@@ -16,19 +16,27 @@ using namespace Halide::Internal;
 const char *const chunk_origin_var = "sw_chunk_origin";
 const char *const chunk_size_var = "sw_chunk_size";
 const char *const rounded_width_var = "sw_rounded_width";
-std::string tile_origin_var(int dim) { return "sw_tile_origin" + std::to_string(dim); }
-std::string tile_size_var(int dim) { return "sw_tile_size" + std::to_string(dim); }
+std::string tile_origin_var(int dim) {
+    return "sw_tile_origin" + std::to_string(dim);
+}
+std::string tile_size_var(int dim) {
+    return "sw_tile_size" + std::to_string(dim);
+}
 
 namespace {
 
 int64_t floor_div(int64_t a, int64_t b) {
-    if (b == 0) return 0;  // Halide's convention: x / 0 == 0
+    if (b == 0)
+        return 0; // Halide's convention: x / 0 == 0
     int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q--;
     return q;
 }
 
-std::string pos(const std::string &what, const std::string &name) { return what + " '" + name + "'"; }
+std::string pos(const std::string &what, const std::string &name) {
+    return what + " '" + name + "'";
+}
 
 /** Counts one definition's operations by the rules of WorkCount.h. */
 class OpCounter : public IRVisitor {
@@ -38,7 +46,7 @@ public:
 
 private:
     using IRVisitor::visit;
-    const Scope<Interval> &ranges;  ///< the pure variables' ranges over the output
+    const Scope<Interval> &ranges; ///< the pure variables' ranges over the output
     void flt(const Type &t, int flops) {
         if (t.is_float()) {
             c.float_ops++;
@@ -58,12 +66,14 @@ private:
             return;
         }
         IRVisitor::visit(op);
-        if (!op->type.is_float() && (is_const(op->a) || is_const(op->b))) return;  // displacement
+        if (!op->type.is_float() && (is_const(op->a) || is_const(op->b)))
+            return; // displacement
         flt(op->type, 1);
     }
     void visit(const Sub *op) override {
         IRVisitor::visit(op);
-        if (!op->type.is_float() && is_const(op->b)) return;
+        if (!op->type.is_float() && is_const(op->b))
+            return;
         flt(op->type, 1);
     }
     void visit(const Mul *op) override { IRVisitor::visit(op), flt(op->type, 1); }
@@ -75,13 +85,18 @@ private:
         // window count when every window lies inside the counted area).
         if (op->type.is_float() && !is_const(op->b)) {
             const Expr divisor = simplify(op->b, true, ranges);
-            if (!is_const(divisor)) c.slow_cycles += 30, c.vector_safe = false;
+            if (!is_const(divisor))
+                c.slow_cycles += 30, c.vector_safe = false;
         }
     }
     void visit(const Mod *op) override { IRVisitor::visit(op), flt(op->type, 0); }
     // The CPE code generator's floatv4 has + - * and a*b+c only: min/max stay scalar.
-    void visit(const Min *op) override { IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= !op->type.is_float(); }
-    void visit(const Max *op) override { IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= !op->type.is_float(); }
+    void visit(const Min *op) override {
+        IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= !op->type.is_float();
+    }
+    void visit(const Max *op) override {
+        IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= !op->type.is_float();
+    }
     void visit(const Select *op) override {
         IRVisitor::visit(op);
         flt(op->type, 0);
@@ -96,7 +111,8 @@ private:
     void visit(const NE *op) override { IRVisitor::visit(op), cmp(op->a); }
     void visit(const Cast *op) override {
         IRVisitor::visit(op);
-        if (op->type.is_float() != op->value.type().is_float()) c.float_ops++, c.vector_safe = false;
+        if (op->type.is_float() != op->value.type().is_float())
+            c.float_ops++, c.vector_safe = false;
     }
     void visit(const Call *op) override {
         IRVisitor::visit(op);
@@ -105,8 +121,9 @@ private:
         } else if (op->call_type == Call::PureExtern || op->call_type == Call::Extern) {
             c.float_ops++;
             c.vector_safe = false;
-            c.slow_cycles += 80;  // sqrt, exp, log, pow: software or unpipelined (Machine.h [U])
-        } else if (!op->is_intrinsic(Call::likely) && !op->is_intrinsic(Call::likely_if_innermost)) {
+            c.slow_cycles += 80; // sqrt, exp, log, pow: software or unpipelined (Machine.h [U])
+        } else if (!op->is_intrinsic(Call::likely) &&
+                   !op->is_intrinsic(Call::likely_if_innermost)) {
             c.vector_safe = false;
         }
     }
@@ -127,13 +144,15 @@ private:
     using IRVisitor::visit;
     int64_t children(const std::vector<Expr> &es) {
         int64_t d = 0;
-        for (const Expr &e : es) d = std::max(d, of(e));
+        for (const Expr &e : es)
+            d = std::max(d, of(e));
         return d;
     }
     void result(const Type &t, int64_t d) { depth = t.is_float() ? d + 1 : d; }
     void visit(const Add *op) override {
         const Mul *m = op->a.as<Mul>() ? op->a.as<Mul>() : op->b.as<Mul>();
-        if (op->type.is_float() && m) return result(op->type, children({m->a, m->b, op->a.as<Mul>() ? op->b : op->a}));
+        if (op->type.is_float() && m)
+            return result(op->type, children({m->a, m->b, op->a.as<Mul>() ? op->b : op->a}));
         result(op->type, children({op->a, op->b}));
     }
     void visit(const Sub *op) override { result(op->type, children({op->a, op->b})); }
@@ -150,20 +169,27 @@ private:
     }
     void visit(const Call *op) override {
         if (op->call_type == Call::Halide || op->call_type == Call::Image) {
-            depth = 0;  // a load
+            depth = 0; // a load
             return;
         }
         const int64_t d = children(op->args);
-        depth = (op->call_type == Call::PureExtern || op->call_type == Call::Extern) && op->type.is_float() ? d + 1 : d;
+        depth = (op->call_type == Call::PureExtern || op->call_type == Call::Extern) &&
+                        op->type.is_float()
+                    ? d + 1
+                    : d;
     }
 };
 
-OpCount count_ops(const std::vector<Expr> &values, const std::vector<Expr> &args, const Scope<Interval> &ranges) {
+OpCount count_ops(const std::vector<Expr> &values, const std::vector<Expr> &args,
+                  const Scope<Interval> &ranges) {
     OpCounter oc(ranges);
-    for (const Expr &e : values) e.accept(&oc);
-    for (const Expr &e : args) e.accept(&oc);
+    for (const Expr &e : values)
+        e.accept(&oc);
+    for (const Expr &e : args)
+        e.accept(&oc);
     ChainCounter cc;
-    for (const Expr &e : values) oc.c.chain = std::max(oc.c.chain, cc.of(e));
+    for (const Expr &e : values)
+        oc.c.chain = std::max(oc.c.chain, cc.of(e));
     return oc.c;
 }
 
@@ -176,14 +202,17 @@ private:
     using IRVisitor::visit;
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (op->call_type == Call::Halide || op->call_type == Call::Image) calls.push_back(op);
+        if (op->call_type == Call::Halide || op->call_type == Call::Image)
+            calls.push_back(op);
     }
 };
 
 std::vector<const Call *> calls_in(const Definition &d) {
     CallCollector cc;
-    for (const Expr &e : d.values()) e.accept(&cc);
-    for (const Expr &e : d.args()) e.accept(&cc);
+    for (const Expr &e : d.values())
+        e.accept(&cc);
+    for (const Expr &e : d.args())
+        e.accept(&cc);
     return cc.calls;
 }
 
@@ -192,7 +221,8 @@ std::vector<const Call *> calls_in(const Definition &d) {
 int64_t constant_extent(const ReductionVariable &v) {
     const Expr e = simplify(v.extent);
     const int64_t *k = as_const_int(e);
-    if (!k) throw sw::UserError("the reduction variable " + v.var + " has no constant extent");
+    if (!k)
+        throw sw::UserError("the reduction variable " + v.var + " has no constant extent");
     return *k;
 }
 
@@ -201,7 +231,8 @@ bool coefficient(const Expr &e, const std::string &var, int64_t *out) {
     Expr v = Variable::make(Int(32), var);
     Expr d = simplify(substitute(var, v + 1, e) - e);
     const int64_t *k = as_const_int(d);
-    if (!k) return false;
+    if (!k)
+        return false;
     *out = *k;
     return true;
 }
@@ -212,22 +243,25 @@ bool constant_over_runs(const Expr &e, const std::string &var, int l) {
     const Expr j = Variable::make(Int(32), var + ".sw_run");
     const Expr base = substitute(var, j * l, e);
     for (int i = 1; i < l; i++) {
-        if (!is_const_zero(simplify(substitute(var, j * l + i, e) - base))) return false;
+        if (!is_const_zero(simplify(substitute(var, j * l + i, e) - base)))
+            return false;
     }
     return true;
 }
 
-Scope<Interval> scope_for(const Definition &d, const std::vector<std::string> &pure_args, const SymBox &region,
-                          int chunk_rvar_index = -1) {
+Scope<Interval> scope_for(const Definition &d, const std::vector<std::string> &pure_args,
+                          const SymBox &region, int chunk_rvar_index = -1) {
     Scope<Interval> s;
     for (size_t i = 0; i < pure_args.size() && i < region.size(); i++) {
         s.push(pure_args[i], Interval(region[i].first, region[i].second));
     }
-    if (d.schedule().rvars().empty()) return s;
+    if (d.schedule().rvars().empty())
+        return s;
     const std::vector<ReductionVariable> &rv = d.schedule().rvars();
     for (size_t i = 0; i < rv.size(); i++) {
         if (int(i) == chunk_rvar_index) {
-            Expr o = Variable::make(Int(32), chunk_origin_var), c = Variable::make(Int(32), chunk_size_var);
+            Expr o = Variable::make(Int(32), chunk_origin_var),
+                 c = Variable::make(Int(32), chunk_size_var);
             s.push(rv[i].var, Interval(rv[i].min + o, rv[i].min + o + c - 1));
         } else {
             s.push(rv[i].var, Interval(rv[i].min, simplify(rv[i].min + rv[i].extent - 1)));
@@ -239,7 +273,8 @@ Scope<Interval> scope_for(const Definition &d, const std::vector<std::string> &p
 void merge_into(std::map<std::string, SymBox> &regions, const std::map<std::string, Box> &boxes,
                 const std::string &self) {
     for (const auto &kv : boxes) {
-        if (kv.first == self) continue;
+        if (kv.first == self)
+            continue;
         SymBox b;
         for (const Interval &i : kv.second.bounds) {
             if (!i.is_bounded()) {
@@ -272,27 +307,33 @@ std::map<std::string, Box> required(const Definition &d, const Scope<Interval> &
             }
         }
     };
-    for (const Expr &e : d.values()) add(e);
-    for (const Expr &e : d.args()) add(e);
+    for (const Expr &e : d.values())
+        add(e);
+    for (const Expr &e : d.args())
+        add(e);
     return all;
 }
 
 std::vector<const Definition *> definitions(const Function &f) {
     std::vector<const Definition *> defs{&f.definition()};
-    for (const Definition &u : f.updates()) defs.push_back(&u);
+    for (const Definition &u : f.updates())
+        defs.push_back(&u);
     return defs;
 }
 
 void simplify_box(SymBox &b) {
-    for (auto &d : b) d.first = simplify(d.first), d.second = simplify(d.second);
+    for (auto &d : b)
+        d.first = simplify(d.first), d.second = simplify(d.second);
 }
 
 /** Flops of the whole pipeline (for GFLOPS): every stage over its whole region. */
 void count_flops(PipelineInfo &info) {
     for (const Stage &s : info.stages) {
-        if (s.is_input) continue;
+        if (s.is_input)
+            continue;
         auto it = info.tile_region.find(s.name);
-        if (it == info.tile_region.end()) continue;
+        if (it == info.tile_region.end())
+            continue;
         Bindings full;
         for (size_t d = 0; d < info.out_extents.size(); d++) {
             full[tile_origin_var(int(d))] = 0;
@@ -300,8 +341,10 @@ void count_flops(PipelineInfo &info) {
         }
         full[rounded_width_var] = info.main_width.defined() ? evaluate(info.main_width, full) : 1;
         int64_t points = 1;
-        for (int64_t e : extents(it->second, full)) points *= e;
-        for (const OpCount &o : info.ops.at(s.name)) info.total_flops += double(points) * o.reduction_points * o.flops;
+        for (int64_t e : extents(it->second, full))
+            points *= e;
+        for (const OpCount &o : info.ops.at(s.name))
+            info.total_flops += double(points) * o.reduction_points * o.flops;
     }
 }
 
@@ -311,22 +354,29 @@ void count_flops(PipelineInfo &info) {
  * the environment says no (the schedules of before sw::stage_output, for comparisons). */
 bool output_computes(const PipelineInfo &info) {
     if (const char *e = std::getenv("SW_AUTOSCHEDULE_STAGE_OUTPUT")) {
-        if (std::string(e) == "0") return false;
+        if (std::string(e) == "0")
+            return false;
     }
     const Stage &o = info.stages[info.by_name.at(info.output)];
-    if (!o.func.updates().empty() || o.func.definition().values().size() != 1) return true;
+    if (!o.func.updates().empty() || o.func.definition().values().size() != 1)
+        return true;
     const Call *c = o.func.definition().values()[0].as<Call>();
-    if (!c || c->call_type != Call::Halide || !info.by_name.count(c->name) || c->args.size() != o.args.size()) return true;
+    if (!c || c->call_type != Call::Halide || !info.by_name.count(c->name) ||
+        c->args.size() != o.args.size())
+        return true;
     const Stage &f = info.stages[info.by_name.at(c->name)];
-    if (f.is_input || std::find(info.wrappers.begin(), info.wrappers.end(), f.name) != info.wrappers.end()) return true;
+    if (f.is_input ||
+        std::find(info.wrappers.begin(), info.wrappers.end(), f.name) != info.wrappers.end())
+        return true;
     for (size_t d = 0; d < o.args.size(); d++) {
         const Variable *v = c->args[d].as<Variable>();
-        if (!v || v->name != o.args[d]) return true;
+        if (!v || v->name != o.args[d])
+            return true;
     }
     return false;
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -335,37 +385,59 @@ namespace {
 using LetValues = std::vector<std::pair<const std::string *, int64_t>>;
 
 int64_t evaluate_in(const Expr &e, const Bindings &b, LetValues &lets) {
-    if (const IntImm *i = e.as<IntImm>()) return i->value;
-    if (const UIntImm *u = e.as<UIntImm>()) return int64_t(u->value);
+    if (const IntImm *i = e.as<IntImm>())
+        return i->value;
+    if (const UIntImm *u = e.as<UIntImm>())
+        return int64_t(u->value);
     if (const Variable *v = e.as<Variable>()) {
         for (auto l = lets.rbegin(); l != lets.rend(); ++l) {
-            if (*l->first == v->name) return l->second;
+            if (*l->first == v->name)
+                return l->second;
         }
         auto it = b.find(v->name);
-        if (it == b.end()) throw sw::UserError("the autoscheduler met an unknown value '" + v->name + "'");
+        if (it == b.end())
+            throw sw::UserError("the autoscheduler met an unknown value '" + v->name + "'");
         return it->second;
     }
-    if (const Add *o = e.as<Add>()) return evaluate_in(o->a, b, lets) + evaluate_in(o->b, b, lets);
-    if (const Sub *o = e.as<Sub>()) return evaluate_in(o->a, b, lets) - evaluate_in(o->b, b, lets);
-    if (const Mul *o = e.as<Mul>()) return evaluate_in(o->a, b, lets) * evaluate_in(o->b, b, lets);
-    if (const Div *o = e.as<Div>()) return floor_div(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
+    if (const Add *o = e.as<Add>())
+        return evaluate_in(o->a, b, lets) + evaluate_in(o->b, b, lets);
+    if (const Sub *o = e.as<Sub>())
+        return evaluate_in(o->a, b, lets) - evaluate_in(o->b, b, lets);
+    if (const Mul *o = e.as<Mul>())
+        return evaluate_in(o->a, b, lets) * evaluate_in(o->b, b, lets);
+    if (const Div *o = e.as<Div>())
+        return floor_div(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
     if (const Mod *o = e.as<Mod>()) {
         int64_t a = evaluate_in(o->a, b, lets), m = evaluate_in(o->b, b, lets);
         return m == 0 ? 0 : a - floor_div(a, m) * m;
     }
-    if (const Min *o = e.as<Min>()) return std::min(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
-    if (const Max *o = e.as<Max>()) return std::max(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
-    if (const Select *o = e.as<Select>()) return evaluate_in(o->condition, b, lets) ? evaluate_in(o->true_value, b, lets) : evaluate_in(o->false_value, b, lets);
-    if (const LT *o = e.as<LT>()) return evaluate_in(o->a, b, lets) < evaluate_in(o->b, b, lets);
-    if (const LE *o = e.as<LE>()) return evaluate_in(o->a, b, lets) <= evaluate_in(o->b, b, lets);
-    if (const GT *o = e.as<GT>()) return evaluate_in(o->a, b, lets) > evaluate_in(o->b, b, lets);
-    if (const GE *o = e.as<GE>()) return evaluate_in(o->a, b, lets) >= evaluate_in(o->b, b, lets);
-    if (const EQ *o = e.as<EQ>()) return evaluate_in(o->a, b, lets) == evaluate_in(o->b, b, lets);
-    if (const NE *o = e.as<NE>()) return evaluate_in(o->a, b, lets) != evaluate_in(o->b, b, lets);
-    if (const And *o = e.as<And>()) return evaluate_in(o->a, b, lets) && evaluate_in(o->b, b, lets);
-    if (const Or *o = e.as<Or>()) return evaluate_in(o->a, b, lets) || evaluate_in(o->b, b, lets);
-    if (const Not *o = e.as<Not>()) return !evaluate_in(o->a, b, lets);
-    if (const Cast *o = e.as<Cast>()) return evaluate_in(o->value, b, lets);
+    if (const Min *o = e.as<Min>())
+        return std::min(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
+    if (const Max *o = e.as<Max>())
+        return std::max(evaluate_in(o->a, b, lets), evaluate_in(o->b, b, lets));
+    if (const Select *o = e.as<Select>())
+        return evaluate_in(o->condition, b, lets) ? evaluate_in(o->true_value, b, lets)
+                                                  : evaluate_in(o->false_value, b, lets);
+    if (const LT *o = e.as<LT>())
+        return evaluate_in(o->a, b, lets) < evaluate_in(o->b, b, lets);
+    if (const LE *o = e.as<LE>())
+        return evaluate_in(o->a, b, lets) <= evaluate_in(o->b, b, lets);
+    if (const GT *o = e.as<GT>())
+        return evaluate_in(o->a, b, lets) > evaluate_in(o->b, b, lets);
+    if (const GE *o = e.as<GE>())
+        return evaluate_in(o->a, b, lets) >= evaluate_in(o->b, b, lets);
+    if (const EQ *o = e.as<EQ>())
+        return evaluate_in(o->a, b, lets) == evaluate_in(o->b, b, lets);
+    if (const NE *o = e.as<NE>())
+        return evaluate_in(o->a, b, lets) != evaluate_in(o->b, b, lets);
+    if (const And *o = e.as<And>())
+        return evaluate_in(o->a, b, lets) && evaluate_in(o->b, b, lets);
+    if (const Or *o = e.as<Or>())
+        return evaluate_in(o->a, b, lets) || evaluate_in(o->b, b, lets);
+    if (const Not *o = e.as<Not>())
+        return !evaluate_in(o->a, b, lets);
+    if (const Cast *o = e.as<Cast>())
+        return evaluate_in(o->value, b, lets);
     if (const Let *o = e.as<Let>()) {
         lets.push_back({&o->name, evaluate_in(o->value, b, lets)});
         const int64_t r = evaluate_in(o->body, b, lets);
@@ -374,7 +446,8 @@ int64_t evaluate_in(const Expr &e, const Bindings &b, LetValues &lets) {
     }
     if (const Call *c = e.as<Call>()) {
         if (c->is_intrinsic(Call::likely) || c->is_intrinsic(Call::likely_if_innermost) ||
-            c->is_intrinsic(Call::promise_clamped) || c->is_intrinsic(Call::unsafe_promise_clamped)) {
+            c->is_intrinsic(Call::promise_clamped) ||
+            c->is_intrinsic(Call::unsafe_promise_clamped)) {
             return evaluate_in(c->args[0], b, lets);
         }
     }
@@ -383,7 +456,7 @@ int64_t evaluate_in(const Expr &e, const Bindings &b, LetValues &lets) {
     throw sw::UserError("the autoscheduler cannot evaluate the bound " + s.str());
 }
 
-}  // namespace
+} // namespace
 
 int64_t evaluate(const Expr &e, const Bindings &b) {
     LetValues lets;
@@ -392,7 +465,8 @@ int64_t evaluate(const Expr &e, const Bindings &b) {
 
 std::vector<int64_t> extents(const SymBox &box, const Bindings &b) {
     std::vector<int64_t> e;
-    for (const auto &d : box) e.push_back(std::max<int64_t>(0, evaluate(d.second, b) - evaluate(d.first, b) + 1));
+    for (const auto &d : box)
+        e.push_back(std::max<int64_t>(0, evaluate(d.second, b) - evaluate(d.first, b) + 1));
     return e;
 }
 
@@ -403,20 +477,25 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
     // the cost model does not price (VGG-19 conv1_1 with shared weights: 28% slower than
     // predicted).
     const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
-    if (plan.share == Plan::Share::None || !chunked) return out;
+    if (plan.share == Plan::Share::None || !chunked)
+        return out;
     for (size_t d = 0; d < info.out_extents.size(); d++) {
-        if (info.out_extents[d] % std::min<int64_t>(plan.tile[d], info.out_extents[d]) != 0) return out;
+        if (info.out_extents[d] % std::min<int64_t>(plan.tile[d], info.out_extents[d]) != 0)
+            return out;
     }
     for (const auto &[name, moves] : info.region_moves) {
         const Stage &s = info.stages[info.by_name.at(name)];
-        const bool by_producer = std::find(info.producer_inputs.begin(), info.producer_inputs.end(), name) !=
-                                 info.producer_inputs.end();
-        const bool per_chunk = std::find(info.chunk_staged.begin(), info.chunk_staged.end(), name) !=
-                               info.chunk_staged.end();
-        if (s.callers.empty() || by_producer || !per_chunk) continue;
+        const bool by_producer = std::find(info.producer_inputs.begin(), info.producer_inputs.end(),
+                                           name) != info.producer_inputs.end();
+        const bool per_chunk = std::find(info.chunk_staged.begin(), info.chunk_staged.end(),
+                                         name) != info.chunk_staged.end();
+        if (s.callers.empty() || by_producer || !per_chunk)
+            continue;
         bool same = true;
-        for (int d : moves) same &= plan.tile[size_t(d)] >= info.out_extents[size_t(d)];
-        if (same) out.push_back(name);
+        for (int d : moves)
+            same &= plan.tile[size_t(d)] >= info.out_extents[size_t(d)];
+        if (same)
+            out.push_back(name);
     }
     return out;
 }
@@ -426,8 +505,10 @@ namespace {
 /** The pipeline's one output. */
 Function the_output(const Pipeline &p) {
     std::vector<Function> outputs;
-    for (const Func &f : p.outputs()) outputs.push_back(f.function());
-    if (outputs.size() != 1) throw sw::UserError("the Sunway autoscheduler takes pipelines with one output");
+    for (const Func &f : p.outputs())
+        outputs.push_back(f.function());
+    if (outputs.size() != 1)
+        throw sw::UserError("the Sunway autoscheduler takes pipelines with one output");
     return outputs[0];
 }
 
@@ -436,13 +517,16 @@ std::vector<int64_t> source_extents(const Stage &s, const Call *image) {
     std::vector<int64_t> extents;
     for (int d = 0; d < s.func.dimensions(); d++) {
         Expr extent;
-        if (image->param.defined()) extent = image->param.extent_constraint(d);
-        if (image->image.defined()) extent = image->image.dim(d).extent();
-        if (extent.defined()) extent = simplify(extent);  // extent owns the node *k points into
+        if (image->param.defined())
+            extent = image->param.extent_constraint(d);
+        if (image->image.defined())
+            extent = image->image.dim(d).extent();
+        if (extent.defined())
+            extent = simplify(extent); // extent owns the node *k points into
         const int64_t *k = extent.defined() ? as_const_int(extent) : nullptr;
         if (!k) {
-            throw sw::UserError("the Sunway autoscheduler needs constant extents for input " + image->name +
-                                " (set_bounds on every dimension)");
+            throw sw::UserError("the Sunway autoscheduler needs constant extents for input " +
+                                image->name + " (set_bounds on every dimension)");
         }
         extents.push_back(*k);
     }
@@ -452,7 +536,8 @@ std::vector<int64_t> source_extents(const Stage &s, const Call *image) {
 /** Stages, inputs and callers, in Halide's topological order. */
 void collect_stages(const Function &output, PipelineInfo &info) {
     std::map<std::string, Function> env;
-    for (const auto &kv : find_transitive_calls(output)) env.insert(kv);
+    for (const auto &kv : find_transitive_calls(output))
+        env.insert(kv);
     const std::vector<std::string> order = topological_order({output}, env);
     info.output = output.name();
     for (size_t i = 0; i < order.size(); i++) {
@@ -474,7 +559,8 @@ void collect_stages(const Function &output, PipelineInfo &info) {
     }
     for (Stage &s : info.stages) {
         for (const auto &kv : find_direct_calls(s.func)) {
-            if (kv.first != s.name) info.stages[info.by_name.at(kv.first)].callers.insert(s.name);
+            if (kv.first != s.name)
+                info.stages[info.by_name.at(kv.first)].callers.insert(s.name);
         }
     }
 }
@@ -482,19 +568,22 @@ void collect_stages(const Function &output, PipelineInfo &info) {
 /** The output's extents: buffer constraints, else estimates. */
 std::vector<int64_t> output_extents(const Function &out) {
     if (out.dimensions() > int(std::tuple_size<decltype(PipelineInfo::ExtentsKey::tile)>::value)) {
-        throw sw::UserError("the Sunway autoscheduler takes outputs of at most 8 dimensions; " + out.name() +
-                            " has " + std::to_string(out.dimensions()));
+        throw sw::UserError("the Sunway autoscheduler takes outputs of at most 8 dimensions; " +
+                            out.name() + " has " + std::to_string(out.dimensions()));
     }
     std::vector<int64_t> extents;
     for (int d = 0; d < out.dimensions(); d++) {
         Expr extent;
-        if (!out.output_buffers().empty()) extent = out.output_buffers()[0].extent_constraint(d);
+        if (!out.output_buffers().empty())
+            extent = out.output_buffers()[0].extent_constraint(d);
         if (!extent.defined()) {
             for (const Bound &b : out.schedule().estimates()) {
-                if (b.var == out.args()[d]) extent = b.extent;
+                if (b.var == out.args()[d])
+                    extent = b.extent;
             }
         }
-        if (extent.defined()) extent = simplify(extent);  // extent owns the node *k points into
+        if (extent.defined())
+            extent = simplify(extent); // extent owns the node *k points into
         const int64_t *k = extent.defined() ? as_const_int(extent) : nullptr;
         if (!k || *k < 1) {
             throw sw::UserError("the Sunway autoscheduler needs a constant extent for dimension " +
@@ -517,9 +606,11 @@ void count_operations(const Function &out, PipelineInfo &info) {
         for (const Definition *d : definitions(s.func)) {
             OpCount ops = count_ops(d->values(), d->args(), ranges);
             for (const ReductionVariable &v : d->schedule().rvars()) {
-                const Expr extent = simplify(v.extent);  // owns the node *k points into
+                const Expr extent = simplify(v.extent); // owns the node *k points into
                 const int64_t *k = as_const_int(extent);
-                if (!k) throw sw::UserError(pos("the reduction of", s.name) + " has no constant extent");
+                if (!k)
+                    throw sw::UserError(pos("the reduction of", s.name) +
+                                        " has no constant extent");
                 ops.reduction_points *= *k;
             }
             info.ops[s.name].push_back(ops);
@@ -531,16 +622,20 @@ void count_operations(const Function &out, PipelineInfo &info) {
 void choose_main_stage(PipelineInfo &info) {
     int64_t biggest = 0;
     for (const Stage &s : info.stages) {
-        if (s.is_output || s.is_input) continue;
+        if (s.is_output || s.is_input)
+            continue;
         for (size_t u = 0; u < s.func.updates().size(); u++) {
-            if (s.func.updates()[u].schedule().rvars().empty()) continue;
+            if (s.func.updates()[u].schedule().rvars().empty())
+                continue;
             const int64_t points = info.ops.at(s.name)[u + 1].reduction_points;
-            if (points > biggest) biggest = points, info.main = s.name, info.main_update = int(u);
+            if (points > biggest)
+                biggest = points, info.main = s.name, info.main_update = int(u);
         }
     }
     if (info.main.empty()) {
         for (const Stage &s : info.stages) {
-            if (!s.is_output && !s.is_input) info.main = s.name;
+            if (!s.is_output && !s.is_input)
+                info.main = s.name;
         }
     }
 }
@@ -549,14 +644,16 @@ void choose_main_stage(PipelineInfo &info) {
 void derive_tile_regions(const Function &out, PipelineInfo &info) {
     SymBox out_box;
     for (int d = 0; d < out.dimensions(); d++) {
-        Expr origin = Variable::make(Int(32), tile_origin_var(d)), size = Variable::make(Int(32), tile_size_var(d));
+        Expr origin = Variable::make(Int(32), tile_origin_var(d)),
+             size = Variable::make(Int(32), tile_size_var(d));
         out_box.push_back({origin, origin + size - 1});
     }
     info.tile_region[info.output] = out_box;
     for (int i = int(info.stages.size()) - 1; i >= 0; i--) {
         const Stage &s = info.stages[i];
         auto it = info.tile_region.find(s.name);
-        if (it == info.tile_region.end()) continue;
+        if (it == info.tile_region.end())
+            continue;
         simplify_box(it->second);
         if (s.name == info.main && !it->second.empty()) {
             // The vectorised main stage may compute a width rounded up to whole vectors.
@@ -575,10 +672,11 @@ void derive_tile_regions(const Function &out, PipelineInfo &info) {
  * points of the reduction in and outside it. */
 void choose_chunked_reduction(const Stage &main, const Definition &update, PipelineInfo &info) {
     info.rvars = update.schedule().rvars();
-    int64_t widest = 16;  // reductions this short are staged whole
+    int64_t widest = 16; // reductions this short are staged whole
     for (size_t i = 0; i < info.rvars.size(); i++) {
         const int64_t extent = constant_extent(info.rvars[i]);
-        if (extent > widest) widest = extent, info.chunk_rvar = int(i);
+        if (extent > widest)
+            widest = extent, info.chunk_rvar = int(i);
     }
     // A reduction over a few channels and many taps (a first conv layer: 3 channels, 11 x 11
     // taps): its outermost variable (the channels) may still be chunked, so that a chunk's
@@ -587,7 +685,8 @@ void choose_chunked_reduction(const Stage &main, const Definition &update, Pipel
     // may straddle two groups, whose per-chunk windows the cost model does not size.
     if (info.chunk_rvar < 0 && info.rvars.size() >= 3 && constant_extent(info.rvars.back()) >= 2) {
         int64_t taps = 1;
-        for (size_t i = 0; i + 1 < info.rvars.size(); i++) taps *= constant_extent(info.rvars[i]);
+        for (size_t i = 0; i + 1 < info.rvars.size(); i++)
+            taps *= constant_extent(info.rvars[i]);
         bool affine = true;
         for (const Call *call : calls_in(update)) {
             for (const Expr &index : call->args) {
@@ -597,7 +696,8 @@ void choose_chunked_reduction(const Stage &main, const Definition &update, Pipel
                 }
             }
         }
-        if (taps > 16 && affine) info.chunk_rvar = int(info.rvars.size()) - 1;
+        if (taps > 16 && affine)
+            info.chunk_rvar = int(info.rvars.size()) - 1;
     }
     for (size_t i = 0; i < info.rvars.size(); i++) {
         const int64_t extent = constant_extent(info.rvars[i]);
@@ -614,23 +714,30 @@ void choose_chunked_reduction(const Stage &main, const Definition &update, Pipel
  * inputs only the producers read. */
 void find_chunk_staged(const Stage &main, const Definition &update, PipelineInfo &info) {
     std::set<std::string> in_update, elsewhere;
-    for (const Call *call : calls_in(update)) in_update.insert(call->name);
+    for (const Call *call : calls_in(update))
+        in_update.insert(call->name);
     for (const Definition *d : definitions(main.func)) {
-        if (d == &update) continue;
-        for (const Call *call : calls_in(*d)) elsewhere.insert(call->name);
+        if (d == &update)
+            continue;
+        for (const Call *call : calls_in(*d))
+            elsewhere.insert(call->name);
     }
     for (const std::string &name : in_update) {
-        if (name == main.name || elsewhere.count(name)) continue;
+        if (name == main.name || elsewhere.count(name))
+            continue;
         const Stage &s = info.stages[info.by_name.at(name)];
-        if (s.callers.size() != 1) continue;
+        if (s.callers.size() != 1)
+            continue;
         info.chunk_staged.push_back(name);
-        if (!s.is_input) info.producers.push_back(name);
+        if (!s.is_input)
+            info.producers.push_back(name);
     }
     for (const std::string &producer : info.producers) {
         const Stage &ps = info.stages[info.by_name.at(producer)];
         for (const auto &kv : find_direct_calls(ps.func)) {
             const Stage &input = info.stages[info.by_name.at(kv.first)];
-            if (input.is_input && input.callers.size() == 1) info.producer_inputs.push_back(input.name);
+            if (input.is_input && input.callers.size() == 1)
+                info.producer_inputs.push_back(input.name);
         }
     }
 }
@@ -639,7 +746,8 @@ void find_chunk_staged(const Stage &main, const Definition &update, PipelineInfo
 void derive_chunk_regions(const Stage &main, const Definition &update, PipelineInfo &info) {
     const SymBox region = info.tile_region.at(main.name);
     std::map<std::string, SymBox> chunk;
-    merge_into(chunk, required(update, scope_for(update, main.args, region, info.chunk_rvar)), main.name);
+    merge_into(chunk, required(update, scope_for(update, main.args, region, info.chunk_rvar)),
+               main.name);
     for (const std::string &name : info.chunk_staged) {
         info.chunk_region[name] = chunk.at(name);
         simplify_box(info.chunk_region[name]);
@@ -648,10 +756,12 @@ void derive_chunk_regions(const Stage &main, const Definition &update, PipelineI
         const Stage &ps = info.stages[info.by_name.at(producer)];
         std::map<std::string, SymBox> inner;
         for (const Definition *d : definitions(ps.func)) {
-            merge_into(inner, required(*d, scope_for(*d, ps.args, info.chunk_region.at(producer))), producer);
+            merge_into(inner, required(*d, scope_for(*d, ps.args, info.chunk_region.at(producer))),
+                       producer);
         }
         for (const std::string &name : info.producer_inputs) {
-            if (inner.count(name)) info.chunk_region[name] = inner.at(name), simplify_box(info.chunk_region[name]);
+            if (inner.count(name))
+                info.chunk_region[name] = inner.at(name), simplify_box(info.chunk_region[name]);
         }
     }
 }
@@ -660,11 +770,13 @@ void derive_chunk_regions(const Stage &main, const Definition &update, PipelineI
 void find_wrappers(PipelineInfo &info) {
     for (const Stage &s : info.stages) {
         if (s.is_input || s.is_output || s.name == info.main || !s.func.updates().empty() ||
-            std::find(info.producers.begin(), info.producers.end(), s.name) != info.producers.end()) {
+            std::find(info.producers.begin(), info.producers.end(), s.name) !=
+                info.producers.end()) {
             continue;
         }
         const OpCount &ops = info.ops.at(s.name)[0];
-        if (ops.float_ops == 0 && ops.slow_cycles == 0) info.wrappers.push_back(s.name);
+        if (ops.float_ops == 0 && ops.slow_cycles == 0)
+            info.wrappers.push_back(s.name);
     }
 }
 
@@ -689,18 +801,24 @@ VectorAxes classify_update_loads(const Stage &main, const Definition &update, Pi
             // Another Func's innermost index may step by more than one along x (a conv of
             // stride > 1): its vectors are gathered from four scalars.
             const bool gather = affine_x && k == 0 && step_x > 1 && call->name != main.name;
-            if (!affine_x || (k > 0 && step_x != 0) || (k == 0 && step_x != 0 && step_x != 1 && !gather)) {
+            if (!affine_x || (k > 0 && step_x != 0) ||
+                (k == 0 && step_x != 0 && step_x != 1 && !gather)) {
                 axes.along_x = false;
             }
             if (gather) {
                 info.loads_gather++;
-                if (std::find(info.gathered.begin(), info.gathered.end(), call->name) == info.gathered.end()) {
+                if (std::find(info.gathered.begin(), info.gathered.end(), call->name) ==
+                    info.gathered.end()) {
                     info.gathered.push_back(call->name);
                 }
-                info.gather_stride = info.gather_stride ? std::min<int>(info.gather_stride, int(step_x)) : int(step_x);
+                info.gather_stride = info.gather_stride
+                                         ? std::min<int>(info.gather_stride, int(step_x))
+                                         : int(step_x);
             }
-            if (affine_x && step_x != 0) varies = true;
-            if (call->name == main.name) continue;
+            if (affine_x && step_x != 0)
+                varies = true;
+            if (call->name == main.name)
+                continue;
             if (!chunk_var.empty()) {
                 const bool affine_r = coefficient(call->args[k], chunk_var, &step_r);
                 if (!affine_r || (k > 0 && step_r != 0) || (k == 0 && step_r != 0 && step_r != 1)) {
@@ -708,11 +826,13 @@ VectorAxes classify_update_loads(const Stage &main, const Definition &update, Pi
                 }
             }
         }
-        if (call->name != main.name) (varies ? info.loads_varying : info.loads_invariant)++;
+        if (call->name != main.name)
+            (varies ? info.loads_varying : info.loads_invariant)++;
         if (varies && call->name != main.name) {
             const auto stage = info.by_name.find(call->name);
             if (stage == info.by_name.end() || info.stages[stage->second].is_input ||
-                std::find(info.producers.begin(), info.producers.end(), call->name) == info.producers.end()) {
+                std::find(info.producers.begin(), info.producers.end(), call->name) ==
+                    info.producers.end()) {
                 axes.round_up = false;
             }
         }
@@ -727,7 +847,8 @@ bool pure_definition_unit_stride(const Stage &main) {
     for (const Call *call : calls_in(main.func.definition())) {
         for (size_t k = 0; k < call->args.size(); k++) {
             int64_t step = 0;
-            if (!coefficient(call->args[k], x, &step) || (k > 0 && step != 0) || (k == 0 && step != 0 && step != 1)) {
+            if (!coefficient(call->args[k], x, &step) || (k > 0 && step != 0) ||
+                (k == 0 && step != 0 && step != 1)) {
                 unit_stride = false;
             }
         }
@@ -739,7 +860,8 @@ bool pure_definition_unit_stride(const Stage &main) {
  * PipelineInfo::rloads_first): which loads vary along which. */
 void count_rfactor_block_loads(const Stage &main, const Definition &update, PipelineInfo &info) {
     for (const Call *call : calls_in(update)) {
-        if (call->name == main.name) continue;
+        if (call->name == main.name)
+            continue;
         bool varies_first = false, varies_second = false, known = true;
         for (const Expr &index : call->args) {
             int64_t step_first = 0, step_second = 0;
@@ -769,28 +891,35 @@ void find_register_block_dim(const Stage &main, const Definition &update, Pipeli
     for (size_t d = 1; d < main.args.size() && info.block_dim < 0; d++) {
         bool ok = true;
         int loads_along = 0;
-        uint32_t lines_allowed = 0x1fffe;  // bits 1..16
+        uint32_t lines_allowed = 0x1fffe; // bits 1..16
         for (const Call *call : calls_in(update)) {
-            if (call->name == main.name) continue;
+            if (call->name == main.name)
+                continue;
             bool varies_x = false, varies_d = false;
             for (const Expr &index : call->args) {
                 int64_t step_x = 0, step_d = 0;
-                if (!coefficient(index, x, &step_x)) ok = false;
+                if (!coefficient(index, x, &step_x))
+                    ok = false;
                 if (!coefficient(index, main.args[d], &step_d)) {
                     for (int lines = 2; lines <= 16; lines++) {
-                        if ((lines_allowed >> lines & 1) && !constant_over_runs(index, main.args[d], lines)) {
+                        if ((lines_allowed >> lines & 1) &&
+                            !constant_over_runs(index, main.args[d], lines)) {
                             lines_allowed &= ~(uint32_t(1) << lines);
                         }
                     }
-                    if (lines_allowed == 2) ok = false;  // runs of one point only
+                    if (lines_allowed == 2)
+                        ok = false; // runs of one point only
                 }
                 varies_x |= step_x != 0, varies_d |= step_d != 0;
             }
-            if (varies_x && varies_d) ok = false;
-            if (varies_d) loads_along++;
+            if (varies_x && varies_d)
+                ok = false;
+            if (varies_d)
+                loads_along++;
         }
         if (ok && loads_along > 0) {
-            info.block_dim = int(d), info.loads_invariant_block = loads_along, info.block_lines_allowed = lines_allowed;
+            info.block_dim = int(d), info.loads_invariant_block = loads_along,
+            info.block_lines_allowed = lines_allowed;
         }
     }
 }
@@ -799,13 +928,18 @@ void find_register_block_dim(const Stage &main, const Definition &update, Pipeli
 void analyse_vectorisation(const Stage &main, const Definition &update, PipelineInfo &info) {
     const VectorAxes axes = classify_update_loads(main, update, info);
     const std::vector<OpCount> &main_ops = info.ops.at(main.name);
-    bool along_x = axes.along_x && main_ops[0].vector_safe && main_ops[info.main_update + 1].vector_safe;
-    if (!pure_definition_unit_stride(main)) along_x = false;
+    bool along_x =
+        axes.along_x && main_ops[0].vector_safe && main_ops[info.main_update + 1].vector_safe;
+    if (!pure_definition_unit_stride(main))
+        along_x = false;
     // The update must accumulate: f(args) = f(args) + e (rfactor needs an associative update).
     const Add *sum = update.values().size() == 1 ? update.values()[0].as<Add>() : nullptr;
-    const bool along_reduction = axes.along_reduction && sum && main_ops[info.main_update + 1].vector_safe;
-    if (along_reduction && !along_x && main.args.size() >= 2) count_rfactor_block_loads(main, update, info);
-    if (along_x) find_register_block_dim(main, update, info);
+    const bool along_reduction =
+        axes.along_reduction && sum && main_ops[info.main_update + 1].vector_safe;
+    if (along_reduction && !along_x && main.args.size() >= 2)
+        count_rfactor_block_loads(main, update, info);
+    if (along_x)
+        find_register_block_dim(main, update, info);
     info.vector_pure = along_x;
     info.vector_rvar = along_reduction && !along_x;
     info.round_up_safe = along_x && axes.round_up;
@@ -814,16 +948,20 @@ void analyse_vectorisation(const Stage &main, const Definition &update, Pipeline
 /** Along which output dimensions each staged input's region moves with the tile. */
 void find_region_moves(PipelineInfo &info) {
     for (const Stage &s : info.stages) {
-        if (!s.is_input) continue;
+        if (!s.is_input)
+            continue;
         const auto chunk = info.chunk_region.find(s.name);
         const auto tile = info.tile_region.find(s.name);
         const SymBox *box = chunk != info.chunk_region.end() ? &chunk->second
-                            : tile != info.tile_region.end() ? &tile->second : nullptr;
-        if (!box) continue;
+                            : tile != info.tile_region.end() ? &tile->second
+                                                             : nullptr;
+        if (!box)
+            continue;
         std::set<int> &moves = info.region_moves[s.name];
         for (size_t d = 0; d < info.out_extents.size(); d++) {
             for (const auto &[lo, hi] : *box) {
-                if (expr_uses_var(lo, tile_origin_var(int(d))) || expr_uses_var(hi, tile_origin_var(int(d)))) {
+                if (expr_uses_var(lo, tile_origin_var(int(d))) ||
+                    expr_uses_var(hi, tile_origin_var(int(d)))) {
                     moves.insert(int(d));
                 }
             }
@@ -831,7 +969,7 @@ void find_region_moves(PipelineInfo &info) {
     }
 }
 
-}  // namespace
+} // namespace
 
 PipelineInfo analyze(const Pipeline &p) {
     PipelineInfo info;
@@ -857,4 +995,4 @@ PipelineInfo analyze(const Pipeline &p) {
     return info;
 }
 
-}  // namespace sw_auto
+} // namespace sw_auto

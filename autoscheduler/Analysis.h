@@ -17,8 +17,8 @@
 #include "Halide.h"
 #include "autoscheduler/Plan.h"
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -33,13 +33,13 @@ namespace sw_auto {
 struct Stage {
     Halide::Internal::Function func;
     std::string name;
-    int index = 0;          ///< position in Halide's topological order (Pipeline::get_func)
-    bool is_input = false;  ///< the Func of an input buffer (its value is the buffer itself)
+    int index = 0;         ///< position in Halide's topological order (Pipeline::get_func)
+    bool is_input = false; ///< the Func of an input buffer (its value is the buffer itself)
     bool is_output = false;
-    std::vector<std::string> args;     ///< pure variables, innermost first
-    std::vector<int64_t> source_extents;  ///< is_input: the buffer's dense extents
-    std::string source_name;              ///< is_input: the buffer's name
-    std::set<std::string> callers;     ///< Funcs that call it (itself excluded)
+    std::vector<std::string> args;       ///< pure variables, innermost first
+    std::vector<int64_t> source_extents; ///< is_input: the buffer's dense extents
+    std::string source_name;             ///< is_input: the buffer's name
+    std::set<std::string> callers;       ///< Funcs that call it (itself excluded)
 };
 
 /** A region as per-dimension [min, max] expressions of the symbolic tile variables. */
@@ -69,18 +69,18 @@ inline void hash_combine(size_t &h, uint64_t v) {
 
 /** Operation counts of one evaluation of a definition, by the rules of WorkCount.h. */
 struct OpCount {
-    int64_t float_ops = 0;    ///< P0 operations (a fused multiply-add is one)
-    int64_t flops = 0;        ///< floating-point operations (an FMA counts 2)
-    int64_t loads = 0;        ///< calls of other Funcs or buffers
-    int64_t int_ops = 0;      ///< index arithmetic that is not a constant offset
-    int64_t slow_cycles = 0;  ///< divisions, square roots, transcendental functions
-    int64_t chain = 0;        ///< longest chain of dependent floating-point operations
-    bool vector_safe = true;  ///< only operations the CPE code generator vectorises
-    int64_t reduction_points = 1;  ///< evaluations per point of the stage (its reduction's size)
+    int64_t float_ops = 0;        ///< P0 operations (a fused multiply-add is one)
+    int64_t flops = 0;            ///< floating-point operations (an FMA counts 2)
+    int64_t loads = 0;            ///< calls of other Funcs or buffers
+    int64_t int_ops = 0;          ///< index arithmetic that is not a constant offset
+    int64_t slow_cycles = 0;      ///< divisions, square roots, transcendental functions
+    int64_t chain = 0;            ///< longest chain of dependent floating-point operations
+    bool vector_safe = true;      ///< only operations the CPE code generator vectorises
+    int64_t reduction_points = 1; ///< evaluations per point of the stage (its reduction's size)
 };
 
 struct PipelineInfo {
-    std::vector<Stage> stages;  ///< topological order
+    std::vector<Stage> stages; ///< topological order
     std::map<std::string, int> by_name;
     std::string output;
     std::vector<int64_t> out_extents;
@@ -88,9 +88,9 @@ struct PipelineInfo {
     /** The main stage: the non-output Func with the largest reduction (or, without any
      * reduction, the last non-output, non-input Func). Empty: none. */
     std::string main;
-    int main_update = -1;  ///< the update definition with the reduction (-1: none)
-    std::vector<Halide::Internal::ReductionVariable> rvars;  ///< of that update
-    int chunk_rvar = -1;   ///< the reduction variable that may be split into chunks (-1: none)
+    int main_update = -1; ///< the update definition with the reduction (-1: none)
+    std::vector<Halide::Internal::ReductionVariable> rvars; ///< of that update
+    int chunk_rvar = -1; ///< the reduction variable that may be split into chunks (-1: none)
     /** Stages read only by the main stage's update: staged per chunk when chunking. */
     std::vector<std::string> chunk_staged;
     /** The non-input ones among them (producers such as a zero-padded input), which may
@@ -103,8 +103,8 @@ struct PipelineInfo {
      * the output and the producers: always inlined into their consumers (staging one would
      * cost an LDM copy and LDM space for nothing). */
     std::vector<std::string> wrappers;
-    bool vector_pure = false;  ///< vectorisable along its innermost pure dimension
-    bool vector_rvar = false;  ///< vectorisable along chunk_rvar via rfactor
+    bool vector_pure = false; ///< vectorisable along its innermost pure dimension
+    bool vector_rvar = false; ///< vectorisable along chunk_rvar via rfactor
     /** With vector_pure: every staged stage whose index along the vectorised dimension
      * varies is a computed Func defined everywhere (not an input), so the vectorised
      * loop may round its width up past the tile. */
@@ -145,9 +145,9 @@ struct PipelineInfo {
      * b x l points loads each first-only vector once per block column and each second-only
      * vector once per block row. */
     int rloads_first = 0, rloads_second = 0, rloads_both = 0, rloads_neither = 0;
-    std::vector<int64_t> rvar_extents;  ///< of rvars, innermost first
-    int64_t taps = 1;        ///< points of the reduction other than chunk_rvar
-    int64_t reduction = 1;   ///< extent of chunk_rvar (1: no reduction)
+    std::vector<int64_t> rvar_extents; ///< of rvars, innermost first
+    int64_t taps = 1;                  ///< points of the reduction other than chunk_rvar
+    int64_t reduction = 1;             ///< extent of chunk_rvar (1: no reduction)
 
     /** Per input staged in LDM (per tile or per chunk): the output dimensions along which
      * its staged region moves with the tile (its box uses that dimension's tile origin). An
@@ -162,7 +162,7 @@ struct PipelineInfo {
      * stages and of the producers' inputs. */
     std::map<std::string, SymBox> tile_region, chunk_region;
 
-    double total_flops = 0;  ///< of the whole pipeline, from the op counts
+    double total_flops = 0; ///< of the whole pipeline, from the op counts
 
     /** Extents of a region under the bindings of a tile size, chunk and rounded width
      * (extents() of the same box, memoised by the cost model: the search costs every vector
@@ -171,7 +171,7 @@ struct PipelineInfo {
      * per layer). */
     struct ExtentsKey {
         const SymBox *box = nullptr;
-        std::array<int, 8> tile{};  ///< the tile sizes, 0 past the output's dimensions
+        std::array<int, 8> tile{}; ///< the tile sizes, 0 past the output's dimensions
         int64_t chunk = 0, rounded = 0;
         bool operator==(const ExtentsKey &o) const {
             return box == o.box && tile == o.tile && chunk == o.chunk && rounded == o.rounded;
@@ -180,20 +180,24 @@ struct PipelineInfo {
     struct ExtentsKeyHash {
         size_t operator()(const ExtentsKey &k) const {
             size_t h = std::hash<const void *>()(k.box);
-            for (int t : k.tile) hash_combine(h, uint64_t(uint32_t(t)));
+            for (int t : k.tile)
+                hash_combine(h, uint64_t(uint32_t(t)));
             hash_combine(h, uint64_t(k.chunk));
             hash_combine(h, uint64_t(k.rounded));
             return h;
         }
     };
-    std::shared_ptr<std::unordered_map<ExtentsKey, std::vector<int64_t>, ExtentsKeyHash>> extents_cache =
-        std::make_shared<std::unordered_map<ExtentsKey, std::vector<int64_t>, ExtentsKeyHash>>();
+    std::shared_ptr<std::unordered_map<ExtentsKey, std::vector<int64_t>, ExtentsKeyHash>>
+        extents_cache = std::make_shared<
+            std::unordered_map<ExtentsKey, std::vector<int64_t>, ExtentsKeyHash>>();
     /** The cost model's means of a padded window's fill along one dimension (in-bounds
      * share, share of tiles without padding, share of tiles whose rows are spread), which
      * depend only on the tile size there, the chunk and the vector-rounded width: evaluating
      * the regions at every tile position is the costliest part of an estimate. Key: machine,
-     * producer, dimension, tile size, chunk, rounded width. Shared by every plan of this pipeline; not thread-safe, like the search. */
-    using FillKey = std::tuple<const void *, const SymBox *, int, int64_t, int64_t, int64_t>;  ///< machine, producer's window, ...
+     * producer, dimension, tile size, chunk, rounded width. Shared by every plan of this pipeline;
+     * not thread-safe, like the search. */
+    using FillKey = std::tuple<const void *, const SymBox *, int, int64_t, int64_t,
+                               int64_t>; ///< machine, producer's window, ...
     struct FillKeyHash {
         size_t operator()(const FillKey &k) const {
             size_t h = std::hash<const void *>()(std::get<0>(k));
@@ -220,6 +224,6 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
  * throws sw::UserError for a pipeline outside the family above. */
 PipelineInfo analyze(const Halide::Pipeline &p);
 
-}  // namespace sw_auto
+} // namespace sw_auto
 
 #endif

@@ -18,13 +18,15 @@ namespace {
 /** A C++ identifier for a Func or variable name. */
 std::string ident(const std::string &n) {
     std::string s;
-    for (char c : n) s += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
+    for (char c : n)
+        s += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
     return s;
 }
 
 std::string list(const std::vector<std::string> &v) {
     std::string s;
-    for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + v[i];
+    for (size_t i = 0; i < v.size(); i++)
+        s += (i ? ", " : "") + v[i];
     return s;
 }
 
@@ -35,7 +37,8 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
 /** Applies directives and records them as source. */
 class Writer {
 public:
-    Writer(const PipelineInfo &info, const std::map<std::string, Function> &env) : info_(info), env_(env) {}
+    Writer(const PipelineInfo &info, const std::map<std::string, Function> &env)
+        : info_(info), env_(env) {}
 
     Func func(const std::string &name) {
         const Stage &s = info_.stages[info_.by_name.at(name)];
@@ -71,23 +74,27 @@ private:
 
 std::vector<VarOrRVar> vrs(const std::vector<std::pair<std::string, bool>> &names) {
     std::vector<VarOrRVar> v;
-    for (const auto &n : names) v.push_back(n.second ? VarOrRVar(RVar(n.first)) : VarOrRVar(Var(n.first)));
+    for (const auto &n : names)
+        v.push_back(n.second ? VarOrRVar(RVar(n.first)) : VarOrRVar(Var(n.first)));
     return v;
 }
 
-}  // namespace
+} // namespace
 
 std::string apply_copy_plan(const PipelineInfo &info, const std::vector<std::string> &inputs,
-                            const std::vector<std::array<int, 3>> &tiles, const std::map<std::string, Function> &env) {
+                            const std::vector<std::array<int, 3>> &tiles,
+                            const std::map<std::string, Function> &env) {
     Writer w(info, env);
     const Stage &os = info.stages[info.by_name.at(info.output)];
     Func out = w.func(info.output);
     const std::string on = ident(info.output);
     const std::string x = os.args[0], y = os.args[1], n = os.args[3];
     for (size_t k = 0; k < inputs.size(); k++) {
-        const std::string r = out.function().update(int(k)).schedule().rvars().at(0).var, sfx = "_" + std::to_string(k);
-        const std::string xo = x + "_o" + sfx, xi = x + "_i" + sfx, yo = y + "_o" + sfx, yi = y + "_i" + sfx,
-                          ro = "r_o" + sfx, ri = "r_i" + sfx, xy = "sw_xy" + sfx, tile = "sw_tile" + sfx;
+        const std::string r = out.function().update(int(k)).schedule().rvars().at(0).var,
+                          sfx = "_" + std::to_string(k);
+        const std::string xo = x + "_o" + sfx, xi = x + "_i" + sfx, yo = y + "_o" + sfx,
+                          yi = y + "_i" + sfx, ro = "r_o" + sfx, ri = "r_i" + sfx,
+                          xy = "sw_xy" + sfx, tile = "sw_tile" + sfx;
         const auto [tx, ty, tc] = tiles[k];
         out.update(int(k))
             .split(Var(x), Var(xo), Var(xi), tx, TailStrategy::GuardWithIf)
@@ -100,18 +107,27 @@ std::string apply_copy_plan(const PipelineInfo &info, const std::vector<std::str
         Func in = w.func(inputs[k]);
         in.in().compute_at(out, RVar(tile)).store_in(sw::LDM);
         // The same as source: the names declared first, then the chain.
-        for (const std::string &v : {x, xo, xi, y, yo, yi, xy, n}) w.var(v);
-        for (const std::string &v : {r, ro, ri, tile}) w.rvar(v);
+        for (const std::string &v : {x, xo, xi, y, yo, yi, xy, n})
+            w.var(v);
+        for (const std::string &v : {r, ro, ri, tile})
+            w.rvar(v);
         const std::string g = ", TailStrategy::GuardWithIf)";
         w.line(on + ".update(" + std::to_string(k) + ")");
-        w.line("    .split(" + ident(x) + ", " + ident(xo) + ", " + ident(xi) + ", " + std::to_string(tx) + g);
-        w.line("    .split(" + ident(y) + ", " + ident(yo) + ", " + ident(yi) + ", " + std::to_string(ty) + g);
-        w.line("    .split(" + ident(r) + ", " + ident(ro) + ", " + ident(ri) + ", " + std::to_string(tc) + g);
-        w.line("    .reorder(" + list({ident(xi), ident(yi), ident(ri), ident(xo), ident(yo), ident(ro), ident(n)}) + ")");
+        w.line("    .split(" + ident(x) + ", " + ident(xo) + ", " + ident(xi) + ", " +
+               std::to_string(tx) + g);
+        w.line("    .split(" + ident(y) + ", " + ident(yo) + ", " + ident(yi) + ", " +
+               std::to_string(ty) + g);
+        w.line("    .split(" + ident(r) + ", " + ident(ro) + ", " + ident(ri) + ", " +
+               std::to_string(tc) + g);
+        w.line("    .reorder(" +
+               list({ident(xi), ident(yi), ident(ri), ident(xo), ident(yo), ident(ro), ident(n)}) +
+               ")");
         w.line("    .fuse(" + ident(xo) + ", " + ident(yo) + ", " + ident(xy) + ")");
         w.line("    .fuse(" + ident(xy) + ", " + ident(ro) + ", " + ident(tile) + ")");
-        w.line("    .gpu_blocks(" + ident(tile) + ", " + ident(n) + ", ::Halide::DeviceAPI::Host);");
-        w.line(ident(inputs[k]) + ".in().compute_at(" + on + ", " + ident(tile) + ").store_in(::sw::LDM);");
+        w.line("    .gpu_blocks(" + ident(tile) + ", " + ident(n) +
+               ", ::Halide::DeviceAPI::Host);");
+        w.line(ident(inputs[k]) + ".in().compute_at(" + on + ", " + ident(tile) +
+               ").store_in(::sw::LDM);");
     }
     return w.source();
 }
@@ -121,10 +137,11 @@ namespace {
 /** Applies a plan step by step, each step's directives to the Funcs and as source. */
 class PlanApplier {
 public:
-    PlanApplier(const PipelineInfo &info, const Plan &plan, const std::map<std::string, Function> &env)
+    PlanApplier(const PipelineInfo &info, const Plan &plan,
+                const std::map<std::string, Function> &env)
         : info_(info), plan_(plan), env_(env), writer_(info, env), out_(writer_.func(info.output)),
-          out_ident_(ident(info.output)),
-          chunked_(info.main_update >= 0 && info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction) {}
+          out_ident_(ident(info.output)), chunked_(info.main_update >= 0 && info.chunk_rvar >= 0 &&
+                                                   plan.chunk > 0 && plan.chunk < info.reduction) {}
 
     /** Output tiles over the CPEs: the tiles of the inner dimensions fused into one block
      * loop, the outermost dimension's tiles (images) a second one. */
@@ -136,16 +153,19 @@ public:
     /** The main stage per tile in LDM; its update: chunks of the reduction, vectors, loop
      * order; its other updates unscheduled. */
     void schedule_main_stage() {
-        if (info_.main.empty()) return;
+        if (info_.main.empty())
+            return;
         const Stage &main_stage = stage(info_.main);
         Func main_func = writer_.func(info_.main);
         const std::string main_ident = ident(info_.main);
         main_func.compute_at(out_, Var(block_)).store_in(sw::LDM);
-        writer_.line(main_ident + ".compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM);");
+        writer_.line(main_ident + ".compute_at(" + out_ident_ + ", " + tile_ +
+                     ").store_in(::sw::LDM);");
         const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
         if (plan_.vector == Plan::Vector::Pure) {
             main_func.vectorize(Var(x), 4, TailStrategy::RoundUp);
-            writer_.line(main_ident + ".vectorize(" + writer_.var(x) + ", 4, TailStrategy::RoundUp);");
+            writer_.line(main_ident + ".vectorize(" + writer_.var(x) +
+                         ", 4, TailStrategy::RoundUp);");
         }
         if (info_.main_update >= 0) {
             if (plan_.vector == Plan::Vector::Reduction) {
@@ -154,30 +174,39 @@ public:
                 schedule_update(main_stage, main_func);
             }
         }
-        for (int update_index = 0; update_index < int(main_stage.func.updates().size()); update_index++) {
-            if (update_index == info_.main_update) continue;
+        for (int update_index = 0; update_index < int(main_stage.func.updates().size());
+             update_index++) {
+            if (update_index == info_.main_update)
+                continue;
             main_func.update(update_index).unscheduled();
-            writer_.line(main_ident + ".update(" + std::to_string(update_index) + ").unscheduled();");
+            writer_.line(main_ident + ".update(" + std::to_string(update_index) +
+                         ").unscheduled();");
         }
     }
 
     /** Every other stage: per chunk (read only by the main update) or per tile, in LDM. */
     void stage_other_stages() {
         for (const Stage &s : info_.stages) {
-            if (s.is_output || s.name == info_.main) continue;
+            if (s.is_output || s.name == info_.main)
+                continue;
             const bool producer = contains(info_.producers, s.name);
-            if ((producer && plan_.inline_producers) || contains(info_.wrappers, s.name)) continue;
-            const bool per_chunk = !stage_level_.empty() &&
-                                   (contains(info_.chunk_staged, s.name) ||
-                                    (plan_.inline_producers && contains(info_.producer_inputs, s.name)));
+            if ((producer && plan_.inline_producers) || contains(info_.wrappers, s.name))
+                continue;
+            const bool per_chunk =
+                !stage_level_.empty() &&
+                (contains(info_.chunk_staged, s.name) ||
+                 (plan_.inline_producers && contains(info_.producer_inputs, s.name)));
             if (plan_.vector == Plan::Vector::Reduction && contains(info_.chunk_staged, s.name)) {
-                if (plan_.double_buffer && chunked_) double_buffered_.push_back(s.name);
-                continue;  // staged at the partial sums (schedule_update_by_rfactor)
+                if (plan_.double_buffer && chunked_)
+                    double_buffered_.push_back(s.name);
+                continue; // staged at the partial sums (schedule_update_by_rfactor)
             }
             if (s.is_input) {
-                if (s.callers.empty()) continue;
+                if (s.callers.empty())
+                    continue;
                 // Moved by the producer's copy.
-                if (!plan_.inline_producers && contains(info_.producer_inputs, s.name)) continue;
+                if (!plan_.inline_producers && contains(info_.producer_inputs, s.name))
+                    continue;
             }
             stage_in_ldm(s, per_chunk);
         }
@@ -195,8 +224,8 @@ public:
             const sw::Sharing how = by_regcomm ? sw::Sharing::RegComm : sw::Sharing::Dma;
             sw::broadcast(staged, how);
             marked_.shared[staged.name()] = how;
-            writer_.line("::sw::broadcast(" + ident(n) + ".in()" + (by_regcomm ? ", ::sw::Sharing::RegComm" : "") +
-                         ");");
+            writer_.line("::sw::broadcast(" + ident(n) + ".in()" +
+                         (by_regcomm ? ", ::sw::Sharing::RegComm" : "") + ");");
         }
     }
 
@@ -213,7 +242,8 @@ public:
 
     /** The windows read by gathered vectors, also split into their phases. */
     void split_gathered_windows() {
-        if (!plan_.phases) return;
+        if (!plan_.phases)
+            return;
         for (const std::string &n : info_.gathered) {
             const bool input = stage(n).is_input;
             Func f = Func(env_.at(n));
@@ -227,7 +257,8 @@ public:
     /** An output that computes its values itself writes each tile into the LDM and puts it
      * back by DMA, instead of storing element by element into main memory. */
     void stage_computing_output() {
-        if (!info_.output_computes) return;
+        if (!info_.output_computes)
+            return;
         sw::stage_output(out_);
         marked_.staged_outputs.insert(out_.name());
         writer_.line("::sw::stage_output(" + out_ident_ + ");");
@@ -240,13 +271,13 @@ private:
     const Plan &plan_;
     const std::map<std::string, Function> &env_;
     Writer writer_;
-    Func out_;  ///< (a Func made by its default constructor would take a name from Halide's counter)
+    Func out_; ///< (a Func made by its default constructor would take a name from Halide's counter)
     std::string out_ident_;
-    bool chunked_ = false;     ///< the main update's reduction split into chunks
+    bool chunked_ = false; ///< the main update's reduction split into chunks
     sw::Directives marked_;
-    std::string block_;        ///< the output's block loop over the CPEs (the tiles)
-    std::string tile_;         ///< its identifier in the source
-    std::string stage_level_;  ///< the loop of the main stage where per-chunk staging is computed
+    std::string block_;       ///< the output's block loop over the CPEs (the tiles)
+    std::string tile_;        ///< its identifier in the source
+    std::string stage_level_; ///< the loop of the main stage where per-chunk staging is computed
     std::vector<std::string> double_buffered_;
 
     /** Every output dimension split into tiles, the points of a tile innermost; returns the
@@ -258,14 +289,16 @@ private:
             const std::string v = output_stage.args[d], o = v + "_o", i = v + "_i";
             const int tile_size = std::min<int64_t>(plan_.tile[d], info_.out_extents[d]);
             out_.split(Var(v), Var(o), Var(i), tile_size);
-            writer_.line(out_ident_ + ".split(" + writer_.var(v) + ", " + writer_.var(o) + ", " + writer_.var(i) + ", " +
-                         std::to_string(tile_size) + ");");
+            writer_.line(out_ident_ + ".split(" + writer_.var(v) + ", " + writer_.var(o) + ", " +
+                         writer_.var(i) + ", " + std::to_string(tile_size) + ");");
             outer.push_back(o), inner.push_back(i);
         }
         std::vector<std::pair<std::string, bool>> order;
         std::vector<std::string> names;
-        for (const std::string &i : inner) order.push_back({i, false}), names.push_back(ident(i));
-        for (const std::string &o : outer) order.push_back({o, false}), names.push_back(ident(o));
+        for (const std::string &i : inner)
+            order.push_back({i, false}), names.push_back(ident(i));
+        for (const std::string &o : outer)
+            order.push_back({o, false}), names.push_back(ident(o));
         out_.reorder(vrs(order));
         writer_.line(out_ident_ + ".reorder(" + list(names) + ");");
         return outer;
@@ -280,23 +313,28 @@ private:
         for (size_t d = 1; d < fused_dims; d++) {
             const std::string fused = "sw_tile";
             out_.fuse(Var(block_), Var(outer[d]), Var(fused));
-            writer_.line(out_ident_ + ".fuse(" + writer_.var(block_) + ", " + writer_.var(outer[d]) + ", " +
-                         writer_.var(fused) + ");");
+            writer_.line(out_ident_ + ".fuse(" + writer_.var(block_) + ", " +
+                         writer_.var(outer[d]) + ", " + writer_.var(fused) + ");");
             block_ = fused;
         }
         if (dims >= 2) {
             out_.gpu_blocks(Var(block_), Var(outer[dims - 1]), DeviceAPI::Host);
-            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", " + writer_.var(outer[dims - 1]) +
-                         ", ::Halide::DeviceAPI::Host);");
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", " +
+                         writer_.var(outer[dims - 1]) + ", ::Halide::DeviceAPI::Host);");
         } else {
             out_.gpu_blocks(Var(block_), DeviceAPI::Host);
-            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", ::Halide::DeviceAPI::Host);");
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) +
+                         ", ::Halide::DeviceAPI::Host);");
         }
         tile_ = ident(block_);
     }
 
-    const Stage &stage(const std::string &name) const { return info_.stages[info_.by_name.at(name)]; }
-    std::string chunk_rvar_name() const { return info_.chunk_rvar >= 0 ? info_.rvars[info_.chunk_rvar].var : ""; }
+    const Stage &stage(const std::string &name) const {
+        return info_.stages[info_.by_name.at(name)];
+    }
+    std::string chunk_rvar_name() const {
+        return info_.chunk_rvar >= 0 ? info_.rvars[info_.chunk_rvar].var : "";
+    }
     std::string update_ident() const {
         return ident(info_.main) + ".update(" + std::to_string(info_.main_update) + ")";
     }
@@ -309,7 +347,8 @@ private:
     };
     RfactorVars rfactor_vars() const {
         const std::string chunk_var = chunk_rvar_name();
-        return {chunk_var, chunk_var + "_o", chunk_var + "_i", chunk_var + "_io", chunk_var + "_ii", "sw_lane"};
+        return {chunk_var,         chunk_var + "_o",  chunk_var + "_i",
+                chunk_var + "_io", chunk_var + "_ii", "sw_lane"};
     }
 
     /** Lanes of partial sums (rfactor) along the unit-stride reduction, in register blocks;
@@ -329,19 +368,24 @@ private:
         const int chunk = chunked_ ? plan_.chunk : int(info_.reduction);
         update.split(RVar(v.chunk_var), RVar(v.chunk_outer), RVar(v.chunk_inner), chunk)
             .split(RVar(v.chunk_inner), RVar(v.chunk_vectors), RVar(v.vector_lanes), 4);
-        writer_.line(update_src + ".split(" + writer_.rvar(v.chunk_var) + ", " + writer_.rvar(v.chunk_outer) + ", " +
-                     writer_.rvar(v.chunk_inner) + ", " + std::to_string(chunk) + ").split(" + ident(v.chunk_inner) +
-                     ", " + writer_.rvar(v.chunk_vectors) + ", " + writer_.rvar(v.vector_lanes) + ", 4);");
+        writer_.line(update_src + ".split(" + writer_.rvar(v.chunk_var) + ", " +
+                     writer_.rvar(v.chunk_outer) + ", " + writer_.rvar(v.chunk_inner) + ", " +
+                     std::to_string(chunk) + ").split(" + ident(v.chunk_inner) + ", " +
+                     writer_.rvar(v.chunk_vectors) + ", " + writer_.rvar(v.vector_lanes) + ", 4);");
         Func partial = update.rfactor(RVar(v.vector_lanes), Var(v.lane));
-        writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" + ident(v.vector_lanes) + ", " +
-                     writer_.var(v.lane) + ");");
+        writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" +
+                     ident(v.vector_lanes) + ", " + writer_.var(v.lane) + ");");
         std::vector<Var> storage{Var(v.lane)};
         std::vector<std::string> storage_names{ident(v.lane)};
-        for (const std::string &a : main_stage.args) storage.push_back(Var(a)), storage_names.push_back(writer_.var(a));
-        partial.compute_at(out_, Var(block_)).store_in(sw::LDM).reorder_storage(storage).vectorize(Var(v.lane));
+        for (const std::string &a : main_stage.args)
+            storage.push_back(Var(a)), storage_names.push_back(writer_.var(a));
+        partial.compute_at(out_, Var(block_))
+            .store_in(sw::LDM)
+            .reorder_storage(storage)
+            .vectorize(Var(v.lane));
         writer_.line(main_ident + "_partial.compute_at(" + out_ident_ + ", " + tile_ +
-                     ").store_in(::sw::LDM).reorder_storage(" + list(storage_names) + ").vectorize(" +
-                     ident(v.lane) + ");");
+                     ").store_in(::sw::LDM).reorder_storage(" + list(storage_names) +
+                     ").vectorize(" + ident(v.lane) + ");");
         return partial;
     }
 
@@ -356,7 +400,8 @@ private:
         for (size_t a = 0; a < main_stage.args.size(); a++) {
             const std::string &arg = main_stage.args[a];
             if (a < 2 && block_points[a] > 1) {
-                partial.update(0).split(Var(arg), Var(arg + "_bo"), Var(arg + "_bi"), block_points[a]);
+                partial.update(0).split(Var(arg), Var(arg + "_bo"), Var(arg + "_bi"),
+                                        block_points[a]);
                 writer_.line(main_ident + "_partial.update(0).split(" + writer_.var(arg) + ", " +
                              writer_.var(arg + "_bo") + ", " + writer_.var(arg + "_bi") + ", " +
                              std::to_string(block_points[a]) + ");");
@@ -367,13 +412,15 @@ private:
         }
         std::vector<std::pair<std::string, bool>> order{{v.lane, false}};
         std::vector<std::string> order_names{ident(v.lane)};
-        for (const std::string &i : inner) order.push_back({i, false}), order_names.push_back(ident(i));
+        for (const std::string &i : inner)
+            order.push_back({i, false}), order_names.push_back(ident(i));
         order.push_back({v.chunk_vectors, true}), order_names.push_back(ident(v.chunk_vectors));
-        for (const std::string &a : outer_args) order.push_back({a, false}), order_names.push_back(writer_.var(a));
+        for (const std::string &a : outer_args)
+            order.push_back({a, false}), order_names.push_back(writer_.var(a));
         order.push_back({v.chunk_outer, true}), order_names.push_back(ident(v.chunk_outer));
         partial.update(0).reorder(vrs(order)).vectorize(Var(v.lane));
-        writer_.line(main_ident + "_partial.update(0).reorder(" + list(order_names) + ").vectorize(" + ident(v.lane) +
-                     ");");
+        writer_.line(main_ident + "_partial.update(0).reorder(" + list(order_names) +
+                     ").vectorize(" + ident(v.lane) + ");");
         for (const std::string &i : inner) {
             partial.update(0).unroll(Var(i));
             writer_.line(main_ident + "_partial.update(0).unroll(" + ident(i) + ");");
@@ -390,15 +437,15 @@ private:
             Func in = writer_.func(n);
             Func staged = stage(n).is_input ? in.in() : in;
             staged.compute_at(partial, RVar(v.chunk_outer)).store_in(sw::LDM);
-            writer_.line(ident(n) + (stage(n).is_input ? ".in()" : "") + ".compute_at(" + partial_ident + ", " +
-                         stage_level_ + ").store_in(::sw::LDM);");
+            writer_.line(ident(n) + (stage(n).is_input ? ".in()" : "") + ".compute_at(" +
+                         partial_ident + ", " + stage_level_ + ").store_in(::sw::LDM);");
         }
     }
 
     /** The loops of the main update, innermost first, as Halide and as source. */
     struct LoopOrder {
         Writer &writer;
-        std::vector<std::pair<std::string, bool>> loops;  ///< name, is a reduction variable
+        std::vector<std::pair<std::string, bool>> loops; ///< name, is a reduction variable
         std::vector<std::string> names;
         void push(const std::string &n, bool is_rvar) {
             loops.push_back({n, is_rvar});
@@ -411,31 +458,39 @@ private:
     void schedule_update(const Stage &main_stage, Func main_func) {
         const std::string update_src = update_ident();
         Halide::Stage update = main_func.update(info_.main_update);
-        const std::string chunk_var = chunk_rvar_name(), chunk_outer = chunk_var + "_o", chunk_inner = chunk_var + "_i";
+        const std::string chunk_var = chunk_rvar_name(), chunk_outer = chunk_var + "_o",
+                          chunk_inner = chunk_var + "_i";
         const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
         if (chunked_) {
             update.split(RVar(chunk_var), RVar(chunk_outer), RVar(chunk_inner), plan_.chunk);
-            writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " + writer_.rvar(chunk_outer) + ", " +
-                         writer_.rvar(chunk_inner) + ", " + std::to_string(plan_.chunk) + ");");
+            writer_.line(update_src + ".split(" + writer_.rvar(chunk_var) + ", " +
+                         writer_.rvar(chunk_outer) + ", " + writer_.rvar(chunk_inner) + ", " +
+                         std::to_string(plan_.chunk) + ");");
         }
         LoopOrder order{writer_, {}, {}};
-        if (plan_.vector == Plan::Vector::Pure) split_into_register_blocks(main_stage, update, order);
+        if (plan_.vector == Plan::Vector::Pure)
+            split_into_register_blocks(main_stage, update, order);
         for (size_t i = 0; i < info_.rvars.size(); i++) {
-            if (int(i) == info_.chunk_rvar) continue;
+            if (int(i) == info_.chunk_rvar)
+                continue;
             order.push(info_.rvars[i].var, true);
         }
-        if (info_.chunk_rvar >= 0) order.push(chunked_ ? chunk_inner : chunk_var, true);
+        if (info_.chunk_rvar >= 0)
+            order.push(chunked_ ? chunk_inner : chunk_var, true);
         order.push(plan_.vector == Plan::Vector::Pure ? x + "_vo" : x, false);
         for (size_t a = 1; a < main_stage.args.size(); a++) {
-            const bool split = plan_.vector == Plan::Vector::Pure && plan_.block_lines > 1 && int(a) == info_.block_dim;
+            const bool split = plan_.vector == Plan::Vector::Pure && plan_.block_lines > 1 &&
+                               int(a) == info_.block_dim;
             order.push(split ? main_stage.args[a] + "_bo" : main_stage.args[a], false);
         }
-        if (chunked_) order.push(chunk_outer, true);
+        if (chunked_)
+            order.push(chunk_outer, true);
         update.reorder(vrs(order.loops));
         writer_.line(update_src + ".reorder(" + list(order.names) + ");");
         if (plan_.vector == Plan::Vector::Pure) {
             update.vectorize(Var(x + "_vii")).unroll(Var(x + "_vio"));
-            writer_.line(update_src + ".vectorize(" + ident(x + "_vii") + ").unroll(" + ident(x + "_vio") + ");");
+            writer_.line(update_src + ".vectorize(" + ident(x + "_vii") + ").unroll(" +
+                         ident(x + "_vio") + ");");
             if (plan_.block_lines > 1) {
                 const std::string block_lines_var = main_stage.args[info_.block_dim] + "_bi";
                 update.unroll(Var(block_lines_var));
@@ -443,27 +498,34 @@ private:
             }
         }
         unroll_taps(update);
-        if (chunked_) stage_level_ = ident(chunk_outer);
+        if (chunked_)
+            stage_level_ = ident(chunk_outer);
     }
 
     /** x split into register blocks of plan.block vectors (and, with plan.block_lines, the
      * block's second dimension): the innermost loops of the update. */
-    void split_into_register_blocks(const Stage &main_stage, Halide::Stage &update, LoopOrder &order) {
+    void split_into_register_blocks(const Stage &main_stage, Halide::Stage &update,
+                                    LoopOrder &order) {
         const std::string update_src = update_ident();
         const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
-        const std::string x_blocks = x + "_vo", x_in_block = x + "_vi", x_vectors = x + "_vio", x_lanes = x + "_vii";
+        const std::string x_blocks = x + "_vo", x_in_block = x + "_vi", x_vectors = x + "_vio",
+                          x_lanes = x + "_vii";
         update.split(Var(x), Var(x_blocks), Var(x_in_block), 4 * plan_.block, TailStrategy::RoundUp)
             .split(Var(x_in_block), Var(x_vectors), Var(x_lanes), 4);
         writer_.line(update_src + ".split(" + writer_.var(x) + ", " + writer_.var(x_blocks) + ", " +
-                     writer_.var(x_in_block) + ", " + std::to_string(4 * plan_.block) + ", TailStrategy::RoundUp).split(" +
-                     ident(x_in_block) + ", " + writer_.var(x_vectors) + ", " + writer_.var(x_lanes) + ", 4);");
+                     writer_.var(x_in_block) + ", " + std::to_string(4 * plan_.block) +
+                     ", TailStrategy::RoundUp).split(" + ident(x_in_block) + ", " +
+                     writer_.var(x_vectors) + ", " + writer_.var(x_lanes) + ", 4);");
         order.push(x_lanes, false), order.push(x_vectors, false);
         if (plan_.block_lines > 1) {
             // The block's second dimension, unrolled inside the vectors' loop.
             const std::string block_dim_var = main_stage.args[info_.block_dim];
-            update.split(Var(block_dim_var), Var(block_dim_var + "_bo"), Var(block_dim_var + "_bi"), plan_.block_lines);
-            writer_.line(update_src + ".split(" + writer_.var(block_dim_var) + ", " + writer_.var(block_dim_var + "_bo") + ", " +
-                         writer_.var(block_dim_var + "_bi") + ", " + std::to_string(plan_.block_lines) + ");");
+            update.split(Var(block_dim_var), Var(block_dim_var + "_bo"), Var(block_dim_var + "_bi"),
+                         plan_.block_lines);
+            writer_.line(update_src + ".split(" + writer_.var(block_dim_var) + ", " +
+                         writer_.var(block_dim_var + "_bo") + ", " +
+                         writer_.var(block_dim_var + "_bi") + ", " +
+                         std::to_string(plan_.block_lines) + ");");
             order.push(block_dim_var + "_bi", false);
         }
     }
@@ -474,7 +536,8 @@ private:
         const std::string update_src = update_ident();
         if (plan_.unroll_taps) {
             for (size_t i = 0; i < info_.rvars.size(); i++) {
-                if (int(i) == info_.chunk_rvar) continue;
+                if (int(i) == info_.chunk_rvar)
+                    continue;
                 update.unroll(RVar(info_.rvars[i].var));
                 writer_.line(update_src + ".unroll(" + ident(info_.rvars[i].var) + ");");
             }
@@ -490,27 +553,34 @@ private:
         Func staged = s.is_input ? f.in() : f;
         const std::string staged_ident = ident(s.name) + (s.is_input ? ".in()" : "");
         if (per_chunk) {
-            staged.compute_at(Func(env_.at(info_.main)), RVar(info_.rvars[info_.chunk_rvar].var + "_o"))
+            staged
+                .compute_at(Func(env_.at(info_.main)),
+                            RVar(info_.rvars[info_.chunk_rvar].var + "_o"))
                 .store_in(sw::LDM);
             writer_.line(staged_ident + ".compute_at(" + ident(info_.main) + ", " + stage_level_ +
                          ").store_in(::sw::LDM);");
-            if (plan_.double_buffer) double_buffered_.push_back(s.name);
+            if (plan_.double_buffer)
+                double_buffered_.push_back(s.name);
         } else {
             staged.compute_at(out_, Var(block_)).store_in(sw::LDM);
-            writer_.line(staged_ident + ".compute_at(" + out_ident_ + ", " + tile_ + ").store_in(::sw::LDM);");
+            writer_.line(staged_ident + ".compute_at(" + out_ident_ + ", " + tile_ +
+                         ").store_in(::sw::LDM);");
         }
         if (!s.is_input) {
-            for (int update_index = 0; update_index < int(s.func.updates().size()); update_index++) {
+            for (int update_index = 0; update_index < int(s.func.updates().size());
+                 update_index++) {
                 f.update(update_index).unscheduled();
-                writer_.line(ident(s.name) + ".update(" + std::to_string(update_index) + ").unscheduled();");
+                writer_.line(ident(s.name) + ".update(" + std::to_string(update_index) +
+                             ").unscheduled();");
             }
         }
     }
 };
 
-}  // namespace
+} // namespace
 
-AppliedPlan apply_plan(const PipelineInfo &info, const Plan &plan, const std::map<std::string, Function> &env) {
+AppliedPlan apply_plan(const PipelineInfo &info, const Plan &plan,
+                       const std::map<std::string, Function> &env) {
     PlanApplier apply(info, plan, env);
     apply.tile_output_over_cpes();
     apply.schedule_main_stage();
@@ -524,11 +594,12 @@ AppliedPlan apply_plan(const PipelineInfo &info, const Plan &plan, const std::ma
 
 std::string schedule_function(const std::string &body, const std::string &name) {
     std::ostringstream src;
-    src << "inline void apply_schedule_" << ident(name) << "(::Halide::Pipeline pipeline, ::Halide::Target target) {\n"
+    src << "inline void apply_schedule_" << ident(name)
+        << "(::Halide::Pipeline pipeline, ::Halide::Target target) {\n"
         << "    using ::Halide::Func;\n    using ::Halide::Var;\n    using ::Halide::RVar;\n"
         << "    using ::Halide::TailStrategy;\n    (void)target;\n"
         << body << "}\n";
     return src.str();
 }
 
-}  // namespace sw_auto
+} // namespace sw_auto

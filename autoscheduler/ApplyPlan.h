@@ -44,6 +44,6 @@ std::string apply_copy_plan(const PipelineInfo &info, const std::vector<std::str
  *   inline void apply_schedule_<name>(::Halide::Pipeline pipeline, ::Halide::Target target). */
 std::string schedule_function(const std::string &body, const std::string &name);
 
-}  // namespace sw_auto
+} // namespace sw_auto
 
 #endif

@@ -28,20 +28,22 @@ namespace sw_auto {
 
 /** One update of a copy pipeline. */
 struct CopyUpdate {
-    std::string input;             ///< the Func it reads (an input buffer's)
-    int64_t offset = 0;            ///< of its slice along the copy dimension
-    std::vector<int64_t> extents;  ///< of the input (the slice)
+    std::string input;            ///< the Func it reads (an input buffer's)
+    int64_t offset = 0;           ///< of its slice along the copy dimension
+    std::vector<int64_t> extents; ///< of the input (the slice)
 };
 
 /** The updates of \p p if it is a copy pipeline along dimension 2 of a 4-D output (x, y, c,
  * n); empty otherwise. \p out_extents are the output's constant extents. */
-std::vector<CopyUpdate> copy_updates(const Halide::Pipeline &p, const std::vector<int64_t> &out_extents);
+std::vector<CopyUpdate> copy_updates(const Halide::Pipeline &p,
+                                     const std::vector<int64_t> &out_extents);
 
 /** Schedules the copy pipeline \p p (copy_updates not empty): per update the tile of the
  * best plan of its copy by the cost model. The estimate is the sum of the updates'. */
-Result autoschedule_copies(const Halide::Pipeline &p, const PipelineInfo &info, const std::vector<CopyUpdate> &updates,
-                           const sw::Machine &m, const std::string &function_name);
+Result autoschedule_copies(const Halide::Pipeline &p, const PipelineInfo &info,
+                           const std::vector<CopyUpdate> &updates, const sw::Machine &m,
+                           const std::string &function_name);
 
-}  // namespace sw_auto
+} // namespace sw_auto
 
 #endif

@@ -24,7 +24,8 @@ constexpr double kRfactorLoopIntOps = 8;
 
 /** Cycles of one straight-line region, by the rule the generated code's counters use
  * (WorkCount.h, region_cycles: issue rate, floating-point dependency chains, slow cycles). */
-double region(const sw::Machine &m, double p0, double p1, double either, double chain = 0, double slow = 0) {
+double region(const sw::Machine &m, double p0, double p1, double either, double chain = 0,
+              double slow = 0) {
     sw::Work work;
     work.p0 = std::llround(p0), work.p1 = std::llround(p1), work.either = std::llround(either);
     work.chain = std::llround(chain), work.slow_cycles = std::llround(slow);
@@ -33,7 +34,8 @@ double region(const sw::Machine &m, double p0, double p1, double either, double 
 
 int64_t prod(const std::vector<int64_t> &extents) {
     int64_t product = 1;
-    for (int64_t extent : extents) product *= extent;
+    for (int64_t extent : extents)
+        product *= extent;
     return product;
 }
 
@@ -43,34 +45,41 @@ struct Transfer {
     double requests = 0, blocks = 0, bytes = 0, line_bytes = 0;
 };
 
-Transfer transfer(const std::vector<int64_t> &window, const std::vector<int64_t> &source, const sw::Machine &m,
-                  bool packed_rows = true, bool guarded = false) {
+Transfer transfer(const std::vector<int64_t> &window, const std::vector<int64_t> &source,
+                  const sw::Machine &m, bool packed_rows = true, bool guarded = false) {
     Transfer result;
     // A guarded copy moves only the in-bounds part of its (zero-padded) window, never more than
     // the source along any dimension.
     std::vector<int64_t> box = window;
     if (guarded) {
-        for (size_t d = 0; d < box.size() && d < source.size(); d++) box[d] = std::min(box[d], source[d]);
+        for (size_t d = 0; d < box.size() && d < source.size(); d++)
+            box[d] = std::min(box[d], source[d]);
     }
-    if (prod(box) == 0) return result;
-    size_t last_merged = 0;  // the outermost dimension merged into one contiguous run
+    if (prod(box) == 0)
+        return result;
+    size_t last_merged = 0; // the outermost dimension merged into one contiguous run
     int64_t run = box[0];
     // A guarded copy makes one request per point of its dimensions from the third on: rows
     // as the blocks of a strided request, or one block when they are whole source rows.
     const size_t merge_limit = guarded ? 1 : box.size();
-    while (last_merged + 1 < box.size() && last_merged < merge_limit && box[last_merged] >= source[last_merged] &&
-           packed_rows) {
+    while (last_merged + 1 < box.size() && last_merged < merge_limit &&
+           box[last_merged] >= source[last_merged] && packed_rows) {
         run *= box[++last_merged];
     }
     double blocks = 1, requests = 1;
     if (!packed_rows) {
-        for (size_t d = 1; d < box.size(); d++) requests *= box[d];
+        for (size_t d = 1; d < box.size(); d++)
+            requests *= box[d];
     } else if (guarded) {
-        if (last_merged == 0 && box.size() > 1) blocks = box[1];
-        for (size_t d = 2; d < box.size(); d++) requests *= box[d];
+        if (last_merged == 0 && box.size() > 1)
+            blocks = box[1];
+        for (size_t d = 2; d < box.size(); d++)
+            requests *= box[d];
     } else {
-        if (last_merged + 1 < box.size()) blocks = box[last_merged + 1];
-        for (size_t d = last_merged + 2; d < box.size(); d++) requests *= box[d];
+        if (last_merged + 1 < box.size())
+            blocks = box[last_merged + 1];
+        for (size_t d = last_merged + 2; d < box.size(); d++)
+            requests *= box[d];
     }
     const double block_bytes = 4.0 * run;
     // Lines a block touches. The tensors start on a line (as sw_net allocates them and athread
@@ -80,12 +89,14 @@ Transfer transfer(const std::vector<int64_t> &window, const std::vector<int64_t>
     // bytes starting at offset o touches ceil((o + b) / line) lines; averaged over the offsets
     // that are multiples of g.
     const int64_t line = m.dma_line_bytes;
-    int64_t start_granule = line, stride = 4;  // g above; the bytes between points along d
+    int64_t start_granule = line, stride = 4; // g above; the bytes between points along d
     for (size_t d = 0; d < box.size(); d++) {
         if (d > last_merged) {
             start_granule = std::gcd(start_granule, stride);
         } else if (d >= source.size() || box[d] < source[d]) {
-            start_granule = std::gcd(start_granule, stride * box[d]);  // a partial dimension: tiles start at multiples of box[d]
+            start_granule = std::gcd(
+                start_granule,
+                stride * box[d]); // a partial dimension: tiles start at multiples of box[d]
         }
         stride *= d < source.size() ? source[d] : 1;
     }
@@ -126,12 +137,12 @@ constexpr double kAccumulatorLoads = 1;
 struct PlanShape {
     Bindings bindings;
     int64_t tiles = 1;
-    int64_t chunk = 0;   ///< reduction points per chunk (the whole reduction when not chunked)
-    int64_t chunks = 1;  ///< chunks per tile
-    int64_t vector_loop_width = 1;  ///< points per iteration of the main stage's vector loop
+    int64_t chunk = 0;  ///< reduction points per chunk (the whole reduction when not chunked)
+    int64_t chunks = 1; ///< chunks per tile
+    int64_t vector_loop_width = 1; ///< points per iteration of the main stage's vector loop
     int64_t rounded_width = 0;
-    bool double_buffered = false;  ///< chunks prefetched (there are at least two)
-    bool phase_split = false;      ///< the gathered windows also split into phases
+    bool double_buffered = false; ///< chunks prefetched (there are at least two)
+    bool phase_split = false;     ///< the gathered windows also split into phases
 };
 
 PlanShape shape_of(const PipelineInfo &info, const Plan &plan) {
@@ -139,7 +150,8 @@ PlanShape shape_of(const PipelineInfo &info, const Plan &plan) {
     for (size_t d = 0; d < info.out_extents.size(); d++) {
         const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
         shape.bindings[tile_size_var(int(d))] = tile;
-        shape.bindings[tile_origin_var(int(d))] = std::max<int64_t>(0, (extent - tile) / 2 / tile * tile);
+        shape.bindings[tile_origin_var(int(d))] =
+            std::max<int64_t>(0, (extent - tile) / 2 / tile * tile);
         shape.tiles *= (extent + tile - 1) / tile;
     }
     const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
@@ -149,7 +161,8 @@ PlanShape shape_of(const PipelineInfo &info, const Plan &plan) {
     shape.bindings[chunk_size_var] = shape.chunk;
     const int64_t width = info.main_width.defined() ? evaluate(info.main_width, shape.bindings) : 1;
     shape.vector_loop_width = plan.vector == Plan::Vector::Pure ? kLanes * plan.block : 1;
-    shape.rounded_width = (width + shape.vector_loop_width - 1) / shape.vector_loop_width * shape.vector_loop_width;
+    shape.rounded_width =
+        (width + shape.vector_loop_width - 1) / shape.vector_loop_width * shape.vector_loop_width;
     shape.bindings[rounded_width_var] = shape.rounded_width;
     shape.double_buffered = plan.double_buffer && shape.chunks > 1;
     shape.phase_split = plan.phases && plan.vector == Plan::Vector::Pure && info.gather_stride > 1;
@@ -166,9 +179,11 @@ public:
     const std::vector<int64_t> &operator()(const SymBox &box) const {
         PipelineInfo::ExtentsKey key;
         key.box = &box, key.chunk = shape_.chunk, key.rounded = shape_.rounded_width;
-        for (size_t d = 0; d < plan_.tile.size() && d < key.tile.size(); d++) key.tile[d] = plan_.tile[d];
+        for (size_t d = 0; d < plan_.tile.size() && d < key.tile.size(); d++)
+            key.tile[d] = plan_.tile[d];
         auto it = info_.extents_cache->find(key);
-        if (it == info_.extents_cache->end()) it = info_.extents_cache->emplace(key, extents(box, shape_.bindings)).first;
+        if (it == info_.extents_cache->end())
+            it = info_.extents_cache->emplace(key, extents(box, shape_.bindings)).first;
         return it->second;
     }
 
@@ -185,15 +200,19 @@ private:
  * on a vector, and a vector of the block at tap r (the innermost reduction variable, which
  * steps the index by one) starts at r modulo 4 from the window's start: the taps r = 0, 4, 8,
  * ... are aligned. The window is the widest chunk-staged (else tile-staged) region along x. */
-double unit_stride_load_p1(const PipelineInfo &info, const RegionExtents &region_extents, const sw::Machine &m) {
+double unit_stride_load_p1(const PipelineInfo &info, const RegionExtents &region_extents,
+                           const sw::Machine &m) {
     const double unaligned_p1 = double(m.unaligned_vector_access_p1);
     int64_t pitch = 0;
-    const std::map<std::string, SymBox> &regions = info.chunk_region.empty() ? info.tile_region : info.chunk_region;
+    const std::map<std::string, SymBox> &regions =
+        info.chunk_region.empty() ? info.tile_region : info.chunk_region;
     for (const auto &kv : regions) {
-        if (kv.first == info.main || kv.second.empty()) continue;
+        if (kv.first == info.main || kv.second.empty())
+            continue;
         pitch = std::max(pitch, region_extents(kv.second)[0]);
     }
-    if (pitch <= 0 || pitch % 4 != 0 || info.rvar_extents.empty()) return unaligned_p1;
+    if (pitch <= 0 || pitch % 4 != 0 || info.rvar_extents.empty())
+        return unaligned_p1;
     const int64_t taps = info.rvar_extents[0], aligned = (taps + 3) / 4;
     return unaligned_p1 - double(aligned) / double(taps) * (unaligned_p1 - 1);
 }
@@ -204,23 +223,29 @@ double unit_stride_load_p1(const PipelineInfo &info, const RegionExtents &region
  * and step through the planes: tap r reads plane r mod S at offset r / S). */
 double phase_load_p1(const PipelineInfo &info, const sw::Machine &m) {
     const double unaligned_p1 = double(m.unaligned_vector_access_p1);
-    if (info.rvar_extents.empty() || info.chunk_rvar == 0 || info.gather_stride < 2) return unaligned_p1;
+    if (info.rvar_extents.empty() || info.chunk_rvar == 0 || info.gather_stride < 2)
+        return unaligned_p1;
     const int64_t taps = info.rvar_extents[0];
     int64_t aligned = 0;
-    for (int64_t tap = 0; tap < taps; tap++) aligned += (tap / info.gather_stride) % 4 == 0;
+    for (int64_t tap = 0; tap < taps; tap++)
+        aligned += (tap / info.gather_stride) % 4 == 0;
     return unaligned_p1 - double(aligned) / double(taps) * (unaligned_p1 - 1);
 }
 
 /** The phase planes of a staged window of extents \p box (SplitPhases.h): their LDM bytes and
  * the cycles of the copy into them (per row of the window, per group of S = \p stride
  * elements S loads and S stores in a loop). */
-std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int stride, const sw::Machine &m) {
-    if (box.empty() || box[0] <= 0 || stride < 2) return {0, 0.0};
+std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int stride,
+                                        const sw::Machine &m) {
+    if (box.empty() || box[0] <= 0 || stride < 2)
+        return {0, 0.0};
     int64_t rows = 1;
-    for (size_t d = 1; d < box.size(); d++) rows *= box[d];
+    for (size_t d = 1; d < box.size(); d++)
+        rows *= box[d];
     const int64_t groups = (box[0] + stride - 1) / stride;
     const int64_t bytes = 4 * stride * sw::phase_planes(box[0], rows, stride).plane_elements;
-    const double cycles = double(rows) * (double(groups) * region(m, 0, 2.0 * stride, 1) + region(m, 0, 0, 1));
+    const double cycles =
+        double(rows) * (double(groups) * region(m, 0, 2.0 * stride, 1) + region(m, 0, 0, 1));
     return {bytes, cycles};
 }
 
@@ -236,7 +261,7 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
 double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan,
                            const Bindings &bindings, const sw::Machine &m) {
     const SymBox &window = info.chunk_region.at(producer);
-    const SymBox *in_bounds = nullptr;  // the region of the input the producer pads
+    const SymBox *in_bounds = nullptr; // the region of the input the producer pads
     int64_t source_width = 0;
     for (const std::string &input : info.producer_inputs) {
         auto it = info.chunk_region.find(input);
@@ -247,7 +272,8 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
         }
     }
     const std::vector<int64_t> box = extents(window, bindings);
-    if (!in_bounds || prod(box) == 0) return 0;
+    if (!in_bounds || prod(box) == 0)
+        return 0;
     // Mean in-bounds share; share of tiles without padding; share of tiles whose box rows are
     // whole source rows shorter than the LDM rows (they come compactly and are spread).
     double inside = 1, whole = 1, spread = 0;
@@ -255,27 +281,33 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
         const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
         // The means along d depend only on the tile size there, the chunk and the rounded
         // width: memoised.
-        const PipelineInfo::FillKey key{&m, &window, int(d), tile, bindings.at(chunk_size_var),
-                                        bindings.at(rounded_width_var)};
+        const PipelineInfo::FillKey key{
+            &m, &window, int(d), tile, bindings.at(chunk_size_var), bindings.at(rounded_width_var)};
         auto it = info.fill_cache->find(key);
         if (it == info.fill_cache->end()) {
             Bindings at_tile = bindings;
-            std::array<double, 3> mean{0, 0, 0};  // in-bounds share, unpadded tiles, spread tiles
+            std::array<double, 3> mean{0, 0, 0}; // in-bounds share, unpadded tiles, spread tiles
             double tiles = 0;
             for (int64_t origin = 0; origin < extent; origin += tile, tiles++) {
-                at_tile[tile_origin_var(int(d))] = std::min(origin, extent - tile);  // the last tile shifted inwards
+                at_tile[tile_origin_var(int(d))] =
+                    std::min(origin, extent - tile); // the last tile shifted inwards
                 const int64_t window_extent = extents(window, at_tile)[d];
                 const int64_t in_bounds_extent = extents(*in_bounds, at_tile)[d];
-                mean[0] += window_extent ? double(std::min(in_bounds_extent, window_extent)) / double(window_extent) : 1.0;
+                mean[0] += window_extent ? double(std::min(in_bounds_extent, window_extent)) /
+                                               double(window_extent)
+                                         : 1.0;
                 mean[1] += in_bounds_extent >= window_extent ? 1 : 0;
-                mean[2] += in_bounds_extent >= source_width && window_extent > in_bounds_extent ? 1 : 0;
+                mean[2] +=
+                    in_bounds_extent >= source_width && window_extent > in_bounds_extent ? 1 : 0;
             }
-            for (double &share : mean) share /= tiles;
+            for (double &share : mean)
+                share /= tiles;
             it = info.fill_cache->emplace(key, mean).first;
         }
         inside *= it->second[0];
         whole *= it->second[1];
-        if (d == 0) spread = it->second[2];
+        if (d == 0)
+            spread = it->second[2];
     }
     const double points = double(prod(box)), rows = points / double(box[0]);
     return points * (1 - inside) * region(m, 0, 2, 1) + rows * (1 - whole) * region(m, 0, 4, 4) +
@@ -294,14 +326,15 @@ struct TileWork {
 /** Counts a tile's work stage by stage, and the LDM buffers it stages (into the estimate). */
 class TileWorkCounter {
 public:
-    TileWorkCounter(const PipelineInfo &info, const Plan &plan, const sw::Machine &m, const PlanShape &shape,
-                    Estimate &est, bool ldm_detail)
+    TileWorkCounter(const PipelineInfo &info, const Plan &plan, const sw::Machine &m,
+                    const PlanShape &shape, Estimate &est, bool ldm_detail)
         : info_(info), plan_(plan), m_(m), shape_(shape), est_(est), ldm_detail_(ldm_detail),
           region_extents_(info, plan, shape), shared_(shared_inputs(info, plan)),
           unaligned_p1_(double(m.unaligned_vector_access_p1)) {}
 
     TileWork count() {
-        for (const Stage &s : info_.stages) count_stage(s);
+        for (const Stage &s : info_.stages)
+            count_stage(s);
         count_computing_output();
         count_result();
         return work_;
@@ -322,26 +355,35 @@ private:
     TileWork work_;
 
     void count_stage(const Stage &s) {
-        if (s.is_output) return;
+        if (s.is_output)
+            return;
         const bool producer = contains(info_.producers, s.name);
-        if ((producer && plan_.inline_producers) || contains(info_.wrappers, s.name)) return;
-        if (s.is_input) return count_staged_input(s);
-        if (!info_.tile_region.count(s.name)) return;
-        if (producer) return count_staged_producer(s);
+        if ((producer && plan_.inline_producers) || contains(info_.wrappers, s.name))
+            return;
+        if (s.is_input)
+            return count_staged_input(s);
+        if (!info_.tile_region.count(s.name))
+            return;
+        if (producer)
+            return count_staged_producer(s);
         count_computed_stage(s);
     }
 
     /** An LDM buffer, aligned as PlaceLdmBuffers does. */
     void buffer(const std::string &name, int64_t bytes) {
-        const int64_t aligned = (bytes + m_.ldm_alignment - 1) / m_.ldm_alignment * m_.ldm_alignment;
+        const int64_t aligned =
+            (bytes + m_.ldm_alignment - 1) / m_.ldm_alignment * m_.ldm_alignment;
         est_.ldm_bytes += aligned;
-        if (ldm_detail_) est_.ldm_detail += (est_.ldm_detail.empty() ? "" : ", ") + name + ": " + std::to_string(aligned) + " B";
+        if (ldm_detail_)
+            est_.ldm_detail += (est_.ldm_detail.empty() ? "" : ", ") + name + ": " +
+                               std::to_string(aligned) + " B";
     }
 
     /** A window read by gathered vectors, split into phases: its planes and their copy. */
-    void split_window(const std::string &stage, const std::string &name, const std::vector<int64_t> &box,
-                      double &compute) {
-        if (!shape_.phase_split || !contains(info_.gathered, stage)) return;
+    void split_window(const std::string &stage, const std::string &name,
+                      const std::vector<int64_t> &box, double &compute) {
+        if (!shape_.phase_split || !contains(info_.gathered, stage))
+            return;
         const auto [bytes, cycles] = phase_planes(box, info_.gather_stride, m_);
         buffer(name, bytes);
         compute += cycles;
@@ -354,8 +396,9 @@ private:
             add(work_.chunk_get, transfer(box, s.source_extents, m_, true, true));
             return;
         }
-        const bool chunk_level = contains(info_.chunk_staged, s.name) ||
-                                 (plan_.inline_producers && contains(info_.producer_inputs, s.name));
+        const bool chunk_level =
+            contains(info_.chunk_staged, s.name) ||
+            (plan_.inline_producers && contains(info_.producer_inputs, s.name));
         const bool shared = contains(shared_, s.name);
         if (!s.callers.empty() && chunk_level && info_.chunk_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
@@ -396,7 +439,8 @@ private:
                 count_main_update_on_scalars(definitions[k], points);
             }
         }
-        if (s.name == info_.main && plan_.vector == Plan::Vector::Reduction) buffer(s.name + ".rfactor", 4 * kLanes * points);
+        if (s.name == info_.main && plan_.vector == Plan::Vector::Reduction)
+            buffer(s.name + ".rfactor", 4 * kLanes * points);
     }
 
     /** A scalar loop over the points (the pure definition of a vectorised main stage on whole
@@ -404,9 +448,12 @@ private:
      * inputs and of itself. */
     void count_scalar_definition(bool main_pure_definition, const OpCount &ops, int64_t points) {
         const bool whole_vectors = main_pure_definition && shape_.vector_loop_width > 1;
-        const double p1 = whole_vectors ? ops.loads * kLdmSplatP1 + unaligned_p1_ + 1 : ops.loads + 2;
-        const double per_point = region(m_, ops.float_ops, p1, ops.int_ops + 2, ops.chain, ops.slow_cycles);
-        const double iterations = double(points) * ops.reduction_points / (whole_vectors ? kLanes : 1);
+        const double p1 =
+            whole_vectors ? ops.loads * kLdmSplatP1 + unaligned_p1_ + 1 : ops.loads + 2;
+        const double per_point =
+            region(m_, ops.float_ops, p1, ops.int_ops + 2, ops.chain, ops.slow_cycles);
+        const double iterations =
+            double(points) * ops.reduction_points / (whole_vectors ? kLanes : 1);
         work_.tile_compute += iterations * per_point;
     }
 
@@ -423,11 +470,14 @@ private:
         const double p0 = ops.float_ops * plan_.block * lines;
         // A gathered vector: a load per lane and simd_set_floatv4; from phase planes, a
         // unit-stride load.
-        const double gathered_p1 = shape_.phase_split ? phase_load_p1(info_, m_) : kLanes + double(m_.splat_p1);
+        const double gathered_p1 =
+            shape_.phase_split ? phase_load_p1(info_, m_) : kLanes + double(m_.splat_p1);
         const double unit_stride_p1 = unit_stride_load_p1(info_, region_extents_, m_);
-        const double p1 = (info_.loads_varying - info_.loads_gather) * plan_.block * unit_stride_p1 +
-                          info_.loads_gather * plan_.block * gathered_p1 + info_.loads_invariant_block * lines * kLdmSplatP1 +
-                          (info_.loads_invariant - info_.loads_invariant_block) * kLdmSplatP1;
+        const double p1 =
+            (info_.loads_varying - info_.loads_gather) * plan_.block * unit_stride_p1 +
+            info_.loads_gather * plan_.block * gathered_p1 +
+            info_.loads_invariant_block * lines * kLdmSplatP1 +
+            (info_.loads_invariant - info_.loads_invariant_block) * kLdmSplatP1;
         // The accumulators stay in registers over an inner reduction loop
         // (PromoteAccumulators); with every tap unrolled and one point per chunk there is none,
         // and each tap loads and stores them. Each accumulator's updates form one dependency
@@ -442,20 +492,26 @@ private:
             // vectors.
             const int64_t out_width = info_.out_extents.empty() ? 1 : info_.out_extents[0];
             const int64_t tile_width = std::min<int64_t>(plan_.tile[0], out_width);
-            const bool aligned = out_width % tile_width == 0 && (tile_width % kLanes == 0 || tile_width == out_width);
-            work_.chunk_compute += blocks * region(m_, 0, 2 * plan_.block * lines * (aligned ? 1.0 : unaligned_p1_), 1);
+            const bool aligned = out_width % tile_width == 0 &&
+                                 (tile_width % kLanes == 0 || tile_width == out_width);
+            work_.chunk_compute +=
+                blocks *
+                region(m_, 0, 2 * plan_.block * lines * (aligned ? 1.0 : unaligned_p1_), 1);
         }
         if (plan_.unroll_taps) {
-            work_.chunk_compute += blocks * shape_.chunk *
-                                   region(m_, p0 * info_.taps, (p1 + accumulator_p1) * info_.taps + 1,
-                                          kVectorLoopIntOps + (promoted ? 0 : 4 * info_.taps), ops.chain * info_.taps);
+            work_.chunk_compute +=
+                blocks * shape_.chunk *
+                region(m_, p0 * info_.taps, (p1 + accumulator_p1) * info_.taps + 1,
+                       kVectorLoopIntOps + (promoted ? 0 : 4 * info_.taps), ops.chain * info_.taps);
         } else if (shape_.phase_split && !info_.rvar_extents.empty() && info_.chunk_rvar != 0) {
             // The taps along x unrolled (ApplyPlan): one loop iteration per x_taps of them.
             const double x_taps = double(info_.rvar_extents[0]);
-            work_.chunk_compute += blocks * chunk_points / x_taps *
-                                   region(m_, p0 * x_taps, p1 * x_taps + 1, kVectorLoopIntOps, ops.chain * x_taps);
+            work_.chunk_compute +=
+                blocks * chunk_points / x_taps *
+                region(m_, p0 * x_taps, p1 * x_taps + 1, kVectorLoopIntOps, ops.chain * x_taps);
         } else {
-            work_.chunk_compute += blocks * chunk_points * region(m_, p0, p1 + 1, kVectorLoopIntOps, ops.chain);
+            work_.chunk_compute +=
+                blocks * chunk_points * region(m_, p0, p1 + 1, kVectorLoopIntOps, ops.chain);
         }
     }
 
@@ -470,16 +526,18 @@ private:
         const double loads = std::max(0.0, ops.loads - kAccumulatorLoads);
         const double block = plan_.block, lines = plan_.block_lines;
         const double row_load_p1 = shape_.chunk % kLanes == 0 ? 1.0 : unaligned_p1_;
-        const double block_loads = info_.rloads_first + info_.rloads_second + info_.rloads_both + info_.rloads_neither > 0
-                                       ? info_.rloads_first * block + info_.rloads_second * lines +
-                                             info_.rloads_both * block * lines + info_.rloads_neither
-                                       : loads * block * lines;
+        const double block_loads =
+            info_.rloads_first + info_.rloads_second + info_.rloads_both + info_.rloads_neither > 0
+                ? info_.rloads_first * block + info_.rloads_second * lines +
+                      info_.rloads_both * block * lines + info_.rloads_neither
+                : loads * block * lines;
         work_.chunk_compute +=
             double(points) / (block * lines) *
             (chunk_points / kLanes *
-                 region(m_, ops.float_ops * block * lines, block_loads * row_load_p1 + 1, kRfactorLoopIntOps, ops.chain) +
+                 region(m_, ops.float_ops * block * lines, block_loads * row_load_p1 + 1,
+                        kRfactorLoopIntOps, ops.chain) +
              region(m_, 0, 2, kRfactorLoopIntOps) * block * lines);
-        work_.tile_compute += double(points) * (kLanes + 2) * 2;  // the lanes added up at the end
+        work_.tile_compute += double(points) * (kLanes + 2) * 2; // the lanes added up at the end
     }
 
     /** The main update on scalars. Per point: the accumulator loaded and stored around the
@@ -491,10 +549,12 @@ private:
     void count_main_update_on_scalars(const OpCount &ops, int64_t points) {
         const double chunk_points = double(shape_.chunk) * info_.taps;
         const double loads = std::max(0.0, ops.loads - kAccumulatorLoads);
-        std::vector<double> loops;  // extents of the generated reduction loops, outermost first
+        std::vector<double> loops; // extents of the generated reduction loops, outermost first
         for (size_t k = info_.rvar_extents.size(); k-- > 0;) {
-            const double extent = int(k) == info_.chunk_rvar ? double(shape_.chunk) : double(info_.rvar_extents[k]);
-            if (extent > 1) loops.push_back(extent);
+            const double extent =
+                int(k) == info_.chunk_rvar ? double(shape_.chunk) : double(info_.rvar_extents[k]);
+            if (extent > 1)
+                loops.push_back(extent);
         }
         double per_point = region(m_, 0, 3, 2 + loads), runs = 1;
         for (size_t k = 0; k + 1 < loops.size(); k++) {
@@ -504,12 +564,13 @@ private:
         // Inlined producers (a zero-padded input) add their work to each tap: their select
         // continues the chain, the half of their bounds tests and clamps that varies along the
         // innermost reduction variable is integer work.
-        double float_ops = ops.float_ops, chain = ops.chain, int_ops = loads + 1, slow_cycles = ops.slow_cycles;
+        double float_ops = ops.float_ops, chain = ops.chain, int_ops = loads + 1,
+               slow_cycles = ops.slow_cycles;
         if (plan_.inline_producers) {
             for (const std::string &producer : info_.producers) {
                 const OpCount &producer_ops = info_.ops.at(producer)[0];
-                float_ops += producer_ops.float_ops, chain += producer_ops.chain, int_ops += producer_ops.int_ops / 2.0,
-                    slow_cycles += producer_ops.slow_cycles;
+                float_ops += producer_ops.float_ops, chain += producer_ops.chain,
+                    int_ops += producer_ops.int_ops / 2.0, slow_cycles += producer_ops.slow_cycles;
             }
         }
         per_point += chunk_points * region(m_, float_ops, loads + 1, int_ops, chain, slow_cycles);
@@ -518,28 +579,32 @@ private:
 
     /** An output that computes its values itself is staged in LDM too (sw::stage_output). */
     void count_computing_output() {
-        if (!info_.output_computes) return;
+        if (!info_.output_computes)
+            return;
         int64_t points = 1;
-        for (size_t d = 0; d < info_.out_extents.size(); d++) points *= std::min<int64_t>(plan_.tile[d], info_.out_extents[d]);
+        for (size_t d = 0; d < info_.out_extents.size(); d++)
+            points *= std::min<int64_t>(plan_.tile[d], info_.out_extents[d]);
         buffer(info_.output + " (staged output)", 4 * points);
         // Its own loop over the tile's points: loads, its operations, the store into LDM.
         const OpCount &ops = info_.ops.at(info_.output)[0];
-        work_.tile_compute +=
-            double(points) * region(m_, ops.float_ops, ops.loads + 2, ops.int_ops + 2, ops.chain, ops.slow_cycles);
+        work_.tile_compute += double(points) * region(m_, ops.float_ops, ops.loads + 2,
+                                                      ops.int_ops + 2, ops.chain, ops.slow_cycles);
     }
 
     /** The result: the output's tile written back from the LDM. */
     void count_result() {
         std::vector<int64_t> box;
-        for (size_t d = 0; d < info_.out_extents.size(); d++) box.push_back(std::min<int64_t>(plan_.tile[d], info_.out_extents[d]));
-        work_.put = transfer(box, info_.out_extents, m_, shape_.rounded_width == box[0] || info_.main_width.defined() == false);
+        for (size_t d = 0; d < info_.out_extents.size(); d++)
+            box.push_back(std::min<int64_t>(plan_.tile[d], info_.out_extents[d]));
+        work_.put = transfer(box, info_.out_extents, m_,
+                             shape_.rounded_width == box[0] || info_.main_width.defined() == false);
     }
 };
 
 /** How the tiles run on the core group: in waves of one tile per CPE, the CPEs in step. */
 struct CoreGroupRun {
-    double waves = 0;        ///< tiles of the busiest CPE
-    double active_cpes = 0;  ///< CPEs with a tile
+    double waves = 0;       ///< tiles of the busiest CPE
+    double active_cpes = 0; ///< CPEs with a tile
 };
 
 CoreGroupRun core_group_run(int64_t tiles, const sw::Machine &m) {
@@ -552,14 +617,18 @@ CoreGroupRun core_group_run(int64_t tiles, const sw::Machine &m) {
 /** Cycles of a transfer's setups and data, pipelined: a request's data moves after its own
  * setup; the next request's setup overlaps it. */
 double pipelined(const Transfer &t, double block_cycles, double bytes_per_cycle) {
-    if (t.blocks == 0) return 0.0;
-    const double setup = t.blocks * block_cycles, data = t.line_bytes / bytes_per_cycle, n = std::max(1.0, t.requests);
+    if (t.blocks == 0)
+        return 0.0;
+    const double setup = t.blocks * block_cycles, data = t.line_bytes / bytes_per_cycle,
+                 n = std::max(1.0, t.requests);
     return std::max(setup + data / n, setup / n + data);
 }
 
 /** Cycles of a get at \p bytes_per_cycle, its latency waited for. */
 double get_cycles(const Transfer &t, double bytes_per_cycle, const sw::DmaTiming &dma) {
-    return t.blocks == 0 ? 0.0 : pipelined(t, dma.get_block_cycles, bytes_per_cycle) + dma.get_latency_cycles;
+    return t.blocks == 0
+               ? 0.0
+               : pipelined(t, dma.get_block_cycles, bytes_per_cycle) + dma.get_latency_cycles;
 }
 
 /** Cycles of the shared transfers of a tile and of a chunk. */
@@ -572,9 +641,11 @@ struct SharedCycles {
  * its column: per vector a relay's get, store and put on P1, or the round trip of a receive
  * buffer's entries when that is longer, plus the two hops' latency. */
 double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Machine &m) {
-    if (t.blocks == 0) return 0.0;
+    if (t.blocks == 0)
+        return 0.0;
     const sw::DmaTiming &dma = m.dma_timing;
-    double cycles = get_cycles(t, std::min(dma.cpe_cap_bytes_per_cycle, dma.get_bytes_per_cycle), dma);
+    double cycles =
+        get_cycles(t, std::min(dma.cpe_cap_bytes_per_cycle, dma.get_bytes_per_cycle), dma);
     if (plan.share == Plan::Share::RegComm) {
         const sw::RegComm &rc = m.regcomm;
         const double relay = rc.get_cycles + 1 + rc.put_cycles;
@@ -585,7 +656,8 @@ double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Mac
 }
 
 SharedCycles shared_cycles(const TileWork &work, const Plan &plan, const sw::Machine &m) {
-    return {shared_transfer_cycles(work.tile_shared, plan, m), shared_transfer_cycles(work.chunk_shared, plan, m)};
+    return {shared_transfer_cycles(work.tile_shared, plan, m),
+            shared_transfer_cycles(work.chunk_shared, plan, m)};
 }
 
 /** The busiest CPE's time, and its DMA and compute parts. */
@@ -596,16 +668,20 @@ struct CpeCycles {
 /** The CPEs run in step (every tile does the same work), so their transfers overlap: each
  * moves its data at an equal share of the channel among the active CPEs. The chunks' shared
  * transfers are already in work.chunk_compute. */
-CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared, const PlanShape &shape,
-                             const CoreGroupRun &run, const sw::Machine &m) {
+CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
+                             const PlanShape &shape, const CoreGroupRun &run,
+                             const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
-    const double get_rate = std::min(dma.cpe_cap_bytes_per_cycle, dma.get_bytes_per_cycle / std::max(1.0, run.active_cpes));
-    const double put_rate = std::min(dma.cpe_cap_bytes_per_cycle, dma.put_bytes_per_cycle / std::max(1.0, run.active_cpes));
+    const double get_rate = std::min(dma.cpe_cap_bytes_per_cycle,
+                                     dma.get_bytes_per_cycle / std::max(1.0, run.active_cpes));
+    const double put_rate = std::min(dma.cpe_cap_bytes_per_cycle,
+                                     dma.put_bytes_per_cycle / std::max(1.0, run.active_cpes));
     const double tile_get = get_cycles(work.tile_get, get_rate, dma) + shared.per_tile;
     const double chunk_get = get_cycles(work.chunk_get, get_rate, dma);
     // The tile's result is waited for before its LDM is freed: the put's latency counts.
     const double put = work.put.blocks == 0 ? 0.0
-                                            : pipelined(work.put, dma.put_block_cycles, put_rate) + dma.put_latency_cycles;
+                                            : pipelined(work.put, dma.put_block_cycles, put_rate) +
+                                                  dma.put_latency_cycles;
     // Double buffered (DoubleBuffer.h): chunk i+1 is requested at the top of iteration i and
     // waited for one iteration later, so in steady state an iteration takes the larger of its
     // compute, half of a request's time plus half the compute (two requests overlap), and the
@@ -615,13 +691,15 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared, c
     const double chunk_compute = work.chunk_compute;
     const double period = std::max({chunk_compute, (chunk_get + chunk_compute) / 2,
                                     chunk_get - dma.get_latency_cycles + shared.per_chunk});
-    double chunks_cycles = shape.double_buffered ? chunk_get + (shape.chunks - 1) * period + chunk_compute
-                                                 : shape.chunks * (chunk_get + chunk_compute);
+    double chunks_cycles = shape.double_buffered
+                               ? chunk_get + (shape.chunks - 1) * period + chunk_compute
+                               : shape.chunks * (chunk_get + chunk_compute);
     const double tile = tile_get + chunks_cycles + work.tile_compute + put;
     CpeCycles cycles;
     cycles.total = run.waves * tile;
     cycles.dma = run.waves * (tile_get + shape.chunks * (chunk_get + shared.per_chunk) + put);
-    cycles.compute = run.waves * (shape.chunks * (chunk_compute - shared.per_chunk) + work.tile_compute);
+    cycles.compute =
+        run.waves * (shape.chunks * (chunk_compute - shared.per_chunk) + work.tile_compute);
     return cycles;
 }
 
@@ -629,13 +707,16 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared, c
 double channel_busy_cycles(const TileWork &work, const PlanShape &shape, const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const double tiles = double(shape.tiles);
-    return tiles * (work.tile_get.line_bytes + shape.chunks * work.chunk_get.line_bytes) / dma.get_bytes_per_cycle +
+    return tiles * (work.tile_get.line_bytes + shape.chunks * work.chunk_get.line_bytes) /
+               dma.get_bytes_per_cycle +
            tiles * work.put.line_bytes / dma.put_bytes_per_cycle;
 }
 
 /** Of a transfer of n requests only the first request's setup leaves the channel idle (the
  * next setups overlap the data of the previous requests). */
-double first_setup(const Transfer &t, double block_cycles) { return t.blocks * block_cycles / std::max(1.0, t.requests); }
+double first_setup(const Transfer &t, double block_cycles) {
+    return t.blocks * block_cycles / std::max(1.0, t.requests);
+}
 
 /** The CPEs run in step (same work per tile): while they set up requests, wait for the
  * latency or compute without a transfer of theirs in flight, the channel idles. Those parts
@@ -647,28 +728,35 @@ double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, con
     const double latency = dma.get_latency_cycles;
     const double chunk_setup = first_setup(work.chunk_get, dma.get_block_cycles);
     const double tile_setup = first_setup(work.tile_get, dma.get_block_cycles);
-    const double idle_in_chunks = shape.double_buffered
-                                      ? chunk_setup + latency + work.chunk_compute + (shape.chunks - 1) * shared.per_chunk
-                                      : shape.chunks * (chunk_setup + latency + work.chunk_compute);
-    return run.waves * (idle_in_chunks + (work.tile_get.blocks ? tile_setup + latency : 0) + shared.per_tile +
-                        work.tile_compute + first_setup(work.put, dma.put_block_cycles) +
-                        (work.put.blocks ? dma.put_latency_cycles : 0));
+    const double idle_in_chunks =
+        shape.double_buffered
+            ? chunk_setup + latency + work.chunk_compute + (shape.chunks - 1) * shared.per_chunk
+            : shape.chunks * (chunk_setup + latency + work.chunk_compute);
+    return run.waves *
+           (idle_in_chunks + (work.tile_get.blocks ? tile_setup + latency : 0) + shared.per_tile +
+            work.tile_compute + first_setup(work.put, dma.put_block_cycles) +
+            (work.put.blocks ? dma.put_latency_cycles : 0));
 }
 
 /** The kernel's bytes: requested (whole kernel) and moved in 128-byte lines. */
-void count_traffic(const TileWork &work, const PlanShape &shape, const CoreGroupRun &run, Estimate &est) {
+void count_traffic(const TileWork &work, const PlanShape &shape, const CoreGroupRun &run,
+                   Estimate &est) {
     const double tiles = double(shape.tiles);
     const int64_t chunks = shape.chunks;
-    est.dma_get_bytes = int64_t(tiles * (work.tile_get.bytes + chunks * work.chunk_get.bytes) +
-                                run.waves * (work.tile_shared.bytes + chunks * work.chunk_shared.bytes));
+    est.dma_get_bytes =
+        int64_t(tiles * (work.tile_get.bytes + chunks * work.chunk_get.bytes) +
+                run.waves * (work.tile_shared.bytes + chunks * work.chunk_shared.bytes));
     est.dma_put_bytes = int64_t(tiles * work.put.bytes);
-    est.line_bytes = tiles * (work.tile_get.line_bytes + chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
-                     run.waves * (work.tile_shared.line_bytes + chunks * work.chunk_shared.line_bytes);
+    est.line_bytes =
+        tiles *
+            (work.tile_get.line_bytes + chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
+        run.waves * (work.tile_shared.line_bytes + chunks * work.chunk_shared.line_bytes);
 }
 
-}  // namespace
+} // namespace
 
-Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m, bool ldm_detail) {
+Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m,
+                  bool ldm_detail) {
     Estimate est;
     const PlanShape shape = shape_of(info, plan);
     est.tiles = shape.tiles;
@@ -683,8 +771,10 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     est.dma_cycles = cpe.dma, est.compute_cycles = cpe.compute;
     // The whole kernel cannot beat the channel plus the time the CPEs leave it idle, and pays
     // the launch and join.
-    const double channel = channel_busy_cycles(work, shape, m), idle = channel_idle_cycles(work, shared, shape, run, m);
-    const double cycles = std::max(cpe.total, channel + idle) + m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
+    const double channel = channel_busy_cycles(work, shape, m),
+                 idle = channel_idle_cycles(work, shared, shape, run, m);
+    const double cycles =
+        std::max(cpe.total, channel + idle) + m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
 
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;
@@ -692,4 +782,4 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     return est;
 }
 
-}  // namespace sw_auto
+} // namespace sw_auto

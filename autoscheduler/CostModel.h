@@ -36,19 +36,21 @@
 namespace sw_auto {
 
 struct Estimate {
-    bool fits = false;      ///< the LDM buffers fit the machine's data budget
-    double seconds = 0;     ///< predicted time of the kernel on one core group
+    bool fits = false;  ///< the LDM buffers fit the machine's data budget
+    double seconds = 0; ///< predicted time of the kernel on one core group
     double gflops = 0;
-    int64_t ldm_bytes = 0;  ///< per CPE, buffers aligned
-    int64_t dma_get_bytes = 0, dma_put_bytes = 0;  ///< whole kernel, bytes requested
-    double compute_cycles = 0, dma_cycles = 0;     ///< busiest CPE
-    double line_bytes = 0;  ///< whole kernel, 128-byte-line bytes moved by DMA
+    int64_t ldm_bytes = 0;                        ///< per CPE, buffers aligned
+    int64_t dma_get_bytes = 0, dma_put_bytes = 0; ///< whole kernel, bytes requested
+    double compute_cycles = 0, dma_cycles = 0;    ///< busiest CPE
+    double line_bytes = 0; ///< whole kernel, 128-byte-line bytes moved by DMA
     int64_t tiles = 0;
-    std::string ldm_detail;  ///< buffer: bytes, ... (only when asked for: the search costs many plans)
+    std::string
+        ldm_detail; ///< buffer: bytes, ... (only when asked for: the search costs many plans)
 };
 
-Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m, bool ldm_detail = false);
+Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m,
+                  bool ldm_detail = false);
 
-}  // namespace sw_auto
+} // namespace sw_auto
 
 #endif

@@ -11,9 +11,9 @@
 namespace sw_auto {
 
 struct Plan {
-    std::vector<int> tile;  ///< output tile size per dimension (innermost first)
-    int chunk = 0;          ///< reduction points staged at once (0: the whole reduction)
-    bool inline_producers = false;  ///< producers inlined, their inputs staged instead
+    std::vector<int> tile;         ///< output tile size per dimension (innermost first)
+    int chunk = 0;                 ///< reduction points staged at once (0: the whole reduction)
+    bool inline_producers = false; ///< producers inlined, their inputs staged instead
     enum class Vector { None, Pure, Reduction } vector = Vector::None;
     /** Vector::Pure: floatv4 vectors per register block along x. Vector::Reduction: points
      * of the register block along the first pure dimension. */
@@ -21,8 +21,8 @@ struct Plan {
     /** Vector::Pure: points of the register block along PipelineInfo::block_dim.
      * Vector::Reduction: along the second pure dimension. */
     int block_lines = 1;
-    bool unroll_taps = false;     ///< the reduction points other than the chunked ones unrolled
-    bool double_buffer = false;   ///< per-chunk staging prefetched into a second LDM slot
+    bool unroll_taps = false;   ///< the reduction points other than the chunked ones unrolled
+    bool double_buffer = false; ///< per-chunk staging prefetched into a second LDM slot
     /** Vector::Pure with gathered loads (a stride > 1 along x): the windows they read are
      * also kept split into the stride's phases (sw::split_phases), where those vectors are
      * unit-stride loads; the taps of the innermost reduction variable are unrolled. */
@@ -35,26 +35,36 @@ struct Plan {
 
     std::string describe() const {
         std::string s = "tile";
-        for (size_t i = 0; i < tile.size(); i++) s += (i ? "x" : " ") + std::to_string(tile[i]);
-        if (chunk) s += ", chunk " + std::to_string(chunk);
-        if (inline_producers) s += ", producers inlined";
+        for (size_t i = 0; i < tile.size(); i++)
+            s += (i ? "x" : " ") + std::to_string(tile[i]);
+        if (chunk)
+            s += ", chunk " + std::to_string(chunk);
+        if (inline_producers)
+            s += ", producers inlined";
         if (vector == Vector::Pure) {
-            s += ", floatv4 x" + std::to_string(block) + (block_lines > 1 ? " x " + std::to_string(block_lines) : "") +
-                 " register block";
+            s += ", floatv4 x" + std::to_string(block) +
+                 (block_lines > 1 ? " x " + std::to_string(block_lines) : "") + " register block";
         }
         if (vector == Vector::Reduction) {
             s += ", floatv4 on the reduction (rfactor)";
-            if (block * block_lines > 1) s += ", " + std::to_string(block) + " x " + std::to_string(block_lines) + " register block";
+            if (block * block_lines > 1)
+                s += ", " + std::to_string(block) + " x " + std::to_string(block_lines) +
+                     " register block";
         }
-        if (unroll_taps) s += ", taps unrolled";
-        if (double_buffer) s += ", double-buffered";
-        if (phases) s += ", window split into phases";
-        if (share == Share::Dma) s += ", shared input by broadcast DMA";
-        if (share == Share::RegComm) s += ", shared input by register communication";
+        if (unroll_taps)
+            s += ", taps unrolled";
+        if (double_buffer)
+            s += ", double-buffered";
+        if (phases)
+            s += ", window split into phases";
+        if (share == Share::Dma)
+            s += ", shared input by broadcast DMA";
+        if (share == Share::RegComm)
+            s += ", shared input by register communication";
         return s;
     }
 };
 
-}  // namespace sw_auto
+} // namespace sw_auto
 
 #endif

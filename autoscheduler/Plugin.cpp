@@ -15,9 +15,11 @@
 namespace {
 
 void schedule_for_sunway(const Halide::Pipeline &p, const Halide::Target &target,
-                         const Halide::MachineParams &params, Halide::AutoSchedulerResults *results) {
+                         const Halide::MachineParams &params,
+                         Halide::AutoSchedulerResults *results) {
     sw_auto::Options o;
-    if (const char *pick = std::getenv("SW_AUTOSCHEDULE_PICK")) o.pick = std::atoi(pick);
+    if (const char *pick = std::getenv("SW_AUTOSCHEDULE_PICK"))
+        o.pick = std::atoi(pick);
     const sw::Machine &m = sw_auto::machine_for(params);
     std::string name = p.outputs().empty() ? "pipeline" : p.outputs()[0].name();
     const sw_auto::Result r = sw_auto::autoschedule(p, m, o, name);
@@ -25,7 +27,8 @@ void schedule_for_sunway(const Halide::Pipeline &p, const Halide::Target &target
         std::ofstream f(path);
         sw_auto::write_summary(sw_auto::summarize(r), f);
         f.close();
-        if (!f) throw sw::UserError(std::string("cannot write the autoscheduler summary ") + path);
+        if (!f)
+            throw sw::UserError(std::string("cannot write the autoscheduler summary ") + path);
     }
     if (results) {
         results->scheduler_name = sw_auto::autoscheduler_name;
@@ -36,7 +39,9 @@ void schedule_for_sunway(const Halide::Pipeline &p, const Halide::Target &target
 }
 
 struct Register {
-    Register() { Halide::Pipeline::add_autoscheduler(sw_auto::autoscheduler_name, schedule_for_sunway); }
+    Register() {
+        Halide::Pipeline::add_autoscheduler(sw_auto::autoscheduler_name, schedule_for_sunway);
+    }
 } register_sunway;
 
-}  // namespace
+} // namespace

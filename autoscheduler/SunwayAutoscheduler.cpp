@@ -27,11 +27,14 @@ namespace {
  * (tiles without a remainder) and the whole extent. */
 std::vector<int> tile_sizes(int64_t e, int64_t cap) {
     std::set<int> s;
-    for (int64_t t = 1; t < e && t <= cap; t *= 2) s.insert(int(t));
+    for (int64_t t = 1; t < e && t <= cap; t *= 2)
+        s.insert(int(t));
     for (int64_t d = 1; d <= std::min<int64_t>(e, std::min<int64_t>(cap, 256)); d++) {
-        if (e % d == 0) s.insert(int(d));
+        if (e % d == 0)
+            s.insert(int(d));
     }
-    if (e <= std::max<int64_t>(cap, 1) || s.empty()) s.insert(int(std::min(e, std::max<int64_t>(cap, 1))));
+    if (e <= std::max<int64_t>(cap, 1) || s.empty())
+        s.insert(int(std::min(e, std::max<int64_t>(cap, 1))));
     return std::vector<int>(s.rbegin(), s.rend());
 }
 
@@ -40,7 +43,7 @@ std::vector<int> divisors(int64_t n) {
     return std::vector<int>(d.begin(), d.end());
 }
 
-}  // namespace
+} // namespace
 
 std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m) {
     // Tile shapes: every dimension from its sizes, the outermost (images) at most 16.
@@ -62,7 +65,8 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
         tiles.swap(next);
     }
     std::vector<int> chunks{0};
-    if (info.chunk_rvar >= 0) chunks = divisors(info.reduction);
+    if (info.chunk_rvar >= 0)
+        chunks = divisors(info.reduction);
     std::vector<Plan> plans;
     const bool producers = !info.producers.empty();
     for (const auto &t : tiles) {
@@ -73,19 +77,21 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                 p.chunk = c == int(info.reduction) ? 0 : c;
                 p.inline_producers = inl;
                 std::vector<Plan> variants;
-                variants.push_back(p);  // scalar
+                variants.push_back(p); // scalar
                 if (info.vector_pure && !inl) {
                     // Register blocks of b vectors x l points along the block dimension: at
                     // most 16 accumulators (expert kernels' 4x4, SW26010.md); l must divide
                     // the tile there (the block must not compute past it).
                     const int bd = info.block_dim;
-                    const int64_t along = bd >= 0 ? std::min<int64_t>(t[bd], info.out_extents[bd]) : 1;
+                    const int64_t along =
+                        bd >= 0 ? std::min<int64_t>(t[bd], info.out_extents[bd]) : 1;
                     // 1, 2 or 4 vectors, and a block as wide as a narrow tile row (3, 5, 6, 7
                     // or 8 vectors: a row of 27 is 7 vectors, 28 lanes, where blocks of 2 or 4
                     // vectors round it up to 32).
                     std::vector<int> widths{1, 2, 4};
                     const int row = int((std::min<int64_t>(t[0], info.out_extents[0]) + 3) / 4);
-                    if (row > 2 && row <= 8 && row != 4) widths.push_back(row);
+                    if (row > 2 && row <= 8 && row != 4)
+                        widths.push_back(row);
                     for (int b : widths) {
                         // Per b: no second dimension, or the largest l that divides the tile
                         // (smaller blocks lose to it on both pipelines; not searched, for speed),
@@ -93,21 +99,25 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         // that the loads allow (PipelineInfo::block_lines_allowed).
                         int lmax = 1;
                         for (int l = 16 / b; l >= 2 && lmax == 1; l--) {
-                            if (along % l == 0 && (info.block_lines_allowed >> l & 1)) lmax = l;
+                            if (along % l == 0 && (info.block_lines_allowed >> l & 1))
+                                lmax = l;
                         }
                         std::vector<int> lines{1};
-                        if (lmax > 1) lines.push_back(lmax);
+                        if (lmax > 1)
+                            lines.push_back(lmax);
                         for (int l : lines) {
                             // Four vectors only where they round the width up no further than
                             // two do: tiles wider than 8 (a tile 9-15 wide is four vectors
                             // either way).
-                            if (b == 4 && t[0] <= 8) continue;
+                            if (b == 4 && t[0] <= 8)
+                                continue;
                             Plan v = p;
                             v.vector = Plan::Vector::Pure;
                             v.block = b;
                             v.block_lines = l;
                             // Rounding the width up must stay inside what is defined.
-                            if (!info.round_up_safe && t[0] % (4 * b) != 0) continue;
+                            if (!info.round_up_safe && t[0] % (4 * b) != 0)
+                                continue;
                             v.unroll_taps = info.taps > 1 && info.taps <= 25;
                             variants.push_back(v);
                             // Gathered vectors (a stride > 1): also with the windows split
@@ -124,14 +134,16 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                     // (dividing the tile), at most 16 partial-sum vectors; only with tiles
                     // that divide the output (Halide's shifted edge tiles and the block's
                     // split make loop nests the Sunway lowering rejects).
-                    const bool whole = info.out_extents.size() >= 2 && info.out_extents[0] % t[0] == 0 &&
+                    const bool whole = info.out_extents.size() >= 2 &&
+                                       info.out_extents[0] % t[0] == 0 &&
                                        info.out_extents[1] % t[1] == 0;
                     const bool two = whole && info.rloads_first + info.rloads_second > 0;
                     const int64_t e0 = std::min<int64_t>(t[0], info.out_extents[0]);
                     const int64_t e1 = two ? std::min<int64_t>(t[1], info.out_extents[1]) : 1;
                     for (int b : {1, 2, 4}) {
                         for (int l : {1, 2, 4}) {
-                            if (e0 % b || e1 % l || (!two && b * l > 1)) continue;
+                            if (e0 % b || e1 % l || (!two && b * l > 1))
+                                continue;
                             Plan v = p;
                             v.vector = Plan::Vector::Reduction;
                             v.block = b;
@@ -151,7 +163,8 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         // Sharing modes, when some input's staged box is the same on every CPE.
                         Plan sh = d;
                         sh.share = Plan::Share::Dma;
-                        if (shared_inputs(info, sh).empty()) continue;
+                        if (shared_inputs(info, sh).empty())
+                            continue;
                         plans.push_back(sh);
                         if (m.regcomm.available) {
                             sh.share = Plan::Share::RegComm;
@@ -167,16 +180,19 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
 
 const sw::Machine &machine_for(const MachineParams &params) {
     for (const sw::Machine *m : {&sw::sw26010(), &sw::sw26010_pro()}) {
-        if (params.parallelism == m->cpes_per_core_group && int64_t(params.last_level_cache_size) == m->ldm_bytes) {
+        if (params.parallelism == m->cpes_per_core_group &&
+            int64_t(params.last_level_cache_size) == m->ldm_bytes) {
             return *m;
         }
     }
-    throw sw::UserError("the Sunway autoscheduler knows no machine with " + std::to_string(params.parallelism) +
-                        " CPEs and " + std::to_string(params.last_level_cache_size) +
-                        " bytes of LDM (machine_params: 64,65536,1 for sw26010, 64,262144,1 for sw26010-pro)");
+    throw sw::UserError(
+        "the Sunway autoscheduler knows no machine with " + std::to_string(params.parallelism) +
+        " CPEs and " + std::to_string(params.last_level_cache_size) +
+        " bytes of LDM (machine_params: 64,65536,1 for sw26010, 64,262144,1 for sw26010-pro)");
 }
 
-Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, const std::string &function_name) {
+Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o,
+                    const std::string &function_name) {
     const auto start = std::chrono::steady_clock::now();
     const PipelineInfo info = analyze(p);
     // A copy pipeline (concat): each update planned as the copy it is (CopyUpdates.h).
@@ -199,10 +215,11 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
         }
     }
     if (fit.empty()) {
-        throw sw::UserError("no schedule of " + function_name + " fits the LDM of " + m.name + " (" +
-                            std::to_string(m.ldm_data_budget()) + " bytes per CPE for data); the smallest needs " +
-                            std::to_string(smallest.estimate.ldm_bytes) + " bytes: " +
-                            estimate(info, smallest.plan, m, true).ldm_detail);
+        throw sw::UserError("no schedule of " + function_name + " fits the LDM of " + m.name +
+                            " (" + std::to_string(m.ldm_data_budget()) +
+                            " bytes per CPE for data); the smallest needs " +
+                            std::to_string(smallest.estimate.ldm_bytes) +
+                            " bytes: " + estimate(info, smallest.plan, m, true).ldm_detail);
     }
     // Best first; ties broken by the plan's position (deterministic).
     std::stable_sort(fit.begin(), fit.end(), [](const Candidate &a, const Candidate &b) {
@@ -211,10 +228,12 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
 
     // Lower the best plans on a copy of the pipeline until enough pass the Sunway lowering.
     std::vector<Function> outputs;
-    for (const Func &f : p.outputs()) outputs.push_back(f.function());
+    for (const Func &f : p.outputs())
+        outputs.push_back(f.function());
     std::map<std::string, Function> env;
     for (const Function &f : outputs) {
-        for (const auto &kv : Internal::find_transitive_calls(f)) env.insert(kv);
+        for (const auto &kv : Internal::find_transitive_calls(f))
+            env.insert(kv);
     }
     const std::vector<Argument> args = Pipeline(p).infer_arguments();
     const size_t wanted = size_t(std::max(o.pick, 0)) + 1;
@@ -227,7 +246,8 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     // (At most 64 such plans are lowered: InjectDma may reject a whole family of similar tiles.)
     int failures = 0;
     std::vector<Candidate> direct;
-    for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12 && direct.size() < 64; i++) {
+    for (size_t i = 0;
+         i < fit.size() && r.ranked.size() < wanted && failures < 12 && direct.size() < 64; i++) {
         // The copy carries the plan's schedule and Sunway directives; the pipeline stays
         // as it was.
         auto copy = Internal::deep_copy(outputs, env);
@@ -235,32 +255,37 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
             r.lowered++;
             // Analyse the copy (its own Functions) and schedule it.
             std::vector<Func> outs;
-            for (const Function &f : copy.first) outs.push_back(Func(f));
+            for (const Function &f : copy.first)
+                outs.push_back(Func(f));
             const Pipeline trial(outs);
             const PipelineInfo ci = analyze(trial);
             std::map<std::string, Function> cenv;
             for (const Function &f : copy.first) {
-                for (const auto &kv : Internal::find_transitive_calls(f)) cenv.insert(kv);
+                for (const auto &kv : Internal::find_transitive_calls(f))
+                    cenv.insert(kv);
             }
             const AppliedPlan applied = apply_plan(ci, fit[i].plan, cenv);
-            const sw::SwFunction lowered =
-                sw::lower_pipeline_to_sunway(trial, args, function_name + "_trial", m, applied.directives);
+            const sw::SwFunction lowered = sw::lower_pipeline_to_sunway(
+                trial, args, function_name + "_trial", m, applied.directives);
             bool direct_access = false;
-            for (const sw::CpeKernel &k : lowered.kernels) direct_access |= !k.direct_accesses.empty();
+            for (const sw::CpeKernel &k : lowered.kernels)
+                direct_access |= !k.direct_accesses.empty();
             if (direct_access) {
                 direct.push_back(fit[i]);
                 last_error = "its lowering accesses main memory directly from the CPEs";
             } else {
                 r.ranked.push_back(fit[i]);
             }
-        } catch (const std::exception &e) {  // sw::UserError, Halide::Error
+        } catch (const std::exception &e) { // sw::UserError, Halide::Error
             last_error = e.what();
             failures++;
         }
     }
-    if (r.ranked.empty()) r.ranked = direct;
+    if (r.ranked.empty())
+        r.ranked = direct;
     if (r.ranked.empty()) {
-        throw sw::UserError("none of the " + std::to_string(r.lowered) + " best schedules of " + function_name +
+        throw sw::UserError("none of the " + std::to_string(r.lowered) + " best schedules of " +
+                            function_name +
                             " passed the Sunway lowering; the last error: " + last_error);
     }
     r.passed = int(r.ranked.size());
@@ -268,8 +293,10 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     r.chosen = r.ranked[pick];
     for (size_t i = 0; i < fit.size() && r.ranked.size() < size_t(o.keep); i++) {
         bool have = false;
-        for (const Candidate &c : r.ranked) have |= c.plan.describe() == fit[i].plan.describe();
-        if (!have) r.ranked.push_back(fit[i]);
+        for (const Candidate &c : r.ranked)
+            have |= c.plan.describe() == fit[i].plan.describe();
+        if (!have)
+            r.ranked.push_back(fit[i]);
     }
 
     const std::string body = apply_plan(info, r.chosen.plan, env).source;
@@ -277,15 +304,17 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o, c
     char head[512];
     std::snprintf(head, sizeof head,
                   "    // Sunway autoscheduler, %s: %s\n"
-                  "    // predicted %.4g ms, %.1f GFLOPS, LDM %lld of %lld bytes per CPE, DMA get %lld B, put %lld B\n"
+                  "    // predicted %.4g ms, %.1f GFLOPS, LDM %lld of %lld bytes per CPE, DMA get "
+                  "%lld B, put %lld B\n"
                   "    // (%lld plans costed, %d lowered)\n",
                   m.name.c_str(), r.chosen.plan.describe().c_str(), e.seconds * 1e3, e.gflops,
-                  (long long)e.ldm_bytes, (long long)m.ldm_data_budget(), (long long)e.dma_get_bytes,
-                  (long long)e.dma_put_bytes, (long long)r.considered, r.lowered);
+                  (long long)e.ldm_bytes, (long long)m.ldm_data_budget(),
+                  (long long)e.dma_get_bytes, (long long)e.dma_put_bytes, (long long)r.considered,
+                  r.lowered);
     r.schedule_source = std::string(head) + body;
     r.info = info;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
 }
 
-}  // namespace sw_auto
+} // namespace sw_auto

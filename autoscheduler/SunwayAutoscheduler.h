@@ -43,16 +43,16 @@ struct Options {
 };
 
 struct Result {
-    std::string schedule_source;  ///< C++ of the applied schedule, with the prediction as a comment
+    std::string schedule_source; ///< C++ of the applied schedule, with the prediction as a comment
     Candidate chosen;
     /** The best by the model, best first: the first `passed` were lowered and passed the
      * Sunway lowering, the rest (up to Options::keep) were not checked. */
     std::vector<Candidate> ranked;
     int passed = 0;
-    int64_t considered = 0;         ///< plans costed
-    int lowered = 0;                ///< plans lowered to check them
-    double seconds = 0;             ///< time taken
-    PipelineInfo info;              ///< what the analysis saw
+    int64_t considered = 0; ///< plans costed
+    int lowered = 0;        ///< plans lowered to check them
+    double seconds = 0;     ///< time taken
+    PipelineInfo info;      ///< what the analysis saw
 };
 
 /** Schedules \p p for machine \p m (applies the schedule to its Funcs). Throws
@@ -67,6 +67,6 @@ const sw::Machine &machine_for(const Halide::MachineParams &params);
 /** The plans of the search space for \p info, in a fixed order. */
 std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m);
 
-}  // namespace sw_auto
+} // namespace sw_auto
 
 #endif

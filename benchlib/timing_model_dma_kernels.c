@@ -5,8 +5,8 @@
  * CPEs the same addresses). Real CPE code (C99, <slave.h>), emulator calls under
  * ATHREAD_EMULATOR as in timing_model_kernels.c.
  */
-#include <stddef.h>
 #include <slave.h>
+#include <stddef.h>
 
 #include "timing_model_kernels.h"
 
@@ -29,7 +29,8 @@ void dma_only_kernel(void *arg) {
                                 : (size_t)p->bytes;
     char *buf;
     volatile int r = 0;
-    if (id >= p->active) return;
+    if (id >= p->active)
+        return;
     buf = (char *)ldm_malloc((size_t)p->bytes);
     for (k = 0; k < p->iters; k++) {
         char *mem = p->mem + (p->same_addr ? 0 : (size_t)(id + 64 * k) * chunk);

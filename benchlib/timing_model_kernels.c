@@ -36,7 +36,8 @@ void stream_kernel(void *arg) {
     double *x, *y;
     volatile int rg = 0, rp = 0;
     TM_WORK_DECL
-    if (id >= p->active) return;
+    if (id >= p->active)
+        return;
     x = (double *)ldm_malloc((size_t)p->bytes);
     y = (double *)ldm_malloc((size_t)p->bytes);
     for (k = 0; k < p->iters; k++) {
@@ -46,9 +47,11 @@ void stream_kernel(void *arg) {
             while (rg != k + 1) {
             }
             TM_WAIT(rg);
-            for (i = 0; i < n; i++) y[i] = x[i];
+            for (i = 0; i < n; i++)
+                y[i] = x[i];
 #ifdef ATHREAD_EMULATOR
-            if (p->account) tm_work.p1 += 2 * nvec; /* vector load + store */
+            if (p->account)
+                tm_work.p1 += 2 * nvec; /* vector load + store */
             TM_ACCOUNT();
 #endif
             athread_put(PE_MODE, y, p->c + j, p->bytes, (void *)&rp, 0, 0);
@@ -58,7 +61,8 @@ void stream_kernel(void *arg) {
             while (rg != 2 * k + 2) {
             }
             TM_WAIT(rg);
-            for (i = 0; i < n; i++) y[i] = x[i] + p->scalar * y[i];
+            for (i = 0; i < n; i++)
+                y[i] = x[i] + p->scalar * y[i];
 #ifdef ATHREAD_EMULATOR
             if (p->account) {
                 tm_work.p0 += nvec;     /* vmad */
@@ -121,14 +125,18 @@ void overlap_kernel(void *arg) {
     char *buf = (char *)ldm_malloc((size_t)p->bytes);
     volatile int r = 0;
     TM_WORK_DECL
-    athread_get(PE_MODE, p->src + (size_t)id * (size_t)p->bytes, buf, p->bytes, (void *)&r, 0, 0, 0);
+    athread_get(PE_MODE, p->src + (size_t)id * (size_t)p->bytes, buf, p->bytes, (void *)&r, 0, 0,
+                0);
 #ifdef ATHREAD_EMULATOR
     tm_work.p1 = p->compute_cycles;
 #endif
-    if (p->mode == 0) TM_ACCOUNT();
+    if (p->mode == 0)
+        TM_ACCOUNT();
     while (r != 1) {
     }
-    if (p->mode != 3) TM_WAIT(r);
-    if (p->mode == 1) TM_ACCOUNT();
+    if (p->mode != 3)
+        TM_WAIT(r);
+    if (p->mode == 1)
+        TM_ACCOUNT();
     ldm_free(buf, (size_t)p->bytes);
 }

@@ -24,9 +24,11 @@ namespace {
 
 const int kCpes = 64;
 
-const athread_emu_kernel_stats *last_kernel() { return athread_emu_stats_get(athread_emu_stats_count() - 1); }
+const athread_emu_kernel_stats *last_kernel() {
+    return athread_emu_stats_get(athread_emu_stats_count() - 1);
+}
 
-}  // namespace
+} // namespace
 
 Mem::Mem(size_t n) : p(static_cast<char *>(std::aligned_alloc(128, (n + 127) / 128 * 128))) {
     if (!p) {
@@ -36,10 +38,13 @@ Mem::Mem(size_t n) : p(static_cast<char *>(std::aligned_alloc(128, (n + 127) / 1
     std::memset(p, 0, n);
 }
 
-Mem::~Mem() { std::free(p); }
+Mem::~Mem() {
+    std::free(p);
+}
 
 Run stream(int bytes, bool triad, int active, int iters, bool account, double *first_a) {
-    if (iters == 0) iters = std::clamp((1 << 20) / bytes, 8, 1024);
+    if (iters == 0)
+        iters = std::clamp((1 << 20) / bytes, 8, 1024);
     const size_t n = (size_t)kCpes * iters * bytes + 256;
     Mem a(n), b(n), c(n);
     tm_stream_args args;
@@ -48,7 +53,8 @@ Run stream(int bytes, bool triad, int active, int iters, bool account, double *f
     args.a = reinterpret_cast<double *>(a.p + 80);
     args.b = reinterpret_cast<double *>(b.p + 80);
     args.c = reinterpret_cast<double *>(c.p + 80);
-    for (size_t i = 0; i < (n - 256) / 8; i++) args.b[i] = 1.0, args.c[i] = 2.0;
+    for (size_t i = 0; i < (n - 256) / 8; i++)
+        args.b[i] = 1.0, args.c[i] = 2.0;
     args.scalar = 3.0;
     args.bytes = bytes;
     args.iters = iters;
@@ -58,7 +64,8 @@ Run stream(int bytes, bool triad, int active, int iters, bool account, double *f
     athread_emu_set_kernel_name(triad ? "triad" : "copy");
     athread_spawn(stream_kernel, &args);
     athread_join();
-    if (first_a) *first_a = args.a[(size_t)(active - 1) * bytes / 8];
+    if (first_a)
+        *first_a = args.a[(size_t)(active - 1) * bytes / 8];
     const athread_emu_kernel_stats *r = last_kernel();
     return {(triad ? 3.0 : 2.0) * bytes * iters * active / r->modelled_seconds / 1e9, r};
 }
@@ -87,6 +94,8 @@ Run dma_only(int bytes, int bsize, int gap, int iters, bool same_addr, bool put,
     return {(double)bytes * iters * active / r->modelled_seconds / 1e9, r};
 }
 
-Run read_plateau() { return dma_only(4096, 0, 0, 256, false); }
+Run read_plateau() {
+    return dma_only(4096, 0, 0, 256, false);
+}
 
-}  // namespace tm_runs
+} // namespace tm_runs

@@ -33,7 +33,8 @@ struct Run {
  *  `active` CPEs, each request waited for, arrays 10 doubles after a 128-byte boundary (b = 1,
  *  c = 2, scalar 3); `iters` 0 picks 8..1024 by size. STREAM GB/s. *first_a, if given, gets
  *  the first value the last active CPE wrote. */
-Run stream(int bytes, bool triad, int active = 64, int iters = 0, bool account = true, double *first_a = nullptr);
+Run stream(int bytes, bool triad, int active = 64, int iters = 0, bool account = true,
+           double *first_a = nullptr);
 
 /** CAND's strided copy: 24 KB per descriptor in blocks of bsize bytes with gaps of gap
  *  bytes, 4 iterations, 64 CPEs. GB/s of copied bytes (read + written). */
@@ -42,13 +43,14 @@ Run strided(int bsize, int gap);
 /** Gets (or puts) only, each waited: `bytes` per request in blocks of bsize (0: contiguous)
  *  with gaps of gap bytes, `iters` per CPE, all CPEs the same addresses when same_addr. GB/s
  *  of requested bytes over the modelled time (spawn and join included). */
-Run dma_only(int bytes, int bsize, int gap, int iters, bool same_addr, bool put = false, int active = 64);
+Run dma_only(int bytes, int bsize, int gap, int iters, bool same_addr, bool put = false,
+             int active = 64);
 
 /** The model's read plateau: 64 CPEs x 256 blocking contiguous 4 KB gets each (distinct,
  *  128-byte aligned addresses: bytes = line bytes), GB/s of requested bytes over the modelled
  *  time, spawn and join included (model_calibration's read_only_gbps). */
 Run read_plateau();
 
-}  // namespace tm_runs
+} // namespace tm_runs
 
 #endif

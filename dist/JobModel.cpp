@@ -8,7 +8,8 @@
 namespace sw_dist {
 
 double message_seconds(const sw::Machine &m, int a, int b, int64_t bytes) {
-    if (a == b) return 0;
+    if (a == b)
+        return 0;
     const sw::Interconnect &ic = m.interconnect;
     const int per_node = std::max(1, m.core_groups_per_chip);
     const bool same_node = a / per_node == b / per_node;
@@ -47,27 +48,33 @@ JobFigures data_parallel(const std::vector<RankFigures> &ranks, const sw::Machin
 }
 
 double allgather_seconds(const sw::Machine &m, int ranks, int64_t total_bytes) {
-    if (ranks <= 1) return 0;
+    if (ranks <= 1)
+        return 0;
     const int64_t share = (total_bytes + ranks - 1) / ranks;
-    double step = 0;  // the slowest neighbour link of the ring
-    for (int r = 0; r < ranks; r++) step = std::max(step, message_seconds(m, r, (r + 1) % ranks, share));
+    double step = 0; // the slowest neighbour link of the ring
+    for (int r = 0; r < ranks; r++)
+        step = std::max(step, message_seconds(m, r, (r + 1) % ranks, share));
     return double(ranks - 1) * step;
 }
 
-void print_job(const std::vector<RankFigures> &ranks, const JobFigures &job, const sw::Machine &m, std::FILE *out) {
+void print_job(const std::vector<RankFigures> &ranks, const JobFigures &job, const sw::Machine &m,
+               std::FILE *out) {
     std::fprintf(out, "\nrank  core group  images  modelled ms  ms/image\n");
     const int per_node = std::max(1, m.core_groups_per_chip);
     for (size_t r = 0; r < ranks.size(); r++) {
         const RankFigures &f = ranks[r];
-        std::fprintf(out, "%4zu  node %d cg %d  %6lld  %11.3f  %8.3f%s\n", r, int(r) / per_node, int(r) % per_node,
-                     (long long)f.images, f.modelled_seconds * 1e3,
-                     f.images ? f.modelled_seconds * 1e3 / double(f.images) : 0.0, f.images ? "" : "  (idle)");
+        std::fprintf(out, "%4zu  node %d cg %d  %6lld  %11.3f  %8.3f%s\n", r, int(r) / per_node,
+                     int(r) % per_node, (long long)f.images, f.modelled_seconds * 1e3,
+                     f.images ? f.modelled_seconds * 1e3 / double(f.images) : 0.0,
+                     f.images ? "" : "  (idle)");
     }
     std::fprintf(out,
-                 "job: %d rank(s) on %d node(s), %lld image(s): modelled %.3f ms (slowest rank %.3f ms + results "
+                 "job: %d rank(s) on %d node(s), %lld image(s): modelled %.3f ms (slowest rank "
+                 "%.3f ms + results "
                  "to rank 0 %.3f ms), %.1f images/s, scaling efficiency %.3f\n",
-                 job.ranks, job.nodes, (long long)job.images, job.seconds * 1e3, job.compute_seconds * 1e3,
-                 job.comm_seconds * 1e3, job.images_per_second, job.efficiency);
+                 job.ranks, job.nodes, (long long)job.images, job.seconds * 1e3,
+                 job.compute_seconds * 1e3, job.comm_seconds * 1e3, job.images_per_second,
+                 job.efficiency);
 }
 
-}  // namespace sw_dist
+} // namespace sw_dist

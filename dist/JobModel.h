@@ -19,17 +19,17 @@ namespace sw_dist {
 /** What one rank did. */
 struct RankFigures {
     int64_t images = 0;
-    double modelled_seconds = 0;  ///< its core group's, from the emulator
-    int64_t result_bytes = 0;     ///< what it sends to rank 0 at the end
+    double modelled_seconds = 0; ///< its core group's, from the emulator
+    int64_t result_bytes = 0;    ///< what it sends to rank 0 at the end
 };
 
 /** The whole job. */
 struct JobFigures {
     int ranks = 1, nodes = 1;
     int64_t images = 0;
-    double compute_seconds = 0;  ///< the slowest rank
-    double comm_seconds = 0;     ///< the results gathered on rank 0
-    double seconds = 0;          ///< compute + comm
+    double compute_seconds = 0; ///< the slowest rank
+    double comm_seconds = 0;    ///< the results gathered on rank 0
+    double seconds = 0;         ///< compute + comm
     double images_per_second = 0;
     /** Throughput over P times one core group's (the images over the sum of the ranks'
      * modelled times): 1 when the work is even and communication free. */
@@ -48,8 +48,9 @@ JobFigures data_parallel(const std::vector<RankFigures> &ranks, const sw::Machin
 double allgather_seconds(const sw::Machine &m, int ranks, int64_t total_bytes);
 
 /** The per-rank table and the job's line. */
-void print_job(const std::vector<RankFigures> &ranks, const JobFigures &job, const sw::Machine &m, std::FILE *out);
+void print_job(const std::vector<RankFigures> &ranks, const JobFigures &job, const sw::Machine &m,
+               std::FILE *out);
 
-}  // namespace sw_dist
+} // namespace sw_dist
 
 #endif

@@ -16,27 +16,32 @@ namespace sw_dist {
 namespace {
 
 bool launched_by_mpi() {
-    for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", "MPI_LOCALNRANKS"}) {
-        if (std::getenv(v)) return true;
+    for (const char *v :
+         {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", "MPI_LOCALNRANKS"}) {
+        if (std::getenv(v))
+            return true;
     }
     return false;
 }
 
 #ifdef SW_HAVE_MPI
-template<typename T>
-MPI_Datatype mpi_type();
-template<>
-MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
-template<>
-MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
-template<>
-MPI_Datatype mpi_type<int64_t>() { return MPI_INT64_T; }
+template <typename T> MPI_Datatype mpi_type();
+template <> MPI_Datatype mpi_type<double>() {
+    return MPI_DOUBLE;
+}
+template <> MPI_Datatype mpi_type<float>() {
+    return MPI_FLOAT;
+}
+template <> MPI_Datatype mpi_type<int64_t>() {
+    return MPI_INT64_T;
+}
 #endif
 
 /** Every rank's \p mine in rank order, on rank 0 (MPI_Gatherv) or, \p everywhere, on every
  * rank (MPI_Allgatherv); the ranks that receive nothing get an empty vector. */
-template<typename T>
-std::vector<std::vector<T>> gather_any(const Job &job, const std::vector<T> &mine, bool everywhere) {
+template <typename T>
+std::vector<std::vector<T>> gather_any(const Job &job, const std::vector<T> &mine,
+                                       bool everywhere) {
     std::vector<std::vector<T>> all;
     if (!job.mpi || job.size == 1) {
         all.push_back(mine);
@@ -54,26 +59,28 @@ std::vector<std::vector<T>> gather_any(const Job &job, const std::vector<T> &min
     std::vector<T> flat;
     if (receives) {
         int at = 0;
-        for (int r = 0; r < job.size; r++) displs[size_t(r)] = at, at += counts[size_t(r)];
+        for (int r = 0; r < job.size; r++)
+            displs[size_t(r)] = at, at += counts[size_t(r)];
         flat.resize(static_cast<size_t>(at));
     }
     if (everywhere) {
-        MPI_Allgatherv(mine.data(), count, mpi_type<T>(), flat.data(), counts.data(), displs.data(), mpi_type<T>(),
-                       MPI_COMM_WORLD);
+        MPI_Allgatherv(mine.data(), count, mpi_type<T>(), flat.data(), counts.data(), displs.data(),
+                       mpi_type<T>(), MPI_COMM_WORLD);
     } else {
-        MPI_Gatherv(mine.data(), count, mpi_type<T>(), flat.data(), counts.data(), displs.data(), mpi_type<T>(), 0,
-                    MPI_COMM_WORLD);
+        MPI_Gatherv(mine.data(), count, mpi_type<T>(), flat.data(), counts.data(), displs.data(),
+                    mpi_type<T>(), 0, MPI_COMM_WORLD);
     }
     if (receives) {
         for (int r = 0; r < job.size; r++) {
-            all.emplace_back(flat.begin() + displs[size_t(r)], flat.begin() + displs[size_t(r)] + counts[size_t(r)]);
+            all.emplace_back(flat.begin() + displs[size_t(r)],
+                             flat.begin() + displs[size_t(r)] + counts[size_t(r)]);
         }
     }
 #endif
     return all;
 }
 
-}  // namespace
+} // namespace
 
 Job start(int *argc, char ***argv) {
     Job job;
@@ -87,8 +94,9 @@ Job start(int *argc, char ***argv) {
 #else
     (void)argc, (void)argv;
     if (launched_by_mpi()) {
-        std::fprintf(stderr, "note: started by an MPI launcher, but this build has no MPI (SW_MPI=OFF): "
-                             "every process runs the whole job alone\n");
+        std::fprintf(stderr,
+                     "note: started by an MPI launcher, but this build has no MPI (SW_MPI=OFF): "
+                     "every process runs the whole job alone\n");
     }
 #endif
     return job;
@@ -96,7 +104,8 @@ Job start(int *argc, char ***argv) {
 
 void finish(const Job &job) {
 #ifdef SW_HAVE_MPI
-    if (job.mpi) MPI_Finalize();
+    if (job.mpi)
+        MPI_Finalize();
 #else
     (void)job;
 #endif
@@ -111,7 +120,8 @@ void abort_job(const Job &job, const std::string &what) {
     }
     std::fflush(stderr);
 #ifdef SW_HAVE_MPI
-    if (job.mpi) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (job.mpi)
+        MPI_Abort(MPI_COMM_WORLD, 1);
 #endif
     std::exit(1);
 }
@@ -138,10 +148,11 @@ std::vector<std::vector<float>> allgather(const Job &job, const std::vector<floa
 
 void barrier(const Job &job) {
 #ifdef SW_HAVE_MPI
-    if (job.mpi) MPI_Barrier(MPI_COMM_WORLD);
+    if (job.mpi)
+        MPI_Barrier(MPI_COMM_WORLD);
 #else
     (void)job;
 #endif
 }
 
-}  // namespace sw_dist
+} // namespace sw_dist

@@ -16,7 +16,7 @@ namespace sw_dist {
 
 struct Job {
     int rank = 0, size = 1;
-    bool mpi = false;  ///< MPI was initialised (started by mpirun / an MPI launcher)
+    bool mpi = false; ///< MPI was initialised (started by mpirun / an MPI launcher)
     bool multi() const { return size > 1; }
 };
 
@@ -47,6 +47,6 @@ std::vector<std::vector<float>> allgather(const Job &job, const std::vector<floa
 /** Waits for every rank. */
 void barrier(const Job &job);
 
-}  // namespace sw_dist
+} // namespace sw_dist
 
 #endif

@@ -22,10 +22,11 @@ enum class ScheduleKind { Sunway, Baseline, Cpu };
 
 /** \p v, or \p fallback where \p v is the parameter's "not given" value \p unset
  * (e.g. kernel_y=0 means "same as kernel", pad_left=-1 "same as pad"). */
-inline int or_default(int v, int fallback, int unset) { return v == unset ? fallback : v; }
+inline int or_default(int v, int fallback, int unset) {
+    return v == unset ? fallback : v;
+}
 
-template<typename T>
-class LayerGenerator : public Halide::Generator<T> {
+template <typename T> class LayerGenerator : public Halide::Generator<T> {
 public:
     Halide::GeneratorParam<std::string> schedule_name{"schedule", "sunway"};
     Halide::GeneratorParam<std::string> machine{"machine", "sw26010"};
@@ -33,9 +34,12 @@ public:
 protected:
     ScheduleKind schedule_kind() const {
         const std::string s = schedule_name;
-        if (s == "sunway" || s == "hand") return ScheduleKind::Sunway;
-        if (s == "baseline") return ScheduleKind::Baseline;
-        if (s == "cpu") return ScheduleKind::Cpu;
+        if (s == "sunway" || s == "hand")
+            return ScheduleKind::Sunway;
+        if (s == "baseline")
+            return ScheduleKind::Baseline;
+        if (s == "cpu")
+            return ScheduleKind::Cpu;
         throw sw::UserError("unknown schedule '" + s + "' (sunway, baseline or cpu)");
     }
     const sw::Machine &target_machine() const { return sw::machine_param(machine); }
@@ -45,17 +49,24 @@ protected:
     bool autoscheduled() const { return this->get_auto_schedule(); }
     /** The one dispatch of schedule(): nothing when autoscheduled, else the hand Sunway,
      * baseline or CPU schedule the `schedule` parameter names. */
-    template<typename SunwayFn, typename BaselineFn, typename CpuFn>
+    template <typename SunwayFn, typename BaselineFn, typename CpuFn>
     void apply_schedule(SunwayFn &&sunway, BaselineFn &&baseline, CpuFn &&cpu) const {
-        if (autoscheduled()) return;
+        if (autoscheduled())
+            return;
         switch (schedule_kind()) {
-        case ScheduleKind::Sunway: sunway(); break;
-        case ScheduleKind::Baseline: baseline(); break;
-        case ScheduleKind::Cpu: cpu(); break;
+        case ScheduleKind::Sunway:
+            sunway();
+            break;
+        case ScheduleKind::Baseline:
+            baseline();
+            break;
+        case ScheduleKind::Cpu:
+            cpu();
+            break;
         }
     }
 };
 
-}  // namespace layers
+} // namespace layers
 
 #endif

@@ -35,14 +35,17 @@ public:
         if (kind == "relu") {
             v = max(v, 0.f);
         } else if (kind == "clip") {
-            if (std::isfinite(float(min_value))) v = max(v, float(min_value));
-            if (std::isfinite(float(max_value))) v = min(v, float(max_value));
+            if (std::isfinite(float(min_value)))
+                v = max(v, float(min_value));
+            if (std::isfinite(float(max_value)))
+                v = min(v, float(max_value));
         } else if (kind == "leaky_relu") {
             v = select(v < 0.f, float(alpha) * v, v);
         } else if (kind == "sigmoid") {
             v = 1.f / (1.f + exp(-v));
         } else {
-            throw sw::UserError("activation: op must be relu, clip, leaky_relu or sigmoid, not '" + kind + "'");
+            throw sw::UserError("activation: op must be relu, clip, leaky_relu or sigmoid, not '" +
+                                kind + "'");
         }
         result(i) = v;
         output(i) = result(i);
@@ -53,10 +56,9 @@ public:
     void schedule() {
         /* THE SCHEDULE: chunks of consecutive elements over the CPEs, as relu's */
         schedules::ReluStages st{output, result, input, i};
-        apply_schedule(
-            [&] { schedules::schedule_relu_sunway(st, size, target_machine()); },
-            [&] { schedules::schedule_relu_baseline(st, size); },
-            [&] { schedules::schedule_relu_cpu(st); });
+        apply_schedule([&] { schedules::schedule_relu_sunway(st, size, target_machine()); },
+                       [&] { schedules::schedule_relu_baseline(st, size); },
+                       [&] { schedules::schedule_relu_cpu(st); });
     }
 
 private:
@@ -64,7 +66,7 @@ private:
     Func result{"result"};
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Activation, activation)
 HALIDE_REGISTER_GENERATOR(Activation, relu)

@@ -29,7 +29,8 @@ public:
                         "channel_affine: batch, channels, height and width must be >= 1");
         /* THE ALGORITHM */
         Expr v = input(x, y, c, n) * scale(c) + shift(c);
-        if (relu) v = max(v, 0.f);
+        if (relu)
+            v = max(v, 0.f);
         result(x, y, c, n) = v;
         output(x, y, c, n) = result(x, y, c, n);
 
@@ -44,10 +45,9 @@ public:
     void schedule() {
         /* THE SCHEDULE */
         schedules::PointwiseStages st{output, result, {input, scale, shift}, x, y, c, n};
-        apply_schedule(
-            [&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
-            [&] { schedules::schedule_pointwise_baseline(st, shape_); },
-            [&] { schedules::schedule_pointwise_cpu(st); });
+        apply_schedule([&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
+                       [&] { schedules::schedule_pointwise_baseline(st, shape_); },
+                       [&] { schedules::schedule_pointwise_cpu(st); });
     }
 
 private:
@@ -56,6 +56,6 @@ private:
     schedules::PointwiseShape shape_{};
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(ChannelAffine, channel_affine)

@@ -27,8 +27,8 @@ public:
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
                         "channel_shuffle: batch, channels, height and width must be >= 1");
         sw::check_param(groups >= 1 && int(channels) % int(groups) == 0,
-                        "channel_shuffle: groups (" + std::to_string(groups) + ") must divide channels (" +
-                            std::to_string(channels) + ")");
+                        "channel_shuffle: groups (" + std::to_string(groups) +
+                            ") must divide channels (" + std::to_string(channels) + ")");
         /* THE ALGORITHM */
         const int g = groups, per_group = int(channels) / g;
         // (c % g) * per_group + c / g, written without the modulo: c * per_group - (c / g) *
@@ -51,10 +51,9 @@ public:
     void schedule() {
         /* THE SCHEDULE */
         schedules::PointwiseStages st{output, Func(), {input}, x, y, c, n};
-        apply_schedule(
-            [&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
-            [&] { schedules::schedule_pointwise_baseline(st, shape_); },
-            [&] { schedules::schedule_pointwise_cpu(st); });
+        apply_schedule([&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
+                       [&] { schedules::schedule_pointwise_baseline(st, shape_); },
+                       [&] { schedules::schedule_pointwise_cpu(st); });
     }
 
 private:
@@ -62,6 +61,6 @@ private:
     schedules::PointwiseShape shape_{};
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(ChannelShuffle, channel_shuffle)

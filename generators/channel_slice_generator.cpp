@@ -18,7 +18,7 @@ public:
     GeneratorParam<int> batch{"batch", 1};
     GeneratorParam<int> in_channels{"in_channels", 8};
     GeneratorParam<int> begin{"begin", 0};
-    GeneratorParam<int> channels{"channels", 4};  ///< of the output
+    GeneratorParam<int> channels{"channels", 4}; ///< of the output
     GeneratorParam<int> height{"height", 8};
     GeneratorParam<int> width{"width", 8};
 
@@ -35,8 +35,10 @@ public:
         /* THE ALGORITHM */
         output(x, y, c, n) = input(x, y, c + int(begin), n);
 
-        sw::set_dense_shape(input, {width, height, in_channels, batch}, {"width", "height", "in_channels", "batch"});
-        sw::set_dense_shape(output, {width, height, channels, batch}, {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(input, {width, height, in_channels, batch},
+                            {"width", "height", "in_channels", "batch"});
+        sw::set_dense_shape(output, {width, height, channels, batch},
+                            {"width", "height", "channels", "batch"});
         // A copy: the staged input goes straight back out (its channels are contiguous).
         shape_ = {batch, channels, height, width, 1, 0, false, false};
     }
@@ -44,10 +46,9 @@ public:
     void schedule() {
         /* THE SCHEDULE */
         schedules::PointwiseStages st{output, Func(), {input}, x, y, c, n};
-        apply_schedule(
-            [&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
-            [&] { schedules::schedule_pointwise_baseline(st, shape_); },
-            [&] { schedules::schedule_pointwise_cpu(st); });
+        apply_schedule([&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
+                       [&] { schedules::schedule_pointwise_baseline(st, shape_); },
+                       [&] { schedules::schedule_pointwise_cpu(st); });
     }
 
 private:
@@ -55,6 +56,6 @@ private:
     schedules::PointwiseShape shape_{};
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(ChannelSlice, channel_slice)

@@ -24,18 +24,19 @@ public:
     GeneratorParam<int> batch{"batch", 1};
     GeneratorParam<int> height{"height", 8};
     GeneratorParam<int> width{"width", 8};
-    GeneratorParam<std::string> channels{"channels", "4,4"};  ///< of each input, comma-separated
+    GeneratorParam<std::string> channels{"channels", "4,4"}; ///< of each input, comma-separated
 
-    Input<Buffer<float>[]> input{"input", 4};
+    Input<Buffer<float>[]> input { "input", 4 };
     Output<Buffer<float>> output{"output", 4};
 
     void generate() {
         const std::vector<int> cs = channel_list();
         sw::check_param(input.size() == cs.size(),
-                        "concat: channels lists " + std::to_string(cs.size()) + " inputs but input.size is " +
-                            std::to_string(input.size()));
+                        "concat: channels lists " + std::to_string(cs.size()) +
+                            " inputs but input.size is " + std::to_string(input.size()));
         sw::check_param(cs.size() >= 2, "concat: needs at least 2 inputs");
-        sw::check_param(batch >= 1 && height >= 1 && width >= 1, "concat: batch, height and width must be >= 1");
+        sw::check_param(batch >= 1 && height >= 1 && width >= 1,
+                        "concat: batch, height and width must be >= 1");
         /* THE ALGORITHM */
         output(x, y, c, n) = undef<float>();
         int offset = 0;
@@ -43,21 +44,23 @@ public:
             RDom r(0, cs[k], "r" + std::to_string(k));
             output(x, y, offset + r, n) = input[k](x, y, r, n);
             offset += cs[k];
-            ImageParam in_k = input[k];  // a handle: the bounds apply to the input
-            sw::set_dense_shape(in_k, {width, height, cs[k], batch}, {"width", "height", "channels", "batch"});
+            ImageParam in_k = input[k]; // a handle: the bounds apply to the input
+            sw::set_dense_shape(in_k, {width, height, cs[k], batch},
+                                {"width", "height", "channels", "batch"});
         }
-        sw::set_dense_shape(output, {width, height, offset, batch}, {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(output, {width, height, offset, batch},
+                            {"width", "height", "channels", "batch"});
         shape_ = {batch, height, width, cs};
     }
 
     void schedule() {
         /* THE SCHEDULE */
         schedules::ConcatStages st{output, {}, x, y, n};
-        for (size_t k = 0; k < input.size(); k++) st.inputs.push_back(input[k]);
-        apply_schedule(
-            [&] { schedules::schedule_concat_sunway(st, shape_, target_machine()); },
-            [&] { schedules::schedule_concat_baseline(st, shape_); },
-            [&] { schedules::schedule_concat_cpu(st); });
+        for (size_t k = 0; k < input.size(); k++)
+            st.inputs.push_back(input[k]);
+        apply_schedule([&] { schedules::schedule_concat_sunway(st, shape_, target_machine()); },
+                       [&] { schedules::schedule_concat_baseline(st, shape_); },
+                       [&] { schedules::schedule_concat_cpu(st); });
     }
 
 private:
@@ -71,15 +74,16 @@ private:
         while (std::getline(in, item, ',')) {
             char *end = nullptr;
             const long v = std::strtol(item.c_str(), &end, 10);
-            sw::check_param(!item.empty() && *end == 0 && v >= 1 && v <= (1 << 24),
-                            "concat: channels must be a comma-separated list of counts >= 1, not '" +
-                                std::string(channels) + "'");
+            sw::check_param(
+                !item.empty() && *end == 0 && v >= 1 && v <= (1 << 24),
+                "concat: channels must be a comma-separated list of counts >= 1, not '" +
+                    std::string(channels) + "'");
             cs.push_back(int(v));
         }
         return cs;
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Concat, concat)

@@ -20,19 +20,20 @@ public:
     GeneratorParam<int> out_channels{"out_channels", 8};
     GeneratorParam<int> height{"height", 16};
     GeneratorParam<int> width{"width", 16};
-    GeneratorParam<int> kernel{"kernel", 3};      ///< kernel width (and height unless kernel_y)
-    GeneratorParam<int> kernel_y{"kernel_y", 0};  ///< 0: same as kernel
+    GeneratorParam<int> kernel{"kernel", 3};     ///< kernel width (and height unless kernel_y)
+    GeneratorParam<int> kernel_y{"kernel_y", 0}; ///< 0: same as kernel
     GeneratorParam<int> stride{"stride", 1};
-    GeneratorParam<int> stride_y{"stride_y", 0};  ///< 0: same as stride
-    GeneratorParam<int> pad{"pad", 1};            ///< every side, unless given below
+    GeneratorParam<int> stride_y{"stride_y", 0}; ///< 0: same as stride
+    GeneratorParam<int> pad{"pad", 1};           ///< every side, unless given below
     GeneratorParam<int> pad_left{"pad_left", -1};
     GeneratorParam<int> pad_right{"pad_right", -1};
     GeneratorParam<int> pad_top{"pad_top", -1};
     GeneratorParam<int> pad_bottom{"pad_bottom", -1};
     GeneratorParam<int> groups{"groups", 1};
-    GeneratorParam<int> dilation{"dilation", 1};      ///< kernel taps this many pixels apart along x (and y)
+    GeneratorParam<int> dilation{"dilation",
+                                 1}; ///< kernel taps this many pixels apart along x (and y)
     GeneratorParam<int> dilation_y{"dilation_y", 0};  ///< 0: same as dilation
-    GeneratorParam<bool> residual{"residual", false};  ///< adds the `residual` input before the ReLU
+    GeneratorParam<bool> residual{"residual", false}; ///< adds the `residual` input before the ReLU
     GeneratorParam<bool> relu{"relu", true};
     /** Tile sizes of the hand Sunway schedule; 0 lets it choose from the LDM budget. */
     GeneratorParam<int> tile_x{"tile_x", 0};
@@ -40,35 +41,50 @@ public:
     GeneratorParam<int> tile_c{"tile_c", 0};
     GeneratorParam<int> tile_ci{"tile_ci", 0};
 
-    Input<Buffer<float>> input{"input", 4};      // x, y, c, n
-    Input<Buffer<float>> weights{"weights", 4};  // kx, ky, ci (of the group), co
-    Input<Buffer<float>> bias{"bias", 1};        // co
-    Output<Buffer<float>> output{"output", 4};   // x, y, co, n
+    Input<Buffer<float>> input{"input", 4};     // x, y, c, n
+    Input<Buffer<float>> weights{"weights", 4}; // kx, ky, ci (of the group), co
+    Input<Buffer<float>> bias{"bias", 1};       // co
+    Output<Buffer<float>> output{"output", 4};  // x, y, co, n
     // With residual=true, configure() adds `residual` (x, y, co, n, the output's shape)
     // after bias: the arguments are input, weights, bias, residual, output.
 
     void configure() {
-        if (residual) residual_input = add_input<Buffer<float>>("residual", 4);
+        if (residual)
+            residual_input = add_input<Buffer<float>>("residual", 4);
     }
 
     void generate() {
         const schedules::Conv2DShape s = shape();
-        sw::check_at_most("conv2d", {{"batch", s.batch}, {"in_channels", s.in_channels}, {"out_channels", s.out_channels},
-                                     {"height", s.height}, {"width", s.width}, {"groups", s.groups}},
+        sw::check_at_most("conv2d",
+                          {{"batch", s.batch},
+                           {"in_channels", s.in_channels},
+                           {"out_channels", s.out_channels},
+                           {"height", s.height},
+                           {"width", s.width},
+                           {"groups", s.groups}},
                           sw::kMaxExtentParam);
-        sw::check_at_most("conv2d", {{"kernel", s.kernel_x}, {"kernel_y", s.kernel_y}, {"stride", s.stride_x},
-                                     {"stride_y", s.stride_y}, {"dilation", s.dilation_x}, {"dilation_y", s.dilation_y},
-                                     {"pad_left", s.pad_left}, {"pad_right", s.pad_right}, {"pad_top", s.pad_top},
-                                     {"pad_bottom", s.pad_bottom}},
+        sw::check_at_most("conv2d",
+                          {{"kernel", s.kernel_x},
+                           {"kernel_y", s.kernel_y},
+                           {"stride", s.stride_x},
+                           {"stride_y", s.stride_y},
+                           {"dilation", s.dilation_x},
+                           {"dilation_y", s.dilation_y},
+                           {"pad_left", s.pad_left},
+                           {"pad_right", s.pad_right},
+                           {"pad_top", s.pad_top},
+                           {"pad_bottom", s.pad_bottom}},
                           sw::kMaxWindowParam);
         sw::check_param(s.batch >= 1, "conv2d: batch must be >= 1");
         sw::check_param(s.in_channels >= 1 && s.out_channels >= 1,
                         "conv2d: in_channels and out_channels must be >= 1");
         sw::check_param(s.dilation_x >= 1 && s.dilation_y >= 1, "conv2d: dilations must be >= 1");
         sw::check_param(s.kernel_x >= 1 && s.kernel_y >= 1 && s.stride_x >= 1 && s.stride_y >= 1 &&
-                            s.pad_left >= 0 && s.pad_right >= 0 && s.pad_top >= 0 && s.pad_bottom >= 0,
+                            s.pad_left >= 0 && s.pad_right >= 0 && s.pad_top >= 0 &&
+                            s.pad_bottom >= 0,
                         "conv2d: kernel and stride must be >= 1 and pads >= 0");
-        sw::check_param(s.groups >= 1 && s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0,
+        sw::check_param(s.groups >= 1 && s.in_channels % s.groups == 0 &&
+                            s.out_channels % s.groups == 0,
                         "conv2d: groups (" + std::to_string(s.groups) +
                             ") must divide in_channels and out_channels");
         sw::check_param(s.height >= 1 && s.width >= 1, "conv2d: height and width must be >= 1");
@@ -87,38 +103,46 @@ public:
         // make Halide split the staging loops into edge and interior pieces.
         if (padded_input) {
             Expr inside = x >= 0 && x < s.width && y >= 0 && y < s.height;
-            padded(x, y, c, n) = select(inside, input(clamp(x, 0, s.width - 1), clamp(y, 0, s.height - 1), c, n), 0.f);
+            padded(x, y, c, n) = select(
+                inside, input(clamp(x, 0, s.width - 1), clamp(y, 0, s.height - 1), c, n), 0.f);
         } else {
             padded = Func(input);
         }
         has_padding = padded_input;
         r = RDom(0, s.kernel_x, 0, s.kernel_y, 0, s.in_per_group(), "r");
         Expr in_c = r.z;
-        if (s.groups > 1) in_c = (c / s.out_per_group()) * s.in_per_group() + r.z;
+        if (s.groups > 1)
+            in_c = (c / s.out_per_group()) * s.in_per_group() + r.z;
         conv(x, y, c, n) = bias(c);
         conv(x, y, c, n) += weights(r.x, r.y, r.z, c) *
                             padded(x * s.stride_x + r.x * s.dilation_x - s.pad_left,
                                    y * s.stride_y + r.y * s.dilation_y - s.pad_top, in_c, n);
-        if (residual_input) conv(x, y, c, n) += (*residual_input)(x, y, c, n);
-        if (relu) conv(x, y, c, n) = max(conv(x, y, c, n), 0.f);
+        if (residual_input)
+            conv(x, y, c, n) += (*residual_input)(x, y, c, n);
+        if (relu)
+            conv(x, y, c, n) = max(conv(x, y, c, n), 0.f);
         output(x, y, c, n) = conv(x, y, c, n);
 
-        sw::set_dense_shape(input, {s.width, s.height, s.in_channels, s.batch}, {"width", "height", "in_channels", "batch"});
+        sw::set_dense_shape(input, {s.width, s.height, s.in_channels, s.batch},
+                            {"width", "height", "in_channels", "batch"});
         sw::set_dense_shape(weights, {s.kernel_x, s.kernel_y, s.in_per_group(), s.out_channels},
                             {"kernel", "kernel_y", "in_channels", "out_channels"});
         sw::set_dense_shape(bias, {s.out_channels}, {"out_channels"});
         sw::set_dense_shape(output, {s.out_width(), s.out_height(), s.out_channels, s.batch},
                             {"width", "height", "out_channels", "batch"});
         if (residual_input) {
-            sw::set_dense_shape(*residual_input, {s.out_width(), s.out_height(), s.out_channels, s.batch},
+            sw::set_dense_shape(*residual_input,
+                                {s.out_width(), s.out_height(), s.out_channels, s.batch},
                                 {"width", "height", "out_channels", "batch"});
         }
     }
 
     void schedule() {
         /* THE SCHEDULE */
-        schedules::Conv2DStages st{output, conv, input, weights, bias, padded, has_padding, x, y, c, n, r};
-        if (residual_input) st.residual = *residual_input;
+        schedules::Conv2DStages st{output,      conv, input, weights, bias, padded,
+                                   has_padding, x,    y,     c,       n,    r};
+        if (residual_input)
+            st.residual = *residual_input;
         apply_schedule(
             [&] {
                 sw::check_param(tile_x >= 0 && tile_y >= 0 && tile_c >= 0 && tile_ci >= 0,
@@ -142,14 +166,26 @@ private:
     Input<Buffer<float>> *residual_input = nullptr;
 
     schedules::Conv2DShape shape() const {
-        return {batch, in_channels, out_channels, height, width,
-                kernel, layers::or_default(kernel_y, kernel, 0), stride, layers::or_default(stride_y, stride, 0),
-                layers::or_default(pad_left, pad, -1), layers::or_default(pad_right, pad, -1),
-                layers::or_default(pad_top, pad, -1), layers::or_default(pad_bottom, pad, -1), groups,
-                dilation, layers::or_default(dilation_y, dilation, 0), residual};
+        return {batch,
+                in_channels,
+                out_channels,
+                height,
+                width,
+                kernel,
+                layers::or_default(kernel_y, kernel, 0),
+                stride,
+                layers::or_default(stride_y, stride, 0),
+                layers::or_default(pad_left, pad, -1),
+                layers::or_default(pad_right, pad, -1),
+                layers::or_default(pad_top, pad, -1),
+                layers::or_default(pad_bottom, pad, -1),
+                groups,
+                dilation,
+                layers::or_default(dilation_y, dilation, 0),
+                residual};
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Conv2D, conv2d)

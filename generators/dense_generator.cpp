@@ -29,10 +29,10 @@ public:
     GeneratorParam<std::string> broadcast{"broadcast", "auto"};
     GeneratorParam<std::string> sharing{"sharing", "dma"};
 
-    Input<Buffer<float>> input{"input", 2};      // i, n
-    Input<Buffer<float>> weights{"weights", 2};  // i, o
-    Input<Buffer<float>> bias{"bias", 1};        // o
-    Output<Buffer<float>> output{"output", 2};   // o, n
+    Input<Buffer<float>> input{"input", 2};     // i, n
+    Input<Buffer<float>> weights{"weights", 2}; // i, o
+    Input<Buffer<float>> bias{"bias", 1};       // o
+    Output<Buffer<float>> output{"output", 2};  // o, n
 
     void generate() {
         const schedules::DenseShape s = shape();
@@ -43,11 +43,13 @@ public:
         acc(o, n) = 0.f;
         acc(o, n) += weights(r, o) * input(r, n);
         acc(o, n) = acc(o, n) * alpha + bias(o) * beta;
-        if (relu) acc(o, n) = max(acc(o, n), 0.f);
+        if (relu)
+            acc(o, n) = max(acc(o, n), 0.f);
         output(o, n) = acc(o, n);
 
         sw::set_dense_shape(input, {s.in_features, s.batch}, {"in_features", "batch"});
-        sw::set_dense_shape(weights, {s.in_features, s.out_features}, {"in_features", "out_features"});
+        sw::set_dense_shape(weights, {s.in_features, s.out_features},
+                            {"in_features", "out_features"});
         sw::set_dense_shape(bias, {s.out_features}, {"out_features"});
         sw::set_dense_shape(output, {s.out_features, s.batch}, {"out_features", "batch"});
     }
@@ -69,15 +71,20 @@ private:
     schedules::DenseShape shape() const { return {batch, in_features, out_features}; }
     schedules::DenseOverrides overrides() const {
         const std::string b = broadcast;
-        sw::check_param(b == "auto" || b == "true" || b == "false", "dense: broadcast must be auto, true or false");
+        sw::check_param(b == "auto" || b == "true" || b == "false",
+                        "dense: broadcast must be auto, true or false");
         const std::string how = sharing;
         sw::check_param(how == "dma" || how == "regcomm", "dense: sharing must be dma or regcomm");
-        sw::check_param(tile_o >= 0 && tile_n >= 0 && tile_i >= 0, "dense: tile_o, tile_n and tile_i must be >= 0");
-        return {tile_o, tile_n, tile_i, b == "auto" ? -1 : b == "true" ? 1 : 0,
+        sw::check_param(tile_o >= 0 && tile_n >= 0 && tile_i >= 0,
+                        "dense: tile_o, tile_n and tile_i must be >= 0");
+        return {tile_o, tile_n, tile_i,
+                b == "auto"   ? -1
+                : b == "true" ? 1
+                              : 0,
                 how == "dma" ? sw::Sharing::Dma : sw::Sharing::RegComm};
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Dense, dense)

@@ -17,8 +17,8 @@ using namespace Halide;
 
 class Eltwise : public layers::LayerGenerator<Eltwise> {
 public:
-    GeneratorParam<std::string> op{"op", "add"};                ///< add or mul
-    GeneratorParam<std::string> activation{"activation", "none"};  ///< none or relu
+    GeneratorParam<std::string> op{"op", "add"};                  ///< add or mul
+    GeneratorParam<std::string> activation{"activation", "none"}; ///< none or relu
     GeneratorParam<int> batch{"batch", 1};
     GeneratorParam<int> channels{"channels", 4};
     GeneratorParam<int> height{"height", 8};
@@ -38,8 +38,10 @@ public:
 
     void generate() {
         const std::string kind = op, act = activation;
-        sw::check_param(kind == "add" || kind == "mul", "eltwise: op must be add or mul, not '" + kind + "'");
-        sw::check_param(act == "none" || act == "relu", "eltwise: activation must be none or relu, not '" + act + "'");
+        sw::check_param(kind == "add" || kind == "mul",
+                        "eltwise: op must be add or mul, not '" + kind + "'");
+        sw::check_param(act == "none" || act == "relu",
+                        "eltwise: activation must be none or relu, not '" + act + "'");
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
                         "eltwise: batch, channels, height and width must be >= 1");
         const std::vector<int> out = {width, height, channels, batch};
@@ -50,7 +52,8 @@ public:
         Expr va = a(at(x, ad[0]), at(y, ad[1]), at(c, ad[2]), at(n, ad[3]));
         Expr vb = b(at(x, bd[0]), at(y, bd[1]), at(c, bd[2]), at(n, bd[3]));
         Expr v = kind == "add" ? va + vb : va * vb;
-        if (act == "relu") v = max(v, 0.f);
+        if (act == "relu")
+            v = max(v, 0.f);
         result(x, y, c, n) = v;
         output(x, y, c, n) = result(x, y, c, n);
 
@@ -60,18 +63,20 @@ public:
         sw::set_dense_shape(output, out, names);
         // A broadcast input is staged with one value per channel (1xCx1x1) or, at most, one
         // per output point.
-        auto per_channel = [&](const std::vector<int> &d) { return d[0] == 1 && d[1] == 1 && d[3] == 1; };
+        auto per_channel = [&](const std::vector<int> &d) {
+            return d[0] == 1 && d[1] == 1 && d[3] == 1;
+        };
         const int channel_inputs = per_channel(ad) + per_channel(bd);
-        shape_ = {batch, channels, height, width, 2 - channel_inputs, channel_inputs, act == "none", false};
+        shape_ = {batch,          channels,      height, width, 2 - channel_inputs,
+                  channel_inputs, act == "none", false};
     }
 
     void schedule() {
         /* THE SCHEDULE */
         schedules::PointwiseStages st{output, result, {a, b}, x, y, c, n};
-        apply_schedule(
-            [&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
-            [&] { schedules::schedule_pointwise_baseline(st, shape_); },
-            [&] { schedules::schedule_pointwise_cpu(st); });
+        apply_schedule([&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
+                       [&] { schedules::schedule_pointwise_baseline(st, shape_); },
+                       [&] { schedules::schedule_pointwise_cpu(st); });
     }
 
 private:
@@ -80,14 +85,16 @@ private:
     schedules::PointwiseShape shape_{};
 
     /** An input's extents: each given one (0: the output's) must be 1 or the output's. */
-    static std::vector<int> dims(const std::string &name, const std::vector<int> &given, const std::vector<int> &out) {
+    static std::vector<int> dims(const std::string &name, const std::vector<int> &given,
+                                 const std::vector<int> &out) {
         static const char *const dim_names[] = {"width", "height", "channels", "batch"};
         std::vector<int> d(4);
         for (int i = 0; i < 4; i++) {
             d[i] = given[i] == 0 ? out[i] : given[i];
             sw::check_param(d[i] == 1 || d[i] == out[i],
-                            "eltwise: " + name + "_" + dim_names[i] + " (" + std::to_string(given[i]) +
-                                ") must be 1 or the output's " + dim_names[i] + " (" + std::to_string(out[i]) +
+                            "eltwise: " + name + "_" + dim_names[i] + " (" +
+                                std::to_string(given[i]) + ") must be 1 or the output's " +
+                                dim_names[i] + " (" + std::to_string(out[i]) +
                                 ") (numpy broadcasting)");
         }
         return d;
@@ -96,6 +103,6 @@ private:
     static Expr at(const Var &v, int extent) { return extent == 1 ? Expr(0) : Expr(v); }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Eltwise, eltwise)

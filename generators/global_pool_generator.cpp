@@ -19,14 +19,15 @@ public:
     GeneratorParam<int> channels{"channels", 4};
     GeneratorParam<int> height{"height", 7};
     GeneratorParam<int> width{"width", 7};
-    GeneratorParam<std::string> type{"type", "avg"};  ///< avg or max
+    GeneratorParam<std::string> type{"type", "avg"}; ///< avg or max
 
     Input<Buffer<float>> input{"input", 4};
     Output<Buffer<float>> output{"output", 4};
 
     void generate() {
         const std::string kind = type;
-        sw::check_param(kind == "max" || kind == "avg", "global_pool: type must be avg or max, not '" + kind + "'");
+        sw::check_param(kind == "max" || kind == "avg",
+                        "global_pool: type must be avg or max, not '" + kind + "'");
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
                         "global_pool: batch, channels, height and width must be >= 1");
         /* THE ALGORITHM */
@@ -38,7 +39,8 @@ public:
         Expr out = is_max ? pool(c, n) : pool(c, n) * (1.f / float(int(width) * int(height)));
         output(x, y, c, n) = out;
 
-        sw::set_dense_shape(input, {width, height, channels, batch}, {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(input, {width, height, channels, batch},
+                            {"width", "height", "channels", "batch"});
         sw::set_dense_shape(output, {1, 1, channels, batch}, {"", "", "channels", "batch"});
         shape_ = {batch, channels, height, width};
     }
@@ -59,6 +61,6 @@ private:
     schedules::GlobalPoolShape shape_{};
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(GlobalPool, global_pool)

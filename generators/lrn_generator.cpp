@@ -31,7 +31,8 @@ public:
         sw::check_param(size >= 1, "lrn: size must be >= 1");
         sw::check_at_most("lrn", {{"size", size}}, sw::kMaxWindowParam);
         /* THE ALGORITHM */
-        Func zero_outside = BoundaryConditions::constant_exterior(input, 0.f, {Range(), Range(), {0, channels}});
+        Func zero_outside =
+            BoundaryConditions::constant_exterior(input, 0.f, {Range(), Range(), {0, channels}});
         const int before = (size - 1) / 2;
         RDom r(0, int(size), "r");
         Expr v = zero_outside(x, y, c + r - before, n);
@@ -41,18 +42,19 @@ public:
         result(x, y, c, n) = input(x, y, c, n) / norm(x, y, c, n);
         output(x, y, c, n) = result(x, y, c, n);
 
-        sw::set_dense_shape(input, {width, height, channels, batch}, {"width", "height", "channels", "batch"});
-        sw::set_dense_shape(output, {width, height, channels, batch}, {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(input, {width, height, channels, batch},
+                            {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(output, {width, height, channels, batch},
+                            {"width", "height", "channels", "batch"});
     }
 
     void schedule() {
         /* THE SCHEDULE */
         schedules::LrnStages st{output, result, norm, input, x, y, c, n};
         const schedules::LrnShape s{batch, channels, height, width, size};
-        apply_schedule(
-            [&] { schedules::schedule_lrn_sunway(st, s, target_machine()); },
-            [&] { schedules::schedule_lrn_baseline(st, s, target_machine()); },
-            [&] { schedules::schedule_lrn_cpu(st); });
+        apply_schedule([&] { schedules::schedule_lrn_sunway(st, s, target_machine()); },
+                       [&] { schedules::schedule_lrn_baseline(st, s, target_machine()); },
+                       [&] { schedules::schedule_lrn_cpu(st); });
     }
 
 private:
@@ -60,6 +62,6 @@ private:
     Func norm{"norm"}, result{"result"};
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Lrn, lrn)

@@ -21,16 +21,16 @@ public:
     GeneratorParam<int> height{"height", 16};
     GeneratorParam<int> width{"width", 16};
     GeneratorParam<int> kernel{"kernel", 2};
-    GeneratorParam<int> kernel_y{"kernel_y", 0};  ///< 0: same as kernel
+    GeneratorParam<int> kernel_y{"kernel_y", 0}; ///< 0: same as kernel
     GeneratorParam<int> stride{"stride", 2};
-    GeneratorParam<int> stride_y{"stride_y", 0};  ///< 0: same as stride
+    GeneratorParam<int> stride_y{"stride_y", 0}; ///< 0: same as stride
     GeneratorParam<int> pad{"pad", 0};
     GeneratorParam<int> pad_left{"pad_left", -1};
     GeneratorParam<int> pad_right{"pad_right", -1};
     GeneratorParam<int> pad_top{"pad_top", -1};
     GeneratorParam<int> pad_bottom{"pad_bottom", -1};
     GeneratorParam<bool> ceil_mode{"ceil_mode", false};
-    GeneratorParam<std::string> type{"type", "max"};  ///< max or avg
+    GeneratorParam<std::string> type{"type", "max"}; ///< max or avg
     GeneratorParam<bool> count_include_pad{"count_include_pad", false};
 
     Input<Buffer<float>> input{"input", 4};
@@ -39,18 +39,31 @@ public:
     void generate() {
         const int kx = kernel, ky = layers::or_default(kernel_y, kernel, 0);
         const int sx = stride, sy = layers::or_default(stride_y, stride, 0);
-        const int pl = layers::or_default(pad_left, pad, -1), pr = layers::or_default(pad_right, pad, -1);
-        const int pt = layers::or_default(pad_top, pad, -1), pb = layers::or_default(pad_bottom, pad, -1);
+        const int pl = layers::or_default(pad_left, pad, -1),
+                  pr = layers::or_default(pad_right, pad, -1);
+        const int pt = layers::or_default(pad_top, pad, -1),
+                  pb = layers::or_default(pad_bottom, pad, -1);
         const std::string kind = type;
-        sw::check_at_most("pool", {{"batch", batch}, {"channels", channels}, {"height", height}, {"width", width}},
-                          sw::kMaxExtentParam);
-        sw::check_at_most("pool", {{"kernel", kx}, {"kernel_y", ky}, {"stride", sx}, {"stride_y", sy}, {"pad_left", pl},
-                                   {"pad_right", pr}, {"pad_top", pt}, {"pad_bottom", pb}},
+        sw::check_at_most(
+            "pool",
+            {{"batch", batch}, {"channels", channels}, {"height", height}, {"width", width}},
+            sw::kMaxExtentParam);
+        sw::check_at_most("pool",
+                          {{"kernel", kx},
+                           {"kernel_y", ky},
+                           {"stride", sx},
+                           {"stride_y", sy},
+                           {"pad_left", pl},
+                           {"pad_right", pr},
+                           {"pad_top", pt},
+                           {"pad_bottom", pb}},
                           sw::kMaxWindowParam);
-        sw::check_param(kind == "max" || kind == "avg", "pool: type must be max or avg, not '" + kind + "'");
+        sw::check_param(kind == "max" || kind == "avg",
+                        "pool: type must be max or avg, not '" + kind + "'");
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
                         "pool: batch, channels, height and width must be >= 1");
-        sw::check_param(kx >= 1 && ky >= 1 && sx >= 1 && sy >= 1 && pl >= 0 && pr >= 0 && pt >= 0 && pb >= 0,
+        sw::check_param(kx >= 1 && ky >= 1 && sx >= 1 && sy >= 1 && pl >= 0 && pr >= 0 && pt >= 0 &&
+                            pb >= 0,
                         "pool: kernel and stride must be >= 1 and pads >= 0");
         sw::check_param(pl < kx && pr < kx && pt < ky && pb < ky,
                         "pool: padding must be smaller than the kernel");
@@ -69,7 +82,8 @@ public:
         Func padded("padded");
         if (outside) {
             Expr inside = x >= 0 && x < w && y >= 0 && y < h;
-            padded(x, y, c, n) = select(inside, input(clamp(x, 0, w - 1), clamp(y, 0, h - 1), c, n), init);
+            padded(x, y, c, n) =
+                select(inside, input(clamp(x, 0, w - 1), clamp(y, 0, h - 1), c, n), init);
         } else {
             padded = Func(input);
         }
@@ -79,26 +93,29 @@ public:
         pool(x, y, c, n) = is_max ? max(pool(x, y, c, n), v) : pool(x, y, c, n) + v;
         if (!is_max) {
             // Window positions counted: inside the input, or inside the padded input.
-            const int lo_x = count_include_pad ? -pl : 0, hi_x = count_include_pad ? width + pr : width;
-            const int lo_y = count_include_pad ? -pt : 0, hi_y = count_include_pad ? height + pb : height;
+            const int lo_x = count_include_pad ? -pl : 0,
+                      hi_x = count_include_pad ? width + pr : width;
+            const int lo_y = count_include_pad ? -pt : 0,
+                      hi_y = count_include_pad ? height + pb : height;
             Expr x0 = x * sx - pl, y0 = y * sy - pt;
             Expr cx = min(x0 + kx, hi_x) - max(x0, lo_x), cy = min(y0 + ky, hi_y) - max(y0, lo_y);
             pool(x, y, c, n) = pool(x, y, c, n) / cast<float>(max(cx * cy, 1));
         }
         output(x, y, c, n) = pool(x, y, c, n);
 
-        sw::set_dense_shape(input, {width, height, channels, batch}, {"width", "height", "channels", "batch"});
-        sw::set_dense_shape(output, {ow, oh, channels, batch}, {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(input, {width, height, channels, batch},
+                            {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(output, {ow, oh, channels, batch},
+                            {"width", "height", "channels", "batch"});
         shape_ = {batch, channels, height, width, ow, oh, kx, ky, sx, sy};
     }
 
     void schedule() {
         /* THE SCHEDULE */
         schedules::PoolStages st{output, pool, input, x, y, c, n};
-        apply_schedule(
-            [&] { schedules::schedule_pool_sunway(st, shape_, target_machine()); },
-            [&] { schedules::schedule_pool_baseline(st, shape_, target_machine()); },
-            [&] { schedules::schedule_pool_cpu(st); });
+        apply_schedule([&] { schedules::schedule_pool_sunway(st, shape_, target_machine()); },
+                       [&] { schedules::schedule_pool_baseline(st, shape_, target_machine()); },
+                       [&] { schedules::schedule_pool_cpu(st); });
     }
 
 private:
@@ -109,13 +126,15 @@ private:
 
     int out_size(int in, int k, int s, int p0, int p1) const {
         const int span = in + p0 + p1 - k;
-        if (span < 0) return 0;
+        if (span < 0)
+            return 0;
         int out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-        if (ceil_mode && (out - 1) * s >= in + p0) out--;
+        if (ceil_mode && (out - 1) * s >= in + p0)
+            out--;
         return out;
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Pool, pool)

@@ -13,11 +13,11 @@ using namespace Halide;
 
 class Softmax : public layers::LayerGenerator<Softmax> {
 public:
-    GeneratorParam<int> batch{"batch", 1};  ///< rows
+    GeneratorParam<int> batch{"batch", 1}; ///< rows
     GeneratorParam<int> classes{"classes", 10};
 
     Input<Buffer<float>> input{"input", 2};    // c, n
-    Output<Buffer<float>> output{"output", 2};  // c, n
+    Output<Buffer<float>> output{"output", 2}; // c, n
 
     void generate() {
         sw::check_param(batch >= 1 && classes >= 1, "softmax: batch and classes must be >= 1");
@@ -36,7 +36,8 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        if (autoscheduled()) return;  // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
+        if (autoscheduled())
+            return; // the autoscheduler schedules the pipeline (-s, auto_schedule=true)
         schedules::SoftmaxStages st{output, result, exps, maxv, sum, input, c, n};
         if (schedule_kind() == layers::ScheduleKind::Cpu) {
             schedules::schedule_softmax_cpu(st);
@@ -47,7 +48,7 @@ public:
                         "softmax: " + std::to_string(int(classes)) + " classes need " +
                             std::to_string(need) + " bytes of LDM per row, more than a " +
                             target_machine().name + " CPE has");
-        schedules::schedule_softmax_sunway(st);  // the baseline is the same (see the schedule)
+        schedules::schedule_softmax_sunway(st); // the baseline is the same (see the schedule)
     }
 
 private:
@@ -55,6 +56,6 @@ private:
     Func maxv{"maxv"}, exps{"exps"}, sum{"sum"}, result{"result"};
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Softmax, softmax)

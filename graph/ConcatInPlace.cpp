@@ -15,7 +15,8 @@ namespace {
 
 int64_t elements(const std::vector<int> &extents) {
     int64_t n = 1;
-    for (int e : extents) n *= e;
+    for (int e : extents)
+        n *= e;
     return n;
 }
 
@@ -28,7 +29,8 @@ void count_concat_layers(const LoweredGraph &lw, int *calls, int64_t *bytes) {
     *calls = 0;
     *bytes = 0;
     for (const Step &s : lw.steps) {
-        if (!is_concat_step(lw, s)) continue;
+        if (!is_concat_step(lw, s))
+            continue;
         (*calls)++;
         *bytes += elements(s.output.extents) * 4;
     }
@@ -39,7 +41,7 @@ void count_concat_layers(const LoweredGraph &lw, int *calls, int64_t *bytes) {
 struct NodeConcat {
     int final_step = -1;
     std::vector<int> steps;
-    std::vector<LayerArg> inputs;  ///< extents {inner, 1, channels, outer}
+    std::vector<LayerArg> inputs; ///< extents {inner, 1, channels, outer}
 };
 
 class Placer {
@@ -48,25 +50,30 @@ public:
         for (int k = 0; k < (int)lw_.steps.size(); k++) {
             const Step &s = lw_.steps[size_t(k)];
             producer_[s.output.tensor] = k;
-            for (const LayerArg &a : s.inputs) readers_[a.tensor].push_back(k);
+            for (const LayerArg &a : s.inputs)
+                readers_[a.tensor].push_back(k);
         }
     }
 
     ConcatPlacement run() {
-        count_concat_layers(lw_, &plan_.stats.concat_calls_before, &plan_.stats.copied_bytes_before);
+        count_concat_layers(lw_, &plan_.stats.concat_calls_before,
+                            &plan_.stats.copied_bytes_before);
         std::vector<NodeConcat> concats;
         for (int k = 0; k < (int)lw_.steps.size(); k++) {
-            if (is_concat_step(lw_, lw_.steps[size_t(k)]) && !is_level_temporary(k)) concats.push_back(flatten(k));
+            if (is_concat_step(lw_, lw_.steps[size_t(k)]) && !is_level_temporary(k))
+                concats.push_back(flatten(k));
         }
         plan_.stats.concats = (int)concats.size();
         // From the last concat to the first: a tensor in several concats takes its place in
         // the last (DenseNet's full block concat), and a concat's output is placed in the
         // concat that reads it before its own inputs are placed inside it.
-        for (auto it = concats.rbegin(); it != concats.rend(); ++it) decide(*it);
+        for (auto it = concats.rbegin(); it != concats.rend(); ++it)
+            decide(*it);
         rewrite();
         count_concat_layers(lw_, &plan_.stats.concat_calls_after, &plan_.stats.copied_bytes_after);
         for (const Step &s : lw_.steps) {
-            if (s.op_type == kConcatCopyInputOp) plan_.stats.copied_bytes_after += elements(s.output.extents) * 4;
+            if (s.op_type == kConcatCopyInputOp)
+                plan_.stats.copied_bytes_after += elements(s.output.extents) * 4;
         }
         return std::move(plan_);
     }
@@ -76,9 +83,11 @@ private:
      * Concat of more than 7 inputs (Lowering's temporaries). */
     bool is_level_temporary(int k) const {
         const Step &s = lw_.steps[size_t(k)];
-        if (g_.is_graph_output(s.output.tensor)) return false;
+        if (g_.is_graph_output(s.output.tensor))
+            return false;
         auto r = readers_.find(s.output.tensor);
-        if (r == readers_.end() || r->second.size() != 1) return false;
+        if (r == readers_.end() || r->second.size() != 1)
+            return false;
         const Step &reader = lw_.steps[size_t(r->second[0])];
         return is_concat_step(lw_, reader) && reader.node == s.node;
     }
@@ -106,7 +115,8 @@ private:
 
     /** The tensor that owns `tensor`'s storage: itself, or what it is a view of. */
     std::string storage_of(std::string tensor) const {
-        for (auto p = producer_.find(tensor); p != producer_.end() && lw_.steps[size_t(p->second)].layer < 0;
+        for (auto p = producer_.find(tensor);
+             p != producer_.end() && lw_.steps[size_t(p->second)].layer < 0;
              p = producer_.find(tensor)) {
             tensor = lw_.steps[size_t(p->second)].inputs.at(0).tensor;
         }
@@ -119,7 +129,9 @@ private:
         return p != producer_.end() && lw_.steps[size_t(p->second)].layer >= 0;
     }
 
-    static bool same(const TensorSlice &a, const TensorSlice &b) { return a.root == b.root && a.offset == b.offset; }
+    static bool same(const TensorSlice &a, const TensorSlice &b) {
+        return a.root == b.root && a.offset == b.offset;
+    }
 
     void decide(const NodeConcat &c) {
         const Step &last = lw_.steps[size_t(c.final_step)];
@@ -128,10 +140,12 @@ private:
         if (outer != 1) {
             note(last, true,
                  "copies: the dims before the axis hold " + std::to_string(outer) +
-                     " (batch > 1), so each input's slice is strided and the layers write dense buffers");
+                     " (batch > 1), so each input's slice is strided and the layers write dense "
+                     "buffers");
             return;
         }
-        if (!plan_.slices.count(out)) place_as_range(c, out);
+        if (!plan_.slices.count(out))
+            place_as_range(c, out);
         const TensorSlice base = plan_.slice_of(out);
         std::vector<std::string> placed_now, copies;
         std::vector<int> copy_index;
@@ -144,7 +158,7 @@ private:
             const std::string x = storage_of(a.tensor);
             auto at = plan_.slices.find(x);
             if (at != plan_.slices.end() && same(at->second, want)) {
-                in_place++;  // already there: an earlier concat that is a range of a later one
+                in_place++; // already there: an earlier concat that is a range of a later one
             } else if (at == plan_.slices.end() && !plan_.roots.count(x) && written_by_layer(x)) {
                 plan_.slices[x] = want;
                 placed_now.push_back(x);
@@ -152,30 +166,35 @@ private:
             } else {
                 copy_index.push_back(int(j));
                 copies.push_back(a.tensor + (at != plan_.slices.end() ? " (placed in another slice)"
-                                             : written_by_layer(x)    ? " (a concat's buffer itself)"
-                                             : g_.is_graph_input(x)   ? " (a graph input)"
-                                                                      : " (a constant)"));
+                                             : written_by_layer(x)  ? " (a concat's buffer itself)"
+                                             : g_.is_graph_input(x) ? " (a graph input)"
+                                                                    : " (a constant)"));
             }
         }
         if (in_place == 0) {
             note(last, true, "copies: no input can be written in place");
             return;
         }
-        if (base.root == out) plan_.roots[out] = elements(last.output.extents);
+        if (base.root == out)
+            plan_.roots[out] = elements(last.output.extents);
         InPlace ip;
         ip.concat = c;
         ip.copy_inputs = copy_index;
         ip.slice_offsets.push_back(base.offset);
-        for (const LayerArg &a : c.inputs) ip.slice_offsets.push_back(ip.slice_offsets.back() + elements(a.extents));
+        for (const LayerArg &a : c.inputs)
+            ip.slice_offsets.push_back(ip.slice_offsets.back() + elements(a.extents));
         ip.root = base.root;
         in_place_[c.final_step] = ip;
-        for (int k : c.steps) removed_.insert(k);
+        for (int k : c.steps)
+            removed_.insert(k);
         plan_.stats.in_place++;
-        if (placed_now.empty() && copy_index.empty()) plan_.stats.views++;
+        if (placed_now.empty() && copy_index.empty())
+            plan_.stats.views++;
         plan_.stats.copied_inputs += (int)copy_index.size();
         if (!copies.empty()) {
             std::string list;
-            for (const std::string &s : copies) list += (list.empty() ? "" : ", ") + s;
+            for (const std::string &s : copies)
+                list += (list.empty() ? "" : ", ") + s;
             note(last, false, "in place, copies " + list);
         }
     }
@@ -185,25 +204,29 @@ private:
      * concats), the output is that range of the buffer. */
     void place_as_range(const NodeConcat &c, const std::string &out) {
         auto first = plan_.slices.find(storage_of(c.inputs.at(0).tensor));
-        if (first == plan_.slices.end()) return;
+        if (first == plan_.slices.end())
+            return;
         TensorSlice next = first->second;
         for (const LayerArg &a : c.inputs) {
             auto at = plan_.slices.find(storage_of(a.tensor));
-            if (at == plan_.slices.end() || !same(at->second, next)) return;
+            if (at == plan_.slices.end() || !same(at->second, next))
+                return;
             next.offset += elements(a.extents);
         }
         plan_.slices[out] = first->second;
     }
 
     void note(const Step &s, bool copying, const std::string &what) {
-        if (copying) plan_.stats.copying++;
+        if (copying)
+            plan_.stats.copying++;
         plan_.stats.notes.push_back(s.node + ": " + what);
     }
 
     int layer_index(const LayerSpec &spec) {
         const std::string key = spec.key();
         for (int i = 0; i < (int)lw_.layers.size(); i++) {
-            if (lw_.layers[size_t(i)].key() == key) return i;
+            if (lw_.layers[size_t(i)].key() == key)
+                return i;
         }
         lw_.layers.push_back(spec);
         return int(lw_.layers.size()) - 1;
@@ -211,7 +234,8 @@ private:
 
     std::string fresh_name(const std::string &base) const {
         std::string name = base;
-        while (g_.find(name) || producer_.count(name) || plan_.slices.count(name)) name += "_";
+        while (g_.find(name) || producer_.count(name) || plan_.slices.count(name))
+            name += "_";
         return name;
     }
 
@@ -226,7 +250,8 @@ private:
                 continue;
             }
             auto ip = in_place_.find(k);
-            if (ip == in_place_.end()) continue;  // a level folded into its final step
+            if (ip == in_place_.end())
+                continue; // a level folded into its final step
             const InPlace &p = ip->second;
             for (int j : p.copy_inputs) {
                 const LayerArg &a = p.concat.inputs[size_t(j)];
@@ -258,7 +283,8 @@ private:
         std::vector<int> remap(lw_.layers.size(), -1);
         std::vector<LayerSpec> used;
         for (Step &s : lw_.steps) {
-            if (s.layer < 0) continue;
+            if (s.layer < 0)
+                continue;
             int &r = remap[size_t(s.layer)];
             if (r < 0) {
                 r = (int)used.size();
@@ -281,8 +307,8 @@ private:
     ConcatPlacement plan_;
     std::map<std::string, int> producer_;
     std::map<std::string, std::vector<int>> readers_;
-    std::map<int, InPlace> in_place_;  ///< by final step
-    std::set<int> removed_;            ///< steps of in-place concats
+    std::map<int, InPlace> in_place_; ///< by final step
+    std::set<int> removed_;           ///< steps of in-place concats
 };
 
 } // namespace
@@ -292,7 +318,9 @@ TensorSlice ConcatPlacement::slice_of(const std::string &tensor) const {
     return it != slices.end() ? it->second : TensorSlice{tensor, 0};
 }
 
-ConcatPlacement place_concats_in_place(const Graph &g, LoweredGraph &lw) { return Placer(g, lw).run(); }
+ConcatPlacement place_concats_in_place(const Graph &g, LoweredGraph &lw) {
+    return Placer(g, lw).run();
+}
 
 ConcatPlacement no_concat_placement(const LoweredGraph &lw) {
     ConcatPlacement p;

@@ -64,13 +64,13 @@ struct TensorSlice {
 /** What the pass did, for the report and the tests. Byte counts are the bytes the concat
  * and copy layers write (each also reads as many). */
 struct ConcatInPlaceStats {
-    int concats = 0;          ///< Concat nodes of two or more inputs
-    int in_place = 0;         ///< made in place (with or without copied inputs)
-    int views = 0;            ///< of those, nothing written: the inputs were in place already
-    int copying = 0;          ///< kept their concat layers
-    int copied_inputs = 0;    ///< inputs copied into their slice (channel_slice steps)
-    int concat_calls_before = 0, concat_calls_after = 0;  ///< concat layer steps
-    int64_t copied_bytes_before = 0, copied_bytes_after = 0;  ///< by concat and copy steps
+    int concats = 0;       ///< Concat nodes of two or more inputs
+    int in_place = 0;      ///< made in place (with or without copied inputs)
+    int views = 0;         ///< of those, nothing written: the inputs were in place already
+    int copying = 0;       ///< kept their concat layers
+    int copied_inputs = 0; ///< inputs copied into their slice (channel_slice steps)
+    int concat_calls_before = 0, concat_calls_after = 0;     ///< concat layer steps
+    int64_t copied_bytes_before = 0, copied_bytes_after = 0; ///< by concat and copy steps
     /** One line per concat kept copying or with copied inputs: "node: why". */
     std::vector<std::string> notes;
 };
@@ -89,7 +89,9 @@ struct ConcatPlacement {
     TensorSlice slice_of(const std::string &tensor) const;
     /** Whether `tensor`'s storage is planned here (a slice or a root): its step writes into,
      * or (without a layer) just names, a buffer of the plan. */
-    bool placed(const std::string &tensor) const { return slices.count(tensor) || roots.count(tensor); }
+    bool placed(const std::string &tensor) const {
+        return slices.count(tensor) || roots.count(tensor);
+    }
 };
 
 /** Rewrites `lw` (steps and layers) as described above and returns the plan. */

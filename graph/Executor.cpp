@@ -28,8 +28,10 @@ std::string first_error_line(const std::string &log) {
     std::istringstream in(log);
     std::string line, first;
     while (std::getline(in, line)) {
-        if (first.empty() && !line.empty()) first = line;
-        if (line.find("rror") != std::string::npos && line.find("generator failed") == std::string::npos) {
+        if (first.empty() && !line.empty())
+            first = line;
+        if (line.find("rror") != std::string::npos &&
+            line.find("generator failed") == std::string::npos) {
             return line;
         }
     }
@@ -38,7 +40,8 @@ std::string first_error_line(const std::string &log) {
 
 int64_t elements(const std::vector<int> &ext) {
     int64_t n = 1;
-    for (int e : ext) n *= e;
+    for (int e : ext)
+        n *= e;
     return n;
 }
 
@@ -49,15 +52,17 @@ std::string default_cache_dir() {
         const char *v = std::getenv(name);
         return std::string(v && *v ? v : "");
     };
-    if (!env("SW_NET_CACHE_DIR").empty()) return env("SW_NET_CACHE_DIR");
-    if (!env("XDG_CACHE_HOME").empty()) return env("XDG_CACHE_HOME") + "/sw_net";
-    if (!env("HOME").empty()) return env("HOME") + "/.cache/sw_net";
+    if (!env("SW_NET_CACHE_DIR").empty())
+        return env("SW_NET_CACHE_DIR");
+    if (!env("XDG_CACHE_HOME").empty())
+        return env("XDG_CACHE_HOME") + "/sw_net";
+    if (!env("HOME").empty())
+        return env("HOME") + "/.cache/sw_net";
     return "";
 }
 
-
 struct Executor::Impl {
-    std::vector<std::shared_ptr<sw_jit::JitLayer>> layers;  ///< null: not built (skip_build)
+    std::vector<std::shared_ptr<sw_jit::JitLayer>> layers; ///< null: not built (skip_build)
     LayerHook hook;
 };
 
@@ -67,22 +72,27 @@ public:
     std::map<std::string, std::shared_ptr<sw_net::AlignedFloats>> data;
 };
 
-Executor::Executor(const Graph &g, const ExecOptions &options) : Executor(std::make_shared<const Graph>(g), options) {}
+Executor::Executor(const Graph &g, const ExecOptions &options)
+    : Executor(std::make_shared<const Graph>(g), options) {}
 
 Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
-    : graph_(std::move(g)), constants_(options.constants ? options.constants : std::make_shared<ConstantCache>()) {
-    if (options.schedule != "auto" && options.schedule != "hand" && options.schedule != "baseline") {
+    : graph_(std::move(g)),
+      constants_(options.constants ? options.constants : std::make_shared<ConstantCache>()) {
+    if (options.schedule != "auto" && options.schedule != "hand" &&
+        options.schedule != "baseline") {
         throw graph_->error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
     lowered_ = lower_graph(*graph_);
-    placement_ = options.concat_in_place ? place_concats_in_place(*graph_, lowered_) : no_concat_placement(lowered_);
+    placement_ = options.concat_in_place ? place_concats_in_place(*graph_, lowered_)
+                                         : no_concat_placement(lowered_);
     // Found at run time beside the running executable's build or installed tree, or through
     // $SW_LAYERS_GENERATOR / $SW_AUTOSCHEDULE_PLUGIN (runtime/locate.h); the plugin only for
     // the autoscheduler.
-    const std::string gen = options.generator.empty() ? sw::find_tool(sw::kLayersGenerator) : options.generator;
+    const std::string gen =
+        options.generator.empty() ? sw::find_tool(sw::kLayersGenerator) : options.generator;
     const std::string plugin = !options.autoschedule_plugin.empty() ? options.autoschedule_plugin
-                               : options.schedule == "auto"         ? sw::find_tool(sw::kAutoschedulePlugin)
-                                                                    : std::string();
+                               : options.schedule == "auto" ? sw::find_tool(sw::kAutoschedulePlugin)
+                                                            : std::string();
     sw_jit::JitOptions base;
     base.strict_cpe_check = options.strict_cpe_check;
     base.cache_dir = options.cache_dir;
@@ -123,7 +133,8 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
                 info.schedule = "hand";
             }
         } else {
-            if (options.schedule == "baseline") spec.params["schedule"] = "baseline";
+            if (options.schedule == "baseline")
+                spec.params["schedule"] = "baseline";
             b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, base);
             info.schedule = options.schedule;
         }
@@ -149,35 +160,44 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
     int jobs = options.jobs > 0 ? options.jobs : (int)std::thread::hardware_concurrency();
     jobs = std::max(1, std::min(jobs, total));
     auto worker = [&]() {
-        for (int i = next++; i < total; i = next++) build_one(i);
+        for (int i = next++; i < total; i = next++)
+            build_one(i);
     };
     std::vector<std::thread> threads;
-    for (int t = 1; t < jobs; t++) threads.emplace_back(worker);
+    for (int t = 1; t < jobs; t++)
+        threads.emplace_back(worker);
     worker();
-    for (std::thread &t : threads) t.join();
+    for (std::thread &t : threads)
+        t.join();
     build_seconds_ = seconds_since(t0);
 
     for (int i = 0; i < total; i++) {
         if (!built[size_t(i)] && builds_[size_t(i)].schedule != "none") {
-            throw graph_->error("building layer " + lowered_.layers[size_t(i)].key() + " failed: " +
-                               failures[size_t(i)]);
+            throw graph_->error("building layer " + lowered_.layers[size_t(i)].key() +
+                                " failed: " + failures[size_t(i)]);
         }
     }
     impl_ = new Impl;
     impl_->layers = std::move(built);
 }
 
-Executor::~Executor() { delete impl_; }
+Executor::~Executor() {
+    delete impl_;
+}
 
-void Executor::set_layer_hook(LayerHook hook) { impl_->hook = std::move(hook); }
+void Executor::set_layer_hook(LayerHook hook) {
+    impl_->hook = std::move(hook);
+}
 
 std::string Executor::layer_directory(int i) const {
-    if (!impl_->layers.at(size_t(i))) throw graph_->error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
+    if (!impl_->layers.at(size_t(i)))
+        throw graph_->error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
     return impl_->layers[size_t(i)]->dir();
 }
 
 std::string Executor::layer_function(int i) const {
-    if (!impl_->layers.at(size_t(i))) throw graph_->error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
+    if (!impl_->layers.at(size_t(i)))
+        throw graph_->error("layer " + lowered_.layers.at(size_t(i)).key() + " was not built");
     return impl_->layers[size_t(i)]->function_name();
 }
 
@@ -214,17 +234,19 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
     for (const std::string &name : graph_->inputs) {
         const Tensor &t = graph_->tensor(name);
         auto it = inputs.find(name);
-        if (it == inputs.end()) throw graph_->error("no data for graph input '" + name + "'");
+        if (it == inputs.end())
+            throw graph_->error("no data for graph input '" + name + "'");
         if ((int64_t)it->second.size() != t.elements()) {
-            throw graph_->error("graph input '" + name + "' has shape " + shape_string(t.shape) + " (" +
-                               std::to_string(t.elements()) + " values), got " +
-                               std::to_string(it->second.size()) + " values");
+            throw graph_->error("graph input '" + name + "' has shape " + shape_string(t.shape) +
+                                " (" + std::to_string(t.elements()) + " values), got " +
+                                std::to_string(it->second.size()) + " values");
         }
         store[name] = Storage::copy_of(it->second);
     }
     auto get = [&](const std::string &name) -> Storage {
         auto it = store.find(name);
-        if (it != store.end()) return it->second;
+        if (it != store.end())
+            return it->second;
         std::lock_guard<std::mutex> lock(constants_->mutex);
         std::shared_ptr<sw_net::AlignedFloats> &c = constants_->data[name];
         if (!c) {
@@ -243,20 +265,24 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
             return store[name] = st;
         }
         constants_->data.erase(name);
-        throw graph_->error("tensor '" + name + "' has no data when it is read (not produced yet?)");
+        throw graph_->error("tensor '" + name +
+                            "' has no data when it is read (not produced yet?)");
     };
     // The buffers of in-place concats, allocated when the first slice is written.
     std::map<std::string, std::shared_ptr<sw_net::AlignedFloats>> roots;
     auto placed_storage = [&](const LayerArg &t) {
         const TensorSlice sl = placement_.slice_of(t.tensor);
         std::shared_ptr<sw_net::AlignedFloats> &root = roots[sl.root];
-        if (!root) root = std::make_shared<sw_net::AlignedFloats>(size_t(placement_.roots.at(sl.root)), 0.f);
+        if (!root)
+            root =
+                std::make_shared<sw_net::AlignedFloats>(size_t(placement_.roots.at(sl.root)), 0.f);
         Storage st;
         st.buffer = root;
         st.offset = sl.offset;
         st.size = elements(t.extents);
         if (st.offset + st.size > (int64_t)root->size()) {
-            throw graph_->error("tensor '" + t.tensor + "' does not fit its slice of concat buffer '" + sl.root + "'");
+            throw graph_->error("tensor '" + t.tensor +
+                                "' does not fit its slice of concat buffer '" + sl.root + "'");
         }
         return st;
     };
@@ -269,12 +295,14 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
     // the live tensors only, not every intermediate tensor of the graph.
     std::map<std::string, size_t> last_read;
     for (size_t k = 0; k < lowered_.steps.size(); k++) {
-        for (const LayerArg &a : lowered_.steps[k].inputs) last_read[a.tensor] = k;
+        for (const LayerArg &a : lowered_.steps[k].inputs)
+            last_read[a.tensor] = k;
     }
     size_t step_index = 0;
     auto drop_dead = [&](const Step &s) {
         for (const LayerArg &a : s.inputs) {
-            if (last_read[a.tensor] == step_index && !graph_->is_graph_output(a.tensor)) store.erase(a.tensor);
+            if (last_read[a.tensor] == step_index && !graph_->is_graph_output(a.tensor))
+                store.erase(a.tensor);
         }
         step_index++;
     };
@@ -290,7 +318,8 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                 sr.in_place = true;
                 sr.record.name = s.name;
                 sr.record.kind = s.op_type;
-                if (const Tensor *ot = graph_->find(s.output.tensor)) sr.record.output = ot->shape;
+                if (const Tensor *ot = graph_->find(s.output.tensor))
+                    sr.record.output = ot->shape;
             } else {
                 store[s.output.tensor] = get(s.inputs.at(0).tensor);
             }
@@ -304,8 +333,9 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         for (const LayerArg &a : s.inputs) {
             const Storage d = get(a.tensor);
             if (d.size != elements(a.extents)) {
-                throw graph_->error(s.node + ": tensor '" + a.tensor + "' has " + std::to_string(d.size) +
-                                   " values, its layer expects " + std::to_string(elements(a.extents)));
+                throw graph_->error(s.node + ": tensor '" + a.tensor + "' has " +
+                                    std::to_string(d.size) + " values, its layer expects " +
+                                    std::to_string(elements(a.extents)));
             }
             bufs.emplace_back(d.data(), a.extents);
         }
@@ -315,32 +345,39 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                                 : Storage::zeros(elements(s.output.extents));
         const Tensor *ot = graph_->find(s.output.tensor);
         if (ot && ot->has_shape && ot->elements() != out.size) {
-            throw graph_->error(s.node + ": output '" + s.output.tensor + "' has " + std::to_string(ot->elements()) +
-                               " values, the layer writes " + std::to_string(out.size));
+            throw graph_->error(s.node + ": output '" + s.output.tensor + "' has " +
+                                std::to_string(ot->elements()) + " values, the layer writes " +
+                                std::to_string(out.size));
         }
         bufs.emplace_back(out.data(), s.output.extents);
         std::vector<halide_buffer_t *> raw;
-        for (auto &b : bufs) raw.push_back(b.raw_buffer());
+        for (auto &b : bufs)
+            raw.push_back(b.raw_buffer());
         athread_emu_stats_reset();
         athread_emu_trace_reset();
         const auto t0 = std::chrono::steady_clock::now();
         int rc = 0;
         if (!(impl_->hook && impl_->hook(s, spec, raw, &rc))) {
             if (!impl_->layers[size_t(s.layer)]) {
-                throw graph_->error(s.node + ": layer " + spec.key() + " was not built and no hook runs it");
+                throw graph_->error(s.node + ": layer " + spec.key() +
+                                    " was not built and no hook runs it");
             }
             rc = impl_->layers[size_t(s.layer)]->call(raw);
         }
-        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (rc != 0) {
-            throw graph_->error(s.node + ": layer " + spec.key() + " failed with status " + std::to_string(rc));
+            throw graph_->error(s.node + ": layer " + spec.key() + " failed with status " +
+                                std::to_string(rc));
         }
         sw_net::LayerRecord &rec = sr.record;
         rec.name = s.name;
         rec.kind = s.op_type;
-        if (ot && ot->has_shape) rec.output = ot->shape;
-        rec.gflop = sw_net::layer_gflop(spec.generator, spec.params,
-                                        s.inputs.empty() ? 0 : elements(s.inputs[0].extents), out.size);
+        if (ot && ot->has_shape)
+            rec.output = ot->shape;
+        rec.gflop =
+            sw_net::layer_gflop(spec.generator, spec.params,
+                                s.inputs.empty() ? 0 : elements(s.inputs[0].extents), out.size);
         rec.wall_seconds = wall;
         sw_net::add_emulator_records(rec, r.modelled_seconds, trace);
         athread_emu_stats_reset();

@@ -34,10 +34,10 @@ namespace sw_graph {
 
 /** How one distinct layer was built. */
 struct LayerBuildInfo {
-    std::string schedule;   ///< "auto", "hand" or "baseline": what the layer really got
+    std::string schedule; ///< "auto", "hand" or "baseline": what the layer really got
     bool from_cache = false;
-    double seconds = 0;     ///< generation and compilation (or cache load) wall time
-    std::string note;       ///< e.g. why the autoscheduler's schedule was not used
+    double seconds = 0; ///< generation and compilation (or cache load) wall time
+    std::string note;   ///< e.g. why the autoscheduler's schedule was not used
 };
 
 /** Reported after each layer build (from the building thread, serialised). */

@@ -26,11 +26,14 @@ namespace {
 
 constexpr int64_t kAlignFloats = 32; // 128 bytes: a DMA line
 
-int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+int64_t round_up(int64_t v, int64_t a) {
+    return (v + a - 1) / a * a;
+}
 
 int64_t count(const std::vector<int> &extents) {
     int64_t n = 1;
-    for (int e : extents) n *= e;
+    for (int e : extents)
+        n *= e;
     return n;
 }
 
@@ -45,7 +48,8 @@ struct Loc {
 std::string c_string(const std::string &s) {
     std::string r;
     for (char c : s) {
-        if (c == '\\' || c == '"') r += '\\';
+        if (c == '\\' || c == '"')
+            r += '\\';
         if (c == '\n') {
             r += "\\n";
             continue;
@@ -58,13 +62,15 @@ std::string c_string(const std::string &s) {
 /** Text safe inside a C comment. */
 std::string comment(const std::string &s) {
     std::string r = s;
-    for (size_t p = r.find("*/"); p != std::string::npos; p = r.find("*/")) r.replace(p, 2, "* /");
+    for (size_t p = r.find("*/"); p != std::string::npos; p = r.find("*/"))
+        r.replace(p, 2, "* /");
     return r;
 }
 
 std::string dims_list(const std::vector<int64_t> &shape) {
     std::string s;
-    for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
+    for (size_t i = 0; i < shape.size(); i++)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
     return s;
 }
 
@@ -72,7 +78,8 @@ void write_file(const fs::path &path, const std::string &text, const Graph &g) {
     std::ofstream f(path, std::ios::binary);
     f << text;
     f.flush();
-    if (!f) throw g.error("cannot write " + path.string() + ": " + std::strerror(errno));
+    if (!f)
+        throw g.error("cannot write " + path.string() + ": " + std::strerror(errno));
 }
 
 /** The exported program's plan: weights, arena offsets and the C expression of each tensor. */
@@ -83,8 +90,10 @@ struct Plan {
 
     std::string expr(const std::string &tensor) const {
         const Loc &l = loc.at(tensor);
-        if (l.kind == Loc::Input) return "(float *)input";
-        if (l.kind == Loc::Weight) return "m->weights + " + std::to_string(l.offset);
+        if (l.kind == Loc::Input)
+            return "(float *)input";
+        if (l.kind == Loc::Weight)
+            return "m->weights + " + std::to_string(l.offset);
         return "(float *)(m->arena + " + std::to_string(l.offset) + ")";
     }
 };
@@ -95,9 +104,11 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
     p.loc[input] = {Loc::Input, 0, input, 0};
     auto constant = [&](const std::string &name) -> const std::vector<float> * {
         auto e = lw.extra_constants.find(name);
-        if (e != lw.extra_constants.end()) return &e->second;
+        if (e != lw.extra_constants.end())
+            return &e->second;
         const Tensor *t = g.find(name);
-        if (t && t->is_constant && t->dtype == DType::Float32) return &t->f32;
+        if (t && t->is_constant && t->dtype == DType::Float32)
+            return &t->f32;
         return nullptr;
     };
     // Storage roots, their sizes (bytes) and live ranges [first step, last step]. A root is
@@ -120,13 +131,16 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
         for (const LayerArg &a : s.inputs) {
             if (!p.loc.count(a.tensor)) {
                 const std::vector<float> *c = constant(a.tensor);
-                if (!c) throw g.error(s.node + ": tensor '" + a.tensor + "' is read before it is written");
+                if (!c)
+                    throw g.error(s.node + ": tensor '" + a.tensor +
+                                  "' is read before it is written");
                 p.loc[a.tensor] = {Loc::Weight, p.weight_floats, a.tensor, 0};
                 p.weights.emplace_back(a.tensor, c);
                 p.weight_floats = round_up(p.weight_floats + (int64_t)c->size(), kAlignFloats);
             }
             const std::string &root = p.loc[a.tensor].root;
-            if (live.count(root)) live[root].second = k;
+            if (live.count(root))
+                live[root].second = k;
         }
         const std::string &out = s.output.tensor;
         if (placement.placed(out)) {
@@ -143,9 +157,11 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
         }
     }
     for (const std::string &o : g.outputs) {
-        if (!p.loc.count(o)) throw g.error("graph output '" + o + "' is never written");
+        if (!p.loc.count(o))
+            throw g.error("graph output '" + o + "' is never written");
         const std::string &root = p.loc.at(o).root;
-        if (live.count(root)) live[root].second = nsteps;
+        if (live.count(root))
+            live[root].second = nsteps;
     }
     // First fit: the lowest offset that overlaps no placed root alive at the same time.
     std::map<std::string, int64_t> root_offset;
@@ -155,12 +171,14 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
         std::vector<std::pair<int64_t, int64_t>> busy;
         for (const std::string &u : placed) {
             const auto [b0, b1] = live[u];
-            if (a0 <= b1 && b0 <= a1) busy.emplace_back(root_offset[u], root_offset[u] + bytes[u]);
+            if (a0 <= b1 && b0 <= a1)
+                busy.emplace_back(root_offset[u], root_offset[u] + bytes[u]);
         }
         std::sort(busy.begin(), busy.end());
         int64_t at = 0;
         for (const auto &b : busy) {
-            if (at + bytes[t] <= b.first) break;
+            if (at + bytes[t] <= b.first)
+                break;
             at = std::max(at, b.second);
         }
         root_offset[t] = at;
@@ -170,7 +188,8 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
     }
     // Views and slices take their root's final offset.
     for (auto &e : p.loc) {
-        if (e.second.kind == Loc::Arena) e.second.offset = root_offset.at(e.second.root) + e.second.within;
+        if (e.second.kind == Loc::Arena)
+            e.second.offset = root_offset.at(e.second.root) + e.second.within;
     }
     return p;
 }
@@ -181,7 +200,8 @@ std::string header_text(const Graph &g, const std::string &model, const Plan &p)
     std::ostringstream h;
     h << "/* sw_model.h: the C API of " << comment(model) << ", generated by sw_net --export.\n"
       << " * Input '" << comment(in.name) << "' and output '" << comment(out.name)
-      << "' are dense row-major float32 arrays (the last dimension fastest; NCHW for images).\n */\n"
+      << "' are dense row-major float32 arrays (the last dimension fastest; NCHW for images).\n "
+         "*/\n"
       << "#ifndef SW_MODEL_H\n#define SW_MODEL_H\n\n"
       << "#define SW_MODEL_INPUT_RANK " << in.shape.size() << "\n"
       << "#define SW_MODEL_INPUT_SHAPE {" << dims_list(in.shape) << "}\n"
@@ -305,7 +325,8 @@ int sw_model_run(sw_model *m, const float *input, float *output) {
 /** The opening comment and includes of sw_model.c: the runtime, the API, every layer. */
 std::string program_includes(const Executor &ex, const std::string &model) {
     std::ostringstream c;
-    c << "/* sw_model.c: runs " << comment(model) << " on the MPE, layer by layer (each layer spawns\n"
+    c << "/* sw_model.c: runs " << comment(model)
+      << " on the MPE, layer by layer (each layer spawns\n"
       << " * the 64 CPEs). Generated by sw_net --export; plain C99. */\n"
       << "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
       << "#include \"HalideRuntime.h\"\n#include \"sw_model.h\"\n";
@@ -322,7 +343,8 @@ std::string step_text(const Executor &ex, const Plan &p, int k) {
     std::ostringstream c;
     if (s.layer < 0) {
         if (ex.concat_placement().placed(s.output.tensor)) {
-            c << "    /* step " << k << ": " << comment(s.node) << ": concat in place, no copy (its inputs were "
+            c << "    /* step " << k << ": " << comment(s.node)
+              << ": concat in place, no copy (its inputs were "
               << "written into their slices of " << p.expr(s.output.tensor) << ") */\n";
         } else {
             c << "    /* step " << k << ": " << comment(s.node) << ": a view, no copy */\n";
@@ -335,7 +357,8 @@ std::string step_text(const Executor &ex, const Plan &p, int k) {
     args.push_back(s.output);
     for (size_t a = 0; a < args.size(); a++) {
         c << "        static const int32_t e" << a << "[] = {";
-        for (size_t i = 0; i < args[a].extents.size(); i++) c << (i ? ", " : "") << args[a].extents[i];
+        for (size_t i = 0; i < args[a].extents.size(); i++)
+            c << (i ? ", " : "") << args[a].extents[i];
         c << "};\n";
     }
     for (size_t a = 0; a < args.size(); a++) {
@@ -343,7 +366,8 @@ std::string step_text(const Executor &ex, const Plan &p, int k) {
           << args[a].extents.size() << ", e" << a << ");\n";
     }
     c << "        if (" << fn << "(";
-    for (size_t a = 0; a < args.size(); a++) c << (a ? ", " : "") << "&b[" << a << "]";
+    for (size_t a = 0; a < args.size(); a++)
+        c << (a ? ", " : "") << "&b[" << a << "]";
     c << ") != 0) {\n            fprintf(stderr, \"sw_model_run: step " << k << " ("
       << c_string(comment(s.node)) << ") failed\\n\");\n            return -1;\n        }\n    }\n";
     return c.str();
@@ -353,13 +377,15 @@ std::string step_text(const Executor &ex, const Plan &p, int k) {
  * copy of the output. */
 std::string program_text(const Executor &ex, const std::string &model, const Plan &p) {
     std::string c = program_includes(ex, model) + kProgramSupport;
-    for (int k = 0; k < (int)ex.lowered().steps.size(); k++) c += step_text(ex, p, k);
+    for (int k = 0; k < (int)ex.lowered().steps.size(); k++)
+        c += step_text(ex, p, k);
     c += "    memcpy(output, " + p.expr(ex.graph().outputs.at(0)) +
          ", (size_t)SW_MODEL_OUTPUT_ELEMENTS * sizeof(float));\n    return 0;\n}\n";
     return c;
 }
 
-const char *kMain = R"(/* main.c: sw_model WEIGHTS.bin INPUT.npy OUTPUT.npy -- reads a float32 .npy of the model's
+const char *kMain =
+    R"(/* main.c: sw_model WEIGHTS.bin INPUT.npy OUTPUT.npy -- reads a float32 .npy of the model's
  * input shape, runs the model once and writes its output as .npy. Generated by sw_net
  * --export; plain C99. */
 #include <athread.h>
@@ -497,24 +523,28 @@ int main(int argc, char **argv) {
  * (runtime/locate.h); a comment saying what to set when not found. */
 std::string emulator_line(const std::string &var, const std::string &what) {
     const std::string path = sw::find_tool_or_empty(what);
-    if (!path.empty()) return var + " ?= " + path + "\n";
-    return "# " + var + ": not found when exported (" + sw::tool_variable(what) + " was not set): give it to make emu\n" +
-           var + " ?=\n";
+    if (!path.empty())
+        return var + " ?= " + path + "\n";
+    return "# " + var + ": not found when exported (" + sw::tool_variable(what) +
+           " was not set): give it to make emu\n" + var + " ?=\n";
 }
 
 std::string makefile_text(const Executor &ex, const std::string &model) {
     std::ostringstream m;
     m << "# Generated by sw_net --export from " << model << ".\n"
-      << "#   make      -> sw_model with the SW26010 toolchain (sw5cc; not available on the machine that\n"
+      << "#   make      -> sw_model with the SW26010 toolchain (sw5cc; not available on the "
+         "machine that\n"
       << "#                exported it, so this build is untested there)\n"
       << "#   make emu  -> sw_model_emu: the same sources with gcc against the athread emulator\n"
-      << "# Run: bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin x.npy y.npy\n"
+      << "# Run: bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin x.npy "
+         "y.npy\n"
       << "HOSTCC ?= sw5cc -host\nSLAVECC ?= sw5cc -slave -msimd\nHYBRIDCC ?= sw5cc -hybrid\n"
       << "STD ?= -std=gnu99\nHOSTFLAGS ?= -O2\nSLAVEFLAGS ?= -O2\nLDLIBS ?= -lm_slave\n"
       << "EMU_CC ?= cc\nEMU_CXX ?= c++\nEMU_FLAGS ?= -O1\n"
-      << emulator_line("EMU_INCLUDE", sw::kEmulatorInclude) << emulator_line("EMU_LIB", sw::kEmulatorLibrary)
-      << "\nLAYERS =";
-    for (int i = 0; i < (int)ex.lowered().layers.size(); i++) m << " \\\n    " << ex.layer_function(i);
+      << emulator_line("EMU_INCLUDE", sw::kEmulatorInclude)
+      << emulator_line("EMU_LIB", sw::kEmulatorLibrary) << "\nLAYERS =";
+    for (int i = 0; i < (int)ex.lowered().layers.size(); i++)
+        m << " \\\n    " << ex.layer_function(i);
     m << R"(
 
 MPE_OBJS = $(LAYERS:%=layers/%.mpe.o) sw_model.o main.o
@@ -558,36 +588,48 @@ std::string readme_text(const Executor &ex, const std::string &model, const Plan
     const Tensor &out = g.tensor(g.outputs.at(0));
     std::ostringstream r;
     r << "# " << model << " for the SW26010, exported by sw_net --export\n\n"
-      << "A self-contained folder: the model's " << ex.lowered().layers.size() << " distinct layers ("
-      << ex.lowered().steps.size() << " steps) as generated athread code, a plain C99 host program\n"
+      << "A self-contained folder: the model's " << ex.lowered().layers.size()
+      << " distinct layers (" << ex.lowered().steps.size()
+      << " steps) as generated athread code, a plain C99 host program\n"
       << "that runs them in order on the MPE, and the weights.\n\n"
       << "## Build and run\n"
       << "On the Sunway machine (sw5cc):\n```\nmake\n"
-      << "bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin x.npy y.npy\n```\n"
-      << "Here, against the athread emulator (`EMU_INCLUDE` and `EMU_LIB` default to the build that\n"
+      << "bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin x.npy "
+         "y.npy\n```\n"
+      << "Here, against the athread emulator (`EMU_INCLUDE` and `EMU_LIB` default to the build "
+         "that\n"
       << "exported the folder):\n```\nmake emu\n./sw_model_emu weights.bin x.npy y.npy\n```\n"
       << "`x.npy` is a float32 array of shape (" << dims_list(in.shape) << ") (input '" << in.name
       << "'), `y.npy` gets output '" << out.name << "' of shape (" << dims_list(out.shape)
       << "), as the model computes it (no softmax added).\n\n"
       << "## Files\n"
-      << "- `layers/<fn>.mpe.c`, `.cpe.c`, `.h`, `.sw_args.h`: each layer's MPE function (spawns the 64\n"
+      << "- `layers/<fn>.mpe.c`, `.cpe.c`, `.h`, `.sw_args.h`: each layer's MPE function (spawns "
+         "the 64\n"
       << "  CPEs), CPE kernels and header; `HalideRuntime.h`: the `halide_buffer_t` they take.\n"
-      << "- `sw_model.h`: the C API (`sw_model_load`, `sw_model_run`, `sw_model_free`) and the shapes.\n"
-      << "- `sw_model.c`: allocates the activations once (" << p.arena_bytes << " bytes; each tensor "
+      << "- `sw_model.h`: the C API (`sw_model_load`, `sw_model_run`, `sw_model_free`) and the "
+         "shapes.\n"
+      << "- `sw_model.c`: allocates the activations once (" << p.arena_bytes
+      << " bytes; each tensor "
       << "in its own buffer would take " << p.unshared_bytes << ") and calls the layers in order;\n"
       << "  views (Flatten, Reshape) share their input's memory, and a concat made in place\n"
       << "  costs nothing: its inputs' producers write into their slices of the concat's buffer\n"
       << "  (an offset into it), which is alive from the first slice written to the last read.\n"
       << "- `main.c`: reads the weights and an input `.npy`, runs once, writes the output `.npy`.\n"
-      << "- athread: the first layer call runs `athread_init()` (once per process); the program calls\n"
+      << "- athread: the first layer call runs `athread_init()` (once per process); the program "
+         "calls\n"
       << "  `athread_halt()` once at the end (main.c does).\n\n"
       << "## weights.bin\n"
-      << "Little-endian. A 32-byte header: the 8 bytes `SWNETW01`, the number of floats that follow\n"
-      << "(uint64), 16 bytes of zeros. Then " << p.weight_floats << " float32 values: every constant a layer\n"
-      << "reads, in the order below, each starting at a multiple of 32 floats (128 bytes, a DMA line),\n"
-      << "zeros between. Offsets in floats from the first value:\n\n| tensor | offset | floats |\n|---|---|---|\n";
+      << "Little-endian. A 32-byte header: the 8 bytes `SWNETW01`, the number of floats that "
+         "follow\n"
+      << "(uint64), 16 bytes of zeros. Then " << p.weight_floats
+      << " float32 values: every constant a layer\n"
+      << "reads, in the order below, each starting at a multiple of 32 floats (128 bytes, a DMA "
+         "line),\n"
+      << "zeros between. Offsets in floats from the first value:\n\n| tensor | offset | floats "
+         "|\n|---|---|---|\n";
     for (const auto &w : p.weights) {
-        r << "| " << w.first << " | " << p.loc.at(w.first).offset << " | " << w.second->size() << " |\n";
+        r << "| " << w.first << " | " << p.loc.at(w.first).offset << " | " << w.second->size()
+          << " |\n";
     }
     return r.str();
 }
@@ -598,40 +640,52 @@ void check_export_dir(const std::string &dir) {
     std::error_code ec;
     const fs::path d(dir);
     if (fs::exists(d, ec)) {
-        if (!fs::is_directory(d, ec)) throw Error("error: --export " + dir + ": exists and is not a directory");
-        if (!fs::is_empty(d, ec)) throw Error("error: --export " + dir + ": the directory is not empty");
-        if (access(dir.c_str(), W_OK) != 0) throw Error("error: --export " + dir + ": not writable");
+        if (!fs::is_directory(d, ec))
+            throw Error("error: --export " + dir + ": exists and is not a directory");
+        if (!fs::is_empty(d, ec))
+            throw Error("error: --export " + dir + ": the directory is not empty");
+        if (access(dir.c_str(), W_OK) != 0)
+            throw Error("error: --export " + dir + ": not writable");
         return;
     }
     fs::path parent = d.parent_path();
-    if (parent.empty()) parent = ".";
+    if (parent.empty())
+        parent = ".";
     if (!fs::is_directory(parent, ec)) {
-        throw Error("error: --export " + dir + ": the parent directory " + parent.string() + " does not exist");
+        throw Error("error: --export " + dir + ": the parent directory " + parent.string() +
+                    " does not exist");
     }
-    if (access(parent.c_str(), W_OK) != 0) throw Error("error: --export " + dir + ": " + parent.string() + " is not writable");
+    if (access(parent.c_str(), W_OK) != 0)
+        throw Error("error: --export " + dir + ": " + parent.string() + " is not writable");
 }
 
-ExportSummary export_model(const Executor &ex, const std::string &model_path, const std::string &dir) {
+ExportSummary export_model(const Executor &ex, const std::string &model_path,
+                           const std::string &dir) {
     const Graph &g = ex.graph();
     const LoweredGraph &lw = ex.lowered();
-    if (g.inputs.size() != 1 || g.outputs.empty()) throw g.error("--export needs a model with one input");
+    if (g.inputs.size() != 1 || g.outputs.empty())
+        throw g.error("--export needs a model with one input");
     check_export_dir(dir);
     const Plan p = make_plan(g, lw, ex.concat_placement());
     const fs::path d(dir);
     std::error_code ec;
     fs::create_directories(d / "layers", ec);
-    if (ec) throw g.error("cannot create " + (d / "layers").string() + ": " + ec.message());
+    if (ec)
+        throw g.error("cannot create " + (d / "layers").string() + ": " + ec.message());
     for (int i = 0; i < (int)lw.layers.size(); i++) {
         const std::string fn = ex.layer_function(i);
         for (const char *ext : {".mpe.c", ".cpe.c", ".h", ".sw_args.h"}) {
             fs::copy_file(fs::path(ex.layer_directory(i)) / (fn + ext), d / "layers" / (fn + ext),
                           fs::copy_options::overwrite_existing, ec);
-            if (ec) throw g.error("cannot copy " + fn + ext + " to " + dir + ": " + ec.message());
+            if (ec)
+                throw g.error("cannot copy " + fn + ext + " to " + dir + ": " + ec.message());
         }
     }
     fs::copy_file(fs::path(SW_GRAPH_HALIDE_INCLUDE) / "HalideRuntime.h", d / "HalideRuntime.h",
                   fs::copy_options::overwrite_existing, ec);
-    if (ec) throw g.error(std::string("cannot copy HalideRuntime.h from ") + SW_GRAPH_HALIDE_INCLUDE + ": " + ec.message());
+    if (ec)
+        throw g.error(std::string("cannot copy HalideRuntime.h from ") + SW_GRAPH_HALIDE_INCLUDE +
+                      ": " + ec.message());
     write_file(d / "sw_model.h", header_text(g, model_path, p), g);
     write_file(d / "sw_model.c", program_text(ex, model_path, p), g);
     write_file(d / "main.c", kMain, g);

@@ -30,8 +30,8 @@ namespace sw_graph {
 struct ExportSummary {
     int layers = 0, steps = 0;
     int64_t weight_floats = 0;
-    int64_t arena_bytes = 0;       ///< activations with reuse by liveness
-    int64_t unshared_bytes = 0;    ///< the same tensors each in its own buffer
+    int64_t arena_bytes = 0;    ///< activations with reuse by liveness
+    int64_t unshared_bytes = 0; ///< the same tensors each in its own buffer
 };
 
 /** Throws Error if \p dir cannot be an export folder: it exists and is not an empty
@@ -40,7 +40,8 @@ void check_export_dir(const std::string &dir);
 
 /** Writes the folder (created; see check_export_dir). \p model_path is named in the files.
  * Throws Error naming the file on a write error. */
-ExportSummary export_model(const Executor &ex, const std::string &model_path, const std::string &dir);
+ExportSummary export_model(const Executor &ex, const std::string &model_path,
+                           const std::string &dir);
 
 } // namespace sw_graph
 

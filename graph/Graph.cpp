@@ -22,10 +22,12 @@ const char *dtype_name(DType t) {
 }
 
 std::string shape_string(const std::vector<int64_t> &shape) {
-    if (shape.empty()) return "scalar";
+    if (shape.empty())
+        return "scalar";
     std::string s;
     for (size_t i = 0; i < shape.size(); i++) {
-        if (i) s += "x";
+        if (i)
+            s += "x";
         s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
     }
     return s;
@@ -34,7 +36,8 @@ std::string shape_string(const std::vector<int64_t> &shape) {
 int64_t element_count(const std::vector<int64_t> &shape) {
     int64_t n = 1;
     for (int64_t d : shape) {
-        if (d < 0) throw NodeError("shape " + shape_string(shape) + " has a dynamic or negative dim");
+        if (d < 0)
+            throw NodeError("shape " + shape_string(shape) + " has a dynamic or negative dim");
         if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
             throw NodeError("shape " + shape_string(shape) + " has more elements than int64 holds");
         }
@@ -82,7 +85,8 @@ std::string Attribute::to_string() const {
     std::ostringstream o;
     auto list = [&o](const auto &v) {
         o << "[";
-        for (size_t i = 0; i < v.size(); i++) o << (i ? "," : "") << v[i];
+        for (size_t i = 0; i < v.size(); i++)
+            o << (i ? "," : "") << v[i];
         o << "]";
     };
     switch (kind) {
@@ -115,9 +119,11 @@ std::string Attribute::to_string() const {
 }
 
 std::string Node::label() const {
-    if (!name.empty()) return "node '" + name + "' (" + op_type + ")";
+    if (!name.empty())
+        return "node '" + name + "' (" + op_type + ")";
     std::string s = "node #" + std::to_string(index) + " (" + op_type;
-    if (!outputs.empty()) s += ", output '" + outputs[0] + "'";
+    if (!outputs.empty())
+        s += ", output '" + outputs[0] + "'";
     return s + ")";
 }
 
@@ -125,7 +131,8 @@ namespace {
 
 const Attribute *typed(const Node &n, const std::string &a, Attribute::Kind k, const char *what) {
     auto it = n.attributes.find(a);
-    if (it == n.attributes.end()) return nullptr;
+    if (it == n.attributes.end())
+        return nullptr;
     if (it->second.kind != k) {
         throw NodeError("attribute '" + a + "' must be " + what + ", not " +
                         it->second.to_string());
@@ -158,12 +165,14 @@ std::vector<float> Node::attr_floats(const std::string &n, const std::vector<flo
 
 Tensor &Graph::tensor(const std::string &n) {
     Tensor *t = find(n);
-    if (!t) throw NodeError("no tensor named '" + n + "'");
+    if (!t)
+        throw NodeError("no tensor named '" + n + "'");
     return *t;
 }
 const Tensor &Graph::tensor(const std::string &n) const {
     const Tensor *t = find(n);
-    if (!t) throw NodeError("no tensor named '" + n + "'");
+    if (!t)
+        throw NodeError("no tensor named '" + n + "'");
     return *t;
 }
 Tensor *Graph::find(const std::string &n) {
@@ -184,7 +193,8 @@ bool Graph::is_graph_input(const std::string &n) const {
 int Graph::producer(const std::string &n) const {
     for (size_t i = 0; i < nodes.size(); i++) {
         for (const std::string &o : nodes[i].outputs) {
-            if (!o.empty() && o == n) return (int)i;
+            if (!o.empty() && o == n)
+                return (int)i;
         }
     }
     return -1;
@@ -194,7 +204,8 @@ std::vector<int> Graph::consumers(const std::string &n) const {
     std::vector<int> r;
     for (size_t i = 0; i < nodes.size(); i++) {
         const auto &in = nodes[i].inputs;
-        if (std::find(in.begin(), in.end(), n) != in.end()) r.push_back((int)i);
+        if (std::find(in.begin(), in.end(), n) != in.end())
+            r.push_back((int)i);
     }
     return r;
 }
@@ -218,7 +229,8 @@ void Graph::sort() {
     std::map<std::string, int> producer_of;
     for (size_t i = 0; i < nodes.size(); i++) {
         for (const std::string &o : nodes[i].outputs) {
-            if (o.empty()) continue;
+            if (o.empty())
+                continue;
             if (producer_of.count(o)) {
                 throw node_error(nodes[i], "output '" + o + "' is also produced by " +
                                                nodes[producer_of[o]].label());
@@ -239,7 +251,8 @@ void Graph::sort() {
     for (size_t i = 0; i < nodes.size(); i++) {
         std::set<std::string> seen;
         for (const std::string &in : nodes[i].inputs) {
-            if (in.empty() || !seen.insert(in).second) continue;
+            if (in.empty() || !seen.insert(in).second)
+                continue;
             if (producer_of.count(in)) {
                 missing[i]++;
                 readers[in].push_back((int)i);
@@ -255,7 +268,8 @@ void Graph::sort() {
     }
     std::set<int> ready;
     for (size_t i = 0; i < nodes.size(); i++) {
-        if (missing[i] == 0) ready.insert((int)i);
+        if (missing[i] == 0)
+            ready.insert((int)i);
     }
     std::vector<Node> sorted;
     std::vector<bool> done(nodes.size(), false);
@@ -266,9 +280,11 @@ void Graph::sort() {
         sorted.push_back(nodes[i]);
         for (const std::string &o : nodes[i].outputs) {
             auto it = readers.find(o);
-            if (o.empty() || it == readers.end()) continue;
+            if (o.empty() || it == readers.end())
+                continue;
             for (int r : it->second) {
-                if (--missing[r] == 0) ready.insert(r);
+                if (--missing[r] == 0)
+                    ready.insert(r);
             }
         }
     }
@@ -292,20 +308,24 @@ std::string Graph::dump() const {
     std::ostringstream o;
     auto describe = [this](const std::string &n) {
         const Tensor *t = find(n);
-        if (!t) return n + " ?";
+        if (!t)
+            return n + " ?";
         std::string s = n + " " + (t->has_shape ? shape_string(t->shape) : std::string("?"));
-        if (t->dtype != DType::Float32) s += std::string(" ") + dtype_name(t->dtype);
+        if (t->dtype != DType::Float32)
+            s += std::string(" ") + dtype_name(t->dtype);
         return s;
     };
     o << "graph '" << name << "' from " << source << " (IR " << ir_version << ", opset " << opset
       << "): " << nodes.size() << " nodes\n";
-    for (const std::string &in : inputs) o << "input   " << describe(in) << "\n";
+    for (const std::string &in : inputs)
+        o << "input   " << describe(in) << "\n";
     for (const Node &node : nodes) {
         o << "node    " << (node.name.empty() ? "#" + std::to_string(node.index) : node.name) << " "
           << node.op_type << " (";
         bool first = true;
         for (const std::string &in : node.inputs) {
-            if (!first) o << ", ";
+            if (!first)
+                o << ", ";
             first = false;
             if (in.empty()) {
                 o << "-";
@@ -313,21 +333,26 @@ std::string Graph::dump() const {
             }
             const Tensor *t = find(in);
             o << in;
-            if (t && t->is_constant) o << " const " << shape_string(t->shape);
+            if (t && t->is_constant)
+                o << " const " << shape_string(t->shape);
         }
         o << ") -> ";
         first = true;
         for (const std::string &out : node.outputs) {
-            if (out.empty()) continue;
-            if (!first) o << ", ";
+            if (out.empty())
+                continue;
+            if (!first)
+                o << ", ";
             first = false;
             o << describe(out);
         }
         int64_t macs = node_macs(*this, node);
-        if (macs) o << "  MACs " << macs;
+        if (macs)
+            o << "  MACs " << macs;
         o << "\n";
     }
-    for (const std::string &out : outputs) o << "output  " << describe(out) << "\n";
+    for (const std::string &out : outputs)
+        o << "output  " << describe(out) << "\n";
     GraphStats s = graph_stats(*this);
     o << "total   " << nodes.size() << " nodes, " << s.params << " parameters, " << s.macs
       << " MACs\n";

@@ -85,8 +85,8 @@ struct Attribute {
 struct Node {
     std::string name; ///< may be empty (ONNX names are optional)
     std::string op_type;
-    std::string domain; ///< "" for the default ONNX domain
-    int64_t index = 0;  ///< position in the ONNX file, for messages
+    std::string domain;               ///< "" for the default ONNX domain
+    int64_t index = 0;                ///< position in the ONNX file, for messages
     std::vector<std::string> inputs;  ///< "" is an absent optional input
     std::vector<std::string> outputs; ///< "" is an absent optional output
     std::map<std::string, Attribute> attributes;
@@ -105,9 +105,7 @@ struct Node {
 
     /** The i-th input's name, "" if absent. */
     std::string input(size_t i) const { return i < inputs.size() ? inputs[i] : std::string(); }
-    std::string output(size_t i) const {
-        return i < outputs.size() ? outputs[i] : std::string();
-    }
+    std::string output(size_t i) const { return i < outputs.size() ? outputs[i] : std::string(); }
 };
 
 class Graph {
@@ -117,7 +115,7 @@ public:
     int64_t opset = 0;      ///< the default domain's opset version
     int64_t ir_version = 0; ///< the model's IR version
     std::map<std::string, Tensor> tensors;
-    std::vector<Node> nodes; ///< topological order once sort() has run
+    std::vector<Node> nodes;          ///< topological order once sort() has run
     std::vector<std::string> inputs;  ///< graph inputs (not initializers)
     std::vector<std::string> outputs; ///< graph outputs
     /** Output shapes the model declares (-1: dynamic); ShapeInference checks its own against

@@ -11,7 +11,8 @@ Graph import_onnx(const std::string &path, const ImportOptions &options,
     infer_shapes(g, options.inference);
     if (options.run_passes) {
         std::vector<std::string> lines = run_passes(g);
-        if (log) log->insert(log->end(), lines.begin(), lines.end());
+        if (log)
+            log->insert(log->end(), lines.begin(), lines.end());
     }
     return g;
 }

@@ -14,28 +14,37 @@ namespace sw_graph {
 
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
+std::string str(int64_t v) {
+    return std::to_string(v);
+}
 
-std::string dims_str(const std::vector<int64_t> &d) { return "(" + shape_string(d) + ")"; }
+std::string dims_str(const std::vector<int64_t> &d) {
+    return "(" + shape_string(d) + ")";
+}
 
 int to_int(int64_t v, const std::string &what) {
-    if (v < 0 || v > (int64_t(1) << 31) - 1) throw NodeError(what + " " + str(v) + " out of range");
+    if (v < 0 || v > (int64_t(1) << 31) - 1)
+        throw NodeError(what + " " + str(v) + " out of range");
     return int(v);
 }
 
 /** Halide extents of an ONNX shape: the dims reversed. */
 std::vector<int> reversed(const std::vector<int64_t> &d) {
     std::vector<int> r;
-    for (auto it = d.rbegin(); it != d.rend(); ++it) r.push_back(to_int(*it, "dim"));
+    for (auto it = d.rbegin(); it != d.rend(); ++it)
+        r.push_back(to_int(*it, "dim"));
     return r;
 }
 
 /** A shape of rank <= 4 as NCHW (leading 1s: numpy broadcasting aligns the last axes). */
 bool as_nchw(std::vector<int64_t> d, std::vector<int> *nchw) {
-    if (d.size() > 4) return false;
-    while (d.size() < 4) d.insert(d.begin(), 1);
+    if (d.size() > 4)
+        return false;
+    while (d.size() < 4)
+        d.insert(d.begin(), 1);
     nchw->clear();
-    for (int64_t v : d) nchw->push_back(to_int(v, "dim"));
+    for (int64_t v : d)
+        nchw->push_back(to_int(v, "dim"));
     return true;
 }
 
@@ -43,14 +52,16 @@ struct Lowerer {
     const Graph &g;
     LoweredGraph out;
     std::map<std::string, int> layer_index;
-    std::set<int> fused;  ///< nodes folded into an earlier step
+    std::set<int> fused; ///< nodes folded into an earlier step
 
     explicit Lowerer(const Graph &graph) : g(graph) {}
 
     const Tensor &in(const Node &n, size_t i) {
-        if (n.input(i).empty()) throw NodeError("input " + str(i) + " is missing");
+        if (n.input(i).empty())
+            throw NodeError("input " + str(i) + " is missing");
         const Tensor &t = g.tensor(n.input(i));
-        if (!t.has_shape) throw NodeError("input '" + t.name + "' has no inferred shape");
+        if (!t.has_shape)
+            throw NodeError("input '" + t.name + "' has no inferred shape");
         return t;
     }
     const Tensor &float_in(const Node &n, size_t i) {
@@ -63,7 +74,8 @@ struct Lowerer {
     const Tensor &out_tensor(const Node &n) {
         const Tensor &t = g.tensor(n.output(0));
         if (t.dtype != DType::Float32) {
-            throw NodeError("output '" + t.name + "' is " + dtype_name(t.dtype) + " (float32 only)");
+            throw NodeError("output '" + t.name + "' is " + dtype_name(t.dtype) +
+                            " (float32 only)");
         }
         return t;
     }
@@ -71,11 +83,13 @@ struct Lowerer {
         LayerSpec s{gen, params};
         const std::string k = s.key();
         auto it = layer_index.find(k);
-        if (it != layer_index.end()) return it->second;
+        if (it != layer_index.end())
+            return it->second;
         out.layers.push_back(s);
         return layer_index[k] = int(out.layers.size()) - 1;
     }
-    Step &step(const Node &n, const std::string &gen, const std::map<std::string, std::string> &params) {
+    Step &step(const Node &n, const std::string &gen,
+               const std::map<std::string, std::string> &params) {
         Step s;
         s.node = n.label();
         s.name = n.name.empty() ? "#" + std::to_string(n.index) : n.name;
@@ -86,7 +100,8 @@ struct Lowerer {
     }
     std::string extra(const Node &n, const std::string &what, std::vector<float> v) {
         std::string name = n.output(0) + "__" + what;
-        while (g.find(name) || out.extra_constants.count(name)) name += "_";
+        while (g.find(name) || out.extra_constants.count(name))
+            name += "_";
         out.extra_constants[name] = std::move(v);
         return name;
     }
@@ -95,16 +110,20 @@ struct Lowerer {
      * the output is no graph output (a node that may be fused into node i's step); else -1. */
     int sole_consumer(int i, const char *op) {
         const Node &n = g.nodes[i];
-        if (g.is_graph_output(n.output(0))) return -1;
+        if (g.is_graph_output(n.output(0)))
+            return -1;
         const std::vector<int> c = g.consumers(n.output(0));
-        if (c.size() != 1 || g.nodes[c[0]].op_type != op || !g.nodes[c[0]].domain.empty()) return -1;
+        if (c.size() != 1 || g.nodes[c[0]].op_type != op || !g.nodes[c[0]].domain.empty())
+            return -1;
         return c[0];
     }
 
     /** Of a two-input node \p a that reads \p operand, its other input: "" unless the two
      * inputs are given and differ. */
     static std::string other_input(const Node &a, const std::string &operand) {
-        if (a.inputs.size() != 2 || a.input(0).empty() || a.input(1).empty() || a.input(0) == a.input(1)) return "";
+        if (a.inputs.size() != 2 || a.input(0).empty() || a.input(1).empty() ||
+            a.input(0) == a.input(1))
+            return "";
         return a.input(a.input(0) == operand ? 1 : 0);
     }
 
@@ -120,13 +139,16 @@ struct Lowerer {
      * conv's output again. */
     int fusable_residual(int i) {
         const int add = sole_consumer(i, "Add");
-        if (add < 0) return -1;
+        if (add < 0)
+            return -1;
         const Node &n = g.nodes[i], &a = g.nodes[add];
         const std::string other = other_input(a, n.output(0));
-        if (other.empty()) return -1;
+        if (other.empty())
+            return -1;
         const Tensor *y = g.find(n.output(0)), *o = g.find(other), *sum = g.find(a.output(0));
         for (const Tensor *t : {y, o, sum}) {
-            if (!t || !t->has_shape || t->dtype != DType::Float32 || t->shape != y->shape) return -1;
+            if (!t || !t->has_shape || t->dtype != DType::Float32 || t->shape != y->shape)
+                return -1;
         }
         return add;
     }
@@ -140,9 +162,11 @@ struct Lowerer {
     void conv(int i, int add = -1) {
         const Node &n = g.nodes[i];
         const Tensor &x = float_in(n, 0), &w = float_in(n, 1);
-        if (x.shape.size() != w.shape.size()) throw NodeError("W's rank differs from X's");
+        if (x.shape.size() != w.shape.size())
+            throw NodeError("W's rank differs from X's");
         std::vector<int64_t> kernel = n.attr_ints("kernel_shape", {});
-        if (kernel.empty()) kernel.assign(w.shape.begin() + 2, w.shape.end());
+        if (kernel.empty())
+            kernel.assign(w.shape.begin() + 2, w.shape.end());
         const WindowGeometry geo = window_geometry(n, x.shape, kernel, true);
         const int64_t groups = n.attr_int("group", 1);
         const int co = to_int(w.shape[0], "output channels");
@@ -154,22 +178,27 @@ struct Lowerer {
         window_params(geo, p, false);
         p["in_channels"] = str(geo.c);
         p["out_channels"] = str(co);
-        if (groups != 1) p["groups"] = str(groups);
+        if (groups != 1)
+            p["groups"] = str(groups);
         if (geo.dw != 1 || geo.dh != 1) {
             p["dilation"] = str(geo.dw);
             p["dilation_y"] = str(geo.dh);
         }
         const int r = fusable_relu(add >= 0 ? add : i);
         p["relu"] = r >= 0 ? "true" : "false";
-        if (add >= 0) p["residual"] = "true";
+        if (add >= 0)
+            p["residual"] = "true";
         std::string bias = n.input(2);
-        if (bias.empty()) bias = extra(n, "zero_bias", std::vector<float>(co, 0.f));
-        else if (float_in(n, 2).elements() != co) throw NodeError("B does not have one value per output channel");
+        if (bias.empty())
+            bias = extra(n, "zero_bias", std::vector<float>(co, 0.f));
+        else if (float_in(n, 2).elements() != co)
+            throw NodeError("B does not have one value per output channel");
         const Node &last = r >= 0 ? g.nodes[r] : add >= 0 ? g.nodes[add] : n;
         const Tensor &y = out_tensor(last);
         Step &s = step(n, "conv2d", p);
         s.op_type = std::string("Conv") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "");
-        if (r >= 0) fused.insert(r);
+        if (r >= 0)
+            fused.insert(r);
         s.inputs = {{x.name, {geo.w, geo.h, geo.c, geo.n}},
                     {w.name, {geo.kw, geo.kh, to_int(w.shape[1], "W dim"), co}},
                     {bias, {co}}};
@@ -183,8 +212,10 @@ struct Lowerer {
 
     void pool(const Node &n) {
         const Tensor &x = float_in(n, 0);
-        if (n.outputs.size() > 1 && !n.output(1).empty()) throw NodeError("MaxPool's Indices output is not supported");
-        const WindowGeometry geo = window_geometry(n, x.shape, n.attr_ints("kernel_shape", {}), false);
+        if (n.outputs.size() > 1 && !n.output(1).empty())
+            throw NodeError("MaxPool's Indices output is not supported");
+        const WindowGeometry geo =
+            window_geometry(n, x.shape, n.attr_ints("kernel_shape", {}), false);
         const bool max = n.op_type == "MaxPool";
         if (max && n.has_attr("storage_order") && n.attr_int("storage_order", 0) != 0) {
             throw NodeError("storage_order 1 is not supported");
@@ -194,7 +225,8 @@ struct Lowerer {
         p["channels"] = str(geo.c);
         p["ceil_mode"] = n.attr_int("ceil_mode", 0) ? "true" : "false";
         p["type"] = max ? "max" : "avg";
-        if (!max) p["count_include_pad"] = n.attr_int("count_include_pad", 0) ? "true" : "false";
+        if (!max)
+            p["count_include_pad"] = n.attr_int("count_include_pad", 0) ? "true" : "false";
         const Tensor &y = out_tensor(n);
         Step &s = step(n, "pool", p);
         s.inputs = {{x.name, {geo.w, geo.h, geo.c, geo.n}}};
@@ -206,12 +238,15 @@ struct Lowerer {
     void gemm(int i) {
         const Node &n = g.nodes[i];
         const Tensor &a = float_in(n, 0), &b = float_in(n, 1);
-        if (a.shape.size() != 2 || b.shape.size() != 2) throw NodeError("A and B must be 2-D");
-        if (n.attr_int("transA", 0)) throw NodeError("transA=1 is not supported (dense takes A as (M, K))");
+        if (a.shape.size() != 2 || b.shape.size() != 2)
+            throw NodeError("A and B must be 2-D");
+        if (n.attr_int("transA", 0))
+            throw NodeError("transA=1 is not supported (dense takes A as (M, K))");
         const bool tb = n.attr_int("transB", 0) != 0;
         const int M = to_int(a.shape[0], "M"), K = to_int(a.shape[1], "K");
         const int N = to_int(tb ? b.shape[0] : b.shape[1], "N");
-        if ((tb ? b.shape[1] : b.shape[0]) != K) throw NodeError("A and B shapes do not match");
+        if ((tb ? b.shape[1] : b.shape[0]) != K)
+            throw NodeError("A and B shapes do not match");
         std::string wname = b.name;
         if (!tb) {
             // dense's weights are (out, in): B (K, N) must be a constant we can transpose.
@@ -229,9 +264,11 @@ struct Lowerer {
             const Tensor &c = float_in(n, 2);
             beta = n.attr_float("beta", 1.f);
             std::vector<int64_t> cd = c.shape;
-            while (cd.size() < 2) cd.insert(cd.begin(), 1);
+            while (cd.size() < 2)
+                cd.insert(cd.begin(), 1);
             if (cd.size() != 2 || (cd[0] != 1 && cd[0] != M) || (cd[1] != 1 && cd[1] != N)) {
-                throw NodeError("C of shape " + dims_str(c.shape) + " does not broadcast to (M, N)");
+                throw NodeError("C of shape " + dims_str(c.shape) +
+                                " does not broadcast to (M, N)");
             }
             if (cd[1] == N && cd[0] == 1) {
                 bias = c.name;
@@ -244,7 +281,8 @@ struct Lowerer {
                     return c.f32[size_t(cd[0] == 1 ? 0 : m) * cd[1] + (cd[1] == 1 ? 0 : j)];
                 };
                 std::vector<float> v(N);
-                for (int j = 0; j < N; j++) v[j] = at(0, j);
+                for (int j = 0; j < N; j++)
+                    v[j] = at(0, j);
                 for (int m = 1; m < M; m++)
                     for (int j = 0; j < N; j++)
                         if (at(m, j) != v[j]) {
@@ -261,7 +299,8 @@ struct Lowerer {
                                                 {"alpha", format_float(n.attr_float("alpha", 1.f))},
                                                 {"beta", format_float(beta)}};
         const int r = fusable_relu(i);
-        if (r >= 0) p["relu"] = "true";
+        if (r >= 0)
+            p["relu"] = "true";
         const Tensor &y = out_tensor(r >= 0 ? g.nodes[r] : n);
         Step &s = step(n, "dense", p);
         if (r >= 0) {
@@ -276,7 +315,8 @@ struct Lowerer {
     std::string transposed(const Node &n, const Tensor &b, int K, int N) {
         std::vector<float> t(size_t(N) * K);
         for (int k = 0; k < K; k++)
-            for (int j = 0; j < N; j++) t[size_t(j) * K + k] = b.f32[size_t(k) * N + j];
+            for (int j = 0; j < N; j++)
+                t[size_t(j) * K + k] = b.f32[size_t(k) * N + j];
         return extra(n, "weights_t", std::move(t));
     }
 
@@ -285,13 +325,14 @@ struct Lowerer {
      * rank > 2 exports as MatMul + Add): its index and the vector's tensor, else -1. */
     std::pair<int, const Tensor *> fusable_bias(int i, int64_t N) {
         const int add = sole_consumer(i, "Add");
-        if (add < 0) return {-1, nullptr};
+        if (add < 0)
+            return {-1, nullptr};
         const Node &n = g.nodes[i], &a = g.nodes[add];
         const std::string other = other_input(a, n.output(0));
         const Tensor *v = other.empty() ? nullptr : g.find(other);
         const Tensor *y = g.find(n.output(0)), *sum = g.find(a.output(0));
-        if (!v || !v->is_constant || v->dtype != DType::Float32 || v->elements() != N || v->shape.empty() ||
-            v->shape.back() != N || !sum || !y || sum->shape != y->shape) {
+        if (!v || !v->is_constant || v->dtype != DType::Float32 || v->elements() != N ||
+            v->shape.empty() || v->shape.back() != N || !sum || !y || sum->shape != y->shape) {
             return {-1, nullptr};
         }
         return {add, v};
@@ -304,28 +345,35 @@ struct Lowerer {
         const Node &n = g.nodes[i];
         const Tensor &a = float_in(n, 0), &b = float_in(n, 1);
         std::vector<int64_t> bd = b.shape;
-        while (bd.size() > 2 && bd.front() == 1) bd.erase(bd.begin());
+        while (bd.size() > 2 && bd.front() == 1)
+            bd.erase(bd.begin());
         if (!b.is_constant || bd.size() != 2) {
-            throw NodeError("B of shape " + dims_str(b.shape) +
-                            " is not a constant matrix (dense multiplies by weights; a product of two "
-                            "computed tensors, or a batch of B matrices, is not supported)");
+            throw NodeError(
+                "B of shape " + dims_str(b.shape) +
+                " is not a constant matrix (dense multiplies by weights; a product of two "
+                "computed tensors, or a batch of B matrices, is not supported)");
         }
-        if (a.shape.empty() || a.shape.back() != bd[0]) throw NodeError("A and B shapes do not match");
+        if (a.shape.empty() || a.shape.back() != bd[0])
+            throw NodeError("A and B shapes do not match");
         const int K = to_int(bd[0], "K"), N = to_int(bd[1], "N");
         const int M = to_int(a.elements() / K, "rows of A");
         const auto [add, vec] = fusable_bias(i, N);
         const int r = fusable_relu(add >= 0 ? add : i);
-        std::map<std::string, std::string> p = {{"batch", str(M)}, {"in_features", str(K)},
-                                                {"out_features", str(N)}, {"relu", r >= 0 ? "true" : "false"},
-                                                {"alpha", "1"}, {"beta", "1"}};
-        const std::string bias = vec ? vec->name : extra(n, "zero_bias", std::vector<float>(N, 0.f));
+        std::map<std::string, std::string> p = {
+            {"batch", str(M)},        {"in_features", str(K)},
+            {"out_features", str(N)}, {"relu", r >= 0 ? "true" : "false"},
+            {"alpha", "1"},           {"beta", "1"}};
+        const std::string bias =
+            vec ? vec->name : extra(n, "zero_bias", std::vector<float>(N, 0.f));
         const Node &last = r >= 0 ? g.nodes[r] : add >= 0 ? g.nodes[add] : n;
         const std::string wname = transposed(n, b, K, N);
         const Tensor &y = out_tensor(last);
         Step &s = step(n, "dense", p);
         s.op_type = std::string("MatMul") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "");
-        if (add >= 0) fused.insert(add);
-        if (r >= 0) fused.insert(r);
+        if (add >= 0)
+            fused.insert(add);
+        if (r >= 0)
+            fused.insert(r);
         s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
         s.output = {y.name, {N, M}};
     }
@@ -340,17 +388,21 @@ struct Lowerer {
         } else if (n.op_type == "LeakyRelu") {
             p["op"] = "leaky_relu";
             p["alpha"] = format_float(n.attr_float("alpha", 0.01f));
-        } else {  // Clip
+        } else { // Clip
             p["op"] = "clip";
             if (g.opset < 11) {
-                if (n.has_attr("min")) p["min"] = format_float(n.attr_float("min", 0));
-                if (n.has_attr("max")) p["max"] = format_float(n.attr_float("max", 0));
+                if (n.has_attr("min"))
+                    p["min"] = format_float(n.attr_float("min", 0));
+                if (n.has_attr("max"))
+                    p["max"] = format_float(n.attr_float("max", 0));
             } else {
                 for (size_t i = 1; i < 3; i++) {
-                    if (n.input(i).empty()) continue;
+                    if (n.input(i).empty())
+                        continue;
                     const Tensor &b = float_in(n, i);
                     if (!b.is_constant || b.f32.size() != 1) {
-                        throw NodeError(std::string(i == 1 ? "min" : "max") + " is not a constant scalar");
+                        throw NodeError(std::string(i == 1 ? "min" : "max") +
+                                        " is not a constant scalar");
                     }
                     p[i == 1 ? "min" : "max"] = format_float(b.f32[0]);
                 }
@@ -364,7 +416,8 @@ struct Lowerer {
     }
 
     void binary(const Node &n) {
-        if (n.inputs.size() != 2) throw NodeError("needs two inputs");
+        if (n.inputs.size() != 2)
+            throw NodeError("needs two inputs");
         const Tensor &a = float_in(n, 0), &b = float_in(n, 1), &y = out_tensor(n);
         std::vector<int> ad, bd, od;
         if (!as_nchw(a.shape, &ad) || !as_nchw(b.shape, &bd) || !as_nchw(y.shape, &od)) {
@@ -391,22 +444,27 @@ struct Lowerer {
             std::vector<int64_t> axes = n.attr_ints("axes", {});
             if (!n.input(1).empty()) {
                 const Tensor &t = in(n, 1);
-                if (!t.is_constant || t.dtype != DType::Int64) throw NodeError("axes is not a constant");
+                if (!t.is_constant || t.dtype != DType::Int64)
+                    throw NodeError("axes is not a constant");
                 axes = t.i64;
             }
             if (axes.empty()) {
-                if (n.attr_int("noop_with_empty_axes", 0)) throw NodeError("noop_with_empty_axes is not supported");
+                if (n.attr_int("noop_with_empty_axes", 0))
+                    throw NodeError("noop_with_empty_axes is not supported");
                 first = 0;
             } else {
-                std::string given;  // as the node gives them, for the message
-                for (int64_t v : axes) given += (given.empty() ? "" : ", ") + str(v);
-                for (int64_t &v : axes) v = v < 0 ? v + rank : v;
+                std::string given; // as the node gives them, for the message
+                for (int64_t v : axes)
+                    given += (given.empty() ? "" : ", ") + str(v);
+                for (int64_t &v : axes)
+                    v = v < 0 ? v + rank : v;
                 std::sort(axes.begin(), axes.end());
                 first = axes[0];
                 for (size_t i = 0; i < axes.size(); i++) {
                     if (axes[i] != first + int64_t(i) || axes.back() != rank - 1) {
-                        throw NodeError("only trailing axes (the spatial ones) can be reduced, not (" + given +
-                                        ") of an input of rank " + str(rank));
+                        throw NodeError(
+                            "only trailing axes (the spatial ones) can be reduced, not (" + given +
+                            ") of an input of rank " + str(rank));
                     }
                 }
             }
@@ -414,18 +472,20 @@ struct Lowerer {
             throw NodeError("input of rank " + str(rank) + " (needs N, C and spatial dims)");
         }
         int64_t lead = 1, plane = 1;
-        for (int64_t i = 0; i < rank; i++) (i < first ? lead : plane) *= x.shape[i];
+        for (int64_t i = 0; i < rank; i++)
+            (i < first ? lead : plane) *= x.shape[i];
         const int nb = first >= 1 ? to_int(x.shape[0], "batch") : 1;
         const int c = to_int(lead / nb, "channels");
         // The reduced dims as rows of the last one (an NCHW input's own H x W): the layer
         // stages whole rows in LDM, so one row of the whole plane could not fit.
         const int64_t last = first < rank ? std::max<int64_t>(1, x.shape[size_t(rank - 1)]) : 1;
         const int w = to_int(last, "width"), h = to_int(plane / last, "plane height");
-        std::map<std::string, std::string> p = {{"batch", str(nb)},
-                                                {"channels", str(c)},
-                                                {"height", str(h)},
-                                                {"width", str(w)},
-                                                {"type", n.op_type == "GlobalMaxPool" ? "max" : "avg"}};
+        std::map<std::string, std::string> p = {
+            {"batch", str(nb)},
+            {"channels", str(c)},
+            {"height", str(h)},
+            {"width", str(w)},
+            {"type", n.op_type == "GlobalMaxPool" ? "max" : "avg"}};
         Step &s = step(n, "global_pool", p);
         s.inputs = {{x.name, {w, h, c, nb}}};
         s.output = {out_tensor(n).name, {1, 1, c, nb}};
@@ -436,34 +496,44 @@ struct Lowerer {
     static constexpr size_t kMaxConcatInputs = 7;
 
     void concat(const Node &n) {
-        if (n.inputs.size() == 1) return view_of(n, float_in(n, 0), out_tensor(n));  // DenseNet's first layers
+        if (n.inputs.size() == 1)
+            return view_of(n, float_in(n, 0), out_tensor(n)); // DenseNet's first layers
         const Tensor &x0 = float_in(n, 0);
         const int64_t rank = (int64_t)x0.shape.size();
         int64_t axis = n.attr_int("axis", 1);
-        if (axis < 0) axis += rank;
+        if (axis < 0)
+            axis += rank;
         int64_t outer = 1, inner = 1;
         for (int64_t i = 0; i < rank; i++) {
-            if (i < axis) outer *= x0.shape[i];
-            if (i > axis) inner *= x0.shape[i];
+            if (i < axis)
+                outer *= x0.shape[i];
+            if (i > axis)
+                inner *= x0.shape[i];
         }
         std::vector<LayerArg> args;
         for (size_t k = 0; k < n.inputs.size(); k++) {
             const Tensor &t = float_in(n, k);
-            if ((int64_t)t.shape.size() != rank) throw NodeError("inputs of different ranks");
-            args.push_back({t.name, {to_int(inner, "dim"), 1, to_int(t.shape[axis], "dim"), to_int(outer, "dim")}});
+            if ((int64_t)t.shape.size() != rank)
+                throw NodeError("inputs of different ranks");
+            args.push_back(
+                {t.name,
+                 {to_int(inner, "dim"), 1, to_int(t.shape[axis], "dim"), to_int(outer, "dim")}});
         }
         // More inputs than one layer takes (DenseNet-121 concatenates up to 25): groups of
         // kMaxConcatInputs are concatenated into temporaries first, level by level.
         for (int level = 1; args.size() > kMaxConcatInputs; level++) {
             std::vector<LayerArg> next;
             for (size_t k = 0; k < args.size(); k += kMaxConcatInputs) {
-                std::vector<LayerArg> group(args.begin() + k, args.begin() + std::min(args.size(), k + kMaxConcatInputs));
+                std::vector<LayerArg> group(
+                    args.begin() + k, args.begin() + std::min(args.size(), k + kMaxConcatInputs));
                 if (group.size() == 1) {
                     next.push_back(group[0]);
                     continue;
                 }
-                std::string name = n.output(0) + "__concat" + str(level) + "_" + str(k / kMaxConcatInputs);
-                while (g.find(name)) name += "_";
+                std::string name =
+                    n.output(0) + "__concat" + str(level) + "_" + str(k / kMaxConcatInputs);
+                while (g.find(name))
+                    name += "_";
                 next.push_back(concat_step(n, group, name));
             }
             args = std::move(next);
@@ -493,12 +563,17 @@ struct Lowerer {
 
     void channel_affine(const Node &n) {
         const Tensor &x = float_in(n, 0), &sc = float_in(n, 1), &sh = float_in(n, 2);
-        if (x.shape.size() < 2) throw NodeError("input of rank < 2");
+        if (x.shape.size() < 2)
+            throw NodeError("input of rank < 2");
         const int nb = to_int(x.shape[0], "batch"), c = to_int(x.shape[1], "channels");
         const int plane = to_int(x.elements() / (int64_t(nb) * c), "plane");
-        if (sc.elements() != c || sh.elements() != c) throw NodeError("scale / shift are not per channel");
-        std::map<std::string, std::string> p = {
-            {"batch", str(nb)}, {"channels", str(c)}, {"height", "1"}, {"width", str(plane)}, {"relu", "false"}};
+        if (sc.elements() != c || sh.elements() != c)
+            throw NodeError("scale / shift are not per channel");
+        std::map<std::string, std::string> p = {{"batch", str(nb)},
+                                                {"channels", str(c)},
+                                                {"height", "1"},
+                                                {"width", str(plane)},
+                                                {"relu", "false"}};
         Step &s = step(n, "channel_affine", p);
         s.inputs = {{x.name, {plane, 1, c, nb}}, {sc.name, {c}}, {sh.name, {c}}};
         s.output = {out_tensor(n).name, {plane, 1, c, nb}};
@@ -506,7 +581,8 @@ struct Lowerer {
 
     void channel_shuffle(const Node &n) {
         const Tensor &x = float_in(n, 0);
-        if (x.shape.size() != 4) throw NodeError("input of rank other than 4");
+        if (x.shape.size() != 4)
+            throw NodeError("input of rank other than 4");
         const int nb = to_int(x.shape[0], "batch"), c = to_int(x.shape[1], "channels");
         const int h = to_int(x.shape[2], "height"), w = to_int(x.shape[3], "width");
         std::map<std::string, std::string> p = {{"batch", str(nb)},
@@ -523,17 +599,21 @@ struct Lowerer {
      * dims before the axis as the batch and those after it as the width, or a view when y
      * is all of x. */
     void axis_slice(const Node &n, const Tensor &x, int64_t axis, int64_t begin, const Tensor &y) {
-        if (y.shape == x.shape) return view_of(n, x, y);
+        if (y.shape == x.shape)
+            return view_of(n, x, y);
         int64_t outer = 1, inner = 1;
         for (int64_t i = 0; i < (int64_t)x.shape.size(); i++) {
-            if (i < axis) outer *= x.shape[i];
-            if (i > axis) inner *= x.shape[i];
+            if (i < axis)
+                outer *= x.shape[i];
+            if (i > axis)
+                inner *= x.shape[i];
         }
-        const int nb = to_int(outer, "dims before the axis"), w = to_int(inner, "dims after the axis");
+        const int nb = to_int(outer, "dims before the axis"),
+                  w = to_int(inner, "dims after the axis");
         const int c = to_int(y.shape[axis], "dim"), ci = to_int(x.shape[axis], "dim");
-        std::map<std::string, std::string> p = {{"batch", str(nb)},      {"in_channels", str(ci)},
-                                                {"begin", str(begin)},  {"channels", str(c)},
-                                                {"height", "1"},        {"width", str(w)}};
+        std::map<std::string, std::string> p = {{"batch", str(nb)},    {"in_channels", str(ci)},
+                                                {"begin", str(begin)}, {"channels", str(c)},
+                                                {"height", "1"},       {"width", str(w)}};
         Step &s = step(n, "channel_slice", p);
         s.inputs = {{x.name, {w, 1, ci, nb}}};
         s.output = {y.name, {w, 1, c, nb}};
@@ -544,12 +624,16 @@ struct Lowerer {
         const SliceBox box = slice_box(g, n);
         int64_t axis = -1;
         for (size_t d = 0; d < box.shape.size(); d++) {
-            if (box.shape[d] == x.shape[d] && box.begin[d] == 0 && box.step[d] == 1) continue;
-            if (box.step[d] != 1) throw NodeError("steps other than 1 are not supported (axis " + str(d) + ")");
-            if (axis >= 0) throw NodeError("a slice along more than one axis is not supported");
+            if (box.shape[d] == x.shape[d] && box.begin[d] == 0 && box.step[d] == 1)
+                continue;
+            if (box.step[d] != 1)
+                throw NodeError("steps other than 1 are not supported (axis " + str(d) + ")");
+            if (axis >= 0)
+                throw NodeError("a slice along more than one axis is not supported");
             axis = int64_t(d);
         }
-        if (y.elements() == 0) throw NodeError("an empty slice");
+        if (y.elements() == 0)
+            throw NodeError("an empty slice");
         axis_slice(n, x, std::max<int64_t>(axis, 0), axis >= 0 ? box.begin[axis] : 0, y);
     }
 
@@ -557,28 +641,33 @@ struct Lowerer {
         const Tensor &x = float_in(n, 0);
         const int64_t rank = (int64_t)x.shape.size();
         int64_t axis = n.attr_int("axis", 0);
-        if (axis < 0) axis += rank;
+        if (axis < 0)
+            axis += rank;
         int64_t begin = 0;
         for (size_t k = 0; k < n.outputs.size(); k++) {
             const Tensor &y = g.tensor(n.outputs[k]);
-            if (!n.outputs[k].empty() && y.elements() > 0) axis_slice(n, x, axis, begin, y);
+            if (!n.outputs[k].empty() && y.elements() > 0)
+                axis_slice(n, x, axis, begin, y);
             begin += y.shape[axis];
         }
     }
 
     void lrn(const Node &n) {
         const Tensor &x = float_in(n, 0);
-        if (x.shape.size() != 4 && x.shape.size() != 3) throw NodeError("input of rank other than 3 or 4");
+        if (x.shape.size() != 4 && x.shape.size() != 3)
+            throw NodeError("input of rank other than 3 or 4");
         const int nb = to_int(x.shape[0], "dim"), c = to_int(x.shape[1], "dim");
-        const int h = x.shape.size() == 4 ? to_int(x.shape[2], "dim") : 1, w = to_int(x.shape.back(), "dim");
-        std::map<std::string, std::string> p = {{"batch", str(nb)},
-                                                {"channels", str(c)},
-                                                {"height", str(h)},
-                                                {"width", str(w)},
-                                                {"size", str(n.attr_int("size", 1))},
-                                                {"alpha", format_float(n.attr_float("alpha", 0.0001f))},
-                                                {"beta", format_float(n.attr_float("beta", 0.75f))},
-                                                {"k", format_float(n.attr_float("bias", 1.f))}};
+        const int h = x.shape.size() == 4 ? to_int(x.shape[2], "dim") : 1,
+                  w = to_int(x.shape.back(), "dim");
+        std::map<std::string, std::string> p = {
+            {"batch", str(nb)},
+            {"channels", str(c)},
+            {"height", str(h)},
+            {"width", str(w)},
+            {"size", str(n.attr_int("size", 1))},
+            {"alpha", format_float(n.attr_float("alpha", 0.0001f))},
+            {"beta", format_float(n.attr_float("beta", 0.75f))},
+            {"k", format_float(n.attr_float("bias", 1.f))}};
         Step &s = step(n, "lrn", p);
         s.inputs = {{x.name, {w, h, c, nb}}};
         s.output = {out_tensor(n).name, {w, h, c, nb}};
@@ -587,21 +676,26 @@ struct Lowerer {
     void softmax(const Node &n) {
         const Tensor &x = float_in(n, 0);
         const int64_t rank = (int64_t)x.shape.size();
-        if (rank < 1) throw NodeError("Softmax of a scalar");
+        if (rank < 1)
+            throw NodeError("Softmax of a scalar");
         int64_t rows = 1, classes = 1;
         if (g.opset >= 13) {
             int64_t axis = n.attr_int("axis", -1);
-            if (axis < 0) axis += rank;
+            if (axis < 0)
+                axis += rank;
             if (axis != rank - 1) {
-                throw NodeError("Softmax over axis " + str(n.attr_int("axis", -1)) + " of a rank-" + str(rank) +
-                                " input: only the last axis is supported");
+                throw NodeError("Softmax over axis " + str(n.attr_int("axis", -1)) + " of a rank-" +
+                                str(rank) + " input: only the last axis is supported");
             }
-            for (int64_t i = 0; i < rank - 1; i++) rows *= x.shape[i];
+            for (int64_t i = 0; i < rank - 1; i++)
+                rows *= x.shape[i];
             classes = x.shape[rank - 1];
         } else {
             int64_t axis = n.attr_int("axis", 1);
-            if (axis < 0) axis += rank;
-            for (int64_t i = 0; i < rank; i++) (i < axis ? rows : classes) *= x.shape[i];
+            if (axis < 0)
+                axis += rank;
+            for (int64_t i = 0; i < rank; i++)
+                (i < axis ? rows : classes) *= x.shape[i];
         }
         std::map<std::string, std::string> p = {{"batch", str(rows)}, {"classes", str(classes)}};
         Step &s = step(n, "softmax", p);
@@ -613,7 +707,8 @@ struct Lowerer {
     void view(const Node &n) { view_of(n, float_in(n, 0), out_tensor(n)); }
 
     void view_of(const Node &n, const Tensor &x, const Tensor &y) {
-        if (x.elements() != y.elements()) throw NodeError("a view that changes the element count");
+        if (x.elements() != y.elements())
+            throw NodeError("a view that changes the element count");
         Step s;
         s.node = n.label();
         s.name = n.name.empty() ? "#" + std::to_string(n.index) : n.name;
@@ -627,8 +722,10 @@ struct Lowerer {
     void lower_node(int i) {
         const Node &n = g.nodes[i];
         const std::string &op = n.op_type;
-        if (n.domain == kInternalDomain && op == "ChannelScaleShift") return channel_affine(n);
-        if (n.domain == kInternalDomain && op == "ChannelShuffle") return channel_shuffle(n);
+        if (n.domain == kInternalDomain && op == "ChannelScaleShift")
+            return channel_affine(n);
+        if (n.domain == kInternalDomain && op == "ChannelShuffle")
+            return channel_shuffle(n);
         if (!n.domain.empty() && n.domain != "ai.onnx") {
             throw NodeError("operator of domain '" + n.domain + "' has no layer");
         }
@@ -637,24 +734,39 @@ struct Lowerer {
                 throw NodeError("a second output is not supported");
             }
         }
-        if (op == "Conv") return conv(i);
-        if (op == "MaxPool" || op == "AveragePool") return pool(n);
-        if (op == "Gemm") return gemm(i);
-        if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid") return activation(n);
-        if (op == "Add" || op == "Mul") return binary(n);
+        if (op == "Conv")
+            return conv(i);
+        if (op == "MaxPool" || op == "AveragePool")
+            return pool(n);
+        if (op == "Gemm")
+            return gemm(i);
+        if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid")
+            return activation(n);
+        if (op == "Add" || op == "Mul")
+            return binary(n);
         if (op == "Sum") {
-            if (n.inputs.size() != 2) throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");
+            if (n.inputs.size() != 2)
+                throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");
             return binary(n);
         }
-        if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean") return global_pool(n);
-        if (op == "Concat") return concat(n);
-        if (op == "MatMul") return matmul(i);
-        if (op == "LRN") return lrn(n);
-        if (op == "Softmax") return softmax(n);
-        if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return view(n);
-        if (op == "Slice") return slice(n);
-        if (op == "Split") return split(n);
-        if (op == "Pad") throw NodeError("Pad with pads other than 0 has no layer (zero pads are removed)");
+        if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean")
+            return global_pool(n);
+        if (op == "Concat")
+            return concat(n);
+        if (op == "MatMul")
+            return matmul(i);
+        if (op == "LRN")
+            return lrn(n);
+        if (op == "Softmax")
+            return softmax(n);
+        if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze")
+            return view(n);
+        if (op == "Slice")
+            return slice(n);
+        if (op == "Split")
+            return split(n);
+        if (op == "Pad")
+            throw NodeError("Pad with pads other than 0 has no layer (zero pads are removed)");
         if (op == "BatchNormalization") {
             throw NodeError("no layer: a BatchNormalization that fold_batch_norm could not rewrite "
                             "(parameters that are not constants?)");
@@ -664,12 +776,13 @@ struct Lowerer {
 
     void run() {
         for (int i = 0; i < (int)g.nodes.size(); i++) {
-            if (fused.count(i)) continue;
+            if (fused.count(i))
+                continue;
             const Node &n = g.nodes[i];
             if (n.op_type == "Conv" && n.domain.empty()) {
                 const int add = fusable_residual(i);
-                if (add >= 0 && !residual_at.count(add)) {  // one conv per Add (the first)
-                    residual_at[add] = i;  // emitted at the Add
+                if (add >= 0 && !residual_at.count(add)) { // one conv per Add (the first)
+                    residual_at[add] = i;                  // emitted at the Add
                     continue;
                 }
             }
@@ -688,11 +801,12 @@ struct Lowerer {
     }
 };
 
-}  // namespace
+} // namespace
 
 std::string LayerSpec::key() const {
     std::string k = generator;
-    for (const auto &p : params) k += " " + p.first + "=" + p.second;
+    for (const auto &p : params)
+        k += " " + p.first + "=" + p.second;
     return k;
 }
 
@@ -700,13 +814,14 @@ std::string format_float(float v) {
     char b[64];
     for (int digits = 6; digits <= 9; digits++) {
         std::snprintf(b, sizeof b, "%.*g", digits, v);
-        if (std::strtof(b, nullptr) == v) break;
+        if (std::strtof(b, nullptr) == v)
+            break;
     }
     return b;
 }
 
-WindowGeometry window_geometry(const Node &node, const std::vector<int64_t> &x, std::vector<int64_t> kernel,
-                               bool allow_dilation) {
+WindowGeometry window_geometry(const Node &node, const std::vector<int64_t> &x,
+                               std::vector<int64_t> kernel, bool allow_dilation) {
     const size_t rank = x.size();
     if (rank != 3 && rank != 4) {
         throw NodeError("input " + dims_str(x) + ": only 1-D and 2-D spatial inputs are supported");
@@ -714,21 +829,26 @@ WindowGeometry window_geometry(const Node &node, const std::vector<int64_t> &x, 
     const size_t sp = rank - 2;
     std::vector<int64_t> strides = node.attr_ints("strides", {}), pads = node.attr_ints("pads", {}),
                          dil = node.attr_ints("dilations", {});
-    if (strides.empty()) strides.assign(sp, 1);
-    if (dil.empty()) dil.assign(sp, 1);
+    if (strides.empty())
+        strides.assign(sp, 1);
+    if (dil.empty())
+        dil.assign(sp, 1);
     if (kernel.size() != sp || strides.size() != sp || dil.size() != sp) {
         throw NodeError("kernel_shape / strides / dilations rank does not match the input");
     }
     for (int64_t d : dil) {
-        if (d != 1 && !allow_dilation) throw NodeError("dilations other than 1 are not supported");
+        if (d != 1 && !allow_dilation)
+            throw NodeError("dilations other than 1 are not supported");
     }
     std::vector<int64_t> span(sp);
-    for (size_t i = 0; i < sp; i++) span[i] = (kernel[i] - 1) * dil[i] + 1;
+    for (size_t i = 0; i < sp; i++)
+        span[i] = (kernel[i] - 1) * dil[i] + 1;
     const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
     std::vector<int64_t> in(x.begin() + 2, x.end()), begin(sp, 0), end(sp, 0);
     if (auto_pad == "NOTSET" || auto_pad.empty()) {
         if (!pads.empty()) {
-            if (pads.size() != 2 * sp) throw NodeError("pads has the wrong length");
+            if (pads.size() != 2 * sp)
+                throw NodeError("pads has the wrong length");
             for (size_t i = 0; i < sp; i++) {
                 begin[i] = pads[i];
                 end[i] = pads[sp + i];
@@ -748,12 +868,15 @@ WindowGeometry window_geometry(const Node &node, const std::vector<int64_t> &x, 
     g.n = to_int(x[0], "batch");
     g.c = to_int(x[1], "channels");
     if (sp == 2) {
-        g.h = to_int(in[0], "height"), g.kh = to_int(kernel[0], "kernel"), g.sh = to_int(strides[0], "stride");
-        g.pt = to_int(begin[0], "pad"), g.pb = to_int(end[0], "pad"), g.dh = to_int(dil[0], "dilation");
+        g.h = to_int(in[0], "height"), g.kh = to_int(kernel[0], "kernel"),
+        g.sh = to_int(strides[0], "stride");
+        g.pt = to_int(begin[0], "pad"), g.pb = to_int(end[0], "pad"),
+        g.dh = to_int(dil[0], "dilation");
     }
     g.w = to_int(in[sp - 1], "width"), g.kw = to_int(kernel[sp - 1], "kernel");
     g.sw = to_int(strides[sp - 1], "stride");
-    g.pl = to_int(begin[sp - 1], "pad"), g.pr = to_int(end[sp - 1], "pad"), g.dw = to_int(dil[sp - 1], "dilation");
+    g.pl = to_int(begin[sp - 1], "pad"), g.pr = to_int(end[sp - 1], "pad"),
+    g.dw = to_int(dil[sp - 1], "dilation");
     return g;
 }
 
@@ -762,9 +885,11 @@ void window_params(const WindowGeometry &g, std::map<std::string, std::string> &
     p["height"] = str(g.h);
     p["width"] = str(g.w);
     p["kernel"] = str(g.kw);
-    if (always_y || g.kh != g.kw) p["kernel_y"] = str(g.kh);
+    if (always_y || g.kh != g.kw)
+        p["kernel_y"] = str(g.kh);
     p["stride"] = str(g.sw);
-    if (always_y || g.sh != g.sw) p["stride_y"] = str(g.sh);
+    if (always_y || g.sh != g.sw)
+        p["stride_y"] = str(g.sh);
     if (g.pl == g.pr && g.pl == g.pt && g.pl == g.pb) {
         p["pad"] = str(g.pl);
     } else {
@@ -782,4 +907,4 @@ LoweredGraph lower_graph(const Graph &g) {
     return std::move(l.out);
 }
 
-}  // namespace sw_graph
+} // namespace sw_graph

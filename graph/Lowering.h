@@ -57,9 +57,9 @@ struct LayerSpec {
 };
 
 struct Step {
-    std::string node;     ///< label of the node (Node::label)
-    std::string name;     ///< the node's name ("#<index>" if it has none), for tables
-    std::string op_type;  ///< the node's operator ("Conv+Relu" when a Relu is fused)
+    std::string node;    ///< label of the node (Node::label)
+    std::string name;    ///< the node's name ("#<index>" if it has none), for tables
+    std::string op_type; ///< the node's operator ("Conv+Relu" when a Relu is fused)
     /** Index into LoweredGraph::layers, or -1 for a view (output aliases inputs[0]). */
     int layer = -1;
     std::vector<LayerArg> inputs; ///< in the generator's input order

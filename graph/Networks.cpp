@@ -33,8 +33,9 @@ public:
     void conv(const std::string &name, int out, int kernel, int stride, int pad, int groups,
               const std::string &relu) {
         if (out < 1 || channels_ % groups != 0 || out % groups != 0) {
-            throw g.error(name + ": " + std::to_string(out) + " output channels for " + std::to_string(channels_) +
-                          " inputs in " + std::to_string(groups) + " group(s)");
+            throw g.error(name + ": " + std::to_string(out) + " output channels for " +
+                          std::to_string(channels_) + " inputs in " + std::to_string(groups) +
+                          " group(s)");
         }
         const std::string w = constant(name, "weight", {out, channels_ / groups, kernel, kernel});
         const std::string b = constant(name, "bias", {out});
@@ -42,7 +43,8 @@ public:
         n.attributes["kernel_shape"] = Attribute::make_ints({kernel, kernel});
         n.attributes["strides"] = Attribute::make_ints({stride, stride});
         n.attributes["pads"] = Attribute::make_ints({pad, pad, pad, pad});
-        if (groups != 1) n.attributes["group"] = Attribute::make_int(groups);
+        if (groups != 1)
+            n.attributes["group"] = Attribute::make_int(groups);
         channels_ = out;
         size_ = window(name, size_, kernel, stride, pad);
         node(relu, "Relu", {current_});
@@ -65,8 +67,9 @@ public:
 
     /** flatten, fc6 (+ReLU), fc7 (+ReLU), fc8, prob. */
     void classifier(int fc, int classes) {
-        if (fc < 1 || classes < 1) throw g.error("classifier of " + std::to_string(fc) + " and " +
-                                                 std::to_string(classes) + " outputs");
+        if (fc < 1 || classes < 1)
+            throw g.error("classifier of " + std::to_string(fc) + " and " +
+                          std::to_string(classes) + " outputs");
         Node &f = node("flatten", "Flatten", {current_});
         f.attributes["axis"] = Attribute::make_int(1);
         features_ = int64_t(channels_) * size_ * size_;
@@ -96,8 +99,9 @@ private:
     int window(const std::string &name, int size, int kernel, int stride, int pad) {
         const int out = (size + 2 * pad - kernel) / stride + 1;
         if (size + 2 * pad < kernel || out < 1) {
-            throw g.error(name + ": a " + std::to_string(kernel) + "x" + std::to_string(kernel) + " window on a " +
-                          std::to_string(size) + "x" + std::to_string(size) + " input (the input is too small)");
+            throw g.error(name + ": a " + std::to_string(kernel) + "x" + std::to_string(kernel) +
+                          " window on a " + std::to_string(size) + "x" + std::to_string(size) +
+                          " input (the input is too small)");
         }
         return out;
     }
@@ -108,24 +112,26 @@ private:
         Node &n = node(name, "Gemm", {current_, w, b});
         n.attributes["transB"] = Attribute::make_int(1);
         features_ = out;
-        if (!relu.empty()) node(relu, "Relu", {current_});
+        if (!relu.empty())
+            node(relu, "Relu", {current_});
     }
 
-    std::string constant(const std::string &layer, const std::string &what, const std::vector<int64_t> &shape) {
+    std::string constant(const std::string &layer, const std::string &what,
+                         const std::vector<int64_t> &shape) {
         Tensor t;
         t.name = layer + "." + what;
         t.shape = shape;
         t.has_shape = true;
         t.is_constant = true;
-        if (!params_) {  // shapes only
+        if (!params_) { // shapes only
             const std::string name = t.name;
             g.tensors[name] = std::move(t);
             return name;
         }
         t.f32 = params_(layer, what, shape);
         if (int64_t(t.f32.size()) != t.elements()) {
-            throw g.error(layer + ": " + what + " of " + std::to_string(t.f32.size()) + " values, expected " +
-                          shape_string(shape));
+            throw g.error(layer + ": " + what + " of " + std::to_string(t.f32.size()) +
+                          " values, expected " + shape_string(shape));
         }
         const std::string name = t.name;
         g.tensors[name] = std::move(t);
@@ -138,7 +144,7 @@ private:
         n.op_type = op;
         n.index = index_++;
         n.inputs = std::move(inputs);
-        n.outputs = {name};  // each node's output tensor is named after it
+        n.outputs = {name}; // each node's output tensor is named after it
         Tensor t;
         t.name = name;
         g.tensors[name] = t;
@@ -148,9 +154,11 @@ private:
     }
 };
 
-int divided(int channels, int div) { return channels / div; }
+int divided(int channels, int div) {
+    return channels / div;
+}
 
-}  // namespace
+} // namespace
 
 const std::vector<std::string> &network_names() {
     static const std::vector<std::string> names = {"alexnet", "vgg16", "vgg19"};
@@ -158,15 +166,19 @@ const std::vector<std::string> &network_names() {
 }
 
 int default_input_size(const std::string &name) {
-    if (name == "alexnet") return 227;
-    if (name == "vgg16" || name == "vgg19") return 224;
+    if (name == "alexnet")
+        return 227;
+    if (name == "vgg16" || name == "vgg19")
+        return 224;
     throw Error("error: unknown network '" + name + "' (alexnet, vgg16 or vgg19)");
 }
 
 Graph network_graph(const NetworkConfig &config, const ParameterSource &parameters) {
     NetworkConfig c = config;
-    if (c.input == 0) c.input = default_input_size(c.name);
-    else default_input_size(c.name);  // the name checked
+    if (c.input == 0)
+        c.input = default_input_size(c.name);
+    else
+        default_input_size(c.name); // the name checked
     if (c.channel_div < 1 || c.batch < 1 || c.input < 1) {
         throw Error("error: " + c.name + ": channel divisor, batch and input size must be >= 1");
     }
@@ -200,4 +212,4 @@ Graph network_graph(const NetworkConfig &config, const ParameterSource &paramete
     return b.finish();
 }
 
-}  // namespace sw_graph
+} // namespace sw_graph

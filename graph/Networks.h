@@ -31,18 +31,18 @@
 namespace sw_graph {
 
 struct NetworkConfig {
-    std::string name = "vgg19";  ///< alexnet, vgg16 or vgg19
+    std::string name = "vgg19"; ///< alexnet, vgg16 or vgg19
     /** Reduced variants for tests: every channel count and the FC width divided by this. */
     int channel_div = 1;
-    int input = 0;  ///< the input's height and width; 0: 227 (AlexNet), 224 (VGG)
+    int input = 0; ///< the input's height and width; 0: 227 (AlexNet), 224 (VGG)
     int batch = 1;
     int classes = 1000;
 };
 
 /** A layer's parameters: layer name, "weight" or "bias", and the shape (PyTorch layout);
  * returns the values in C order. */
-using ParameterSource = std::function<std::vector<float>(const std::string &layer, const std::string &what,
-                                                         const std::vector<int64_t> &shape)>;
+using ParameterSource = std::function<std::vector<float>(
+    const std::string &layer, const std::string &what, const std::vector<int64_t> &shape)>;
 
 /** The built-in networks' names: alexnet, vgg16, vgg19. */
 const std::vector<std::string> &network_names();
@@ -58,6 +58,6 @@ int default_input_size(const std::string &name);
  * channel count below 1). */
 Graph network_graph(const NetworkConfig &config, const ParameterSource &parameters);
 
-}  // namespace sw_graph
+} // namespace sw_graph
 
 #endif

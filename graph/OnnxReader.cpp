@@ -25,7 +25,8 @@ std::string type_name(int32_t t) {
 int64_t checked_count(const google::protobuf::RepeatedField<int64_t> &dims) {
     std::vector<int64_t> shape(dims.begin(), dims.end());
     for (int64_t d : shape) {
-        if (d < 0) throw NodeError("has a negative dim (" + std::to_string(d) + ")");
+        if (d < 0)
+            throw NodeError("has a negative dim (" + std::to_string(d) + ")");
     }
     return element_count(shape);
 }
@@ -55,10 +56,12 @@ Tensor convert_tensor(const onnx::TensorProto &p) {
     case onnx::TensorProto_DataType_FLOAT:
         t.dtype = DType::Float32;
         if (p.has_raw_data()) {
-            if ((int64_t)(raw.size() % 4) != 0) throw NodeError("raw_data size is not a multiple of 4");
+            if ((int64_t)(raw.size() % 4) != 0)
+                throw NodeError("raw_data size is not a multiple of 4");
             check_size((int64_t)raw.size() / 4, "raw_data");
             t.f32.resize(n);
-            if (n) std::memcpy(t.f32.data(), raw.data(), n * sizeof(float)); // little endian
+            if (n)
+                std::memcpy(t.f32.data(), raw.data(), n * sizeof(float)); // little endian
         } else {
             check_size(p.float_data_size(), "float_data");
             t.f32.assign(p.float_data().begin(), p.float_data().end());
@@ -67,10 +70,12 @@ Tensor convert_tensor(const onnx::TensorProto &p) {
     case onnx::TensorProto_DataType_INT64:
         t.dtype = DType::Int64;
         if (p.has_raw_data()) {
-            if ((int64_t)(raw.size() % 8) != 0) throw NodeError("raw_data size is not a multiple of 8");
+            if ((int64_t)(raw.size() % 8) != 0)
+                throw NodeError("raw_data size is not a multiple of 8");
             check_size((int64_t)raw.size() / 8, "raw_data");
             t.i64.resize(n);
-            if (n) std::memcpy(t.i64.data(), raw.data(), n * sizeof(int64_t));
+            if (n)
+                std::memcpy(t.i64.data(), raw.data(), n * sizeof(int64_t));
         } else {
             check_size(p.int64_data_size(), "int64_data");
             t.i64.assign(p.int64_data().begin(), p.int64_data().end());
@@ -82,7 +87,8 @@ Tensor convert_tensor(const onnx::TensorProto &p) {
         t.dtype = p.data_type() == onnx::TensorProto_DataType_BOOL ? DType::Bool : DType::Int64;
         const size_t width = p.data_type() == onnx::TensorProto_DataType_BOOL ? 1 : 4;
         if (p.has_raw_data()) {
-            if (raw.size() % width) throw NodeError("raw_data size does not fit its type");
+            if (raw.size() % width)
+                throw NodeError("raw_data size does not fit its type");
             check_size((int64_t)(raw.size() / width), "raw_data");
             t.i64.resize(n);
             for (int64_t i = 0; i < n; i++) {
@@ -112,13 +118,20 @@ Attribute convert_attribute(const onnx::AttributeProto &a) {
     auto type = a.type();
     if (type == onnx::AttributeProto_AttributeType_UNDEFINED) {
         // Old files leave the type out: take it from the field that is set.
-        if (a.has_i()) type = onnx::AttributeProto_AttributeType_INT;
-        else if (a.has_f()) type = onnx::AttributeProto_AttributeType_FLOAT;
-        else if (a.has_s()) type = onnx::AttributeProto_AttributeType_STRING;
-        else if (a.has_t()) type = onnx::AttributeProto_AttributeType_TENSOR;
-        else if (a.ints_size()) type = onnx::AttributeProto_AttributeType_INTS;
-        else if (a.floats_size()) type = onnx::AttributeProto_AttributeType_FLOATS;
-        else if (a.strings_size()) type = onnx::AttributeProto_AttributeType_STRINGS;
+        if (a.has_i())
+            type = onnx::AttributeProto_AttributeType_INT;
+        else if (a.has_f())
+            type = onnx::AttributeProto_AttributeType_FLOAT;
+        else if (a.has_s())
+            type = onnx::AttributeProto_AttributeType_STRING;
+        else if (a.has_t())
+            type = onnx::AttributeProto_AttributeType_TENSOR;
+        else if (a.ints_size())
+            type = onnx::AttributeProto_AttributeType_INTS;
+        else if (a.floats_size())
+            type = onnx::AttributeProto_AttributeType_FLOATS;
+        else if (a.strings_size())
+            type = onnx::AttributeProto_AttributeType_STRINGS;
     }
     switch (type) {
     case onnx::AttributeProto_AttributeType_INT:
@@ -218,17 +231,20 @@ Graph read_onnx_bytes(const std::string &bytes, const std::string &source) {
             found = true;
         }
     }
-    if (!found) throw g.error("the model imports no opset of the default ONNX domain");
+    if (!found)
+        throw g.error("the model imports no opset of the default ONNX domain");
     if (g.opset < kMinOpset || g.opset > kMaxOpset) {
         throw g.error("opset " + std::to_string(g.opset) + " is not supported (" +
                       std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + " are)");
     }
     const onnx::GraphProto &gp = model.graph();
     g.name = gp.name();
-    if (gp.sparse_initializer_size()) throw g.error("sparse initializers are not supported");
+    if (gp.sparse_initializer_size())
+        throw g.error("sparse initializers are not supported");
 
     for (const auto &init : gp.initializer()) {
-        if (init.name().empty()) throw g.error("an initializer has no name");
+        if (init.name().empty())
+            throw g.error("an initializer has no name");
         if (g.tensors.count(init.name())) {
             throw g.error("initializer '" + init.name() + "' is defined twice");
         }
@@ -239,16 +255,21 @@ Graph read_onnx_bytes(const std::string &bytes, const std::string &source) {
         }
     }
     for (const auto &in : gp.input()) {
-        if (g.tensors.count(in.name())) continue; // an initializer listed as input (IR < 4)
-        if (in.name().empty()) throw g.error("a graph input has no name");
-        if (g.is_graph_input(in.name())) throw g.error("graph input '" + in.name() + "' is listed twice");
+        if (g.tensors.count(in.name()))
+            continue; // an initializer listed as input (IR < 4)
+        if (in.name().empty())
+            throw g.error("a graph input has no name");
+        if (g.is_graph_input(in.name()))
+            throw g.error("graph input '" + in.name() + "' is listed twice");
         g.tensors[in.name()] = convert_value_info(g, in, "input");
         g.inputs.push_back(in.name());
     }
     for (const auto &out : gp.output()) {
-        if (out.name().empty()) throw g.error("a graph output has no name");
+        if (out.name().empty())
+            throw g.error("a graph output has no name");
         Tensor t = convert_value_info(g, out, "output");
-        if (t.has_shape) g.declared_output_shapes[out.name()] = t.shape;
+        if (t.has_shape)
+            g.declared_output_shapes[out.name()] = t.shape;
         g.outputs.push_back(out.name());
     }
     for (int i = 0; i < gp.node_size(); i++) {
@@ -271,7 +292,8 @@ Graph read_onnx_bytes(const std::string &bytes, const std::string &source) {
             }
         }
         for (const std::string &o : node.outputs) {
-            if (o.empty() || g.tensors.count(o)) continue;
+            if (o.empty() || g.tensors.count(o))
+                continue;
             Tensor t;
             t.name = o;
             g.tensors[o] = t;
@@ -290,22 +312,28 @@ std::string read_file(const std::string &path) {
     if (stat(path.c_str(), &st) != 0) {
         throw Error("error: " + path + ": cannot open: " + std::strerror(errno));
     }
-    if (!S_ISREG(st.st_mode)) throw Error("error: " + path + ": not a regular file");
+    if (!S_ISREG(st.st_mode))
+        throw Error("error: " + path + ": not a regular file");
     std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("error: " + path + ": cannot open: " + std::strerror(errno));
+    if (!f)
+        throw Error("error: " + path + ": cannot open: " + std::strerror(errno));
     if (st.st_size > (off_t)INT_MAX) {
-        throw Error("error: " + path + ": larger than 2 GB, protobuf's limit (external data "
-                                       "is not supported)");
+        throw Error("error: " + path +
+                    ": larger than 2 GB, protobuf's limit (external data "
+                    "is not supported)");
     }
     std::string bytes((size_t)st.st_size, '\0');
     f.read(&bytes[0], st.st_size);
-    if (f.gcount() != st.st_size) throw Error("error: " + path + ": read failed");
+    if (f.gcount() != st.st_size)
+        throw Error("error: " + path + ": read failed");
     return bytes;
 }
 
 } // namespace
 
-Graph read_onnx_file(const std::string &path) { return read_onnx_bytes(read_file(path), path); }
+Graph read_onnx_file(const std::string &path) {
+    return read_onnx_bytes(read_file(path), path);
+}
 
 Tensor read_onnx_tensor_file(const std::string &path) {
     onnx::TensorProto p;

@@ -11,13 +11,16 @@ namespace {
 /** A tensor name not yet in g, starting from `base`. */
 std::string fresh_name(const Graph &g, const std::string &base) {
     std::string n = base;
-    for (int i = 1; g.find(n); i++) n = base + "_" + std::to_string(i);
+    for (int i = 1; g.find(n); i++)
+        n = base + "_" + std::to_string(i);
     return n;
 }
 
 bool is_identity(const Graph &g, const Node &n) {
-    if (!n.domain.empty()) return false;
-    if (n.op_type == "Identity" || n.op_type == "Dropout") return true;
+    if (!n.domain.empty())
+        return false;
+    if (n.op_type == "Identity" || n.op_type == "Dropout")
+        return true;
     if (n.op_type == "Pad") {
         // All pads 0 (what torch.onnx emits before an AveragePool with count_include_pad).
         std::vector<int64_t> pads;
@@ -25,7 +28,8 @@ bool is_identity(const Graph &g, const Node &n) {
             pads = n.attr_ints("pads", n.attr_ints("paddings", {}));
         } else {
             const Tensor *p = g.find(n.input(1));
-            if (!p || !p->is_constant || p->dtype != DType::Int64) return false;
+            if (!p || !p->is_constant || p->dtype != DType::Int64)
+                return false;
             pads = p->i64;
         }
         return std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
@@ -40,7 +44,8 @@ bool is_identity(const Graph &g, const Node &n) {
 /** A float32 constant of exactly `count` elements, or nullptr. */
 const Tensor *constant(const Graph &g, const std::string &name, size_t count) {
     const Tensor *t = name.empty() ? nullptr : g.find(name);
-    if (!t || !t->is_constant || t->dtype != DType::Float32 || t->f32.size() != count) return nullptr;
+    if (!t || !t->is_constant || t->dtype != DType::Float32 || t->f32.size() != count)
+        return nullptr;
     return t;
 }
 
@@ -56,20 +61,23 @@ int remove_identities(Graph &g) {
         }
         const std::string in = node.input(0), out = node.output(0);
         const Tensor *src = g.find(in);
-        const bool in_fixed = g.is_graph_input(in) || g.is_graph_output(in) || (src && src->is_constant);
+        const bool in_fixed =
+            g.is_graph_input(in) || g.is_graph_output(in) || (src && src->is_constant);
         if (g.is_graph_output(out) && in_fixed) {
             i++;
             continue;
         }
         g.nodes.erase(g.nodes.begin() + i);
         for (size_t k = 1; k < node.outputs.size(); k++) {
-            if (!node.outputs[k].empty()) g.tensors.erase(node.outputs[k]);
+            if (!node.outputs[k].empty())
+                g.tensors.erase(node.outputs[k]);
         }
         if (g.is_graph_output(out)) {
             // The producer of `in` writes `out` directly; readers of `in` read `out`.
             const int p = g.producer(in);
             for (std::string &o : g.nodes[p].outputs) {
-                if (o == in) o = out;
+                if (o == in)
+                    o = out;
             }
             g.replace_uses(in, out);
             g.tensors.erase(in);
@@ -86,7 +94,8 @@ int remove_identities(Graph &g) {
 int fold_batch_norm(Graph &g) {
     int changed = 0;
     for (size_t i = 0; i < g.nodes.size(); i++) {
-        if (g.nodes[i].op_type != "BatchNormalization" || !g.nodes[i].domain.empty()) continue;
+        if (g.nodes[i].op_type != "BatchNormalization" || !g.nodes[i].domain.empty())
+            continue;
         const Node bn = g.nodes[i];
         const Tensor &x = g.tensor(bn.input(0));
         const int64_t channels = x.shape.at(1);
@@ -94,7 +103,8 @@ int fold_batch_norm(Graph &g) {
         const Tensor *beta = constant(g, bn.input(2), channels);
         const Tensor *mean = constant(g, bn.input(3), channels);
         const Tensor *var = constant(g, bn.input(4), channels);
-        if (!gamma || !beta || !mean || !var) continue;
+        if (!gamma || !beta || !mean || !var)
+            continue;
         const double eps = bn.attr_float("epsilon", 1e-5f);
         std::vector<double> scale(channels), shift(channels);
         for (int64_t c = 0; c < channels; c++) {
@@ -143,7 +153,8 @@ int fold_batch_norm(Graph &g) {
         // Shared weights are copied: only this conv changes.
         const bool w_shared = g.consumers(w->name).size() > 1 || g.is_graph_output(w->name);
         Tensor nw = *w;
-        if (w_shared) nw.name = fresh_name(g, w->name + "_bn");
+        if (w_shared)
+            nw.name = fresh_name(g, w->name + "_bn");
         for (int64_t c = 0; c < channels; c++) {
             for (int64_t k = 0; k < per_channel; k++) {
                 float &v = nw.f32[c * per_channel + k];
@@ -153,7 +164,8 @@ int fold_batch_norm(Graph &g) {
         Tensor nb;
         if (b) {
             nb = *b;
-            if (g.consumers(b->name).size() > 1 || g.is_graph_output(b->name)) nb.name = fresh_name(g, b->name + "_bn");
+            if (g.consumers(b->name).size() > 1 || g.is_graph_output(b->name))
+                nb.name = fresh_name(g, b->name + "_bn");
         } else {
             nb.name = fresh_name(g, bn.output(0) + "_bias");
             nb.has_shape = nb.is_constant = true;
@@ -174,7 +186,8 @@ int fold_batch_norm(Graph &g) {
         i--;
         changed++;
     }
-    if (changed) eliminate_dead_nodes(g); // the replaced weights and BN parameters
+    if (changed)
+        eliminate_dead_nodes(g); // the replaced weights and BN parameters
     return changed;
 }
 
@@ -182,32 +195,40 @@ namespace {
 
 /** The node's only consumer (and the tensor no graph output), or -1. */
 int only_consumer(const Graph &g, const std::string &tensor) {
-    if (g.is_graph_output(tensor)) return -1;
+    if (g.is_graph_output(tensor))
+        return -1;
     const std::vector<int> c = g.consumers(tensor);
     return c.size() == 1 ? c[0] : -1;
 }
 
-bool is_op(const Node &n, const char *op) { return n.domain.empty() && n.op_type == op; }
+bool is_op(const Node &n, const char *op) {
+    return n.domain.empty() && n.op_type == op;
+}
 
 } // namespace
 
 int fuse_channel_shuffle(Graph &g) {
     int changed = 0;
     for (size_t i = 0; i < g.nodes.size(); i++) {
-        if (!is_op(g.nodes[i], "Reshape")) continue;
+        if (!is_op(g.nodes[i], "Reshape"))
+            continue;
         const Node &r1 = g.nodes[i];
         const Tensor *x = g.find(r1.input(0)), *v = g.find(r1.output(0));
-        if (!x || !v || x->shape.size() != 4 || v->shape.size() != 5) continue;
+        if (!x || !v || x->shape.size() != 4 || v->shape.size() != 5)
+            continue;
         const int t = only_consumer(g, v->name);
         if (t < 0 || !is_op(g.nodes[t], "Transpose") ||
             g.nodes[t].attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4}) {
             continue;
         }
         const int r2 = only_consumer(g, g.nodes[t].output(0));
-        if (r2 < 0 || !is_op(g.nodes[r2], "Reshape")) continue;
+        if (r2 < 0 || !is_op(g.nodes[r2], "Reshape"))
+            continue;
         const Tensor &y = g.tensor(g.nodes[r2].output(0));
         const std::vector<int64_t> &xs = x->shape, &vs = v->shape;
-        if (y.shape != xs || vs[0] != xs[0] || vs[1] * vs[2] != xs[1] || vs[3] != xs[2] || vs[4] != xs[3]) continue;
+        if (y.shape != xs || vs[0] != xs[0] || vs[1] * vs[2] != xs[1] || vs[3] != xs[2] ||
+            vs[4] != xs[3])
+            continue;
         Node n;
         n.name = g.nodes[r2].name;
         n.op_type = "ChannelShuffle";
@@ -219,7 +240,8 @@ int fuse_channel_shuffle(Graph &g) {
         g.nodes[r2] = n; // the Reshape and the Transpose are now dead
         changed++;
     }
-    if (changed) eliminate_dead_nodes(g);
+    if (changed)
+        eliminate_dead_nodes(g);
     return changed;
 }
 
@@ -228,18 +250,23 @@ int eliminate_dead_nodes(Graph &g) {
     std::vector<bool> keep(g.nodes.size(), false);
     for (size_t i = g.nodes.size(); i-- > 0;) {
         for (const std::string &o : g.nodes[i].outputs) {
-            if (!o.empty() && live.count(o)) keep[i] = true;
+            if (!o.empty() && live.count(o))
+                keep[i] = true;
         }
-        if (!keep[i]) continue;
+        if (!keep[i])
+            continue;
         for (const std::string &in : g.nodes[i].inputs) {
-            if (!in.empty()) live.insert(in);
+            if (!in.empty())
+                live.insert(in);
         }
     }
     std::vector<Node> kept;
     int removed = 0;
     for (size_t i = 0; i < g.nodes.size(); i++) {
-        if (keep[i]) kept.push_back(std::move(g.nodes[i]));
-        else removed++;
+        if (keep[i])
+            kept.push_back(std::move(g.nodes[i]));
+        else
+            removed++;
     }
     g.nodes = std::move(kept);
     std::set<std::string> used(g.inputs.begin(), g.inputs.end());

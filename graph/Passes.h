@@ -14,10 +14,10 @@
 namespace sw_graph {
 
 /** Removes Identity, Dropout (inference: an identity; ShapeInference has rejected a used
- * mask), Cast to the type it already has and Pad whose pads are all 0. Readers of the output read the input instead;
- * when the output is a graph output, the input's producer is renamed to write it (the
- * graph's output names do not change). Kept: a node whose input is a graph input or a
- * constant and whose output is a graph output. */
+ * mask), Cast to the type it already has and Pad whose pads are all 0. Readers of the output read
+ * the input instead; when the output is a graph output, the input's producer is renamed to write it
+ * (the graph's output names do not change). Kept: a node whose input is a graph input or a constant
+ * and whose output is a graph output. */
 int remove_identities(Graph &g);
 
 /** BatchNormalization(Conv(x, W, b), gamma, beta, mean, var) -> Conv(x, W', b') with

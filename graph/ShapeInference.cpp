@@ -36,7 +36,8 @@ struct Ctx {
     size_t num_inputs() const { return node.inputs.size(); }
 
     const Tensor &in(size_t i) const {
-        if (!has_in(i)) throw NodeError("input " + std::to_string(i) + " is missing");
+        if (!has_in(i))
+            throw NodeError("input " + std::to_string(i) + " is missing");
         const Tensor &t = g.tensor(node.inputs[i]);
         if (!t.is_static()) {
             throw NodeError("input '" + t.name + "' has no static shape");
@@ -54,8 +55,8 @@ struct Ctx {
     const Tensor &const_in(size_t i, const std::string &what) const {
         const Tensor &t = in(i);
         if (!t.is_constant) {
-            throw NodeError(what + " (input '" + t.name +
-                            "') is not a constant; only constant " + what + " is supported");
+            throw NodeError(what + " (input '" + t.name + "') is not a constant; only constant " +
+                            what + " is supported");
         }
         return t;
     }
@@ -69,12 +70,14 @@ struct Ctx {
     }
     bool all_inputs_constant() const {
         for (const std::string &n : node.inputs) {
-            if (!n.empty() && !g.tensor(n).is_constant) return false;
+            if (!n.empty() && !g.tensor(n).is_constant)
+                return false;
         }
         return true;
     }
     void set_out(size_t i, const Shape &shape, DType dtype) {
-        if (node.output(i).empty()) return;
+        if (node.output(i).empty())
+            return;
         element_count(shape); // overflow check
         Tensor &t = g.tensor(node.outputs[i]);
         t.shape = shape;
@@ -83,14 +86,16 @@ struct Ctx {
     }
     /** Makes output i a constant with these values (already in t's dtype). */
     void set_const(size_t i, std::vector<float> f32, std::vector<int64_t> i64) {
-        if (node.output(i).empty()) return;
+        if (node.output(i).empty())
+            return;
         Tensor &t = g.tensor(node.outputs[i]);
         t.is_constant = true;
         t.f32 = std::move(f32);
         t.i64 = std::move(i64);
     }
     bool output_small(size_t i) const {
-        if (node.output(i).empty()) return false;
+        if (node.output(i).empty())
+            return false;
         return g.tensor(node.outputs[i]).elements() <= kMaxFoldElements;
     }
 };
@@ -110,10 +115,12 @@ std::vector<int64_t> broadcast_sources(const Shape &in_shape, const Shape &out_s
     std::vector<int64_t> idx(r, 0);
     for (int64_t e = 0; e < n; e++) {
         int64_t k = 0;
-        for (size_t d = 0; d < r; d++) k += idx[d] * strides[d];
+        for (size_t d = 0; d < r; d++)
+            k += idx[d] * strides[d];
         src[e] = k;
         for (size_t d = r; d-- > 0;) {
-            if (++idx[d] < out_shape[d]) break;
+            if (++idx[d] < out_shape[d])
+                break;
             idx[d] = 0;
         }
     }
@@ -124,7 +131,8 @@ std::vector<int64_t> broadcast_sources(const Shape &in_shape, const Shape &out_s
  * the input is a small constant. */
 void fold_view(Ctx &c) {
     const Tensor &x = c.g.tensor(c.node.inputs[0]);
-    if (x.is_constant && c.output_small(0)) c.set_const(0, x.f32, x.i64);
+    if (x.is_constant && c.output_small(0))
+        c.set_const(0, x.f32, x.i64);
 }
 
 /** Output i gathers the input's elements at `sources`. */
@@ -132,15 +140,19 @@ void fold_gather(Ctx &c, size_t out, const Tensor &x, const std::vector<int64_t>
     std::vector<float> f;
     std::vector<int64_t> i;
     for (int64_t s : sources) {
-        if (x.dtype == DType::Float32) f.push_back(x.f32[s]);
-        else i.push_back(x.i64[s]);
+        if (x.dtype == DType::Float32)
+            f.push_back(x.f32[s]);
+        else
+            i.push_back(x.i64[s]);
     }
     c.set_const(out, std::move(f), std::move(i));
 }
 
 // ------------------------------------------------------------------ elementwise
 
-void infer_unary_float(Ctx &c) { c.set_out(0, c.float_in(0).shape, DType::Float32); }
+void infer_unary_float(Ctx &c) {
+    c.set_out(0, c.float_in(0).shape, DType::Float32);
+}
 
 void infer_identity(Ctx &c) {
     const Tensor &x = c.in(0);
@@ -157,23 +169,27 @@ void infer_clip(Ctx &c) {
     float lo = c.node.attr_float("min", -std::numeric_limits<float>::infinity());
     float hi = c.node.attr_float("max", std::numeric_limits<float>::infinity());
     for (size_t i = 1; i < 3; i++) {
-        if (!c.has_in(i)) continue;
+        if (!c.has_in(i))
+            continue;
         const Tensor &b = c.const_in(i, i == 1 ? "min" : "max");
         if (b.dtype != DType::Float32 || b.f32.size() != 1) {
             throw NodeError(std::string(i == 1 ? "min" : "max") + " must be a float32 scalar");
         }
         (i == 1 ? lo : hi) = b.f32[0];
     }
-    if (lo > hi) throw NodeError("min > max");
+    if (lo > hi)
+        throw NodeError("min > max");
     infer_unary_float(c);
 }
 
 void infer_dropout(Ctx &c) {
     if (c.has_in(2)) {
         const Tensor &t = c.const_in(2, "training_mode");
-        if (!t.i64.empty() && t.i64[0]) throw NodeError("training_mode=true is not supported");
+        if (!t.i64.empty() && t.i64[0])
+            throw NodeError("training_mode=true is not supported");
     }
-    if (c.node.attr_int("is_test", 1) == 0) throw NodeError("is_test=0 (training) is not supported");
+    if (c.node.attr_int("is_test", 1) == 0)
+        throw NodeError("is_test=0 (training) is not supported");
     const std::string mask = c.node.output(1);
     if (!mask.empty() && (!c.g.consumers(mask).empty() || c.g.is_graph_output(mask))) {
         throw NodeError("the mask output '" + mask + "' is used; it is not supported");
@@ -191,10 +207,13 @@ void infer_softmax(Ctx &c) {
 }
 
 void infer_lrn(Ctx &c) {
-    if (!c.node.has_attr("size")) throw NodeError("attribute 'size' is required");
-    if (c.node.attr_int("size", 1) < 1) throw NodeError("size must be >= 1");
+    if (!c.node.has_attr("size"))
+        throw NodeError("attribute 'size' is required");
+    if (c.node.attr_int("size", 1) < 1)
+        throw NodeError("size must be >= 1");
     const Tensor &x = c.float_in(0);
-    if (x.shape.size() < 3) throw NodeError("input must be N x C x spatial");
+    if (x.shape.size() < 3)
+        throw NodeError("input must be N x C x spatial");
     c.set_out(0, x.shape, DType::Float32);
 }
 
@@ -215,8 +234,8 @@ Shape broadcast_shapes(const Shape &a, const Shape &b) {
 void infer_binary(Ctx &c) {
     const Tensor &a = c.in(0), &b = c.in(1);
     if (a.dtype != b.dtype) {
-        throw NodeError(std::string("inputs have different types (") + dtype_name(a.dtype) +
-                        ", " + dtype_name(b.dtype) + ")");
+        throw NodeError(std::string("inputs have different types (") + dtype_name(a.dtype) + ", " +
+                        dtype_name(b.dtype) + ")");
     }
     const Shape shape = broadcast_shapes(a.shape, b.shape);
     c.set_out(0, shape, a.dtype);
@@ -241,7 +260,8 @@ void infer_binary(Ctx &c) {
             f.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
         } else {
             int64_t x = a.i64[sa[e]], y = b.i64[sb[e]];
-            if (op == "Div" && y == 0) throw NodeError("integer division by zero");
+            if (op == "Div" && y == 0)
+                throw NodeError("integer division by zero");
             // Shape arithmetic stays far from int64's range; wrap rather than trap.
             uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
             i.push_back(op == "Add"   ? (int64_t)(ux + uy)
@@ -281,7 +301,8 @@ Shape infer_window(Ctx &c, const Shape &in, const Shape &kernel, bool ceil_mode)
         if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1) {
             throw NodeError("kernel, strides and dilations must be >= 1");
         }
-        if (pads[i] < 0 || pads[i + r] < 0) throw NodeError("negative pads are not supported");
+        if (pads[i] < 0 || pads[i + r] < 0)
+            throw NodeError("negative pads are not supported");
     }
     const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
     Shape out(r);
@@ -309,7 +330,8 @@ Shape infer_window(Ctx &c, const Shape &in, const Shape &kernel, bool ceil_mode)
         }
         out[i] = (ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
         // With ceil_mode the last window must start inside the input or its left padding.
-        if (ceil_mode && (out[i] - 1) * strides[i] >= in[i] + pads[i]) out[i]--;
+        if (ceil_mode && (out[i] - 1) * strides[i] >= in[i] + pads[i])
+            out[i]--;
     }
     n.attributes["pads"] = Attribute::make_ints(pads);
     n.attributes.erase("auto_pad");
@@ -320,7 +342,9 @@ Shape infer_window(Ctx &c, const Shape &in, const Shape &kernel, bool ceil_mode)
 void infer_conv(Ctx &c) {
     const Tensor &x = c.float_in(0), &w = c.float_in(1);
     const size_t rank = x.shape.size();
-    if (rank < 3) throw NodeError("input '" + x.name + "' must be N x C x spatial, not " + shape_string(x.shape));
+    if (rank < 3)
+        throw NodeError("input '" + x.name + "' must be N x C x spatial, not " +
+                        shape_string(x.shape));
     if (w.shape.size() != rank) {
         throw NodeError("weights " + shape_string(w.shape) + " do not match input " +
                         shape_string(x.shape));
@@ -338,32 +362,41 @@ void infer_conv(Ctx &c) {
     }
     if (c.has_in(2)) {
         const Tensor &b = c.float_in(2);
-        if (b.shape != Shape{m}) throw NodeError("bias " + shape_string(b.shape) + " is not " + std::to_string(m));
+        if (b.shape != Shape{m})
+            throw NodeError("bias " + shape_string(b.shape) + " is not " + std::to_string(m));
     }
     const Shape spatial(x.shape.begin() + 2, x.shape.end());
     Shape out{x.shape[0], m};
-    for (int64_t d : infer_window(c, spatial, kernel, false)) out.push_back(d);
+    for (int64_t d : infer_window(c, spatial, kernel, false))
+        out.push_back(d);
     c.set_out(0, out, DType::Float32);
 }
 
 void infer_pool(Ctx &c) {
     const Tensor &x = c.float_in(0);
-    if (x.shape.size() < 3) throw NodeError("input must be N x C x spatial");
-    if (!c.node.has_attr("kernel_shape")) throw NodeError("attribute 'kernel_shape' is required");
+    if (x.shape.size() < 3)
+        throw NodeError("input must be N x C x spatial");
+    if (!c.node.has_attr("kernel_shape"))
+        throw NodeError("attribute 'kernel_shape' is required");
     const Shape kernel = c.node.attr_ints("kernel_shape", {});
-    if (kernel.size() != x.shape.size() - 2) throw NodeError("kernel_shape does not match the input rank");
-    if (c.node.attr_int("storage_order", 0) != 0) throw NodeError("storage_order=1 is not supported");
+    if (kernel.size() != x.shape.size() - 2)
+        throw NodeError("kernel_shape does not match the input rank");
+    if (c.node.attr_int("storage_order", 0) != 0)
+        throw NodeError("storage_order=1 is not supported");
     const int64_t ceil_mode = c.node.attr_int("ceil_mode", 0);
-    if (ceil_mode != 0 && ceil_mode != 1) throw NodeError("ceil_mode must be 0 or 1");
+    if (ceil_mode != 0 && ceil_mode != 1)
+        throw NodeError("ceil_mode must be 0 or 1");
     const Shape spatial(x.shape.begin() + 2, x.shape.end());
     Shape out{x.shape[0], x.shape[1]};
-    for (int64_t d : infer_window(c, spatial, kernel, ceil_mode)) out.push_back(d);
+    for (int64_t d : infer_window(c, spatial, kernel, ceil_mode))
+        out.push_back(d);
     c.set_out(0, out, DType::Float32);
 }
 
 void infer_global_pool(Ctx &c) {
     const Tensor &x = c.float_in(0);
-    if (x.shape.size() < 3) throw NodeError("input must be N x C x spatial");
+    if (x.shape.size() < 3)
+        throw NodeError("input must be N x C x spatial");
     Shape out = x.shape;
     std::fill(out.begin() + 2, out.end(), 1);
     c.set_out(0, out, DType::Float32);
@@ -371,10 +404,14 @@ void infer_global_pool(Ctx &c) {
 
 void infer_batch_norm(Ctx &c) {
     const Tensor &x = c.float_in(0);
-    if (x.shape.size() < 2) throw NodeError("input must be N x C x ...");
-    if (c.node.attr_int("training_mode", 0)) throw NodeError("training_mode=1 is not supported");
-    if (c.node.attr_int("spatial", 1) != 1) throw NodeError("spatial=0 is not supported");
-    if (c.node.attr_float("epsilon", 1e-5f) < 0) throw NodeError("epsilon must be >= 0");
+    if (x.shape.size() < 2)
+        throw NodeError("input must be N x C x ...");
+    if (c.node.attr_int("training_mode", 0))
+        throw NodeError("training_mode=1 is not supported");
+    if (c.node.attr_int("spatial", 1) != 1)
+        throw NodeError("spatial=0 is not supported");
+    if (c.node.attr_float("epsilon", 1e-5f) < 0)
+        throw NodeError("epsilon must be >= 0");
     for (size_t i = 1; i < 5; i++) {
         const Tensor &p = c.float_in(i);
         if (p.shape != Shape{x.shape[1]}) {
@@ -388,9 +425,11 @@ void infer_batch_norm(Ctx &c) {
 /** y[n, c, ...] = x[n, c, ...] * scale[c] + shift[c] (an unfolded BatchNormalization). */
 void infer_channel_scale_shift(Ctx &c) {
     const Tensor &x = c.float_in(0);
-    if (x.shape.size() < 2) throw NodeError("input must be N x C x ...");
+    if (x.shape.size() < 2)
+        throw NodeError("input must be N x C x ...");
     for (size_t i = 1; i < 3; i++) {
-        if (c.float_in(i).shape != Shape{x.shape[1]}) throw NodeError("scale and shift must have one value per channel");
+        if (c.float_in(i).shape != Shape{x.shape[1]})
+            throw NodeError("scale and shift must have one value per channel");
     }
     c.set_out(0, x.shape, DType::Float32);
 }
@@ -398,14 +437,16 @@ void infer_channel_scale_shift(Ctx &c) {
 void infer_channel_shuffle(Ctx &c) {
     const Tensor &x = c.float_in(0);
     const int64_t g = c.node.attr_int("groups", 0);
-    if (x.shape.size() != 4 || g < 1 || x.shape[1] % g) throw NodeError("input must be N x C x H x W with groups dividing C");
+    if (x.shape.size() != 4 || g < 1 || x.shape[1] % g)
+        throw NodeError("input must be N x C x H x W with groups dividing C");
     c.set_out(0, x.shape, DType::Float32);
 }
 
 // ------------------------------------------------------------------ layout
 
 void infer_concat(Ctx &c) {
-    if (!c.node.has_attr("axis")) throw NodeError("attribute 'axis' is required");
+    if (!c.node.has_attr("axis"))
+        throw NodeError("attribute 'axis' is required");
     const Tensor &first = c.in(0);
     const int64_t rank = (int64_t)first.shape.size();
     const int64_t axis = norm_axis(c.node.attr_int("axis", 0), rank, "axis");
@@ -414,7 +455,8 @@ void infer_concat(Ctx &c) {
     for (size_t i = 0; i < c.num_inputs(); i++) {
         const Tensor &t = c.in(i);
         bool ok = t.dtype == first.dtype && (int64_t)t.shape.size() == rank;
-        for (int64_t d = 0; ok && d < rank; d++) ok = d == axis || t.shape[d] == first.shape[d];
+        for (int64_t d = 0; ok && d < rank; d++)
+            ok = d == axis || t.shape[d] == first.shape[d];
         if (!ok) {
             throw NodeError("input '" + t.name + "' (" + shape_string(t.shape) + " " +
                             dtype_name(t.dtype) + ") does not match '" + first.name + "' (" +
@@ -423,7 +465,8 @@ void infer_concat(Ctx &c) {
         out[axis] += t.shape[axis];
     }
     c.set_out(0, out, first.dtype);
-    if (!c.all_inputs_constant() || !c.output_small(0)) return;
+    if (!c.all_inputs_constant() || !c.output_small(0))
+        return;
     const int64_t outer = product(out, 0, axis);
     std::vector<float> f;
     std::vector<int64_t> v;
@@ -432,8 +475,10 @@ void infer_concat(Ctx &c) {
             const Tensor &t = c.in(i);
             const int64_t chunk = product(t.shape, axis, rank);
             for (int64_t e = o * chunk; e < (o + 1) * chunk; e++) {
-                if (t.dtype == DType::Float32) f.push_back(t.f32[e]);
-                else v.push_back(t.i64[e]);
+                if (t.dtype == DType::Float32)
+                    f.push_back(t.f32[e]);
+                else
+                    v.push_back(t.i64[e]);
             }
         }
     }
@@ -444,8 +489,10 @@ void infer_flatten(Ctx &c) {
     const Tensor &x = c.in(0);
     const int64_t rank = (int64_t)x.shape.size();
     int64_t axis = c.node.attr_int("axis", 1);
-    if (axis < -rank || axis > rank) throw NodeError("axis " + std::to_string(axis) + " is out of range");
-    if (axis < 0) axis += rank;
+    if (axis < -rank || axis > rank)
+        throw NodeError("axis " + std::to_string(axis) + " is out of range");
+    if (axis < 0)
+        axis += rank;
     c.set_out(0, {product(x.shape, 0, axis), product(x.shape, axis, rank)}, x.dtype);
     fold_view(c);
 }
@@ -459,22 +506,27 @@ void infer_reshape(Ctx &c) {
     for (size_t i = 0; i < target.size(); i++) {
         int64_t d = target[i];
         if (d == 0 && !allowzero) {
-            if (i >= x.shape.size()) throw NodeError("shape has 0 at dim " + std::to_string(i) + " beyond the input's rank");
+            if (i >= x.shape.size())
+                throw NodeError("shape has 0 at dim " + std::to_string(i) +
+                                " beyond the input's rank");
             d = x.shape[i];
         }
         if (d == -1) {
-            if (unknown >= 0) throw NodeError("shape " + shape_string(target) + " has more than one -1");
+            if (unknown >= 0)
+                throw NodeError("shape " + shape_string(target) + " has more than one -1");
             unknown = (int64_t)i;
             continue;
         }
-        if (d < 0) throw NodeError("shape has a negative dim " + std::to_string(d));
+        if (d < 0)
+            throw NodeError("shape has a negative dim " + std::to_string(d));
         out[i] = d;
         known = element_count({known, d});
     }
     const int64_t total = x.elements();
     if (unknown >= 0) {
         if (known == 0 || total % known) {
-            throw NodeError("cannot reshape " + shape_string(x.shape) + " to " + shape_string(target));
+            throw NodeError("cannot reshape " + shape_string(x.shape) + " to " +
+                            shape_string(target));
         }
         out[unknown] = total / known;
     }
@@ -490,7 +542,8 @@ void infer_transpose(Ctx &c) {
     const Tensor &x = c.in(0);
     const int64_t rank = (int64_t)x.shape.size();
     Shape perm(rank);
-    for (int64_t i = 0; i < rank; i++) perm[i] = rank - 1 - i;
+    for (int64_t i = 0; i < rank; i++)
+        perm[i] = rank - 1 - i;
     perm = c.node.attr_ints("perm", perm);
     Shape sorted = perm;
     std::sort(sorted.begin(), sorted.end());
@@ -500,7 +553,8 @@ void infer_transpose(Ctx &c) {
         }
     }
     Shape out(rank);
-    for (int64_t i = 0; i < rank; i++) out[i] = x.shape[perm[i]];
+    for (int64_t i = 0; i < rank; i++)
+        out[i] = x.shape[perm[i]];
     c.set_out(0, out, x.dtype);
 }
 
@@ -517,13 +571,15 @@ void infer_split(Ctx &c) {
         sizes = c.node.attr_ints("split", {});
     } else {
         const int64_t parts = c.node.attr_int("num_outputs", outputs);
-        if (parts != outputs || parts < 1) throw NodeError("num_outputs does not match the outputs");
+        if (parts != outputs || parts < 1)
+            throw NodeError("num_outputs does not match the outputs");
         if (!c.node.has_attr("num_outputs") && dim % parts) {
             throw NodeError("dim " + std::to_string(dim) + " does not split into " +
                             std::to_string(parts) + " equal parts");
         }
         const int64_t chunk = (dim + parts - 1) / parts;
-        for (int64_t i = 0; i < parts; i++) sizes.push_back(std::min(chunk, dim - i * chunk));
+        for (int64_t i = 0; i < parts; i++)
+            sizes.push_back(std::min(chunk, dim - i * chunk));
     }
     if ((int64_t)sizes.size() != outputs) {
         throw NodeError(std::to_string(sizes.size()) + " split sizes for " +
@@ -531,10 +587,13 @@ void infer_split(Ctx &c) {
     }
     int64_t sum = 0;
     for (int64_t s : sizes) {
-        if (s < 0) throw NodeError("negative split size");
+        if (s < 0)
+            throw NodeError("negative split size");
         sum += s;
     }
-    if (sum != dim) throw NodeError("split sizes add up to " + std::to_string(sum) + ", not " + std::to_string(dim));
+    if (sum != dim)
+        throw NodeError("split sizes add up to " + std::to_string(sum) + ", not " +
+                        std::to_string(dim));
     for (int64_t i = 0; i < outputs; i++) {
         Shape out = x.shape;
         out[axis] = sizes[i];
@@ -558,7 +617,8 @@ bool axes_of(Ctx &c, Shape &axes) {
 std::set<int64_t> normalised(const Shape &axes, int64_t rank) {
     std::set<int64_t> r;
     for (int64_t a : axes) {
-        if (!r.insert(norm_axis(a, rank, "axis")).second) throw NodeError("axis repeated");
+        if (!r.insert(norm_axis(a, rank, "axis")).second)
+            throw NodeError("axis repeated");
     }
     return r;
 }
@@ -575,21 +635,27 @@ SliceBox slice_box_of(const Ctx &c) {
     } else {
         starts = c.const_ints(1, "starts");
         ends = c.const_ints(2, "ends");
-        if (c.has_in(3)) axes = c.const_ints(3, "axes");
-        if (c.has_in(4)) steps = c.const_ints(4, "steps");
+        if (c.has_in(3))
+            axes = c.const_ints(3, "axes");
+        if (c.has_in(4))
+            steps = c.const_ints(4, "steps");
     }
     if (axes.empty()) {
-        for (int64_t i = 0; i < (int64_t)starts.size(); i++) axes.push_back(i);
+        for (int64_t i = 0; i < (int64_t)starts.size(); i++)
+            axes.push_back(i);
     }
-    if (steps.empty()) steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+    if (steps.empty())
+        steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size()) {
         throw NodeError("starts, ends, axes and steps have different lengths");
     }
     normalised(axes, rank); // range and repetition check
     SliceBox box{Shape(rank, 0), Shape(rank, 1), x.shape};
     for (size_t k = 0; k < starts.size(); k++) {
         const int64_t a = norm_axis(axes[k], rank, "axis"), dim = x.shape[a], st = steps[k];
-        if (st == 0) throw NodeError("step 0");
+        if (st == 0)
+            throw NodeError("step 0");
         // ONNX's clamping: negatives count from the end; starts in [0, dim] ([0, dim-1] for
         // negative steps), ends in [0, dim] ([-1, dim-1] for negative steps).
         int64_t b = starts[k] < 0 ? starts[k] + dim : starts[k];
@@ -614,16 +680,19 @@ void infer_slice(Ctx &c) {
     const Tensor &x = c.in(0);
     const SliceBox box = slice_box_of(c);
     c.set_out(0, box.shape, x.dtype);
-    if (!x.is_constant || !c.output_small(0)) return;
+    if (!x.is_constant || !c.output_small(0))
+        return;
     const int64_t rank = (int64_t)x.shape.size(), n = element_count(box.shape);
     std::vector<int64_t> sources;
     Shape idx(rank, 0);
     for (int64_t e = 0; e < n; e++) {
         int64_t k = 0;
-        for (int64_t d = 0; d < rank; d++) k = k * x.shape[d] + box.begin[d] + idx[d] * box.step[d];
+        for (int64_t d = 0; d < rank; d++)
+            k = k * x.shape[d] + box.begin[d] + idx[d] * box.step[d];
         sources.push_back(k);
         for (int64_t d = rank; d-- > 0;) {
-            if (++idx[d] < box.shape[d]) break;
+            if (++idx[d] < box.shape[d])
+                break;
             idx[d] = 0;
         }
     }
@@ -636,13 +705,17 @@ void infer_slice(Ctx &c) {
 void infer_pad(Ctx &c) {
     const Tensor &x = c.in(0);
     const int64_t rank = (int64_t)x.shape.size();
-    Shape pads = c.g.opset < 11 ? c.node.attr_ints("pads", c.node.attr_ints("paddings", {})) : c.const_ints(1, "pads");
+    Shape pads = c.g.opset < 11 ? c.node.attr_ints("pads", c.node.attr_ints("paddings", {}))
+                                : c.const_ints(1, "pads");
     Shape axes;
-    if (c.has_in(3)) axes = c.const_ints(3, "axes");
-    else for (int64_t i = 0; i < rank; i++) axes.push_back(i);
+    if (c.has_in(3))
+        axes = c.const_ints(3, "axes");
+    else
+        for (int64_t i = 0; i < rank; i++)
+            axes.push_back(i);
     if (pads.size() != 2 * axes.size()) {
-        throw NodeError("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) +
-                        " axes");
+        throw NodeError("pads has " + std::to_string(pads.size()) + " values for " +
+                        std::to_string(axes.size()) + " axes");
     }
     normalised(axes, rank);
     Shape out = x.shape;
@@ -650,7 +723,8 @@ void infer_pad(Ctx &c) {
     for (size_t k = 0; k < na; k++) {
         const int64_t a = norm_axis(axes[k], rank, "axis");
         out[a] += pads[k] + pads[na + k];
-        if (out[a] < 0) throw NodeError("pads remove more than the whole of axis " + std::to_string(a));
+        if (out[a] < 0)
+            throw NodeError("pads remove more than the whole of axis " + std::to_string(a));
     }
     c.set_out(0, out, x.dtype);
 }
@@ -665,13 +739,18 @@ void infer_reduce_mean(Ctx &c) {
         return;
     }
     std::set<int64_t> reduce;
-    if (given) reduce = normalised(axes, rank);
-    else for (int64_t i = 0; i < rank; i++) reduce.insert(i);
+    if (given)
+        reduce = normalised(axes, rank);
+    else
+        for (int64_t i = 0; i < rank; i++)
+            reduce.insert(i);
     const bool keep = c.node.attr_int("keepdims", 1) != 0;
     Shape out;
     for (int64_t i = 0; i < rank; i++) {
-        if (!reduce.count(i)) out.push_back(x.shape[i]);
-        else if (keep) out.push_back(1);
+        if (!reduce.count(i))
+            out.push_back(x.shape[i]);
+        else if (keep)
+            out.push_back(1);
     }
     c.set_out(0, out, DType::Float32);
 }
@@ -679,12 +758,14 @@ void infer_reduce_mean(Ctx &c) {
 void infer_unsqueeze(Ctx &c) {
     const Tensor &x = c.in(0);
     Shape axes;
-    if (!axes_of(c, axes)) throw NodeError("axes are required");
+    if (!axes_of(c, axes))
+        throw NodeError("axes are required");
     const int64_t rank = (int64_t)(x.shape.size() + axes.size());
     const std::set<int64_t> at = normalised(axes, rank);
     Shape out;
     size_t next = 0;
-    for (int64_t i = 0; i < rank; i++) out.push_back(at.count(i) ? 1 : x.shape[next++]);
+    for (int64_t i = 0; i < rank; i++)
+        out.push_back(at.count(i) ? 1 : x.shape[next++]);
     c.set_out(0, out, x.dtype);
     fold_view(c);
 }
@@ -697,16 +778,20 @@ void infer_squeeze(Ctx &c) {
     if (axes_of(c, axes)) {
         drop = normalised(axes, rank);
         for (int64_t a : drop) {
-            if (x.shape[a] != 1) throw NodeError("dim " + std::to_string(a) + " of " + shape_string(x.shape) + " is not 1");
+            if (x.shape[a] != 1)
+                throw NodeError("dim " + std::to_string(a) + " of " + shape_string(x.shape) +
+                                " is not 1");
         }
     } else {
         for (int64_t i = 0; i < rank; i++) {
-            if (x.shape[i] == 1) drop.insert(i);
+            if (x.shape[i] == 1)
+                drop.insert(i);
         }
     }
     Shape out;
     for (int64_t i = 0; i < rank; i++) {
-        if (!drop.count(i)) out.push_back(x.shape[i]);
+        if (!drop.count(i))
+            out.push_back(x.shape[i]);
     }
     c.set_out(0, out, x.dtype);
     fold_view(c);
@@ -717,24 +802,29 @@ void infer_squeeze(Ctx &c) {
 void infer_gemm(Ctx &c) {
     const Tensor &a = c.float_in(0), &b = c.float_in(1);
     if (a.shape.size() != 2 || b.shape.size() != 2) {
-        throw NodeError("A and B must be matrices, not " + shape_string(a.shape) + " and " + shape_string(b.shape));
+        throw NodeError("A and B must be matrices, not " + shape_string(a.shape) + " and " +
+                        shape_string(b.shape));
     }
     const bool ta = c.node.attr_int("transA", 0), tb = c.node.attr_int("transB", 0);
     const int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
     const int64_t kb = tb ? b.shape[1] : b.shape[0], n = tb ? b.shape[0] : b.shape[1];
     if (k != kb) {
         throw NodeError("A " + shape_string(a.shape) + " and B " + shape_string(b.shape) +
-                        " do not multiply (transA=" + std::to_string(ta) + ", transB=" + std::to_string(tb) + ")");
+                        " do not multiply (transA=" + std::to_string(ta) +
+                        ", transB=" + std::to_string(tb) + ")");
     }
     if (c.has_in(2)) {
         const Tensor &bias = c.float_in(2);
         // Opsets < 7: C broadcasts only with broadcast=1 (the later default).
-        const bool legacy_exact = c.node.has_attr("broadcast") && c.node.attr_int("broadcast", 0) == 0;
+        const bool legacy_exact =
+            c.node.has_attr("broadcast") && c.node.attr_int("broadcast", 0) == 0;
         if (legacy_exact && bias.shape != Shape{m, n}) {
-            throw NodeError("C " + shape_string(bias.shape) + " is not " + shape_string({m, n}) + " and broadcast=0");
+            throw NodeError("C " + shape_string(bias.shape) + " is not " + shape_string({m, n}) +
+                            " and broadcast=0");
         }
         if (broadcast_shapes(bias.shape, {m, n}) != Shape{m, n}) {
-            throw NodeError("C " + shape_string(bias.shape) + " does not broadcast to " + shape_string({m, n}));
+            throw NodeError("C " + shape_string(bias.shape) + " does not broadcast to " +
+                            shape_string({m, n}));
         }
     }
     c.set_out(0, {m, n}, DType::Float32);
@@ -742,16 +832,22 @@ void infer_gemm(Ctx &c) {
 
 void infer_matmul(Ctx &c) {
     Shape a = c.float_in(0).shape, b = c.float_in(1).shape;
-    if (a.empty() || b.empty()) throw NodeError("inputs must have rank >= 1");
+    if (a.empty() || b.empty())
+        throw NodeError("inputs must have rank >= 1");
     const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
-    if (a_vec) a.insert(a.begin(), 1);
-    if (b_vec) b.push_back(1);
+    if (a_vec)
+        a.insert(a.begin(), 1);
+    if (b_vec)
+        b.push_back(1);
     if (a.back() != b[b.size() - 2]) {
-        throw NodeError("shapes " + shape_string(c.in(0).shape) + " and " + shape_string(c.in(1).shape) + " do not multiply");
+        throw NodeError("shapes " + shape_string(c.in(0).shape) + " and " +
+                        shape_string(c.in(1).shape) + " do not multiply");
     }
     Shape out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
-    if (!a_vec) out.push_back(a[a.size() - 2]);
-    if (!b_vec) out.push_back(b.back());
+    if (!a_vec)
+        out.push_back(a[a.size() - 2]);
+    if (!b_vec)
+        out.push_back(b.back());
     c.set_out(0, out, DType::Float32);
 }
 
@@ -760,7 +856,9 @@ void infer_matmul(Ctx &c) {
 void infer_shape(Ctx &c) {
     const Tensor &x = c.in(0);
     const int64_t rank = (int64_t)x.shape.size();
-    auto clamp = [rank](int64_t v) { return std::min(rank, std::max<int64_t>(0, v < 0 ? v + rank : v)); };
+    auto clamp = [rank](int64_t v) {
+        return std::min(rank, std::max<int64_t>(0, v < 0 ? v + rank : v));
+    };
     const int64_t start = clamp(c.node.attr_int("start", 0));
     const int64_t end = clamp(c.node.attr_int("end", rank));
     const Shape dims(x.shape.begin() + start, x.shape.begin() + std::max(start, end));
@@ -770,26 +868,33 @@ void infer_shape(Ctx &c) {
 
 void infer_gather(Ctx &c) {
     const Tensor &x = c.in(0), &idx = c.in(1);
-    if (idx.dtype != DType::Int64) throw NodeError("indices must be int64 or int32");
+    if (idx.dtype != DType::Int64)
+        throw NodeError("indices must be int64 or int32");
     const int64_t rank = (int64_t)x.shape.size();
-    if (rank < 1) throw NodeError("data must have rank >= 1");
+    if (rank < 1)
+        throw NodeError("data must have rank >= 1");
     const int64_t axis = norm_axis(c.node.attr_int("axis", 0), rank, "axis");
     Shape out(x.shape.begin(), x.shape.begin() + axis);
     out.insert(out.end(), idx.shape.begin(), idx.shape.end());
     out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
     c.set_out(0, out, x.dtype);
-    if (!idx.is_constant) return;
+    if (!idx.is_constant)
+        return;
     const int64_t dim = x.shape[axis];
     for (int64_t i : idx.i64) {
-        if (i < -dim || i >= dim) throw NodeError("index " + std::to_string(i) + " is out of range for dim " + std::to_string(dim));
+        if (i < -dim || i >= dim)
+            throw NodeError("index " + std::to_string(i) + " is out of range for dim " +
+                            std::to_string(dim));
     }
-    if (!x.is_constant || !c.output_small(0)) return;
+    if (!x.is_constant || !c.output_small(0))
+        return;
     const int64_t outer = product(x.shape, 0, axis), inner = product(x.shape, axis + 1, rank);
     std::vector<int64_t> sources;
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t i : idx.i64) {
             const int64_t k = i < 0 ? i + dim : i;
-            for (int64_t e = 0; e < inner; e++) sources.push_back((o * dim + k) * inner + e);
+            for (int64_t e = 0; e < inner; e++)
+                sources.push_back((o * dim + k) * inner + e);
         }
     }
     fold_gather(c, 0, x, sources);
@@ -797,10 +902,12 @@ void infer_gather(Ctx &c) {
 
 void infer_constant(Ctx &c) {
     const Node &n = c.node;
-    if (n.attributes.size() != 1) throw NodeError("needs exactly one value attribute");
+    if (n.attributes.size() != 1)
+        throw NodeError("needs exactly one value attribute");
     const auto &[name, a] = *n.attributes.begin();
     if (name == "value") {
-        if (a.kind != Attribute::Kind::Tensor) throw NodeError("attribute 'value' must be a tensor");
+        if (a.kind != Attribute::Kind::Tensor)
+            throw NodeError("attribute 'value' must be a tensor");
         c.set_out(0, a.tensor->shape, a.tensor->dtype);
         c.set_const(0, a.tensor->f32, a.tensor->i64);
     } else if (name == "value_float") {
@@ -826,10 +933,14 @@ void infer_cast(Ctx &c) {
     const Tensor &x = c.in(0);
     const int64_t to = c.node.attr_int("to", 0);
     DType dt;
-    if (to == 1) dt = DType::Float32;                // FLOAT
-    else if (to == 7 || to == 6) dt = DType::Int64;  // INT64, INT32 (kept as int64)
-    else if (to == 9) dt = DType::Bool;              // BOOL
-    else throw NodeError("cast to ONNX type " + std::to_string(to) + " is not supported");
+    if (to == 1)
+        dt = DType::Float32; // FLOAT
+    else if (to == 7 || to == 6)
+        dt = DType::Int64; // INT64, INT32 (kept as int64)
+    else if (to == 9)
+        dt = DType::Bool; // BOOL
+    else
+        throw NodeError("cast to ONNX type " + std::to_string(to) + " is not supported");
     c.set_out(0, x.shape, dt);
     if (x.is_constant && c.output_small(0)) {
         std::vector<float> f;
@@ -840,7 +951,8 @@ void infer_cast(Ctx &c) {
             if (dt == DType::Float32) {
                 f.push_back((float)v);
             } else {
-                if (!(std::fabs(v) < 9.2e18)) throw NodeError("value out of int64 range");
+                if (!(std::fabs(v) < 9.2e18))
+                    throw NodeError("value out of int64 range");
                 i.push_back(dt == DType::Bool ? v != 0 : (int64_t)v);
             }
         }
@@ -862,13 +974,22 @@ struct OpRule {
 const std::map<std::string, OpRule> &rules() {
     static const std::map<std::string, OpRule> table = {
         {"Add", {infer_binary, {}}},
-        {"AveragePool", {infer_pool, {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"}}},
-        {"BatchNormalization", {infer_batch_norm, {"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"}}},
+        {"AveragePool",
+         {infer_pool,
+          {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads",
+           "strides"}}},
+        {"BatchNormalization",
+         {infer_batch_norm,
+          {"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"}}},
         {"Cast", {infer_cast, {"to", "saturate"}}},
         {"Clip", {infer_clip, {"min", "max"}}},
         {"Concat", {infer_concat, {"axis"}}},
-        {"Constant", {infer_constant, {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings", "sparse_value"}}},
-        {"Conv", {infer_conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
+        {"Constant",
+         {infer_constant,
+          {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
+           "value_strings", "sparse_value"}}},
+        {"Conv",
+         {infer_conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
         {"Div", {infer_binary, {}}},
         {"Dropout", {infer_dropout, {"ratio", "seed", "is_test"}, 2}},
         {"Flatten", {infer_flatten, {"axis"}}},
@@ -880,7 +1001,10 @@ const std::map<std::string, OpRule> &rules() {
         {"LeakyRelu", {infer_leaky_relu, {"alpha"}}},
         {"LRN", {infer_lrn, {"alpha", "beta", "bias", "size"}}},
         {"MatMul", {infer_matmul, {}}},
-        {"MaxPool", {infer_pool, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}}},
+        {"MaxPool",
+         {infer_pool,
+          {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order",
+           "strides"}}},
         {"Mul", {infer_binary, {}}},
         {"Pad", {infer_pad, {"mode", "pads", "paddings", "value"}}},
         {"ReduceMean", {infer_reduce_mean, {"axes", "keepdims", "noop_with_empty_axes"}}},
@@ -905,15 +1029,18 @@ const std::map<std::string, OpRule> &rules() {
 
 void infer_node(Graph &g, Node &node) {
     if (!node.domain.empty() && node.domain != kInternalDomain) {
-        throw NodeError("operator domain '" + node.domain + "' is not supported (only the default ONNX domain is)");
+        throw NodeError("operator domain '" + node.domain +
+                        "' is not supported (only the default ONNX domain is)");
     }
     auto it = rules().find(node.domain.empty() ? node.op_type : node.domain + "." + node.op_type);
     if (it == rules().end()) {
         std::string known;
         for (const auto &r : rules()) {
-            if (r.first.find('.') == std::string::npos) known += (known.empty() ? "" : ", ") + r.first;
+            if (r.first.find('.') == std::string::npos)
+                known += (known.empty() ? "" : ", ") + r.first;
         }
-        throw NodeError("operator '" + node.op_type + "' is not supported (supported: " + known + ")");
+        throw NodeError("operator '" + node.op_type + "' is not supported (supported: " + known +
+                        ")");
     }
     const OpRule &rule = it->second;
     for (const auto &a : node.attributes) {
@@ -922,7 +1049,8 @@ void infer_node(Graph &g, Node &node) {
         }
     }
     int outputs = 0;
-    for (const std::string &o : node.outputs) outputs += !o.empty();
+    for (const std::string &o : node.outputs)
+        outputs += !o.empty();
     if ((int)node.outputs.size() > rule.max_outputs) {
         for (size_t i = rule.max_outputs; i < node.outputs.size(); i++) {
             if (!node.outputs[i].empty()) {
@@ -931,7 +1059,8 @@ void infer_node(Graph &g, Node &node) {
             }
         }
     }
-    if (outputs == 0) throw NodeError("has no output");
+    if (outputs == 0)
+        throw NodeError("has no output");
     Ctx c{g, node};
     rule.infer(c);
 }
@@ -940,16 +1069,20 @@ void apply_input_shapes(Graph &g, const InferenceOptions &options) {
     for (const auto &[name, dims] : options.input_shapes) {
         if (!g.is_graph_input(name)) {
             std::string list;
-            for (const std::string &i : g.inputs) list += (list.empty() ? "'" : ", '") + i + "'";
-            throw g.error("--input-shape: the model has no input '" + name + "' (its inputs: " + list + ")");
+            for (const std::string &i : g.inputs)
+                list += (list.empty() ? "'" : ", '") + i + "'";
+            throw g.error("--input-shape: the model has no input '" + name +
+                          "' (its inputs: " + list + ")");
         }
         Tensor &t = g.tensor(name);
         if (t.has_shape) {
             bool ok = t.shape.size() == dims.size();
-            for (size_t i = 0; ok && i < dims.size(); i++) ok = t.shape[i] < 0 || t.shape[i] == dims[i];
+            for (size_t i = 0; ok && i < dims.size(); i++)
+                ok = t.shape[i] < 0 || t.shape[i] == dims[i];
             if (!ok) {
                 throw g.error("--input-shape " + name + "=" + shape_string(dims) +
-                              " does not match the model's declared shape " + shape_string(t.shape));
+                              " does not match the model's declared shape " +
+                              shape_string(t.shape));
             }
         }
         t.shape = dims;
@@ -958,14 +1091,17 @@ void apply_input_shapes(Graph &g, const InferenceOptions &options) {
     for (const std::string &name : g.inputs) {
         Tensor &t = g.tensor(name);
         Shape example = t.shape;
-        for (int64_t &d : example) d = d < 0 ? 1 : d;
-        const std::string hint = "; give --input-shape " + name + "=" +
-                                 (t.has_shape && !example.empty() ? shape_string(example) : "1x3x224x224");
-        if (!t.has_shape) throw g.error("input '" + name + "' has no declared shape" + hint);
+        for (int64_t &d : example)
+            d = d < 0 ? 1 : d;
+        const std::string hint =
+            "; give --input-shape " + name + "=" +
+            (t.has_shape && !example.empty() ? shape_string(example) : "1x3x224x224");
+        if (!t.has_shape)
+            throw g.error("input '" + name + "' has no declared shape" + hint);
         for (size_t i = 0; i < t.shape.size(); i++) {
             if (t.shape[i] < 0) {
-                throw g.error("input '" + name + "' has a dynamic dimension (dim " + std::to_string(i) +
-                              " of " + shape_string(t.shape) + ")" + hint);
+                throw g.error("input '" + name + "' has a dynamic dimension (dim " +
+                              std::to_string(i) + " of " + shape_string(t.shape) + ")" + hint);
             }
         }
         try {
@@ -981,17 +1117,21 @@ void apply_input_shapes(Graph &g, const InferenceOptions &options) {
 std::vector<int64_t> parse_dims(const std::string &text, const std::string &what) {
     Shape dims;
     size_t pos = 0;
-    if (text.empty()) throw Error("error: " + what + ": empty shape");
+    if (text.empty())
+        throw Error("error: " + what + ": empty shape");
     while (pos <= text.size()) {
         size_t x = text.find('x', pos);
-        if (x == std::string::npos) x = text.size();
+        if (x == std::string::npos)
+            x = text.size();
         const std::string part = text.substr(pos, x - pos);
-        if (part.empty() || part.size() > 12 ||
-            !std::all_of(part.begin(), part.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        if (part.empty() || part.size() > 12 || !std::all_of(part.begin(), part.end(), [](char ch) {
+                return ch >= '0' && ch <= '9';
+            })) {
             throw Error("error: " + what + ": '" + text + "' is not a shape like 1x3x224x224");
         }
         dims.push_back(std::stoll(part));
-        if (dims.back() < 1) throw Error("error: " + what + ": dims must be >= 1 in '" + text + "'");
+        if (dims.back() < 1)
+            throw Error("error: " + what + ": dims must be >= 1 in '" + text + "'");
         pos = x + 1;
     }
     return dims;
@@ -1003,7 +1143,8 @@ void add_input_shape(const std::string &arg, InferenceOptions &options) {
         throw Error("error: --input-shape: '" + arg + "' is not name=1x3x224x224");
     }
     const std::string name = arg.substr(0, eq);
-    if (options.input_shapes.count(name)) throw Error("error: --input-shape: input '" + name + "' given twice");
+    if (options.input_shapes.count(name))
+        throw Error("error: --input-shape: input '" + name + "' given twice");
     options.input_shapes[name] = parse_dims(arg.substr(eq + 1), "--input-shape " + name);
 }
 
@@ -1021,18 +1162,23 @@ void infer_shapes(Graph &g, const InferenceOptions &options) {
     for (Node &node : g.nodes) {
         bool folded = true;
         for (const std::string &o : node.outputs) {
-            if (!o.empty() && !g.tensor(o).is_constant) folded = false;
+            if (!o.empty() && !g.tensor(o).is_constant)
+                folded = false;
         }
-        if (!folded) kept.push_back(std::move(node));
+        if (!folded)
+            kept.push_back(std::move(node));
     }
     g.nodes = std::move(kept);
     for (const std::string &o : g.outputs) {
         const Tensor &t = g.tensor(o);
-        if (!t.is_static()) throw g.error("output '" + o + "' has no static shape");
+        if (!t.is_static())
+            throw g.error("output '" + o + "' has no static shape");
         auto it = g.declared_output_shapes.find(o);
-        if (it == g.declared_output_shapes.end()) continue;
+        if (it == g.declared_output_shapes.end())
+            continue;
         bool ok = it->second.size() == t.shape.size();
-        for (size_t i = 0; ok && i < t.shape.size(); i++) ok = it->second[i] < 0 || it->second[i] == t.shape[i];
+        for (size_t i = 0; ok && i < t.shape.size(); i++)
+            ok = it->second[i] < 0 || it->second[i] == t.shape[i];
         if (!ok) {
             throw g.error("output '" + o + "': the inferred shape " + shape_string(t.shape) +
                           " differs from the declared " + shape_string(it->second));
@@ -1049,7 +1195,8 @@ SliceBox slice_box(const Graph &g, const Node &node) {
 std::vector<std::string> supported_operators() {
     std::vector<std::string> r;
     for (const auto &e : rules()) {
-        if (e.first.find('.') == std::string::npos) r.push_back(e.first);
+        if (e.first.find('.') == std::string::npos)
+            r.push_back(e.first);
     }
     return r;
 }

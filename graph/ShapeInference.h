@@ -5,10 +5,11 @@
  * node, with one rule per operator (a table keyed by op type, each rule listing the
  * attributes it understands): Conv, BatchNormalization, Relu, Clip, LeakyRelu, Sigmoid,
  * Add / Mul (numpy broadcasting), Concat, MaxPool / AveragePool (ceil_mode, pads, auto_pad),
- * GlobalAveragePool, GlobalMaxPool, ReduceMean, Gemm, MatMul, Flatten, Reshape (0 and -1), Transpose, Split,
- * Slice (steps, negative indices), Pad, Softmax, LRN, Sum (of two inputs), Dropout, Identity, and the shape arithmetic Shape, Gather, Unsqueeze,
- * Squeeze, Constant, Cast, Sub, Div. Forms that changed between opsets (axes or split as an
- * attribute or as an input, Clip's bounds) are accepted in either form.
+ * GlobalAveragePool, GlobalMaxPool, ReduceMean, Gemm, MatMul, Flatten, Reshape (0 and -1),
+ * Transpose, Split, Slice (steps, negative indices), Pad, Softmax, LRN, Sum (of two inputs),
+ * Dropout, Identity, and the shape arithmetic Shape, Gather, Unsqueeze, Squeeze, Constant, Cast,
+ * Sub, Div. Forms that changed between opsets (axes or split as an attribute or as an input, Clip's
+ * bounds) are accepted in either form.
  *
  * Folding: a node whose inputs are all constants (and Shape, which needs only its input's
  * shape) is evaluated when its output is small (shape tensors, not weights), its outputs

@@ -17,23 +17,27 @@ int64_t node_macs(const Graph &g, const Node &node) {
     if (node.op_type == "Conv") {
         const Tensor *w = shaped(g, node.input(1));
         const Tensor *y = shaped(g, node.output(0));
-        if (!w || !y || w->shape.size() < 2) return 0;
+        if (!w || !y || w->shape.size() < 2)
+            return 0;
         // y: N x M x spatial; w: M x C/groups x kernel: each output reads C/groups*kernel.
         int64_t per_output = 1;
-        for (size_t i = 1; i < w->shape.size(); i++) per_output *= w->shape[i];
+        for (size_t i = 1; i < w->shape.size(); i++)
+            per_output *= w->shape[i];
         return y->elements() * per_output;
     }
     if (node.op_type == "Gemm") {
         const Tensor *a = shaped(g, node.input(0));
         const Tensor *y = shaped(g, node.output(0));
-        if (!a || !y || a->shape.size() != 2) return 0;
+        if (!a || !y || a->shape.size() != 2)
+            return 0;
         int64_t k = node.attr_int("transA", 0) ? a->shape[0] : a->shape[1];
         return y->elements() * k;
     }
     if (node.op_type == "MatMul") {
         const Tensor *a = shaped(g, node.input(0));
         const Tensor *y = shaped(g, node.output(0));
-        if (!a || !y || a->shape.empty()) return 0;
+        if (!a || !y || a->shape.empty())
+            return 0;
         return y->elements() * a->shape.back();
     }
     return 0;

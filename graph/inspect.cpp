@@ -32,12 +32,14 @@ int main(int argc, char **argv) {
     }
     try {
         sw_graph::ImportOptions options;
-        for (const std::string &s : shapes) sw_graph::add_input_shape(s, options.inference);
+        for (const std::string &s : shapes)
+            sw_graph::add_input_shape(s, options.inference);
         options.run_passes = !no_passes;
         std::vector<std::string> log;
         sw_graph::Graph g = sw_graph::import_onnx(model, options, &log);
         std::cout << g.dump();
-        for (const std::string &line : log) std::cout << "pass    " << line << "\n";
+        for (const std::string &line : log)
+            std::cout << "pass    " << line << "\n";
     } catch (const sw_graph::Error &e) {
         std::cerr << e.what() << "\n";
         return 1;

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,12 +45,14 @@ bool env_flag(const char *name) {
 
 std::string join(const std::vector<std::string> &argv) {
     std::string s;
-    for (const std::string &a : argv) s += (s.empty() ? "" : " ") + a;
+    for (const std::string &a : argv)
+        s += (s.empty() ? "" : " ") + a;
     return s;
 }
 
 void remove_tree(const std::string &dir) {
-    if (dir.empty()) return;
+    if (dir.empty())
+        return;
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
 }
@@ -65,9 +67,11 @@ std::string read_text(const std::string &path) {
 /** Buffer arguments of `int fn(struct halide_buffer_t *a, ...)` in the generated header. */
 int count_args(const std::string &header, const std::string &fn) {
     const size_t at = header.find("int " + fn + "(");
-    if (at == std::string::npos) return -1;
+    if (at == std::string::npos)
+        return -1;
     const size_t end = header.find(')', at);
-    if (end == std::string::npos) return -1;
+    if (end == std::string::npos)
+        return -1;
     const std::string list = header.substr(at, end - at);
     int n = 0;
     for (size_t p = list.find("halide_buffer_t"); p != std::string::npos;
@@ -79,15 +83,18 @@ int count_args(const std::string &header, const std::string &fn) {
 
 std::string sanitize(const std::string &s) {
     std::string r;
-    for (char c : s) r += std::isalnum((unsigned char)c) ? c : '_';
+    for (char c : s)
+        r += std::isalnum((unsigned char)c) ? c : '_';
     return r;
 }
 
 /** "size mtime" of an existing regular file, "" otherwise. */
 std::string file_identity(const std::string &path) {
     struct stat st;
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
-    return std::to_string((long long)st.st_size) + " " + std::to_string((long long)st.st_mtim.tv_sec) + "." +
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        return "";
+    return std::to_string((long long)st.st_size) + " " +
+           std::to_string((long long)st.st_mtim.tv_sec) + "." +
            std::to_string((long long)st.st_mtim.tv_nsec);
 }
 
@@ -95,9 +102,12 @@ std::string cache_key(const std::string &gen, const std::string &name,
                       const std::map<std::string, std::string> &params, const JitOptions &o) {
     std::string k = gen + '\n' + name + '\n' + o.target + '\n' + o.cc + '\n' +
                     (o.strict_cpe_check ? "strict\n" : "") + "emit " + o.emit + '\n';
-    for (const std::string &a : o.extra_args) k += "arg " + a + '\n';
-    for (const auto &e : o.env) k += "env " + e.first + '=' + e.second + '\n';
-    for (const auto &p : params) k += p.first + '=' + p.second + '\n';
+    for (const std::string &a : o.extra_args)
+        k += "arg " + a + '\n';
+    for (const auto &e : o.env)
+        k += "env " + e.first + '=' + e.second + '\n';
+    for (const auto &p : params)
+        k += p.first + '=' + p.second + '\n';
     return k;
 }
 
@@ -108,7 +118,8 @@ std::string disk_key(const std::string &gen, const std::string &memory_key, cons
     k += "generator-file " + file_identity(gen) + '\n';
     for (const std::string &a : o.extra_args) {
         const std::string id = file_identity(a);
-        if (!id.empty()) k += "file " + a + ' ' + id + '\n';
+        if (!id.empty())
+            k += "file " + a + ' ' + id + '\n';
     }
     return k;
 }
@@ -124,12 +135,12 @@ std::string fnv1a_hex(const std::string &s) {
     return buf;
 }
 
-}  // namespace
+} // namespace
 
 struct JitAccess {
     static std::shared_ptr<JitLayer> make() { return std::shared_ptr<JitLayer>(new JitLayer()); }
-    static void init(JitLayer &l, const std::string &fn, const std::string &dir, void *handle, void *sym,
-                     bool keep, int num_args) {
+    static void init(JitLayer &l, const std::string &fn, const std::string &dir, void *handle,
+                     void *sym, bool keep, int num_args) {
         l.fn_ = fn;
         l.dir_ = dir;
         l.handle_ = handle;
@@ -154,7 +165,8 @@ int collect_child(int fd, int pid, std::string *output) {
     close(fd);
     int status = 0;
     while (waitpid(pid_t(pid), &status, 0) < 0) {
-        if (errno != EINTR) return -1;
+        if (errno != EINTR)
+            return -1;
     }
     return status;
 }
@@ -162,7 +174,8 @@ int collect_child(int fd, int pid, std::string *output) {
 int run_command(const std::vector<std::string> &argv, std::string *output,
                 const std::map<std::string, std::string> &env) {
     output->clear();
-    if (argv.empty()) return -1;
+    if (argv.empty())
+        return -1;
     int fds[2];
     // Close-on-exec: a child started concurrently from another thread must not inherit
     // this pipe's write end (we would then wait for its exit too before seeing EOF).
@@ -171,7 +184,8 @@ int run_command(const std::vector<std::string> &argv, std::string *output,
         return -1;
     }
     std::vector<char *> args;
-    for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+    for (const std::string &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
     const pid_t pid = fork();
     if (pid < 0) {
@@ -185,23 +199,28 @@ int run_command(const std::vector<std::string> &argv, std::string *output,
         dup2(fds[1], 2);
         close(fds[0]);
         close(fds[1]);
-        for (const auto &e : env) setenv(e.first.c_str(), e.second.c_str(), 1);
+        for (const auto &e : env)
+            setenv(e.first.c_str(), e.second.c_str(), 1);
         execvp(args[0], args.data());
         std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
         _exit(127);
     }
     close(fds[1]);
     const int status = collect_child(fds[0], pid, output);
-    if (status < 0) return -1;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    if (status < 0)
+        return -1;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
     return -1;
 }
 
 JitLayer::~JitLayer() {
     // The library stays loaded (its kernels may be named in the emulator's records); only
     // its files go, at process exit through the cache.
-    if (!keep_) remove_tree(dir_);
+    if (!keep_)
+        remove_tree(dir_);
 }
 
 int JitLayer::call(const std::vector<halide_buffer_t *> &a) const {
@@ -212,19 +231,25 @@ int JitLayer::call(const std::vector<halide_buffer_t *> &a) const {
         return -2;
     }
     switch (a.size()) {
-    case 1: return reinterpret_cast<int (*)(B)>(sym_)(a[0]);
-    case 2: return reinterpret_cast<int (*)(B, B)>(sym_)(a[0], a[1]);
-    case 3: return reinterpret_cast<int (*)(B, B, B)>(sym_)(a[0], a[1], a[2]);
-    case 4: return reinterpret_cast<int (*)(B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3]);
-    case 5: return reinterpret_cast<int (*)(B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4]);
+    case 1:
+        return reinterpret_cast<int (*)(B)>(sym_)(a[0]);
+    case 2:
+        return reinterpret_cast<int (*)(B, B)>(sym_)(a[0], a[1]);
+    case 3:
+        return reinterpret_cast<int (*)(B, B, B)>(sym_)(a[0], a[1], a[2]);
+    case 4:
+        return reinterpret_cast<int (*)(B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3]);
+    case 5:
+        return reinterpret_cast<int (*)(B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4]);
     case 6:
-        return reinterpret_cast<int (*)(B, B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4], a[5]);
+        return reinterpret_cast<int (*)(B, B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4],
+                                                                 a[5]);
     case 7:
         return reinterpret_cast<int (*)(B, B, B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4],
                                                                     a[5], a[6]);
     case 8:
-        return reinterpret_cast<int (*)(B, B, B, B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3],
-                                                                       a[4], a[5], a[6], a[7]);
+        return reinterpret_cast<int (*)(B, B, B, B, B, B, B, B)>(sym_)(a[0], a[1], a[2], a[3], a[4],
+                                                                       a[5], a[6], a[7]);
     default:
         std::fprintf(stderr, "JitLayer %s: %zu buffer arguments are not supported (1..8)\n",
                      fn_.c_str(), a.size());
@@ -237,16 +262,19 @@ namespace {
 /** Runs the generator and the compiler (and the strict C99 check) in \p dir for function
  *  \p fn. Returns "" on success, else sets *status and returns the log. */
 std::string generate_and_compile(const std::string &gen, const std::string &name,
-                                 const std::map<std::string, std::string> &params, const JitOptions &o,
-                                 const std::string &dir, const std::string &fn, JitBuild::Status *status) {
+                                 const std::map<std::string, std::string> &params,
+                                 const JitOptions &o, const std::string &dir, const std::string &fn,
+                                 JitBuild::Status *status) {
     const bool verbose = env_flag("SW_JIT_VERBOSE");
     // 1. Generate.
     std::vector<std::string> g = {gen, "-g", name, "-f", fn, "-o", dir, "-e", o.emit};
     g.insert(g.end(), o.extra_args.begin(), o.extra_args.end());
     g.push_back("target=" + o.target);
-    for (const auto &p : params) g.push_back(p.first + "=" + p.second);
+    for (const auto &p : params)
+        g.push_back(p.first + "=" + p.second);
     std::string out;
-    if (verbose) std::fprintf(stderr, "[jit] %s\n", join(g).c_str());
+    if (verbose)
+        std::fprintf(stderr, "[jit] %s\n", join(g).c_str());
     int rc = run_command(g, &out, o.env);
     if (rc != 0) {
         *status = JitBuild::GeneratorFailed;
@@ -258,7 +286,7 @@ std::string generate_and_compile(const std::string &gen, const std::string &name
     std::string emu = o.emulator_include;
     if (emu.empty()) {
         try {
-            emu = sw::find_tool(sw::kEmulatorInclude);  // or $SW_EMULATOR_INCLUDE
+            emu = sw::find_tool(sw::kEmulatorInclude); // or $SW_EMULATOR_INCLUDE
         } catch (const std::exception &e) {
             *status = JitBuild::CompileFailed;
             return e.what();
@@ -267,32 +295,39 @@ std::string generate_and_compile(const std::string &gen, const std::string &name
     const std::string hal = !o.halide_include.empty() ? o.halide_include : SW_JIT_HALIDE_INCLUDE;
     const std::string so = dir + "/lib" + fn + ".so";
     // gnu99 as with sw5cc (the real athread.h, and ours, refuse strict ISO C on the host).
-    std::vector<std::string> c = {cc, "-std=gnu99", "-O1", "-fPIC", "-shared", "-DATHREAD_EMULATOR",
-                                  "-I" + dir};
-    if (!emu.empty()) c.push_back("-I" + emu);
-    if (!hal.empty()) c.push_back("-I" + hal);
+    std::vector<std::string> c = {cc,        "-std=gnu99",         "-O1",     "-fPIC",
+                                  "-shared", "-DATHREAD_EMULATOR", "-I" + dir};
+    if (!emu.empty())
+        c.push_back("-I" + emu);
+    if (!hal.empty())
+        c.push_back("-I" + hal);
     c.insert(c.end(), {"-o", so, dir + "/" + fn + ".mpe.c", dir + "/" + fn + ".cpe.c", "-lm"});
-    if (verbose) std::fprintf(stderr, "[jit] %s\n", join(c).c_str());
+    if (verbose)
+        std::fprintf(stderr, "[jit] %s\n", join(c).c_str());
     rc = run_command(c, &out);
     if (rc != 0) {
         *status = JitBuild::CompileFailed;
-        return "compiling the generated code failed (exit status " + std::to_string(rc) + "): " + join(c) +
-               "\n" + out;
+        return "compiling the generated code failed (exit status " + std::to_string(rc) +
+               "): " + join(c) + "\n" + out;
     }
     if (o.strict_cpe_check) {
         // The CPE file as the slave compiler sees it (no ATHREAD_EMULATOR), as strict C99.
         // -Wno-unused-variable: some LRN and pooling kernels keep an unused
         // `..._extent_realized` let (known; generated_c_test runs without the exception).
-        std::vector<std::string> sx = {cc, "-std=c99", "-pedantic-errors", "-Wall", "-Wextra", "-Werror",
-                                       "-Wno-unused-variable", "-fsyntax-only", "-I" + dir};
-        if (!emu.empty()) sx.push_back("-I" + emu);
+        std::vector<std::string> sx = {
+            cc,        "-std=c99", "-pedantic-errors",     "-Wall",
+            "-Wextra", "-Werror",  "-Wno-unused-variable", "-fsyntax-only",
+            "-I" + dir};
+        if (!emu.empty())
+            sx.push_back("-I" + emu);
         sx.push_back(dir + "/" + fn + ".cpe.c");
-        if (verbose) std::fprintf(stderr, "[jit] %s\n", join(sx).c_str());
+        if (verbose)
+            std::fprintf(stderr, "[jit] %s\n", join(sx).c_str());
         rc = run_command(sx, &out);
         if (rc != 0) {
             *status = JitBuild::CompileFailed;
-            return "the CPE source is not strict C99 (exit status " + std::to_string(rc) + "): " + join(sx) +
-                   "\n" + out;
+            return "the CPE source is not strict C99 (exit status " + std::to_string(rc) +
+                   "): " + join(sx) + "\n" + out;
         }
     }
     return "";
@@ -305,8 +340,10 @@ JitBuild load(const std::string &dir, const std::string &fn, bool keep) {
     void *handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         r.status = JitBuild::LoadFailed;
-        r.log = std::string("dlopen failed (does the executable link athread_emu as a whole archive with "
-                            "ENABLE_EXPORTS?): ") + dlerror();
+        r.log = std::string(
+                    "dlopen failed (does the executable link athread_emu as a whole archive with "
+                    "ENABLE_EXPORTS?): ") +
+                dlerror();
         return r;
     }
     void *sym = dlsym(handle, fn.c_str());
@@ -317,7 +354,8 @@ JitBuild load(const std::string &dir, const std::string &fn, bool keep) {
         return r;
     }
     std::shared_ptr<JitLayer> layer = JitAccess::make();
-    JitAccess::init(*layer, fn, dir, handle, sym, keep, count_args(read_text(dir + "/" + fn + ".h"), fn));
+    JitAccess::init(*layer, fn, dir, handle, sym, keep,
+                    count_args(read_text(dir + "/" + fn + ".h"), fn));
     if (env_flag("SW_JIT_KEEP") || env_flag("SW_JIT_VERBOSE")) {
         std::fprintf(stderr, "[jit] %s: %s\n", fn.c_str(), dir.c_str());
     }
@@ -326,7 +364,8 @@ JitBuild load(const std::string &dir, const std::string &fn, bool keep) {
 }
 
 /** mkdtemp of <parent>/<prefix>XXXXXX; "" (and *error) on failure. */
-std::string make_temp_dir(const std::string &parent, const std::string &prefix, std::string *error) {
+std::string make_temp_dir(const std::string &parent, const std::string &prefix,
+                          std::string *error) {
     std::string tmpl = parent + "/" + prefix + "XXXXXX";
     std::vector<char> t(tmpl.begin(), tmpl.end());
     t.push_back(0);
@@ -344,15 +383,17 @@ JitBuild build_temporary(const std::string &gen, const std::string &name,
     const bool keep = env_flag("SW_JIT_KEEP");
     JitBuild r;
     const char *tmp = std::getenv("TMPDIR");
-    const std::string dir = make_temp_dir(tmp && *tmp ? tmp : "/tmp", "sw_jit_" + sanitize(name) + "_", &r.log);
+    const std::string dir =
+        make_temp_dir(tmp && *tmp ? tmp : "/tmp", "sw_jit_" + sanitize(name) + "_", &r.log);
     if (dir.empty()) {
         r.status = JitBuild::GeneratorFailed;
         return r;
     }
-    const std::string fn = "jit_" + sanitize(name) + "_" + std::to_string(getpid()) + "_" +
-                           std::to_string(counter++);
+    const std::string fn =
+        "jit_" + sanitize(name) + "_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
     r.log = generate_and_compile(gen, name, params, o, dir, fn, &r.status);
-    if (r.log.empty()) r = load(dir, fn, keep);
+    if (r.log.empty())
+        r = load(dir, fn, keep);
     if (!r.ok()) {
         if (keep) {
             r.log += "\n(kept " + dir + ")";
@@ -378,7 +419,8 @@ JitBuild build_cached(const std::string &gen, const std::string &name,
     if (usable()) {
         r = load(dir, fn, true);
         r.from_cache = r.ok();
-        if (r.ok()) return r;
+        if (r.ok())
+            return r;
     }
     std::error_code ec;
     std::filesystem::create_directories(o.cache_dir, ec);
@@ -435,14 +477,16 @@ JitBuild build_uncached(const std::string &gen, const std::string &name,
     return r;
 }
 
-}  // namespace
+} // namespace
 
 JitBuild jit_build_layer(const std::string &generator_exe, const std::string &generator_name,
-                         const std::map<std::string, std::string> &params, const JitOptions &options) {
+                         const std::map<std::string, std::string> &params,
+                         const JitOptions &options) {
     // One entry per key, filled once; the lock is held only to find or add the entry, so
     // different layers build in parallel and a second request for a layer under way waits.
     static std::mutex mutex;
-    static std::map<std::string, std::shared_future<JitBuild>> cache;  // destroyed at exit: removes the directories
+    static std::map<std::string, std::shared_future<JitBuild>>
+        cache; // destroyed at exit: removes the directories
     const std::string key = cache_key(generator_exe, generator_name, params, options);
     const std::string entry_key = key + "cache " + options.cache_dir + '\n';
     std::promise<JitBuild> promise;
@@ -467,4 +511,4 @@ JitBuild jit_build_layer(const std::string &generator_exe, const std::string &ge
     return entry.get();
 }
 
-}  // namespace sw_jit
+} // namespace sw_jit

@@ -16,8 +16,8 @@
  *        -I<Halide runtime include> ... -lm
  * (gnu99 as with sw5cc: athread.h refuses strict ISO C), checks that <fn>.cpe.c is strict
  * C99 as the slave compiler sees it (unless JitOptions::strict_cpe_check is false):
- *   <cc> -std=c99 -pedantic-errors -Wall -Wextra -Werror -Wno-unused-variable -fsyntax-only ... <fn>.cpe.c
- * and dlopens it (RTLD_NOW | RTLD_LOCAL). The library leaves the athread symbols
+ *   <cc> -std=c99 -pedantic-errors -Wall -Wextra -Werror -Wno-unused-variable -fsyntax-only ...
+ * <fn>.cpe.c and dlopens it (RTLD_NOW | RTLD_LOCAL). The library leaves the athread symbols
  * undefined: they come from the test executable, which must link the emulator as a whole
  * archive and export its symbols:
  *   target_link_libraries(x PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,athread_emu>")
@@ -94,8 +94,8 @@ struct JitBuild {
     /** On failure: the command and the tool's output (stdout and stderr). */
     std::string log;
     std::shared_ptr<JitLayer> layer;
-    bool from_cache = false;  ///< loaded from JitOptions::cache_dir without building
-    double seconds = 0;       ///< wall time of the build (or the cache lookup and load)
+    bool from_cache = false; ///< loaded from JitOptions::cache_dir without building
+    double seconds = 0;      ///< wall time of the build (or the cache lookup and load)
     bool ok() const { return status == Ok && layer != nullptr; }
 };
 
@@ -135,6 +135,6 @@ int collect_child(int fd, int pid, std::string *output);
 int run_command(const std::vector<std::string> &argv, std::string *output,
                 const std::map<std::string, std::string> &env = {});
 
-}  // namespace sw_jit
+} // namespace sw_jit
 
 #endif

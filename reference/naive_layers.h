@@ -21,9 +21,13 @@ struct Conv2DParams {
     int pad_left, pad_right, pad_top, pad_bottom;
     int groups;
     bool relu;
-    int dilation_x = 1, dilation_y = 1;  ///< kernel taps this many pixels apart
-    int out_h() const { return (h + pad_top + pad_bottom - (kernel_y - 1) * dilation_y - 1) / stride_y + 1; }
-    int out_w() const { return (w + pad_left + pad_right - (kernel_x - 1) * dilation_x - 1) / stride_x + 1; }
+    int dilation_x = 1, dilation_y = 1; ///< kernel taps this many pixels apart
+    int out_h() const {
+        return (h + pad_top + pad_bottom - (kernel_y - 1) * dilation_y - 1) / stride_y + 1;
+    }
+    int out_w() const {
+        return (w + pad_left + pad_right - (kernel_x - 1) * dilation_x - 1) / stride_x + 1;
+    }
 
     /** Square kernel k x k, the same stride and padding on every side, one group. */
     static Conv2DParams square(int batch, int in_c, int out_c, int h, int w, int k, int stride,
@@ -54,13 +58,17 @@ inline std::vector<float> conv2d(const Conv2DParams &c, const std::vector<float>
                             for (int kx = 0; kx < c.kernel_x; kx++) {
                                 const int ix = x * c.stride_x + kx * c.dilation_x - c.pad_left;
                                 const int iy = y * c.stride_y + ky * c.dilation_y - c.pad_top;
-                                if (ix < 0 || iy < 0 || ix >= c.w || iy >= c.h) continue;
-                                acc += double(wt[((size_t(o) * in_per_group + i) * c.kernel_y + ky) *
-                                                     c.kernel_x + kx]) *
-                                       in[((size_t(n) * c.in_c + first_in + i) * c.h + iy) * c.w + ix];
+                                if (ix < 0 || iy < 0 || ix >= c.w || iy >= c.h)
+                                    continue;
+                                acc +=
+                                    double(wt[((size_t(o) * in_per_group + i) * c.kernel_y + ky) *
+                                                  c.kernel_x +
+                                              kx]) *
+                                    in[((size_t(n) * c.in_c + first_in + i) * c.h + iy) * c.w + ix];
                             }
                     const size_t at = ((size_t(n) * c.out_c + o) * oh + y) * ow + x;
-                    if (residual) acc += double(residual->at(at));
+                    if (residual)
+                        acc += double(residual->at(at));
                     out[at] = float(c.relu && acc < 0 ? 0 : acc);
                 }
         }
@@ -97,7 +105,8 @@ struct PoolParams {
     static int out_size(int size, int kernel, int stride, int pad_lo, int pad_hi, bool ceil_mode) {
         const int span = size + pad_lo + pad_hi - kernel;
         int n = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-        if (ceil_mode && (n - 1) * stride >= size + pad_lo) n--;
+        if (ceil_mode && (n - 1) * stride >= size + pad_lo)
+            n--;
         return n;
     }
     int out_h() const { return out_size(h, kernel_y, stride_y, pad_top, pad_bottom, ceil_mode); }
@@ -125,7 +134,8 @@ inline std::vector<float> pool2d(const PoolParams &p, const std::vector<float> &
                             if (iy >= -p.pad_top && iy < p.h + p.pad_bottom && ix >= -p.pad_left &&
                                 ix < p.w + p.pad_right)
                                 inside_padded++;
-                            if (iy < 0 || ix < 0 || iy >= p.h || ix >= p.w) continue;
+                            if (iy < 0 || ix < 0 || iy >= p.h || ix >= p.w)
+                                continue;
                             inside_real++;
                             const double v = plane[size_t(iy) * p.w + ix];
                             sum += v;
@@ -156,7 +166,8 @@ inline std::vector<float> lrn(int batch, int channels, int h, int w, const std::
         for (int c = 0; c < channels; c++)
             for (size_t i = 0; i < plane; i++) {
                 double sq = 0;
-                for (int cc = std::max(0, c - before); cc <= std::min(channels - 1, c + after); cc++) {
+                for (int cc = std::max(0, c - before); cc <= std::min(channels - 1, c + after);
+                     cc++) {
                     const double v = in[(size_t(n) * channels + cc) * plane + i];
                     sq += v * v;
                 }
@@ -172,9 +183,11 @@ inline std::vector<float> softmax(int rows, int classes, const std::vector<float
     for (int r = 0; r < rows; r++) {
         const float *row = &in[size_t(r) * classes];
         double mx = -std::numeric_limits<double>::infinity();
-        for (int j = 0; j < classes; j++) mx = std::max(mx, double(row[j]));
+        for (int j = 0; j < classes; j++)
+            mx = std::max(mx, double(row[j]));
         double sum = 0;
-        for (int j = 0; j < classes; j++) sum += std::exp(row[j] - mx);
+        for (int j = 0; j < classes; j++)
+            sum += std::exp(row[j] - mx);
         for (int j = 0; j < classes; j++)
             out[size_t(r) * classes + j] = float(std::exp(row[j] - mx) / sum);
     }
@@ -183,7 +196,8 @@ inline std::vector<float> softmax(int rows, int classes, const std::vector<float
 
 /** max(v, 0) elementwise. */
 inline std::vector<float> relu(std::vector<float> v) {
-    for (float &x : v) x = x < 0 ? 0.f : x;
+    for (float &x : v)
+        x = x < 0 ? 0.f : x;
     return v;
 }
 
@@ -196,9 +210,12 @@ struct Shape4 {
 /** out = a + b or a * b (then max(., 0) if relu) with numpy broadcasting: each dimension
  * of a and b is the output's or 1. */
 inline std::vector<float> eltwise(const Shape4 &out, const Shape4 &as, const std::vector<float> &a,
-                                  const Shape4 &bs, const std::vector<float> &b, bool mul, bool relu) {
+                                  const Shape4 &bs, const std::vector<float> &b, bool mul,
+                                  bool relu) {
     auto at = [](const Shape4 &s, const std::vector<float> &v, int n, int c, int y, int x) {
-        return v[((size_t(s.n == 1 ? 0 : n) * s.c + (s.c == 1 ? 0 : c)) * s.h + (s.h == 1 ? 0 : y)) * s.w +
+        return v[((size_t(s.n == 1 ? 0 : n) * s.c + (s.c == 1 ? 0 : c)) * s.h +
+                  (s.h == 1 ? 0 : y)) *
+                     s.w +
                  (s.w == 1 ? 0 : x)];
     };
     std::vector<float> r(out.size());
@@ -215,7 +232,8 @@ inline std::vector<float> eltwise(const Shape4 &out, const Shape4 &as, const std
 }
 
 /** out[n][c][y][x] = in[n][c][y][x] * scale[c] + shift[c], then max(., 0) if relu. */
-inline std::vector<float> channel_affine(const Shape4 &s, const std::vector<float> &in, const std::vector<float> &scale,
+inline std::vector<float> channel_affine(const Shape4 &s, const std::vector<float> &in,
+                                         const std::vector<float> &scale,
                                          const std::vector<float> &shift, bool relu) {
     std::vector<float> r(in.size());
     const size_t plane = size_t(s.h) * s.w;
@@ -229,12 +247,14 @@ inline std::vector<float> channel_affine(const Shape4 &s, const std::vector<floa
 
 /** Channels [begin, begin + channels) of an NCHW tensor (ONNX Slice along the channels, or
  * one output of Split). */
-inline std::vector<float> channel_slice(const Shape4 &s, const std::vector<float> &in, int begin, int channels) {
+inline std::vector<float> channel_slice(const Shape4 &s, const std::vector<float> &in, int begin,
+                                        int channels) {
     const size_t plane = size_t(s.h) * s.w;
     std::vector<float> r;
     for (int n = 0; n < s.n; n++)
         for (int c = begin; c < begin + channels; c++)
-            for (size_t p = 0; p < plane; p++) r.push_back(in[(size_t(n) * s.c + c) * plane + p]);
+            for (size_t p = 0; p < plane; p++)
+                r.push_back(in[(size_t(n) * s.c + c) * plane + p]);
     return r;
 }
 
@@ -245,10 +265,11 @@ inline std::vector<float> channel_shuffle(const Shape4 &s, const std::vector<flo
     const size_t plane = size_t(s.h) * s.w;
     const int per = s.c / g;
     for (int n = 0; n < s.n; n++)
-        for (int j = 0; j < g; j++)        // the (n, g, c/g) view's group
-            for (int i = 0; i < per; i++)  // and channel within it
+        for (int j = 0; j < g; j++)       // the (n, g, c/g) view's group
+            for (int i = 0; i < per; i++) // and channel within it
                 for (size_t p = 0; p < plane; p++)
-                    r[(size_t(n) * s.c + size_t(i) * g + j) * plane + p] = in[(size_t(n) * s.c + size_t(j) * per + i) * plane + p];
+                    r[(size_t(n) * s.c + size_t(i) * g + j) * plane + p] =
+                        in[(size_t(n) * s.c + size_t(j) * per + i) * plane + p];
     return r;
 }
 
@@ -274,28 +295,32 @@ inline std::vector<float> concat(int n, int h, int w, const std::vector<int> &ch
     const size_t plane = size_t(h) * w;
     for (int b = 0; b < n; b++)
         for (size_t k = 0; k < in.size(); k++)
-            r.insert(r.end(), in[k].begin() + b * channels[k] * plane, in[k].begin() + (b + 1) * channels[k] * plane);
+            r.insert(r.end(), in[k].begin() + b * channels[k] * plane,
+                     in[k].begin() + (b + 1) * channels[k] * plane);
     return r;
 }
 
 /** Clip to [lo, hi] (ONNX: min(max(v, lo), hi)). */
 inline std::vector<float> clip(std::vector<float> v, float lo, float hi) {
-    for (float &x : v) x = std::min(std::max(x, lo), hi);
+    for (float &x : v)
+        x = std::min(std::max(x, lo), hi);
     return v;
 }
 
 /** v < 0 ? alpha * v : v. */
 inline std::vector<float> leaky_relu(std::vector<float> v, float alpha) {
-    for (float &x : v) x = x < 0 ? alpha * x : x;
+    for (float &x : v)
+        x = x < 0 ? alpha * x : x;
     return v;
 }
 
 /** 1 / (1 + exp(-v)). */
 inline std::vector<float> sigmoid(std::vector<float> v) {
-    for (float &x : v) x = float(1.0 / (1.0 + std::exp(-double(x))));
+    for (float &x : v)
+        x = float(1.0 / (1.0 + std::exp(-double(x))));
     return v;
 }
 
-}  // namespace reference
+} // namespace reference
 
 #endif

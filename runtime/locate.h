@@ -24,10 +24,10 @@
 namespace sw {
 
 /** The names find_tool knows. */
-constexpr const char *kLayersGenerator = "layers.generator";          ///< generators/
-constexpr const char *kAutoschedulePlugin = "libsw_autoschedule.so";  ///< autoscheduler/
-constexpr const char *kAutoscheduleCli = "autoschedule";              ///< apps/
-constexpr const char *kEmulatorLibrary = "libathread_emu.a";          ///< target_sw/emulator/
+constexpr const char *kLayersGenerator = "layers.generator";         ///< generators/
+constexpr const char *kAutoschedulePlugin = "libsw_autoschedule.so"; ///< autoscheduler/
+constexpr const char *kAutoscheduleCli = "autoschedule";             ///< apps/
+constexpr const char *kEmulatorLibrary = "libathread_emu.a";         ///< target_sw/emulator/
 /** The folder holding athread.h, slave.h, simd.h and athread_emu.h (the build tree has a
  * copy in <build>/include/halide_sunway/emulator, as installed). */
 constexpr const char *kEmulatorInclude = "emulator include";
@@ -45,6 +45,6 @@ std::string tool_variable(const std::string &name);
 /** The folder of the running executable (/proc/self/exe), or "" if it cannot be read. */
 std::string executable_dir();
 
-}  // namespace sw
+} // namespace sw
 
 #endif

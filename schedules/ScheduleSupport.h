@@ -8,14 +8,16 @@
 #include "target_sw/Divisors.h"
 #include "target_sw/Machine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <algorithm>
 #include <vector>
 
 namespace schedules {
 
-inline int ceil_div(int a, int b) { return int((int64_t(a) + b - 1) / b); }
+inline int ceil_div(int a, int b) {
+    return int((int64_t(a) + b - 1) / b);
+}
 
 /** Lanes of the CPE vectors the code generator emits (floatv4; SW26010-Pro's floatv8 is
  * not generated yet). */
@@ -32,7 +34,8 @@ inline double cpe_occupancy(int64_t tiles, const sw::Machine &m) {
  * of a register block along a dimension whose tile has \p n points. */
 inline int power_of_two_block(int n, int cap) {
     int b = cap;
-    while (n % b) b /= 2;
+    while (n % b)
+        b /= 2;
     return b;
 }
 
@@ -55,9 +58,9 @@ struct PixelTiles {
 
 /** The tile (sizes clipped to the tensor) with the highest \p score(tile, CPE occupancy);
  * a negative score rejects a tile (e.g. one that does not fit the LDM). */
-template<typename Score>
-PixelTiles search_pixel_tiles(int width, int height, int channels, int batch, const sw::Machine &m, Score score,
-                              const std::vector<int> &txs = {64, 32, 16, 8, 4, 2, 1},
+template <typename Score>
+PixelTiles search_pixel_tiles(int width, int height, int channels, int batch, const sw::Machine &m,
+                              Score score, const std::vector<int> &txs = {64, 32, 16, 8, 4, 2, 1},
                               const std::vector<int> &tys = {32, 16, 8, 4, 2, 1},
                               const std::vector<int> &tcs = {128, 64, 32, 16, 8, 4, 2, 1}) {
     PixelTiles best{1, 1, 1};
@@ -65,9 +68,10 @@ PixelTiles search_pixel_tiles(int width, int height, int channels, int batch, co
     for (int tx : txs) {
         for (int ty : tys) {
             for (int tc : tcs) {
-                const PixelTiles t{std::min(tx, width), std::min(ty, height), std::min(tc, channels)};
-                const int64_t tiles =
-                    int64_t(ceil_div(width, t.tx)) * ceil_div(height, t.ty) * ceil_div(channels, t.tc) * batch;
+                const PixelTiles t{std::min(tx, width), std::min(ty, height),
+                                   std::min(tc, channels)};
+                const int64_t tiles = int64_t(ceil_div(width, t.tx)) * ceil_div(height, t.ty) *
+                                      ceil_div(channels, t.tc) * batch;
                 const double sc = score(t, cpe_occupancy(tiles, m));
                 if (sc > best_score) {
                     best_score = sc;
@@ -83,8 +87,9 @@ PixelTiles search_pixel_tiles(int width, int height, int channels, int batch, co
  * c, n) over the CPEs: the tiles of one image form the inner block loop, the images the
  * outer one (kept apart so that LDM bounds are found per tile position). Returns the block
  * variable to compute the tile's stages at. */
-inline Halide::Var spread_tiles_over_cpes(Halide::Func output, const Halide::Var &x, const Halide::Var &y,
-                                          const Halide::Var &c, const Halide::Var &n, int tx, int ty, int tc) {
+inline Halide::Var spread_tiles_over_cpes(Halide::Func output, const Halide::Var &x,
+                                          const Halide::Var &y, const Halide::Var &c,
+                                          const Halide::Var &n, int tx, int ty, int tc) {
     using namespace Halide;
     Var xo("xo"), yo("yo"), co("co"), xi("xi"), yi("yi"), ci("ci"), tile("tile");
     output.tile(x, y, xo, yo, xi, yi, tx, ty)
@@ -101,10 +106,12 @@ inline Halide::Var spread_tiles_over_cpes(Halide::Func output, const Halide::Var
  * at the ends. Schedules use it to compare block sizes. */
 inline double dma_gbps(const sw::Machine &m, double bytes) {
     const auto &c = m.dma_curve;
-    if (bytes <= c.front().bytes_per_request) return c.front().copy_gbps * bytes / c.front().bytes_per_request;
+    if (bytes <= c.front().bytes_per_request)
+        return c.front().copy_gbps * bytes / c.front().bytes_per_request;
     for (size_t i = 1; i < c.size(); i++) {
         if (bytes <= c[i].bytes_per_request) {
-            const double a = std::log2(double(c[i - 1].bytes_per_request)), b = std::log2(double(c[i].bytes_per_request));
+            const double a = std::log2(double(c[i - 1].bytes_per_request)),
+                         b = std::log2(double(c[i].bytes_per_request));
             const double t = (std::log2(bytes) - a) / (b - a);
             return c[i - 1].copy_gbps + t * (c[i].copy_gbps - c[i - 1].copy_gbps);
         }
@@ -112,6 +119,6 @@ inline double dma_gbps(const sw::Machine &m, double bytes) {
     return c.back().copy_gbps;
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

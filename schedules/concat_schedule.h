@@ -29,25 +29,31 @@ namespace schedules {
 
 struct ConcatStages {
     Halide::Func output;
-    std::vector<Halide::Func> inputs;  ///< update k copies inputs[k]
+    std::vector<Halide::Func> inputs; ///< update k copies inputs[k]
     Halide::Var x, y, n;
 };
 
 struct ConcatShape {
     int batch, height, width;
-    std::vector<int> channels;  ///< of each input
+    std::vector<int> channels; ///< of each input
 };
 
 /** Tiles of input \p k: the largest tile that fits (one LDM buffer) and keeps the CPEs
  * busy, scored like the point-wise tiles (DMA rate of the contiguous blocks x occupancy). */
 inline PixelTiles choose_concat_tiles(const ConcatShape &s, int k, const sw::Machine &m) {
-    return search_pixel_tiles(s.width, s.height, s.channels[k], s.batch, m, [&](const PixelTiles &t, double occupancy) {
-        if (4 * int64_t(t.tx) * t.ty * t.tc > ldm_plan_budget(m, 1)) return -1.0;
-        double contiguous = 4.0 * t.tx;
-        if (t.tx == s.width) contiguous *= t.ty;
-        if (t.tx == s.width && t.ty == s.height) contiguous *= t.tc;
-        return occupancy * dma_gbps(m, contiguous);
-    }, {256, 128, 64, 32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1}, {256, 128, 64, 32, 16, 8, 4, 2, 1});
+    return search_pixel_tiles(s.width, s.height, s.channels[k], s.batch, m,
+                              [&](const PixelTiles &t, double occupancy) {
+                                  if (4 * int64_t(t.tx) * t.ty * t.tc > ldm_plan_budget(m, 1))
+                                      return -1.0;
+                                  double contiguous = 4.0 * t.tx;
+                                  if (t.tx == s.width)
+                                      contiguous *= t.ty;
+                                  if (t.tx == s.width && t.ty == s.height)
+                                      contiguous *= t.tc;
+                                  return occupancy * dma_gbps(m, contiguous);
+                              },
+                              {256, 128, 64, 32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1},
+                              {256, 128, 64, 32, 16, 8, 4, 2, 1});
 }
 
 /** Update k over tiles of \p t: blocks over the fused tile index (pixels and channel chunks,
@@ -73,21 +79,23 @@ inline void schedule_concat_update(ConcatStages &st, int k, const PixelTiles &t)
 }
 
 inline void schedule_concat_sunway(ConcatStages &st, const ConcatShape &s, const sw::Machine &m) {
-    for (size_t k = 0; k < s.channels.size(); k++) schedule_concat_update(st, int(k), choose_concat_tiles(s, int(k), m));
+    for (size_t k = 0; k < s.channels.size(); k++)
+        schedule_concat_update(st, int(k), choose_concat_tiles(s, int(k), m));
 }
 
 inline void schedule_concat_baseline(ConcatStages &st, const ConcatShape &s) {
-    for (size_t k = 0; k < s.channels.size(); k++) schedule_concat_update(st, int(k), {s.width, 1, 1});
+    for (size_t k = 0; k < s.channels.size(); k++)
+        schedule_concat_update(st, int(k), {s.width, 1, 1});
 }
 
 inline void schedule_concat_cpu(ConcatStages &st) {
     using namespace Halide;
     st.output.compute_root();
     for (int k = 0; k < st.output.num_update_definitions(); k++) {
-            st.output.update(k).parallel(st.n).vectorize(st.x, 8, TailStrategy::GuardWithIf);
+        st.output.update(k).parallel(st.n).vectorize(st.x, 8, TailStrategy::GuardWithIf);
     }
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

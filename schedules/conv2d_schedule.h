@@ -53,11 +53,11 @@ constexpr int kConvBlockX = 4 * kVectorLanes;
 /** What a conv2d schedule needs to see of the algorithm. */
 struct Conv2DStages {
     Halide::Func output, conv;
-    Halide::Func input, weights, bias;  ///< the inputs as Funcs (for .in() wrappers)
-    Halide::Func padded;                ///< the input with its zero padding (== input if none)
+    Halide::Func input, weights, bias; ///< the inputs as Funcs (for .in() wrappers)
+    Halide::Func padded;               ///< the input with its zero padding (== input if none)
     bool has_padding;
     Halide::Var x, y, c, n;
-    Halide::RDom r;  ///< r.x: kernel x, r.y: kernel y, r.z: input channel of the group
+    Halide::RDom r; ///< r.x: kernel x, r.y: kernel y, r.z: input channel of the group
     /** The fused residual input (the output's shape, added after the sums); undefined if
      * none. */
     Halide::Func residual = Halide::Func();
@@ -69,7 +69,7 @@ struct Conv2DShape {
     int pad_left, pad_right, pad_top, pad_bottom;
     int groups;
     int dilation_x = 1, dilation_y = 1;
-    bool residual = false;  ///< a residual input is added: one more tile of LDM
+    bool residual = false; ///< a residual input is added: one more tile of LDM
     /** Input pixels one kernel window spans (kernel taps dilation apart). */
     int span_x() const { return (kernel_x - 1) * dilation_x + 1; }
     int span_y() const { return (kernel_y - 1) * dilation_y + 1; }
@@ -81,9 +81,9 @@ struct Conv2DShape {
 
 /** Tile sizes of a conv2d schedule. */
 struct Conv2DTiles {
-    int tx, ty;  ///< output pixels per tile
-    int tc;      ///< output channels per tile
-    int cc;      ///< input channels staged at once
+    int tx, ty; ///< output pixels per tile
+    int tc;     ///< output channels per tile
+    int cc;     ///< input channels staged at once
 };
 
 /** A register block of the hand schedule: floatv4 accumulators along x times output
@@ -109,7 +109,9 @@ inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
  * (sw::split_phases): a stride > 1 whose taps along x reuse the window (kernel wider than
  * the stride), so the copy into the planes is shared by several taps and by every output
  * channel of the tile. */
-inline bool conv2d_phases(const Conv2DShape &s) { return s.stride_x > 1 && s.span_x() > s.stride_x; }
+inline bool conv2d_phases(const Conv2DShape &s) {
+    return s.stride_x > 1 && s.span_x() > s.stride_x;
+}
 
 /** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window and weights
  * or, after them, the residual tile if any); with \p lanes > 1 the tile width is rounded up
@@ -132,14 +134,17 @@ inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int 
 /** The hand schedule double-buffers the window and the weights when there is more than one
  * chunk of input channels (a next chunk to prefetch) and the chosen tiles still fit with
  * two slots of each: smaller tiles would cost more than the overlap gains. */
-inline bool conv2d_double_buffered(const Conv2DShape &s, const Conv2DTiles &t, const sw::Machine &m, int lanes) {
-    return s.in_per_group() / t.cc > 1 && conv2d_ldm_bytes(s, t, lanes, true) <= ldm_plan_budget(m, 6);
+inline bool conv2d_double_buffered(const Conv2DShape &s, const Conv2DTiles &t, const sw::Machine &m,
+                                   int lanes) {
+    return s.in_per_group() / t.cc > 1 &&
+           conv2d_ldm_bytes(s, t, lanes, true) <= ldm_plan_budget(m, 6);
 }
 
 /** Flops per byte of DMA of one tile: each chunk of cc input channels brings its input
  * window and weights; the output tile is written once (and the residual tile read once). */
 inline double conv2d_tile_intensity(const Conv2DShape &s, const Conv2DTiles &t) {
-    const double win = double((t.tx - 1) * s.stride_x + s.span_x()) * ((t.ty - 1) * s.stride_y + s.span_y());
+    const double win =
+        double((t.tx - 1) * s.stride_x + s.span_x()) * ((t.ty - 1) * s.stride_y + s.span_y());
     const double chunks = double(s.in_per_group()) / t.cc;
     const double k2 = double(s.kernel_x) * s.kernel_y;
     const double flops = 2.0 * t.tx * t.ty * t.tc * k2 * s.in_per_group();
@@ -160,7 +165,8 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
         return fixed ? std::vector<int>{fixed} : sizes;
     };
     std::vector<int> tcs = {64, 32, 16, 8, 4, 2, 1};
-    if (s.groups > 1) tcs = divisors_desc(s.out_per_group());
+    if (s.groups > 1)
+        tcs = divisors_desc(s.out_per_group());
     Conv2DTiles best{1, 1, 1, 1};
     std::pair<bool, double> best_key{false, -1.0};
     for (int tx : options(forced.tx, {64, 32, 16, 8, 4, 2, 1})) {
@@ -172,14 +178,15 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
                 for (int cc : options(forced.cc, divisors_desc(s.in_per_group()))) {
                     t.cc = cc;
                     const bool fits = conv2d_ldm_bytes(s, t, lanes) <= ldm_plan_budget(m, 4);
-                    if (!fits && cc > 1 && !forced.cc) continue;
-                    const std::pair<bool, double> key{
-                        fits, cpe_occupancy(tiles, m) * conv2d_tile_intensity(s, t)};
+                    if (!fits && cc > 1 && !forced.cc)
+                        continue;
+                    const std::pair<bool, double> key{fits, cpe_occupancy(tiles, m) *
+                                                                conv2d_tile_intensity(s, t)};
                     if (key > best_key) {
                         best_key = key;
                         best = t;
                     }
-                    break;  // the largest cc that fits for this tile
+                    break; // the largest cc that fits for this tile
                 }
             }
         }
@@ -209,7 +216,7 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     RVar rco("rco"), rci("rci");
     st.conv.update(0)
         .split(st.r.z, rco, rci, t.cc)
-        .reorder(st.r.x, st.r.y, rci, st.x, st.y, st.c, rco, st.n);  // the reduction innermost
+        .reorder(st.r.x, st.r.y, rci, st.x, st.y, st.c, rco, st.n); // the reduction innermost
     if (simd && st.has_padding) {
         // The zero-padded window: its in-bounds box comes by DMA, the edges are zeroed in
         // LDM (InjectDma's guarded copies); the inner loop then needs no boundary test.
@@ -229,7 +236,8 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     // A stride S > 1 along x: pixel vectors read every S-th input pixel. The window is also
     // kept split into its S phases (x = S j + p in plane p), where they are unit-stride
     // vectors instead of gathers of S scalars (one LDM copy per chunk).
-    if (simd && phases) sw::split_phases(window);
+    if (simd && phases)
+        sw::split_phases(window);
     // Rounding x up to whole register blocks reads past the tile: only the zero-padded
     // window (defined everywhere) or a tile whose width is a multiple of the block allows it.
     if (simd && (st.has_padding || t.tx % (block.vectors * kVectorLanes) == 0)) {
@@ -260,7 +268,8 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
         }
     }
     // The residual add and the ReLU, if any, run in place on the LDM tile.
-    for (int u = 1; u < st.conv.num_update_definitions(); u++) st.conv.update(u).unscheduled();
+    for (int u = 1; u < st.conv.num_update_definitions(); u++)
+        st.conv.update(u).unscheduled();
 }
 
 /** The hand Sunway schedule. \p forced holds tile sizes the user fixed (0: choose). */
@@ -269,8 +278,9 @@ inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const
     const bool simd = true;
     const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? kConvBlockX : 1);
     const ConvRegisterBlock block = conv2d_register_block(t);
-    schedule_conv2d_tiles(st, t, simd, simd && conv2d_double_buffered(s, t, m, block.vectors * kVectorLanes), block,
-                          simd && conv2d_phases(s));
+    schedule_conv2d_tiles(st, t, simd,
+                          simd && conv2d_double_buffered(s, t, m, block.vectors * kVectorLanes),
+                          block, simd && conv2d_phases(s));
 }
 
 /** The OpenACC-style baseline: one output row of one channel per iteration. */
@@ -279,7 +289,8 @@ inline void schedule_conv2d_baseline(Conv2DStages &st, const Conv2DShape &s, con
     Conv2DTiles t{s.out_width(), 1, 1, 1};
     for (int cc : divisors_desc(s.in_per_group())) {
         t.cc = cc;
-        if (conv2d_ldm_bytes(s, t) <= ldm_plan_budget(m, 4)) break;
+        if (conv2d_ldm_bytes(s, t) <= ldm_plan_budget(m, 4))
+            break;
     }
     schedule_conv2d_tiles(st, t);
 }
@@ -298,6 +309,6 @@ inline void schedule_conv2d_cpu(Conv2DStages &st) {
     }
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

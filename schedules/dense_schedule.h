@@ -3,12 +3,12 @@
  *
  * Hand Sunway schedule: each CPE block computes TO outputs for TN images; for each chunk of
  * CI inputs it stages the weights (TO rows of CI floats: one strided DMA) and the input
- * chunk of its images in LDM, and accumulates in LDM, four lanes at a time on floatv4. The layer streams its weights once:
- * it is DMA-bound, so tiles are chosen for long DMA blocks (CI) while keeping every CPE busy.
- * When one block holds every image (TN = batch), the input chunk is the same for every block
- * and is broadcast (sw::broadcast, BroadcastDma.h): CPE 0 fetches it once per round of 64
- * blocks in BCAST_MODE instead of every CPE reading it for every tile, so the weights are the
- * only stream (at batch 1 the input used to be 25.7 of fc6's 437 MB). Generator parameter
+ * chunk of its images in LDM, and accumulates in LDM, four lanes at a time on floatv4. The layer
+ * streams its weights once: it is DMA-bound, so tiles are chosen for long DMA blocks (CI) while
+ * keeping every CPE busy. When one block holds every image (TN = batch), the input chunk is the
+ * same for every block and is broadcast (sw::broadcast, BroadcastDma.h): CPE 0 fetches it once per
+ * round of 64 blocks in BCAST_MODE instead of every CPE reading it for every tile, so the weights
+ * are the only stream (at batch 1 the input used to be 25.7 of fc6's 437 MB). Generator parameter
  * sharing=regcomm shares it by register communication instead (sw::Sharing::RegComm: CPE 0's
  * get passed along the 8x8 mesh, no barriers).
  *
@@ -52,7 +52,7 @@ struct DenseShape {
 
 struct DenseTiles {
     int to, tn, ci;
-    bool broadcast = false;  ///< the input chunk broadcast to every CPE (needs tn == batch)
+    bool broadcast = false; ///< the input chunk broadcast to every CPE (needs tn == batch)
     /** How a broadcast input reaches the CPEs: BCAST_MODE DMA, or CPE 0's get passed along the
      * mesh by register communication (sw::Sharing, BroadcastDma.h; SW26010 only). */
     sw::Sharing sharing = sw::Sharing::Dma;
@@ -62,14 +62,16 @@ struct DenseTiles {
  * choose. */
 struct DenseOverrides {
     int to = 0, tn = 0, ci = 0;
-    int broadcast = -1;  ///< -1: when legal (one image tile), 0: never, 1: always (an error where illegal)
-    sw::Sharing sharing = sw::Sharing::Dma;  ///< how a broadcast input is shared
+    int broadcast =
+        -1; ///< -1: when legal (one image tile), 0: never, 1: always (an error where illegal)
+    sw::Sharing sharing = sw::Sharing::Dma; ///< how a broadcast input is shared
 };
 
 /** LDM of one tile: weights and input chunks, accumulator, 4 lanes of partial sums, bias.
  * With the input broadcast the weights are double buffered (two chunks). */
 inline int64_t dense_ldm_bytes(const DenseTiles &t) {
-    return 4 * ((t.broadcast ? 2 : 1) * int64_t(t.to) * t.ci + int64_t(t.ci) * t.tn + 5 * int64_t(t.to) * t.tn + t.to);
+    return 4 * ((t.broadcast ? 2 : 1) * int64_t(t.to) * t.ci + int64_t(t.ci) * t.tn +
+                5 * int64_t(t.to) * t.tn + t.to);
 }
 
 /** Blocks of TO outputs x TN images; per chunk of CI inputs, weights and inputs staged in
@@ -79,8 +81,11 @@ inline int64_t dense_ldm_bytes(const DenseTiles &t) {
 inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd) {
     using namespace Halide;
     Var oo("oo"), oi("oi"), no("no"), ni("ni"), tile("tile"), lane("lane");
-    st.output.split(st.o, oo, oi, t.to).split(st.n, no, ni, t.tn).reorder(oi, ni, oo, no)
-        .fuse(oo, no, tile).gpu_blocks(tile, DeviceAPI::Host);
+    st.output.split(st.o, oo, oi, t.to)
+        .split(st.n, no, ni, t.tn)
+        .reorder(oi, ni, oo, no)
+        .fuse(oo, no, tile)
+        .gpu_blocks(tile, DeviceAPI::Host);
     st.acc.compute_at(st.output, tile).store_in(sw::LDM);
     st.bias.in().compute_at(st.output, tile).store_in(sw::LDM);
     RVar ro("ro"), ri("ri"), rio("rio"), rii("rii");
@@ -88,7 +93,10 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
     if (simd && t.ci % kVectorLanes == 0) {
         st.acc.update(0).split(st.r.x, ro, ri, t.ci).split(ri, rio, rii, kVectorLanes);
         Func partial = st.acc.update(0).rfactor(rii, lane);
-        partial.compute_at(st.output, tile).store_in(sw::LDM).reorder_storage(lane, st.o, st.n).vectorize(lane);
+        partial.compute_at(st.output, tile)
+            .store_in(sw::LDM)
+            .reorder_storage(lane, st.o, st.n)
+            .vectorize(lane);
         // A register block of bo outputs x bn images (floatv4 partial sums over 4 lanes of
         // the inputs): per input vector, bo weight vectors and bn input vectors are loaded
         // once each (ShareOperands) for bo x bn FMAs, instead of two loads per FMA; the
@@ -114,17 +122,21 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
         sw::broadcast(st.input.in(), t.sharing);
         sw::double_buffer(st.weights.in());
     }
-    for (int u = 1; u < st.acc.num_update_definitions(); u++) st.acc.update(u).unscheduled();
+    for (int u = 1; u < st.acc.num_update_definitions(); u++)
+        st.acc.update(u).unscheduled();
 }
 
 /** Largest input chunk (a divisor of in_features) that fits with \p to outputs and \p tn images. */
 inline int dense_chunk(const DenseShape &s, const sw::Machine &m, int to, int tn, int multiple = 1,
                        bool broadcast = false) {
     for (int ci : divisors_desc(s.in_features)) {
-        if (ci % multiple) continue;
+        if (ci % multiple)
+            continue;
         // Broadcast: at least two chunks, so that the next weight chunk can stream in.
-        if (broadcast && ci == s.in_features && s.in_features > multiple) continue;
-        if (dense_ldm_bytes({to, tn, ci, broadcast}) <= ldm_plan_budget(m, 5)) return ci;
+        if (broadcast && ci == s.in_features && s.in_features > multiple)
+            continue;
+        if (dense_ldm_bytes({to, tn, ci, broadcast}) <= ldm_plan_budget(m, 5))
+            return ci;
     }
     return 1;
 }
@@ -143,12 +155,15 @@ inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) 
             // (Output tiles must divide out_features: Halide would split off the edge tile in
             // a branch on the block, and the CPEs would not all meet the broadcast's barriers.)
             const bool broadcast = image_tiles == 1 && s.out_features % to == 0;
-            const int ci = dense_chunk(s, m, to, tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1, broadcast);
-            if (dense_ldm_bytes({to, tn, ci, broadcast}) > ldm_plan_budget(m, 5)) continue;
+            const int ci = dense_chunk(
+                s, m, to, tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1, broadcast);
+            if (dense_ldm_bytes({to, tn, ci, broadcast}) > ldm_plan_budget(m, 5))
+                continue;
             // Bytes moved per weight byte: the weights come again for every image tile, the
             // input chunk for every output tile (broadcast: for every round).
-            const double traffic = double(image_tiles) +
-                                   double(tn) * double(broadcast ? rounds : tiles) / double(s.out_features);
+            const double traffic = double(image_tiles) + double(tn) *
+                                                             double(broadcast ? rounds : tiles) /
+                                                             double(s.out_features);
             const double score = cpe_occupancy(tiles, m) * dma_gbps(m, 4.0 * ci) / traffic;
             if (score > best_score) {
                 best_score = score;
@@ -166,10 +181,12 @@ inline void schedule_dense_sunway(DenseStages &st, const DenseShape &s, const sw
     if (o.to > 0 || o.tn > 0 || o.ci > 0 || o.broadcast >= 0) {
         t.to = o.to > 0 ? std::min(o.to, s.out_features) : t.to;
         t.tn = o.tn > 0 ? std::min(o.tn, s.batch) : t.tn;
-        t.broadcast = o.broadcast < 0 ? t.tn == s.batch && s.out_features % t.to == 0 : o.broadcast == 1;
-        t.ci = o.ci > 0 ? std::min(o.ci, s.in_features)
-                        : dense_chunk(s, m, t.to, t.tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1,
-                                      t.broadcast);
+        t.broadcast =
+            o.broadcast < 0 ? t.tn == s.batch && s.out_features % t.to == 0 : o.broadcast == 1;
+        t.ci = o.ci > 0
+                   ? std::min(o.ci, s.in_features)
+                   : dense_chunk(s, m, t.to, t.tn,
+                                 s.in_features % kVectorLanes == 0 ? kVectorLanes : 1, t.broadcast);
     }
     schedule_dense_tiles(st, t, true);
 }
@@ -185,6 +202,6 @@ inline void schedule_dense_cpu(DenseStages &st) {
     st.acc.compute_at(st.output, oo);
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

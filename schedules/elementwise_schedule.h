@@ -32,18 +32,22 @@ inline void schedule_softmax_sunway(SoftmaxStages &st) {
     st.output.gpu_blocks(st.n, DeviceAPI::Host);
     for (Func f : {st.result, st.exps, st.maxv, st.sum}) {
         f.compute_at(st.output, st.n).store_in(sw::LDM);
-        for (int u = 0; u < f.num_update_definitions(); u++) f.update(u).unscheduled();
+        for (int u = 0; u < f.num_update_definitions(); u++)
+            f.update(u).unscheduled();
     }
     st.input.in().compute_at(st.output, st.n).store_in(sw::LDM);
 }
 
 inline void schedule_softmax_cpu(SoftmaxStages &st) {
     st.output.compute_root().parallel(st.n);
-    for (Halide::Func f : {st.result, st.exps, st.maxv, st.sum}) f.compute_at(st.output, st.n);
+    for (Halide::Func f : {st.result, st.exps, st.maxv, st.sum})
+        f.compute_at(st.output, st.n);
 }
 
 /** Bytes of LDM the softmax schedule needs per row. */
-inline int64_t softmax_ldm_bytes(int classes) { return 4 * (3 * int64_t(classes) + 2); }
+inline int64_t softmax_ldm_bytes(int classes) {
+    return 4 * (3 * int64_t(classes) + 2);
+}
 
 struct ReluStages {
     Halide::Func output, result, input;
@@ -62,16 +66,19 @@ inline void schedule_relu_sunway(ReluStages &st, int size, const sw::Machine &m)
     // Two LDM buffers of the chunk; as long as possible while every CPE gets work.
     const int64_t most = ldm_plan_budget(m, 2) / 8;
     int chunk = 16;
-    while (chunk * 2 <= most && int64_t(chunk) * 2 * m.cpes_per_core_group <= size) chunk *= 2;
+    while (chunk * 2 <= most && int64_t(chunk) * 2 * m.cpes_per_core_group <= size)
+        chunk *= 2;
     schedule_relu_chunks(st, size, chunk);
 }
 
-inline void schedule_relu_baseline(ReluStages &st, int size) { schedule_relu_chunks(st, size, 256); }
+inline void schedule_relu_baseline(ReluStages &st, int size) {
+    schedule_relu_chunks(st, size, 256);
+}
 
 inline void schedule_relu_cpu(ReluStages &st) {
     st.output.compute_root().vectorize(st.i, 8, Halide::TailStrategy::GuardWithIf);
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

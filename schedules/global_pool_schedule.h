@@ -32,7 +32,7 @@ namespace schedules {
 struct GlobalPoolStages {
     Halide::Func output, pool, input;
     Halide::Var x, y, c, n;
-    Halide::RDom r;  ///< r.x along the width, r.y along the height
+    Halide::RDom r; ///< r.x along the width, r.y along the height
 };
 
 struct GlobalPoolShape {
@@ -40,15 +40,16 @@ struct GlobalPoolShape {
 };
 
 struct GlobalPoolTiles {
-    int tc;    ///< channels per tile
-    int rows;  ///< input rows staged at once (divides the height)
+    int tc;   ///< channels per tile
+    int rows; ///< input rows staged at once (divides the height)
 };
 
 inline int64_t global_pool_ldm_bytes(const GlobalPoolShape &s, const GlobalPoolTiles &t) {
     return 4 * (int64_t(t.tc) * t.rows * s.width + 2 * int64_t(t.tc));
 }
 
-inline void schedule_global_pool_tiles(GlobalPoolStages &st, const GlobalPoolShape &s, const GlobalPoolTiles &t) {
+inline void schedule_global_pool_tiles(GlobalPoolStages &st, const GlobalPoolShape &s,
+                                       const GlobalPoolTiles &t) {
     using namespace Halide;
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, 1, 1, t.tc);
     st.pool.compute_at(st.output, tile).store_in(sw::LDM);
@@ -67,28 +68,33 @@ inline GlobalPoolTiles choose_global_pool_tiles(const GlobalPoolShape &s, const 
         const int t = std::min(tc, s.channels);
         for (int rows : divisors_desc(s.height)) {
             const GlobalPoolTiles cand{t, rows};
-            if (global_pool_ldm_bytes(s, cand) > budget) continue;
+            if (global_pool_ldm_bytes(s, cand) > budget)
+                continue;
             const int64_t tiles = int64_t(ceil_div(s.channels, t)) * s.batch;
-            const double score = cpe_occupancy(tiles, m) * dma_gbps(m, 4.0 * rows * s.width * (rows == s.height ? t : 1));
+            const double score = cpe_occupancy(tiles, m) *
+                                 dma_gbps(m, 4.0 * rows * s.width * (rows == s.height ? t : 1));
             if (score > best_score) {
                 best_score = score;
                 best = cand;
             }
-            break;  // the most rows that fit for this tc
+            break; // the most rows that fit for this tc
         }
     }
     return best;
 }
 
-inline void schedule_global_pool_sunway(GlobalPoolStages &st, const GlobalPoolShape &s, const sw::Machine &m) {
+inline void schedule_global_pool_sunway(GlobalPoolStages &st, const GlobalPoolShape &s,
+                                        const sw::Machine &m) {
     schedule_global_pool_tiles(st, s, choose_global_pool_tiles(s, m));
 }
 
-inline void schedule_global_pool_baseline(GlobalPoolStages &st, const GlobalPoolShape &s, const sw::Machine &m) {
+inline void schedule_global_pool_baseline(GlobalPoolStages &st, const GlobalPoolShape &s,
+                                          const sw::Machine &m) {
     GlobalPoolTiles t{1, 1};
     for (int rows : divisors_desc(s.height)) {
         t.rows = rows;
-        if (global_pool_ldm_bytes(s, t) <= ldm_plan_budget(m, 3)) break;
+        if (global_pool_ldm_bytes(s, t) <= ldm_plan_budget(m, 3))
+            break;
     }
     schedule_global_pool_tiles(st, s, t);
 }
@@ -100,6 +106,6 @@ inline void schedule_global_pool_cpu(GlobalPoolStages &st) {
     st.pool.compute_at(st.output, par);
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

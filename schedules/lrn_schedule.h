@@ -47,16 +47,20 @@ inline void schedule_lrn_tiles(LrnStages &st, const LrnTiles &t) {
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.result.compute_at(st.output, tile).store_in(sw::LDM);
     st.norm.compute_at(st.output, tile).store_in(sw::LDM);
-    for (int u = 0; u < st.norm.num_update_definitions(); u++) st.norm.update(u).unscheduled();
+    for (int u = 0; u < st.norm.num_update_definitions(); u++)
+        st.norm.update(u).unscheduled();
     st.input.in().compute_at(st.output, tile).store_in(sw::LDM);
 }
 
 inline LrnTiles choose_lrn_tiles(const LrnShape &s, const sw::Machine &m) {
-    return search_pixel_tiles(s.width, s.height, s.channels, s.batch, m, [&](const LrnTiles &t, double occupancy) {
-        if (lrn_ldm_bytes(s, t) > ldm_plan_budget(m, 3)) return -1.0;
-        const double reuse = double(t.tc) / (t.tc + s.size - 1);
-        return occupancy * reuse * dma_gbps(m, 4.0 * t.tx);
-    }, {64, 32, 16, 8, 4, 2, 1}, {16, 8, 4, 2, 1});
+    return search_pixel_tiles(s.width, s.height, s.channels, s.batch, m,
+                              [&](const LrnTiles &t, double occupancy) {
+                                  if (lrn_ldm_bytes(s, t) > ldm_plan_budget(m, 3))
+                                      return -1.0;
+                                  const double reuse = double(t.tc) / (t.tc + s.size - 1);
+                                  return occupancy * reuse * dma_gbps(m, 4.0 * t.tx);
+                              },
+                              {64, 32, 16, 8, 4, 2, 1}, {16, 8, 4, 2, 1});
 }
 
 inline void schedule_lrn_sunway(LrnStages &st, const LrnShape &s, const sw::Machine &m) {
@@ -75,6 +79,6 @@ inline void schedule_lrn_cpu(LrnStages &st) {
     st.norm.compute_at(st.output, par);
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

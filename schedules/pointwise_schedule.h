@@ -38,17 +38,17 @@ namespace schedules {
 
 struct PointwiseStages {
     Halide::Func output;
-    Halide::Func result;               ///< the values computed in LDM (undefined: output copies the staging)
-    std::vector<Halide::Func> inputs;  ///< the inputs, each staged per tile (.in())
+    Halide::Func result; ///< the values computed in LDM (undefined: output copies the staging)
+    std::vector<Halide::Func> inputs; ///< the inputs, each staged per tile (.in())
     Halide::Var x, y, c, n;
 };
 
 struct PointwiseShape {
-    int batch, channels, height, width;  ///< of the output
-    int full_inputs;                     ///< inputs staged with one value per output point (at most)
-    int channel_inputs;                  ///< inputs staged with one value per channel
-    bool vectorizable;                   ///< the result is only adds and multiplies
-    bool one_channel_tiles;              ///< TC = 1 (a channel permutation)
+    int batch, channels, height, width; ///< of the output
+    int full_inputs;                    ///< inputs staged with one value per output point (at most)
+    int channel_inputs;                 ///< inputs staged with one value per channel
+    bool vectorizable;                  ///< the result is only adds and multiplies
+    bool one_channel_tiles;             ///< TC = 1 (a channel permutation)
 };
 
 /** LDM bytes per CPE of tiles \p t: the staged inputs and the result (if computed). */
@@ -60,30 +60,43 @@ inline int64_t pointwise_ldm_bytes(const PointwiseShape &s, const PixelTiles &t,
 /** The largest tiles that fit and keep the CPEs busy, scored by the DMA rate of the
  * tile's contiguous blocks (a row, or the whole tile when it spans the rows) times CPE
  * occupancy; whole-vector widths are preferred where the result vectorises. */
-inline PixelTiles choose_pointwise_tiles(const PointwiseShape &s, const sw::Machine &m, bool has_result) {
-    const std::vector<int> tcs = s.one_channel_tiles ? std::vector<int>{1} : std::vector<int>{64, 32, 16, 8, 4, 2, 1};
-    return search_pixel_tiles(s.width, s.height, s.channels, s.batch, m, [&](const PixelTiles &t, double occupancy) {
-        if (pointwise_ldm_bytes(s, t, has_result) > ldm_plan_budget(m, s.full_inputs + s.channel_inputs + 1)) return -1.0;
-        double contiguous = 4.0 * t.tx;
-        if (t.tx == s.width) contiguous *= t.ty;
-        if (t.tx == s.width && t.ty == s.height) contiguous *= t.tc;
-        const bool vectors = s.vectorizable && t.tx % kVectorLanes == 0;
-        return occupancy * dma_gbps(m, contiguous) * (vectors ? 1.25 : 1.0);
-    }, {256, 128, 64, 32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1}, tcs);
+inline PixelTiles choose_pointwise_tiles(const PointwiseShape &s, const sw::Machine &m,
+                                         bool has_result) {
+    const std::vector<int> tcs =
+        s.one_channel_tiles ? std::vector<int>{1} : std::vector<int>{64, 32, 16, 8, 4, 2, 1};
+    return search_pixel_tiles(
+        s.width, s.height, s.channels, s.batch, m,
+        [&](const PixelTiles &t, double occupancy) {
+            if (pointwise_ldm_bytes(s, t, has_result) >
+                ldm_plan_budget(m, s.full_inputs + s.channel_inputs + 1))
+                return -1.0;
+            double contiguous = 4.0 * t.tx;
+            if (t.tx == s.width)
+                contiguous *= t.ty;
+            if (t.tx == s.width && t.ty == s.height)
+                contiguous *= t.tc;
+            const bool vectors = s.vectorizable && t.tx % kVectorLanes == 0;
+            return occupancy * dma_gbps(m, contiguous) * (vectors ? 1.25 : 1.0);
+        },
+        {256, 128, 64, 32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1}, tcs);
 }
 
-inline void schedule_pointwise_tiles(PointwiseStages &st, const PointwiseShape &s, const PixelTiles &t, bool simd) {
+inline void schedule_pointwise_tiles(PointwiseStages &st, const PointwiseShape &s,
+                                     const PixelTiles &t, bool simd) {
     using namespace Halide;
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     if (st.result.defined()) {
         st.result.compute_at(st.output, tile).store_in(sw::LDM);
         // Whole vectors only: rounding a tile up would stage past the inputs' edges.
-        if (simd && s.vectorizable && t.tx % kVectorLanes == 0) st.result.vectorize(st.x, kVectorLanes);
+        if (simd && s.vectorizable && t.tx % kVectorLanes == 0)
+            st.result.vectorize(st.x, kVectorLanes);
     }
-    for (Func f : st.inputs) f.in().compute_at(st.output, tile).store_in(sw::LDM);
+    for (Func f : st.inputs)
+        f.in().compute_at(st.output, tile).store_in(sw::LDM);
 }
 
-inline void schedule_pointwise_sunway(PointwiseStages &st, const PointwiseShape &s, const sw::Machine &m) {
+inline void schedule_pointwise_sunway(PointwiseStages &st, const PointwiseShape &s,
+                                      const sw::Machine &m) {
     schedule_pointwise_tiles(st, s, choose_pointwise_tiles(s, m, st.result.defined()), true);
 }
 
@@ -95,9 +108,12 @@ inline void schedule_pointwise_baseline(PointwiseStages &st, const PointwiseShap
 inline void schedule_pointwise_cpu(PointwiseStages &st) {
     using namespace Halide;
     Var par("par");
-    st.output.compute_root().fuse(st.c, st.n, par).parallel(par).vectorize(st.x, 8, TailStrategy::GuardWithIf);
+    st.output.compute_root()
+        .fuse(st.c, st.n, par)
+        .parallel(par)
+        .vectorize(st.x, 8, TailStrategy::GuardWithIf);
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

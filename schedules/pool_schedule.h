@@ -40,7 +40,8 @@ struct PoolShape {
 using PoolTiles = PixelTiles;
 
 inline int64_t pool_ldm_bytes(const PoolShape &s, const PoolTiles &t) {
-    const int64_t win = int64_t((t.tx - 1) * s.stride_x + s.kernel_x) * ((t.ty - 1) * s.stride_y + s.kernel_y);
+    const int64_t win =
+        int64_t((t.tx - 1) * s.stride_x + s.kernel_x) * ((t.ty - 1) * s.stride_y + s.kernel_y);
     return 4 * int64_t(t.tc) * (win + int64_t(t.tx) * t.ty);
 }
 
@@ -48,15 +49,20 @@ inline void schedule_pool_tiles(PoolStages &st, const PoolTiles &t) {
     using namespace Halide;
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.pool.compute_at(st.output, tile).store_in(sw::LDM);
-    for (int u = 0; u < st.pool.num_update_definitions(); u++) st.pool.update(u).unscheduled();
+    for (int u = 0; u < st.pool.num_update_definitions(); u++)
+        st.pool.update(u).unscheduled();
     st.input.in().compute_at(st.output, tile).store_in(sw::LDM);
 }
 
 inline PoolTiles choose_pool_tiles(const PoolShape &s, const sw::Machine &m) {
-    return search_pixel_tiles(s.out_width, s.out_height, s.channels, s.batch, m, [&](const PoolTiles &t, double occupancy) {
-        if (pool_ldm_bytes(s, t) > ldm_plan_budget(m, 2)) return -1.0;
-        return occupancy * double(t.tx) * t.ty * t.tc / double(pool_ldm_bytes(s, t));
-    }, {64, 32, 16, 8, 4, 2, 1}, {32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1});
+    return search_pixel_tiles(
+        s.out_width, s.out_height, s.channels, s.batch, m,
+        [&](const PoolTiles &t, double occupancy) {
+            if (pool_ldm_bytes(s, t) > ldm_plan_budget(m, 2))
+                return -1.0;
+            return occupancy * double(t.tx) * t.ty * t.tc / double(pool_ldm_bytes(s, t));
+        },
+        {64, 32, 16, 8, 4, 2, 1}, {32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1});
 }
 
 inline void schedule_pool_sunway(PoolStages &st, const PoolShape &s, const sw::Machine &m) {
@@ -74,6 +80,6 @@ inline void schedule_pool_cpu(PoolStages &st) {
     st.pool.compute_at(st.output, par);
 }
 
-}  // namespace schedules
+} // namespace schedules
 
 #endif

@@ -27,7 +27,8 @@ private:
      * known) for anything else. */
     ModulusRemainder base_alignment(const std::string &buffer, const Expr &index) const {
         const Ramp *r = index.as<Ramp>();
-        if (!ldm.count(buffer) || !r || !is_const_one(r->stride)) return ModulusRemainder();
+        if (!ldm.count(buffer) || !r || !is_const_one(r->stride))
+            return ModulusRemainder();
         return modulus_remainder(r->base, lets);
     }
     Expr visit(const Load *op) override {
@@ -36,11 +37,12 @@ private:
                           base_alignment(op->name, index));
     }
     Stmt visit(const Store *op) override {
-        Expr value = mutate(op->value), index = mutate(op->index), predicate = mutate(op->predicate);
-        return Store::make(op->name, value, index, op->param, predicate, base_alignment(op->name, index));
+        Expr value = mutate(op->value), index = mutate(op->index),
+             predicate = mutate(op->predicate);
+        return Store::make(op->name, value, index, op->param, predicate,
+                           base_alignment(op->name, index));
     }
-    template<typename LetOrLetStmt>
-    auto visit_let(const LetOrLetStmt *op) -> decltype(op->body) {
+    template <typename LetOrLetStmt> auto visit_let(const LetOrLetStmt *op) -> decltype(op->body) {
         const Expr value = mutate(op->value);
         if (value.type() == Int(32)) {
             ScopedBinding<ModulusRemainder> bind(lets, op->name, modulus_remainder(value, lets));
@@ -52,12 +54,13 @@ private:
     Stmt visit(const LetStmt *op) override { return visit_let(op); }
 };
 
-}  // namespace
+} // namespace
 
 void align_vector_accesses(CpeKernel &k) {
     std::set<std::string> ldm;
-    for (const LdmBuffer &b : k.ldm) ldm.insert(b.name);
+    for (const LdmBuffer &b : k.ldm)
+        ldm.insert(b.name);
     k.body = Align(ldm).mutate(k.body);
 }
 
-}  // namespace sw
+} // namespace sw

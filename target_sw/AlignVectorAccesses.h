@@ -27,6 +27,6 @@ void align_vector_accesses(CpeKernel &k);
 /* What the recorded alignment means (a whole vector or not) is ir::vector_access_aligned
  * (SunwayIR.h). */
 
-}  // namespace sw
+} // namespace sw
 
 #endif

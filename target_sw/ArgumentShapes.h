@@ -21,19 +21,19 @@ namespace sw {
 
 /** One dimension of a buffer argument, Halide order (dim 0 innermost). */
 struct ShapeDim {
-    int64_t min = 0, extent = -1, stride = -1;  ///< -1: not fixed by the generator
+    int64_t min = 0, extent = -1, stride = -1; ///< -1: not fixed by the generator
 };
 
 /** One argument of the function, in signature order. */
 struct ArgumentShape {
-    std::string name;       ///< as in the C signature (non-identifier characters become '_')
+    std::string name; ///< as in the C signature (non-identifier characters become '_')
     bool is_buffer = false, is_output = false;
-    Halide::Type type;      ///< element type of a buffer, type of a scalar
-    std::vector<ShapeDim> dims;  ///< buffers only
+    Halide::Type type;          ///< element type of a buffer, type of a scalar
+    std::vector<ShapeDim> dims; ///< buffers only
     /** Every extent fixed; strides not fixed are taken dense (the next dim's stride is
      *  this dim's stride times its extent), as the entry point builds them. */
     bool fixed() const;
-    int64_t elements() const;  ///< fixed() only
+    int64_t elements() const; ///< fixed() only
 };
 
 /** The arguments of \p f with the constants its host body asserts. */
@@ -66,6 +66,6 @@ bool has_example(const std::vector<ArgumentShape> &args);
  *  so and returns 0. */
 std::string generate_example_source(const SwFunction &f, const std::string &header);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

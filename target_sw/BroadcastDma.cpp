@@ -20,7 +20,7 @@ namespace {
 struct MarkedSite {
     std::string func;
     Sharing how;
-    int64_t bytes;  ///< the LDM buffer's size (what a RegComm sharing passes on)
+    int64_t bytes; ///< the LDM buffer's size (what a RegComm sharing passes on)
 };
 
 /** Whether an expression (lets expanded) depends on the block variables of the kernel. */
@@ -37,7 +37,8 @@ public:
         // block variable with 16 tiles is 0 on every CPE.
         const Expr x = simplify(lets.expand(e), true, bounds);
         for (const std::string &v : vars) {
-            if (expr_uses_var(x, v)) return true;
+            if (expr_uses_var(x, v))
+                return true;
         }
         return false;
     }
@@ -56,7 +57,7 @@ public:
 private:
     using IRVisitor::visit;
     void visit(const Call *op) override {
-        if (ir::is_dma_intrinsic(op) && !ir::as_dma_wait(op)) {  // a begin or a request
+        if (ir::is_dma_intrinsic(op) && !ir::as_dma_wait(op)) { // a begin or a request
             issues = true;
         } else if (op->call_type == Call::Extern || op->call_type == Call::ExternCPlusPlus) {
             other = true;
@@ -102,8 +103,9 @@ private:
         Stmt body = mutate(op->body);
         around.pop_back();
         around_dependent.pop_back();
-        return body.same_as(op->body) ? Stmt(op)
-                                      : For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        return body.same_as(op->body)
+                   ? Stmt(op)
+                   : For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
     }
     Stmt visit(const IfThenElse *op) override {
         const bool d = dep.depends(op->condition, lets);
@@ -124,14 +126,18 @@ private:
             if (begin && sites.count(*begin)) {
                 const int site = *begin;
                 size_t j = i;
-                while (j < flat.size() && ir::as_dma_wait(flat[j]) != site) j++;
-                if (j == flat.size()) refuse(sites.at(site).func, "its transfer is not waited for where it is issued");
+                while (j < flat.size() && ir::as_dma_wait(flat[j]) != site)
+                    j++;
+                if (j == flat.size())
+                    refuse(sites.at(site).func,
+                           "its transfer is not waited for where it is issued");
                 std::vector<Stmt> group(flat.begin() + long(i), flat.begin() + long(j) + 1);
                 // Ahead of the requests issued just before it (a double buffer's prefetch of
                 // other buffers): CPE 0's DMA engine serves its requests in order, so a
                 // broadcast queued behind CPE 0's own prefetch would keep all 64 CPEs waiting.
                 size_t at = out.size();
-                while (at > 0 && only_issues_dma(out[at - 1])) at--;
+                while (at > 0 && only_issues_dma(out[at - 1]))
+                    at--;
                 out.insert(out.begin() + long(at), make_group(site, group));
                 i = j;
                 changed = true;
@@ -143,7 +149,8 @@ private:
             // its buffer): the requests just before it move in behind the broadcast.
             while (!out.empty() && only_issues_dma(out.back()) && !s.same_as(flat[i])) {
                 Stmt sunk = sink_behind_broadcast(s, out.back());
-                if (!sunk.defined()) break;
+                if (!sunk.defined())
+                    break;
                 s = sunk;
                 out.pop_back();
             }
@@ -156,22 +163,26 @@ private:
      * allocations, producer markers and lets that \p issue does not use), or undefined. */
     static Stmt sink_behind_broadcast(const Stmt &s, const Stmt &issue) {
         if (const Allocate *a = s.as<Allocate>()) {
-            if (stmt_uses_var(issue, a->name)) return Stmt();
+            if (stmt_uses_var(issue, a->name))
+                return Stmt();
             Stmt body = sink_behind_broadcast(a->body, issue);
-            return body.defined() ? Allocate::make(a->name, a->type, a->memory_type, a->extents, a->condition, body,
-                                                   a->new_expr, a->free_function)
-                                  : Stmt();
+            return body.defined()
+                       ? Allocate::make(a->name, a->type, a->memory_type, a->extents, a->condition,
+                                        body, a->new_expr, a->free_function)
+                       : Stmt();
         }
         if (const ProducerConsumer *p = s.as<ProducerConsumer>()) {
             Stmt body = sink_behind_broadcast(p->body, issue);
             return body.defined() ? ProducerConsumer::make(p->name, p->is_producer, body) : Stmt();
         }
         if (const LetStmt *l = s.as<LetStmt>()) {
-            if (stmt_uses_var(issue, l->name)) return Stmt();
+            if (stmt_uses_var(issue, l->name))
+                return Stmt();
             Stmt body = sink_behind_broadcast(l->body, issue);
             return body.defined() ? LetStmt::make(l->name, l->value, body) : Stmt();
         }
-        if (!s.as<Block>()) return Stmt();
+        if (!s.as<Block>())
+            return Stmt();
         std::vector<Stmt> flat = flatten_blocks(s);
         // The group: barrier, CPE 0's get, barrier (broadcast DMA), or CPE 0's get then the
         // register-communication sharing; the requests go in right after CPE 0's get.
@@ -187,7 +198,8 @@ private:
             return Block::make(flat);
         }
         Stmt head = sink_behind_broadcast(flat[0], issue);
-        if (!head.defined()) return Stmt();
+        if (!head.defined())
+            return Stmt();
         flat[0] = head;
         return Block::make(flat);
     }
@@ -208,7 +220,7 @@ private:
         using IRMutator::visit;
         const Broadcaster &b;
         const std::string &func;
-        bool bcast;  ///< BCAST_MODE (else the requests stay PE_MODE, issued by CPE 0 alone)
+        bool bcast; ///< BCAST_MODE (else the requests stay PE_MODE, issued by CPE 0 alone)
         LetScope lets;
 
         Stmt visit(const LetStmt *op) override {
@@ -219,9 +231,10 @@ private:
         }
         Stmt visit(const For *op) override {
             if (b.dep.depends(op->min, lets) || b.dep.depends(op->extent, lets)) {
-                b.refuse(func, "the number of its transfers (loop " + op->name +
-                                   ") depends on the CPE's block: each CPE needs a different region, so "
-                                   "it cannot be broadcast");
+                b.refuse(func,
+                         "the number of its transfers (loop " + op->name +
+                             ") depends on the CPE's block: each CPE needs a different region, so "
+                             "it cannot be broadcast");
             }
             return IRMutator::visit(op);
         }
@@ -234,18 +247,25 @@ private:
         }
         Expr visit(const Call *op) override {
             std::optional<ir::DmaRequest> r = ir::as_dma_request(op);
-            if (!r) return IRMutator::visit(op);
-            if (r->is_put) b.refuse(func, "a put cannot be broadcast");
-            for (const Expr &a : {r->ldm_index, r->main_index, r->block_elems, r->rows, r->pitch_elems}) {
+            if (!r)
+                return IRMutator::visit(op);
+            if (r->is_put)
+                b.refuse(func, "a put cannot be broadcast");
+            for (const Expr &a :
+                 {r->ldm_index, r->main_index, r->block_elems, r->rows, r->pitch_elems}) {
                 if (b.dep.depends(a, lets)) {
-                    b.refuse(func, "the staged region depends on the CPE's block (" +
-                                       to_string(simplify(lets.expand(a))) +
-                                       "): each CPE needs a different region, so it cannot be broadcast; stage it "
-                                       "where its box is the same for every block, or drop sw::broadcast");
+                    b.refuse(
+                        func,
+                        "the staged region depends on the CPE's block (" +
+                            to_string(simplify(lets.expand(a))) +
+                            "): each CPE needs a different region, so it cannot be broadcast; "
+                            "stage it "
+                            "where its box is the same for every block, or drop sw::broadcast");
                 }
             }
-            if (!bcast) return op;
-            r->bcast_mask = b.mask;  // the rows of the mesh that receive
+            if (!bcast)
+                return op;
+            r->bcast_mask = b.mask; // the rows of the mesh that receive
             return ir::dma_request(*r);
         }
     };
@@ -256,12 +276,14 @@ private:
         const bool dma = marked.how == Sharing::Dma;
         for (size_t i = 0; i < around.size(); i++) {
             if (around_dependent[i]) {
-                refuse(func, "it is staged inside " + around[i] +
-                                 ", whose bounds or condition depend on the CPE's block: the CPEs would "
-                                 "not all reach the broadcast's " +
-                                 std::string(dma ? "barriers" : "register-communication sharing") +
-                                 " the same number of times (Halide splits off edge tiles this way: choose "
-                                 "tiles that divide the extents)");
+                refuse(
+                    func,
+                    "it is staged inside " + around[i] +
+                        ", whose bounds or condition depend on the CPE's block: the CPEs would "
+                        "not all reach the broadcast's " +
+                        std::string(dma ? "barriers" : "register-communication sharing") +
+                        " the same number of times (Halide splits off edge tiles this way: choose "
+                        "tiles that divide the extents)");
             }
         }
         Requests r(*this, func, dma, lets);
@@ -269,7 +291,8 @@ private:
         done.insert(site);
         const Expr issuer = ir::bcast_issuer();
         if (dma) {
-            return Block::make({ir::make_bcast_barrier(), IfThenElse::make(issuer, issue), ir::make_bcast_barrier()});
+            return Block::make({ir::make_bcast_barrier(), IfThenElse::make(issuer, issue),
+                                ir::make_bcast_barrier()});
         }
         // CPE (0, 0) gets the staging alone (PE_MODE) and waits; then every CPE takes part in
         // passing the whole buffer over the mesh. What InjectDma writes after the wait (padding,
@@ -281,7 +304,9 @@ private:
 
 /** Whether \p s contains a barrier, a broadcast issue or a register-communication sharing
  * (something every CPE must run). */
-bool collective(const Stmt &s) { return ir::has_collective(s); }
+bool collective(const Stmt &s) {
+    return ir::has_collective(s);
+}
 
 /** Takes out of a statement the Frees of buffers it does not allocate itself (a buffer
  * allocated around a broadcast, freed inside work that a CPE past the last block skips). */
@@ -295,11 +320,13 @@ private:
     Stmt visit(const Allocate *op) override {
         const bool fresh = inside.insert(op->name).second;
         Stmt s = IRMutator::visit(op);
-        if (fresh) inside.erase(op->name);
+        if (fresh)
+            inside.erase(op->name);
         return s;
     }
     Stmt visit(const Free *op) override {
-        if (inside.count(op->name)) return op;
+        if (inside.count(op->name))
+            return op;
         frees.push_back(op);
         return Evaluate::make(0);
     }
@@ -310,11 +337,13 @@ public:
     explicit Uniform(const CpeKernel &k) : dep(k) {}
 
     Stmt run(const Stmt &s) {
-        if (!collective(s)) return skipped_when_inactive(s);
+        if (!collective(s))
+            return skipped_when_inactive(s);
         if (s.as<Block>()) {
             std::vector<Stmt> out, pending;
             auto close = [&]() {
-                if (!pending.empty()) out.push_back(skipped_when_inactive(Block::make(pending)));
+                if (!pending.empty())
+                    out.push_back(skipped_when_inactive(Block::make(pending)));
                 pending.clear();
             };
             for (const Stmt &t : flatten_blocks(s)) {
@@ -340,27 +369,29 @@ public:
         }
         if (const Allocate *a = s.as<Allocate>()) {
             // Allocated by every CPE, in the same order: same LDM address everywhere.
-            return Allocate::make(a->name, a->type, a->memory_type, a->extents, a->condition, run(a->body),
-                                  a->new_expr, a->free_function);
+            return Allocate::make(a->name, a->type, a->memory_type, a->extents, a->condition,
+                                  run(a->body), a->new_expr, a->free_function);
         }
         if (const ProducerConsumer *p = s.as<ProducerConsumer>()) {
             return ProducerConsumer::make(p->name, p->is_producer, run(p->body));
         }
         if (const For *f = s.as<For>()) {
             if (dep.depends(f->min, lets) || dep.depends(f->extent, lets)) {
-                throw UserError("error: the loop " + f->name + " around a broadcast depends on the CPE's block");
+                throw UserError("error: the loop " + f->name +
+                                " around a broadcast depends on the CPE's block");
             }
             return For::make(f->name, f->min, f->extent, f->for_type, f->device_api, run(f->body));
         }
         if (const IfThenElse *i = s.as<IfThenElse>()) {
-            if (ir::is_bcast_issuer(i->condition)) return s;  // the issue itself: CPE 0 always
+            if (ir::is_bcast_issuer(i->condition))
+                return s; // the issue itself: CPE 0 always
             if (dep.depends(i->condition, lets)) {
                 throw UserError("error: a branch around a broadcast depends on the CPE's block");
             }
             return IfThenElse::make(i->condition, run(i->then_case),
                                     i->else_case.defined() ? run(i->else_case) : Stmt());
         }
-        return s;  // a barrier
+        return s; // a barrier
     }
 
 private:
@@ -379,27 +410,31 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
     const std::map<std::string, Sharing> &marked = d.shared;
-    if (marked.empty()) return;
+    if (marked.empty())
+        return;
     const std::set<std::string> &doubled = d.double_buffered;
     std::map<int, MarkedSite> sites;
     bool dma = false, regcomm = false;
     for (const LdmBuffer &b : k.ldm) {
         auto mark = marked.find(b.name);
-        if (mark == marked.end()) continue;
+        if (mark == marked.end())
+            continue;
         const Sharing how = mark->second;
         if (doubled.count(b.name)) {
-            throw UserError("error: sw::broadcast(" + b.name + ") together with sw::double_buffer(" + b.name +
+            throw UserError("error: sw::broadcast(" + b.name +
+                            ") together with sw::double_buffer(" + b.name +
                             ") is not supported (the prefetch of the next tile would need the " +
                             (how == Sharing::Dma ? "broadcast and its barriers" : "sharing") +
                             " one iteration ahead); drop one of the two directives");
         }
         if (how == Sharing::RegComm && !m.regcomm.available) {
             throw UserError("error: sw::broadcast(" + b.name + ", Sharing::RegComm): " + m.name +
-                            " has no register communication between CPEs (it has RMA instead); use Sharing::Dma");
+                            " has no register communication between CPEs (it has RMA instead); use "
+                            "Sharing::Dma");
         }
         bool filled = false;
         for (size_t s = 0; s < k.dma.size(); s++) {
@@ -409,47 +444,57 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
             }
         }
         if (!filled) {
-            throw UserError("error: sw::broadcast(" + b.name +
-                            "): its LDM staging is not filled by DMA (a copy InjectDma could not turn into "
-                            "DMA), so there is nothing to broadcast");
+            throw UserError(
+                "error: sw::broadcast(" + b.name +
+                "): its LDM staging is not filled by DMA (a copy InjectDma could not turn into "
+                "DMA), so there is nothing to broadcast");
         }
         (how == Sharing::Dma ? dma : regcomm) = true;
     }
-    if (sites.empty()) return;
+    if (sites.empty())
+        return;
     // Every row of the mesh receives.
     const int mask = (1 << m.cpe_mesh_rows) - 1;
     Broadcaster b(k, sites, mask);
     k.body = b.mutate(k.body);
     for (const auto &[s, site] : sites) {
         if (!b.done.count(s)) {
-            throw UserError("error: sw::broadcast(" + site.func + "): its transfer was not found where it is issued");
+            throw UserError("error: sw::broadcast(" + site.func +
+                            "): its transfer was not found where it is issued");
         }
         if (site.how == Sharing::Dma) {
             k.dma[size_t(s)].shape += " (broadcast: issued by CPE 0 in BCAST_MODE for all " +
                                       std::to_string(m.cpes_per_core_group) + " CPEs)";
         } else {
-            k.dma[size_t(s)].shape += " (shared: issued by CPE 0 alone, its " + std::to_string(site.bytes) +
-                                      "-byte buffer passed to the other " + std::to_string(m.cpes_per_core_group - 1) +
-                                      " CPEs by register communication along row 0 and down every column)";
+            k.dma[size_t(s)].shape +=
+                " (shared: issued by CPE 0 alone, its " + std::to_string(site.bytes) +
+                "-byte buffer passed to the other " + std::to_string(m.cpes_per_core_group - 1) +
+                " CPEs by register communication along row 0 and down every column)";
         }
     }
     if (dma) {
         k.notes.push_back("broadcast DMA: every CPE runs the same number of block rounds (" +
-                          std::to_string(m.cpes_per_core_group) + " blocks per round), skipping the work of a round "
+                          std::to_string(m.cpes_per_core_group) +
+                          " blocks per round), skipping the work of a round "
                           "past the last block but not its barriers");
     }
     if (regcomm) {
-        k.notes.push_back("register-communication sharing: every CPE runs the same number of block rounds (" +
-                          std::to_string(m.cpes_per_core_group) + " blocks per round), skipping the work of a round "
-                          "past the last block but not the sharing");
+        k.notes.push_back(
+            "register-communication sharing: every CPE runs the same number of block rounds (" +
+            std::to_string(m.cpes_per_core_group) +
+            " blocks per round), skipping the work of a round "
+            "past the last block but not the sharing");
     }
 }
 
-bool has_broadcast(const CpeKernel &k) { return ir::has_collective(k.body); }
+bool has_broadcast(const CpeKernel &k) {
+    return ir::has_collective(k.body);
+}
 
 void make_block_loop_uniform(CpeKernel &k) {
-    if (!has_broadcast(k)) return;
+    if (!has_broadcast(k))
+        return;
     k.body = Uniform(k).run(k.body);
 }
 
-}  // namespace sw
+} // namespace sw

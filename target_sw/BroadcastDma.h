@@ -90,6 +90,6 @@ bool has_broadcast(const CpeKernel &k);
 /* The intrinsics of the broadcast (sw_bcast_barrier, sw_bcast_issuer, sw_regcomm_share) and
  * the variable sw_active are named, built and matched in SunwayIR.h. */
 
-}  // namespace sw
+} // namespace sw
 
 #endif

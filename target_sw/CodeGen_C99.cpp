@@ -18,22 +18,23 @@ namespace {
 
 const std::set<std::string> &c_reserved() {
     static const std::set<std::string> words = {
-        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-        "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-        "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-        "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
-        "main", "errno", "abs", "min", "max", "exp", "log", "sqrt", "floor", "ceil"};
+        "auto",     "break",  "case",   "char",     "const",    "continue", "default",  "do",
+        "double",   "else",   "enum",   "extern",   "float",    "for",      "goto",     "if",
+        "inline",   "int",    "long",   "register", "restrict", "return",   "short",    "signed",
+        "sizeof",   "static", "struct", "switch",   "typedef",  "union",    "unsigned", "void",
+        "volatile", "while",  "bool",   "true",     "false",    "main",     "errno",    "abs",
+        "min",      "max",    "exp",    "log",      "sqrt",     "floor",    "ceil"};
     return words;
 }
 
 /** Math intrinsics: Halide's name without the _f32/_f64 suffix -> C99 math.h name stem. */
 const std::map<std::string, std::string> &math_functions() {
     static const std::map<std::string, std::string> m = {
-        {"sqrt", "sqrt"}, {"exp", "exp"},     {"log", "log"},     {"pow", "pow"},
-        {"floor", "floor"}, {"ceil", "ceil"}, {"round", "nearbyint"}, {"trunc", "trunc"},
-        {"sin", "sin"},   {"cos", "cos"},     {"tan", "tan"},     {"asin", "asin"},
-        {"acos", "acos"}, {"atan", "atan"},   {"atan2", "atan2"}, {"sinh", "sinh"},
-        {"cosh", "cosh"}, {"tanh", "tanh"},   {"asinh", "asinh"}, {"acosh", "acosh"},
+        {"sqrt", "sqrt"},   {"exp", "exp"},       {"log", "log"},           {"pow", "pow"},
+        {"floor", "floor"}, {"ceil", "ceil"},     {"round", "nearbyint"},   {"trunc", "trunc"},
+        {"sin", "sin"},     {"cos", "cos"},       {"tan", "tan"},           {"asin", "asin"},
+        {"acos", "acos"},   {"atan", "atan"},     {"atan2", "atan2"},       {"sinh", "sinh"},
+        {"cosh", "cosh"},   {"tanh", "tanh"},     {"asinh", "asinh"},       {"acosh", "acosh"},
         {"atanh", "atanh"}, {"fast_inverse", ""}, {"fast_inverse_sqrt", ""}};
     return m;
 }
@@ -43,7 +44,7 @@ std::string suffix(const Type &t) {
     return s + std::to_string(t.bits());
 }
 
-}  // namespace
+} // namespace
 
 void CodeGen_C99::unsupported(const std::string &what) const {
     throw UserError("the Sunway C code generator does not support " + what);
@@ -51,34 +52,44 @@ void CodeGen_C99::unsupported(const std::string &what) const {
 
 bool CodeGen_C99::visible(const std::string &c_name) const {
     for (const auto &s : scopes) {
-        if (s.count(c_name)) return true;
+        if (s.count(c_name))
+            return true;
     }
     return false;
 }
 
 std::string CodeGen_C99::id(const std::string &name) {
     auto it = ids.find(name);
-    if (it != ids.end()) return it->second;
+    if (it != ids.end())
+        return it->second;
     std::string s;
-    for (char ch : name) s += (std::isalnum((unsigned char)ch) || ch == '_') ? ch : '_';
-    if (s.empty() || std::isdigit((unsigned char)s[0])) s = "v_" + s;
+    for (char ch : name)
+        s += (std::isalnum((unsigned char)ch) || ch == '_') ? ch : '_';
+    if (s.empty() || std::isdigit((unsigned char)s[0]))
+        s = "v_" + s;
     if (s.rfind("sw_", 0) == 0 || s.rfind("athread", 0) == 0 || c_reserved().count(s)) {
         s = "h_" + s;
     }
     std::string unique = s;
-    for (int i = 2; used_ids.count(unique); i++) unique = s + "_" + std::to_string(i);
+    for (int i = 2; used_ids.count(unique); i++)
+        unique = s + "_" + std::to_string(i);
     used_ids.insert(unique);
     ids[name] = unique;
     return unique;
 }
 
 std::string CodeGen_C99::c_type(const Type &t) {
-    if (!t.is_scalar()) throw UserError("vector types (" + std::to_string(t.lanes()) + " lanes) in C99 code");
-    if (t.is_handle()) return "void *";
-    if (t.is_bool()) return "bool";
+    if (!t.is_scalar())
+        throw UserError("vector types (" + std::to_string(t.lanes()) + " lanes) in C99 code");
+    if (t.is_handle())
+        return "void *";
+    if (t.is_bool())
+        return "bool";
     if (t.is_float()) {
-        if (t.bits() == 32) return "float";
-        if (t.bits() == 64) return "double";
+        if (t.bits() == 32)
+            return "float";
+        if (t.bits() == 64)
+            return "double";
         throw UserError("float16/bfloat16 are not supported by the Sunway target");
     }
     return std::string(t.is_uint() ? "uint" : "int") + std::to_string(t.bits()) + "_t";
@@ -92,14 +103,16 @@ std::string CodeGen_C99::buffer_ref(const std::string &name, const Type &t, cons
     const std::string b = id(name);
     const std::string i = print_expr(index);
     auto it = buffer_types.find(b);
-    if (it != buffer_types.end() && it->second == t) return b + "[" + i + "]";
+    if (it != buffer_types.end() && it->second == t)
+        return b + "[" + i + "]";
     return "((" + c_type(t) + " *)" + b + ")[" + i + "]";
 }
 
 std::string CodeGen_C99::helper(const std::string &op, const Type &t) {
     const std::string ct = c_type(t);
     const std::string name = "sw_" + op + "_" + suffix(t);
-    if (helpers.count(name)) return name;
+    if (helpers.count(name))
+        return name;
     std::ostringstream d;
     d << "static inline " << ct << " " << name << "(" << ct << " a, " << ct << " b) { ";
     if ((op == "min" || op == "max") && t.is_float()) {
@@ -140,17 +153,21 @@ void CodeGen_C99::define_helper(const std::string &name, const std::string &defi
 
 std::string CodeGen_C99::helper_definitions() const {
     std::string s;
-    for (const auto &h : helpers) s += h.second;
+    for (const auto &h : helpers)
+        s += h.second;
     return s;
 }
 
 std::vector<std::string> CodeGen_C99::helper_definition_list() const {
     std::vector<std::string> list;
-    for (const auto &h : helpers) list.push_back(h.second);
+    for (const auto &h : helpers)
+        list.push_back(h.second);
     return list;
 }
 
-void CodeGen_C99::print_stmt(const Stmt &s) { s.accept(this); }
+void CodeGen_C99::print_stmt(const Stmt &s) {
+    s.accept(this);
+}
 
 std::string CodeGen_C99::print_expr(const Expr &e) {
     check_scalar(e);
@@ -191,7 +208,8 @@ void CodeGen_C99::visit(const UIntImm *op) {
 
 void CodeGen_C99::visit(const FloatImm *op) {
     const bool f32 = op->type.bits() == 32;
-    if (op->type.bits() != 32 && op->type.bits() != 64) unsupported("float16 constants");
+    if (op->type.bits() != 32 && op->type.bits() != 64)
+        unsupported("float16 constants");
     if (std::isnan(op->value)) {
         last = f32 ? "NAN" : "((double)NAN)";
     } else if (std::isinf(op->value)) {
@@ -200,8 +218,10 @@ void CodeGen_C99::visit(const FloatImm *op) {
         std::ostringstream s;
         s << std::setprecision(f32 ? 9 : 17) << op->value;
         std::string t = s.str();
-        if (t.find_first_of(".e") == std::string::npos) t += ".0";
-        if (f32) t += "f";
+        if (t.find_first_of(".e") == std::string::npos)
+            t += ".0";
+        if (f32)
+            t += "f";
         last = op->value < 0 ? "(" + t + ")" : t;
     }
 }
@@ -209,7 +229,8 @@ void CodeGen_C99::visit(const FloatImm *op) {
 void CodeGen_C99::visit(const StringImm *op) {
     std::string s = "\"";
     for (char ch : op->value) {
-        if (ch == '"' || ch == '\\') s += '\\';
+        if (ch == '"' || ch == '\\')
+            s += '\\';
         if (ch == '\n') {
             s += "\\n";
             continue;
@@ -224,18 +245,27 @@ void CodeGen_C99::visit(const Cast *op) {
     last = "((" + c_type(op->type) + ")" + print_expr(op->value) + ")";
 }
 
-void CodeGen_C99::visit(const Variable *op) { last = id(op->name); }
+void CodeGen_C99::visit(const Variable *op) {
+    last = id(op->name);
+}
 
 void CodeGen_C99::binary(const Expr &a, const char *op, const Expr &b) {
     const std::string x = print_expr(a), y = print_expr(b);
     last = "(" + x + " " + op + " " + y + ")";
 }
 
-void CodeGen_C99::visit(const Add *op) { binary(op->a, "+", op->b); }
-void CodeGen_C99::visit(const Sub *op) { binary(op->a, "-", op->b); }
-void CodeGen_C99::visit(const Mul *op) { binary(op->a, "*", op->b); }
+void CodeGen_C99::visit(const Add *op) {
+    binary(op->a, "+", op->b);
+}
+void CodeGen_C99::visit(const Sub *op) {
+    binary(op->a, "-", op->b);
+}
+void CodeGen_C99::visit(const Mul *op) {
+    binary(op->a, "*", op->b);
+}
 void CodeGen_C99::visit(const Div *op) {
-    if (op->type.is_float()) return binary(op->a, "/", op->b);
+    if (op->type.is_float())
+        return binary(op->a, "/", op->b);
     const std::string x = print_expr(op->a), y = print_expr(op->b);
     last = helper("div", op->type) + "(" + x + ", " + y + ")";
 }
@@ -251,15 +281,33 @@ void CodeGen_C99::visit(const Max *op) {
     const std::string x = print_expr(op->a), y = print_expr(op->b);
     last = helper("max", op->type) + "(" + x + ", " + y + ")";
 }
-void CodeGen_C99::visit(const EQ *op) { binary(op->a, "==", op->b); }
-void CodeGen_C99::visit(const NE *op) { binary(op->a, "!=", op->b); }
-void CodeGen_C99::visit(const LT *op) { binary(op->a, "<", op->b); }
-void CodeGen_C99::visit(const LE *op) { binary(op->a, "<=", op->b); }
-void CodeGen_C99::visit(const GT *op) { binary(op->a, ">", op->b); }
-void CodeGen_C99::visit(const GE *op) { binary(op->a, ">=", op->b); }
-void CodeGen_C99::visit(const And *op) { binary(op->a, "&&", op->b); }
-void CodeGen_C99::visit(const Or *op) { binary(op->a, "||", op->b); }
-void CodeGen_C99::visit(const Not *op) { last = "(!" + print_expr(op->a) + ")"; }
+void CodeGen_C99::visit(const EQ *op) {
+    binary(op->a, "==", op->b);
+}
+void CodeGen_C99::visit(const NE *op) {
+    binary(op->a, "!=", op->b);
+}
+void CodeGen_C99::visit(const LT *op) {
+    binary(op->a, "<", op->b);
+}
+void CodeGen_C99::visit(const LE *op) {
+    binary(op->a, "<=", op->b);
+}
+void CodeGen_C99::visit(const GT *op) {
+    binary(op->a, ">", op->b);
+}
+void CodeGen_C99::visit(const GE *op) {
+    binary(op->a, ">=", op->b);
+}
+void CodeGen_C99::visit(const And *op) {
+    binary(op->a, "&&", op->b);
+}
+void CodeGen_C99::visit(const Or *op) {
+    binary(op->a, "||", op->b);
+}
+void CodeGen_C99::visit(const Not *op) {
+    last = "(!" + print_expr(op->a) + ")";
+}
 
 void CodeGen_C99::visit(const Select *op) {
     const std::string c = print_expr(op->condition), t = print_expr(op->true_value),
@@ -269,14 +317,23 @@ void CodeGen_C99::visit(const Select *op) {
 
 void CodeGen_C99::visit(const Load *op) {
     check_scalar(op->index);
-    if (!is_const_one(op->predicate)) unsupported("predicated loads");
+    if (!is_const_one(op->predicate))
+        unsupported("predicated loads");
     last = buffer_ref(op->name, op->type, op->index);
 }
 
-void CodeGen_C99::visit(const Ramp *) { unsupported("vector code (Ramp)"); }
-void CodeGen_C99::visit(const Broadcast *) { unsupported("vector code (Broadcast)"); }
-void CodeGen_C99::visit(const Shuffle *) { unsupported("vector code (Shuffle)"); }
-void CodeGen_C99::visit(const VectorReduce *) { unsupported("vector code (VectorReduce)"); }
+void CodeGen_C99::visit(const Ramp *) {
+    unsupported("vector code (Ramp)");
+}
+void CodeGen_C99::visit(const Broadcast *) {
+    unsupported("vector code (Broadcast)");
+}
+void CodeGen_C99::visit(const Shuffle *) {
+    unsupported("vector code (Shuffle)");
+}
+void CodeGen_C99::visit(const VectorReduce *) {
+    unsupported("vector code (VectorReduce)");
+}
 
 void CodeGen_C99::visit(const Let *op) {
     // C99 has no let-expressions: substitute (lowered code has few of them).
@@ -330,17 +387,21 @@ void CodeGen_C99::visit(const Call *op) {
         auto m = math_functions().find(stem);
         if ((sfx == "f32" || sfx == "f64") && m != math_functions().end() && !m->second.empty()) {
             std::string s = m->second + (sfx == "f32" ? "f(" : "(");
-            for (size_t i = 0; i < op->args.size(); i++) s += (i ? ", " : "") + arg(int(i));
+            for (size_t i = 0; i < op->args.size(); i++)
+                s += (i ? ", " : "") + arg(int(i));
             last = s + ")";
         } else if (stem == "is_nan" || stem == "is_inf" || stem == "is_finite") {
-            last = (stem == "is_nan" ? "isnan(" : stem == "is_inf" ? "isinf(" : "isfinite(") +
+            last = (stem == "is_nan"   ? "isnan("
+                    : stem == "is_inf" ? "isinf("
+                                       : "isfinite(") +
                    arg(0) + ")";
         } else {
             unsupported("the call " + n);
         }
     } else {
         const std::string own = own_call_expr(op);
-        if (own.empty()) unsupported("the intrinsic " + op->name);
+        if (own.empty())
+            unsupported("the intrinsic " + op->name);
         last = own;
     }
 }
@@ -348,7 +409,8 @@ void CodeGen_C99::visit(const Call *op) {
 // Statements
 
 void CodeGen_C99::visit(const LetStmt *op) {
-    if (!stmt_uses_var(op->body, op->name)) return print_stmt(op->body);
+    if (!stmt_uses_var(op->body, op->name))
+        return print_stmt(op->body);
     const std::string value = print_expr(op->value);
     const std::string name = id(op->name);
     const bool nested = visible(name);
@@ -370,7 +432,9 @@ void CodeGen_C99::visit(const LetStmt *op) {
     }
 }
 
-void CodeGen_C99::visit(const AssertStmt *op) { print_assert(op); }
+void CodeGen_C99::visit(const AssertStmt *op) {
+    print_assert(op);
+}
 
 void CodeGen_C99::visit(const ProducerConsumer *op) {
     do_indent();
@@ -379,7 +443,8 @@ void CodeGen_C99::visit(const ProducerConsumer *op) {
 }
 
 void CodeGen_C99::visit(const For *op) {
-    if (op->for_type == ForType::Vectorized) unsupported("vectorized loops inside kernels yet");
+    if (op->for_type == ForType::Vectorized)
+        unsupported("vectorized loops inside kernels yet");
     const std::string v = id(op->name);
     const std::string mn = print_expr(op->min), ext = print_expr(op->extent);
     do_indent();
@@ -403,17 +468,26 @@ void CodeGen_C99::visit(const For *op) {
 void CodeGen_C99::visit(const Store *op) {
     check_scalar(op->value);
     check_scalar(op->index);
-    if (!is_const_one(op->predicate)) unsupported("predicated stores");
+    if (!is_const_one(op->predicate))
+        unsupported("predicated stores");
     const std::string value = print_expr(op->value);
     const std::string ref = buffer_ref(op->name, op->value.type(), op->index);
     do_indent();
     out << ref << " = " << value << ";\n";
 }
 
-void CodeGen_C99::visit(const Provide *) { unsupported("Provide (IR before storage flattening)"); }
-void CodeGen_C99::visit(const Realize *) { unsupported("Realize (IR before storage flattening)"); }
-void CodeGen_C99::visit(const Allocate *op) { print_allocate(op); }
-void CodeGen_C99::visit(const Free *op) { print_free(op); }
+void CodeGen_C99::visit(const Provide *) {
+    unsupported("Provide (IR before storage flattening)");
+}
+void CodeGen_C99::visit(const Realize *) {
+    unsupported("Realize (IR before storage flattening)");
+}
+void CodeGen_C99::visit(const Allocate *op) {
+    print_allocate(op);
+}
+void CodeGen_C99::visit(const Free *op) {
+    print_free(op);
+}
 
 void CodeGen_C99::visit(const Block *op) {
     print_stmt(op->first);
@@ -446,17 +520,27 @@ void CodeGen_C99::visit(const IfThenElse *op) {
 
 void CodeGen_C99::visit(const Evaluate *op) {
     if (const Call *c = op->value.as<Call>()) {
-        if (print_own_call(c)) return;
+        if (print_own_call(c))
+            return;
     }
-    if (is_const(op->value)) return;
+    if (is_const(op->value))
+        return;
     const std::string e = print_expr(op->value);
     do_indent();
     out << "(void)" << e << ";\n";
 }
 
-void CodeGen_C99::visit(const Prefetch *op) { print_stmt(op->body); }
-void CodeGen_C99::visit(const Acquire *) { unsupported("semaphores (async)"); }
-void CodeGen_C99::visit(const Fork *) { unsupported("fork (async)"); }
-void CodeGen_C99::visit(const Atomic *) { unsupported("atomics"); }
+void CodeGen_C99::visit(const Prefetch *op) {
+    print_stmt(op->body);
+}
+void CodeGen_C99::visit(const Acquire *) {
+    unsupported("semaphores (async)");
+}
+void CodeGen_C99::visit(const Fork *) {
+    unsupported("fork (async)");
+}
+void CodeGen_C99::visit(const Atomic *) {
+    unsupported("atomics");
+}
 
-}  // namespace sw
+} // namespace sw

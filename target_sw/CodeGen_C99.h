@@ -47,7 +47,7 @@ public:
 protected:
     std::ostringstream out;
     int indent = 1;
-    std::string last;  // result of the last visited expression
+    std::string last; // result of the last visited expression
 
     void do_indent() { out << std::string(indent * 4, ' '); }
     void open_scope() { scopes.emplace_back(); }
@@ -57,7 +57,8 @@ protected:
     std::string helper(const std::string &op, const Halide::Type &t);
     /** Adds a helper definition (usually one line) under \p name, once. */
     void define_helper(const std::string &name, const std::string &definition);
-    std::string buffer_ref(const std::string &name, const Halide::Type &t, const Halide::Expr &index);
+    std::string buffer_ref(const std::string &name, const Halide::Type &t,
+                           const Halide::Expr &index);
 
     /** Hooks for subclasses. */
     /** Called at the start of each loop body (with the loop's variable) and branch (with an
@@ -72,7 +73,10 @@ protected:
     /** Prints an Evaluate of a call the subclass owns; returns false if it is not one. */
     virtual bool print_own_call(const Halide::Internal::Call *op) = 0;
     /** The C text of a call the base printer does not know, or "" (an error follows). */
-    virtual std::string own_call_expr(const Halide::Internal::Call *op) { (void)op; return ""; }
+    virtual std::string own_call_expr(const Halide::Internal::Call *op) {
+        (void)op;
+        return "";
+    }
     [[noreturn]] void unsupported(const std::string &what) const;
     /** Rejects vector expressions; a printer that supports some vector types overrides it. */
     virtual void check_scalar(const Halide::Expr &e);
@@ -133,11 +137,11 @@ private:
     std::set<std::string> used_ids;
     std::vector<std::set<std::string>> scopes{{}};
     std::map<std::string, Halide::Type> buffer_types;
-    std::map<std::string, std::string> helpers;  // name -> definition
+    std::map<std::string, std::string> helpers; // name -> definition
 
     void binary(const Halide::Expr &a, const char *op, const Halide::Expr &b);
 };
 
-}  // namespace sw
+} // namespace sw
 
 #endif

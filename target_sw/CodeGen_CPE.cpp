@@ -16,7 +16,9 @@ using namespace Halide::Internal;
 
 namespace {
 
-std::string args_struct(const CpeKernel &k) { return k.name + "_args"; }
+std::string args_struct(const CpeKernel &k) {
+    return k.name + "_args";
+}
 
 class CodeGen_CPE : public CodeGen_C99 {
 public:
@@ -31,25 +33,28 @@ public:
     std::string kernel_source() {
         // The body first, so that the identifiers and helpers it needs are known.
         for (const ClosureArg &a : k.args) {
-            if (a.is_buffer) declare_buffer(a.name, a.type);
+            if (a.is_buffer)
+                declare_buffer(a.name, a.type);
         }
-        for (const BlockLoop &b : k.blocks) id(b.var);
-        const bool uniform = ir::has_collective(k.body);  // a broadcast (BroadcastDma.h)
+        for (const BlockLoop &b : k.blocks)
+            id(b.var);
+        const bool uniform = ir::has_collective(k.body); // a broadcast (BroadcastDma.h)
         const std::string active = uniform ? id(ir::block_active_name) : "";
         indent = 2;
-        for (const LdmBuffer &b : k.ldm) ldm_names.insert(b.name);
-        count_region(k.body, true, "");  // the block loop's body: nothing taken as invariant
+        for (const LdmBuffer &b : k.ldm)
+            ldm_names.insert(b.name);
+        count_region(k.body, true, ""); // the block loop's body: nothing taken as invariant
         print_stmt(k.body);
         const std::string body_text = body();
 
         std::ostringstream s;
         s << "/* Kernel " << k.name << ": " << ldm_summary() << " */\n";
-        s << "#ifdef ATHREAD_EMULATOR\n#define " << k.name << " slave_" << k.name
-          << "\n#endif\n";
+        s << "#ifdef ATHREAD_EMULATOR\n#define " << k.name << " slave_" << k.name << "\n#endif\n";
         s << "void " << k.name << "(void *sw_arg) {\n";
         s << "    struct " << args_struct(k) << " sw_args;\n";
         s << "    volatile int sw_args_reply = 0;\n";
-        s << "    athread_get(PE_MODE, sw_arg, &sw_args, sizeof(sw_args), (void *)&sw_args_reply, 0, 0, 0);\n";
+        s << "    athread_get(PE_MODE, sw_arg, &sw_args, sizeof(sw_args), (void *)&sw_args_reply, "
+             "0, 0, 0);\n";
         s << "    SW_WORK_DECL\n";
         // One reply word per DMA site; waits may come after the site's own C scope
         // (DelayDmaWaits.h), so the words live for the whole kernel.
@@ -69,20 +74,24 @@ public:
         // The CPEs take the block iterations cyclically.
         CodeGen_C99 &self = *this;
         Expr total = 1;
-        for (const BlockLoop &b : k.blocks) total = total * b.extent;
+        for (const BlockLoop &b : k.blocks)
+            total = total * b.extent;
         s << "    const int32_t sw_blocks = " << self.print_expr(simplify(total)) << ";\n";
         if (uniform) {
             // A kernel with a broadcast (BroadcastDma.h): every CPE runs the same number of
             // rounds; past the last block it takes the last block's indices, skips the work
             // (if (sw_active)) but meets the barriers and takes part in the sharings.
             const int cpes = m.cpes_per_core_group;
-            s << "    const int32_t sw_rounds = (sw_blocks + " << cpes - 1 << ") / " << cpes << ";\n";
+            s << "    const int32_t sw_rounds = (sw_blocks + " << cpes - 1 << ") / " << cpes
+              << ";\n";
             s << "    for (int32_t sw_round = 0; sw_round < sw_rounds; sw_round++) {\n";
-            s << "        const int32_t sw_next = sw_round * " << cpes << " + athread_get_id(-1);\n";
+            s << "        const int32_t sw_next = sw_round * " << cpes
+              << " + athread_get_id(-1);\n";
             s << "        const bool " << active << " = sw_next < sw_blocks;\n";
             s << "        const int32_t sw_block = " << active << " ? sw_next : sw_blocks - 1;\n";
         } else {
-            s << "    for (int32_t sw_block = athread_get_id(-1); sw_block < sw_blocks; sw_block += "
+            s << "    for (int32_t sw_block = athread_get_id(-1); sw_block < sw_blocks; sw_block "
+                 "+= "
               << m.cpes_per_core_group << ") {\n";
         }
         std::string rest = "sw_block";
@@ -109,7 +118,9 @@ private:
     std::set<std::string> ldm_names;
 
     // floatv4 SIMD: 4-lane float vectors, dense loads and stores, + - * and fused a*b+c.
-    static bool is_floatv4(const Type &t) { return t.is_float() && t.bits() == 32 && t.lanes() == 4; }
+    static bool is_floatv4(const Type &t) {
+        return t.is_float() && t.bits() == 32 && t.lanes() == 4;
+    }
 
     void check_scalar(const Expr &e) override {
         if (e.defined() && !e.type().is_scalar() && !is_floatv4(e.type())) {
@@ -126,20 +137,28 @@ private:
     }
     void use_simd() {
         uses_simd = true;
-        define_helper("sw_load4", "static inline floatv4 sw_load4(const float *p) { floatv4 v; simd_loadu(v, (float *)p); return v; }\n");
-        define_helper("sw_store4", "static inline void sw_store4(float *p, floatv4 v) { simd_storeu(v, p); }\n");
-        define_helper("sw_splat4", "static inline floatv4 sw_splat4(float x) { return simd_set_floatv4(x, x, x, x); }\n");
+        define_helper("sw_load4", "static inline floatv4 sw_load4(const float *p) { floatv4 v; "
+                                  "simd_loadu(v, (float *)p); return v; }\n");
+        define_helper("sw_store4",
+                      "static inline void sw_store4(float *p, floatv4 v) { simd_storeu(v, p); }\n");
+        define_helper(
+            "sw_splat4",
+            "static inline floatv4 sw_splat4(float x) { return simd_set_floatv4(x, x, x, x); }\n");
     }
     /** The helper of an aligned (simd_load / simd_store) or unaligned (simd_loadu /
      * simd_storeu) access (AlignVectorAccesses.h). */
     std::string vector_access(bool store, const ModulusRemainder &alignment) {
         use_simd();
-        if (!ir::vector_access_aligned(Float(32, 4), alignment)) return store ? "sw_store4" : "sw_load4";
+        if (!ir::vector_access_aligned(Float(32, 4), alignment))
+            return store ? "sw_store4" : "sw_load4";
         if (store) {
-            define_helper("sw_store4a", "static inline void sw_store4a(float *p, floatv4 v) { simd_store(v, p); }\n");
+            define_helper(
+                "sw_store4a",
+                "static inline void sw_store4a(float *p, floatv4 v) { simd_store(v, p); }\n");
             return "sw_store4a";
         }
-        define_helper("sw_load4a", "static inline floatv4 sw_load4a(const float *p) { floatv4 v; simd_load(v, (float *)p); return v; }\n");
+        define_helper("sw_load4a", "static inline floatv4 sw_load4a(const float *p) { floatv4 v; "
+                                   "simd_load(v, (float *)p); return v; }\n");
         return "sw_load4a";
     }
     /** The scalar base of a dense 4-lane index, or an error. */
@@ -157,15 +176,20 @@ private:
             last = id(op->name);
             return;
         }
-        if (!is_floatv4(op->type)) return CodeGen_C99::visit(op);
-        if (!is_const_one(op->predicate)) unsupported("predicated vector loads");
+        if (!is_floatv4(op->type))
+            return CodeGen_C99::visit(op);
+        if (!is_const_one(op->predicate))
+            unsupported("predicated vector loads");
         const Ramp *strided = op->index.as<Ramp>();
         if (strided && strided->lanes == 4 && !is_const_one(strided->stride)) {
             // A strided vector (e.g. the input of a conv of stride > 1 along x): four scalar
             // loads built into a vector (no strided vector load on the CPE).
             use_simd();
-            define_helper("sw_gather4", "static inline floatv4 sw_gather4(const float *p, int s) { return simd_set_floatv4(p[0], p[s], p[2 * s], p[3 * s]); }\n");
-            last = "sw_gather4(&" + id(op->name) + "[" + print_expr(strided->base) + "], " + print_expr(strided->stride) + ")";
+            define_helper("sw_gather4",
+                          "static inline floatv4 sw_gather4(const float *p, int s) { return "
+                          "simd_set_floatv4(p[0], p[s], p[2 * s], p[3 * s]); }\n");
+            last = "sw_gather4(&" + id(op->name) + "[" + print_expr(strided->base) + "], " +
+                   print_expr(strided->stride) + ")";
             return;
         }
         const std::string helper = vector_access(false, op->alignment);
@@ -179,8 +203,10 @@ private:
             out << id(op->name) << " = " << value << ";\n";
             return;
         }
-        if (!is_floatv4(op->value.type())) return CodeGen_C99::visit(op);
-        if (!is_const_one(op->predicate)) unsupported("predicated vector stores");
+        if (!is_floatv4(op->value.type()))
+            return CodeGen_C99::visit(op);
+        if (!is_const_one(op->predicate))
+            unsupported("predicated vector stores");
         const std::string helper = vector_access(true, op->alignment);
         const std::string value = print_expr(op->value);
         const std::string base = print_expr(dense_base(op->index, "a vector store to " + op->name));
@@ -188,12 +214,14 @@ private:
         out << helper << "(&" << id(op->name) << "[" << base << "], " << value << ");\n";
     }
     void visit(const Broadcast *op) override {
-        if (!is_floatv4(op->type)) unsupported("broadcasts of type " + type_to_string(op->type));
+        if (!is_floatv4(op->type))
+            unsupported("broadcasts of type " + type_to_string(op->type));
         use_simd();
         const Load *l = op->value.as<Load>();
         if (l && ldm_names.count(l->name) && is_const_one(l->predicate)) {
             // A value of the LDM: one load that broadcasts it (ldse), the cheap splat.
-            define_helper("sw_loade4", "static inline floatv4 sw_loade4(const float *p) { floatv4 v; simd_loade(v, (float *)p); return v; }\n");
+            define_helper("sw_loade4", "static inline floatv4 sw_loade4(const float *p) { floatv4 "
+                                       "v; simd_loade(v, (float *)p); return v; }\n");
             last = "sw_loade4(&" + id(l->name) + "[" + print_expr(l->index) + "])";
             return;
         }
@@ -204,49 +232,71 @@ private:
         if (is_floatv4(op->type) && mul) {
             const std::string a = print_expr(mul->a), b = print_expr(mul->b);
             const std::string c = print_expr(op->a.as<Mul>() ? op->b : op->a);
-            last = "simd_vmas(" + a + ", " + b + ", " + c + ")";  // floatv4 a*b+c (simd_vmad is doublev4)
+            last = "simd_vmas(" + a + ", " + b + ", " + c +
+                   ")"; // floatv4 a*b+c (simd_vmad is doublev4)
             return;
         }
         CodeGen_C99::visit(op);
     }
     void vector_unsupported(const Type &t, const char *what) {
-        if (!t.is_scalar()) unsupported(std::string("vector ") + what + " in CPE code (floatv4 supports + - * and a*b+c)");
+        if (!t.is_scalar())
+            unsupported(std::string("vector ") + what +
+                        " in CPE code (floatv4 supports + - * and a*b+c)");
     }
-    void visit(const Div *op) override { vector_unsupported(op->type, "division"); CodeGen_C99::visit(op); }
-    void visit(const Min *op) override { vector_unsupported(op->type, "min"); CodeGen_C99::visit(op); }
-    void visit(const Max *op) override { vector_unsupported(op->type, "max"); CodeGen_C99::visit(op); }
-    void visit(const Select *op) override { vector_unsupported(op->type, "select"); CodeGen_C99::visit(op); }
-    void visit(const Cast *op) override { vector_unsupported(op->type, "casts"); CodeGen_C99::visit(op); }
+    void visit(const Div *op) override {
+        vector_unsupported(op->type, "division");
+        CodeGen_C99::visit(op);
+    }
+    void visit(const Min *op) override {
+        vector_unsupported(op->type, "min");
+        CodeGen_C99::visit(op);
+    }
+    void visit(const Max *op) override {
+        vector_unsupported(op->type, "max");
+        CodeGen_C99::visit(op);
+    }
+    void visit(const Select *op) override {
+        vector_unsupported(op->type, "select");
+        CodeGen_C99::visit(op);
+    }
+    void visit(const Cast *op) override {
+        vector_unsupported(op->type, "casts");
+        CodeGen_C99::visit(op);
+    }
 
     void begin_region(const Stmt &region, const std::string &loop_var) override {
         count_region(region, !loop_var.empty(), loop_var);
     }
     void count_region(const Stmt &region, bool loop_body, const std::string &loop_var) {
         const Work w = count_straight_line(region, loop_body, ldm_names, m, loop_var);
-        if (w.empty()) return;
+        if (w.empty())
+            return;
         // The region's cycles, bounded here per region (issue rate, FP chains; WorkCount.h),
         // then the flops and accesses for the statistics.
         do_indent();
-        out << "SW_WORK(" << region_cycles(w, m) << ", " << w.flops << ", " << w.ldm_accesses << ", "
-            << w.direct_accesses << ");\n";
+        out << "SW_WORK(" << region_cycles(w, m) << ", " << w.flops << ", " << w.ldm_accesses
+            << ", " << w.direct_accesses << ");\n";
     }
 
     std::string ldm_summary() const {
         std::ostringstream s;
         s << "LDM per CPE " << k.ldm_peak_bytes << " of " << m.ldm_data_budget() << " bytes";
-        for (const LdmBuffer &b : k.ldm) s << "; " << b.name << " " << b.bytes << " B";
+        for (const LdmBuffer &b : k.ldm)
+            s << "; " << b.name << " " << b.bytes << " B";
         return s.str();
     }
 
     int64_t ldm_bytes(const std::string &name) const {
         for (const LdmBuffer &b : k.ldm) {
-            if (b.name == name) return align_up(b.bytes, m.ldm_alignment);
+            if (b.name == name)
+                return align_up(b.bytes, m.ldm_alignment);
         }
         unsupported("allocation " + name + " unknown to the LDM plan");
     }
 
     void print_allocate(const Allocate *op) override {
-        if (op->new_expr.defined()) unsupported("custom allocators inside a CPE kernel");
+        if (op->new_expr.defined())
+            unsupported("custom allocators inside a CPE kernel");
         if (is_register(op->name)) {
             // A promoted accumulator (PromoteAccumulators.h): a C local, kept in a register.
             const int lanes = int(*as_const_int(op->extents[0]));
@@ -265,7 +315,8 @@ private:
             << ");\n";
         declare(name);
         print_stmt(op->body);
-        if (!freed.count(op->name)) emit_free(op->name);
+        if (!freed.count(op->name))
+            emit_free(op->name);
         freed.erase(op->name);
     }
     void print_free(const Free *op) override {
@@ -285,7 +336,7 @@ private:
 
     void visit(const Call *op) override {
         if (ir::is_bcast_issuer(op)) {
-            last = "(athread_get_id(-1) == 0)";  // CPE 0 issues every broadcast (BroadcastDma.h)
+            last = "(athread_get_id(-1) == 0)"; // CPE 0 issues every broadcast (BroadcastDma.h)
             return;
         }
         CodeGen_C99::visit(op);
@@ -298,55 +349,63 @@ private:
         use_simd();
         const std::string cols = std::to_string(m.cpe_mesh_cols);
         define_helper(ir::regcomm_share_name,
-            "/* sw::broadcast(f, Sharing::RegComm): CPE (0, 0) holds `bytes` bytes at p; then every CPE\n"
-            " * holds them at its own p. (0, 0) sends each vector along its row and its column, the rest\n"
-            " * of row 0 receives it and forwards it down its column, the other rows receive it from\n"
-            " * their column. Destination 8 (bit 3) of simd_putr / simd_putc: the whole row / column. */\n"
-            "static void sw_regcomm_share(void *p, int bytes) {\n"
-            "    float *f = (float *)p;\n"
-            "    const int id = athread_get_id(-1), row = id / " + cols + ", col = id % " + cols + ";\n"
-            "    const int vectors = bytes / 16, tail = bytes % 16;\n"
-            "    floatv4 v = simd_set_floatv4(0.0f, 0.0f, 0.0f, 0.0f);\n"
-            "    int i;\n"
-            "    if (row == 0 && col == 0) {\n"
-            "        for (i = 0; i < vectors; i++) {\n"
-            "            simd_load(v, &f[4 * i]);\n"
-            "            simd_putr(v, 8);\n"
-            "            simd_putc(v, 8);\n"
-            "        }\n"
-            "    } else if (row == 0) {\n"
-            "        for (i = 0; i < vectors; i++) {\n"
-            "            v = simd_getr(v);\n"
-            "            simd_store(v, &f[4 * i]);\n"
-            "            simd_putc(v, 8);\n"
-            "        }\n"
-            "    } else {\n"
-            "        for (i = 0; i < vectors; i++) {\n"
-            "            v = simd_getc(v);\n"
-            "            simd_store(v, &f[4 * i]);\n"
-            "        }\n"
-            "    }\n"
-            "    if (tail) {\n"
-            "        /* The last 1..15 bytes: one vector through a local, nothing read or written past p. */\n"
-            "        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
-            "        unsigned char *last = (unsigned char *)p + 16 * vectors, *b = (unsigned char *)t;\n"
-            "        if (row == 0 && col == 0) {\n"
-            "            for (i = 0; i < tail; i++) b[i] = last[i];\n"
-            "            simd_loadu(v, t);\n"
-            "            simd_putr(v, 8);\n"
-            "            simd_putc(v, 8);\n"
-            "        } else {\n"
-            "            if (row == 0) {\n"
-            "                v = simd_getr(v);\n"
-            "                simd_putc(v, 8);\n"
-            "            } else {\n"
-            "                v = simd_getc(v);\n"
-            "            }\n"
-            "            simd_storeu(v, t);\n"
-            "            for (i = 0; i < tail; i++) last[i] = b[i];\n"
-            "        }\n"
-            "    }\n"
-            "}\n");
+                      "/* sw::broadcast(f, Sharing::RegComm): CPE (0, 0) holds `bytes` bytes at p; "
+                      "then every CPE\n"
+                      " * holds them at its own p. (0, 0) sends each vector along its row and its "
+                      "column, the rest\n"
+                      " * of row 0 receives it and forwards it down its column, the other rows "
+                      "receive it from\n"
+                      " * their column. Destination 8 (bit 3) of simd_putr / simd_putc: the whole "
+                      "row / column. */\n"
+                      "static void sw_regcomm_share(void *p, int bytes) {\n"
+                      "    float *f = (float *)p;\n"
+                      "    const int id = athread_get_id(-1), row = id / " +
+                          cols + ", col = id % " + cols +
+                          ";\n"
+                          "    const int vectors = bytes / 16, tail = bytes % 16;\n"
+                          "    floatv4 v = simd_set_floatv4(0.0f, 0.0f, 0.0f, 0.0f);\n"
+                          "    int i;\n"
+                          "    if (row == 0 && col == 0) {\n"
+                          "        for (i = 0; i < vectors; i++) {\n"
+                          "            simd_load(v, &f[4 * i]);\n"
+                          "            simd_putr(v, 8);\n"
+                          "            simd_putc(v, 8);\n"
+                          "        }\n"
+                          "    } else if (row == 0) {\n"
+                          "        for (i = 0; i < vectors; i++) {\n"
+                          "            v = simd_getr(v);\n"
+                          "            simd_store(v, &f[4 * i]);\n"
+                          "            simd_putc(v, 8);\n"
+                          "        }\n"
+                          "    } else {\n"
+                          "        for (i = 0; i < vectors; i++) {\n"
+                          "            v = simd_getc(v);\n"
+                          "            simd_store(v, &f[4 * i]);\n"
+                          "        }\n"
+                          "    }\n"
+                          "    if (tail) {\n"
+                          "        /* The last 1..15 bytes: one vector through a local, nothing "
+                          "read or written past p. */\n"
+                          "        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
+                          "        unsigned char *last = (unsigned char *)p + 16 * vectors, *b = "
+                          "(unsigned char *)t;\n"
+                          "        if (row == 0 && col == 0) {\n"
+                          "            for (i = 0; i < tail; i++) b[i] = last[i];\n"
+                          "            simd_loadu(v, t);\n"
+                          "            simd_putr(v, 8);\n"
+                          "            simd_putc(v, 8);\n"
+                          "        } else {\n"
+                          "            if (row == 0) {\n"
+                          "                v = simd_getr(v);\n"
+                          "                simd_putc(v, 8);\n"
+                          "            } else {\n"
+                          "                v = simd_getc(v);\n"
+                          "            }\n"
+                          "            simd_storeu(v, t);\n"
+                          "            for (i = 0; i < tail; i++) last[i] = b[i];\n"
+                          "        }\n"
+                          "    }\n"
+                          "}\n");
     }
 
     bool print_own_call(const Call *op) override {
@@ -393,18 +452,22 @@ private:
             return true;
         }
         const std::optional<ir::DmaRequest> r = ir::as_dma_request(op);
-        if (!r) return false;
+        if (!r)
+            return false;
         const bool is_put = r->is_put;
         const std::string &ldm_name = r->ldm_buffer;
         const std::string &main_name = r->main_buffer;
         const int site = r->site;
         Type t;
         for (const ClosureArg &c : k.args) {
-            if (c.name == main_name) t = c.type;
+            if (c.name == main_name)
+                t = c.type;
         }
         const Expr bytes = t.bytes();
-        const std::string ldm_ptr = "(void *)(" + id(ldm_name) + " + " + print_expr(r->ldm_index) + ")";
-        const std::string main_ptr = "(void *)(" + id(main_name) + " + " + print_expr(r->main_index) + ")";
+        const std::string ldm_ptr =
+            "(void *)(" + id(ldm_name) + " + " + print_expr(r->ldm_index) + ")";
+        const std::string main_ptr =
+            "(void *)(" + id(main_name) + " + " + print_expr(r->main_index) + ")";
         const bool one_block = is_const_one(r->rows);
         const std::string len = print_expr(simplify(r->rows * r->block_elems * bytes));
         const std::string stride =
@@ -418,8 +481,9 @@ private:
                 << ", (void *)&" << reply(site) << ", " << stride << ", " << bsize << ");\n";
         } else if (r->bcast_mask.defined()) {
             // A broadcast (BroadcastDma.h): the issuer's get lands on every CPE of the masked rows.
-            out << "athread_get(BCAST_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len << ", (void *)&"
-                << reply(site) << ", (char)" << print_expr(r->bcast_mask) << ", " << stride << ", " << bsize << ");\n";
+            out << "athread_get(BCAST_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len
+                << ", (void *)&" << reply(site) << ", (char)" << print_expr(r->bcast_mask) << ", "
+                << stride << ", " << bsize << ");\n";
         } else {
             out << "athread_get(PE_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len
                 << ", (void *)&" << reply(site) << ", 0, " << stride << ", " << bsize << ");\n";
@@ -430,11 +494,12 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::string closure_field(const ClosureArg &a) {
     std::string s;
-    for (char ch : a.name) s += (std::isalnum((unsigned char)ch) || ch == '_') ? ch : '_';
+    for (char ch : a.name)
+        s += (std::isalnum((unsigned char)ch) || ch == '_') ? ch : '_';
     return "a_" + s;
 }
 
@@ -443,14 +508,16 @@ std::string generate_args_header(const SwFunction &f) {
     const std::string guard = "SW_ARGS_" + f.name + "_H";
     s << "/* Argument structs of the CPE kernels of " << f.name
       << ", shared by the MPE and CPE code. Generated; do not edit. */\n";
-    s << "#ifndef " << guard << "\n#define " << guard << "\n\n#include <stdbool.h>\n#include <stdint.h>\n\n";
+    s << "#ifndef " << guard << "\n#define " << guard
+      << "\n\n#include <stdbool.h>\n#include <stdint.h>\n\n";
     for (const CpeKernel &k : f.kernels) {
         s << "struct " << args_struct(k) << " {\n";
         for (const ClosureArg &a : k.args) {
             s << "    " << CodeGen_C99::c_type(a.type) << (a.is_buffer ? " *" : " ")
               << closure_field(a) << ";\n";
         }
-        if (k.args.empty()) s << "    int32_t a_unused;\n";
+        if (k.args.empty())
+            s << "    int32_t a_unused;\n";
         s << "};\n\n";
     }
     s << "#endif\n";
@@ -462,14 +529,18 @@ std::string generate_cpe_source(const SwFunction &f, const std::string &args_hea
     s << "/* CPE (slave) code of " << f.name << " for " << f.machine->name
       << ". Generated by the Sunway target; plain C99 + athread.\n"
       << " * Real machine: sw5cc -slave -msimd -std=gnu99 -c " << f.name << ".cpe.c */\n";
-    s << "#include <slave.h>\n#include <math.h>\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n";
+    s << "#include <slave.h>\n#include <math.h>\n#include <stdbool.h>\n#include "
+         "<stddef.h>\n#include <stdint.h>\n";
     s << "#include \"" << args_header << "\"\n\n";
-    s << "/* Work counters for the emulator's timing model (WorkCount.h); nothing on the real machine.\n"
-         " * SW_WORK(cycles, flops, LDM accesses, direct accesses) of one straight-line region. */\n"
+    s << "/* Work counters for the emulator's timing model (WorkCount.h); nothing on the real "
+         "machine.\n"
+         " * SW_WORK(cycles, flops, LDM accesses, direct accesses) of one straight-line region. "
+         "*/\n"
          "#ifdef ATHREAD_EMULATOR\n"
          "#include <athread_emu.h>\n"
          "#define SW_WORK_DECL athread_emu_work sw_work = {0, 0, 0, 0, 0, 0, 0};\n"
-         "#define SW_WORK(c, f, l, d) (sw_work.slow_cycles += (c), sw_work.flops += (f), sw_work.ldm_accesses += (l), "
+         "#define SW_WORK(c, f, l, d) (sw_work.slow_cycles += (c), sw_work.flops += (f), "
+         "sw_work.ldm_accesses += (l), "
          "sw_work.direct_accesses += (d))\n"
          "#define SW_FLUSH() athread_emu_account(&sw_work)\n"
          "#define SW_WAIT(r) athread_emu_wait_reply(&(r))\n"
@@ -479,7 +550,7 @@ std::string generate_cpe_source(const SwFunction &f, const std::string &args_hea
          "#define SW_FLUSH() ((void)0)\n"
          "#define SW_WAIT(r) ((void)0)\n"
          "#endif\n\n";
-    std::set<std::string> helpers;  // each definition once (most are one line)
+    std::set<std::string> helpers; // each definition once (most are one line)
     std::string kernels;
     bool simd = false, ldm_malloc = false;
     for (const CpeKernel &k : f.kernels) {
@@ -488,18 +559,21 @@ std::string generate_cpe_source(const SwFunction &f, const std::string &args_hea
         simd |= cg.uses_simd;
         ldm_malloc |= cg.uses_ldm_malloc;
         for (std::string h : cg.helper_definition_list()) {
-            if (!h.empty() && h.back() == '\n') h.pop_back();
+            if (!h.empty() && h.back() == '\n')
+                h.pop_back();
             helpers.insert(h);
         }
     }
-    if (simd) s << "#include <simd.h>\n\n";
+    if (simd)
+        s << "#include <simd.h>\n\n";
     if (ldm_malloc) {
         // In the CPE runtime library, but not declared by the installed slave.h.
         s << "void *ldm_malloc(size_t size);\nvoid ldm_free(void *p, size_t size);\n\n";
     }
-    for (const std::string &h : helpers) s << h << "\n";
+    for (const std::string &h : helpers)
+        s << h << "\n";
     s << kernels;
     return s.str();
 }
 
-}  // namespace sw
+} // namespace sw

@@ -27,6 +27,6 @@ std::string generate_args_header(const SwFunction &f);
 /** C name of a closure argument's struct field (shared by both code generators). */
 std::string closure_field(const ClosureArg &a);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

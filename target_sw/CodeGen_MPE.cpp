@@ -26,7 +26,8 @@ const std::map<std::string, std::string> &error_formats() {
         {"halide_error_bad_dimensions", "%s has %lld dimensions, but %lld were expected"},
         {"halide_error_access_out_of_bounds",
          "%s is accessed in dimension %lld at %lld..%lld, outside its bounds %lld..%lld"},
-        {"halide_error_buffer_extents_negative", "%s has a negative extent in dimension %lld: %lld"},
+        {"halide_error_buffer_extents_negative",
+         "%s has a negative extent in dimension %lld: %lld"},
         {"halide_error_constraint_violated",
          "%s is %lld, but this function was generated for %s == %lld"},
         {"halide_error_device_dirty_with_no_device_support",
@@ -41,12 +42,14 @@ class CodeGen_MPE : public CodeGen_C99 {
 public:
     explicit CodeGen_MPE(const SwFunction &f) : f(f) {
         for (const LoweredArgument &a : f.args) {
-            if (a.is_buffer()) arg_buffers.insert(a.name);
+            if (a.is_buffer())
+                arg_buffers.insert(a.name);
         }
     }
 
     std::string function_source() {
-        for (const LoweredArgument &a : f.args) id(a.is_buffer() ? a.name + ".buffer" : a.name);
+        for (const LoweredArgument &a : f.args)
+            id(a.is_buffer() ? a.name + ".buffer" : a.name);
         print_stmt(f.host_body);
         std::ostringstream s;
         s << signature(f, [&](const LoweredArgument &a) {
@@ -55,26 +58,29 @@ public:
         // athread_init once per process (the flag is shared by every generated function);
         // the machine it was generated for: selected on the emulator, checked on the real one.
         const Machine &m = *f.machine;
-        s << "    if (!sw_athread_initialized) {\n        athread_init();\n        sw_athread_initialized = 1;\n    }\n";
+        s << "    if (!sw_athread_initialized) {\n        athread_init();\n        "
+             "sw_athread_initialized = 1;\n    }\n";
         s << "#ifdef ATHREAD_EMULATOR\n"
-          << "    if (strcmp(athread_emu_machine_name(), \"" << m.name << "\") != 0) athread_emu_set_machine(\""
-          << m.name << "\");\n"
+          << "    if (strcmp(athread_emu_machine_name(), \"" << m.name
+          << "\") != 0) athread_emu_set_machine(\"" << m.name << "\");\n"
           << "#endif\n";
         s << "    if (athread_get_max_threads() != " << m.cpes_per_core_group << ") {\n"
-          << "        fprintf(stderr, \"" << f.name << ": generated for " << m.name << " (" << m.cpes_per_core_group
-          << " CPEs per core group), but athread_get_max_threads() is %d\\n\", athread_get_max_threads());\n"
+          << "        fprintf(stderr, \"" << f.name << ": generated for " << m.name << " ("
+          << m.cpes_per_core_group
+          << " CPEs per core group), but athread_get_max_threads() is %d\\n\", "
+             "athread_get_max_threads());\n"
           << "        return -1;\n    }\n";
         s << body() << "    return 0;\n}\n";
         return s.str();
     }
 
-    template<typename Name>
-    static std::string signature(const SwFunction &f, Name name) {
+    template <typename Name> static std::string signature(const SwFunction &f, Name name) {
         std::string s = "int " + f.name + "(";
         for (size_t i = 0; i < f.args.size(); i++) {
             const LoweredArgument &a = f.args[i];
             s += i ? ", " : "";
-            s += a.is_buffer() ? "struct halide_buffer_t *" + name(a) : c_type(a.type) + " " + name(a);
+            s += a.is_buffer() ? "struct halide_buffer_t *" + name(a)
+                               : c_type(a.type) + " " + name(a);
         }
         return s + (f.args.empty() ? "void)" : ")");
     }
@@ -91,22 +97,31 @@ private:
             auto dim = [&](const char *field) {
                 return "((int32_t)" + b + "->dim[" + print_expr(op->args[1]) + "]." + field + ")";
             };
-            if (n == "_halide_buffer_get_host") return "((void *)" + b + "->host)";
-            if (n == "_halide_buffer_get_dimensions") return "((int32_t)" + b + "->dimensions)";
-            if (n == "_halide_buffer_get_min") return dim("min");
-            if (n == "_halide_buffer_get_extent") return dim("extent");
-            if (n == "_halide_buffer_get_stride") return dim("stride");
+            if (n == "_halide_buffer_get_host")
+                return "((void *)" + b + "->host)";
+            if (n == "_halide_buffer_get_dimensions")
+                return "((int32_t)" + b + "->dimensions)";
+            if (n == "_halide_buffer_get_min")
+                return dim("min");
+            if (n == "_halide_buffer_get_extent")
+                return dim("extent");
+            if (n == "_halide_buffer_get_stride")
+                return dim("stride");
             if (n == "_halide_buffer_get_max") {
                 return "(" + dim("min") + " + " + dim("extent") + " - 1)";
             }
             if (n == "_halide_buffer_get_type") {
-                return "((uint32_t)" + b + "->type.code | ((uint32_t)" + b + "->type.bits << 8) | ((uint32_t)" +
-                       b + "->type.lanes << 16))";
+                return "((uint32_t)" + b + "->type.code | ((uint32_t)" + b +
+                       "->type.bits << 8) | ((uint32_t)" + b + "->type.lanes << 16))";
             }
-            if (n == "_halide_buffer_get_device_dirty") return "((" + b + "->flags & 2) != 0)";
-            if (n == "_halide_buffer_get_host_dirty") return "((" + b + "->flags & 1) != 0)";
-            if (n == "_halide_buffer_get_device") return "((uint64_t)" + b + "->device)";
-            if (n == "_halide_buffer_is_bounds_query") return "(" + b + "->host == NULL)";
+            if (n == "_halide_buffer_get_device_dirty")
+                return "((" + b + "->flags & 2) != 0)";
+            if (n == "_halide_buffer_get_host_dirty")
+                return "((" + b + "->flags & 1) != 0)";
+            if (n == "_halide_buffer_get_device")
+                return "((uint64_t)" + b + "->device)";
+            if (n == "_halide_buffer_is_bounds_query")
+                return "(" + b + "->host == NULL)";
         }
         if (op->is_intrinsic(Call::reinterpret)) {
             const Type from = op->args[0].type(), to = op->type;
@@ -122,7 +137,8 @@ private:
             print_launch(f.kernels[size_t(*kernel)]);
             return true;
         }
-        if (op->name == "_halide_buffer_set_host_dirty" || op->name == "_halide_buffer_set_device_dirty") {
+        if (op->name == "_halide_buffer_set_host_dirty" ||
+            op->name == "_halide_buffer_set_device_dirty") {
             const std::string b = "((struct halide_buffer_t *)" + print_expr(op->args[0]) + ")";
             const std::string bit = op->name == "_halide_buffer_set_host_dirty" ? "1" : "2";
             const std::string v = print_expr(op->args[1]);
@@ -145,7 +161,8 @@ private:
         // On a 128-byte DMA line (as real athread code aligns what the CPEs fetch): every CPE
         // gets the struct by DMA, and where it sits on the stack would otherwise change the
         // line bytes, so the modelled time, from run to run.
-        out << "struct " << k.name << "_args sw_a __attribute__((aligned(" << f.machine->dma_line_bytes << ")));\n";
+        out << "struct " << k.name << "_args sw_a __attribute__((aligned("
+            << f.machine->dma_line_bytes << ")));\n";
         for (const ClosureArg &a : k.args) {
             do_indent();
             out << "sw_a." << closure_field(a) << " = ";
@@ -159,9 +176,11 @@ private:
         do_indent();
         out << "athread_emu_set_kernel_name(\"" << k.name << "\");\n";
         do_indent();
-        out << "athread_emu_register_buffer(\"" << k.name << " arguments\", &sw_a, sizeof(sw_a));\n";
+        out << "athread_emu_register_buffer(\"" << k.name
+            << " arguments\", &sw_a, sizeof(sw_a));\n";
         for (const ClosureArg &a : k.args) {
-            if (!a.is_buffer) continue;
+            if (!a.is_buffer)
+                continue;
             do_indent();
             out << "athread_emu_register_buffer(\"" << a.name << "\", " << id(a.name) << ", ";
             if (arg_buffers.count(a.name)) {
@@ -182,9 +201,11 @@ private:
     }
 
     void print_allocate(const Allocate *op) override {
-        if (op->new_expr.defined()) unsupported("custom allocators on the host");
+        if (op->new_expr.defined())
+            unsupported("custom allocators on the host");
         std::string bytes = "(size_t)" + std::to_string(op->type.bytes());
-        for (const Expr &e : op->extents) bytes += " * (size_t)" + print_expr(e);
+        for (const Expr &e : op->extents)
+            bytes += " * (size_t)" + print_expr(e);
         const std::string name = id(op->name), type = c_type(op->type);
         host_allocation_bytes[op->name] = "(" + bytes + ")";
         declare_buffer(op->name, op->type);
@@ -218,15 +239,17 @@ private:
         if (fmt != error_formats().end()) {
             out << "fprintf(stderr, \"" << f.name << ": " << fmt->second << "\\n\"";
             for (const Expr &a : c->args) {
-                out << ", " << (a.type().is_handle() || a.as<StringImm>() ? print_expr(a)
-                                                                           : "(long long)" + print_expr(a));
+                out << ", "
+                    << (a.type().is_handle() || a.as<StringImm>() ? print_expr(a)
+                                                                  : "(long long)" + print_expr(a));
             }
             out << ");\n";
         } else {
             std::ostringstream what;
             what << op->message;
             std::string text;
-            for (char ch : what.str()) text += (ch == '"' || ch == '\\') ? '\'' : ch;
+            for (char ch : what.str())
+                text += (ch == '"' || ch == '\\') ? '\'' : ch;
             out << "fprintf(stderr, \"" << f.name << ": check failed: " << text << "\\n\");\n";
         }
         do_indent();
@@ -237,7 +260,7 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::string generate_header(const SwFunction &f) {
     const std::vector<ArgumentShape> args = argument_shapes(f);
@@ -249,14 +272,19 @@ std::string generate_header(const SwFunction &f) {
     const std::string upper_fn = upper_case(f.name);
     s << "#define " << upper_fn << "_MACHINE \"" << f.machine->name << "\"\n";
     for (const ArgumentShape &a : args) {
-        if (!a.is_buffer || !a.fixed()) continue;
-        s << "#define " << upper_fn << "_" << upper_case(a.name) << "_ELEMENTS " << a.elements() << "L\n";
+        if (!a.is_buffer || !a.fixed())
+            continue;
+        s << "#define " << upper_fn << "_" << upper_case(a.name) << "_ELEMENTS " << a.elements()
+          << "L\n";
     }
-    s << "\n/* 1 once athread_init() has been called (by a generated function or by the program). */\n"
+    s << "\n/* 1 once athread_init() has been called (by a generated function or by the program). "
+         "*/\n"
       << "extern int sw_athread_initialized;\n\n";
     size_t i = 0;
-    s << CodeGen_MPE::signature(f, [&](const LoweredArgument &) { return args[i++].name; }) << ";\n";
-    if (has_f32_entry(args)) s << f32_signature(f, args) << ";\n";
+    s << CodeGen_MPE::signature(f, [&](const LoweredArgument &) { return args[i++].name; })
+      << ";\n";
+    if (has_f32_entry(args))
+        s << f32_signature(f, args) << ";\n";
     s << "\n";
     s << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
     return s.str();
@@ -274,22 +302,26 @@ std::string generate_mpe_source(const SwFunction &f, const std::string &header,
          "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n";
     s << "#include \"" << header << "\"\n#include \"" << args_header << "\"\n";
     s << "#ifdef ATHREAD_EMULATOR\n#include <athread_emu.h>\n#endif\n\n";
-    for (const CpeKernel &k : f.kernels) s << "extern void SLAVE_FUN(" << k.name << ")(void *);\n";
+    for (const CpeKernel &k : f.kernels)
+        s << "extern void SLAVE_FUN(" << k.name << ")(void *);\n";
     // Weak: every generated MPE file defines it, the linker keeps one for the process.
     s << "\nint sw_athread_initialized __attribute__((weak)) = 0;\n\n";
     s << "#ifdef ATHREAD_EMULATOR\n"
-         "/* Bytes from a buffer's host pointer to its last element (dense, non-negative strides). */\n"
+         "/* Bytes from a buffer's host pointer to its last element (dense, non-negative strides). "
+         "*/\n"
          "static size_t sw_buffer_bytes(const struct halide_buffer_t *b) {\n"
          "    int64_t last = 0;\n"
          "    for (int i = 0; i < b->dimensions; i++) {\n"
-         "        if (b->dim[i].extent > 0) last += (int64_t)(b->dim[i].extent - 1) * b->dim[i].stride;\n"
+         "        if (b->dim[i].extent > 0) last += (int64_t)(b->dim[i].extent - 1) * "
+         "b->dim[i].stride;\n"
          "    }\n"
          "    return (size_t)((last + 1) * ((b->type.bits + 7) / 8));\n"
          "}\n#endif\n\n";
     s << cg.helper_definitions() << "\n" << fn;
     const std::vector<ArgumentShape> args = argument_shapes(f);
-    if (has_f32_entry(args)) s << "\n" << f32_definition(f, args);
+    if (has_f32_entry(args))
+        s << "\n" << f32_definition(f, args);
     return s.str();
 }
 
-}  // namespace sw
+} // namespace sw

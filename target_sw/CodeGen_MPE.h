@@ -32,6 +32,6 @@ std::string generate_mpe_source(const SwFunction &f, const std::string &header,
  *  type, the machine, athread ownership, and the plain-float entry point if there is one. */
 std::string generate_header(const SwFunction &f);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

@@ -33,6 +33,6 @@ std::optional<int64_t> constant_upper_bound(const Halide::Expr &e,
                                             const std::vector<LoopRange> &loops,
                                             int64_t max_points = 1 << 16);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

@@ -32,20 +32,24 @@ private:
     const std::string &buffer;
     bool is_put;
     void visit(const Load *op) override {
-        if (op->name == buffer && !is_put) found = true;
+        if (op->name == buffer && !is_put)
+            found = true;
         IRVisitor::visit(op);
     }
     void visit(const Store *op) override {
-        if (op->name == buffer) found = true;
+        if (op->name == buffer)
+            found = true;
         IRVisitor::visit(op);
     }
     void visit(const Free *op) override {
-        if (op->name == buffer) found = true;
+        if (op->name == buffer)
+            found = true;
     }
     void visit(const Call *op) override {
         // Another transfer into or out of the same buffer.
         if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
-            if (r->ldm_buffer == buffer) found = true;
+            if (r->ldm_buffer == buffer)
+                found = true;
         }
         IRVisitor::visit(op);
     }
@@ -94,7 +98,8 @@ public:
         Stmt before = flush_if_touched(s, pending);
         Stmt inner = s;
         if (const For *f = s.as<For>()) {
-            inner = For::make(f->name, f->min, f->extent, f->for_type, f->device_api, scope(f->body));
+            inner =
+                For::make(f->name, f->min, f->extent, f->for_type, f->device_api, scope(f->body));
         } else if (const IfThenElse *i = s.as<IfThenElse>()) {
             inner = IfThenElse::make(i->condition, scope(i->then_case),
                                      i->else_case.defined() ? scope(i->else_case) : Stmt());
@@ -110,7 +115,8 @@ public:
     }
 
     static Stmt append_all(Stmt body, std::vector<Pending> &pending) {
-        for (const Pending &p : pending) body = Block::make(body, p.wait);
+        for (const Pending &p : pending)
+            body = Block::make(body, p.wait);
         pending.clear();
         return body;
     }
@@ -132,7 +138,8 @@ private:
         return out;
     }
     /** Waits for \p buffer appended to \p body (its allocation ends there). */
-    static Stmt flush_touching(Stmt body, std::vector<Pending> &pending, const std::string &buffer, bool) {
+    static Stmt flush_touching(Stmt body, std::vector<Pending> &pending, const std::string &buffer,
+                               bool) {
         for (auto it = pending.begin(); it != pending.end();) {
             if (it->buffer == buffer) {
                 body = Block::make(body, it->wait);
@@ -160,7 +167,7 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 void delay_dma_waits(CpeKernel &k) {
     Sites sites;
@@ -169,4 +176,4 @@ void delay_dma_waits(CpeKernel &k) {
     k.body = d.scope(k.body);
 }
 
-}  // namespace sw
+} // namespace sw

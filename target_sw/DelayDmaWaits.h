@@ -18,6 +18,6 @@ namespace sw {
 
 void delay_dma_waits(CpeKernel &k);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

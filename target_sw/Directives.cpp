@@ -20,7 +20,8 @@ const char *const kBroadcastRegComm = "sw::broadcast(Sharing::RegComm)";
 void mark(const Func &f, const char *tag) {
     Function fn = f.function();
     for (const std::string &t : fn.get_trace_tags()) {
-        if (t == tag) return;
+        if (t == tag)
+            return;
     }
     fn.add_trace_tag(tag);
 }
@@ -35,28 +36,39 @@ void read_marks(const Function &f, Directives &d) {
         } else if (t == kSplitPhases) {
             d.phase_split.insert(f.name());
         } else if (t == kBroadcastDma) {
-            d.shared[f.name()] = Sharing::Dma;  // the last broadcast tag wins
+            d.shared[f.name()] = Sharing::Dma; // the last broadcast tag wins
         } else if (t == kBroadcastRegComm) {
             d.shared[f.name()] = Sharing::RegComm;
         }
     }
 }
 
-}  // namespace
+} // namespace
 
-const char *sharing_name(Sharing how) { return how == Sharing::Dma ? "Sharing::Dma" : "Sharing::RegComm"; }
+const char *sharing_name(Sharing how) {
+    return how == Sharing::Dma ? "Sharing::Dma" : "Sharing::RegComm";
+}
 
-void double_buffer(const Func &f) { mark(f, kDoubleBuffer); }
+void double_buffer(const Func &f) {
+    mark(f, kDoubleBuffer);
+}
 
-void stage_output(const Func &f) { mark(f, kStageOutput); }
+void stage_output(const Func &f) {
+    mark(f, kStageOutput);
+}
 
-void split_phases(const Func &f) { mark(f, kSplitPhases); }
+void split_phases(const Func &f) {
+    mark(f, kSplitPhases);
+}
 
-void broadcast(const Func &f, Sharing how) { mark(f, how == Sharing::Dma ? kBroadcastDma : kBroadcastRegComm); }
+void broadcast(const Func &f, Sharing how) {
+    mark(f, how == Sharing::Dma ? kBroadcastDma : kBroadcastRegComm);
+}
 
 Directives directives_of(const std::map<std::string, Function> &env) {
     Directives d;
-    for (const auto &kv : env) read_marks(kv.second, d);
+    for (const auto &kv : env)
+        read_marks(kv.second, d);
     return d;
 }
 
@@ -68,20 +80,24 @@ Directives directives_of(const std::vector<Function> &outputs) {
     while (!todo.empty()) {
         const Function f = todo.back();
         todo.pop_back();
-        if (env.count(f.name())) continue;
+        if (env.count(f.name()))
+            continue;
         env.emplace(f.name(), f);
         for (const auto &kv : Halide::Internal::find_transitive_calls(f)) {
-            if (!env.count(kv.first)) todo.push_back(kv.second);
+            if (!env.count(kv.first))
+                todo.push_back(kv.second);
         }
-        for (const auto &kv : f.wrappers()) todo.push_back(Function(kv.second));
+        for (const auto &kv : f.wrappers())
+            todo.push_back(Function(kv.second));
     }
     return directives_of(env);
 }
 
 Directives directives_of(const Pipeline &p) {
     std::vector<Function> outputs;
-    for (const Func &f : p.outputs()) outputs.push_back(f.function());
+    for (const Func &f : p.outputs())
+        outputs.push_back(f.function());
     return directives_of(outputs);
 }
 
-}  // namespace sw
+} // namespace sw

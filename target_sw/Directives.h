@@ -33,8 +33,8 @@ namespace sw {
 
 /** How the CPEs share a staging every one of them needs (sw::broadcast). */
 enum class Sharing {
-    Dma,     ///< one BCAST_MODE get by CPE 0 for the whole core group
-    RegComm  ///< one get by CPE 0, passed on by register communication
+    Dma,    ///< one BCAST_MODE get by CPE 0 for the whole core group
+    RegComm ///< one get by CPE 0, passed on by register communication
 };
 
 /** "Sharing::Dma" or "Sharing::RegComm", as a schedule spells it. */
@@ -42,13 +42,14 @@ const char *sharing_name(Sharing how);
 
 /** Every Sunway directive of a pipeline, by Func name. */
 struct Directives {
-    std::set<std::string> double_buffered;  ///< sw::double_buffer
-    std::set<std::string> staged_outputs;   ///< sw::stage_output
-    std::set<std::string> phase_split;      ///< sw::split_phases
-    std::map<std::string, Sharing> shared;  ///< sw::broadcast, with its mode
+    std::set<std::string> double_buffered; ///< sw::double_buffer
+    std::set<std::string> staged_outputs;  ///< sw::stage_output
+    std::set<std::string> phase_split;     ///< sw::split_phases
+    std::map<std::string, Sharing> shared; ///< sw::broadcast, with its mode
 
     bool empty() const {
-        return double_buffered.empty() && staged_outputs.empty() && phase_split.empty() && shared.empty();
+        return double_buffered.empty() && staged_outputs.empty() && phase_split.empty() &&
+               shared.empty();
     }
     bool operator==(const Directives &o) const {
         return double_buffered == o.double_buffered && staged_outputs == o.staged_outputs &&
@@ -73,6 +74,6 @@ Directives directives_of(const std::vector<Halide::Internal::Function> &outputs)
 /** The directives marked on the Funcs of \p p. */
 Directives directives_of(const Halide::Pipeline &p);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

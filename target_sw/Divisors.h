@@ -15,14 +15,16 @@ namespace sw {
 inline std::vector<int64_t> divisors_desc(int64_t n) {
     std::vector<int64_t> small, large;
     for (int64_t i = 1; i * i <= n; i++) {
-        if (n % i) continue;
+        if (n % i)
+            continue;
         small.push_back(i);
-        if (i != n / i) large.push_back(n / i);
+        if (i != n / i)
+            large.push_back(n / i);
     }
     large.insert(large.end(), small.rbegin(), small.rend());
     return large;
 }
 
-}  // namespace sw
+} // namespace sw
 
 #endif

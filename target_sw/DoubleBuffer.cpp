@@ -17,10 +17,14 @@ namespace {
 /** Whether \p s reaches Allocate(\p buffer) through lets, allocations, producer/consumer
  * markers and blocks only (no loop or branch on the way). */
 bool reaches(const Stmt &s, const std::string &buffer) {
-    if (const Allocate *a = s.as<Allocate>()) return a->name == buffer || reaches(a->body, buffer);
-    if (const LetStmt *l = s.as<LetStmt>()) return reaches(l->body, buffer);
-    if (const ProducerConsumer *p = s.as<ProducerConsumer>()) return reaches(p->body, buffer);
-    if (const Block *b = s.as<Block>()) return reaches(b->first, buffer) || reaches(b->rest, buffer);
+    if (const Allocate *a = s.as<Allocate>())
+        return a->name == buffer || reaches(a->body, buffer);
+    if (const LetStmt *l = s.as<LetStmt>())
+        return reaches(l->body, buffer);
+    if (const ProducerConsumer *p = s.as<ProducerConsumer>())
+        return reaches(p->body, buffer);
+    if (const Block *b = s.as<Block>())
+        return reaches(b->first, buffer) || reaches(b->rest, buffer);
     return false;
 }
 
@@ -30,8 +34,10 @@ Stmt extract_issue(const Stmt &s, int site) {
         Stmt body = extract_issue(l->body, site);
         return body.defined() ? LetStmt::make(l->name, l->value, body) : Stmt();
     }
-    if (const Allocate *a = s.as<Allocate>()) return extract_issue(a->body, site);
-    if (const ProducerConsumer *p = s.as<ProducerConsumer>()) return extract_issue(p->body, site);
+    if (const Allocate *a = s.as<Allocate>())
+        return extract_issue(a->body, site);
+    if (const ProducerConsumer *p = s.as<ProducerConsumer>())
+        return extract_issue(p->body, site);
     if (s.as<Block>()) {
         std::vector<Stmt> parts;
         const std::vector<Stmt> flat = flatten_blocks(s);
@@ -43,7 +49,8 @@ Stmt extract_issue(const Stmt &s, int site) {
                 return Block::make(parts);
             }
             Stmt inner = extract_issue(flat[i], site);
-            if (inner.defined()) return inner;
+            if (inner.defined())
+                return inner;
         }
     }
     return Stmt();
@@ -70,33 +77,41 @@ private:
     const std::string &buffer;
     int site_a, site_b;
     Expr slot, slot_elems;
-    int fixed_slot = -1;  // >= 0: rewriting a transfer issued into that slot
+    int fixed_slot = -1; // >= 0: rewriting a transfer issued into that slot
     bool in_removed = false;
 
-    Expr offset() const { return fixed_slot >= 0 ? Expr(fixed_slot) * slot_elems : slot * slot_elems; }
+    Expr offset() const {
+        return fixed_slot >= 0 ? Expr(fixed_slot) * slot_elems : slot * slot_elems;
+    }
     /** \p index moved into the slot (a dense vector index stays a Ramp). */
     Expr shifted(const Expr &index) {
         Expr i = mutate(index);
-        if (const Ramp *r = i.as<Ramp>()) return Ramp::make(r->base + offset(), r->stride, r->lanes);
+        if (const Ramp *r = i.as<Ramp>())
+            return Ramp::make(r->base + offset(), r->stride, r->lanes);
         return i + offset();
     }
 
     Expr visit(const Load *op) override {
-        if (op->name != buffer) return IRMutator::visit(op);
-        return Load::make(op->type, op->name, shifted(op->index), op->image, op->param, op->predicate,
-                          ModulusRemainder());
+        if (op->name != buffer)
+            return IRMutator::visit(op);
+        return Load::make(op->type, op->name, shifted(op->index), op->image, op->param,
+                          op->predicate, ModulusRemainder());
     }
     Stmt visit(const Store *op) override {
-        if (op->name != buffer) return IRMutator::visit(op);
-        return Store::make(op->name, mutate(op->value), shifted(op->index), op->param, op->predicate,
-                           ModulusRemainder());
+        if (op->name != buffer)
+            return IRMutator::visit(op);
+        return Store::make(op->name, mutate(op->value), shifted(op->index), op->param,
+                           op->predicate, ModulusRemainder());
     }
-    Stmt visit(const Free *op) override { return op->name == buffer ? Evaluate::make(0) : Stmt(op); }
+    Stmt visit(const Free *op) override {
+        return op->name == buffer ? Evaluate::make(0) : Stmt(op);
+    }
     Stmt visit(const Allocate *op) override {
         return op->name == buffer ? mutate(op->body) : IRMutator::visit(op);
     }
     Expr visit(const Call *op) override {
-        if (ir::dma_site(op) != site_a) return IRMutator::visit(op);
+        if (ir::dma_site(op) != site_a)
+            return IRMutator::visit(op);
         const int site = fixed_slot == 1 ? site_b : site_a;
         if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
             r->site = site;
@@ -122,9 +137,11 @@ private:
     Type type;
 
     Stmt visit(const For *op) override {
-        if (done || op->for_type != ForType::Serial || !reaches(op->body, buffer)) return IRMutator::visit(op);
+        if (done || op->for_type != ForType::Serial || !reaches(op->body, buffer))
+            return IRMutator::visit(op);
         Stmt issue = extract_issue(op->body, site);
-        if (!issue.defined()) return IRMutator::visit(op);
+        if (!issue.defined())
+            return IRMutator::visit(op);
         done = true;
         const int other = int(k.dma.size());
         k.dma.push_back(k.dma[size_t(site)]);
@@ -143,10 +160,11 @@ private:
         body = slots.mutate(body);
         body = WaitForSlot(site, other, slot).mutate(body);
         Stmt prefetch = IfThenElse::make(i + 1 < op->min + op->extent, issue_at(i + 1));
-        Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, Block::make(prefetch, body));
+        Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
+                              Block::make(prefetch, body));
         Stmt first = issue_at(op->min);
-        return Allocate::make(buffer, type, MemoryType::GPUShared, {Expr(int32_t(2 * slot_elems))}, const_true(),
-                              Block::make(first, loop));
+        return Allocate::make(buffer, type, MemoryType::GPUShared, {Expr(int32_t(2 * slot_elems))},
+                              const_true(), Block::make(first, loop));
     }
 
     /** Drops the begin and the requests of the site (they are issued ahead). */
@@ -176,7 +194,8 @@ private:
         Expr slot;
         Stmt visit(const Evaluate *op) override {
             const Call *c = op->value.as<Call>();
-            if (ir::as_dma_wait(c) != a) return op;
+            if (ir::as_dma_wait(c) != a)
+                return op;
             return IfThenElse::make(slot == 0, ir::make_dma_wait(a), ir::make_dma_wait(b));
         }
     };
@@ -186,17 +205,19 @@ private:
 std::vector<int> filling_sites(const CpeKernel &k, const std::string &buffer) {
     std::vector<int> sites;
     for (size_t s = 0; s < k.dma.size(); s++) {
-        if (k.dma[s].ldm_buffer == buffer && !k.dma[s].is_put) sites.push_back(int(s));
+        if (k.dma[s].ldm_buffer == buffer && !k.dma[s].is_put)
+            sites.push_back(int(s));
     }
     return sites;
 }
 
-}  // namespace
+} // namespace
 
 void apply_double_buffering(CpeKernel &k, const Machine &m, const std::set<std::string> &marked) {
     bool changed = false;
     for (const LdmBuffer &b : std::vector<LdmBuffer>(k.ldm)) {
-        if (!marked.count(b.name)) continue;
+        if (!marked.count(b.name))
+            continue;
         // Where the buffer is not filled by DMA at the top of a serial loop (e.g. a copy
         // InjectDma could not turn into DMA), it stays single-buffered and the report says so.
         const std::vector<int> sites = filling_sites(k, b.name);
@@ -209,7 +230,8 @@ void apply_double_buffering(CpeKernel &k, const Machine &m, const std::set<std::
             Transform t(k, b.name, site, slot_elems, b.type);
             k.body = t.mutate(k.body);
             if (!t.done) {
-                k.notes.push_back("double_buffer(" + b.name + ") not applied to one of its transfers: not "
+                k.notes.push_back("double_buffer(" + b.name +
+                                  ") not applied to one of its transfers: not "
                                   "staged at the top of a serial loop");
             }
         }
@@ -222,4 +244,4 @@ void apply_double_buffering(CpeKernel &k, const Machine &m, const std::set<std::
     }
 }
 
-}  // namespace sw
+} // namespace sw

@@ -32,6 +32,6 @@ namespace sw {
  * (Directives::double_buffered). */
 void apply_double_buffering(CpeKernel &k, const Machine &m, const std::set<std::string> &marked);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

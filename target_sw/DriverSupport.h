@@ -21,13 +21,13 @@ bool declares_generator_param(Halide::Internal::GeneratorBase &g, const std::str
 /** Sets \p params on \p g and, when \p g declares a `machine` GeneratorParam that
  * \p params does not set, sets it to \p m's name (LayerGenerator's schedules size their
  * tiles for that machine). A generator without one is built as it is. */
-void set_sunway_generator_params(Halide::Internal::GeneratorBase &g, Halide::Internal::GeneratorParamsMap params,
-                                 const Machine &m);
+void set_sunway_generator_params(Halide::Internal::GeneratorBase &g,
+                                 Halide::Internal::GeneratorParamsMap params, const Machine &m);
 
 /** "" if \p f has a CPE kernel; otherwise the warning (without "warning: ") that the
  * generated code runs on the MPE alone, with a modelled time of 0. */
 std::string host_only_warning(const SwFunction &f);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

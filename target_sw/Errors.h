@@ -24,10 +24,11 @@ inline std::string without_error_prefix(std::string text) {
             break;
         }
     }
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+        text.pop_back();
     return text;
 }
 
-}  // namespace sw
+} // namespace sw
 
 #endif

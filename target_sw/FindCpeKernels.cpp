@@ -20,7 +20,7 @@ namespace {
 class Closure : public IRGraphVisitor {
 public:
     std::map<std::string, Type> vars;
-    std::map<std::string, std::pair<Type, bool>> buffers;  // name -> element type, written
+    std::map<std::string, std::pair<Type, bool>> buffers; // name -> element type, written
     std::set<std::string> defined;
 
 private:
@@ -29,7 +29,8 @@ private:
     void define(const std::string &name) { defined.insert(name); }
 
     void visit(const Variable *op) override {
-        if (!defined.count(op->name)) vars.emplace(op->name, op->type);
+        if (!defined.count(op->name))
+            vars.emplace(op->name, op->type);
     }
     void visit(const Let *op) override {
         op->value.accept(this);
@@ -48,7 +49,8 @@ private:
         op->body.accept(this);
     }
     void visit(const Allocate *op) override {
-        for (const Expr &e : op->extents) e.accept(this);
+        for (const Expr &e : op->extents)
+            e.accept(this);
         op->condition.accept(this);
         define(op->name);
         op->body.accept(this);
@@ -62,7 +64,8 @@ private:
     void visit(const Store *op) override {
         IRGraphVisitor::visit(op);
         if (!defined.count(op->name)) {
-            auto it = buffers.emplace(op->name, std::make_pair(op->value.type().element_of(), true));
+            auto it =
+                buffers.emplace(op->name, std::make_pair(op->value.type().element_of(), true));
             it.first->second.second = true;
         }
     }
@@ -102,14 +105,16 @@ private:
                             " is scheduled with gpu_threads/gpu_lanes; the Sunway target "
                             "maps only gpu_blocks(v, DeviceAPI::Host) loops to the CPEs");
         }
-        if (op->for_type != ForType::GPUBlock) return IRMutator::visit(op);
+        if (op->for_type != ForType::GPUBlock)
+            return IRMutator::visit(op);
 
         CpeKernel k;
         k.name = f.name + "_k" + std::to_string(f.kernels.size());
         Stmt body = op;
         std::vector<std::string> block_vars;
         while (const For *loop = body.as<For>()) {
-            if (loop->for_type != ForType::GPUBlock) break;
+            if (loop->for_type != ForType::GPUBlock)
+                break;
             k.blocks.push_back({loop->name, loop->min, loop->extent});
             block_vars.push_back(loop->name);
             body = loop->body;
@@ -121,8 +126,10 @@ private:
         for (const BlockLoop &b : k.blocks) {
             for (const ClosureArg &a : kernel_closure(Evaluate::make(b.min + b.extent), {})) {
                 bool seen = false;
-                for (const ClosureArg &x : k.args) seen |= x.name == a.name;
-                if (!seen) k.args.push_back(a);
+                for (const ClosureArg &x : k.args)
+                    seen |= x.name == a.name;
+                if (!seen)
+                    k.args.push_back(a);
             }
         }
         const int index = int(f.kernels.size());
@@ -136,18 +143,20 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::vector<ClosureArg> kernel_closure(const Stmt &body, const std::vector<std::string> &bound) {
     Closure c;
-    for (const std::string &b : bound) c.defined.insert(b);
+    for (const std::string &b : bound)
+        c.defined.insert(b);
     body.accept(&c);
     std::vector<ClosureArg> args;
     for (const auto &[name, type] : c.buffers) {
         args.push_back({name, type.first, true, type.second});
     }
     for (const auto &[name, type] : c.vars) {
-        if (c.buffers.count(name)) continue;  // the host pointer of a buffer
+        if (c.buffers.count(name))
+            continue; // the host pointer of a buffer
         if (type.is_handle()) {
             throw UserError("a CPE kernel uses " + name +
                             ", a handle (halide_buffer_t or pointer) the CPEs cannot use");
@@ -161,4 +170,4 @@ void find_cpe_kernels(const Stmt &body, SwFunction &f) {
     f.host_body = ReplaceKernels(f).mutate(body);
 }
 
-}  // namespace sw
+} // namespace sw

@@ -17,7 +17,8 @@
 
 namespace sw {
 
-/** Fills \p f.kernels and \p f.host_body from \p body. Kernels are named \p f.name + "_k" + index. */
+/** Fills \p f.kernels and \p f.host_body from \p body. Kernels are named \p f.name + "_k" + index.
+ */
 void find_cpe_kernels(const Halide::Internal::Stmt &body, SwFunction &f);
 
 /** The closure of a kernel body: every free variable and main-memory buffer it uses,
@@ -25,6 +26,6 @@ void find_cpe_kernels(const Halide::Internal::Stmt &body, SwFunction &f);
 std::vector<ClosureArg> kernel_closure(const Halide::Internal::Stmt &body,
                                        const std::vector<std::string> &bound);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

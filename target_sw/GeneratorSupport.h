@@ -21,7 +21,8 @@ namespace sw {
 
 /** Throws a UserError with \p message unless \p ok. */
 inline void check_param(bool ok, const std::string &message) {
-    if (!ok) throw UserError(message);
+    if (!ok)
+        throw UserError(message);
 }
 
 /** The largest extent (batch, channels, height, width, features, ...) a shape parameter may
@@ -34,15 +35,18 @@ constexpr int kMaxWindowParam = 4096;
 /** Throws a UserError "GENERATOR: NAME=VALUE is larger than LIMIT (WHY)" for the first of
  * \p params above \p limit: O(1) per parameter, before any arithmetic on the values (the
  * generators' own checks give the lower bounds). */
-inline void check_at_most(const std::string &generator, std::initializer_list<std::pair<const char *, int>> params,
-                          int limit) {
+inline void check_at_most(const std::string &generator,
+                          std::initializer_list<std::pair<const char *, int>> params, int limit) {
     for (const auto &p : params) {
-        if (p.second <= limit) continue;
-        const char *why = limit == kMaxExtentParam   ? " (the elements of the largest float buffer Halide addresses)"
-                          : limit == kMaxWindowParam ? " (the largest kernel, stride, dilation or pad accepted)"
-                                                     : "";
-        throw UserError(generator + ": " + p.first + "=" + std::to_string(p.second) + " is larger than " +
-                        std::to_string(limit) + why);
+        if (p.second <= limit)
+            continue;
+        const char *why = limit == kMaxExtentParam
+                              ? " (the elements of the largest float buffer Halide addresses)"
+                          : limit == kMaxWindowParam
+                              ? " (the largest kernel, stride, dilation or pad accepted)"
+                              : "";
+        throw UserError(generator + ": " + p.first + "=" + std::to_string(p.second) +
+                        " is larger than " + std::to_string(limit) + why);
     }
 }
 
@@ -67,7 +71,8 @@ inline void check_dense_shape_fits(const std::string &buffer, const std::vector<
             names += (names.empty() ? "" : ", ") + param;
         }
         if (extents[d] < 0) {
-            throw UserError("the buffer '" + buffer + "' would have a negative extent (" + shape + ")");
+            throw UserError("the buffer '" + buffer + "' would have a negative extent (" + shape +
+                            ")");
         }
         // Extents of up to 2^31 - 1 each: four of them overflow int64 too.
         overflow |= __builtin_mul_overflow(elements, int64_t(extents[d]), &elements);
@@ -75,12 +80,15 @@ inline void check_dense_shape_fits(const std::string &buffer, const std::vector<
     int64_t bytes = 0;
     overflow |= __builtin_mul_overflow(elements, int64_t(element_bytes), &bytes);
     if (overflow || elements > limit || bytes > limit) {
-        const std::string size = overflow ? "more than 2^63 bytes"
-                                          : std::to_string(elements) + " elements, " + std::to_string(bytes) + " bytes";
-        throw UserError("the buffer '" + buffer + "' (" + shape + ": " + size +
-                        ") overflows 32-bit arithmetic: Halide buffers have int32 extents and strides and "
-                        "at most 2^31 - 1 bytes" +
-                        (names.empty() ? std::string() : " (its shape comes from the parameters " + names + ")"));
+        const std::string size =
+            overflow ? "more than 2^63 bytes"
+                     : std::to_string(elements) + " elements, " + std::to_string(bytes) + " bytes";
+        throw UserError(
+            "the buffer '" + buffer + "' (" + shape + ": " + size +
+            ") overflows 32-bit arithmetic: Halide buffers have int32 extents and strides and "
+            "at most 2^31 - 1 bytes" +
+            (names.empty() ? std::string()
+                           : " (its shape comes from the parameters " + names + ")"));
     }
 }
 
@@ -89,8 +97,9 @@ inline void check_dense_shape_fits(const std::string &buffer, const std::vector<
  * checks the buffers it is given against it. \p params names the generator parameter of
  * each dimension for the error a shape too large for 32-bit arithmetic gives
  * (check_dense_shape_fits). */
-template<typename T>
-void set_dense_shape(T &buffer, const std::vector<int> &extents, const std::vector<std::string> &params = {}) {
+template <typename T>
+void set_dense_shape(T &buffer, const std::vector<int> &extents,
+                     const std::vector<std::string> &params = {}) {
     check_dense_shape_fits(buffer.name(), extents, params, buffer.type().bytes());
     int stride = 1;
     for (size_t d = 0; d < extents.size(); d++) {
@@ -102,7 +111,8 @@ void set_dense_shape(T &buffer, const std::vector<int> &extents, const std::vect
 /** The machine named by a generator's `machine` parameter. */
 inline const Machine &machine_param(const std::string &name) {
     const Machine *m = machine_by_name(name);
-    if (!m) throw UserError("unknown machine '" + name + "' (sw26010 or sw26010-pro)");
+    if (!m)
+        throw UserError("unknown machine '" + name + "' (sw26010 or sw26010-pro)");
     return *m;
 }
 
@@ -115,6 +125,6 @@ inline Halide::MachineParams sunway_machine_params(const Machine &m) {
     return Halide::MachineParams(m.cpes_per_core_group, uint64_t(m.ldm_bytes), 1.0f);
 }
 
-}  // namespace sw
+} // namespace sw
 
 #endif

@@ -24,9 +24,13 @@ struct Dim {
     Expr ldm_step, main_step;
 };
 
-bool proved(const Expr &cond) { return is_const_one(simplify(cond)); }
+bool proved(const Expr &cond) {
+    return is_const_one(simplify(cond));
+}
 
-bool same_value(const Expr &a, const Expr &b) { return is_const_zero(simplify(a - b)); }
+bool same_value(const Expr &a, const Expr &b) {
+    return is_const_zero(simplify(a - b));
+}
 
 /** \p e as a < b (\p strict) or a <= b, turning > and >= around; false for other forms. */
 bool as_less(const Expr &e, Expr &a, Expr &b, bool &strict) {
@@ -49,29 +53,36 @@ bool as_less(const Expr &e, Expr &a, Expr &b, bool &strict) {
  * the bounds tests of different dimensions into max(x, y) < n, which is x < n && y < n.
  * Returns false on a form it does not know (an equality, a disjunction). */
 bool split_conjuncts(const Expr &e, bool negate, std::vector<Expr> &out) {
-    if (const Not *n = e.as<Not>()) return split_conjuncts(n->a, !negate, out);
+    if (const Not *n = e.as<Not>())
+        return split_conjuncts(n->a, !negate, out);
     if (const And *a = e.as<And>()) {
-        if (negate) return false;
+        if (negate)
+            return false;
         return split_conjuncts(a->a, false, out) && split_conjuncts(a->b, false, out);
     }
     if (const Or *o = e.as<Or>()) {
-        if (!negate) return false;
+        if (!negate)
+            return false;
         return split_conjuncts(o->a, true, out) && split_conjuncts(o->b, true, out);
     }
-    if (is_const_one(e) && !negate) return true;
+    if (is_const_one(e) && !negate)
+        return true;
     Expr a, b;
     bool strict;
-    if (!as_less(e, a, b, strict)) return false;
-    if (negate) {  // !(a < b) is b <= a; !(a <= b) is b < a
+    if (!as_less(e, a, b, strict))
+        return false;
+    if (negate) { // !(a < b) is b <= a; !(a <= b) is b < a
         std::swap(a, b);
         strict = !strict;
     }
     auto cmp = [&](const Expr &x, const Expr &y) { return strict ? Expr(x < y) : Expr(x <= y); };
     if (const Max *m = a.as<Max>()) {
-        return split_conjuncts(cmp(m->a, b), false, out) && split_conjuncts(cmp(m->b, b), false, out);
+        return split_conjuncts(cmp(m->a, b), false, out) &&
+               split_conjuncts(cmp(m->b, b), false, out);
     }
     if (const Min *m = b.as<Min>()) {
-        return split_conjuncts(cmp(a, m->a), false, out) && split_conjuncts(cmp(a, m->b), false, out);
+        return split_conjuncts(cmp(a, m->a), false, out) &&
+               split_conjuncts(cmp(a, m->b), false, out);
     }
     out.push_back(cmp(a, b));
     return true;
@@ -83,13 +94,15 @@ bool split_conjuncts(const Expr &e, bool negate, std::vector<Expr> &out) {
 bool solve_linear_bound(const Expr &c, const std::string &var, Expr &bound, bool &upper) {
     Expr a, b;
     bool strict;
-    if (!as_less(c, a, b, strict)) return false;
-    const Expr diff = simplify(a - b);  // c is diff < 0 (or <= 0)
+    if (!as_less(c, a, b, strict))
+        return false;
+    const Expr diff = simplify(a - b); // c is diff < 0 (or <= 0)
     const Var v(var);
     const Expr step = simplify(substitute(var, v + 1, diff) - diff);
     const Expr rest = simplify(substitute(var, 0, diff));
     const int64_t *s = as_const_int(step);
-    if (!s || *s == 0 || expr_uses_var(rest, var) || !same_value(diff, Expr(int(*s)) * v + rest)) return false;
+    if (!s || *s == 0 || expr_uses_var(rest, var) || !same_value(diff, Expr(int(*s)) * v + rest))
+        return false;
     // s v + rest < 0 is s v <= -rest - 1; with <= it is s v <= -rest.
     const Expr rhs = strict ? -rest - 1 : -rest;
     const int k = int(*s);
@@ -111,22 +124,27 @@ private:
     const std::vector<std::string> &vars;
     bool uses(const Expr &e) const {
         for (const std::string &v : vars) {
-            if (expr_uses_var(e, v)) return true;
+            if (expr_uses_var(e, v))
+                return true;
         }
         return false;
     }
     Expr visit(const Max *op) override {
         if (const Min *m = op->a.as<Min>()) {
-            if (uses(m->a) && !uses(m->b) && !uses(op->b)) return mutate(m->a);
+            if (uses(m->a) && !uses(m->b) && !uses(op->b))
+                return mutate(m->a);
         }
-        if (uses(op->a) && !uses(op->b)) return mutate(op->a);
+        if (uses(op->a) && !uses(op->b))
+            return mutate(op->a);
         return IRMutator::visit(op);
     }
     Expr visit(const Min *op) override {
         if (const Max *m = op->a.as<Max>()) {
-            if (uses(m->a) && !uses(m->b) && !uses(op->b)) return mutate(m->a);
+            if (uses(m->a) && !uses(m->b) && !uses(op->b))
+                return mutate(m->a);
         }
-        if (uses(op->a) && !uses(op->b)) return mutate(op->a);
+        if (uses(op->a) && !uses(op->b))
+            return mutate(op->a);
         return IRMutator::visit(op);
     }
 };
@@ -163,7 +181,8 @@ private:
         Stmt s = root;
         while (true) {
             if (const For *f = s.as<For>()) {
-                if (f->for_type != ForType::Serial && f->for_type != ForType::Unrolled) return Stmt();
+                if (f->for_type != ForType::Serial && f->for_type != ForType::Unrolled)
+                    return Stmt();
                 loops.push_back(f);
                 s = f->body;
             } else if (const LetStmt *l = s.as<LetStmt>()) {
@@ -174,7 +193,8 @@ private:
             }
         }
         const Store *store = s.as<Store>();
-        if (!store) return Stmt();
+        if (!store)
+            return Stmt();
         return lower_nest(root, store, loops, lets);
     }
 
@@ -207,10 +227,11 @@ private:
         const int site = next_site++;
         const int bytes = load->type.bytes();
 
-        std::vector<Dim> dims;  // innermost first
+        std::vector<Dim> dims; // innermost first
         bool affine = true;
         std::set<std::string> nest_vars;
-        for (const For *f : loops) nest_vars.insert(f->name);
+        for (const For *f : loops)
+            nest_vars.insert(f->name);
         for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
             const For *f = *it;
             for (const std::string &v : nest_vars) {
@@ -235,7 +256,8 @@ private:
             dims.push_back(d);
         }
         auto at_mins = [&](Expr e, size_t from, size_t to) {
-            for (size_t i = from; i < to; i++) e = substitute(dims[i].var, dims[i].min, e);
+            for (size_t i = from; i < to; i++)
+                e = substitute(dims[i].var, dims[i].min, e);
             return simplify(e);
         };
         // Each first difference is free of the nest's variables, so on the integer
@@ -243,8 +265,8 @@ private:
         DmaSite info{ldm_name, main_name, is_put, ""};
         std::ostringstream shape;
         Stmt request_nest;
-        if (!affine || (!dims.empty() && (!is_const_one(dims[0].ldm_step) ||
-                                          !is_const_one(dims[0].main_step)))) {
+        if (!affine || (!dims.empty() &&
+                        (!is_const_one(dims[0].ldm_step) || !is_const_one(dims[0].main_step)))) {
             // One request per element, inside the original loops.
             Stmt req = request(is_put, ldm_name, ldm_index, main_name, main_index, 1, 1, 1, site);
             request_nest = rebuild_original(root, req);
@@ -273,10 +295,9 @@ private:
             if (strided && !proved(pitch >= block)) {
                 // Rows overlap or run backwards in main memory: one request per row.
                 Var r(unique_name("dma_row"));
-                Stmt per_row = For::make(
-                    r.name(), 0, rows, ForType::Serial, DeviceAPI::None,
-                    request(is_put, ldm_name, li + r * block, main_name, mi + r * pitch, block, 1,
-                            block, site));
+                Stmt per_row = For::make(r.name(), 0, rows, ForType::Serial, DeviceAPI::None,
+                                         request(is_put, ldm_name, li + r * block, main_name,
+                                                 mi + r * pitch, block, 1, block, site));
                 req = IfThenElse::make(pitch >= block, req, per_row);
             }
             for (size_t i = used; i < dims.size(); i++) {
@@ -285,10 +306,12 @@ private:
             }
             request_nest = req;
             Expr outer = 1;
-            for (size_t i = used; i < dims.size(); i++) outer = outer * dims[i].extent;
+            for (size_t i = used; i < dims.size(); i++)
+                outer = outer * dims[i].extent;
             shape << simplify(outer) << " request(s) of " << simplify(rows) << " block(s) x "
                   << simplify(block * bytes) << " B";
-            if (strided) shape << ", main-memory pitch " << simplify(pitch * bytes) << " B";
+            if (strided)
+                shape << ", main-memory pitch " << simplify(pitch * bytes) << " B";
         }
         info.shape = shape.str();
         k.dma.push_back(info);
@@ -302,17 +325,19 @@ private:
         const Store *store = nullptr;
         const Load *load = nullptr;
         Expr fill, cond, ldm_index, main_index;
-        std::vector<std::string> vars;  ///< the nest's loop variables, innermost first
+        std::vector<std::string> vars; ///< the nest's loop variables, innermost first
 
         bool uses_nest(const Expr &e) const {
             for (const std::string &v : vars) {
-                if (expr_uses_var(e, v)) return true;
+                if (expr_uses_var(e, v))
+                    return true;
             }
             return false;
         }
         /** \p e with vars[d] = values[d] for d >= from. */
         Expr at(Expr e, const std::vector<Expr> &values, size_t from = 0) const {
-            for (size_t d = from; d < vars.size(); d++) e = substitute(vars[d], values[d], e);
+            for (size_t d = from; d < vars.size(); d++)
+                e = substitute(vars[d], values[d], e);
             return simplify(e);
         }
     };
@@ -334,28 +359,32 @@ private:
     Stmt lower_guarded(const Store *store, const Select *sel, const std::vector<const For *> &loops,
                        const std::vector<std::pair<std::string, Expr>> &lets) {
         std::optional<GuardedCopy> copy = match_guarded_copy(store, sel, loops, lets);
-        if (!copy) return Stmt();
+        if (!copy)
+            return Stmt();
         std::optional<GuardedBox> box = solve_box(*copy, loops);
-        if (!box || !find_steps(*copy, *box)) return Stmt();
+        if (!box || !find_steps(*copy, *box))
+            return Stmt();
         const int site = next_site++;
         Stmt spread;
         Stmt req = box_requests(*copy, *box, site, spread);
         Expr nonempty = box->guard;
-        for (size_t d = 0; d < copy->vars.size(); d++) nonempty = nonempty && box->ext[d] > 0;
+        for (size_t d = 0; d < copy->vars.size(); d++)
+            nonempty = nonempty && box->ext[d] > 0;
         req = IfThenElse::make(simplify(nonempty), req);
         const Stmt fix = fix_padding(*copy, *box, spread);
         record_guarded_site(*copy, *box);
         std::vector<Stmt> parts = {ir::make_dma_begin(site), req, ir::make_dma_wait(site)};
-        if (fix.defined()) parts.push_back(fix);
+        if (fix.defined())
+            parts.push_back(fix);
         return Block::make(parts);
     }
 
     /** The copy \p store = \p sel as a GuardedCopy, if it is one: a scalar unpredicated store
      * into an LDM buffer of a select between a main-memory load of the same type and a fill
      * free of the nest, in loops whose bounds are free of it. */
-    std::optional<GuardedCopy> match_guarded_copy(const Store *store, const Select *sel,
-                                                  const std::vector<const For *> &loops,
-                                                  const std::vector<std::pair<std::string, Expr>> &lets) const {
+    std::optional<GuardedCopy>
+    match_guarded_copy(const Store *store, const Select *sel, const std::vector<const For *> &loops,
+                       const std::vector<std::pair<std::string, Expr>> &lets) const {
         GuardedCopy c;
         c.store = store;
         c.load = sel->true_value.as<Load>();
@@ -367,9 +396,9 @@ private:
             c.cond = !sel->condition;
         }
         const Load *load = c.load;
-        if (!load || !ldm.count(store->name) || !main.count(load->name) || !store->value.type().is_scalar() ||
-            load->type != store->value.type() || !is_const_one(store->predicate) ||
-            !is_const_one(load->predicate) || loops.empty()) {
+        if (!load || !ldm.count(store->name) || !main.count(load->name) ||
+            !store->value.type().is_scalar() || load->type != store->value.type() ||
+            !is_const_one(store->predicate) || !is_const_one(load->predicate) || loops.empty()) {
             return std::nullopt;
         }
         c.ldm_index = store->index;
@@ -380,10 +409,13 @@ private:
             c.cond = substitute(it->first, it->second, c.cond);
             c.fill = substitute(it->first, it->second, c.fill);
         }
-        for (auto it = loops.rbegin(); it != loops.rend(); ++it) c.vars.push_back((*it)->name);
-        if (c.uses_nest(c.fill)) return std::nullopt;
+        for (auto it = loops.rbegin(); it != loops.rend(); ++it)
+            c.vars.push_back((*it)->name);
+        if (c.uses_nest(c.fill))
+            return std::nullopt;
         for (const For *f : loops) {
-            if (c.uses_nest(f->min) || c.uses_nest(f->extent)) return std::nullopt;
+            if (c.uses_nest(f->min) || c.uses_nest(f->extent))
+                return std::nullopt;
         }
         c.main_index = StripClamps(c.vars).mutate(c.main_index);
         return c;
@@ -392,9 +424,11 @@ private:
     /** The in-bounds box from the copy's condition: each conjunct a linear bound on one nest
      * variable, or free of them (then it guards the whole box). None if a conjunct couples
      * two dimensions or is not linear. */
-    static std::optional<GuardedBox> solve_box(const GuardedCopy &c, const std::vector<const For *> &loops) {
+    static std::optional<GuardedBox> solve_box(const GuardedCopy &c,
+                                               const std::vector<const For *> &loops) {
         std::vector<Expr> conjuncts;
-        if (!split_conjuncts(simplify(c.cond), false, conjuncts)) return std::nullopt;
+        if (!split_conjuncts(simplify(c.cond), false, conjuncts))
+            return std::nullopt;
         const size_t n = loops.size();
         GuardedBox b;
         b.lo.resize(n);
@@ -413,7 +447,8 @@ private:
             int which = -1;
             for (size_t d = 0; d < n; d++) {
                 if (expr_uses_var(conjunct, c.vars[d])) {
-                    if (which >= 0) return std::nullopt;  // couples two dimensions: not a box
+                    if (which >= 0)
+                        return std::nullopt; // couples two dimensions: not a box
                     which = int(d);
                 }
             }
@@ -424,14 +459,16 @@ private:
             const size_t d = size_t(which);
             Expr bound;
             bool upper;
-            if (!solve_linear_bound(conjunct, c.vars[d], bound, upper)) return std::nullopt;
+            if (!solve_linear_bound(conjunct, c.vars[d], bound, upper))
+                return std::nullopt;
             if (upper) {
                 b.hi[d] = simplify(min(b.hi[d], bound));
             } else {
                 b.lo[d] = simplify(max(b.lo[d], bound));
             }
         }
-        for (size_t d = 0; d < n; d++) b.ext[d] = simplify(max(b.hi[d] - b.lo[d] + 1, 0));
+        for (size_t d = 0; d < n; d++)
+            b.ext[d] = simplify(max(b.hi[d] - b.lo[d] + 1, 0));
         return b;
     }
 
@@ -442,13 +479,15 @@ private:
         const size_t n = c.vars.size();
         b.main_step.resize(n);
         b.ldm_step.resize(n);
-        Expr row = 1;  // the LDM span of the dimensions inside d
+        Expr row = 1; // the LDM span of the dimensions inside d
         for (size_t d = 0; d < n; d++) {
             Var v(c.vars[d]);
             const Expr ls = simplify(substitute(c.vars[d], v + 1, c.ldm_index) - c.ldm_index);
             b.main_step[d] = simplify(substitute(c.vars[d], v + 1, c.main_index) - c.main_index);
-            if (c.uses_nest(ls) || c.uses_nest(b.main_step[d])) return false;
-            if (d == 0 ? !is_const_one(ls) : !proved(ls >= row)) return false;
+            if (c.uses_nest(ls) || c.uses_nest(b.main_step[d]))
+                return false;
+            if (d == 0 ? !is_const_one(ls) : !proved(ls >= row))
+                return false;
             b.ldm_step[d] = ls;
             row = simplify(ls * b.full_ext[d]);
         }
@@ -465,13 +504,16 @@ private:
         const size_t n = c.vars.size();
         const std::string &ldm_name = c.store->name, &main_name = c.load->name;
         std::vector<Expr> box_vars(n);
-        for (size_t d = 0; d < n; d++) box_vars[d] = Variable::make(Int(32), c.vars[d]);
+        for (size_t d = 0; d < n; d++)
+            box_vars[d] = Variable::make(Int(32), c.vars[d]);
         std::vector<Expr> first = box_vars;
         first[0] = b.lo[0];
-        if (n > 1) first[1] = b.lo[1];
+        if (n > 1)
+            first[1] = b.lo[1];
         const Expr rows = n > 1 ? b.ext[1] : Expr(1), pitch = n > 1 ? b.main_step[1] : b.ext[0];
         const Expr req_ldm = c.at(c.ldm_index, first), req_main = c.at(c.main_index, first);
-        Stmt req = request(false, ldm_name, req_ldm, main_name, req_main, b.ext[0], rows, pitch, site);
+        Stmt req =
+            request(false, ldm_name, req_ldm, main_name, req_main, b.ext[0], rows, pitch, site);
         if (n > 1) {
             Var r(unique_name("dma_row"));
             const Stmt per_row =
@@ -490,7 +532,8 @@ private:
                 // Rows that are whole rows of the source (the box spans its width) follow each
                 // other in main memory: one contiguous block instead of one block per row.
                 const Expr all = b.ext[0] * rows;
-                const Stmt whole = request(false, ldm_name, req_ldm, main_name, req_main, all, 1, all, site);
+                const Stmt whole =
+                    request(false, ldm_name, req_ldm, main_name, req_main, all, 1, all, site);
                 const Expr both = pitch == b.ext[0] && b.ldm_step[1] == b.ext[0];
                 req = proved(both) ? whole : IfThenElse::make(both, whole, req);
             }
@@ -498,7 +541,8 @@ private:
         for (size_t d = 2; d < n; d++) {
             req = For::make(c.vars[d], b.lo[d], b.ext[d], ForType::Serial, DeviceAPI::None, req);
         }
-        if (n > 1 && !proved(pitch != b.ext[0])) req = compact_then_spread(c, b, site, box_vars, first, req_main, req, spread);
+        if (n > 1 && !proved(pitch != b.ext[0]))
+            req = compact_then_spread(c, b, site, box_vars, first, req_main, req, spread);
         return req;
     }
 
@@ -509,8 +553,9 @@ private:
      * element is overwritten before it is read). Returns \p req chosen at run time against the
      * compact request. */
     static Stmt compact_then_spread(const GuardedCopy &c, const GuardedBox &b, int site,
-                                    const std::vector<Expr> &box_vars, const std::vector<Expr> &first,
-                                    const Expr &req_main, const Stmt &req, Stmt &spread) {
+                                    const std::vector<Expr> &box_vars,
+                                    const std::vector<Expr> &first, const Expr &req_main,
+                                    const Stmt &req, Stmt &spread) {
         const size_t n = c.vars.size();
         const std::string &ldm_name = c.store->name;
         const Expr rows = b.ext[1], pitch = b.main_step[1];
@@ -522,9 +567,11 @@ private:
             cstride = cstride * b.ext[d];
         }
         const Expr all = b.ext[0] * rows;
-        Stmt whole = request(false, ldm_name, c.at(compact, first), c.load->name, req_main, all, 1, all, site);
+        Stmt whole = request(false, ldm_name, c.at(compact, first), c.load->name, req_main, all, 1,
+                             all, site);
         for (size_t d = 2; d < n; d++) {
-            whole = For::make(c.vars[d], b.lo[d], b.ext[d], ForType::Serial, DeviceAPI::None, whole);
+            whole =
+                For::make(c.vars[d], b.lo[d], b.ext[d], ForType::Serial, DeviceAPI::None, whole);
         }
         const Type t = c.store->value.type();
         std::vector<Expr> back(n);
@@ -533,10 +580,11 @@ private:
             rev[d] = unique_name("spread");
             back[d] = b.hi[d] - Variable::make(Int(32), rev[d]);
         }
-        spread = Store::make(ldm_name,
-                             Load::make(t, ldm_name, c.at(compact, back), Buffer<>(), Parameter(), const_true(),
-                                        ModulusRemainder()),
-                             c.at(c.ldm_index, back), Parameter(), const_true(), ModulusRemainder());
+        spread =
+            Store::make(ldm_name,
+                        Load::make(t, ldm_name, c.at(compact, back), Buffer<>(), Parameter(),
+                                   const_true(), ModulusRemainder()),
+                        c.at(c.ldm_index, back), Parameter(), const_true(), ModulusRemainder());
         for (size_t d = 0; d < n; d++) {
             spread = For::make(rev[d], 0, b.ext[d], ForType::Serial, DeviceAPI::None, spread);
         }
@@ -555,9 +603,9 @@ private:
         partial = simplify(partial);
         Stmt fix = spread;
         if (!is_const_zero(partial)) {
-            const Stmt fill_rest = IfThenElse::make(partial, fill_outside_box(c.store, c.fill, c.ldm_index, c.vars,
-                                                                              b.lo, b.hi, b.full_min, b.full_ext,
-                                                                              b.guard));
+            const Stmt fill_rest = IfThenElse::make(
+                partial, fill_outside_box(c.store, c.fill, c.ldm_index, c.vars, b.lo, b.hi,
+                                          b.full_min, b.full_ext, b.guard));
             fix = fix.defined() ? Block::make(fix, fill_rest) : fill_rest;
         }
         return fix;
@@ -569,8 +617,10 @@ private:
         shape << "zero-padded window: the in-bounds box by DMA straight to its padded place ("
               << (c.vars.size() > 2 ? "per outer iteration " : "")
               << "one strided request, or one request per row when the box "
-              << "is narrower than the padded row, or one contiguous request spread in the LDM when its rows are whole "
-              << "rows of the source; rows of up to " << simplify(b.full_ext[0] * c.load->type.bytes())
+              << "is narrower than the padded row, or one contiguous request spread in the LDM "
+                 "when its rows are whole "
+              << "rows of the source; rows of up to "
+              << simplify(b.full_ext[0] * c.load->type.bytes())
               << " B), the padding filled at the edges only";
         k.dma.push_back({c.store->name, c.load->name, false, shape.str()});
     }
@@ -585,35 +635,47 @@ private:
                                  const std::vector<Expr> &hi, const std::vector<Expr> &full_min,
                                  const std::vector<Expr> &full_ext, const Expr &box_guard) {
         const size_t n = vars.size();
-        auto put = [&]() { return Store::make(store->name, fill, ldm_index, Parameter(), const_true(), ModulusRemainder()); };
-        auto loop = [](const std::string &v, const Expr &min, const Expr &extent, const Stmt &body) {
-            return For::make(v, simplify(min), simplify(extent), ForType::Serial, DeviceAPI::None, body);
+        auto put = [&]() {
+            return Store::make(store->name, fill, ldm_index, Parameter(), const_true(),
+                               ModulusRemainder());
+        };
+        auto loop = [](const std::string &v, const Expr &min, const Expr &extent,
+                       const Stmt &body) {
+            return For::make(v, simplify(min), simplify(extent), ForType::Serial, DeviceAPI::None,
+                             body);
         };
         auto var = [&](size_t d) { return Variable::make(Int(32), vars[d]); };
         Stmt all = put();
-        for (size_t d = 0; d < n; d++) all = loop(vars[d], full_min[d], full_ext[d], all);
+        for (size_t d = 0; d < n; d++)
+            all = loop(vars[d], full_min[d], full_ext[d], all);
         bool outer_whole = true;
         for (size_t d = 2; d < n; d++) {
-            outer_whole = outer_whole && proved(lo[d] == full_min[d] && hi[d] == full_min[d] + full_ext[d] - 1);
+            outer_whole = outer_whole &&
+                          proved(lo[d] == full_min[d] && hi[d] == full_min[d] + full_ext[d] - 1);
         }
         Stmt edges;
         if (outer_whole) {
             const Expr end0 = full_min[0] + full_ext[0];
             const Expr right_min = max(hi[0] + 1, full_min[0]);
-            const Stmt row_edges = Block::make(loop(vars[0], full_min[0], max(min(lo[0], end0) - full_min[0], 0), put()),
-                                               loop(vars[0], right_min, max(end0 - right_min, 0), put()));
+            const Stmt row_edges = Block::make(
+                loop(vars[0], full_min[0], max(min(lo[0], end0) - full_min[0], 0), put()),
+                loop(vars[0], right_min, max(end0 - right_min, 0), put()));
             edges = row_edges;
             if (n > 1) {
                 const Stmt row_all = loop(vars[0], full_min[0], full_ext[0], put());
-                edges = loop(vars[1], full_min[1], full_ext[1],
-                             IfThenElse::make(var(1) < lo[1] || var(1) > hi[1], row_all, row_edges));
+                edges =
+                    loop(vars[1], full_min[1], full_ext[1],
+                         IfThenElse::make(var(1) < lo[1] || var(1) > hi[1], row_all, row_edges));
             }
-            for (size_t d = 2; d < n; d++) edges = loop(vars[d], full_min[d], full_ext[d], edges);
+            for (size_t d = 2; d < n; d++)
+                edges = loop(vars[d], full_min[d], full_ext[d], edges);
         } else {
             Expr inside = const_true();
-            for (size_t d = 0; d < n; d++) inside = inside && var(d) >= lo[d] && var(d) <= hi[d];
+            for (size_t d = 0; d < n; d++)
+                inside = inside && var(d) >= lo[d] && var(d) <= hi[d];
             edges = IfThenElse::make(!inside, put());
-            for (size_t d = 0; d < n; d++) edges = loop(vars[d], full_min[d], full_ext[d], edges);
+            for (size_t d = 0; d < n; d++)
+                edges = loop(vars[d], full_min[d], full_ext[d], edges);
         }
         return is_const_one(box_guard) ? edges : IfThenElse::make(box_guard, edges, all);
     }
@@ -657,22 +719,26 @@ private:
     using IRVisitor::visit;
     const std::set<std::string> &main;
     void visit(const Load *op) override {
-        if (main.count(op->name)) found.insert(op->name);
+        if (main.count(op->name))
+            found.insert(op->name);
         IRVisitor::visit(op);
     }
     void visit(const Store *op) override {
-        if (main.count(op->name)) found.insert(op->name);
+        if (main.count(op->name))
+            found.insert(op->name);
         IRVisitor::visit(op);
     }
 };
 
-}  // namespace
+} // namespace
 
 void inject_dma(CpeKernel &k) {
     std::set<std::string> ldm, main;
-    for (const LdmBuffer &b : k.ldm) ldm.insert(b.name);
+    for (const LdmBuffer &b : k.ldm)
+        ldm.insert(b.name);
     for (const ClosureArg &a : k.args) {
-        if (a.is_buffer) main.insert(a.name);
+        if (a.is_buffer)
+            main.insert(a.name);
     }
     k.body = DmaInjector(k, ldm, main).mutate(k.body);
     DirectAccesses direct(main);
@@ -680,4 +746,4 @@ void inject_dma(CpeKernel &k) {
     k.direct_accesses.assign(direct.found.begin(), direct.found.end());
 }
 
-}  // namespace sw
+} // namespace sw

@@ -38,6 +38,6 @@ namespace sw {
 /** Replaces the copy nests of \p k.body by DMA, and fills \p k.dma and \p k.direct_accesses. */
 void inject_dma(CpeKernel &k);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

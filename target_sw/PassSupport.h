@@ -17,13 +17,16 @@ namespace sw {
  * body and pops it after. */
 class LetScope {
 public:
-    void push(const std::string &name, const Halide::Expr &value) { lets_.push_back({name, value}); }
+    void push(const std::string &name, const Halide::Expr &value) {
+        lets_.push_back({name, value});
+    }
     void pop() { lets_.pop_back(); }
     /** \p e with the enclosing lets substituted (innermost first), so that it names only
      * variables defined outside them. */
     Halide::Expr expand(Halide::Expr e) const {
         for (auto it = lets_.rbegin(); it != lets_.rend(); ++it) {
-            if (Halide::Internal::expr_uses_var(e, it->first)) e = Halide::Internal::substitute(it->first, it->second, e);
+            if (Halide::Internal::expr_uses_var(e, it->first))
+                e = Halide::Internal::substitute(it->first, it->second, e);
         }
         return e;
     }
@@ -69,6 +72,6 @@ inline const Halide::Internal::Call *evaluated_call(const Halide::Internal::Stmt
     return e ? e->value.as<Halide::Internal::Call>() : nullptr;
 }
 
-}  // namespace sw
+} // namespace sw
 
 #endif

@@ -21,7 +21,8 @@ namespace {
 class LdmPlanner : public IRVisitor {
 public:
     LdmPlanner(CpeKernel &k, const Machine &m) : k(k), m(m) {
-        for (const BlockLoop &b : k.blocks) blocks.push_back({b.var, b.min, b.extent});
+        for (const BlockLoop &b : k.blocks)
+            blocks.push_back({b.var, b.min, b.extent});
     }
 
     std::vector<std::pair<std::string, int64_t>> live, live_at_peak;
@@ -32,7 +33,7 @@ private:
     CpeKernel &k;
     const Machine &m;
     std::vector<LoopRange> blocks, loops;
-    LetScope lets;  // enclosing lets
+    LetScope lets; // enclosing lets
 
     Expr expand(const Expr &e) const { return lets.expand(e); }
 
@@ -49,7 +50,8 @@ private:
     }
     void visit(const Allocate *op) override {
         Expr size = make_const(Int(64), op->type.bytes());
-        for (const Expr &e : op->extents) size = size * cast<int64_t>(e);
+        for (const Expr &e : op->extents)
+            size = size * cast<int64_t>(e);
         std::optional<int64_t> bound = constant_upper_bound(expand(size), blocks, loops);
         if (!bound) {
             std::ostringstream msg;
@@ -75,11 +77,13 @@ private:
 
     void release(const std::string &name) {
         auto it = std::find_if(live.begin(), live.end(), [&](auto &p) { return p.first == name; });
-        if (it != live.end()) live.erase(it);
+        if (it != live.end())
+            live.erase(it);
     }
     void note_peak() {
         int64_t total = 0;
-        for (auto &p : live) total += p.second;
+        for (auto &p : live)
+            total += p.second;
         if (total > peak) {
             peak = total;
             live_at_peak = live;
@@ -87,7 +91,7 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 void place_ldm_buffers(CpeKernel &k, const Machine &m) {
     LdmPlanner planner(k, m);
@@ -107,4 +111,4 @@ void place_ldm_buffers(CpeKernel &k, const Machine &m) {
     }
 }
 
-}  // namespace sw
+} // namespace sw

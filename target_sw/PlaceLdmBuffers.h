@@ -22,6 +22,6 @@ constexpr Halide::MemoryType LDM = Halide::MemoryType::GPUShared;
 /** Fills \p k.ldm and \p k.ldm_peak_bytes; throws UserError when the LDM overflows. */
 void place_ldm_buffers(CpeKernel &k, const Machine &m);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

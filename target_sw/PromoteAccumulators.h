@@ -27,6 +27,6 @@ namespace sw {
 
 void promote_accumulators(CpeKernel &k, const Machine &m);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

@@ -27,7 +27,8 @@ private:
     using IRVisitor::visit;
     const std::set<std::string> &ldm;
     void visit(const Load *op) override {
-        if (ldm.count(op->name)) loaded.insert(op->name);
+        if (ldm.count(op->name))
+            loaded.insert(op->name);
         if (op->type.is_vector() && ldm.count(op->name)) {
             found.push_back(op);
             return;
@@ -35,7 +36,8 @@ private:
         IRVisitor::visit(op);
     }
     void visit(const Broadcast *op) override {
-        if (op->type.is_float()) found.push_back(op);  // not the all-true predicate of an access
+        if (op->type.is_float())
+            found.push_back(op); // not the all-true predicate of an access
         IRVisitor::visit(op);
     }
 };
@@ -68,7 +70,8 @@ class DropDeadLets : public IRMutator {
     using IRMutator::visit;
     Stmt visit(const LetStmt *op) override {
         Stmt body = mutate(op->body);
-        if (!stmt_uses_var(body, op->name)) return body;
+        if (!stmt_uses_var(body, op->name))
+            return body;
         return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
     }
 };
@@ -92,35 +95,41 @@ private:
             st->value.accept(&o);
             st->index.accept(&o);
             per_store[i] = o.found;
-            for (const Expr &e : o.found) uses[e]++;
+            for (const Expr &e : o.found)
+                uses[e]++;
             loaded.insert(o.loaded.begin(), o.loaded.end());
             stored.insert(st->name);
         }
         // A load of a buffer the run writes may not move.
         for (const std::string &b : stored) {
-            if (loaded.count(b)) return Stmt();
+            if (loaded.count(b))
+                return Stmt();
         }
         std::map<Expr, std::string, IRDeepCompare> locals;
         std::vector<std::vector<std::pair<std::string, Expr>>> lets(run.size());
         for (size_t i = 0; i < run.size(); i++) {
             for (const Expr &e : per_store[i]) {
-                if (uses[e] < 2 || locals.count(e)) continue;
+                if (uses[e] < 2 || locals.count(e))
+                    continue;
                 const std::string name = unique_name(e.as<Broadcast>() ? "sw_splat" : "sw_vec");
                 // Its own operands may be shared ones bound before it.
                 lets[i].push_back({name, UseLocals(locals).mutate(e)});
                 locals[e] = name;
             }
         }
-        if (locals.empty()) return Stmt();
+        if (locals.empty())
+            return Stmt();
         Stmt rest;
         for (size_t i = run.size(); i-- > 0;) {
             // Bind the operands first used by this store's value, which may refer to earlier
             // ones: the value is rewritten with every local known so far.
             const Store *st = run[i].as<Store>();
-            Stmt s = Store::make(st->name, UseLocals(locals).mutate(st->value), UseLocals(locals).mutate(st->index),
-                                 st->param, st->predicate, st->alignment);
+            Stmt s = Store::make(st->name, UseLocals(locals).mutate(st->value),
+                                 UseLocals(locals).mutate(st->index), st->param, st->predicate,
+                                 st->alignment);
             rest = rest.defined() ? Block::make(s, rest) : s;
-            for (auto it = lets[i].rbegin(); it != lets[i].rend(); ++it) rest = LetStmt::make(it->first, it->second, rest);
+            for (auto it = lets[i].rbegin(); it != lets[i].rend(); ++it)
+                rest = LetStmt::make(it->first, it->second, rest);
         }
         return rest;
     }
@@ -154,12 +163,13 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 void share_operands(CpeKernel &k) {
     std::set<std::string> ldm;
-    for (const LdmBuffer &b : k.ldm) ldm.insert(b.name);
+    for (const LdmBuffer &b : k.ldm)
+        ldm.insert(b.name);
     k.body = Share(ldm).mutate(DropDeadLets().mutate(k.body));
 }
 
-}  // namespace sw
+} // namespace sw

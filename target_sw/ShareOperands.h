@@ -24,6 +24,6 @@ namespace sw {
 
 void share_operands(CpeKernel &k);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

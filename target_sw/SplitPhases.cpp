@@ -29,10 +29,12 @@ private:
     const std::string &buffer;
     void visit(const Load *op) override {
         IRVisitor::visit(op);
-        if (op->name != buffer || op->type.is_scalar() || !is_const_one(op->predicate)) return;
+        if (op->name != buffer || op->type.is_scalar() || !is_const_one(op->predicate))
+            return;
         const Ramp *r = op->index.as<Ramp>();
         const int64_t *s = r ? as_const_int(r->stride) : nullptr;
-        if (s && *s > 1 && (stride == 0 || *s < stride)) stride = int(*s);
+        if (s && *s > 1 && (stride == 0 || *s < stride))
+            stride = int(*s);
     }
 };
 
@@ -73,7 +75,8 @@ bool split_by(const Expr &e, int64_t d, const Scope<Interval> &bounds, Expr &q, 
     q = make_const(t, kq), r = make_const(t, a.constant - kq * d);
     for (const auto &[key, term] : a.terms) {
         const auto &[v, c] = term;
-        if (c == 0) continue;
+        if (c == 0)
+            continue;
         if (c % d == 0) {
             q = q + v * make_const(t, c / d);
         } else {
@@ -89,7 +92,7 @@ bool split_by(const Expr &e, int64_t d, const Scope<Interval> &bounds, Expr &q, 
  * plane x mod S, row x R + x / S within it (R: the planes' row pitch). */
 struct PlaneLayout {
     int S = 1;
-    int64_t P = 1, R = 1, Q = 1;  ///< buffer row pitch, plane row pitch, plane size
+    int64_t P = 1, R = 1, Q = 1; ///< buffer row pitch, plane row pitch, plane size
     int64_t rows = 1;
     /** The plane index of buffer index \p i: split into row, phase and position by its
      * affine terms where the enclosing loops' bounds prove it, else by div and mod. */
@@ -111,12 +114,13 @@ struct PlaneLayout {
 class ReadPlanes : public IRMutator {
 public:
     /** \p lets: those around the consumer; \p blocks: the kernel's block loops. */
-    ReadPlanes(const std::string &buffer, const std::string &planes, const PlaneLayout &layout, const LetScope &lets,
-               const std::vector<LoopRange> &blocks)
+    ReadPlanes(const std::string &buffer, const std::string &planes, const PlaneLayout &layout,
+               const LetScope &lets, const std::vector<LoopRange> &blocks)
         : buffer(buffer), planes(planes), layout(layout), lets(lets) {
         for (const LoopRange &b : blocks) {
             const int64_t *mn = as_const_int(b.min), *ex = as_const_int(b.extent);
-            if (mn && ex) bounds.push(b.var, Interval(b.min, Expr(int32_t(*mn + *ex - 1))));
+            if (mn && ex)
+                bounds.push(b.var, Interval(b.min, Expr(int32_t(*mn + *ex - 1))));
         }
     }
     int rewritten = 0;
@@ -125,8 +129,8 @@ private:
     using IRMutator::visit;
     const std::string &buffer, &planes;
     const PlaneLayout &layout;
-    LetScope lets;           ///< enclosing lets: an index is mapped with them substituted
-    Scope<Interval> bounds;  ///< of the enclosing loops with constant bounds
+    LetScope lets;          ///< enclosing lets: an index is mapped with them substituted
+    Scope<Interval> bounds; ///< of the enclosing loops with constant bounds
 
     Stmt visit(const LetStmt *op) override {
         lets.push(op->name, op->value);
@@ -137,28 +141,34 @@ private:
     Stmt visit(const For *op) override {
         const Expr min = simplify(lets.expand(op->min)), extent = simplify(lets.expand(op->extent));
         const int64_t *mn = as_const_int(min), *ex = as_const_int(extent);
-        if (!mn || !ex) return IRMutator::visit(op);
+        if (!mn || !ex)
+            return IRMutator::visit(op);
         ScopedBinding<Interval> bind(bounds, op->name, Interval(min, Expr(int32_t(*mn + *ex - 1))));
         return IRMutator::visit(op);
     }
     Expr visit(const Load *op) override {
-        if (op->name != buffer || op->type.is_scalar() || !is_const_one(op->predicate)) return IRMutator::visit(op);
+        if (op->name != buffer || op->type.is_scalar() || !is_const_one(op->predicate))
+            return IRMutator::visit(op);
         const Ramp *r = op->index.as<Ramp>();
         const int64_t *s = r ? as_const_int(r->stride) : nullptr;
-        if (!s || *s % layout.S != 0) return IRMutator::visit(op);
+        if (!s || *s % layout.S != 0)
+            return IRMutator::visit(op);
         rewritten++;
         // With the lets substituted the index names only loop variables, whose bounds let the
         // simplifier split it into row and position (a let may hide an offset's bound).
         const Expr base = lets.expand(mutate(r->base));
-        const Expr index = Ramp::make(layout.map(base, bounds), make_const(base.type(), *s / layout.S), r->lanes);
-        return Load::make(op->type, planes, index, Buffer<>(), Parameter(), op->predicate, ModulusRemainder());
+        const Expr index =
+            Ramp::make(layout.map(base, bounds), make_const(base.type(), *s / layout.S), r->lanes);
+        return Load::make(op->type, planes, index, Buffer<>(), Parameter(), op->predicate,
+                          ModulusRemainder());
     }
 };
 
 class Split : public LetTrackingMutator {
 public:
     Split(CpeKernel &k, const std::set<std::string> &marked) : k(k), marked(marked) {
-        for (const BlockLoop &b : k.blocks) blocks.push_back({b.var, b.min, b.extent});
+        for (const BlockLoop &b : k.blocks)
+            blocks.push_back({b.var, b.min, b.extent});
     }
     std::set<std::string> applied;
 
@@ -169,7 +179,8 @@ private:
     std::vector<LoopRange> blocks, loops;
 
     void note(const std::string &buffer, const std::string &why) {
-        k.notes.push_back("split_phases(" + buffer + ") not applied: " + why + "; its strided vectors stay gathered");
+        k.notes.push_back("split_phases(" + buffer + ") not applied: " + why +
+                          "; its strided vectors stay gathered");
     }
 
     Stmt visit(const For *op) override {
@@ -185,11 +196,13 @@ private:
         Stmt body = mutate(op->body);
         // The allocation as it was, around the mutated body.
         auto unchanged = [&](const Stmt &b) {
-            return b.same_as(op->body) ? Stmt(op)
-                                       : Allocate::make(op->name, op->type, op->memory_type, op->extents,
-                                                        op->condition, b, op->new_expr, op->free_function);
+            return b.same_as(op->body)
+                       ? Stmt(op)
+                       : Allocate::make(op->name, op->type, op->memory_type, op->extents,
+                                        op->condition, b, op->new_expr, op->free_function);
         };
-        if (!marked.count(op->name)) return unchanged(body);
+        if (!marked.count(op->name))
+            return unchanged(body);
         const std::string &buffer = op->name;
         StrideScan scan(buffer);
         body.accept(&scan);
@@ -198,7 +211,8 @@ private:
             return unchanged(body);
         }
         Expr size = make_const(Int(64), 1);
-        for (const Expr &e : op->extents) size = size * cast<int64_t>(e);
+        for (const Expr &e : op->extents)
+            size = size * cast<int64_t>(e);
         const std::optional<int64_t> elems = constant_upper_bound(lets.expand(size), blocks, loops);
         const int64_t *pitch = as_const_int(simplify(lets.expand(op->extents[0])));
         if (!elems || !pitch || *pitch <= 0) {
@@ -218,8 +232,9 @@ private:
         // The consumer: its strided vectors read the planes, after a copy into them.
         class Consumer : public LetTrackingMutator {
         public:
-            Consumer(const std::string &buffer, const std::string &planes, const PlaneLayout &layout, Type t,
-                     const LetScope &outer, const std::vector<LoopRange> &blocks)
+            Consumer(const std::string &buffer, const std::string &planes,
+                     const PlaneLayout &layout, Type t, const LetScope &outer,
+                     const std::vector<LoopRange> &blocks)
                 : buffer(buffer), planes(planes), layout(layout), t(t), blocks(blocks) {
                 lets = outer;
             }
@@ -232,7 +247,8 @@ private:
             Type t;
             const std::vector<LoopRange> &blocks;
             Stmt visit(const ProducerConsumer *op) override {
-                if (op->is_producer || op->name != buffer) return IRMutator::visit(op);
+                if (op->is_producer || op->name != buffer)
+                    return IRMutator::visit(op);
                 consumers++;
                 ReadPlanes read(buffer, planes, layout, lets, blocks);
                 Stmt body = read.mutate(op->body);
@@ -244,12 +260,16 @@ private:
                 for (int p = 0; p < layout.S; p++) {
                     const Expr from = rv * int32_t(layout.P) + jv * layout.S + p;
                     const Expr to = rv * int32_t(layout.R) + jv + int32_t(p * layout.Q);
-                    const Expr value = Load::make(t, buffer, from, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
-                    copies.push_back(Store::make(planes, value, to, Parameter(), const_true(), ModulusRemainder()));
+                    const Expr value = Load::make(t, buffer, from, Buffer<>(), Parameter(),
+                                                  const_true(), ModulusRemainder());
+                    copies.push_back(Store::make(planes, value, to, Parameter(), const_true(),
+                                                 ModulusRemainder()));
                 }
                 const int32_t groups = int32_t((layout.P + layout.S - 1) / layout.S);
-                Stmt copy = For::make(j, 0, groups, ForType::Serial, DeviceAPI::None, Block::make(copies));
-                copy = For::make(row, 0, int32_t(layout.rows), ForType::Serial, DeviceAPI::None, copy);
+                Stmt copy =
+                    For::make(j, 0, groups, ForType::Serial, DeviceAPI::None, Block::make(copies));
+                copy =
+                    For::make(row, 0, int32_t(layout.rows), ForType::Serial, DeviceAPI::None, copy);
                 return ProducerConsumer::make(op->name, false, Block::make(copy, body));
             }
         } consumer(buffer, planes, layout, op->type, lets, blocks);
@@ -260,14 +280,15 @@ private:
         }
         applied.insert(buffer);
         // The copy reads whole groups of S: the last row's may pass the buffer's end.
-        const Expr planes_size = Expr(int32_t(layout.Q * S)), buffer_size = Expr(int32_t(layout.rows * layout.P + S));
+        const Expr planes_size = Expr(int32_t(layout.Q * S)),
+                   buffer_size = Expr(int32_t(layout.rows * layout.P + S));
         body = Allocate::make(planes, op->type, op->memory_type, {planes_size}, const_true(), body);
-        return Allocate::make(op->name, op->type, op->memory_type, {buffer_size}, op->condition, body, op->new_expr,
-                              op->free_function);
+        return Allocate::make(op->name, op->type, op->memory_type, {buffer_size}, op->condition,
+                              body, op->new_expr, op->free_function);
     }
 };
 
-}  // namespace
+} // namespace
 
 PhasePlanes phase_planes(int64_t pitch, int64_t rows, int stride) {
     // Plane rows of whole vectors (a vector of the block at a tap whose offset within its
@@ -278,12 +299,15 @@ PhasePlanes phase_planes(int64_t pitch, int64_t rows, int stride) {
     return {row_pitch, rows * row_pitch + lanes};
 }
 
-std::string phase_planes_name(const std::string &buffer) { return buffer + "$phases"; }
+std::string phase_planes_name(const std::string &buffer) {
+    return buffer + "$phases";
+}
 
 void apply_split_phases(CpeKernel &k, const std::set<std::string> &marked) {
-    if (marked.empty()) return;
+    if (marked.empty())
+        return;
     Split split(k, marked);
     k.body = split.mutate(k.body);
 }
 
-}  // namespace sw
+} // namespace sw

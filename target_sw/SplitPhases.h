@@ -57,6 +57,6 @@ PhasePlanes phase_planes(int64_t pitch, int64_t rows, int stride);
 /** Name of the phase planes of LDM buffer \p buffer. */
 std::string phase_planes_name(const std::string &buffer);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

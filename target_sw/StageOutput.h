@@ -42,6 +42,6 @@ namespace sw {
  * (see the file comment). */
 void stage_outputs(CpeKernel &k, const std::set<std::string> &marked);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

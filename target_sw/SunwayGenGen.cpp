@@ -58,7 +58,8 @@ const char *usage =
 
 /** The outputs -e accepts. */
 const std::set<std::string> &emit_kinds() {
-    static const std::set<std::string> kinds{"mpe", "cpe", "h", "stmt", "report", "schedule", "example"};
+    static const std::set<std::string> kinds{"mpe",    "cpe",      "h",      "stmt",
+                                             "report", "schedule", "example"};
     return kinds;
 }
 
@@ -69,8 +70,7 @@ const std::set<std::string> &emit_kinds() {
  * before Pipeline::set_default_autoscheduler_name, and to list the registered names. */
 using AutoschedulerMapFn = std::map<std::string, Halide::AutoSchedulerFn> &(*)();
 AutoschedulerMapFn autoscheduler_map_fn();
-template<AutoschedulerMapFn F>
-struct AutoschedulerMapAccess {
+template <AutoschedulerMapFn F> struct AutoschedulerMapAccess {
     friend AutoschedulerMapFn autoscheduler_map_fn() { return F; }
 };
 template struct AutoschedulerMapAccess<&Halide::Pipeline::get_autoscheduler_map>;
@@ -78,7 +78,8 @@ template struct AutoschedulerMapAccess<&Halide::Pipeline::get_autoscheduler_map>
 /** The names of the registered autoschedulers, separated by spaces, or "none". */
 std::string registered_autoschedulers() {
     std::string names;
-    for (const auto &entry : autoscheduler_map_fn()()) names += (names.empty() ? "" : " ") + entry.first;
+    for (const auto &entry : autoscheduler_map_fn()())
+        names += (names.empty() ? "" : " ") + entry.first;
     return names.empty() ? "none" : names;
 }
 
@@ -95,17 +96,21 @@ std::string what_is_built(int argc, char **argv) {
     std::string generator, function, params;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
-        if ((a == "-g" || a == "-f") && i + 1 < argc) (a == "-g" ? generator : function) = argv[++i];
-        else if (a.find('=') != std::string::npos) params += (params.empty() ? "" : " ") + a;
+        if ((a == "-g" || a == "-f") && i + 1 < argc)
+            (a == "-g" ? generator : function) = argv[++i];
+        else if (a.find('=') != std::string::npos)
+            params += (params.empty() ? "" : " ") + a;
     }
-    return "generator '" + generator + "'" + (function.empty() ? "" : " (function " + function + ")") +
+    return "generator '" + generator + "'" +
+           (function.empty() ? "" : " (function " + function + ")") +
            (params.empty() ? "" : " with " + params);
 }
 
 std::string target_name(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
-        if (a.rfind("target=", 0) == 0) return a.substr(7);
+        if (a.rfind("target=", 0) == 0)
+            return a.substr(7);
     }
     return "";
 }
@@ -115,7 +120,8 @@ Options parse(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw sw::UserError("option " + a + " needs a value");
+            if (i + 1 >= argc)
+                throw sw::UserError("option " + a + " needs a value");
             return argv[++i];
         };
         if (a == "-g") {
@@ -129,7 +135,8 @@ Options parse(int argc, char **argv) {
             std::stringstream list(value());
             for (std::string e; std::getline(list, e, ',');) {
                 if (!emit_kinds().count(e)) {
-                    throw sw::UserError("unknown output '" + e + "' for -e (mpe,cpe,h,stmt,report,schedule,example)");
+                    throw sw::UserError("unknown output '" + e +
+                                        "' for -e (mpe,cpe,h,stmt,report,schedule,example)");
                 }
                 o.emit.insert(e);
             }
@@ -149,16 +156,20 @@ Options parse(int argc, char **argv) {
             throw sw::UserError("unexpected argument '" + a + "'\n" + usage);
         }
     }
-    if (o.generator.empty()) throw sw::UserError(std::string("missing -g GENERATOR\n") + usage);
-    if (o.out_dir.empty()) throw sw::UserError(std::string("missing -o DIR\n") + usage);
-    if (o.function.empty()) o.function = o.generator;
+    if (o.generator.empty())
+        throw sw::UserError(std::string("missing -g GENERATOR\n") + usage);
+    if (o.out_dir.empty())
+        throw sw::UserError(std::string("missing -o DIR\n") + usage);
+    if (o.function.empty())
+        o.function = o.generator;
     return o;
 }
 
 void write_file(const std::string &path, const std::string &text) {
     std::ofstream f(path);
     f << text;
-    if (!f) throw sw::UserError("cannot write " + path);
+    if (!f)
+        throw sw::UserError("cannot write " + path);
 }
 
 /** FUNCTION.schedule.h: the autoscheduler's schedule source as a header. The Sunway
@@ -166,25 +177,30 @@ void write_file(const std::string &path, const std::string &text) {
  * using sw::LDM and sw::double_buffer; a source that defines no apply_schedule_ function
  * (the statements Halide's own autoschedulers return) is wrapped in
  * apply_schedule_FUNCTION(pipeline, target) as Halide's GenGen does. */
-std::string schedule_header(const Options &o, const sw::Machine &machine, const Halide::AutoSchedulerResults &r) {
+std::string schedule_header(const Options &o, const sw::Machine &machine,
+                            const Halide::AutoSchedulerResults &r) {
     std::string guard = o.function + "_SCHEDULE_H";
-    for (char &ch : guard) ch = std::isalnum((unsigned char)ch) ? char(std::toupper((unsigned char)ch)) : '_';
+    for (char &ch : guard)
+        ch = std::isalnum((unsigned char)ch) ? char(std::toupper((unsigned char)ch)) : '_';
     std::string source = r.schedule_source;
     if (source.find("apply_schedule_") == std::string::npos) {
         source = "inline void apply_schedule_" + o.function +
                  "(::Halide::Pipeline pipeline, ::Halide::Target target) {\n"
-                 "    using ::Halide::Func;\n    using ::Halide::MemoryType;\n    using ::Halide::RVar;\n"
+                 "    using ::Halide::Func;\n    using ::Halide::MemoryType;\n    using "
+                 "::Halide::RVar;\n"
                  "    using ::Halide::TailStrategy;\n    using ::Halide::Var;\n" +
                  source + "}\n";
     }
     std::ostringstream h;
-    h << "// " << o.function << ".schedule.h: the schedule the " << r.scheduler_name << " autoscheduler chose for "
-      << o.function << " (generator " << o.generator << ", target=" << machine.name
-      << ", machine_params=" << r.machine_params_string << ").\n"
+    h << "// " << o.function << ".schedule.h: the schedule the " << r.scheduler_name
+      << " autoscheduler chose for " << o.function << " (generator " << o.generator
+      << ", target=" << machine.name << ", machine_params=" << r.machine_params_string << ").\n"
       << "// Machine generated by the Sunway generator driver (-e schedule).\n"
       << "#ifndef " << guard << "\n#define " << guard << "\n\n"
-      << "#include \"Halide.h\"\n#include \"target_sw/DoubleBuffer.h\"\n#include \"target_sw/PlaceLdmBuffers.h\"\n#include \"target_sw/StageOutput.h\"\n\n"
-      << source << (source.empty() || source.back() == '\n' ? "" : "\n") << "\n#endif  // " << guard << "\n";
+      << "#include \"Halide.h\"\n#include \"target_sw/DoubleBuffer.h\"\n#include "
+         "\"target_sw/PlaceLdmBuffers.h\"\n#include \"target_sw/StageOutput.h\"\n\n"
+      << source << (source.empty() || source.back() == '\n' ? "" : "\n") << "\n#endif  // " << guard
+      << "\n";
     return h.str();
 }
 
@@ -197,8 +213,9 @@ int run_sunway(const Options &o) {
     }
     if (!o.autoscheduler.empty()) {
         if (!autoscheduler_map_fn()().count(o.autoscheduler)) {
-            throw sw::UserError("unknown autoscheduler '" + o.autoscheduler + "' for -s (registered: " +
-                                registered_autoschedulers() + "; load its plugin with -p)");
+            throw sw::UserError("unknown autoscheduler '" + o.autoscheduler +
+                                "' for -s (registered: " + registered_autoschedulers() +
+                                "; load its plugin with -p)");
         }
         Halide::Pipeline::set_default_autoscheduler_name(o.autoscheduler);
     }
@@ -206,7 +223,8 @@ int run_sunway(const Options &o) {
     const auto known = Halide::Internal::GeneratorRegistry::enumerate();
     if (std::find(known.begin(), known.end(), o.generator) == known.end()) {
         std::string list;
-        for (const std::string &k : known) list += " " + k;
+        for (const std::string &k : known)
+            list += " " + k;
         throw sw::UserError("unknown generator '" + o.generator + "'; this executable has:" + list);
     }
     Halide::Internal::GeneratorParamsMap params = o.params;
@@ -226,16 +244,18 @@ int run_sunway(const Options &o) {
             machine_params = Halide::MachineParams(v);
         } catch (const Halide::Error &) {
             throw sw::UserError("machine_params must be PARALLELISM,CACHE_BYTES,BALANCE (e.g. " +
-                                sw::sunway_machine_params(*machine).to_string() + "), not '" + v + "'");
+                                sw::sunway_machine_params(*machine).to_string() + "), not '" + v +
+                                "'");
         }
         params.erase("machine_params");
     }
     if (auto_schedule && o.autoscheduler.empty()) {
-        throw sw::UserError("auto_schedule=true needs -s AUTOSCHEDULER (registered: " + registered_autoschedulers() +
-                            "; load its plugin with -p)");
+        throw sw::UserError("auto_schedule=true needs -s AUTOSCHEDULER (registered: " +
+                            registered_autoschedulers() + "; load its plugin with -p)");
     }
     if (o.emit.count("schedule") && !auto_schedule) {
-        throw sw::UserError("-e schedule writes the autoscheduler's schedule: it needs auto_schedule=true");
+        throw sw::UserError(
+            "-e schedule writes the autoscheduler's schedule: it needs auto_schedule=true");
     }
     Halide::GeneratorContext context(sw::halide_target_for_sunway(), auto_schedule, machine_params);
     auto gen = Halide::Internal::GeneratorRegistry::create(o.generator, context);
@@ -244,45 +264,55 @@ int run_sunway(const Options &o) {
 
     const Halide::Internal::LoweredFunc *fn = nullptr;
     for (const auto &f : module.functions()) {
-        if (f.name == o.function) fn = &f;
+        if (f.name == o.function)
+            fn = &f;
     }
-    if (!fn) throw sw::UserError("the module has no function " + o.function);
+    if (!fn)
+        throw sw::UserError("the module has no function " + o.function);
 
     // The Sunway directives the schedule (or the autoscheduler) marked on the Funcs.
     const sw::Directives directives = sw::directives_of(gen->get_pipeline());
     std::ostringstream ir;
-    sw::SwFunction f = sw::lower_to_sunway(*fn, *machine, directives, o.emit.count("stmt") ? &ir : nullptr);
+    sw::SwFunction f =
+        sw::lower_to_sunway(*fn, *machine, directives, o.emit.count("stmt") ? &ir : nullptr);
     const std::string host_only = sw::host_only_warning(f);
-    if (!host_only.empty()) std::cerr << "warning: " << host_only << "\n";
+    if (!host_only.empty())
+        std::cerr << "warning: " << host_only << "\n";
     const std::string base = o.out_dir + "/" + o.function;
     const std::string header = o.function + ".h", args_header = o.function + ".sw_args.h";
-    if (o.emit.count("h")) write_file(base + ".h", sw::generate_header(f));
+    if (o.emit.count("h"))
+        write_file(base + ".h", sw::generate_header(f));
     if (o.emit.count("mpe") || o.emit.count("cpe")) {
         write_file(base + ".sw_args.h", sw::generate_args_header(f));
     }
-    if (o.emit.count("mpe")) write_file(base + ".mpe.c", sw::generate_mpe_source(f, header, args_header));
-    if (o.emit.count("cpe")) write_file(base + ".cpe.c", sw::generate_cpe_source(f, args_header));
-    if (o.emit.count("stmt")) write_file(base + ".stmt", ir.str());
+    if (o.emit.count("mpe"))
+        write_file(base + ".mpe.c", sw::generate_mpe_source(f, header, args_header));
+    if (o.emit.count("cpe"))
+        write_file(base + ".cpe.c", sw::generate_cpe_source(f, args_header));
+    if (o.emit.count("stmt"))
+        write_file(base + ".stmt", ir.str());
     if (o.emit.count("example")) {
         if (!sw::has_example(sw::argument_shapes(f))) {
-            std::cerr << "warning: " << o.function << ".example.c calls nothing: the example needs "
+            std::cerr << "warning: " << o.function
+                      << ".example.c calls nothing: the example needs "
                          "float32 buffers of fixed dense shapes and no scalar argument\n";
         }
         write_file(base + ".example.c", sw::generate_example_source(f, header));
     }
-    if (o.emit.count("report")) write_file(base + ".sw_report.txt", sw::describe(f));
+    if (o.emit.count("report"))
+        write_file(base + ".sw_report.txt", sw::describe(f));
     if (o.emit.count("schedule")) {
         const Halide::AutoSchedulerResults *results = module.get_auto_scheduler_results();
         if (!results || results->schedule_source.empty()) {
-            throw sw::UserError("the autoscheduler '" + o.autoscheduler + "' returned no schedule source for " +
-                                o.function);
+            throw sw::UserError("the autoscheduler '" + o.autoscheduler +
+                                "' returned no schedule source for " + o.function);
         }
         write_file(base + ".schedule.h", schedule_header(o, *machine, *results));
     }
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
@@ -295,7 +325,8 @@ int main(int argc, char **argv) {
     try {
         if (!sw::machine_by_name(target)) {
             if (target.rfind("sw", 0) == 0) {
-                throw sw::UserError("unknown Sunway target '" + target + "' (sw26010 or sw26010-pro)");
+                throw sw::UserError("unknown Sunway target '" + target +
+                                    "' (sw26010 or sw26010-pro)");
             }
             // Not a Sunway machine: Halide's GenGen, whose errors (e.g. an unknown target=) are
             // exceptions too.

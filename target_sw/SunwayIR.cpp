@@ -17,16 +17,16 @@ namespace {
 
 /** Arguments of sw_dma_request, in order. */
 enum DmaRequestArg {
-    IsPut,       ///< 1 for LDM -> main memory
-    LdmBuffer,   ///< StringImm
+    IsPut,     ///< 1 for LDM -> main memory
+    LdmBuffer, ///< StringImm
     LdmIndex,
-    MainBuffer,  ///< StringImm
+    MainBuffer, ///< StringImm
     MainIndex,
     BlockElems,
     Rows,
     PitchElems,
     SiteId,
-    ArgCount,    ///< a BCAST_MODE get has one more: the row mask
+    ArgCount, ///< a BCAST_MODE get has one more: the row mask
 };
 
 /** A Sunway intrinsic that does not have the shape this file builds: a bug of a pass. */
@@ -36,7 +36,9 @@ enum DmaRequestArg {
     throw std::logic_error(s.str());
 }
 
-bool named(const Call *c, const char *name) { return c && c->name == name; }
+bool named(const Call *c, const char *name) {
+    return c && c->name == name;
+}
 
 const Call *evaluated(const Stmt &s) {
     const Evaluate *e = s.as<Evaluate>();
@@ -44,16 +46,20 @@ const Call *evaluated(const Stmt &s) {
 }
 
 int const_int_arg(const Call *c, size_t i) {
-    if (i >= c->args.size()) malformed(c, "no argument " + std::to_string(i));
+    if (i >= c->args.size())
+        malformed(c, "no argument " + std::to_string(i));
     const int64_t *v = as_const_int(c->args[i]);
-    if (!v) malformed(c, "argument " + std::to_string(i) + " is not a constant");
+    if (!v)
+        malformed(c, "argument " + std::to_string(i) + " is not a constant");
     return int(*v);
 }
 
 std::string string_arg(const Call *c, size_t i) {
-    if (i >= c->args.size()) malformed(c, "no argument " + std::to_string(i));
+    if (i >= c->args.size())
+        malformed(c, "no argument " + std::to_string(i));
     const StringImm *s = c->args[i].as<StringImm>();
-    if (!s) malformed(c, "argument " + std::to_string(i) + " is not a string");
+    if (!s)
+        malformed(c, "argument " + std::to_string(i) + " is not a string");
     return s->value;
 }
 
@@ -61,37 +67,52 @@ Stmt evaluate(Type t, const char *name, const std::vector<Expr> &args) {
     return Evaluate::make(Call::make(t, name, args, Call::Extern));
 }
 
-}  // namespace
+} // namespace
 
 bool is_sunway_intrinsic(const Call *c) {
-    if (!c) return false;
-    for (const char *n : {launch_name, dma_begin_name, dma_request_name, dma_wait_name, bcast_barrier_name,
-                          bcast_issuer_name, regcomm_share_name}) {
-        if (c->name == n) return true;
+    if (!c)
+        return false;
+    for (const char *n : {launch_name, dma_begin_name, dma_request_name, dma_wait_name,
+                          bcast_barrier_name, bcast_issuer_name, regcomm_share_name}) {
+        if (c->name == n)
+            return true;
     }
     return false;
 }
 
-Stmt make_launch(int kernel) { return evaluate(Int(32), launch_name, {kernel}); }
+Stmt make_launch(int kernel) {
+    return evaluate(Int(32), launch_name, {kernel});
+}
 
 std::optional<int> as_launch(const Call *c) {
-    if (!named(c, launch_name)) return std::nullopt;
+    if (!named(c, launch_name))
+        return std::nullopt;
     return const_int_arg(c, 0);
 }
 
-Stmt make_dma_begin(int site) { return evaluate(Int(32), dma_begin_name, {site}); }
-Stmt make_dma_wait(int site) { return evaluate(Int(32), dma_wait_name, {site}); }
+Stmt make_dma_begin(int site) {
+    return evaluate(Int(32), dma_begin_name, {site});
+}
+Stmt make_dma_wait(int site) {
+    return evaluate(Int(32), dma_wait_name, {site});
+}
 
 std::optional<int> as_dma_begin(const Call *c) {
-    if (!named(c, dma_begin_name)) return std::nullopt;
+    if (!named(c, dma_begin_name))
+        return std::nullopt;
     return const_int_arg(c, 0);
 }
 std::optional<int> as_dma_wait(const Call *c) {
-    if (!named(c, dma_wait_name)) return std::nullopt;
+    if (!named(c, dma_wait_name))
+        return std::nullopt;
     return const_int_arg(c, 0);
 }
-std::optional<int> as_dma_begin(const Stmt &s) { return as_dma_begin(evaluated(s)); }
-std::optional<int> as_dma_wait(const Stmt &s) { return as_dma_wait(evaluated(s)); }
+std::optional<int> as_dma_begin(const Stmt &s) {
+    return as_dma_begin(evaluated(s));
+}
+std::optional<int> as_dma_wait(const Stmt &s) {
+    return as_dma_wait(evaluated(s));
+}
 
 Expr dma_request(const DmaRequest &r) {
     std::vector<Expr> args(ArgCount);
@@ -104,15 +125,20 @@ Expr dma_request(const DmaRequest &r) {
     args[Rows] = r.rows;
     args[PitchElems] = r.pitch_elems;
     args[SiteId] = r.site;
-    if (r.bcast_mask.defined()) args.push_back(r.bcast_mask);
+    if (r.bcast_mask.defined())
+        args.push_back(r.bcast_mask);
     return Call::make(Int(32), dma_request_name, args, Call::Extern);
 }
 
-Stmt make_dma_request(const DmaRequest &r) { return Evaluate::make(dma_request(r)); }
+Stmt make_dma_request(const DmaRequest &r) {
+    return Evaluate::make(dma_request(r));
+}
 
 std::optional<DmaRequest> as_dma_request(const Call *c) {
-    if (!named(c, dma_request_name)) return std::nullopt;
-    if (c->args.size() != ArgCount && c->args.size() != ArgCount + 1) malformed(c, "wrong number of arguments");
+    if (!named(c, dma_request_name))
+        return std::nullopt;
+    if (c->args.size() != ArgCount && c->args.size() != ArgCount + 1)
+        malformed(c, "wrong number of arguments");
     DmaRequest r;
     r.is_put = is_const_one(c->args[IsPut]);
     r.ldm_buffer = string_arg(c, LdmBuffer);
@@ -123,7 +149,8 @@ std::optional<DmaRequest> as_dma_request(const Call *c) {
     r.rows = c->args[Rows];
     r.pitch_elems = c->args[PitchElems];
     r.site = const_int_arg(c, SiteId);
-    if (c->args.size() > ArgCount) r.bcast_mask = c->args[ArgCount];
+    if (c->args.size() > ArgCount)
+        r.bcast_mask = c->args[ArgCount];
     return r;
 }
 
@@ -132,44 +159,65 @@ bool is_dma_intrinsic(const Call *c) {
 }
 
 std::optional<int> dma_site(const Call *c) {
-    if (named(c, dma_request_name)) return const_int_arg(c, SiteId);
-    if (named(c, dma_begin_name) || named(c, dma_wait_name)) return const_int_arg(c, 0);
+    if (named(c, dma_request_name))
+        return const_int_arg(c, SiteId);
+    if (named(c, dma_begin_name) || named(c, dma_wait_name))
+        return const_int_arg(c, 0);
     return std::nullopt;
 }
 
 Expr with_dma_site(const Call *c, int site) {
-    if (!is_dma_intrinsic(c)) throw std::logic_error("internal error: with_dma_site of a call that is not a DMA intrinsic");
+    if (!is_dma_intrinsic(c))
+        throw std::logic_error(
+            "internal error: with_dma_site of a call that is not a DMA intrinsic");
     std::vector<Expr> args = c->args;
     args[named(c, dma_request_name) ? SiteId : 0] = site;
     return Call::make(c->type, c->name, args, c->call_type);
 }
 
-Stmt make_bcast_barrier() { return evaluate(Int(32), bcast_barrier_name, {}); }
-bool is_bcast_barrier(const Call *c) { return named(c, bcast_barrier_name); }
-bool is_bcast_barrier(const Stmt &s) { return is_bcast_barrier(evaluated(s)); }
+Stmt make_bcast_barrier() {
+    return evaluate(Int(32), bcast_barrier_name, {});
+}
+bool is_bcast_barrier(const Call *c) {
+    return named(c, bcast_barrier_name);
+}
+bool is_bcast_barrier(const Stmt &s) {
+    return is_bcast_barrier(evaluated(s));
+}
 
-Expr bcast_issuer() { return Call::make(Bool(), bcast_issuer_name, {}, Call::Extern); }
-bool is_bcast_issuer(const Call *c) { return named(c, bcast_issuer_name); }
-bool is_bcast_issuer(const Expr &e) { return is_bcast_issuer(e.as<Call>()); }
+Expr bcast_issuer() {
+    return Call::make(Bool(), bcast_issuer_name, {}, Call::Extern);
+}
+bool is_bcast_issuer(const Call *c) {
+    return named(c, bcast_issuer_name);
+}
+bool is_bcast_issuer(const Expr &e) {
+    return is_bcast_issuer(e.as<Call>());
+}
 
 Stmt make_regcomm_share(const RegcommShare &r) {
     return evaluate(Int(32), regcomm_share_name, {StringImm::make(r.buffer), Expr(r.bytes)});
 }
 
 std::optional<RegcommShare> as_regcomm_share(const Call *c) {
-    if (!named(c, regcomm_share_name)) return std::nullopt;
-    if (c->args.size() != 2) malformed(c, "wrong number of arguments");
+    if (!named(c, regcomm_share_name))
+        return std::nullopt;
+    if (c->args.size() != 2)
+        malformed(c, "wrong number of arguments");
     const int64_t *bytes = as_const_int(c->args[1]);
-    if (!bytes) malformed(c, "a size that is not a constant");
+    if (!bytes)
+        malformed(c, "a size that is not a constant");
     return RegcommShare{string_arg(c, 0), *bytes};
 }
 
 bool is_collective(const Call *c) {
-    return named(c, bcast_barrier_name) || named(c, bcast_issuer_name) || named(c, regcomm_share_name);
+    return named(c, bcast_barrier_name) || named(c, bcast_issuer_name) ||
+           named(c, regcomm_share_name);
 }
 
 bool has_collective(const Stmt &s) {
-    if (!s.defined()) return false;
+    if (!s.defined())
+        return false;
     class Find : public IRVisitor {
     public:
         bool found = false;
@@ -185,16 +233,22 @@ bool has_collective(const Stmt &s) {
     return f.found;
 }
 
-Expr block_active() { return Variable::make(Bool(), block_active_name); }
+Expr block_active() {
+    return Variable::make(Bool(), block_active_name);
+}
 
-std::string new_register_name() { return unique_name(register_prefix); }
+std::string new_register_name() {
+    return unique_name(register_prefix);
+}
 
-bool is_register(const std::string &name) { return name.rfind(register_prefix, 0) == 0; }
+bool is_register(const std::string &name) {
+    return name.rfind(register_prefix, 0) == 0;
+}
 
 bool vector_access_aligned(const Type &t, const ModulusRemainder &a) {
     const int64_t lanes = t.lanes();
     return lanes > 1 && a.modulus % lanes == 0 && a.remainder % lanes == 0;
 }
 
-}  // namespace ir
-}  // namespace sw
+} // namespace ir
+} // namespace sw

@@ -78,16 +78,16 @@ std::optional<int> as_dma_wait(const Halide::Internal::Stmt &s);
 /** One DMA request: \p rows blocks of \p block_elems contiguous elements, \p pitch_elems apart in
  * main memory and consecutive in the LDM (rows 1: one contiguous block). */
 struct DmaRequest {
-    bool is_put = false;                   ///< LDM -> main memory
+    bool is_put = false; ///< LDM -> main memory
     std::string ldm_buffer;
-    Halide::Expr ldm_index;                ///< element index of the first LDM element
+    Halide::Expr ldm_index; ///< element index of the first LDM element
     std::string main_buffer;
-    Halide::Expr main_index;               ///< element index of the first main-memory element
-    Halide::Expr block_elems;              ///< contiguous elements per block
-    Halide::Expr rows;                     ///< blocks
-    Halide::Expr pitch_elems;              ///< elements from one block's start to the next in main memory
-    int site = 0;                          ///< which begin / wait pair counts the request
-    Halide::Expr bcast_mask;               ///< defined: a BCAST_MODE get to the mesh rows of this mask
+    Halide::Expr main_index;  ///< element index of the first main-memory element
+    Halide::Expr block_elems; ///< contiguous elements per block
+    Halide::Expr rows;        ///< blocks
+    Halide::Expr pitch_elems; ///< elements from one block's start to the next in main memory
+    int site = 0;             ///< which begin / wait pair counts the request
+    Halide::Expr bcast_mask;  ///< defined: a BCAST_MODE get to the mesh rows of this mask
 };
 /** sw_dma_request(...) of \p r (the Exprs as given, not simplified). */
 Halide::Expr dma_request(const DmaRequest &r);
@@ -114,8 +114,8 @@ bool is_bcast_issuer(const Halide::Internal::Call *c);
 bool is_bcast_issuer(const Halide::Expr &e);
 
 struct RegcommShare {
-    std::string buffer;  ///< the LDM buffer passed on
-    int64_t bytes = 0;   ///< its size
+    std::string buffer; ///< the LDM buffer passed on
+    int64_t bytes = 0;  ///< its size
 };
 /** Evaluate(sw_regcomm_share("buffer", bytes)). */
 Halide::Internal::Stmt make_regcomm_share(const RegcommShare &r);
@@ -143,7 +143,7 @@ bool is_register(const std::string &name);
  * (in elements, as recorded by align_vector_accesses) starts on a whole vector. */
 bool vector_access_aligned(const Halide::Type &t, const Halide::Internal::ModulusRemainder &a);
 
-}  // namespace ir
-}  // namespace sw
+} // namespace ir
+} // namespace sw
 
 #endif

@@ -26,97 +26,117 @@ using namespace Halide::Internal;
 namespace {
 
 void log_step(std::ostream *log, const std::string &step, const SwFunction &f) {
-    if (!log) return;
+    if (!log)
+        return;
     *log << "\n// ===== after " << step << " =====\n";
     *log << "// host function " << f.name << "\n" << f.host_body << "\n";
     for (const CpeKernel &k : f.kernels) {
         *log << "// CPE kernel " << k.name << ", blocks:";
-        for (const BlockLoop &b : k.blocks) *log << " " << b.var << " in [" << b.min << ", +" << b.extent << ")";
+        for (const BlockLoop &b : k.blocks)
+            *log << " " << b.var << " in [" << b.min << ", +" << b.extent << ")";
         *log << "\n" << k.body << "\n";
     }
 }
 
-}  // namespace
+} // namespace
 
 Target halide_target_for_sunway() {
     // Asserts stay on: they become the host function's argument checks.
     return Target("x86-64-linux-no_bounds_query-no_runtime");
 }
 
-SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Directives &d, std::ostream *ir_log) {
+SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Directives &d,
+                           std::ostream *ir_log) {
     SwFunction f;
     f.name = fn.name;
     f.args = fn.args;
     f.machine = &m;
-    if (ir_log) *ir_log << "// ===== Halide 14 lowered " << fn.name << " =====\n" << fn.body << "\n";
+    if (ir_log)
+        *ir_log << "// ===== Halide 14 lowered " << fn.name << " =====\n" << fn.body << "\n";
 
     find_cpe_kernels(fn.body, f);
     log_step(ir_log, "find_cpe_kernels", f);
 
     // Marked outputs computed into an LDM tile and copied back (turned into DMA puts below).
     if (!d.staged_outputs.empty()) {
-        for (CpeKernel &k : f.kernels) stage_outputs(k, d.staged_outputs);
+        for (CpeKernel &k : f.kernels)
+            stage_outputs(k, d.staged_outputs);
         log_step(ir_log, "stage_outputs", f);
     }
 
     // Marked stagings read by strided vectors also kept split into their phases.
     if (!d.phase_split.empty()) {
-        for (CpeKernel &k : f.kernels) apply_split_phases(k, d.phase_split);
+        for (CpeKernel &k : f.kernels)
+            apply_split_phases(k, d.phase_split);
         log_step(ir_log, "apply_split_phases", f);
     }
 
-    for (CpeKernel &k : f.kernels) place_ldm_buffers(k, m);
+    for (CpeKernel &k : f.kernels)
+        place_ldm_buffers(k, m);
     if (ir_log) {
         for (const CpeKernel &k : f.kernels) {
             *ir_log << "\n// ===== after place_ldm_buffers: " << k.name << " =====\n";
-            for (const LdmBuffer &b : k.ldm) *ir_log << "// LDM " << b.name << ": " << b.bytes << " bytes\n";
-            *ir_log << "// peak " << k.ldm_peak_bytes << " of " << m.ldm_data_budget() << " bytes\n";
+            for (const LdmBuffer &b : k.ldm)
+                *ir_log << "// LDM " << b.name << ": " << b.bytes << " bytes\n";
+            *ir_log << "// peak " << k.ldm_peak_bytes << " of " << m.ldm_data_budget()
+                    << " bytes\n";
         }
     }
 
-    for (CpeKernel &k : f.kernels) inject_dma(k);
+    for (CpeKernel &k : f.kernels)
+        inject_dma(k);
     log_step(ir_log, "inject_dma", f);
 
-    for (CpeKernel &k : f.kernels) apply_double_buffering(k, m, d.double_buffered);
+    for (CpeKernel &k : f.kernels)
+        apply_double_buffering(k, m, d.double_buffered);
     log_step(ir_log, "apply_double_buffering", f);
 
     // Marked stagings every CPE needs: one BCAST_MODE get by CPE 0 between two barriers.
     if (!d.shared.empty()) {
-        for (CpeKernel &k : f.kernels) apply_broadcast(k, m, d);
+        for (CpeKernel &k : f.kernels)
+            apply_broadcast(k, m, d);
         log_step(ir_log, "apply_broadcast", f);
     }
 
-    for (CpeKernel &k : f.kernels) delay_dma_waits(k);
+    for (CpeKernel &k : f.kernels)
+        delay_dma_waits(k);
     log_step(ir_log, "delay_dma_waits", f);
 
-    for (CpeKernel &k : f.kernels) promote_accumulators(k, *f.machine);
+    for (CpeKernel &k : f.kernels)
+        promote_accumulators(k, *f.machine);
     log_step(ir_log, "promote_accumulators", f);
 
-    for (CpeKernel &k : f.kernels) share_operands(k);
+    for (CpeKernel &k : f.kernels)
+        share_operands(k);
     log_step(ir_log, "share_operands", f);
 
-    for (CpeKernel &k : f.kernels) align_vector_accesses(k);
+    for (CpeKernel &k : f.kernels)
+        align_vector_accesses(k);
     log_step(ir_log, "align_vector_accesses", f);
 
     // Last: kernels with a broadcast run the same number of block rounds on every CPE.
     if (!d.shared.empty()) {
-        for (CpeKernel &k : f.kernels) make_block_loop_uniform(k);
+        for (CpeKernel &k : f.kernels)
+            make_block_loop_uniform(k);
         log_step(ir_log, "make_block_loop_uniform", f);
     }
     return f;
 }
 
-SwFunction lower_pipeline_to_sunway(Pipeline p, const std::vector<Argument> &args, const std::string &name,
-                                    const Machine &m, const Directives &d, std::ostream *ir_log) {
+SwFunction lower_pipeline_to_sunway(Pipeline p, const std::vector<Argument> &args,
+                                    const std::string &name, const Machine &m, const Directives &d,
+                                    std::ostream *ir_log) {
     Module module = p.compile_to_module(args, name, halide_target_for_sunway());
     for (const LoweredFunc &fn : module.functions()) {
-        if (fn.name == name) return lower_to_sunway(fn, m, d, ir_log);
+        if (fn.name == name)
+            return lower_to_sunway(fn, m, d, ir_log);
     }
     throw UserError("the compiled pipeline has no function " + name);
 }
 
-SwFunction lower_pipeline_to_sunway(Pipeline p, const std::vector<Argument> &args, const std::string &name,
-                                    const Machine &m, std::ostream *ir_log) {
+SwFunction lower_pipeline_to_sunway(Pipeline p, const std::vector<Argument> &args,
+                                    const std::string &name, const Machine &m,
+                                    std::ostream *ir_log) {
     const Directives d = directives_of(p);
     return lower_pipeline_to_sunway(std::move(p), args, name, m, d, ir_log);
 }
@@ -126,12 +146,14 @@ std::string describe(const SwFunction &f) {
     s << f.name << " for " << f.machine->name << ": " << f.kernels.size() << " CPE kernel(s)\n";
     for (const CpeKernel &k : f.kernels) {
         Expr blocks = 1;
-        for (const BlockLoop &b : k.blocks) blocks = blocks * b.extent;
+        for (const BlockLoop &b : k.blocks)
+            blocks = blocks * b.extent;
         s << "kernel " << k.name << ": " << simplify(blocks) << " blocks over "
           << f.machine->cpes_per_core_group << " CPEs\n";
         s << "  LDM per CPE: " << k.ldm_peak_bytes << " of " << f.machine->ldm_data_budget()
           << " bytes at the peak (aligned to " << f.machine->ldm_alignment << ")\n";
-        for (const LdmBuffer &b : k.ldm) s << "    " << b.name << ": " << b.bytes << " bytes\n";
+        for (const LdmBuffer &b : k.ldm)
+            s << "    " << b.name << ": " << b.bytes << " bytes\n";
         for (const DmaSite &d : k.dma) {
             s << "  DMA " << (d.is_put ? "put " : "get ") << d.ldm_buffer
               << (d.is_put ? " -> " : " <- ") << d.main_buffer << ": " << d.shape << "\n";
@@ -139,9 +161,10 @@ std::string describe(const SwFunction &f) {
         for (const std::string &b : k.direct_accesses) {
             s << "  direct main-memory access (slow, not staged in LDM): " << b << "\n";
         }
-        for (const std::string &n : k.notes) s << "  note: " << n << "\n";
+        for (const std::string &n : k.notes)
+            s << "  note: " << n << "\n";
     }
     return s.str();
 }
 
-}  // namespace sw
+} // namespace sw

@@ -34,8 +34,8 @@ Halide::Target halide_target_for_sunway();
 /** Lowers \p fn for machine \p m with the Sunway directives \p d of the pipeline it was
  * compiled from (Directives.h: directives_of); if \p ir_log is given, writes the IR after
  * each step. */
-SwFunction lower_to_sunway(const Halide::Internal::LoweredFunc &fn, const Machine &m, const Directives &d,
-                           std::ostream *ir_log = nullptr);
+SwFunction lower_to_sunway(const Halide::Internal::LoweredFunc &fn, const Machine &m,
+                           const Directives &d, std::ostream *ir_log = nullptr);
 
 /** Compiles \p p with unchanged Halide for halide_target_for_sunway() and lowers the
  * function \p name to Sunway code for machine \p m with the directives \p d (the Pipeline
@@ -52,6 +52,6 @@ SwFunction lower_pipeline_to_sunway(Halide::Pipeline p, const std::vector<Halide
 /** A human-readable summary of the kernels: LDM buffers, DMA sites, direct accesses. */
 std::string describe(const SwFunction &f);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

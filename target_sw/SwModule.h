@@ -18,7 +18,7 @@ namespace sw {
 /** One GPUBlock loop of a kernel's iteration space (outermost first). */
 struct BlockLoop {
     std::string var;
-    Halide::Expr min, extent;  ///< constant after lowering, or expressions of host values
+    Halide::Expr min, extent; ///< constant after lowering, or expressions of host values
 };
 
 /** A value the host passes to a kernel: a scalar, or the host pointer of a buffer. */
@@ -26,14 +26,14 @@ struct ClosureArg {
     std::string name;  ///< Halide name (a buffer's name for buffers)
     Halide::Type type; ///< the scalar type, or the element type of a buffer
     bool is_buffer;
-    bool written;      ///< buffers only: the kernel stores to it
+    bool written; ///< buffers only: the kernel stores to it
 };
 
 /** An LDM buffer of a kernel: an allocation inside the kernel body. */
 struct LdmBuffer {
     std::string name;
     Halide::Type type;
-    int64_t bytes;  ///< constant upper bound of its size, before alignment
+    int64_t bytes; ///< constant upper bound of its size, before alignment
 };
 
 /** \p bytes rounded up to a multiple of \p alignment (an LDM buffer's size as allocated:
@@ -46,25 +46,25 @@ inline int64_t align_up(int64_t bytes, int64_t alignment) {
 struct DmaSite {
     std::string ldm_buffer, main_buffer;
     bool is_put;
-    std::string shape;  ///< human-readable: "1 strided request of 8 rows x 132 B per iteration"
+    std::string shape; ///< human-readable: "1 strided request of 8 rows x 132 B per iteration"
 };
 
 struct CpeKernel {
     std::string name;
-    std::vector<BlockLoop> blocks;  ///< outermost first; the CPEs share their product
-    Halide::Internal::Stmt body;    ///< one block iteration, in terms of the block vars
+    std::vector<BlockLoop> blocks; ///< outermost first; the CPEs share their product
+    Halide::Internal::Stmt body;   ///< one block iteration, in terms of the block vars
     std::vector<ClosureArg> args;
     std::vector<LdmBuffer> ldm;
-    int64_t ldm_peak_bytes = 0;     ///< most LDM live at once, aligned, per CPE
+    int64_t ldm_peak_bytes = 0; ///< most LDM live at once, aligned, per CPE
     std::vector<DmaSite> dma;
-    std::vector<std::string> direct_accesses;  ///< main-memory buffers read or written directly
-    std::vector<std::string> notes;            ///< what the passes could not do, for the report
+    std::vector<std::string> direct_accesses; ///< main-memory buffers read or written directly
+    std::vector<std::string> notes;           ///< what the passes could not do, for the report
 };
 
 struct SwFunction {
     std::string name;
     std::vector<Halide::Internal::LoweredArgument> args;
-    Halide::Internal::Stmt host_body;  ///< kernels replaced by sw_launch(k) calls
+    Halide::Internal::Stmt host_body; ///< kernels replaced by sw_launch(k) calls
     std::vector<CpeKernel> kernels;
     const Machine *machine = nullptr;
 };
@@ -72,6 +72,6 @@ struct SwFunction {
 /* The intrinsics the lowering puts into the IR (sw_launch in host_body, the DMA, broadcast
  * and sharing intrinsics in kernel bodies) are named, built and matched in SunwayIR.h. */
 
-}  // namespace sw
+} // namespace sw
 
 #endif

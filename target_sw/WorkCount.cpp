@@ -51,22 +51,26 @@ private:
     // compiler's common-subexpression elimination does: later occurrences are free.
     std::set<Expr, IRDeepCompare> seen;
     bool repeated_int(const Expr &e) {
-        if (e.type().is_float() || is_const(e) || e.as<Variable>()) return false;
-        if (invariant(e)) return true;
+        if (e.type().is_float() || is_const(e) || e.as<Variable>())
+            return false;
+        if (invariant(e))
+            return true;
         return !seen.insert(e).second;
     }
     /** In a loop body, integer work that does not change with the loop is hoisted out of it
      * by any compiler (loop-invariant code motion): it is not counted per iteration. */
     bool invariant(const Expr &e) const {
-        if (variant.empty()) return false;
+        if (variant.empty())
+            return false;
         for (const std::string &v : variant) {
-            if (expr_uses_var(e, v)) return false;
+            if (expr_uses_var(e, v))
+                return false;
         }
         return true;
     }
 
 public:
-    std::set<std::string> variant;  ///< the loop variable and the lets that depend on it
+    std::set<std::string> variant; ///< the loop variable and the lets that depend on it
 
 private:
     /** Visits an address as a compiler computes it: the sum is reassociated, its constant
@@ -76,12 +80,14 @@ private:
      * base; loads and stores with the same variable part share it. */
     void address(const Expr &index) {
         Expr base = index;
-        if (const Ramp *r = base.as<Ramp>()) base = r->base;
+        if (const Ramp *r = base.as<Ramp>())
+            base = r->base;
         std::vector<Expr> terms, varying;
         flatten_sum(base, terms);
         Expr key, invariant_base;
         for (const Expr &t : terms) {
-            if (is_const(t)) continue;
+            if (is_const(t))
+                continue;
             if (invariant(t)) {
                 invariant_base = invariant_base.defined() ? invariant_base + t : t;
                 continue;
@@ -89,10 +95,13 @@ private:
             varying.push_back(t);
             key = key.defined() ? key + t : t;
         }
-        if (varying.empty()) return;
-        for (const Expr &t : varying) visit_operand(t);
+        if (varying.empty())
+            return;
+        for (const Expr &t : varying)
+            visit_operand(t);
         // The variable part plus the invariant base, added up once per distinct pair.
-        if (invariant_base.defined()) key = key + invariant_base;
+        if (invariant_base.defined())
+            key = key + invariant_base;
         if (seen.insert(key).second) {
             w.either += int64_t(varying.size()) - 1 + (invariant_base.defined() ? 1 : 0);
         }
@@ -107,7 +116,8 @@ private:
     }
     int64_t visit_operand(const Expr &e) {
         depth_ = 0;
-        if (!repeated_int(e)) e.accept(this);
+        if (!repeated_int(e))
+            e.accept(this);
         return depth_;
     }
 
@@ -126,7 +136,8 @@ private:
         const Mul *mul = op->a.as<Mul>() ? op->a.as<Mul>() : op->b.as<Mul>();
         if (op->type.is_float() && mul) {
             // a*b + c issues as one fused multiply-add.
-            const int64_t da = sub(mul->a), db = sub(mul->b), dc = sub(op->a.as<Mul>() ? op->b : op->a);
+            const int64_t da = sub(mul->a), db = sub(mul->b),
+                          dc = sub(op->a.as<Mul>() ? op->b : op->a);
             w.p0++;
             w.flops += 2 * lanes(op->type);
             fp_result(std::max({da, db, dc}));
@@ -146,7 +157,8 @@ private:
     }
     void visit(const Mod *op) override {
         arith(op->type, op->a, op->b, 0);
-        if (!op->type.is_float() && !is_const(op->b)) w.either += 3;
+        if (!op->type.is_float() && !is_const(op->b))
+            w.either += 3;
     }
     void visit(const Min *op) override { arith(op->type, op->a, op->b, 0); }
     void visit(const Max *op) override { arith(op->type, op->a, op->b, 0); }
@@ -225,8 +237,10 @@ private:
         sub(op->body);
     }
     /** One load or store of \p type from or to \p buffer. */
-    void access(const std::string &buffer, const Type &type, const ModulusRemainder &alignment, bool gather = false) {
-        if (ir::is_register(buffer)) return;  // a promoted accumulator: a register
+    void access(const std::string &buffer, const Type &type, const ModulusRemainder &alignment,
+                bool gather = false) {
+        if (ir::is_register(buffer))
+            return; // a promoted accumulator: a register
         // Vector accesses proved aligned (AlignVectorAccesses.h) are printed as simd_load /
         // simd_store, one P1 instruction; the others as simd_loadu/simd_storeu, two each
         // (vlds_ul + vlds_uh) [V] DOC; scalar ones one.
@@ -254,20 +268,25 @@ private:
         auto b = stored_depth.find(op->name);
         if (b != stored_depth.end()) {
             auto it = b->second.find(op->index);
-            if (it != b->second.end()) depth_ = it->second;
+            if (it != b->second.end())
+                depth_ = it->second;
         }
     }
     void visit(const Call *op) override {
         int64_t d = 0;
-        for (const Expr &a : op->args) d = std::max(d, sub(a));
+        for (const Expr &a : op->args)
+            d = std::max(d, sub(a));
         depth_ = d;
-        if (op->call_type != Call::PureExtern && op->call_type != Call::Extern) return;
+        if (op->call_type != Call::PureExtern && op->call_type != Call::Extern)
+            return;
         // DMA and launch intrinsics: timed by the emulator; the register-communication sharing:
         // counted where it is printed (regcomm_share_work), its puts and gets by the emulator.
-        if (ir::is_sunway_intrinsic(op)) return;
+        if (ir::is_sunway_intrinsic(op))
+            return;
         const std::string &n = op->name;
         w.p0++;
-        if (op->type.is_float()) fp_result(d);
+        if (op->type.is_float())
+            fp_result(d);
         if (n.rfind("sqrt", 0) == 0) {
             w.slow_cycles += m.sqrt_cycles;
         } else if (n.rfind("exp", 0) == 0 || n.rfind("log", 0) == 0 || n.rfind("pow", 0) == 0) {
@@ -277,7 +296,8 @@ private:
 
     void visit(const LetStmt *op) override {
         var_depth[op->name] = sub(op->value);
-        if (!variant.empty() && !invariant(op->value)) variant.insert(op->name);
+        if (!variant.empty() && !invariant(op->value))
+            variant.insert(op->name);
         op->body.accept(this);
     }
 
@@ -298,16 +318,18 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
-Work count_straight_line(const Stmt &region, bool loop_body, const std::set<std::string> &ldm_buffers,
-                         const Machine &m, const std::string &loop_var) {
+Work count_straight_line(const Stmt &region, bool loop_body,
+                         const std::set<std::string> &ldm_buffers, const Machine &m,
+                         const std::string &loop_var) {
     Counter c(ldm_buffers, m);
-    if (!loop_var.empty()) c.variant.insert(loop_var);
+    if (!loop_var.empty())
+        c.variant.insert(loop_var);
     region.accept(&c);
     if (loop_body) {
-        c.w.either++;  // the increment
-        c.w.p1++;      // the compare and branch back
+        c.w.either++; // the increment
+        c.w.p1++;     // the compare and branch back
     }
     return c.w;
 }
@@ -350,4 +372,4 @@ ShareWork regcomm_share_work(int64_t bytes, const Machine &m) {
     return s;
 }
 
-}  // namespace sw
+} // namespace sw

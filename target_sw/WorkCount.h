@@ -57,8 +57,9 @@
 namespace sw {
 
 struct Work {
-    int64_t p0 = 0, p1 = 0, either = 0, slow_cycles = 0, flops = 0, ldm_accesses = 0, direct_accesses = 0;
-    int64_t chain = 0;  ///< longest chain of dependent floating-point operations
+    int64_t p0 = 0, p1 = 0, either = 0, slow_cycles = 0, flops = 0, ldm_accesses = 0,
+            direct_accesses = 0;
+    int64_t chain = 0; ///< longest chain of dependent floating-point operations
     bool empty() const {
         return !p0 && !p1 && !either && !slow_cycles && !flops && !ldm_accesses && !direct_accesses;
     }
@@ -69,8 +70,8 @@ int64_t region_cycles(const Work &w, const Machine &m);
 
 /** The work of \p region without the bodies of its loops and branches; \p loop_body adds
  * one loop iteration's overhead, and integer work that does not depend on \p loop_var (the
- * loop's variable, when the region is a loop body) is taken as hoisted out of the loop. Loads and stores of \p ldm_buffers are LDM accesses; any
- * other buffer is main memory. */
+ * loop's variable, when the region is a loop body) is taken as hoisted out of the loop. Loads and
+ * stores of \p ldm_buffers are LDM accesses; any other buffer is main memory. */
 Work count_straight_line(const Halide::Internal::Stmt &region, bool loop_body,
                          const std::set<std::string> &ldm_buffers, const Machine &m,
                          const std::string &loop_var = "");
@@ -90,6 +91,6 @@ struct ShareWork {
 };
 ShareWork regcomm_share_work(int64_t bytes, const Machine &m);
 
-}  // namespace sw
+} // namespace sw
 
 #endif

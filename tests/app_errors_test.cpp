@@ -33,9 +33,11 @@ struct Result {
 Result run_app(const std::string &args, long kib = 0) {
     std::string out;
     const std::string limit = kib ? "ulimit -v " + std::to_string(kib) + "; " : "";
-    FILE *p = popen((limit + std::string(SW_NET_APP) + " --net alexnet " + args + " 2>&1").c_str(), "r");
+    FILE *p =
+        popen((limit + std::string(SW_NET_APP) + " --net alexnet " + args + " 2>&1").c_str(), "r");
     char buf[4096];
-    while (p && fgets(buf, sizeof buf, p)) out += buf;
+    while (p && fgets(buf, sizeof buf, p))
+        out += buf;
     const int status = p ? pclose(p) : -1;
     return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
@@ -56,27 +58,37 @@ protected:
     }
 };
 
-TEST_F(AppErrors, MissingImage) { expect_error(run_app("--image /nonexistent/x.png"), "/nonexistent/x.png"); }
+TEST_F(AppErrors, MissingImage) {
+    expect_error(run_app("--image /nonexistent/x.png"), "/nonexistent/x.png");
+}
 
-TEST_F(AppErrors, NotAPng) { expect_error(run_app("--image " + file("text.png", "hello, not a picture")), "text.png"); }
+TEST_F(AppErrors, NotAPng) {
+    expect_error(run_app("--image " + file("text.png", "hello, not a picture")), "text.png");
+}
 
 TEST_F(AppErrors, TruncatedPng) {
     std::ifstream in(SW_SAMPLE_IMAGE, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ASSERT_GT(bytes.size(), 1000u);
-    expect_error(run_app("--image " + file("cut.png", bytes.substr(0, bytes.size() / 2))), "cut.png");
+    expect_error(run_app("--image " + file("cut.png", bytes.substr(0, bytes.size() / 2))),
+                 "cut.png");
 }
 
-TEST_F(AppErrors, BatchZero) { expect_error(run_app("--batch 0"), "--batch: Value 0 not in range 1"); }
+TEST_F(AppErrors, BatchZero) {
+    expect_error(run_app("--batch 0"), "--batch: Value 0 not in range 1");
+}
 
-TEST_F(AppErrors, BatchNotANumber) { expect_error(run_app("--batch two"), "--batch: Value two"); }
+TEST_F(AppErrors, BatchNotANumber) {
+    expect_error(run_app("--batch two"), "--batch: Value two");
+}
 
 TEST_F(AppErrors, MissingWeightFile) {
     expect_error(run_app("--weights " + dir.string()), "conv1");
 }
 
 TEST_F(AppErrors, WeightOfTheWrongShape) {
-    sw_io::save_npy((dir / "conv1.weight.npy").string(), {96, 3, 11, 10}, std::vector<float>(96 * 3 * 11 * 10));
+    sw_io::save_npy((dir / "conv1.weight.npy").string(), {96, 3, 11, 10},
+                    std::vector<float>(96 * 3 * 11 * 10));
     sw_io::save_npy((dir / "conv1.bias.npy").string(), {96}, std::vector<float>(96));
     expect_error(run_app("--weights " + dir.string()), "(96, 3, 11, 11)");
 }
@@ -84,11 +96,13 @@ TEST_F(AppErrors, WeightOfTheWrongShape) {
 TEST_F(AppErrors, WeightOfTheWrongDtype) {
     // A valid .npy header for float64 data.
     std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (96,), }";
-    header.append(128 - 10 - header.size() - 1, ' ');  // 10-byte preamble + header = 128
+    header.append(128 - 10 - header.size() - 1, ' '); // 10-byte preamble + header = 128
     header += '\n';
-    std::string npy = std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
+    std::string npy = std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) +
+                      char(header.size() >> 8) + header;
     npy.append(96 * 8, '\0');
-    sw_io::save_npy((dir / "conv1.weight.npy").string(), {96, 3, 11, 11}, std::vector<float>(96 * 3 * 11 * 11));
+    sw_io::save_npy((dir / "conv1.weight.npy").string(), {96, 3, 11, 11},
+                    std::vector<float>(96 * 3 * 11 * 11));
     file("conv1.bias.npy", npy);
     expect_error(run_app("--weights " + dir.string()), "<f8");
 }
@@ -98,7 +112,9 @@ TEST_F(AppErrors, InputTensorOfTheWrongShape) {
     expect_error(run_app("--input " + (dir / "x.npy").string()), "(1, 3, 227, 227)");
 }
 
-TEST_F(AppErrors, UnknownOption) { expect_error(run_app("--frobnicate"), "argument was not expected: --frobnicate"); }
+TEST_F(AppErrors, UnknownOption) {
+    expect_error(run_app("--frobnicate"), "argument was not expected: --frobnicate");
+}
 
 TEST_F(AppErrors, UnknownSchedule) {
     expect_error(run_app("--schedule fast"), "--schedule: fast not in {hand,baseline,auto}");
@@ -134,7 +150,8 @@ std::string png_claiming(uint32_t width, uint32_t height) {
         b[20 + k] = char((height >> (24 - 8 * k)) & 0xff);
     }
     const uLong crc = crc32(0, reinterpret_cast<const Bytef *>(b.data() + 12), 17);
-    for (int k = 0; k < 4; k++) b[29 + k] = char((crc >> (24 - 8 * k)) & 0xff);
+    for (int k = 0; k < 4; k++)
+        b[29 + k] = char((crc >> (24 - 8 * k)) & 0xff);
     return b;
 }
 
@@ -149,9 +166,11 @@ TEST_F(AppErrors, PngClaimingHugeDimensionsFailsFast) {
 TEST_F(AppErrors, NpyClaimingGigabytesFailsBeforeAllocating) {
     // 1 KB whose header claims 3 GB: an error naming the file, not std::bad_alloc.
     std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (750000000,), }";
-    while ((10 + dict.size() + 1) % 64) dict += ' ';
+    while ((10 + dict.size() + 1) % 64)
+        dict += ' ';
     dict += '\n';
-    std::string npy = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size() & 0xff) + char(dict.size() >> 8) + dict;
+    std::string npy = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size() & 0xff) +
+                      char(dict.size() >> 8) + dict;
     npy.append(920, '\0');
     const std::string p = file("claims_3gb.npy", npy);
     expect_error(run_app_limited("--input " + p), p + "': truncated data");
@@ -169,7 +188,8 @@ TEST_F(AppErrors, NanInAWeightFileIsRefused) {
 }
 
 TEST_F(AppErrors, UnwritableReportIsAnErrorNamingThePath) {
-    for (const std::string p : {(dir / "no_dir" / "layers.json").string(), std::string("/dev/full")}) {
+    for (const std::string p :
+         {(dir / "no_dir" / "layers.json").string(), std::string("/dev/full")}) {
         const Result r = run_app("--no-compare --report " + p);
         expect_error(r, p + ": ");
         EXPECT_EQ(r.output.find("report written"), std::string::npos) << r.output;
@@ -183,8 +203,8 @@ TEST_F(AppErrors, UnwritableReportIsAnErrorNamingThePath) {
 // graph/tests/sw_net_model_test.cpp does that with a 48 MB input); instead the peak resident
 // memory of --batch 12 must be within 3 MB of --batch 1's, where 12 preloaded images would add
 // 7.4 MB (measured: about 313,200 KiB for both, and 322,904 KiB for --batch 16 of an .npy as
-// sw_net read it before, whole). MALLOC_ARENA_MAX=1: the 64 CPE threads' malloc arenas otherwise make the peak
-// vary by up to 16 MB from run to run.
+// sw_net read it before, whole). MALLOC_ARENA_MAX=1: the 64 CPE threads' malloc arenas otherwise
+// make the peak vary by up to 16 MB from run to run.
 
 struct Measured {
     int exit_code = -1;
@@ -196,21 +216,24 @@ struct Measured {
  * resident memory (wait4's ru_maxrss) and its output. */
 Measured run_measured(const std::vector<std::string> &args, const std::string &out_file) {
     Measured m;
-    std::fflush(stdout);  // not inherited by the child
+    std::fflush(stdout); // not inherited by the child
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::setenv("MALLOC_ARENA_MAX", "1", 1);
-        if (!std::freopen(out_file.c_str(), "w", stdout) || ::dup2(fileno(stdout), 2) < 0) ::_exit(126);
+        if (!std::freopen(out_file.c_str(), "w", stdout) || ::dup2(fileno(stdout), 2) < 0)
+            ::_exit(126);
         std::vector<char *> argv = {const_cast<char *>(SW_NET_APP), const_cast<char *>("--net"),
                                     const_cast<char *>("alexnet")};
-        for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        for (const std::string &a : args)
+            argv.push_back(const_cast<char *>(a.c_str()));
         argv.push_back(nullptr);
         ::execv(SW_NET_APP, argv.data());
         ::_exit(127);
     }
     int status = 0;
     rusage ru{};
-    if (pid < 0 || ::wait4(pid, &status, 0, &ru) != pid) return m;
+    if (pid < 0 || ::wait4(pid, &status, 0, &ru) != pid)
+        return m;
     m.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     m.max_rss_kib = ru.ru_maxrss;
     std::ifstream in(out_file);
@@ -220,7 +243,8 @@ Measured run_measured(const std::vector<std::string> &args, const std::string &o
 
 int count_images(const std::string &out) {
     int n = 0;
-    for (size_t at = 0; (at = out.find("\nimage ", at)) != std::string::npos; at++) n++;
+    for (size_t at = 0; (at = out.find("\nimage ", at)) != std::string::npos; at++)
+        n++;
     return n;
 }
 
@@ -228,8 +252,10 @@ TEST_F(AppErrors, BatchIsStreamedPeakMemoryDoesNotGrowWithN) {
     constexpr int kBatch = 12;
     const size_t per_image = 3 * 227 * 227;
     std::vector<float> x(per_image * kBatch);
-    for (size_t i = 0; i < x.size(); i++) x[i] = float(int(i % 251) - 125) / 125.0f;
-    sw_io::save_npy((dir / "x1.npy").string(), {1, 3, 227, 227}, std::vector<float>(x.begin(), x.begin() + per_image));
+    for (size_t i = 0; i < x.size(); i++)
+        x[i] = float(int(i % 251) - 125) / 125.0f;
+    sw_io::save_npy((dir / "x1.npy").string(), {1, 3, 227, 227},
+                    std::vector<float>(x.begin(), x.begin() + per_image));
     sw_io::save_npy((dir / "xn.npy").string(), {kBatch, 3, 227, 227}, x);
     const std::string out = (dir / "out.txt").string();
     const std::vector<std::string> common = {"--no-compare", "--top", "1"};
@@ -248,15 +274,17 @@ TEST_F(AppErrors, BatchIsStreamedPeakMemoryDoesNotGrowWithN) {
         ASSERT_EQ(b.exit_code, 0) << what << "\n" << b.output;
         EXPECT_EQ(count_images(a.output), 1) << a.output;
         EXPECT_EQ(count_images(b.output), kBatch) << b.output;
-        EXPECT_NE(b.output.find("image " + std::to_string(kBatch - 1) + ": top-1"), std::string::npos) << b.output;
-        std::printf("%s: peak RSS %ld KiB for --batch 1, %ld KiB for --batch %d\n", what, a.max_rss_kib,
-                    b.max_rss_kib, kBatch);
+        EXPECT_NE(b.output.find("image " + std::to_string(kBatch - 1) + ": top-1"),
+                  std::string::npos)
+            << b.output;
+        std::printf("%s: peak RSS %ld KiB for --batch 1, %ld KiB for --batch %d\n", what,
+                    a.max_rss_kib, b.max_rss_kib, kBatch);
 #if !defined(__SANITIZE_ADDRESS__)
         EXPECT_LT(b.max_rss_kib - a.max_rss_kib, 3 * 1024)
-            << what << ": --batch " << kBatch << " peaks at " << b.max_rss_kib << " KiB, --batch 1 at "
-            << a.max_rss_kib << " KiB: the batch is not streamed";
+            << what << ": --batch " << kBatch << " peaks at " << b.max_rss_kib
+            << " KiB, --batch 1 at " << a.max_rss_kib << " KiB: the batch is not streamed";
 #endif
     }
 }
 
-}  // namespace
+} // namespace

@@ -22,8 +22,8 @@
  * instead of the plugin, to check the harness itself.
  */
 #include "HalideBuffer.h"
-#include "reference/naive_layers.h"
 #include "jit/jit_layer.h"
+#include "reference/naive_layers.h"
 #include "tests/support/layer_params.h"
 
 #include <athread_emu.h>
@@ -76,26 +76,33 @@ int env_int(const char *name, int fallback) {
     return v && *v ? std::atoi(v) : fallback;
 }
 
-unsigned seed(unsigned base) { return base + unsigned(env_int("SW_AUTOSCHEDULE_TEST_SEED", 0)); }
+unsigned seed(unsigned base) {
+    return base + unsigned(env_int("SW_AUTOSCHEDULE_TEST_SEED", 0));
+}
 
-bool use_hand_schedules() { return env_flag("SW_AUTOSCHEDULE_TEST_HAND"); }
+bool use_hand_schedules() {
+    return env_flag("SW_AUTOSCHEDULE_TEST_HAND");
+}
 
 /** The generator arguments that select the autoscheduler. */
 std::vector<std::string> autoschedule_args() {
-    if (use_hand_schedules()) return {};
+    if (use_hand_schedules())
+        return {};
     return {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
 }
 
 sw_jit::JitOptions jit_options() {
     sw_jit::JitOptions o;
     o.extra_args = autoschedule_args();
-    if (!use_hand_schedules()) o.emit = "mpe,cpe,h,schedule";  // with the predicted time
+    if (!use_hand_schedules())
+        o.emit = "mpe,cpe,h,schedule"; // with the predicted time
     return o;
 }
 
 int jobs() {
     const int n = env_int("SW_TEST_JOBS", 0);
-    if (n > 0) return n;
+    if (n > 0)
+        return n;
     return std::clamp(int(std::thread::hardware_concurrency()), 2, 4);
 }
 
@@ -105,23 +112,32 @@ void parallel_for(int n, const std::function<void(int)> &f) {
     std::vector<std::thread> pool;
     for (int t = 0; t < std::min(jobs(), n); t++) {
         pool.emplace_back([&] {
-            for (int i; (i = next++) < n;) f(i);
+            for (int i; (i = next++) < n;)
+                f(i);
         });
     }
-    for (std::thread &t : pool) t.join();
+    for (std::thread &t : pool)
+        t.join();
 }
 
-std::string str(int v) { return std::to_string(v); }
-std::string str(bool v) { return v ? "true" : "false"; }
+std::string str(int v) {
+    return std::to_string(v);
+}
+std::string str(bool v) {
+    return v ? "true" : "false";
+}
 
 // Drawn from std::mt19937's raw output, whose sequence the standard fixes (the
 // <random> distributions are implementation-defined): the same shapes everywhere.
 /** An integer in [lo, hi] (hi - lo small: the modulo bias is negligible). */
-int uniform(std::mt19937 &rng, int lo, int hi) { return lo + int(rng() % uint32_t(hi - lo + 1)); }
+int uniform(std::mt19937 &rng, int lo, int hi) {
+    return lo + int(rng() % uint32_t(hi - lo + 1));
+}
 /** True with probability p. */
-bool chance(std::mt19937 &rng, double p) { return rng() < p * 4294967296.0; }
-template<typename T>
-T pick(std::mt19937 &rng, const std::vector<T> &v) {
+bool chance(std::mt19937 &rng, double p) {
+    return rng() < p * 4294967296.0;
+}
+template <typename T> T pick(std::mt19937 &rng, const std::vector<T> &v) {
     return v[uniform(rng, 0, int(v.size()) - 1)];
 }
 
@@ -129,7 +145,8 @@ T pick(std::mt19937 &rng, const std::vector<T> &v) {
 std::vector<float> random_values(size_t n, unsigned s, float scale = 1.f) {
     std::mt19937 rng(s);
     std::vector<float> v(n);
-    for (float &x : v) x = scale * float(double(rng()) / 2147483648.0 - 1.0);
+    for (float &x : v)
+        x = scale * float(double(rng()) / 2147483648.0 - 1.0);
     return v;
 }
 
@@ -138,13 +155,15 @@ std::vector<float> random_values(size_t n, unsigned s, float scale = 1.f) {
 std::string compare(const std::vector<float> &expected, const std::vector<float> &actual,
                     const std::vector<int> &dims) {
     if (expected.size() != actual.size()) {
-        return "size " + std::to_string(actual.size()) + ", expected " + std::to_string(expected.size());
+        return "size " + std::to_string(actual.size()) + ", expected " +
+               std::to_string(expected.size());
     }
     std::ostringstream msg;
     size_t bad = 0;
     for (size_t i = 0; i < expected.size(); i++) {
         const float e = expected[i], a = actual[i];
-        if (std::fabs(e - a) <= 1e-4f + 1e-4f * std::fabs(e)) continue;
+        if (std::fabs(e - a) <= 1e-4f + 1e-4f * std::fabs(e))
+            continue;
         if (bad++ < 3) {
             msg << "  at (";
             size_t r = i;
@@ -155,7 +174,8 @@ std::string compare(const std::vector<float> &expected, const std::vector<float>
             msg << "): expected " << e << ", got " << a << "\n";
         }
     }
-    if (!bad) return "";
+    if (!bad)
+        return "";
     return std::to_string(bad) + " of " + std::to_string(expected.size()) +
            " elements differ (coordinates innermost first):\n" + msg.str();
 }
@@ -165,20 +185,23 @@ std::string call_layer(const sw_jit::JitLayer &layer, const std::vector<halide_b
     // The tensors start on 128-byte DMA lines, as sw_net allocates them (and real athread code
     // aligns its arrays): the cost model assumes so (CostModel.cpp, transfer()).
     std::vector<Buf> lined;
-    for (halide_buffer_t *a : args) lined.push_back(Buf(*a).copy());
+    for (halide_buffer_t *a : args)
+        lined.push_back(Buf(*a).copy());
     std::vector<halide_buffer_t *> raw;
-    for (Buf &b : lined) raw.push_back(b.raw_buffer());
+    for (Buf &b : lined)
+        raw.push_back(b.raw_buffer());
     athread_emu_stats_reset();
     const int rc = layer.call(raw);
     Buf(*args.back()).copy_from(lined.back());
-    if (rc != 0) return "the layer returned " + std::to_string(rc);
+    if (rc != 0)
+        return "the layer returned " + std::to_string(rc);
     for (int k = 0; k < athread_emu_stats_count(); k++) {
         const athread_emu_kernel_stats *s = athread_emu_stats_get(k);
         for (int c = 0; c < s->ncpes; c++) {
             if (s->cpe[c].ldm_peak_bytes > s->ldm_budget_bytes) {
-                return std::string("kernel ") + s->kernel + ": CPE " + std::to_string(c) + " used " +
-                       std::to_string(s->cpe[c].ldm_peak_bytes) + " bytes of LDM, budget " +
-                       std::to_string(s->ldm_budget_bytes);
+                return std::string("kernel ") + s->kernel + ": CPE " + std::to_string(c) +
+                       " used " + std::to_string(s->cpe[c].ldm_peak_bytes) +
+                       " bytes of LDM, budget " + std::to_string(s->ldm_budget_bytes);
             }
         }
     }
@@ -196,7 +219,8 @@ struct Case {
 
     std::string describe() const {
         std::string s = generator;
-        for (const auto &p : params) s += " " + p.first + "=" + p.second;
+        for (const auto &p : params)
+            s += " " + p.first + "=" + p.second;
         return s;
     }
 };
@@ -209,36 +233,46 @@ struct Case {
 bool windows_only_in_padding(int size, int out, int kernel, int stride, int pad_before) {
     for (int o = 0; o < out; o++) {
         const int first = o * stride - pad_before, last = first + kernel - 1;
-        if (last >= 0 && first < size) return false;
+        if (last >= 0 && first < size)
+            return false;
     }
     return true;
 }
 
 Case conv_case(const reference::Conv2DParams &p, unsigned data_seed, bool residual) {
     Params params = sw_test::conv2d_params(p);
-    if (residual) params["residual"] = "true";
-    const bool padding_only = windows_only_in_padding(p.w, p.out_w(), p.kernel_x, p.stride_x, p.pad_left) ||
-                              windows_only_in_padding(p.h, p.out_h(), p.kernel_y, p.stride_y, p.pad_top);
-    return {"conv2d", params, [p, data_seed, residual](const sw_jit::JitLayer &layer) {
-                const int ipg = p.in_c / p.groups;
-                std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, data_seed);
-                std::vector<float> wt = random_values(size_t(p.out_c) * ipg * p.kernel_x * p.kernel_y, data_seed + 1);
-                std::vector<float> b = random_values(p.out_c, data_seed + 2);
-                const std::vector<int> od = {p.out_w(), p.out_h(), p.out_c, p.batch};
-                std::vector<float> out(size_t(od[0]) * od[1] * od[2] * od[3], NAN);
-                Buf bi(in.data(), {p.w, p.h, p.in_c, p.batch});
-                Buf bw(wt.data(), {p.kernel_x, p.kernel_y, ipg, p.out_c});
-                Buf bb(b.data(), {p.out_c});
-                Buf bo(out.data(), od);
-                std::vector<float> res = random_values(residual ? out.size() : 0, data_seed + 3);
-                Buf br(res.data(), od);
-                std::vector<halide_buffer_t *> args = {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer()};
-                if (residual) args.push_back(br.raw_buffer());
-                args.push_back(bo.raw_buffer());
-                std::string e = call_layer(layer, args);
-                return e.empty() ? compare(reference::conv2d(p, in, wt, b, residual ? &res : nullptr), out, od) : e;
-            },
-            padding_only ? "every window lies in the padding: the lowering removes the reduction" : ""};
+    if (residual)
+        params["residual"] = "true";
+    const bool padding_only =
+        windows_only_in_padding(p.w, p.out_w(), p.kernel_x, p.stride_x, p.pad_left) ||
+        windows_only_in_padding(p.h, p.out_h(), p.kernel_y, p.stride_y, p.pad_top);
+    return {
+        "conv2d", params,
+        [p, data_seed, residual](const sw_jit::JitLayer &layer) {
+            const int ipg = p.in_c / p.groups;
+            std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, data_seed);
+            std::vector<float> wt =
+                random_values(size_t(p.out_c) * ipg * p.kernel_x * p.kernel_y, data_seed + 1);
+            std::vector<float> b = random_values(p.out_c, data_seed + 2);
+            const std::vector<int> od = {p.out_w(), p.out_h(), p.out_c, p.batch};
+            std::vector<float> out(size_t(od[0]) * od[1] * od[2] * od[3], NAN);
+            Buf bi(in.data(), {p.w, p.h, p.in_c, p.batch});
+            Buf bw(wt.data(), {p.kernel_x, p.kernel_y, ipg, p.out_c});
+            Buf bb(b.data(), {p.out_c});
+            Buf bo(out.data(), od);
+            std::vector<float> res = random_values(residual ? out.size() : 0, data_seed + 3);
+            Buf br(res.data(), od);
+            std::vector<halide_buffer_t *> args = {bi.raw_buffer(), bw.raw_buffer(),
+                                                   bb.raw_buffer()};
+            if (residual)
+                args.push_back(br.raw_buffer());
+            args.push_back(bo.raw_buffer());
+            std::string e = call_layer(layer, args);
+            return e.empty() ? compare(reference::conv2d(p, in, wt, b, residual ? &res : nullptr),
+                                       out, od)
+                             : e;
+        },
+        padding_only ? "every window lies in the padding: the lowering removes the reduction" : ""};
 }
 
 /** ~120 convolutions: batch 1-3, channels 1-40 (multiples of groups 1-4), kernels 1-5
@@ -279,7 +313,8 @@ std::vector<Case> conv_cases(int count) {
 Case pool_case(const reference::PoolParams &p, unsigned data_seed) {
     const Params params = sw_test::pool_params(p);
     return {"pool", params, [p, data_seed](const sw_jit::JitLayer &layer) {
-                std::vector<float> in = random_values(size_t(p.batch) * p.channels * p.h * p.w, data_seed);
+                std::vector<float> in =
+                    random_values(size_t(p.batch) * p.channels * p.h * p.w, data_seed);
                 const std::vector<int> od = {p.out_w(), p.out_h(), p.channels, p.batch};
                 std::vector<float> out(size_t(od[0]) * od[1] * od[2] * od[3], NAN);
                 Buf bi(in.data(), {p.w, p.h, p.channels, p.batch});
@@ -325,10 +360,12 @@ std::vector<Case> pool_cases(int count) {
     return cases;
 }
 
-/** A dense layer with random inputs, weights and bias from seed \p s, against the naive reference. */
+/** A dense layer with random inputs, weights and bias from seed \p s, against the naive reference.
+ */
 Case dense_case(int batch, int in_f, int out_f, bool relu, double alpha, double beta, unsigned s) {
-    Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
-                     {"relu", str(relu)}, {"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}};
+    Params params = {
+        {"batch", str(batch)}, {"in_features", str(in_f)},       {"out_features", str(out_f)},
+        {"relu", str(relu)},   {"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}};
     return {"dense", params, [=](const sw_jit::JitLayer &layer) {
                 std::vector<float> in = random_values(size_t(batch) * in_f, s);
                 std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
@@ -336,9 +373,11 @@ Case dense_case(int batch, int in_f, int out_f, bool relu, double alpha, double 
                 std::vector<float> out(size_t(batch) * out_f, NAN);
                 Buf bi(in.data(), {in_f, batch}), bw(wt.data(), {in_f, out_f});
                 Buf bb(b.data(), {out_f}), bo(out.data(), {out_f, batch});
-                std::string e = call_layer(layer, {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
-                return e.empty() ? compare(reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta), out,
-                                           {out_f, batch})
+                std::string e = call_layer(
+                    layer, {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
+                return e.empty() ? compare(reference::dense(batch, in_f, out_f, in, wt, b, relu,
+                                                            alpha, beta),
+                                           out, {out_f, batch})
                                  : e;
             }};
 }
@@ -349,7 +388,8 @@ std::vector<Case> dense_cases(int count) {
     std::mt19937 rng(seed(3003));
     std::vector<Case> cases;
     for (int i = 0; i < count; i++) {
-        const int batch = uniform(rng, 1, 5), in_f = uniform(rng, 1, 600), out_f = uniform(rng, 1, 300);
+        const int batch = uniform(rng, 1, 5), in_f = uniform(rng, 1, 600),
+                  out_f = uniform(rng, 1, 300);
         const bool relu = chance(rng, 0.5);
         double alpha = 1, beta = 1;
         if (chance(rng, 0.35)) {
@@ -368,23 +408,27 @@ std::vector<Case> lrn_cases(int count) {
     std::vector<Case> cases;
     for (int i = 0; i < count; i++) {
         const int batch = uniform(rng, 1, 2), c = uniform(rng, 1, 40);
-        const int h = uniform(rng, 1, 16), w = uniform(rng, 1, 16), size = 2 * uniform(rng, 0, 3) + 1;
+        const int h = uniform(rng, 1, 16), w = uniform(rng, 1, 16),
+                  size = 2 * uniform(rng, 0, 3) + 1;
         const std::string alpha = pick<std::string>(rng, {"0.0001", "0.001", "0.01"});
         const std::string beta = pick<std::string>(rng, {"0.75", "0.5", "1"});
         const std::string k = pick<std::string>(rng, {"1", "2"});
-        Params params = {{"batch", str(batch)}, {"channels", str(c)}, {"height", str(h)}, {"width", str(w)},
-                         {"size", str(size)},   {"alpha", alpha},     {"beta", beta},     {"k", k}};
+        Params params = {
+            {"batch", str(batch)}, {"channels", str(c)}, {"height", str(h)}, {"width", str(w)},
+            {"size", str(size)},   {"alpha", alpha},     {"beta", beta},     {"k", k}};
         const unsigned s = seed(80000 + i * 10);
-        cases.push_back({"lrn", params, [=](const sw_jit::JitLayer &layer) {
-                             std::vector<float> in = random_values(size_t(batch) * c * h * w, s, 40.f);
-                             std::vector<float> out(in.size(), NAN);
-                             Buf bi(in.data(), {w, h, c, batch}), bo(out.data(), {w, h, c, batch});
-                             std::string e = call_layer(layer, {bi.raw_buffer(), bo.raw_buffer()});
-                             return e.empty() ? compare(reference::lrn(batch, c, h, w, in, size, std::stod(alpha),
-                                                                       std::stod(beta), std::stod(k)),
-                                                        out, {w, h, c, batch})
-                                              : e;
-                         }});
+        cases.push_back(
+            {"lrn", params, [=](const sw_jit::JitLayer &layer) {
+                 std::vector<float> in = random_values(size_t(batch) * c * h * w, s, 40.f);
+                 std::vector<float> out(in.size(), NAN);
+                 Buf bi(in.data(), {w, h, c, batch}), bo(out.data(), {w, h, c, batch});
+                 std::string e = call_layer(layer, {bi.raw_buffer(), bo.raw_buffer()});
+                 return e.empty()
+                            ? compare(reference::lrn(batch, c, h, w, in, size, std::stod(alpha),
+                                                     std::stod(beta), std::stod(k)),
+                                      out, {w, h, c, batch})
+                            : e;
+             }});
     }
     return cases;
 }
@@ -396,7 +440,8 @@ std::vector<Case> lrn_cases(int count) {
  *  thread of this process running. */
 std::string run_isolated(const std::function<std::string()> &body, std::string *output = nullptr) {
     int fds[2];
-    if (pipe(fds) != 0) return std::string("pipe: ") + std::strerror(errno);
+    if (pipe(fds) != 0)
+        return std::string("pipe: ") + std::strerror(errno);
     std::fflush(nullptr);
     const pid_t pid = fork();
     if (pid < 0) {
@@ -414,7 +459,8 @@ std::string run_isolated(const std::function<std::string()> &body, std::string *
         std::fflush(nullptr);
         for (size_t at = 0; at < msg.size();) {
             const ssize_t n = write(2, msg.data() + at, msg.size() - at);
-            if (n <= 0) break;
+            if (n <= 0)
+                break;
             at += size_t(n);
         }
         _exit(msg.empty() ? 0 : 1);
@@ -422,12 +468,15 @@ std::string run_isolated(const std::function<std::string()> &body, std::string *
     close(fds[1]);
     std::string out;
     const int status = sw_jit::collect_child(fds[0], pid, &out);
-    if (status < 0) return std::string("waitpid: ") + std::strerror(errno) + ":\n" + out;
+    if (status < 0)
+        return std::string("waitpid: ") + std::strerror(errno) + ":\n" + out;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        if (output) *output = out;
+        if (output)
+            *output = out;
         return "";
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 1) return out;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+        return out;
     if (WIFSIGNALED(status)) {
         return "the run was killed by signal " + std::to_string(WTERMSIG(status)) +
                (WTERMSIG(status) == SIGALRM ? " (timeout, 120 s)" : "") + ":\n" + out;
@@ -441,7 +490,8 @@ double predicted_seconds(const sw_jit::JitLayer &layer) {
     std::ifstream f(layer.dir() + "/" + layer.function_name() + ".schedule.h");
     for (std::string line; std::getline(f, line);) {
         const size_t at = line.find("// predicted ");
-        if (at != std::string::npos) return std::atof(line.c_str() + at + 13) * 1e-3;
+        if (at != std::string::npos)
+            return std::atof(line.c_str() + at + 13) * 1e-3;
     }
     return -1;
 }
@@ -462,11 +512,12 @@ std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vect
     const auto start = std::chrono::steady_clock::now();
     std::vector<sw_jit::JitBuild> builds(cases.size());
     parallel_for(int(cases.size()), [&](int i) {
-        builds[i] = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, cases[i].generator, cases[i].params,
-                                             jit_options());
+        builds[i] = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, cases[i].generator,
+                                            cases[i].params, jit_options());
     });
     const auto built = std::chrono::steady_clock::now();
-    int build_failures = 0, run_failures = 0, model_failures = 0, compared = 0, exempt = 0, worst = -1;
+    int build_failures = 0, run_failures = 0, model_failures = 0, compared = 0, exempt = 0,
+        worst = -1;
     double worst_error = 0;
     for (size_t i = 0; i < cases.size(); i++) {
         const Case &c = cases[i];
@@ -482,52 +533,64 @@ std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vect
             [&] {
                 std::string e = c.check(layer);
                 double modelled = 0;
-                for (int k = 0; k < athread_emu_stats_count(); k++) modelled += athread_emu_stats_get(k)->modelled_seconds;
-                if (e.empty()) std::printf("EMULATED_SECONDS=%.9g\n", modelled);
+                for (int k = 0; k < athread_emu_stats_count(); k++)
+                    modelled += athread_emu_stats_get(k)->modelled_seconds;
+                if (e.empty())
+                    std::printf("EMULATED_SECONDS=%.9g\n", modelled);
                 return e;
             },
             &output);
         if (!err.empty()) {
             run_failures++;
-            ADD_FAILURE() << kind << " shape #" << i << " failed on the emulator: " << c.describe() << "\n"
+            ADD_FAILURE() << kind << " shape #" << i << " failed on the emulator: " << c.describe()
+                          << "\n"
                           << err;
             continue;
         }
         const double predicted = predicted_seconds(layer);
         const size_t at = output.find("EMULATED_SECONDS=");
-        if (predicted <= 0 || at == std::string::npos) continue;
+        if (predicted <= 0 || at == std::string::npos)
+            continue;
         if (!c.model_exempt.empty()) {
             exempt++;
-            std::printf("note: %s shape #%zu not compared with the cost model (%s): %s\n", kind.c_str(), i,
-                        c.model_exempt.c_str(), c.describe().c_str());
+            std::printf("note: %s shape #%zu not compared with the cost model (%s): %s\n",
+                        kind.c_str(), i, c.model_exempt.c_str(), c.describe().c_str());
             continue;
         }
         const double emulated = std::atof(output.c_str() + at + 17);
         const double error = std::fabs(predicted - emulated) / emulated;
         compared++;
-        if (error > worst_error) worst_error = error, worst = int(i);
+        if (error > worst_error)
+            worst_error = error, worst = int(i);
         if (error > kModelTolerance) {
             model_failures++;
-            std::printf("note: %s shape #%zu: the cost model predicted %.4g ms, the emulator's timing model gives "
+            std::printf("note: %s shape #%zu: the cost model predicted %.4g ms, the emulator's "
+                        "timing model gives "
                         "%.4g ms (%.1f%% off, more than %.0f%%): %s\n",
-                        kind.c_str(), i, predicted * 1e3, emulated * 1e3, 100 * error, 100 * kModelTolerance,
-                        c.describe().c_str());
+                        kind.c_str(), i, predicted * 1e3, emulated * 1e3, 100 * error,
+                        100 * kModelTolerance, c.describe().c_str());
         }
-        EXPECT_LE(error, kModelLimit) << kind << " shape #" << i << ": the cost model predicted " << predicted * 1e3
-                                      << " ms, the emulator's timing model gives " << emulated * 1e3
-                                      << " ms: " << c.describe();
+        EXPECT_LE(error, kModelLimit)
+            << kind << " shape #" << i << ": the cost model predicted " << predicted * 1e3
+            << " ms, the emulator's timing model gives " << emulated * 1e3
+            << " ms: " << c.describe();
     }
     const auto done = std::chrono::steady_clock::now();
     auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-    std::printf("[ %s ] %zu shapes (%s): %d did not build, %d failed on the emulator; build %.1f s, run %.1f s\n",
-                kind.c_str(), cases.size(), use_hand_schedules() ? "hand schedules" : "autoscheduler",
-                build_failures, run_failures, secs(start, built), secs(built, done));
+    std::printf("[ %s ] %zu shapes (%s): %d did not build, %d failed on the emulator; build %.1f "
+                "s, run %.1f s\n",
+                kind.c_str(), cases.size(),
+                use_hand_schedules() ? "hand schedules" : "autoscheduler", build_failures,
+                run_failures, secs(start, built), secs(built, done));
     if (compared) {
-        std::printf("[ %s ] cost model vs emulator on %d plans: worst %.1f%% (shape #%d), %d beyond %.0f%% "
-                    "(%d shapes not compared)\n",
-                    kind.c_str(), compared, 100 * worst_error, worst, model_failures, 100 * kModelTolerance, exempt);
+        std::printf(
+            "[ %s ] cost model vs emulator on %d plans: worst %.1f%% (shape #%d), %d beyond %.0f%% "
+            "(%d shapes not compared)\n",
+            kind.c_str(), compared, 100 * worst_error, worst, model_failures, 100 * kModelTolerance,
+            exempt);
         EXPECT_LE(model_failures, kModelMissShare * compared)
-            << kind << ": " << model_failures << " of " << compared << " plans beyond " << 100 * kModelTolerance << "%";
+            << kind << ": " << model_failures << " of " << compared << " plans beyond "
+            << 100 * kModelTolerance << "%";
     }
     return builds;
 }
@@ -535,9 +598,12 @@ std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vect
 /** A concat (a copy pipeline, planned per update: autoscheduler/CopyUpdates.h). */
 Case concat_case(int batch, int h, int w, const std::vector<int> &channels, unsigned data_seed) {
     std::string list;
-    for (int c : channels) list += (list.empty() ? "" : ",") + std::to_string(c);
-    const Params params = {{"batch", std::to_string(batch)}, {"height", std::to_string(h)},
-                           {"width", std::to_string(w)}, {"channels", list},
+    for (int c : channels)
+        list += (list.empty() ? "" : ",") + std::to_string(c);
+    const Params params = {{"batch", std::to_string(batch)},
+                           {"height", std::to_string(h)},
+                           {"width", std::to_string(w)},
+                           {"channels", list},
                            {"input.size", std::to_string(channels.size())}};
     return {"concat", params, [=](const sw_jit::JitLayer &layer) {
                 std::vector<std::vector<float>> in;
@@ -545,7 +611,8 @@ Case concat_case(int batch, int h, int w, const std::vector<int> &channels, unsi
                 std::vector<halide_buffer_t *> args;
                 int total = 0;
                 for (size_t k = 0; k < channels.size(); k++) {
-                    in.push_back(random_values(size_t(batch) * channels[k] * h * w, data_seed + unsigned(k)));
+                    in.push_back(random_values(size_t(batch) * channels[k] * h * w,
+                                               data_seed + unsigned(k)));
                     total += channels[k];
                 }
                 for (size_t k = 0; k < channels.size(); k++) {
@@ -554,9 +621,11 @@ Case concat_case(int batch, int h, int w, const std::vector<int> &channels, unsi
                 const std::vector<int> od = {w, h, total, batch};
                 std::vector<float> out(size_t(w) * h * total * batch, NAN);
                 bufs.emplace_back(out.data(), od);
-                for (Buf &b : bufs) args.push_back(b.raw_buffer());
+                for (Buf &b : bufs)
+                    args.push_back(b.raw_buffer());
                 std::string e = call_layer(layer, args);
-                return e.empty() ? compare(reference::concat(batch, h, w, channels, in), out, od) : e;
+                return e.empty() ? compare(reference::concat(batch, h, w, channels, in), out, od)
+                                 : e;
             }};
 }
 
@@ -567,25 +636,38 @@ std::vector<Case> concat_cases(int count) {
     for (int i = 0; i < count; i++) {
         const int batch = uniform(rng, 1, 3), h = uniform(rng, 1, 30), w = uniform(rng, 1, 30);
         std::vector<int> channels(size_t(uniform(rng, 2, 7)));
-        for (int &c : channels) c = uniform(rng, 1, 40);
+        for (int &c : channels)
+            c = uniform(rng, 1, 40);
         cases.push_back(concat_case(batch, h, w, channels, seed(95000 + unsigned(i) * 10)));
     }
     return cases;
 }
 
-constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kLrnCount = 30, kConcatCount = 20;
+constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kLrnCount = 30,
+              kConcatCount = 20;
 
-TEST(AutoscheduleRandom, Conv2D) { run_cases("conv2d", conv_cases(kConvCount)); }
-TEST(AutoscheduleRandom, Pool) { run_cases("pool", pool_cases(kPoolCount)); }
-TEST(AutoscheduleRandom, Dense) { run_cases("dense", dense_cases(kDenseCount)); }
-TEST(AutoscheduleRandom, Lrn) { run_cases("lrn", lrn_cases(kLrnCount)); }
-TEST(AutoscheduleRandom, Concat) { run_cases("concat", concat_cases(kConcatCount)); }
+TEST(AutoscheduleRandom, Conv2D) {
+    run_cases("conv2d", conv_cases(kConvCount));
+}
+TEST(AutoscheduleRandom, Pool) {
+    run_cases("pool", pool_cases(kPoolCount));
+}
+TEST(AutoscheduleRandom, Dense) {
+    run_cases("dense", dense_cases(kDenseCount));
+}
+TEST(AutoscheduleRandom, Lrn) {
+    run_cases("lrn", lrn_cases(kLrnCount));
+}
+TEST(AutoscheduleRandom, Concat) {
+    run_cases("concat", concat_cases(kConcatCount));
+}
 
 /** Dense layers whose input every CPE needs whole (the batch in one tile): the autoscheduler
  * shares it (sw::broadcast, by broadcast DMA or register communication), which must still
  * match the reference, including a batch and feature counts that do not divide the vectors. */
 TEST(AutoscheduleRandom, DenseSharedInput) {
-    if (use_hand_schedules()) GTEST_SKIP() << "autoscheduler only";
+    if (use_hand_schedules())
+        GTEST_SKIP() << "autoscheduler only";
     std::vector<Case> cases;
     const int shapes[][3] = {{16, 1024, 256}, {7, 1500, 192}, {1, 1000, 640}};
     for (const auto &sh : shapes) {
@@ -594,12 +676,15 @@ TEST(AutoscheduleRandom, DenseSharedInput) {
     const std::vector<sw_jit::JitBuild> builds = run_cases("dense (shared input)", cases);
     int shared = 0;
     for (const sw_jit::JitBuild &b : builds) {
-        if (!b.ok()) continue;
-        const std::string schedule = read_text(b.layer->dir() + "/" + b.layer->function_name() + ".schedule.h");
+        if (!b.ok())
+            continue;
+        const std::string schedule =
+            read_text(b.layer->dir() + "/" + b.layer->function_name() + ".schedule.h");
         shared += schedule.find("::sw::broadcast(") != std::string::npos;
     }
-    EXPECT_EQ(shared, int(builds.size())) << "the autoscheduler shared the input of only " << shared << " of " << builds.size()
-                         << " dense layers whose input every CPE reads whole";
+    EXPECT_EQ(shared, int(builds.size()))
+        << "the autoscheduler shared the input of only " << shared << " of " << builds.size()
+        << " dense layers whose input every CPE reads whole";
 }
 
 /** Register blocks the search takes beside 1, 2 or 4 vectors x a power of two of channels:
@@ -609,10 +694,11 @@ TEST(AutoscheduleRandom, DenseSharedInput) {
  * dimension). Each plan as the autoscheduler names it, against the naive reference and the
  * cost model as every shape here (batch 2 and odd channel counts among them). */
 TEST(AutoscheduleRandom, ConvRegisterBlocksOfNarrowRowsAndChannelTiles) {
-    if (use_hand_schedules()) GTEST_SKIP() << "autoscheduler only";
+    if (use_hand_schedules())
+        GTEST_SKIP() << "autoscheduler only";
     struct Shape {
         int batch, in_c, out_c, size, kernel, groups;
-        const char *block;  ///< the plan's register block, as Plan::describe() writes it
+        const char *block; ///< the plan's register block, as Plan::describe() writes it
     };
     const Shape shapes[] = {
         {1, 8, 64, 27, 5, 2, "floatv4 x7 x 2 register block"},
@@ -624,21 +710,23 @@ TEST(AutoscheduleRandom, ConvRegisterBlocksOfNarrowRowsAndChannelTiles) {
     };
     std::vector<Case> cases;
     for (const Shape &sh : shapes) {
-        reference::Conv2DParams p = reference::Conv2DParams::square(sh.batch, sh.in_c, sh.out_c, sh.size, sh.size,
-                                                                    sh.kernel, 1, sh.kernel / 2, true);
+        reference::Conv2DParams p = reference::Conv2DParams::square(
+            sh.batch, sh.in_c, sh.out_c, sh.size, sh.size, sh.kernel, 1, sh.kernel / 2, true);
         p.groups = sh.groups;
         cases.push_back(conv_case(p, seed(97000 + unsigned(sh.out_c * 10 + sh.groups)), false));
     }
     const std::vector<sw_jit::JitBuild> builds = run_cases("conv2d (register blocks)", cases);
     for (size_t i = 0; i < builds.size(); i++) {
-        if (!builds[i].ok()) continue;
+        if (!builds[i].ok())
+            continue;
         const sw_jit::JitLayer &l = *builds[i].layer;
         const std::string schedule = read_text(l.dir() + "/" + l.function_name() + ".schedule.h");
         const size_t at = schedule.find("// Sunway autoscheduler");
         ASSERT_NE(at, std::string::npos) << schedule;
         const std::string plan = schedule.substr(at, schedule.find('\n', at) - at);
         EXPECT_NE(plan.find(shapes[i].block), std::string::npos)
-            << cases[i].describe() << ": expected a " << shapes[i].block << ", the plan is\n" << plan;
+            << cases[i].describe() << ": expected a " << shapes[i].block << ", the plan is\n"
+            << plan;
     }
 }
 
@@ -651,7 +739,9 @@ std::string read_text(const std::string &path) {
     return s.str();
 }
 
-bool exists(const std::string &path) { return std::filesystem::exists(path); }
+bool exists(const std::string &path) {
+    return std::filesystem::exists(path);
+}
 
 std::string replace_all(std::string s, const std::string &from, const std::string &to) {
     for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
@@ -666,7 +756,8 @@ std::string first_difference(const std::string &a, const std::string &b) {
     std::string la, lb;
     for (int line = 1;; line++) {
         const bool ga = bool(std::getline(sa, la)), gb = bool(std::getline(sb, lb));
-        if (!ga && !gb) return "(no difference)";
+        if (!ga && !gb)
+            return "(no difference)";
         if (!ga || !gb || la != lb) {
             return "line " + std::to_string(line) + ":\n  first:  " + (ga ? la : "<end>") +
                    "\n  second: " + (gb ? lb : "<end>");
@@ -677,37 +768,47 @@ std::string first_difference(const std::string &a, const std::string &b) {
 /** Two generator runs of \p c, each in its own process and directory, with different
  *  function names; "" if FUNCTION.cpe.c and (when emitted) FUNCTION.schedule.h agree once
  *  the names are replaced. \p emit is the -e list. */
-std::string check_deterministic(const Case &c, int index, const std::string &emit, const std::string &root) {
-    std::string text[2][2];  // [run][cpe, schedule]
+std::string check_deterministic(const Case &c, int index, const std::string &emit,
+                                const std::string &root) {
+    std::string text[2][2]; // [run][cpe, schedule]
     bool have_schedule[2] = {false, false};
     for (int run = 0; run < 2; run++) {
         const std::string fn = "det_" + std::to_string(index) + (run ? "_second" : "_first");
         const std::string dir = root + "/" + std::to_string(index) + "_" + std::to_string(run);
         std::filesystem::create_directories(dir);
-        std::vector<std::string> argv = {SW_LAYERS_GENERATOR, "-g", c.generator, "-f", fn, "-o", dir, "-e", emit};
-        for (const std::string &a : autoschedule_args()) argv.push_back(a);
+        std::vector<std::string> argv = {
+            SW_LAYERS_GENERATOR, "-g", c.generator, "-f", fn, "-o", dir, "-e", emit};
+        for (const std::string &a : autoschedule_args())
+            argv.push_back(a);
         argv.push_back("target=sw26010");
-        for (const auto &p : c.params) argv.push_back(p.first + "=" + p.second);
+        for (const auto &p : c.params)
+            argv.push_back(p.first + "=" + p.second);
         std::string out;
         const int rc = sw_jit::run_command(argv, &out);
-        if (rc != 0) return "run " + std::to_string(run + 1) + " of the generator failed (status " +
-                            std::to_string(rc) + "):\n" + out;
+        if (rc != 0)
+            return "run " + std::to_string(run + 1) + " of the generator failed (status " +
+                   std::to_string(rc) + "):\n" + out;
         // The name as it is, and upper-cased (the include guard of the schedule header).
         std::string upper = fn;
-        for (char &ch : upper) ch = char(std::toupper((unsigned char)ch));
+        for (char &ch : upper)
+            ch = char(std::toupper((unsigned char)ch));
         auto normalise = [&](const std::string &t) {
             return replace_all(replace_all(t, fn, "FUNCTION"), upper, "FUNCTION");
         };
         text[run][0] = normalise(read_text(dir + "/" + fn + ".cpe.c"));
         have_schedule[run] = exists(dir + "/" + fn + ".schedule.h");
-        if (have_schedule[run]) text[run][1] = normalise(read_text(dir + "/" + fn + ".schedule.h"));
+        if (have_schedule[run])
+            text[run][1] = normalise(read_text(dir + "/" + fn + ".schedule.h"));
     }
-    if (text[0][0].empty()) return "the generator wrote no FUNCTION.cpe.c";
+    if (text[0][0].empty())
+        return "the generator wrote no FUNCTION.cpe.c";
     if (emit.find("schedule") != std::string::npos && !have_schedule[0] && !have_schedule[1]) {
         return "the generator wrote no FUNCTION.schedule.h";
     }
-    if (text[0][0] != text[1][0]) return "the .cpe.c differ, at " + first_difference(text[0][0], text[1][0]);
-    if (have_schedule[0] != have_schedule[1]) return "only one run wrote FUNCTION.schedule.h";
+    if (text[0][0] != text[1][0])
+        return "the .cpe.c differ, at " + first_difference(text[0][0], text[1][0]);
+    if (have_schedule[0] != have_schedule[1])
+        return "only one run wrote FUNCTION.schedule.h";
     if (have_schedule[0] && text[0][1] != text[1][1]) {
         return "the .schedule.h differ, at " + first_difference(text[0][1], text[1][1]);
     }
@@ -719,17 +820,19 @@ bool driver_emits_schedule(const std::string &root) {
     const std::string dir = root + "/probe";
     std::filesystem::create_directories(dir);
     std::string out;
-    sw_jit::run_command({SW_LAYERS_GENERATOR, "-g", "relu", "-f", "probe", "-o", dir, "-e", "schedule",
-                          "target=sw26010", "size=8"},
-                         &out);
+    sw_jit::run_command({SW_LAYERS_GENERATOR, "-g", "relu", "-f", "probe", "-o", dir, "-e",
+                         "schedule", "target=sw26010", "size=8"},
+                        &out);
     return out.find("unknown output 'schedule'") == std::string::npos;
 }
 
 TEST(AutoscheduleRandom, DeterministicForAGivenInput) {
     // A few shapes of each kind from the lists above.
     std::vector<Case> cases;
-    const std::vector<Case> conv = conv_cases(4), pool = pool_cases(2), dense = dense_cases(2), lrn = lrn_cases(2);
-    for (const auto *list : {&conv, &pool, &dense, &lrn}) cases.insert(cases.end(), list->begin(), list->end());
+    const std::vector<Case> conv = conv_cases(4), pool = pool_cases(2), dense = dense_cases(2),
+                            lrn = lrn_cases(2);
+    for (const auto *list : {&conv, &pool, &dense, &lrn})
+        cases.insert(cases.end(), list->begin(), list->end());
 
     const char *tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/sw_autoschedule_det_XXXXXX";
@@ -741,13 +844,16 @@ TEST(AutoscheduleRandom, DeterministicForAGivenInput) {
     // -e schedule needs auto_schedule=true (there is no schedule to write otherwise).
     const bool with_schedule = !use_hand_schedules() && driver_emits_schedule(root);
     if (!with_schedule && !use_hand_schedules()) {
-        std::printf("note: this generator driver has no '-e schedule' yet: comparing FUNCTION.cpe.c only\n");
+        std::printf("note: this generator driver has no '-e schedule' yet: comparing "
+                    "FUNCTION.cpe.c only\n");
     }
     const std::string emit = with_schedule ? "cpe,schedule" : "cpe";
     std::vector<std::string> errors(cases.size());
-    parallel_for(int(cases.size()), [&](int i) { errors[i] = check_deterministic(cases[i], i, emit, root); });
+    parallel_for(int(cases.size()),
+                 [&](int i) { errors[i] = check_deterministic(cases[i], i, emit, root); });
     for (size_t i = 0; i < cases.size(); i++) {
-        EXPECT_TRUE(errors[i].empty()) << "not deterministic: " << cases[i].describe() << "\n" << errors[i];
+        EXPECT_TRUE(errors[i].empty()) << "not deterministic: " << cases[i].describe() << "\n"
+                                       << errors[i];
     }
     if (!env_flag("SW_JIT_KEEP")) {
         std::error_code ec;
@@ -757,4 +863,4 @@ TEST(AutoscheduleRandom, DeterministicForAGivenInput) {
     }
 }
 
-}  // namespace
+} // namespace

@@ -13,10 +13,10 @@
  * time (jit/jit_layer.h), their CPE code also checked as strict C99
  * (-std=c99 -pedantic-errors).
  */
-#include "tests/support/random_data.h"
 #include "HalideBuffer.h"
-#include "reference/naive_layers.h"
 #include "jit/jit_layer.h"
+#include "reference/naive_layers.h"
+#include "tests/support/random_data.h"
 
 #include <athread_emu.h>
 
@@ -48,15 +48,20 @@ std::string read_text(const std::string &path) {
 
 struct DenseCase {
     const char *name;
-    int batch, in_f, out_f, tile_o, tile_i;  ///< tile_i 0: chosen from the LDM budget
+    int batch, in_f, out_f, tile_o, tile_i; ///< tile_i 0: chosen from the LDM budget
 };
 
 Params params_of(const DenseCase &c, bool broadcast, const char *sharing = "dma") {
-    return {{"batch", std::to_string(c.batch)},  {"in_features", std::to_string(c.in_f)},
-            {"out_features", std::to_string(c.out_f)}, {"relu", "true"},
-            {"tile_o", std::to_string(c.tile_o)}, {"tile_n", std::to_string(c.batch)},
-            {"tile_i", std::to_string(c.tile_i)}, {"broadcast", broadcast ? "true" : "false"},
-            {"sharing", sharing}, {"schedule", "sunway"}};
+    return {{"batch", std::to_string(c.batch)},
+            {"in_features", std::to_string(c.in_f)},
+            {"out_features", std::to_string(c.out_f)},
+            {"relu", "true"},
+            {"tile_o", std::to_string(c.tile_o)},
+            {"tile_n", std::to_string(c.batch)},
+            {"tile_i", std::to_string(c.tile_i)},
+            {"broadcast", broadcast ? "true" : "false"},
+            {"sharing", sharing},
+            {"schedule", "sunway"}};
 }
 
 struct LayerRun {
@@ -75,19 +80,22 @@ LayerRun run_and_check(const sw_jit::JitLayer &layer, const DenseCase &c) {
     Buf bo(out.data(), {c.out_f, c.batch});
     athread_emu_stats_reset();
     EXPECT_EQ(layer.call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
-    const std::vector<float> want = reference::dense(c.batch, c.in_f, c.out_f, in, wt, b, true, 1.0, 1.0);
+    const std::vector<float> want =
+        reference::dense(c.batch, c.in_f, c.out_f, in, wt, b, true, 1.0, 1.0);
     // Float sums of in_features terms in another order: the absolute error grows with their count.
     const float abs_tol = 1e-4f * std::max(1.f, float(c.in_f) / 1000.f);
     int bad = 0;
     for (size_t i = 0; i < want.size(); i++) {
         if (!(std::fabs(want[i] - out[i]) <= abs_tol + 1e-4f * std::fabs(want[i])) && bad++ < 3) {
-            ADD_FAILURE() << c.name << " element " << i << ": expected " << want[i] << ", got " << out[i];
+            ADD_FAILURE() << c.name << " element " << i << ": expected " << want[i] << ", got "
+                          << out[i];
         }
     }
     EXPECT_EQ(bad, 0) << c.name;
     LayerRun r;
     EXPECT_EQ(athread_emu_stats_count(), 1);
-    if (athread_emu_stats_count() < 1) return r;
+    if (athread_emu_stats_count() < 1)
+        return r;
     const athread_emu_kernel_stats *s = athread_emu_stats_get(0);
     for (int i = 0; i < s->ncpes; i++) {
         r.get_bytes += s->cpe[i].get_bytes;
@@ -104,15 +112,18 @@ class BroadcastDense : public testing::TestWithParam<DenseCase> {};
 
 TEST_P(BroadcastDense, MatchesTheNaiveReferenceAndReadsTheInputOncePerRound) {
     const DenseCase &c = GetParam();
-    sw_jit::JitBuild bcast = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true));
-    ASSERT_TRUE(bcast.ok()) << bcast.log;  // includes the strict C99 check of the CPE file
-    const std::string cpe = read_text(bcast.layer->dir() + "/" + bcast.layer->function_name() + ".cpe.c");
+    sw_jit::JitBuild bcast =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true));
+    ASSERT_TRUE(bcast.ok()) << bcast.log; // includes the strict C99 check of the CPE file
+    const std::string cpe =
+        read_text(bcast.layer->dir() + "/" + bcast.layer->function_name() + ".cpe.c");
     EXPECT_NE(cpe.find("athread_get(BCAST_MODE, (void *)(input + "), std::string::npos) << cpe;
     EXPECT_NE(cpe.find("athread_syn(ARRAY_SCOPE, 0xffff);"), std::string::npos) << cpe;
     EXPECT_NE(cpe.find("sw_rounds"), std::string::npos) << cpe;
     const LayerRun with = run_and_check(*bcast.layer, c);
 
-    sw_jit::JitBuild plain = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
+    sw_jit::JitBuild plain =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
     ASSERT_TRUE(plain.ok()) << plain.log;
     const LayerRun without = run_and_check(*plain.layer, c);
 
@@ -144,19 +155,23 @@ class RegCommDense : public testing::TestWithParam<DenseCase> {};
 
 TEST_P(RegCommDense, MatchesThePlainScheduleBitForBitAndReadsTheInputOncePerRound) {
     const DenseCase &c = GetParam();
-    sw_jit::JitBuild shared = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true, "regcomm"));
-    ASSERT_TRUE(shared.ok()) << shared.log;  // includes the strict C99 check of the CPE file
-    const std::string cpe = read_text(shared.layer->dir() + "/" + shared.layer->function_name() + ".cpe.c");
-    for (const char *want : {"static void sw_regcomm_share(void *p, int bytes) {", "simd_putr(v, 8);",
-                             "simd_putc(v, 8);", "v = simd_getr(v);", "v = simd_getc(v);",
-                             "athread_get(PE_MODE, (void *)(input + ", "sw_rounds"}) {
+    sw_jit::JitBuild shared =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true, "regcomm"));
+    ASSERT_TRUE(shared.ok()) << shared.log; // includes the strict C99 check of the CPE file
+    const std::string cpe =
+        read_text(shared.layer->dir() + "/" + shared.layer->function_name() + ".cpe.c");
+    for (const char *want :
+         {"static void sw_regcomm_share(void *p, int bytes) {", "simd_putr(v, 8);",
+          "simd_putc(v, 8);", "v = simd_getr(v);", "v = simd_getc(v);",
+          "athread_get(PE_MODE, (void *)(input + ", "sw_rounds"}) {
         EXPECT_NE(cpe.find(want), std::string::npos) << want << "\n" << cpe;
     }
     EXPECT_EQ(cpe.find("BCAST_MODE"), std::string::npos) << cpe;
     EXPECT_EQ(cpe.find("athread_syn"), std::string::npos) << cpe;
     const LayerRun with = run_and_check(*shared.layer, c);
 
-    sw_jit::JitBuild plain = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
+    sw_jit::JitBuild plain =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false));
     ASSERT_TRUE(plain.ok()) << plain.log;
     const LayerRun without = run_and_check(*plain.layer, c);
     // Same tiles, same order of the sums: the shared input gives the same bits.
@@ -164,8 +179,8 @@ TEST_P(RegCommDense, MatchesThePlainScheduleBitForBitAndReadsTheInputOncePerRoun
     int differ = 0;
     for (size_t i = 0; i < with.out.size(); i++) {
         if (std::memcmp(&with.out[i], &without.out[i], sizeof(float)) != 0 && differ++ < 3) {
-            ADD_FAILURE() << c.name << " element " << i << ": " << with.out[i] << " shared, " << without.out[i]
-                          << " without";
+            ADD_FAILURE() << c.name << " element " << i << ": " << with.out[i] << " shared, "
+                          << without.out[i] << " without";
         }
     }
     EXPECT_EQ(differ, 0);
@@ -182,7 +197,7 @@ TEST_P(RegCommDense, MatchesThePlainScheduleBitForBitAndReadsTheInputOncePerRoun
     EXPECT_EQ(with.regcomm_gets % 63, 0);
     const long long vectors = with.regcomm_gets / 63;
     EXPECT_EQ(with.regcomm_puts, (2 + 7) * vectors);
-    EXPECT_EQ(vectors % rounds, 0);  // the same chunks every round
+    EXPECT_EQ(vectors % rounds, 0); // the same chunks every round
     EXPECT_GE(16 * vectors, rounds * 4LL * c.batch * c.in_f);
     if (c.tile_i > 0) {
         const long long chunks = c.in_f / c.tile_i, chunk_bytes = 4LL * c.batch * c.tile_i;
@@ -203,27 +218,34 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(RegCommDense, RefusedWhereTheRegionDependsOnTheBlockAndOnSW26010Pro) {
     // Two images per block of 4: each block needs other images' input.
-    Params p = {{"batch", "4"}, {"in_features", "64"}, {"out_features", "32"}, {"tile_o", "8"},
-                {"tile_n", "2"}, {"broadcast", "true"}, {"sharing", "regcomm"}, {"schedule", "sunway"}};
+    Params p = {{"batch", "4"},         {"in_features", "64"}, {"out_features", "32"},
+                {"tile_o", "8"},        {"tile_n", "2"},       {"broadcast", "true"},
+                {"sharing", "regcomm"}, {"schedule", "sunway"}};
     sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
     ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
-    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
+    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos)
+        << b.log;
     EXPECT_NE(b.log.find("depends on the CPE's block"), std::string::npos) << b.log;
     // An edge tile that Halide splits off in a branch on the block.
-    p = {{"batch", "3"}, {"in_features", "37"}, {"out_features", "19"}, {"tile_o", "2"}, {"tile_n", "3"},
-         {"tile_i", "37"}, {"broadcast", "true"}, {"sharing", "regcomm"}, {"schedule", "sunway"}};
+    p = {{"batch", "3"},        {"in_features", "37"},  {"out_features", "19"},
+         {"tile_o", "2"},       {"tile_n", "3"},        {"tile_i", "37"},
+         {"broadcast", "true"}, {"sharing", "regcomm"}, {"schedule", "sunway"}};
     b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
     ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
-    EXPECT_NE(b.log.find("register-communication sharing the same number of times"), std::string::npos) << b.log;
+    EXPECT_NE(b.log.find("register-communication sharing the same number of times"),
+              std::string::npos)
+        << b.log;
     // SW26010-Pro: no register communication.
-    p = {{"batch", "2"}, {"in_features", "256"}, {"out_features", "64"}, {"broadcast", "true"},
-         {"sharing", "regcomm"}, {"schedule", "sunway"}};
+    p = {{"batch", "2"},        {"in_features", "256"}, {"out_features", "64"},
+         {"broadcast", "true"}, {"sharing", "regcomm"}, {"schedule", "sunway"}};
     sw_jit::JitOptions pro;
     pro.target = "sw26010-pro";
     b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p, pro);
     ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
-    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
-    EXPECT_NE(b.log.find(", Sharing::RegComm): sw26010-pro has no register communication"), std::string::npos)
+    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos)
+        << b.log;
+    EXPECT_NE(b.log.find(", Sharing::RegComm): sw26010-pro has no register communication"),
+              std::string::npos)
         << b.log;
 }
 
@@ -234,7 +256,8 @@ TEST(RegCommDense, RefusedWhereTheRegionDependsOnTheBlockAndOnSW26010Pro) {
  * that InjectDma writes after the DMA run on every CPE after the sharing. */
 TEST(PaddedShare, ZeroPaddedWindowSharedByEitherModeEqualsThePlainStaging) {
     const int w = 13, h = 7, channels = 70;
-    std::vector<float> in = random_values(size_t(w) * h, 21), wt = random_values(size_t(9) * channels, 22);
+    std::vector<float> in = random_values(size_t(w) * h, 21),
+                       wt = random_values(size_t(9) * channels, 22);
     std::vector<float> want(size_t(w) * h * channels, 0.f);
     for (int c = 0; c < channels; c++) {
         for (int y = 0; y < h; y++) {
@@ -243,7 +266,8 @@ TEST(PaddedShare, ZeroPaddedWindowSharedByEitherModeEqualsThePlainStaging) {
                 for (int j = 0; j < 3; j++) {
                     for (int i = 0; i < 3; i++) {
                         const int xx = x + i - 1, yy = y + j - 1;
-                        const float v = xx >= 0 && xx < w && yy >= 0 && yy < h ? in[size_t(yy) * w + xx] : 0.f;
+                        const float v =
+                            xx >= 0 && xx < w && yy >= 0 && yy < h ? in[size_t(yy) * w + xx] : 0.f;
                         acc += v * wt[(size_t(c) * 3 + j) * 3 + i];
                     }
                 }
@@ -254,28 +278,34 @@ TEST(PaddedShare, ZeroPaddedWindowSharedByEitherModeEqualsThePlainStaging) {
     std::vector<float> plain;
     for (const char *sharing : {"none", "dma", "regcomm"}) {
         SCOPED_TRACE(sharing);
-        sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_TEST_GENERATOR, "padded_share", {{"sharing", sharing}});
+        sw_jit::JitBuild b =
+            sw_jit::jit_build_layer(SW_TEST_GENERATOR, "padded_share", {{"sharing", sharing}});
         ASSERT_TRUE(b.ok()) << b.log;
-        const std::string cpe = read_text(b.layer->dir() + "/" + b.layer->function_name() + ".cpe.c");
+        const std::string cpe =
+            read_text(b.layer->dir() + "/" + b.layer->function_name() + ".cpe.c");
         const std::string how = sharing;
         EXPECT_EQ(cpe.find("BCAST_MODE") != std::string::npos, how == "dma");
         EXPECT_EQ(cpe.find("sw_regcomm_share(") != std::string::npos, how == "regcomm");
         std::vector<float> out(want.size(), NAN);
-        Buf bi(in.data(), {w, h}), bw(wt.data(), {3, 3, channels}), bo(out.data(), {w, h, channels});
+        Buf bi(in.data(), {w, h}), bw(wt.data(), {3, 3, channels}),
+            bo(out.data(), {w, h, channels});
         athread_emu_stats_reset();
         ASSERT_EQ(b.layer->call({bi.raw_buffer(), bw.raw_buffer(), bo.raw_buffer()}), 0);
         if (how == "regcomm") {
             ASSERT_EQ(athread_emu_stats_count(), 1);
             const athread_emu_kernel_stats *s = athread_emu_stats_get(0);
             long long gets = 0;
-            for (int i = 0; i < s->ncpes; i++) gets += s->cpe[i].regcomm_gets;
-            EXPECT_EQ(gets, 63LL * 34 * 2);  // 540 bytes = 34 vectors (the last partial), 2 rounds
+            for (int i = 0; i < s->ncpes; i++)
+                gets += s->cpe[i].regcomm_gets;
+            EXPECT_EQ(gets, 63LL * 34 * 2); // 540 bytes = 34 vectors (the last partial), 2 rounds
         }
         if (how == "none") {
             int bad = 0;
             for (size_t i = 0; i < want.size(); i++) {
-                if (!(std::fabs(want[i] - out[i]) <= 1e-5f + 1e-5f * std::fabs(want[i])) && bad++ < 3) {
-                    ADD_FAILURE() << "element " << i << ": expected " << want[i] << ", got " << out[i];
+                if (!(std::fabs(want[i] - out[i]) <= 1e-5f + 1e-5f * std::fabs(want[i])) &&
+                    bad++ < 3) {
+                    ADD_FAILURE() << "element " << i << ": expected " << want[i] << ", got "
+                                  << out[i];
                 }
             }
             EXPECT_EQ(bad, 0);
@@ -289,23 +319,28 @@ TEST(PaddedShare, ZeroPaddedWindowSharedByEitherModeEqualsThePlainStaging) {
 
 TEST(BroadcastDense, InputThatDependsOnTheBlockIsAClearError) {
     // Two images per block of 4: each block needs other images' input.
-    Params p = {{"batch", "4"}, {"in_features", "64"}, {"out_features", "32"}, {"tile_o", "8"},
+    Params p = {{"batch", "4"},  {"in_features", "64"}, {"out_features", "32"}, {"tile_o", "8"},
                 {"tile_n", "2"}, {"broadcast", "true"}, {"schedule", "sunway"}};
     sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
     ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
-    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
+    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos)
+        << b.log;
     EXPECT_NE(b.log.find("depends on the CPE's block"), std::string::npos) << b.log;
     // An edge tile (19 outputs in tiles of 2) that Halide splits off in a branch on the block.
-    p = {{"batch", "3"}, {"in_features", "37"}, {"out_features", "19"}, {"tile_o", "2"},
-         {"tile_n", "3"}, {"tile_i", "37"}, {"broadcast", "true"}, {"schedule", "sunway"}};
+    p = {{"batch", "3"},  {"in_features", "37"}, {"out_features", "19"}, {"tile_o", "2"},
+         {"tile_n", "3"}, {"tile_i", "37"},      {"broadcast", "true"},  {"schedule", "sunway"}};
     b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
     ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
-    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos) << b.log;
+    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos)
+        << b.log;
     EXPECT_NE(b.log.find("choose tiles that divide the extents"), std::string::npos) << b.log;
 }
 
 TEST(BroadcastDense, HandScheduleBroadcastsWhenOneBlockHoldsEveryImage) {
-    Params p = {{"batch", "2"}, {"in_features", "256"}, {"out_features", "300"}, {"relu", "true"},
+    Params p = {{"batch", "2"},
+                {"in_features", "256"},
+                {"out_features", "300"},
+                {"relu", "true"},
                 {"schedule", "sunway"}};
     sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
     ASSERT_TRUE(b.ok()) << b.log;
@@ -314,7 +349,7 @@ TEST(BroadcastDense, HandScheduleBroadcastsWhenOneBlockHoldsEveryImage) {
     run_and_check(*b.layer, {"auto", 2, 256, 300, 1, 0});
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -329,33 +364,42 @@ TEST(BroadcastDense, DISABLED_FcLayerFigures) {
         const char *name;
         int in_f, out_f;
     };
-    const Fc layers[] = {{"vgg19_fc6", 25088, 4096}, {"alexnet_fc6", 9216, 4096}, {"fc7", 4096, 4096},
+    const Fc layers[] = {{"vgg19_fc6", 25088, 4096},
+                         {"alexnet_fc6", 9216, 4096},
+                         {"fc7", 4096, 4096},
                          {"fc8", 4096, 1000}};
-    const char *only = std::getenv("FC_LAYERS");  // e.g. "fc7,fc8": only these layers
-    const char *batches = std::getenv("FC_BATCHES");  // e.g. "1": only these batches
+    const char *only = std::getenv("FC_LAYERS");     // e.g. "fc7,fc8": only these layers
+    const char *batches = std::getenv("FC_BATCHES"); // e.g. "1": only these batches
     for (int batch : {1, 16}) {
-        if (batches && std::string(",").append(batches).append(",").find("," + std::to_string(batch) + ",") ==
-                           std::string::npos) {
+        if (batches && std::string(",").append(batches).append(",").find(
+                           "," + std::to_string(batch) + ",") == std::string::npos) {
             continue;
         }
         for (const Fc &l : layers) {
-            if (only && std::string(",").append(only).append(",").find("," + std::string(l.name) + ",") ==
-                            std::string::npos) {
+            if (only && std::string(",").append(only).append(",").find("," + std::string(l.name) +
+                                                                       ",") == std::string::npos) {
                 continue;
             }
-            Params p = {{"batch", std::to_string(batch)}, {"in_features", std::to_string(l.in_f)},
-                        {"out_features", std::to_string(l.out_f)}, {"relu", "true"}, {"schedule", "sunway"}};
-            if (const char *b = std::getenv("FC_BROADCAST")) p["broadcast"] = b;
-            if (const char *h = std::getenv("FC_SHARING")) p["sharing"] = h;  // dma or regcomm
+            Params p = {{"batch", std::to_string(batch)},
+                        {"in_features", std::to_string(l.in_f)},
+                        {"out_features", std::to_string(l.out_f)},
+                        {"relu", "true"},
+                        {"schedule", "sunway"}};
+            if (const char *b = std::getenv("FC_BROADCAST"))
+                p["broadcast"] = b;
+            if (const char *h = std::getenv("FC_SHARING"))
+                p["sharing"] = h; // dma or regcomm
             sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p);
             ASSERT_TRUE(b.ok()) << b.log;
             const LayerRun r = run_and_check(*b.layer, {l.name, batch, l.in_f, l.out_f, 1, 0});
             const double bytes = 4.0 * (double(l.in_f) * l.out_f + double(l.in_f) * batch);
             const double gbps = bytes / r.seconds / 1e9;
-            std::printf("FC %-12s batch %2d: %8.3f ms, %6.2f GB/s = %5.1f%% of 26.56, gets %.1f MB\n", l.name, batch,
-                        r.seconds * 1e3, gbps, 100 * gbps / 26.56, double(r.get_bytes) / 1e6);
+            std::printf(
+                "FC %-12s batch %2d: %8.3f ms, %6.2f GB/s = %5.1f%% of 26.56, gets %.1f MB\n",
+                l.name, batch, r.seconds * 1e3, gbps, 100 * gbps / 26.56,
+                double(r.get_bytes) / 1e6);
         }
     }
 }
 
-}  // namespace
+} // namespace

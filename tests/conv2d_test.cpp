@@ -18,9 +18,11 @@
 #include <sstream>
 #include <string>
 
-#define CONV_CASE(name, ...) \
-    extern "C" int conv_##name##_sw(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *); \
-    extern "C" int conv_##name##_cpu(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
+#define CONV_CASE(name, ...)                                                                       \
+    extern "C" int conv_##name##_sw(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,       \
+                                    halide_buffer_t *);                                            \
+    extern "C" int conv_##name##_cpu(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,      \
+                                     halide_buffer_t *);
 #include "conv_cases.inc"
 #undef CONV_CASE
 
@@ -39,7 +41,7 @@ struct ConvCase {
 };
 
 const ConvCase cases[] = {
-#define CONV_CASE(name, n, ci, co, h, w, k, s, p, r) \
+#define CONV_CASE(name, n, ci, co, h, w, k, s, p, r)                                               \
     {#name, n, ci, co, h, w, k, s, p, r != 0, conv_##name##_sw, conv_##name##_cpu},
 #include "conv_cases.inc"
 #undef CONV_CASE
@@ -54,8 +56,11 @@ Buf random_buffer(std::vector<int> shape, std::mt19937 &rng) {
 
 /** The naive loop nest of reference/naive_layers.h, on copies of the buffers. */
 Buf reference(const ConvCase &c, const Buf &in, const Buf &wt, const Buf &bias) {
-    const auto p = reference::Conv2DParams::square(c.batch, c.in_c, c.out_c, c.h, c.w, c.k, c.stride, c.pad, c.relu);
-    auto vec = [](const Buf &b) { return std::vector<float>(b.data(), b.data() + b.number_of_elements()); };
+    const auto p = reference::Conv2DParams::square(c.batch, c.in_c, c.out_c, c.h, c.w, c.k,
+                                                   c.stride, c.pad, c.relu);
+    auto vec = [](const Buf &b) {
+        return std::vector<float>(b.data(), b.data() + b.number_of_elements());
+    };
     const std::vector<float> out = reference::conv2d(p, vec(in), vec(wt), vec(bias));
     Buf result(c.out_w(), c.out_h(), c.out_c, c.batch);
     std::copy(out.begin(), out.end(), result.data());
@@ -86,11 +91,13 @@ TEST_P(Conv2D, EmulatedSunwayMatchesNaiveReferenceAndHalideCpu) {
     Buf in = random_buffer({c.w, c.h, c.in_c, c.batch}, rng);
     Buf wt = random_buffer({c.k, c.k, c.in_c, c.out_c}, rng);
     Buf bias = random_buffer({c.out_c}, rng);
-    Buf sw_out(c.out_w(), c.out_h(), c.out_c, c.batch), cpu_out(c.out_w(), c.out_h(), c.out_c, c.batch);
+    Buf sw_out(c.out_w(), c.out_h(), c.out_c, c.batch),
+        cpu_out(c.out_w(), c.out_h(), c.out_c, c.batch);
     sw_out.fill(NAN);
 
     athread_emu_stats_reset();
-    ASSERT_EQ(c.sunway(in.raw_buffer(), wt.raw_buffer(), bias.raw_buffer(), sw_out.raw_buffer()), 0);
+    ASSERT_EQ(c.sunway(in.raw_buffer(), wt.raw_buffer(), bias.raw_buffer(), sw_out.raw_buffer()),
+              0);
     ASSERT_EQ(c.cpu(in.raw_buffer(), wt.raw_buffer(), bias.raw_buffer(), cpu_out.raw_buffer()), 0);
     const Buf ref = reference(c, in, wt, bias);
     expect_close(ref, sw_out, "Sunway vs naive");
@@ -114,7 +121,9 @@ TEST_P(Conv2D, EmulatedSunwayMatchesNaiveReferenceAndHalideCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2D, testing::ValuesIn(cases),
-                         [](const testing::TestParamInfo<ConvCase> &i) { return std::string(i.param.name); });
+                         [](const testing::TestParamInfo<ConvCase> &i) {
+                             return std::string(i.param.name);
+                         });
 
 TEST(Conv2DErrors, WrongBufferShapeIsAClearErrorNotACrash) {
     const ConvCase &c = cases[0];
@@ -131,7 +140,8 @@ std::string run(const std::string &cmd, int *status) {
     std::string out;
     FILE *p = popen((cmd + " 2>&1").c_str(), "r");
     char buf[4096];
-    while (p && fgets(buf, sizeof buf, p)) out += buf;
+    while (p && fgets(buf, sizeof buf, p))
+        out += buf;
     *status = p ? pclose(p) : -1;
     return out;
 }
@@ -150,9 +160,10 @@ TEST(CpeSource, IsStrictC99WithOnlyTheAthreadApi) {
     // As sw5cc builds it (-std=gnu99) and as strict C99; more layers in generated_c_test.
     for (const char *std : {"-std=gnu99", "-std=c99 -pedantic-errors"}) {
         int status = 0;
-        const std::string out = run(std::string("gcc ") + std + " -Wall -Wextra -Werror -fsyntax-only -I" +
-                                        std::string(EMULATOR_INCLUDE) + " -I" + dir + " " + src,
-                                    &status);
+        const std::string out =
+            run(std::string("gcc ") + std + " -Wall -Wextra -Werror -fsyntax-only -I" +
+                    std::string(EMULATOR_INCLUDE) + " -I" + dir + " " + src,
+                &status);
         EXPECT_EQ(status, 0) << std << ": " << out;
     }
 }
@@ -163,22 +174,23 @@ TEST(Conv2DSchedule, ChunkedInputChannelsAreDoubleBuffered) {
     std::ifstream f(TINY_TILES_REPORT);
     std::stringstream text;
     text << f.rdbuf();
-    EXPECT_NE(text.str().find("padded <- input: zero-padded window"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("padded <- input: zero-padded window"), std::string::npos)
+        << text.str();
     EXPECT_NE(text.str().find("(double buffered)"), std::string::npos) << text.str();
     EXPECT_EQ(text.str().find("not applied"), std::string::npos) << text.str();
 }
 
 TEST(GeneratorErrors, ScheduleThatOverflowsTheLdmNamesBuffersAndSizes) {
     int status = 0;
-    const std::string out =
-        run(std::string(GENERATOR) + " -g conv2d -f big -o /tmp target=sw26010 in_channels=64 "
-                                     "out_channels=64 height=64 width=64 tile_x=32 tile_y=16 tile_c=32",
-            &status);
+    const std::string out = run(
+        std::string(GENERATOR) + " -g conv2d -f big -o /tmp target=sw26010 in_channels=64 "
+                                 "out_channels=64 height=64 width=64 tile_x=32 tile_y=16 tile_c=32",
+        &status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("does not fit the LDM"), std::string::npos) << out;
     EXPECT_NE(out.find("the limit is 57344 bytes"), std::string::npos) << out;
     EXPECT_NE(out.find("conv: 65536 bytes"), std::string::npos) << out;
-    EXPECT_NE(out.find("padded: "), std::string::npos) << out;  // the zero-padded input window
+    EXPECT_NE(out.find("padded: "), std::string::npos) << out; // the zero-padded input window
 }
 
 TEST(GeneratorErrors, TheLargerLdmOfSw26010ProFitsTheSameTiles) {
@@ -193,17 +205,20 @@ TEST(GeneratorErrors, TheLargerLdmOfSw26010ProFitsTheSameTiles) {
 
 TEST(GeneratorErrors, BadParametersAreClearErrors) {
     int status = 0;
-    std::string out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 kernel=0", &status);
+    std::string out =
+        run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 kernel=0", &status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("kernel and stride must be >= 1"), std::string::npos) << out;
-    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 kernel=9 height=3 width=3 pad=0",
+    out = run(std::string(GENERATOR) +
+                  " -g conv2d -o /tmp target=sw26010 kernel=9 height=3 width=3 pad=0",
               &status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("larger than the padded input"), std::string::npos) << out;
     out = run(std::string(GENERATOR) + " -g nosuch -o /tmp target=sw26010", &status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("unknown generator 'nosuch'"), std::string::npos) << out;
-    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 tile_ci=5 in_channels=8", &status);
+    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp target=sw26010 tile_ci=5 in_channels=8",
+              &status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("must divide in_channels per group"), std::string::npos) << out;
 }
@@ -212,42 +227,53 @@ TEST(GeneratorErrors, ShapesBeyond32BitArithmeticAreBuildTimeErrors) {
     // 65536 x 65536 x 3 floats: 48 GiB, beyond Halide's int32 strides and 2^31 - 1 bytes.
     // The generated function would fail on every call: the generator must refuse it.
     int status = 0;
-    std::string out = run(std::string(GENERATOR) + " -g conv2d -f huge -o /tmp target=sw26010 height=65536 width=65536",
+    std::string out = run(std::string(GENERATOR) +
+                              " -g conv2d -f huge -o /tmp target=sw26010 height=65536 width=65536",
                           &status);
     EXPECT_NE(status, 0) << out;
-    EXPECT_NE(out.find("error: the buffer 'input' (65536 x 65536 x 3 x 1: 12884901888 elements, 51539607552 "
-                       "bytes) overflows 32-bit arithmetic"),
-              std::string::npos)
+    EXPECT_NE(
+        out.find(
+            "error: the buffer 'input' (65536 x 65536 x 3 x 1: 12884901888 elements, 51539607552 "
+            "bytes) overflows 32-bit arithmetic"),
+        std::string::npos)
         << out;
-    EXPECT_NE(out.find("from the parameters width, height, in_channels, batch"), std::string::npos) << out;
+    EXPECT_NE(out.find("from the parameters width, height, in_channels, batch"), std::string::npos)
+        << out;
     // dense: the weights of in_features x out_features.
-    out = run(std::string(GENERATOR) + " -g dense -f huge -o /tmp target=sw26010 in_features=100000 out_features=100000",
+    out = run(std::string(GENERATOR) +
+                  " -g dense -f huge -o /tmp target=sw26010 in_features=100000 out_features=100000",
               &status);
     EXPECT_NE(status, 0) << out;
-    EXPECT_NE(out.find("error: the buffer 'weights' (100000 x 100000: 10000000000 elements"), std::string::npos)
+    EXPECT_NE(out.find("error: the buffer 'weights' (100000 x 100000: 10000000000 elements"),
+              std::string::npos)
         << out;
     EXPECT_NE(out.find("from the parameters in_features, out_features"), std::string::npos) << out;
     // Just below the limit in elements but not in bytes: 2^29 + 1 floats.
-    out = run(std::string(GENERATOR) + " -g relu -f huge -o /tmp target=sw26010 size=536870913", &status);
+    out = run(std::string(GENERATOR) + " -g relu -f huge -o /tmp target=sw26010 size=536870913",
+              &status);
     EXPECT_NE(status, 0) << out;
-    EXPECT_NE(out.find("error: the buffer 'input' (536870913: 536870913 elements, 2147483652 bytes)"),
-              std::string::npos)
+    EXPECT_NE(
+        out.find("error: the buffer 'input' (536870913: 536870913 elements, 2147483652 bytes)"),
+        std::string::npos)
         << out;
 }
 
 TEST(GeneratorErrors, BadAutoscheduleOptionsAreClearErrors) {
     int status = 0;
-    std::string out = run(std::string(GENERATOR) + " -g conv2d -o /tmp -s Nosuch auto_schedule=true target=sw26010",
+    std::string out = run(std::string(GENERATOR) +
+                              " -g conv2d -o /tmp -s Nosuch auto_schedule=true target=sw26010",
                           &status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("unknown autoscheduler 'Nosuch'"), std::string::npos) << out;
-    EXPECT_NE(out.find("registered: none"), std::string::npos) << out;  // no plugin loaded (-p)
-    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp auto_schedule=true target=sw26010", &status);
+    EXPECT_NE(out.find("registered: none"), std::string::npos) << out; // no plugin loaded (-p)
+    out = run(std::string(GENERATOR) + " -g conv2d -o /tmp auto_schedule=true target=sw26010",
+              &status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("auto_schedule=true needs -s AUTOSCHEDULER"), std::string::npos) << out;
     out = run(std::string(GENERATOR) + " -g conv2d -o /tmp -e h,schedule target=sw26010", &status);
     EXPECT_NE(status, 0);
-    EXPECT_NE(out.find("-e schedule writes the autoscheduler's schedule"), std::string::npos) << out;
+    EXPECT_NE(out.find("-e schedule writes the autoscheduler's schedule"), std::string::npos)
+        << out;
 }
 
-}  // namespace
+} // namespace

@@ -3,7 +3,6 @@
  * channel_affine, channel_shuffle, activation, global_pool, concat, dilated conv2d —
  * against the naive references, on odd shapes with batch > 1.
  */
-#include "tests/support/random_data.h"
 #include "HalideBuffer.h"
 #include "cpu_activation_sigmoid.h"
 #include "cpu_channel_affine.h"
@@ -13,6 +12,7 @@
 #include "cpu_eltwise_bcast.h"
 #include "cpu_global_max_pool.h"
 #include "reference/naive_layers.h"
+#include "tests/support/random_data.h"
 
 #include <gtest/gtest.h>
 
@@ -27,16 +27,20 @@ using sw_test::random_values;
 void expect_close(const std::vector<float> &expected, const std::vector<float> &actual) {
     ASSERT_EQ(expected.size(), actual.size());
     for (size_t i = 0; i < expected.size(); i++) {
-        ASSERT_NEAR(actual[i], expected[i], 1e-4 + 1e-4 * std::fabs(expected[i])) << "element " << i;
+        ASSERT_NEAR(actual[i], expected[i], 1e-4 + 1e-4 * std::fabs(expected[i]))
+            << "element " << i;
     }
 }
 
-Buf view(std::vector<float> &v, const Shape4 &s) { return Buf(v.data(), s.w, s.h, s.c, s.n); }
+Buf view(std::vector<float> &v, const Shape4 &s) {
+    return Buf(v.data(), s.w, s.h, s.c, s.n);
+}
 
 // Shapes: the PARAMS of the add_halide_library calls in tests/CMakeLists.txt.
 TEST(CpuOpSchedules, MulBroadcastRelu) {
     const Shape4 out{2, 5, 7, 9}, as{2, 1, 7, 9}, bs{1, 5, 1, 1};
-    std::vector<float> a = random_values(as.size(), 1), b = random_values(bs.size(), 2), o(out.size());
+    std::vector<float> a = random_values(as.size(), 1), b = random_values(bs.size(), 2),
+                       o(out.size());
     Buf ba = view(a, as), bb = view(b, bs), bo = view(o, out);
     ASSERT_EQ(cpu_eltwise_bcast(ba, bb, bo), 0);
     expect_close(reference::eltwise(out, as, a, bs, b, true, true), o);
@@ -44,7 +48,8 @@ TEST(CpuOpSchedules, MulBroadcastRelu) {
 
 TEST(CpuOpSchedules, ChannelAffineRelu) {
     const Shape4 s{2, 7, 5, 9};
-    std::vector<float> in = random_values(s.size(), 3), sc = random_values(7, 4), sh = random_values(7, 5), o(s.size());
+    std::vector<float> in = random_values(s.size(), 3), sc = random_values(7, 4),
+                       sh = random_values(7, 5), o(s.size());
     Buf bi = view(in, s), bs(sc.data(), 7), bh(sh.data(), 7), bo = view(o, s);
     ASSERT_EQ(cpu_channel_affine(bi, bs, bh, bo), 0);
     expect_close(reference::channel_affine(s, in, sc, sh, true), o);
@@ -76,9 +81,11 @@ TEST(CpuOpSchedules, GlobalMaxPool) {
 TEST(CpuOpSchedules, ConcatThree) {
     const std::vector<int> cs = {3, 5, 2};
     std::vector<std::vector<float>> in;
-    for (int k = 0; k < 3; k++) in.push_back(random_values(size_t(2) * cs[k] * 5 * 7, 9 + k));
+    for (int k = 0; k < 3; k++)
+        in.push_back(random_values(size_t(2) * cs[k] * 5 * 7, 9 + k));
     std::vector<float> o(size_t(2) * 10 * 5 * 7);
-    Buf b0(in[0].data(), 7, 5, 3, 2), b1(in[1].data(), 7, 5, 5, 2), b2(in[2].data(), 7, 5, 2, 2), bo(o.data(), 7, 5, 10, 2);
+    Buf b0(in[0].data(), 7, 5, 3, 2), b1(in[1].data(), 7, 5, 5, 2), b2(in[2].data(), 7, 5, 2, 2),
+        bo(o.data(), 7, 5, 10, 2);
     ASSERT_EQ(cpu_concat(b0, b1, b2, bo), 0);
     expect_close(reference::concat(2, 5, 7, cs, in), o);
 }
@@ -88,12 +95,14 @@ TEST(CpuOpSchedules, DilatedConv) {
     p.dilation_x = 2;
     p.dilation_y = 3;
     std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, 12);
-    std::vector<float> w = random_values(size_t(p.out_c) * (p.in_c / p.groups) * 9, 13), b = random_values(p.out_c, 14);
+    std::vector<float> w = random_values(size_t(p.out_c) * (p.in_c / p.groups) * 9, 13),
+                       b = random_values(p.out_c, 14);
     std::vector<float> o(size_t(p.batch) * p.out_c * p.out_h() * p.out_w());
-    Buf bi(in.data(), p.w, p.h, p.in_c, p.batch), bw(w.data(), 3, 3, p.in_c / p.groups, p.out_c), bb(b.data(), p.out_c);
+    Buf bi(in.data(), p.w, p.h, p.in_c, p.batch), bw(w.data(), 3, 3, p.in_c / p.groups, p.out_c),
+        bb(b.data(), p.out_c);
     Buf bo(o.data(), p.out_w(), p.out_h(), p.out_c, p.batch);
     ASSERT_EQ(cpu_conv_dilated(bi, bw, bb, bo), 0);
     expect_close(reference::conv2d(p, in, w, b), o);
 }
 
-}  // namespace
+} // namespace

@@ -2,7 +2,6 @@
  * The CPU schedules (Halide's own x86 build of every layer generator, used as a reference)
  * against the naive references, on odd shapes with batch > 1.
  */
-#include "tests/support/random_data.h"
 #include "HalideBuffer.h"
 #include "cpu_dense.h"
 #include "cpu_lrn.h"
@@ -10,6 +9,7 @@
 #include "cpu_relu.h"
 #include "cpu_softmax.h"
 #include "reference/naive_layers.h"
+#include "tests/support/random_data.h"
 
 #include <gtest/gtest.h>
 
@@ -25,16 +25,19 @@ using sw_test::random_values;
 void expect_close(const std::vector<float> &expected, const std::vector<float> &actual) {
     ASSERT_EQ(expected.size(), actual.size());
     for (size_t i = 0; i < expected.size(); i++) {
-        ASSERT_NEAR(actual[i], expected[i], 1e-4 + 1e-4 * std::fabs(expected[i])) << "element " << i;
+        ASSERT_NEAR(actual[i], expected[i], 1e-4 + 1e-4 * std::fabs(expected[i]))
+            << "element " << i;
     }
 }
 
 // Shapes: the PARAMS of the add_halide_library calls in tests/CMakeLists.txt.
 TEST(CpuSchedules, Dense) {
     const int n = 3, in_f = 37, out_f = 19;
-    std::vector<float> in = random_values(n * in_f, 1), w = random_values(out_f * in_f, 2), b = random_values(out_f, 3);
+    std::vector<float> in = random_values(n * in_f, 1), w = random_values(out_f * in_f, 2),
+                       b = random_values(out_f, 3);
     std::vector<float> out(n * out_f);
-    Buf bi(in.data(), in_f, n), bw(w.data(), in_f, out_f), bb(b.data(), out_f), bo(out.data(), out_f, n);
+    Buf bi(in.data(), in_f, n), bw(w.data(), in_f, out_f), bb(b.data(), out_f),
+        bo(out.data(), out_f, n);
     ASSERT_EQ(cpu_dense(bi, bw, bb, bo), 0);
     expect_close(reference::dense(n, in_f, out_f, in, w, b, true), out);
 }
@@ -43,7 +46,8 @@ TEST(CpuSchedules, AveragePoolCeilModeWithPadding) {
     const reference::PoolParams p{2, 3, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false};
     std::vector<float> in = random_values(size_t(p.batch) * p.channels * p.h * p.w, 4);
     std::vector<float> out(size_t(p.batch) * p.channels * p.out_h() * p.out_w());
-    Buf bi(in.data(), p.w, p.h, p.channels, p.batch), bo(out.data(), p.out_w(), p.out_h(), p.channels, p.batch);
+    Buf bi(in.data(), p.w, p.h, p.channels, p.batch),
+        bo(out.data(), p.out_w(), p.out_h(), p.channels, p.batch);
     ASSERT_EQ(cpu_pool(bi, bo), 0);
     expect_close(reference::pool2d(p, in), out);
 }
@@ -75,4 +79,4 @@ TEST(CpuSchedules, Relu) {
     expect_close(reference::relu(in), out);
 }
 
-}  // namespace
+} // namespace

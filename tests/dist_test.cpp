@@ -26,8 +26,9 @@ TEST(Dist, SharesCoverTheItemsInOrder) {
             EXPECT_EQ(next, n) << n << " over " << p;
         }
     }
-    EXPECT_EQ(sw_dist::share(3, 0, 2), (std::pair<int64_t, int64_t>{0, 2}));  // the first rank takes one more
-    EXPECT_EQ(sw_dist::share(1, 1, 2), (std::pair<int64_t, int64_t>{1, 1}));  // idle
+    EXPECT_EQ(sw_dist::share(3, 0, 2),
+              (std::pair<int64_t, int64_t>{0, 2})); // the first rank takes one more
+    EXPECT_EQ(sw_dist::share(1, 1, 2), (std::pair<int64_t, int64_t>{1, 1})); // idle
 }
 
 TEST(Dist, DataParallelJob) {
@@ -37,7 +38,8 @@ TEST(Dist, DataParallelJob) {
     EXPECT_DOUBLE_EQ(sw_dist::message_seconds(m, 1, 0, 0), ic.cg_latency_us * 1e-6);
     EXPECT_DOUBLE_EQ(sw_dist::message_seconds(m, 4, 0, 0), ic.node_latency_us * 1e-6);
     EXPECT_DOUBLE_EQ(sw_dist::message_seconds(m, 3, 3, 1000), 0.0);
-    EXPECT_NEAR(sw_dist::message_seconds(m, 5, 4, 4000000), ic.cg_latency_us * 1e-6 + 4e6 / (ic.cg_gbps * 1e9), 1e-12);
+    EXPECT_NEAR(sw_dist::message_seconds(m, 5, 4, 4000000),
+                ic.cg_latency_us * 1e-6 + 4e6 / (ic.cg_gbps * 1e9), 1e-12);
 
     // One rank: no communication, efficiency 1.
     const sw_dist::JobFigures one = sw_dist::data_parallel({{4, 0.08, 400}}, m);
@@ -59,15 +61,18 @@ TEST(Dist, DataParallelJob) {
     const std::vector<sw_dist::RankFigures> eight(8, {1, 0.02, 4000});
     const sw_dist::JobFigures j = sw_dist::data_parallel(eight, m);
     EXPECT_EQ(j.nodes, 2);
-    const double rounds = sw_dist::message_seconds(m, 1, 0, 4000) + sw_dist::message_seconds(m, 2, 0, 8000) +
+    const double rounds = sw_dist::message_seconds(m, 1, 0, 4000) +
+                          sw_dist::message_seconds(m, 2, 0, 8000) +
                           sw_dist::message_seconds(m, 4, 0, 16000);
     EXPECT_NEAR(j.comm_seconds, rounds, 1e-15);
     EXPECT_NEAR(j.efficiency, 0.02 / (0.02 + rounds), 1e-12);
 
     // A ring allgather: P - 1 steps of one share; within a chip for 4 ranks.
     EXPECT_DOUBLE_EQ(sw_dist::allgather_seconds(m, 1, 16384), 0.0);
-    EXPECT_NEAR(sw_dist::allgather_seconds(m, 4, 16384), 3 * sw_dist::message_seconds(m, 1, 0, 4096), 1e-15);
-    EXPECT_NEAR(sw_dist::allgather_seconds(m, 8, 16384), 7 * sw_dist::message_seconds(m, 4, 3, 2048), 1e-15);
+    EXPECT_NEAR(sw_dist::allgather_seconds(m, 4, 16384),
+                3 * sw_dist::message_seconds(m, 1, 0, 4096), 1e-15);
+    EXPECT_NEAR(sw_dist::allgather_seconds(m, 8, 16384),
+                7 * sw_dist::message_seconds(m, 4, 3, 2048), 1e-15);
 }
 
-}  // namespace
+} // namespace

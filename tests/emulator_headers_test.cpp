@@ -29,15 +29,20 @@ namespace {
  *  (128 + signal if killed), *out stdout and stderr. */
 int run(const std::vector<std::string> &argv, std::string *out) {
     std::string cmd;
-    for (const std::string &a : argv) cmd += "'" + a + "' ";
+    for (const std::string &a : argv)
+        cmd += "'" + a + "' ";
     out->clear();
     FILE *p = popen((cmd + "2>&1").c_str(), "r");
-    if (!p) return -1;
+    if (!p)
+        return -1;
     char buf[4096];
-    while (fgets(buf, sizeof buf, p)) *out += buf;
+    while (fgets(buf, sizeof buf, p))
+        *out += buf;
     const int status = pclose(p);
-    if (status == -1) return -1;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (status == -1)
+        return -1;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
     return 128 + WTERMSIG(status);
 }
 
@@ -66,8 +71,10 @@ protected:
         size_t start = 0;
         while (start < flags.size()) {
             size_t end = flags.find(' ', start);
-            if (end == std::string::npos) end = flags.size();
-            if (end > start) argv.push_back(flags.substr(start, end - start));
+            if (end == std::string::npos)
+                end = flags.size();
+            if (end > start)
+                argv.push_back(flags.substr(start, end - start));
             start = end + 1;
         }
         argv.insert(argv.end(), {"-I" EMULATOR_INCLUDE, file});
@@ -86,7 +93,9 @@ std::string simd_source(const std::string &call) {
            "void kernel(float *pf, double *pd) {\n"
            "    floatv4 f; doublev4 d;\n"
            "    simd_loadu(f, pf); simd_loadu(d, pd);\n"
-           "    " + call + ";\n"
+           "    " +
+           call +
+           ";\n"
            "    simd_storeu(f, pf); simd_storeu(d, pd);\n"
            "}\n";
 }
@@ -94,11 +103,17 @@ std::string simd_source(const std::string &call) {
 TEST_F(HeaderTest, FloatV4ToSimdVmadDoesNotCompile) {
     std::string out;
     for (const std::string &flags : {kStrict, kGnu, std::string("-std=gnu99")}) {
-        EXPECT_NE(compile("vmad_float", simd_source("f = simd_vmad(f, f, f)"), flags + " -fsyntax-only", &out), 0)
+        EXPECT_NE(compile("vmad_float", simd_source("f = simd_vmad(f, f, f)"),
+                          flags + " -fsyntax-only", &out),
+                  0)
             << flags << ": a floatv4 passed to simd_vmad compiled";
-        EXPECT_NE(compile("vmad_mixed", simd_source("d = simd_vmad(d, f, d)"), flags + " -fsyntax-only", &out), 0)
+        EXPECT_NE(compile("vmad_mixed", simd_source("d = simd_vmad(d, f, d)"),
+                          flags + " -fsyntax-only", &out),
+                  0)
             << flags;
-        EXPECT_EQ(compile("vmas_float", simd_source("f = simd_vmas(f, f, f)"), flags + " -fsyntax-only", &out), 0)
+        EXPECT_EQ(compile("vmas_float", simd_source("f = simd_vmas(f, f, f)"),
+                          flags + " -fsyntax-only", &out),
+                  0)
             << flags << ": " << out;
     }
 }
@@ -106,11 +121,17 @@ TEST_F(HeaderTest, FloatV4ToSimdVmadDoesNotCompile) {
 TEST_F(HeaderTest, DoubleV4ToSimdVmasDoesNotCompile) {
     std::string out;
     for (const std::string &flags : {kStrict, kGnu, std::string("-std=gnu99")}) {
-        EXPECT_NE(compile("vmas_double", simd_source("d = simd_vmas(d, d, d)"), flags + " -fsyntax-only", &out), 0)
+        EXPECT_NE(compile("vmas_double", simd_source("d = simd_vmas(d, d, d)"),
+                          flags + " -fsyntax-only", &out),
+                  0)
             << flags << ": a doublev4 passed to simd_vmas compiled";
-        EXPECT_NE(compile("vmss_double", simd_source("d = simd_vmss(d, d, d)"), flags + " -fsyntax-only", &out), 0)
+        EXPECT_NE(compile("vmss_double", simd_source("d = simd_vmss(d, d, d)"),
+                          flags + " -fsyntax-only", &out),
+                  0)
             << flags;
-        EXPECT_EQ(compile("vmad_double", simd_source("d = simd_vmad(d, d, d)"), flags + " -fsyntax-only", &out), 0)
+        EXPECT_EQ(compile("vmad_double", simd_source("d = simd_vmad(d, d, d)"),
+                          flags + " -fsyntax-only", &out),
+                  0)
             << flags << ": " << out;
     }
 }
@@ -118,28 +139,37 @@ TEST_F(HeaderTest, DoubleV4ToSimdVmasDoesNotCompile) {
 TEST_F(HeaderTest, SimdLoadsOfTheWrongTypeDoNotCompile) {
     std::string out;
     // A scalar is not a vector; a double pointer is not a floatv4's element pointer.
-    EXPECT_NE(compile("load_scalar", simd_source("float s; simd_load(s, pf); (void)s"), kStrict + " -fsyntax-only", &out), 0);
-    EXPECT_NE(compile("load_ptr", simd_source("simd_loadu(f, pd)"), kStrict + " -fsyntax-only", &out), 0);
-    EXPECT_NE(compile("vmad_scalar", simd_source("d = simd_vmad(d, 2.0, d)"), "-std=gnu99 -fsyntax-only", &out), 0);
+    EXPECT_NE(compile("load_scalar", simd_source("float s; simd_load(s, pf); (void)s"),
+                      kStrict + " -fsyntax-only", &out),
+              0);
+    EXPECT_NE(
+        compile("load_ptr", simd_source("simd_loadu(f, pd)"), kStrict + " -fsyntax-only", &out), 0);
+    EXPECT_NE(compile("vmad_scalar", simd_source("d = simd_vmad(d, 2.0, d)"),
+                      "-std=gnu99 -fsyntax-only", &out),
+              0);
 }
 
 TEST_F(HeaderTest, RegisterCommunicationIsTyped) {
     std::string out;
     // The real builtins take vector registers (dxhisboy/shenwei-doc: intv8, int256, doublev4,
     // floatv4); the emulator provides floatv4, doublev4 and intv8.
-    const std::string ok =
-        "intv8 i = simd_set_intv8(1, 2, 3, 4, 5, 6, 7, 8);\n"
-        "    simd_putr(f, 8); simd_putc(d, 3); simd_putr(i, 1);\n"
-        "    f = simd_getr(f); d = simd_getc(d); i = simd_getr(i); (void)i";
+    const std::string ok = "intv8 i = simd_set_intv8(1, 2, 3, 4, 5, 6, 7, 8);\n"
+                           "    simd_putr(f, 8); simd_putc(d, 3); simd_putr(i, 1);\n"
+                           "    f = simd_getr(f); d = simd_getc(d); i = simd_getr(i); (void)i";
     for (const std::string &flags : {kStrict, kGnu}) {
         EXPECT_EQ(compile("regcomm_ok", simd_source(ok), flags + " -fsyntax-only", &out), 0)
             << flags << ": " << out;
-        EXPECT_NE(compile("putr_scalar", simd_source("simd_putr(1.0, 8)"), flags + " -fsyntax-only", &out), 0)
+        EXPECT_NE(compile("putr_scalar", simd_source("simd_putr(1.0, 8)"), flags + " -fsyntax-only",
+                          &out),
+                  0)
             << flags << ": a double passed to simd_putr compiled";
         EXPECT_NE(compile("getc_scalar", simd_source("double s = 0; s = simd_getc(s); (void)s"),
-                          flags + " -fsyntax-only", &out), 0)
+                          flags + " -fsyntax-only", &out),
+                  0)
             << flags << ": simd_getc into a double compiled";
-        EXPECT_NE(compile("getr_noarg", simd_source("f = simd_getr()"), flags + " -fsyntax-only", &out), 0)
+        EXPECT_NE(
+            compile("getr_noarg", simd_source("f = simd_getr()"), flags + " -fsyntax-only", &out),
+            0)
             << flags;
     }
 }
@@ -189,7 +219,8 @@ int main(void) {
     std::string out;
     ASSERT_EQ(compile("misaligned", source, kStrict, &out), 0) << out;
     EXPECT_NE(run({dir + "/misaligned"}, &out), 0);
-    EXPECT_NE(out.find("athread emulator: error: simd_load of a doublev4 at"), std::string::npos) << out;
+    EXPECT_NE(out.find("athread emulator: error: simd_load of a doublev4 at"), std::string::npos)
+        << out;
     EXPECT_NE(out.find("is not 32-byte aligned"), std::string::npos) << out;
 }
 
@@ -201,11 +232,13 @@ TEST_F(HeaderTest, SlaveHDoesNotDeclareLdmMalloc) {
                              "    ldm_free(p, 256);\n"
                              "}\n";
     std::string out;
-    EXPECT_NE(compile("undeclared", "#include <slave.h>\n" + body, kStrict + " -fsyntax-only", &out), 0)
+    EXPECT_NE(
+        compile("undeclared", "#include <slave.h>\n" + body, kStrict + " -fsyntax-only", &out), 0)
         << "slave.h declares ldm_malloc; the real one does not";
     EXPECT_EQ(compile("declared",
                       "#include <slave.h>\n#include <stddef.h>\n"
-                      "void *ldm_malloc(size_t size);\nvoid ldm_free(void *p, size_t size);\n" + body,
+                      "void *ldm_malloc(size_t size);\nvoid ldm_free(void *p, size_t size);\n" +
+                          body,
                       kStrict + " -fsyntax-only", &out),
               0)
         << out;
@@ -227,4 +260,4 @@ TEST_F(HeaderTest, AthreadHNeedsGnu99) {
     EXPECT_NE(out.find("build host code with -std=gnu99"), std::string::npos) << out;
 }
 
-}  // namespace
+} // namespace

@@ -3,8 +3,8 @@
  * (C99, <slave.h> only). With the real slave compiler, `kernel` becomes `slave_kernel`
  * by itself; for the emulator the names are prefixed here.
  */
-#include <slave.h>
 #include <simd.h>
+#include <slave.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -54,7 +54,8 @@ static int acting(const misc_args *a) {
 static int guards_intact(const unsigned char *g) {
     int i;
     for (i = 0; i < EMU_TEST_GUARD; i++)
-        if (g[i] != EMU_TEST_GUARD_BYTE) return 0;
+        if (g[i] != EMU_TEST_GUARD_BYTE)
+            return 0;
     return 1;
 }
 
@@ -65,13 +66,13 @@ void strided_get_kernel(void *arg) {
     unsigned char *buf = (unsigned char *)ldm_malloc(bytes);
     volatile int reply = 0;
     memset(buf, EMU_TEST_GUARD_BYTE, bytes);
-    athread_get(PE_MODE, (void *)a->src, buf + EMU_TEST_GUARD, a->len, (void *)&reply, 0,
-                a->stride, a->bsize);
+    athread_get(PE_MODE, (void *)a->src, buf + EMU_TEST_GUARD, a->len, (void *)&reply, 0, a->stride,
+                a->bsize);
     while (reply != 1) {
     }
     a->guard_ok[id] = guards_intact(buf) && guards_intact(buf + EMU_TEST_GUARD + a->len);
-    athread_put(PE_MODE, buf + EMU_TEST_GUARD, a->out + (size_t)id * a->len, a->len,
-                (void *)&reply, 0, 0);
+    athread_put(PE_MODE, buf + EMU_TEST_GUARD, a->out + (size_t)id * a->len, a->len, (void *)&reply,
+                0, 0);
     while (reply != 2) {
     }
     ldm_free(buf, bytes);
@@ -82,9 +83,10 @@ void strided_put_kernel(void *arg) {
     int id = athread_get_id(-1), i;
     unsigned char *buf = (unsigned char *)ldm_malloc((size_t)a->len);
     volatile int reply = 0;
-    for (i = 0; i < a->len; i++) buf[i] = (unsigned char)((id * 31 + i) & 0xff);
-    athread_put(PE_MODE, buf, a->dst + (size_t)id * a->span, a->len, (void *)&reply,
-                a->stride, a->bsize);
+    for (i = 0; i < a->len; i++)
+        buf[i] = (unsigned char)((id * 31 + i) & 0xff);
+    athread_put(PE_MODE, buf, a->dst + (size_t)id * a->span, a->len, (void *)&reply, a->stride,
+                a->bsize);
     while (reply != 1) {
     }
     ldm_free(buf, (size_t)a->len);
@@ -93,20 +95,22 @@ void strided_put_kernel(void *arg) {
 void reply_kernel(void *arg) {
     reply_args *a = (reply_args *)arg;
     int id = athread_get_id(-1), i, ok = 1;
-    int in[5][16];                      /* local arrays live in LDM (the CPE stack) */
+    int in[5][16]; /* local arrays live in LDM (the CPE stack) */
     int *outbuf = (int *)ldm_malloc(3 * 16 * sizeof(int));
     volatile int get_reply = 0, put_reply = 0;
     for (i = 0; i < 5; i++)
-        athread_get(PE_MODE, (void *)(a->src + 16 * i), in[i], 16 * sizeof(int),
-                    (void *)&get_reply, 0, 0, 0);
+        athread_get(PE_MODE, (void *)(a->src + 16 * i), in[i], 16 * sizeof(int), (void *)&get_reply,
+                    0, 0, 0);
     while (get_reply != 5) {
     }
     for (i = 0; i < 5 * 16; i++)
-        if (in[i / 16][i % 16] != a->src[i]) ok = 0;
-    for (i = 0; i < 3 * 16; i++) outbuf[i] = id * 1000 + i;
+        if (in[i / 16][i % 16] != a->src[i])
+            ok = 0;
+    for (i = 0; i < 3 * 16; i++)
+        outbuf[i] = id * 1000 + i;
     for (i = 0; i < 3; i++)
-        athread_put(PE_MODE, outbuf + 16 * i, a->dst + (size_t)id * 48 + 16 * i,
-                    16 * sizeof(int), (void *)&put_reply, 0, 0);
+        athread_put(PE_MODE, outbuf + 16 * i, a->dst + (size_t)id * 48 + 16 * i, 16 * sizeof(int),
+                    (void *)&put_reply, 0, 0);
     while (put_reply != 3) {
     }
     a->get_reply[id] = get_reply;
@@ -120,7 +124,8 @@ void id_kernel(void *arg) {
     int id = athread_get_id(-1);
     __atomic_fetch_add(&a->seen[id], 1, __ATOMIC_SEQ_CST);
     a->id_of_core[id] = athread_get_id(id);
-    if (id == 0) a->bad_core = athread_get_id(64);
+    if (id == 0)
+        a->bad_core = athread_get_id(64);
 }
 
 void syn_kernel(void *arg) {
@@ -147,10 +152,10 @@ void get_once_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
     unsigned char *ldm;
     volatile int reply = 0;
-    if (!acting(a)) return;
+    if (!acting(a))
+        return;
     ldm = (unsigned char *)ldm_malloc(a->ldm_bytes);
-    athread_get(PE_MODE, a->buf + a->offset, ldm, a->len, (void *)&reply, 0, a->stride,
-                a->bsize);
+    athread_get(PE_MODE, a->buf + a->offset, ldm, a->len, (void *)&reply, 0, a->stride, a->bsize);
     while (reply != 1) {
     }
     ldm_free(ldm, a->ldm_bytes);
@@ -161,11 +166,11 @@ void put_once_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
     unsigned char *ldm;
     volatile int reply = 0;
-    if (!acting(a)) return;
+    if (!acting(a))
+        return;
     ldm = (unsigned char *)ldm_malloc(a->ldm_bytes);
     memset(ldm, 1, a->ldm_bytes);
-    athread_put(PE_MODE, ldm, a->buf + a->offset, a->len, (void *)&reply, a->stride,
-                a->bsize);
+    athread_put(PE_MODE, ldm, a->buf + a->offset, a->len, (void *)&reply, a->stride, a->bsize);
     while (reply != 1) {
     }
     ldm_free(ldm, a->ldm_bytes);
@@ -175,10 +180,13 @@ void put_once_kernel(void *arg) {
 void ldm_alloc_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
     void *p, *q = NULL;
-    if (!acting(a)) return;
+    if (!acting(a))
+        return;
     p = ldm_malloc(a->ldm_bytes);
-    if (a->len > 1) q = ldm_malloc(a->ldm_bytes);
-    if (q) ldm_free(q, a->ldm_bytes);
+    if (a->len > 1)
+        q = ldm_malloc(a->ldm_bytes);
+    if (q)
+        ldm_free(q, a->ldm_bytes);
     ldm_free(p, a->ldm_bytes);
 }
 
@@ -186,7 +194,8 @@ void ldm_alloc_kernel(void *arg) {
 void ldm_free_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
     void *p;
-    if (!acting(a)) return;
+    if (!acting(a))
+        return;
     p = ldm_malloc(a->ldm_bytes);
     ldm_free(p, a->free_bytes);
 }
@@ -199,7 +208,7 @@ void tls_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
     int id = athread_get_id(-1);
     tl_counter += id;
-    athread_syn(ARRAY_SCOPE, 0xffff);   /* everybody has written its own copy */
+    athread_syn(ARRAY_SCOPE, 0xffff); /* everybody has written its own copy */
     a->out[id] = tl_counter;
 }
 
@@ -212,8 +221,7 @@ void tls_dma_kernel(void *arg) {
     while (reply != 1) {
     }
     tl_big[0] = (unsigned char)id;
-    athread_put(PE_MODE, tl_big, a->buf + (size_t)(id + 1) * a->len, a->len, (void *)&reply,
-                0, 0);
+    athread_put(PE_MODE, tl_big, a->buf + (size_t)(id + 1) * a->len, a->len, (void *)&reply, 0, 0);
     while (reply != 2) {
     }
 }
@@ -224,20 +232,23 @@ unsigned char not_ldm[256];
 void main_as_ldm_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
     volatile int reply = 0;
-    if (!acting(a)) return;
+    if (!acting(a))
+        return;
     athread_get(PE_MODE, a->buf, not_ldm, 64, (void *)&reply, 0, 0, 0);
 }
 
 /** CPE only_cpe skips the barrier: would hang the real machine. */
 void syn_skip_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
-    if (athread_get_id(-1) == a->only_cpe) return;
+    if (athread_get_id(-1) == a->only_cpe)
+        return;
     athread_syn(ARRAY_SCOPE, 0xffff);
 }
 
 void leak_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
-    if (!acting(a)) return;
+    if (!acting(a))
+        return;
     (void)ldm_malloc(a->ldm_bytes);
 }
 
@@ -262,7 +273,8 @@ __thread_local int tl_small[8];
 void tls_small_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
     volatile int reply = 0;
-    if (!acting(a)) return;
+    if (!acting(a))
+        return;
     athread_get(PE_MODE, a->buf, tl_small, a->len, (void *)&reply, 0, 0, 0);
     while (reply != 1) {
     }
@@ -275,7 +287,8 @@ void local_array_kernel(void *arg) {
     misc_args *a = (misc_args *)arg;
     float local[16];
     volatile int reply = 0;
-    if (!acting(a)) return;
+    if (!acting(a))
+        return;
     memset(local, 0, sizeof local);
     athread_get(PE_MODE, a->buf, local, a->len, (void *)&reply, 0, 0, 0);
     while (reply != 1) {
@@ -285,7 +298,9 @@ void local_array_kernel(void *arg) {
 
 /* ---------------------------------------------------------------- register communication */
 
-static int reg_pos(const regcomm_args *a, int id) { return a->bus == 0 ? (id & 7) : (id >> 3); }
+static int reg_pos(const regcomm_args *a, int id) {
+    return a->bus == 0 ? (id & 7) : (id >> 3);
+}
 
 /* (Vectors go by address: x86 without AVX has no register for a 32-byte vector.) */
 /** Sends the k-th value of CPE id (lane j = id * 1000 + k * 10 + j) to dest. */
@@ -309,7 +324,8 @@ static void reg_get(regcomm_args *a, int id, int k) {
     simd_storeu(v, lanes);
     a->received[id][k] = lanes[0];
     for (j = 1; j < 8; j++)
-        if (lanes[j] != lanes[0] + j) a->lanes_ok[id] = 0;
+        if (lanes[j] != lanes[0] + j)
+            a->lanes_ok[id] = 0;
 }
 
 /** Ring: every CPE sends its value to the next position of its row / column, then
@@ -329,9 +345,11 @@ void regcomm_stream_kernel(void *arg) {
     int id = athread_get_id(-1), k;
     a->lanes_ok[id] = 1;
     if (reg_pos(a, id) == a->src)
-        for (k = 0; k < a->count; k++) reg_put(a, id, k, a->dst);
+        for (k = 0; k < a->count; k++)
+            reg_put(a, id, k, a->dst);
     else if (reg_pos(a, id) == a->dst)
-        for (k = 0; k < a->count; k++) reg_get(a, id, k);
+        for (k = 0; k < a->count; k++)
+            reg_get(a, id, k);
 }
 
 /** Broadcast: position src of every row / column sends `count` values with destination 8,
@@ -341,16 +359,19 @@ void regcomm_bcast_kernel(void *arg) {
     int id = athread_get_id(-1), k;
     a->lanes_ok[id] = 1;
     if (reg_pos(a, id) == a->src)
-        for (k = 0; k < a->count; k++) reg_put(a, id, k, 8);
+        for (k = 0; k < a->count; k++)
+            reg_put(a, id, k, 8);
     else
-        for (k = 0; k < a->count; k++) reg_get(a, id, k);
+        for (k = 0; k < a->count; k++)
+            reg_get(a, id, k);
 }
 
 /** CPEs 0 and 1 (same row) both receive first: a deadlock. */
 void regcomm_deadlock_kernel(void *arg) {
     regcomm_args *a = (regcomm_args *)arg;
     int id = athread_get_id(-1);
-    if (id > 1) return;
+    if (id > 1)
+        return;
     reg_get(a, id, 0);
     reg_put(a, id, 0, 1 - id);
 }
@@ -358,7 +379,8 @@ void regcomm_deadlock_kernel(void *arg) {
 /** CPE only_cpe puts one value with destination dst; nobody receives. */
 void regcomm_put_kernel(void *arg) {
     regcomm_args *a = (regcomm_args *)arg;
-    if (athread_get_id(-1) == a->only_cpe) reg_put(a, a->only_cpe, 0, a->dst);
+    if (athread_get_id(-1) == a->only_cpe)
+        reg_put(a, a->only_cpe, 0, a->dst);
     /* No CPE returns before the put is done: the receiver is still running when the value
        arrives (else the error would depend on the threads' timing). */
     athread_syn(ARRAY_SCOPE, 0xffff);
@@ -407,8 +429,10 @@ void bcast_get_kernel(void *arg) {
     unsigned char local[EMU_TEST_BCAST_MAX];
     unsigned char *buf = bcast_tls;
     size_t bytes = (size_t)(id == a->issuer ? a->issuer_ldm_bytes : a->ldm_bytes);
-    if (a->where == 1) buf = (unsigned char *)ldm_malloc(bytes);
-    if (a->where == 2) buf = local;
+    if (a->where == 1)
+        buf = (unsigned char *)ldm_malloc(bytes);
+    if (a->where == 2)
+        buf = local;
     memset(buf, 0xEE, a->where == 1 ? bytes : (size_t)EMU_TEST_BCAST_MAX);
     athread_syn(ARRAY_SCOPE, 0xffff);
     if (a->pe == 2 || (a->pe == 1 && id == a->issuer)) {
@@ -434,13 +458,15 @@ void bcast_get_kernel(void *arg) {
         while (reply != 1) {
         }
     }
-    if (a->where == 1) ldm_free(buf, bytes);
+    if (a->where == 1)
+        ldm_free(buf, bytes);
 }
 
 /** CPE issuer tries athread_put in BCAST_MODE. */
 void bcast_put_kernel(void *arg) {
     bcast_args *a = (bcast_args *)arg;
     volatile int reply = 0;
-    if (athread_get_id(-1) != a->issuer) return;
+    if (athread_get_id(-1) != a->issuer)
+        return;
     athread_put(BCAST_MODE, bcast_tls, a->out, a->len, (void *)&reply, 0, 0);
 }

@@ -34,8 +34,8 @@ typedef struct {
 /** reply_kernel: 5 gets sharing one reply word, 3 puts sharing another; records the
  *  reply values seen after the waits and after all requests. */
 typedef struct {
-    const int *src;   /* 5 * 16 ints */
-    int *dst;         /* 64 * 3 * 16 ints */
+    const int *src; /* 5 * 16 ints */
+    int *dst;       /* 64 * 3 * 16 ints */
     int get_reply[64], put_reply[64], data_ok[64];
 } reply_args;
 
@@ -43,7 +43,7 @@ typedef struct {
 typedef struct {
     int seen[64];
     int id_of_core[64];
-    int bad_core;    /* athread_get_id(64) */
+    int bad_core; /* athread_get_id(64) */
 } id_args;
 
 /** syn_kernel: phase counters checked after ARRAY / ROW / COL barriers. */
@@ -57,12 +57,12 @@ typedef struct {
 
 /** Generic argument of the small kernels used by counter and death tests. */
 typedef struct {
-    unsigned char *buf;     /* main memory */
-    long long offset;       /* from buf */
+    unsigned char *buf; /* main memory */
+    long long offset;   /* from buf */
     int len, stride, bsize;
-    size_t ldm_bytes;       /* for ldm_malloc */
-    size_t free_bytes;      /* for ldm_free */
-    int only_cpe;           /* -1: every CPE acts, else only this one */
+    size_t ldm_bytes;  /* for ldm_malloc */
+    size_t free_bytes; /* for ldm_free */
+    int only_cpe;      /* -1: every CPE acts, else only this one */
     long long out[64];
 } misc_args;
 
@@ -71,13 +71,13 @@ typedef struct {
 #define EMU_TEST_REG_VALUES 10
 typedef struct {
     int bus;
-    int src;          /* broadcast / stream: the sending position */
-    int dst;          /* stream: the receiving position; misuse: the destination passed */
-    int count;        /* stream / broadcast: values sent */
-    int only_cpe;     /* misuse kernels: the CPE that acts */
-    int delay;        /* timing: cycles the sender reports before putting */
-    int received[64][EMU_TEST_REG_VALUES];  /* first int lane of each value received */
-    double lanes_ok[64];                    /* 1 if every lane matched */
+    int src;      /* broadcast / stream: the sending position */
+    int dst;      /* stream: the receiving position; misuse: the destination passed */
+    int count;    /* stream / broadcast: values sent */
+    int only_cpe; /* misuse kernels: the CPE that acts */
+    int delay;    /* timing: cycles the sender reports before putting */
+    int received[64][EMU_TEST_REG_VALUES]; /* first int lane of each value received */
+    double lanes_ok[64];                   /* 1 if every lane matched */
 } regcomm_args;
 
 /** bcast_get_kernel: every CPE fills an LDM array with 0xEE; after a barrier, CPE issuer
@@ -92,7 +92,7 @@ typedef struct {
     unsigned char *out;
     int len, mask, issuer, where;
     int ldm_bytes, issuer_ldm_bytes;
-    int pe;           /* timing comparisons: 1 the issuer, 2 every CPE, gets in PE_MODE instead */
+    int pe; /* timing comparisons: 1 the issuer, 2 every CPE, gets in PE_MODE instead */
     int reply_seen[64];
 } bcast_args;
 

@@ -15,7 +15,7 @@
 
 #include <athread.h>
 #include <athread_emu.h>
-#include <slave.h>  // only for the host-misuse death test
+#include <slave.h> // only for the host-misuse death test
 
 #include "emulator_kernels.h"
 
@@ -53,7 +53,7 @@ void ldm_free(void *p, size_t size);
 
 namespace {
 
-const long long kBudget = 64 * 1024 - 8 * 1024;  // sw26010 data budget (Machine.h)
+const long long kBudget = 64 * 1024 - 8 * 1024; // sw26010 data budget (Machine.h)
 
 class Emulator : public ::testing::Test {
 protected:
@@ -83,11 +83,13 @@ misc_args misc(unsigned char *buf, int only_cpe = -1) {
 std::vector<size_t> main_positions(int len, int stride, int bsize) {
     std::vector<size_t> v;
     if (bsize == 0) {
-        for (int i = 0; i < len; i++) v.push_back(i);
+        for (int i = 0; i < len; i++)
+            v.push_back(i);
         return v;
     }
     for (size_t pos = 0; v.size() < static_cast<size_t>(len); pos++)
-        if (pos % (bsize + stride) < static_cast<size_t>(bsize)) v.push_back(pos);
+        if (pos % (bsize + stride) < static_cast<size_t>(bsize))
+            v.push_back(pos);
     return v;
 }
 
@@ -102,7 +104,8 @@ TEST_P(StridedDma, GetMovesExactlyTheBlocks) {
     std::vector<size_t> pos = main_positions(s.len, s.stride, s.bsize);
     size_t extent = pos.empty() ? 0 : pos.back() + 1;
     std::vector<unsigned char> src(extent);
-    for (size_t i = 0; i < extent; i++) src[i] = static_cast<unsigned char>(i * 7 + i / 253);
+    for (size_t i = 0; i < extent; i++)
+        src[i] = static_cast<unsigned char>(i * 7 + i / 253);
     std::vector<unsigned char> out(64 * static_cast<size_t>(s.len), 0);
     strided_get_args a;
     std::memset(&a, 0, sizeof a);
@@ -111,7 +114,7 @@ TEST_P(StridedDma, GetMovesExactlyTheBlocks) {
     a.len = s.len;
     a.stride = s.stride;
     a.bsize = s.bsize;
-    athread_emu_register_buffer("src", src.data(), src.size());  // exact extent
+    athread_emu_register_buffer("src", src.data(), src.size()); // exact extent
     athread_emu_register_buffer("out", out.data(), out.size());
     athread_emu_set_kernel_name("strided_get");
     athread_spawn(strided_get_kernel, &a);
@@ -131,7 +134,7 @@ TEST_P(StridedDma, GetMovesExactlyTheBlocks) {
 TEST_P(StridedDma, PutWritesExactlyTheBlocks) {
     DmaShape s = GetParam();
     std::vector<size_t> pos = main_positions(s.len, s.stride, s.bsize);
-    int span = static_cast<int>(pos.back() + 1) + 37;  // leave untouched bytes between CPEs
+    int span = static_cast<int>(pos.back() + 1) + 37; // leave untouched bytes between CPEs
     std::vector<unsigned char> dst(64 * static_cast<size_t>(span), 0xEE);
     strided_put_args a{dst.data(), s.len, s.stride, s.bsize, span};
     athread_emu_register_buffer("dst", dst.data(), dst.size());
@@ -142,10 +145,12 @@ TEST_P(StridedDma, PutWritesExactlyTheBlocks) {
             // Independent of the emulator's walk: map a main-memory byte to its LDM index.
             int expected = 0xEE;
             if (s.bsize == 0) {
-                if (p < s.len) expected = (cpe * 31 + p) & 0xff;
+                if (p < s.len)
+                    expected = (cpe * 31 + p) & 0xff;
             } else {
                 int pitch = s.bsize + s.stride, in = p % pitch, idx = p / pitch * s.bsize + in;
-                if (in < s.bsize && idx < s.len) expected = (cpe * 31 + idx) & 0xff;
+                if (in < s.bsize && idx < s.len)
+                    expected = (cpe * 31 + idx) & 0xff;
             }
             ASSERT_EQ(dst[static_cast<size_t>(cpe) * span + p], expected)
                 << "CPE " << cpe << " offset " << p;
@@ -154,11 +159,11 @@ TEST_P(StridedDma, PutWritesExactlyTheBlocks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, StridedDma,
-                         ::testing::Values(DmaShape{1000, 40, 24},   // len % bsize != 0
-                                           DmaShape{1000, 0, 0},     // contiguous
+                         ::testing::Values(DmaShape{1000, 40, 24}, // len % bsize != 0
+                                           DmaShape{1000, 0, 0},   // contiguous
                                            DmaShape{100, 1, 7},
-                                           DmaShape{96, 32, 32},     // exact multiple
-                                           DmaShape{50, 10, 64},     // bsize > len
+                                           DmaShape{96, 32, 32}, // exact multiple
+                                           DmaShape{50, 10, 64}, // bsize > len
                                            DmaShape{257, 300, 128}),
                          [](const ::testing::TestParamInfo<DmaShape> &i) {
                              return "len" + std::to_string(i.param.len) + "_stride" +
@@ -168,7 +173,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, StridedDma,
 
 TEST_F(Emulator, ReplyCountsEveryRequest) {
     std::vector<int> src(5 * 16), dst(64 * 48, -1);
-    for (size_t i = 0; i < src.size(); i++) src[i] = static_cast<int>(i * 3 + 1);
+    for (size_t i = 0; i < src.size(); i++)
+        src[i] = static_cast<int>(i * 3 + 1);
     reply_args a;
     std::memset(&a, 0, sizeof a);
     a.src = src.data();
@@ -179,7 +185,8 @@ TEST_F(Emulator, ReplyCountsEveryRequest) {
         EXPECT_EQ(a.get_reply[cpe], 5);
         EXPECT_EQ(a.put_reply[cpe], 3);
         EXPECT_TRUE(a.data_ok[cpe]);
-        for (int i = 0; i < 48; i++) ASSERT_EQ(dst[cpe * 48 + i], cpe * 1000 + i);
+        for (int i = 0; i < 48; i++)
+            ASSERT_EQ(dst[cpe * 48 + i], cpe * 1000 + i);
     }
     EXPECT_EQ(last().cpe[9].get_requests, 5);
     EXPECT_EQ(last().cpe[9].put_requests, 3);
@@ -206,8 +213,10 @@ TEST_F(Emulator, SynIsABarrierOverArrayRowsAndColumns) {
     EXPECT_EQ(a.errors, 0);
     for (int p = 0; p < EMU_TEST_PHASES; p++) {
         EXPECT_EQ(a.array_count[p], 64);
-        for (int r = 0; r < 8; r++) EXPECT_EQ(a.row_count[r][p], 8);
-        for (int c = 0; c < 8; c++) EXPECT_EQ(a.col_count[c][p], 8);
+        for (int r = 0; r < 8; r++)
+            EXPECT_EQ(a.row_count[r][p], 8);
+        for (int c = 0; c < 8; c++)
+            EXPECT_EQ(a.col_count[c][p], 8);
     }
 }
 
@@ -216,8 +225,8 @@ TEST_F(Emulator, CountsLineBytesOfUnalignedBlocks) {
     struct Case {
         long long offset;
         int len, stride, bsize;
-    } cases[] = {{5, 300, 28, 100}, {120, 16, 0, 0}, {0, 256, 0, 0}, {127, 2, 0, 0},
-                 {64, 1000, 200, 128}};
+    } cases[] = {
+        {5, 300, 28, 100}, {120, 16, 0, 0}, {0, 256, 0, 0}, {127, 2, 0, 0}, {64, 1000, 200, 128}};
     for (const Case &c : cases) {
         misc_args a = misc(buf, 3);
         a.offset = c.offset;
@@ -229,7 +238,8 @@ TEST_F(Emulator, CountsLineBytesOfUnalignedBlocks) {
         long long lines = 0, blocks = 0;
         int block = c.bsize ? c.bsize : c.len;
         for (int done = 0, k = 0; done < c.len; k++) {
-            long long start = c.offset + static_cast<long long>(k) * (block + (c.bsize ? c.stride : 0));
+            long long start =
+                c.offset + static_cast<long long>(k) * (block + (c.bsize ? c.stride : 0));
             long long end = start + std::min(block, c.len - done);
             lines += (end + 127) / 128 * 128 - start / 128 * 128;
             blocks++;
@@ -286,7 +296,8 @@ TEST_F(Emulator, LdmBlocksAreAligned) {
     misc_args a = misc(nullptr);
     athread_spawn(align_kernel, &a);
     athread_join();
-    for (int i = 0; i < 3; i++) EXPECT_EQ(a.out[i] % 128, 0) << "block " << i;
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ(a.out[i] % 128, 0) << "block " << i;
     EXPECT_NE(a.out[0], a.out[1]);
     EXPECT_EQ(last().cpe[0].ldm_peak_bytes, last().ldm_static_bytes + 3 + 100 + 129);
     EXPECT_EQ(last().cpe[0].ldm_leaked_bytes, 0);
@@ -296,7 +307,8 @@ TEST_F(Emulator, ThreadLocalIsPerCpeAndCounted) {
     misc_args a = misc(nullptr);
     athread_spawn(tls_kernel, &a);
     athread_join();
-    for (int i = 0; i < 64; i++) EXPECT_EQ(a.out[i], 7 + i);
+    for (int i = 0; i < 64; i++)
+        EXPECT_EQ(a.out[i], 7 + i);
     // tl_counter + tl_big + bcast_tls (aligned(128)) are all the __thread_local data of this
     // test program.
     long long stat = last().ldm_static_bytes;
@@ -327,7 +339,8 @@ TEST_F(Emulator, ThreadLocalIsPerCpeAndCounted) {
 TEST_F(Emulator, DmaToThreadLocalArray) {
     const int len = 256;
     std::vector<unsigned char> buf(65 * len);
-    for (int i = 0; i < len; i++) buf[i] = static_cast<unsigned char>(i + 1);
+    for (int i = 0; i < len; i++)
+        buf[i] = static_cast<unsigned char>(i + 1);
     misc_args a = misc(buf.data());
     a.len = len;
     athread_emu_register_buffer("buf", buf.data(), buf.size());
@@ -349,7 +362,9 @@ TEST_F(Emulator, LeakIsReportedAndCounted) {
     athread_join();
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find("athread emulator: warning: kernel 'leaky': 1 CPEs returned with LDM "
-                       "still allocated"), std::string::npos) << err;
+                       "still allocated"),
+              std::string::npos)
+        << err;
     EXPECT_EQ(last().cpe[2].ldm_leaked_bytes, 1000);
     EXPECT_EQ(last().cpe[1].ldm_leaked_bytes, 0);
 }
@@ -391,9 +406,9 @@ TEST_F(Emulator, DmaOutsideRegisteredBufferDies) {
 TEST_F(Emulator, StridedPutPastRegisteredBufferDies) {
     std::vector<unsigned char> out(1000);
     misc_args a = misc(out.data(), 7);
-    a.len = 400;     // 4 blocks of 100 bytes,
+    a.len = 400; // 4 blocks of 100 bytes,
     a.bsize = 100;
-    a.stride = 201;  // pitch 301: block 3 is [903, 1003), past the 1000-byte buffer
+    a.stride = 201; // pitch 301: block 3 is [903, 1003), past the 1000-byte buffer
     a.ldm_bytes = 400;
     athread_emu_register_buffer("out", out.data(), out.size());
     athread_emu_set_kernel_name("put_kernel");
@@ -409,7 +424,7 @@ TEST_F(Emulator, StridedPutPastRegisteredBufferDies) {
 TEST_F(Emulator, LdmOverBudgetDies) {
     misc_args a = misc(nullptr, 5);
     a.ldm_bytes = 24 * 1024;
-    a.len = 2;  // two blocks: 48 KB + 16 KB of __thread_local > 56 KB
+    a.len = 2; // two blocks: 48 KB + 16 KB of __thread_local > 56 KB
     athread_emu_set_kernel_name("big_kernel");
     EXPECT_DEATH(
         {
@@ -449,7 +464,7 @@ TEST_F(Emulator, LdmOverrunDies) {
     std::vector<unsigned char> buf(4096);
     misc_args a = misc(buf.data(), 1);
     a.len = 200;
-    a.ldm_bytes = 100;  // LDM block smaller than the transfer
+    a.ldm_bytes = 100; // LDM block smaller than the transfer
     EXPECT_DEATH(
         {
             athread_spawn(get_once_kernel, &a);
@@ -466,11 +481,12 @@ TEST_F(Emulator, DmaIntoLocalArrayThatFitsWorks) {
     float one = 3.0f;
     std::memcpy(buf.data(), &one, sizeof one);
     misc_args a = misc(buf.data());
-    a.len = 64;  // exactly the float[16]
+    a.len = 64; // exactly the float[16]
     athread_emu_register_buffer("buf", buf.data(), buf.size());
     athread_spawn(local_array_kernel, &a);
     athread_join();
-    for (int cpe = 0; cpe < 64; cpe++) EXPECT_EQ(a.out[cpe], 3);
+    for (int cpe = 0; cpe < 64; cpe++)
+        EXPECT_EQ(a.out[cpe], 3);
 }
 
 TEST_F(Emulator, DmaIntoTooSmallLocalArrayDies) {
@@ -513,7 +529,7 @@ TEST_F(Emulator, DmaIntoThreadLocalArrayThatFitsWorks) {
     std::vector<unsigned char> buf(32, 0);
     buf[0] = 9;
     misc_args a = misc(buf.data(), 4);
-    a.len = 32;  // exactly the int[8]
+    a.len = 32; // exactly the int[8]
     athread_emu_register_buffer("buf", buf.data(), buf.size());
     athread_spawn(tls_small_kernel, &a);
     athread_join();
@@ -540,7 +556,7 @@ TEST_F(Emulator, DmaPastThreadLocalArrayDies) {
 
 TEST_F(Emulator, LdmMallocOfHugeSizeDies) {
     misc_args a = misc(nullptr, 21);
-    a.ldm_bytes = static_cast<size_t>(-1);  // passed the budget check by overflow before
+    a.ldm_bytes = static_cast<size_t>(-1); // passed the budget check by overflow before
     a.len = 1;
     athread_emu_set_kernel_name("huge_kernel");
     EXPECT_DEATH(
@@ -548,7 +564,8 @@ TEST_F(Emulator, LdmMallocOfHugeSizeDies) {
             athread_spawn(ldm_alloc_kernel, &a);
             athread_join();
         },
-        "athread emulator: error: kernel 'huge_kernel' CPE 21: ldm_malloc\\(18446744073709551615\\) "
+        "athread emulator: error: kernel 'huge_kernel' CPE 21: "
+        "ldm_malloc\\(18446744073709551615\\) "
         "is larger than the whole LDM of a CPE \\(sw26010: 65536 bytes");
     a.ldm_bytes = 65537;
     EXPECT_DEATH(
@@ -582,7 +599,8 @@ TEST_F(Emulator, NegativeDmaLengthDies) {
             athread_spawn(get_once_kernel, &a);
             athread_join();
         },
-        "kernel 'neg_kernel' CPE 3: athread_get with negative stride \\(len 8, stride -1, bsize 4\\)");
+        "kernel 'neg_kernel' CPE 3: athread_get with negative stride \\(len 8, stride -1, bsize "
+        "4\\)");
 }
 
 TEST_F(Emulator, SkippedBarrierIsADeadlock) {
@@ -617,7 +635,9 @@ regcomm_args reg(int bus) {
 }
 
 /** The id of the CPE at position pos of the row (bus 0) or column (bus 1) of CPE id. */
-int along(int bus, int id, int pos) { return bus == 0 ? (id & ~7) + pos : pos * 8 + (id & 7); }
+int along(int bus, int id, int pos) {
+    return bus == 0 ? (id & ~7) + pos : pos * 8 + (id & 7);
+}
 
 class Regcomm : public Emulator, public ::testing::WithParamInterface<int> {};
 
@@ -641,15 +661,16 @@ TEST_P(Regcomm, StreamArrivesInOrderPastTheBufferDepth) {
     regcomm_args a = reg(bus);
     a.src = 2;
     a.dst = 5;
-    a.count = EMU_TEST_REG_VALUES;  // more than the receive buffer holds: the sender waits
+    a.count = EMU_TEST_REG_VALUES; // more than the receive buffer holds: the sender waits
     athread_spawn(regcomm_stream_kernel, &a);
     athread_join();
     for (int line = 0; line < 8; line++) {
-        const int first = bus == 0 ? line * 8 : line;  // position 0 of this row / column
+        const int first = bus == 0 ? line * 8 : line; // position 0 of this row / column
         const int src = along(bus, first, 2), dst = along(bus, first, 5);
-        for (int k = 0; k < a.count; k++) EXPECT_EQ(a.received[dst][k], src * 1000 + k * 10) << dst;
+        for (int k = 0; k < a.count; k++)
+            EXPECT_EQ(a.received[dst][k], src * 1000 + k * 10) << dst;
         EXPECT_EQ(a.lanes_ok[dst], 1);
-        EXPECT_EQ(a.received[along(bus, first, 4)][0], 0);  // nobody else received
+        EXPECT_EQ(a.received[along(bus, first, 4)][0], 0); // nobody else received
     }
 }
 
@@ -663,10 +684,11 @@ TEST_P(Regcomm, BroadcastReachesEveryOtherCpeOfTheLine) {
     for (int id = 0; id < 64; id++) {
         const int src = along(bus, id, 3);
         if (id == src) {
-            EXPECT_EQ(last().cpe[id].regcomm_puts, 3);  // a broadcast counts once
+            EXPECT_EQ(last().cpe[id].regcomm_puts, 3); // a broadcast counts once
             continue;
         }
-        for (int k = 0; k < 3; k++) EXPECT_EQ(a.received[id][k], src * 1000 + k * 10) << id;
+        for (int k = 0; k < 3; k++)
+            EXPECT_EQ(a.received[id][k], src * 1000 + k * 10) << id;
         EXPECT_EQ(a.lanes_ok[id], 1);
     }
 }
@@ -732,7 +754,7 @@ TEST_F(Emulator, RegcommBadDestinationDies) {
             athread_join();
         },
         "kernel 'bad_dest' CPE 9: simd_putr to destination 16: only its low 4 bits are read");
-    a.dst = 1;  // CPE 9 is column 1 of row 1
+    a.dst = 1; // CPE 9 is column 1 of row 1
     athread_emu_set_kernel_name("to_self");
     EXPECT_DEATH(
         {
@@ -745,7 +767,7 @@ TEST_F(Emulator, RegcommBadDestinationDies) {
 TEST_F(Emulator, RegcommUnreceivedValueDies) {
     regcomm_args a = reg(1);
     a.only_cpe = 9;
-    a.dst = 3;  // CPE 9 (row 1, column 1) to row 3 of its column: CPE 25
+    a.dst = 3; // CPE 9 (row 1, column 1) to row 3 of its column: CPE 25
     athread_emu_set_kernel_name("unreceived");
     EXPECT_DEATH(
         {
@@ -785,7 +807,8 @@ struct BcastRun {
     std::vector<unsigned char> src, out;
     bcast_args a;
     explicit BcastRun(int len) : src(len), out(64 * (size_t)len) {
-        for (int i = 0; i < len; i++) src[i] = static_cast<unsigned char>(i * 7 + 1);
+        for (int i = 0; i < len; i++)
+            src[i] = static_cast<unsigned char>(i * 7 + 1);
         std::memset(&a, 0, sizeof a);
         a.src = src.data();
         a.out = out.data();
@@ -796,7 +819,8 @@ struct BcastRun {
     }
     bool untouched(int id) const {
         for (int i = 0; i < a.len; i++)
-            if (out[(size_t)id * a.len + i] != 0xEE) return false;
+            if (out[(size_t)id * a.len + i] != 0xEE)
+                return false;
         return true;
     }
 };
@@ -808,7 +832,7 @@ TEST_P(BcastDma, EveryCpeOfTheMaskedRowsReceives) {
         BcastRun r(256);
         r.a.where = GetParam();
         r.a.mask = mask;
-        r.a.issuer = 9;  // row 1: a receiver only with bit 1
+        r.a.issuer = 9; // row 1: a receiver only with bit 1
         r.a.ldm_bytes = r.a.issuer_ldm_bytes = 512;
         athread_spawn(bcast_get_kernel, &r.a);
         athread_join();
@@ -823,14 +847,16 @@ TEST_P(BcastDma, EveryCpeOfTheMaskedRowsReceives) {
         }
         // The request's 128-byte lines, counted once (not once per receiver).
         const uintptr_t lo = reinterpret_cast<uintptr_t>(r.src.data()), hi = lo + 256;
-        EXPECT_EQ(last().cpe[9].get_line_bytes, (long long)((hi + 127) / 128 * 128 - lo / 128 * 128));
+        EXPECT_EQ(last().cpe[9].get_line_bytes,
+                  (long long)((hi + 127) / 128 * 128 - lo / 128 * 128));
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(EmulatorLdmObjects, BcastDma, ::testing::Values(0, 1, 2),
                          [](const ::testing::TestParamInfo<int> &i) {
-                             return std::string(i.param == 0 ? "ThreadLocal"
-                                                             : (i.param == 1 ? "LdmMalloc" : "Local"));
+                             return std::string(i.param == 0
+                                                    ? "ThreadLocal"
+                                                    : (i.param == 1 ? "LdmMalloc" : "Local"));
                          });
 
 TEST_F(Emulator, BcastCostsAboutOneGetNotSixtyFour) {
@@ -840,9 +866,9 @@ TEST_F(Emulator, BcastCostsAboutOneGetNotSixtyFour) {
         BcastRun r(n);
         r.a.out = nullptr;
         r.a.mask = 0xff;
-        r.a.where = 1;  // an ldm_malloc block of n bytes on every CPE
+        r.a.where = 1; // an ldm_malloc block of n bytes on every CPE
         r.a.ldm_bytes = r.a.issuer_ldm_bytes = n;
-        r.a.pe = pe;  // 0: broadcast, 1: one PE_MODE get, 2: 64 PE_MODE gets
+        r.a.pe = pe; // 0: broadcast, 1: one PE_MODE get, 2: 64 PE_MODE gets
         athread_spawn(bcast_get_kernel, &r.a);
         athread_join();
         cycles[pe] = last().cycles_max;
@@ -882,7 +908,7 @@ TEST_F(Emulator, BcastIntoTooSmallReceiverBlockDies) {
     BcastRun r(256);
     r.a.mask = 0xff;
     r.a.where = 1;
-    r.a.issuer_ldm_bytes = 512;  // the issuer's block is large enough, the others' are not
+    r.a.issuer_ldm_bytes = 512; // the issuer's block is large enough, the others' are not
     r.a.ldm_bytes = 128;
     athread_emu_set_kernel_name("bcast_small");
     EXPECT_DEATH(
@@ -895,4 +921,4 @@ TEST_F(Emulator, BcastIntoTooSmallReceiverBlockDies) {
         "block");
 }
 
-}  // namespace
+} // namespace

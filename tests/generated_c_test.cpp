@@ -7,10 +7,10 @@
  *   ATHREAD_EMULATOR (the real machine's and the emulator's code paths),
  *   the MPE file with -std=gnu99 (sw5cc -host -std=gnu99), and the export bundle's
  *   example call (.example.c) like the CPE file, strict C99 included.
- * The set: conv with floatv4 register blocking, conv with a fused residual add, dense with floatv4 on the reduction
- * (rfactor), dense with its input broadcast (BCAST_MODE) and shared by register communication,
- * max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced
- * AlexNet of network_test, and a baseline conv.
+ * The set: conv with floatv4 register blocking, conv with a fused residual add, dense with floatv4
+ * on the reduction (rfactor), dense with its input broadcast (BCAST_MODE) and shared by register
+ * communication, max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced AlexNet
+ * of network_test, and a baseline conv.
  */
 #include <gtest/gtest.h>
 
@@ -29,11 +29,14 @@ namespace {
 int run(const std::string &cmd, std::string *out) {
     out->clear();
     FILE *p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p) return -1;
+    if (!p)
+        return -1;
     char buf[4096];
-    while (fgets(buf, sizeof buf, p)) *out += buf;
+    while (fgets(buf, sizeof buf, p))
+        *out += buf;
     const int status = pclose(p);
-    if (status == -1) return -1;
+    if (status == -1)
+        return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -45,10 +48,10 @@ std::string read_text(const std::string &path) {
 }
 
 struct Layer {
-    const char *name;       ///< test and function name
-    const char *generator;  ///< generator name
-    const char *params;     ///< generator parameters
-    const char *expect;     ///< a string the CPE file must contain
+    const char *name;      ///< test and function name
+    const char *generator; ///< generator name
+    const char *params;    ///< generator parameters
+    const char *expect;    ///< a string the CPE file must contain
 };
 
 const Layer layers[] = {
@@ -57,7 +60,8 @@ const Layer layers[] = {
      "relu=true schedule=sunway",
      "simd_vmas("},
     {"conv_residual", "conv2d",
-     "batch=2 in_channels=8 out_channels=16 height=9 width=11 kernel=3 stride=1 pad=1 residual=true "
+     "batch=2 in_channels=8 out_channels=16 height=9 width=11 kernel=3 stride=1 pad=1 "
+     "residual=true "
      "relu=true schedule=sunway",
      "residual_im_global_wrapper"},
     {"conv_baseline", "conv2d",
@@ -68,23 +72,28 @@ const Layer layers[] = {
      "floatv4"},
     // The input chunk broadcast by CPE 0 (sw::broadcast), 19 blocks in a uniform block loop.
     {"dense_broadcast", "dense",
-     "batch=3 in_features=37 out_features=19 tile_o=1 tile_n=3 tile_i=37 broadcast=true relu=true schedule=sunway",
+     "batch=3 in_features=37 out_features=19 tile_o=1 tile_n=3 tile_i=37 broadcast=true relu=true "
+     "schedule=sunway",
      "athread_get(BCAST_MODE"},
     // The same input shared by register communication (sw::Sharing::RegComm): the helper
     // sw_regcomm_share with simd_putr / simd_getr / simd_putc / simd_getc; 444 bytes (a tail).
     {"dense_regcomm", "dense",
-     "batch=3 in_features=37 out_features=19 tile_o=1 tile_n=3 tile_i=37 broadcast=true sharing=regcomm relu=true "
+     "batch=3 in_features=37 out_features=19 tile_o=1 tile_n=3 tile_i=37 broadcast=true "
+     "sharing=regcomm relu=true "
      "schedule=sunway",
      "v = simd_getc(v);"},
     {"pool_max", "pool",
-     "batch=2 channels=12 height=15 width=15 kernel=3 stride=2 type=max schedule=sunway", "athread_get"},
+     "batch=2 channels=12 height=15 width=15 kernel=3 stride=2 type=max schedule=sunway",
+     "athread_get"},
     {"lrn", "lrn",
      "batch=2 channels=12 height=15 width=15 size=5 alpha=0.0001 beta=0.75 k=1 schedule=sunway",
      "powf("},
     {"softmax", "softmax", "batch=2 classes=10 schedule=sunway", "expf("},
 };
 
-void PrintTo(const Layer &l, std::ostream *os) { *os << l.name; }
+void PrintTo(const Layer &l, std::ostream *os) {
+    *os << l.name;
+}
 
 class GeneratedC : public ::testing::TestWithParam<Layer> {};
 
@@ -107,14 +116,17 @@ TEST_P(GeneratedC, BuildsWithGnu99AndStrictC99) {
     EXPECT_EQ(text.find("simd_vmad"), std::string::npos) << text;
     // slave.h does not declare ldm_malloc / ldm_free: the file does, as the runtime has them.
     if (text.find("ldm_malloc(") != std::string::npos) {
-        EXPECT_NE(text.find("void *ldm_malloc(size_t size);\nvoid ldm_free(void *p, size_t size);\n"),
-                  std::string::npos)
+        EXPECT_NE(
+            text.find("void *ldm_malloc(size_t size);\nvoid ldm_free(void *p, size_t size);\n"),
+            std::string::npos)
             << text;
     }
     const std::string inc = " -I" + dir + " -I" EMULATOR_INCLUDE " -I" HALIDE_INCLUDE " ";
-    for (const std::string std : {"-std=gnu99 -Wall -Wextra -Werror", "-std=c99 -pedantic-errors -Wall -Wextra -Werror"}) {
+    for (const std::string std :
+         {"-std=gnu99 -Wall -Wextra -Werror", "-std=c99 -pedantic-errors -Wall -Wextra -Werror"}) {
         for (const std::string def : {"", "-DATHREAD_EMULATOR"}) {
-            const std::string cmd = std::string(C_COMPILER) + " " + std + " " + def + " -fsyntax-only" + inc + cpe;
+            const std::string cmd =
+                std::string(C_COMPILER) + " " + std + " " + def + " -fsyntax-only" + inc + cpe;
             EXPECT_EQ(run(cmd, &out), 0) << cmd << "\n" << out;
         }
     }
@@ -122,16 +134,21 @@ TEST_P(GeneratedC, BuildsWithGnu99AndStrictC99) {
     EXPECT_EQ(run(cmd, &out), 0) << cmd << "\n" << out;
     // The export bundle's example call (plain-float entry point, checksum) is MPE code too.
     const std::string example = dir + "/" + l.name + ".example.c";
-    for (const std::string std : {"-std=gnu99 -Wall -Wextra -Werror", "-std=c99 -pedantic-errors -Wall -Wextra -Werror"}) {
+    for (const std::string std :
+         {"-std=gnu99 -Wall -Wextra -Werror", "-std=c99 -pedantic-errors -Wall -Wextra -Werror"}) {
         for (const std::string def : {"", "-DATHREAD_EMULATOR"}) {
-            const std::string c = std::string(C_COMPILER) + " " + std + " " + def + " -fsyntax-only" + inc + example;
+            const std::string c =
+                std::string(C_COMPILER) + " " + std + " " + def + " -fsyntax-only" + inc + example;
             EXPECT_EQ(run(c, &out), 0) << c << "\n" << out;
         }
     }
-    if (!HasFailure()) run("rm -rf " + dir, &out);
+    if (!HasFailure())
+        run("rm -rf " + dir, &out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layers, GeneratedC, ::testing::ValuesIn(layers),
-                         [](const ::testing::TestParamInfo<Layer> &i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<Layer> &i) {
+                             return std::string(i.param.name);
+                         });
 
-}  // namespace
+} // namespace

@@ -5,19 +5,19 @@
  * padding, dilations, ceil mode, broadcasting, planes larger than the LDM, 2-4 concat
  * inputs. Layers are generated and compiled at run time (jit/jit_layer.h).
  */
-#include "tests/support/random_data.h"
 #include "HalideBuffer.h"
+#include "jit/jit_layer.h"
 #include "reference/naive_layers.h"
 #include "target_sw/Machine.h"
-#include "jit/jit_layer.h"
 #include "tests/support/layer_params.h"
+#include "tests/support/random_data.h"
 
 #include <athread_emu.h>
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <random>
 #include <string>
@@ -30,7 +30,9 @@ using Params = std::map<std::string, std::string>;
 using sw_test::random_values;
 
 /** A Halide buffer over \p data with Halide dims \p shape (x fastest). */
-Buf view(std::vector<float> &data, const std::vector<int> &shape) { return Buf(data.data(), shape); }
+Buf view(std::vector<float> &data, const std::vector<int> &shape) {
+    return Buf(data.data(), shape);
+}
 
 void expect_close(const std::vector<float> &expected, const std::vector<float> &actual) {
     ASSERT_EQ(expected.size(), actual.size());
@@ -47,18 +49,23 @@ void expect_close(const std::vector<float> &expected, const std::vector<float> &
 struct LayerCase {
     std::string name, generator;
     Params params;
-    double flops;  ///< analytic: 2 per multiply-add with a real input element; 0 where not counted
-    /** Runs the layer through \p call (argument buffers in order) and returns expected and actual. */
+    double flops; ///< analytic: 2 per multiply-add with a real input element; 0 where not counted
+    /** Runs the layer through \p call (argument buffers in order) and returns expected and actual.
+     */
     std::function<void(const std::function<int(std::vector<halide_buffer_t *>)> &call)> check;
 };
 
-std::string str(int v) { return std::to_string(v); }
+std::string str(int v) {
+    return std::to_string(v);
+}
 
 /** A conv2d layer; with \p residual, the fused residual add (a fourth input of the output's
  * shape, added before the ReLU). */
-LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p, bool residual = false) {
+LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p,
+                    bool residual = false) {
     Params params = sw_test::conv2d_params(p);
-    if (residual) params["residual"] = "true";
+    if (residual)
+        params["residual"] = "true";
     if (p.dilation_x != 1 || p.dilation_y != 1) {
         params["dilation"] = std::to_string(p.dilation_x);
         params["dilation_y"] = std::to_string(p.dilation_y);
@@ -78,7 +85,8 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p, b
                          taps(p.out_h(), p.kernel_y, p.stride_y, p.dilation_y, p.pad_top, p.h);
     return {name, "conv2d", params, flops, [p, residual](const auto &call) {
                 std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, 1);
-                std::vector<float> wt = random_values(size_t(p.out_c) * (p.in_c / p.groups) * p.kernel_x * p.kernel_y, 2);
+                std::vector<float> wt = random_values(
+                    size_t(p.out_c) * (p.in_c / p.groups) * p.kernel_x * p.kernel_y, 2);
                 std::vector<float> b = random_values(p.out_c, 3);
                 const size_t out_size = size_t(p.batch) * p.out_c * p.out_h() * p.out_w();
                 std::vector<float> res = random_values(residual ? out_size : 0, 4);
@@ -87,7 +95,8 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p, b
                 Buf bw = view(wt, {p.kernel_x, p.kernel_y, p.in_c / p.groups, p.out_c});
                 Buf bb = view(b, {p.out_c});
                 Buf bo = view(out, {p.out_w(), p.out_h(), p.out_c, p.batch});
-                std::vector<halide_buffer_t *> args = {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer()};
+                std::vector<halide_buffer_t *> args = {bi.raw_buffer(), bw.raw_buffer(),
+                                                       bb.raw_buffer()};
                 Buf br;
                 if (residual) {
                     br = view(res, {p.out_w(), p.out_h(), p.out_c, p.batch});
@@ -99,21 +108,26 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p, b
             }};
 }
 
-LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bool relu, double alpha = 1,
-                     double beta = 1) {
-    Params params = {{"batch", str(batch)}, {"in_features", str(in_f)}, {"out_features", str(out_f)},
-                     {"relu", relu ? "true" : "false"}, {"alpha", std::to_string(alpha)},
+LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bool relu,
+                     double alpha = 1, double beta = 1) {
+    Params params = {{"batch", str(batch)},
+                     {"in_features", str(in_f)},
+                     {"out_features", str(out_f)},
+                     {"relu", relu ? "true" : "false"},
+                     {"alpha", std::to_string(alpha)},
                      {"beta", std::to_string(beta)}};
-    return {name, "dense", params, 2.0 * batch * in_f * out_f, [=](const auto &call) {
-                std::vector<float> in = random_values(size_t(batch) * in_f, 4);
-                std::vector<float> wt = random_values(size_t(out_f) * in_f, 5);
-                std::vector<float> b = random_values(out_f, 6);
-                std::vector<float> out(size_t(batch) * out_f, NAN);
-                Buf bi = view(in, {in_f, batch}), bw = view(wt, {in_f, out_f}), bb = view(b, {out_f});
-                Buf bo = view(out, {out_f, batch});
-                ASSERT_EQ(call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
-                expect_close(reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta), out);
-            }};
+    return {
+        name, "dense", params, 2.0 * batch * in_f * out_f, [=](const auto &call) {
+            std::vector<float> in = random_values(size_t(batch) * in_f, 4);
+            std::vector<float> wt = random_values(size_t(out_f) * in_f, 5);
+            std::vector<float> b = random_values(out_f, 6);
+            std::vector<float> out(size_t(batch) * out_f, NAN);
+            Buf bi = view(in, {in_f, batch}), bw = view(wt, {in_f, out_f}), bb = view(b, {out_f});
+            Buf bo = view(out, {out_f, batch});
+            ASSERT_EQ(call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}),
+                      0);
+            expect_close(reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta), out);
+        }};
 }
 
 LayerCase pool_case(const std::string &name, const reference::PoolParams &p) {
@@ -129,12 +143,13 @@ LayerCase pool_case(const std::string &name, const reference::PoolParams &p) {
 }
 
 LayerCase lrn_case(const std::string &name, int batch, int c, int h, int w, int size) {
-    Params params = {{"batch", str(batch)}, {"channels", str(c)}, {"height", str(h)},
-                     {"width", str(w)}, {"size", str(size)}, {"alpha", "0.0001"},
-                     {"beta", "0.75"}, {"k", "1"}};
+    Params params = {
+        {"batch", str(batch)}, {"channels", str(c)}, {"height", str(h)}, {"width", str(w)},
+        {"size", str(size)},   {"alpha", "0.0001"},  {"beta", "0.75"},   {"k", "1"}};
     return {name, "lrn", params, 0, [=](const auto &call) {
                 std::vector<float> in = random_values(size_t(batch) * c * h * w, 8);
-                for (float &v : in) v *= 40.f;  // large enough for the normaliser to matter
+                for (float &v : in)
+                    v *= 40.f; // large enough for the normaliser to matter
                 std::vector<float> out(in.size(), NAN);
                 Buf bi = view(in, {w, h, c, batch}), bo = view(out, {w, h, c, batch});
                 ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
@@ -146,7 +161,8 @@ LayerCase softmax_case(const std::string &name, int batch, int classes) {
     Params params = {{"batch", str(batch)}, {"classes", str(classes)}};
     return {name, "softmax", params, 0, [=](const auto &call) {
                 std::vector<float> in = random_values(size_t(batch) * classes, 9);
-                for (float &v : in) v *= 20.f;
+                for (float &v : in)
+                    v *= 20.f;
                 std::vector<float> out(in.size(), NAN);
                 Buf bi = view(in, {classes, batch}), bo = view(out, {classes, batch});
                 ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
@@ -172,38 +188,55 @@ reference::Conv2DParams dilated(reference::Conv2DParams p, int dx, int dy) {
 
 using reference::Shape4;
 
-std::vector<int> extents(const Shape4 &s) { return {s.w, s.h, s.c, s.n}; }
+std::vector<int> extents(const Shape4 &s) {
+    return {s.w, s.h, s.c, s.n};
+}
 
 /** eltwise: a op b into \p out, a of shape \p as and b of \p bs (broadcast where 1). */
-LayerCase eltwise_case(const std::string &name, Shape4 out, Shape4 as, Shape4 bs, bool mul, bool relu) {
+LayerCase eltwise_case(const std::string &name, Shape4 out, Shape4 as, Shape4 bs, bool mul,
+                       bool relu) {
     Params params = {{"op", mul ? "mul" : "add"}, {"activation", relu ? "relu" : "none"},
-                     {"batch", str(out.n)}, {"channels", str(out.c)}, {"height", str(out.h)}, {"width", str(out.w)},
-                     {"a_batch", str(as.n)}, {"a_channels", str(as.c)}, {"a_height", str(as.h)}, {"a_width", str(as.w)},
-                     {"b_batch", str(bs.n)}, {"b_channels", str(bs.c)}, {"b_height", str(bs.h)}, {"b_width", str(bs.w)}};
+                     {"batch", str(out.n)},       {"channels", str(out.c)},
+                     {"height", str(out.h)},      {"width", str(out.w)},
+                     {"a_batch", str(as.n)},      {"a_channels", str(as.c)},
+                     {"a_height", str(as.h)},     {"a_width", str(as.w)},
+                     {"b_batch", str(bs.n)},      {"b_channels", str(bs.c)},
+                     {"b_height", str(bs.h)},     {"b_width", str(bs.w)}};
     return {name, "eltwise", params, 0, [=](const auto &call) {
-                std::vector<float> a = random_values(as.size(), 11), b = random_values(bs.size(), 12);
+                std::vector<float> a = random_values(as.size(), 11),
+                                   b = random_values(bs.size(), 12);
                 std::vector<float> o(out.size(), NAN);
-                Buf ba = view(a, extents(as)), bb = view(b, extents(bs)), bo = view(o, extents(out));
+                Buf ba = view(a, extents(as)), bb = view(b, extents(bs)),
+                    bo = view(o, extents(out));
                 ASSERT_EQ(call({ba.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
                 expect_close(reference::eltwise(out, as, a, bs, b, mul, relu), o);
             }};
 }
 
 LayerCase channel_affine_case(const std::string &name, Shape4 s, bool relu) {
-    Params params = {{"batch", str(s.n)}, {"channels", str(s.c)}, {"height", str(s.h)}, {"width", str(s.w)},
+    Params params = {{"batch", str(s.n)},
+                     {"channels", str(s.c)},
+                     {"height", str(s.h)},
+                     {"width", str(s.w)},
                      {"relu", relu ? "true" : "false"}};
     return {name, "channel_affine", params, 0, [=](const auto &call) {
-                std::vector<float> in = random_values(s.size(), 13), scale = random_values(s.c, 14, 2.f),
+                std::vector<float> in = random_values(s.size(), 13),
+                                   scale = random_values(s.c, 14, 2.f),
                                    shift = random_values(s.c, 15);
                 std::vector<float> o(s.size(), NAN);
-                Buf bi = view(in, extents(s)), bs = view(scale, {s.c}), bh = view(shift, {s.c}), bo = view(o, extents(s));
-                ASSERT_EQ(call({bi.raw_buffer(), bs.raw_buffer(), bh.raw_buffer(), bo.raw_buffer()}), 0);
+                Buf bi = view(in, extents(s)), bs = view(scale, {s.c}), bh = view(shift, {s.c}),
+                    bo = view(o, extents(s));
+                ASSERT_EQ(
+                    call({bi.raw_buffer(), bs.raw_buffer(), bh.raw_buffer(), bo.raw_buffer()}), 0);
                 expect_close(reference::channel_affine(s, in, scale, shift, relu), o);
             }};
 }
 
 LayerCase channel_shuffle_case(const std::string &name, Shape4 s, int groups) {
-    Params params = {{"batch", str(s.n)}, {"channels", str(s.c)}, {"height", str(s.h)}, {"width", str(s.w)},
+    Params params = {{"batch", str(s.n)},
+                     {"channels", str(s.c)},
+                     {"height", str(s.h)},
+                     {"width", str(s.w)},
                      {"groups", str(groups)}};
     return {name, "channel_shuffle", params, 0, [=](const auto &call) {
                 std::vector<float> in = random_values(s.size(), 16), o(s.size(), NAN);
@@ -214,8 +247,8 @@ LayerCase channel_shuffle_case(const std::string &name, Shape4 s, int groups) {
 }
 
 LayerCase channel_slice_case(const std::string &name, Shape4 s, int begin, int channels) {
-    Params params = {{"batch", str(s.n)},       {"in_channels", str(s.c)}, {"begin", str(begin)},
-                     {"channels", str(channels)}, {"height", str(s.h)},     {"width", str(s.w)}};
+    Params params = {{"batch", str(s.n)},         {"in_channels", str(s.c)}, {"begin", str(begin)},
+                     {"channels", str(channels)}, {"height", str(s.h)},      {"width", str(s.w)}};
     return {name, "channel_slice", params, 0, [=](const auto &call) {
                 const Shape4 os{s.n, channels, s.h, s.w};
                 std::vector<float> in = random_values(s.size(), 18), o(os.size(), NAN);
@@ -226,7 +259,10 @@ LayerCase channel_slice_case(const std::string &name, Shape4 s, int begin, int c
 }
 
 LayerCase global_pool_case(const std::string &name, Shape4 s, bool is_max) {
-    Params params = {{"batch", str(s.n)}, {"channels", str(s.c)}, {"height", str(s.h)}, {"width", str(s.w)},
+    Params params = {{"batch", str(s.n)},
+                     {"channels", str(s.c)},
+                     {"height", str(s.h)},
+                     {"width", str(s.w)},
                      {"type", is_max ? "max" : "avg"}};
     return {name, "global_pool", params, 0, [=](const auto &call) {
                 std::vector<float> in = random_values(s.size(), 17), o(size_t(s.n) * s.c, NAN);
@@ -236,24 +272,31 @@ LayerCase global_pool_case(const std::string &name, Shape4 s, bool is_max) {
             }};
 }
 
-LayerCase concat_case(const std::string &name, int n, int h, int w, const std::vector<int> &channels) {
+LayerCase concat_case(const std::string &name, int n, int h, int w,
+                      const std::vector<int> &channels) {
     std::string list;
     int total = 0;
     for (int c : channels) {
         list += (list.empty() ? "" : ",") + str(c);
         total += c;
     }
-    Params params = {{"batch", str(n)}, {"height", str(h)}, {"width", str(w)}, {"channels", list},
+    Params params = {{"batch", str(n)},
+                     {"height", str(h)},
+                     {"width", str(w)},
+                     {"channels", list},
                      {"input.size", str(int(channels.size()))}};
     return {name, "concat", params, 0, [=](const auto &call) {
                 std::vector<std::vector<float>> in;
                 std::vector<Buf> bufs;
                 std::vector<halide_buffer_t *> args;
-                for (size_t k = 0; k < channels.size(); k++) in.push_back(random_values(size_t(n) * channels[k] * h * w, 18 + k));
-                for (size_t k = 0; k < channels.size(); k++) bufs.push_back(view(in[k], {w, h, channels[k], n}));
+                for (size_t k = 0; k < channels.size(); k++)
+                    in.push_back(random_values(size_t(n) * channels[k] * h * w, 18 + k));
+                for (size_t k = 0; k < channels.size(); k++)
+                    bufs.push_back(view(in[k], {w, h, channels[k], n}));
                 std::vector<float> o(size_t(n) * total * h * w, NAN);
                 Buf bo = view(o, {w, h, total, n});
-                for (Buf &b : bufs) args.push_back(b.raw_buffer());
+                for (Buf &b : bufs)
+                    args.push_back(b.raw_buffer());
                 args.push_back(bo.raw_buffer());
                 ASSERT_EQ(call(args), 0);
                 expect_close(reference::concat(n, h, w, channels, in), o);
@@ -299,7 +342,8 @@ std::vector<LayerCase> all_cases() {
         pool_case("maxpool_alexnet", {2, 5, 15, 15, 3, 3, 2, 2, 0, 0, 0, 0, false, true, false}),
         pool_case("maxpool_ceil_pads", {1, 3, 10, 11, 3, 2, 2, 3, 1, 0, 1, 1, true, true, false}),
         pool_case("avgpool_pads", {1, 4, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, false, false, false}),
-        pool_case("avgpool_include_pad_ceil", {2, 3, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, true, false, true}),
+        pool_case("avgpool_include_pad_ceil",
+                  {2, 3, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, true, false, true}),
         pool_case("maxpool_vgg", {1, 7, 14, 14, 2, 2, 2, 2, 0, 0, 0, 0, false, true, false}),
         lrn_case("lrn_5", 2, 7, 5, 6, 5),
         lrn_case("lrn_3_many_channels", 1, 40, 9, 7, 3),
@@ -309,19 +353,26 @@ std::vector<LayerCase> all_cases() {
         relu_case("relu_large", 100003),
         // Dilated convolutions: square with padding, and per-axis dilations with groups,
         // stride and asymmetric padding.
-        conv_case("conv_dilated", dilated({1, 5, 7, 13, 15, 3, 3, 1, 1, 2, 2, 2, 2, 1, true}, 2, 2)),
-        conv_case("conv_dilated_xy_groups", dilated({2, 6, 4, 12, 11, 3, 3, 2, 1, 1, 2, 0, 1, 2, false}, 2, 3)),
+        conv_case("conv_dilated",
+                  dilated({1, 5, 7, 13, 15, 3, 3, 1, 1, 2, 2, 2, 2, 1, true}, 2, 2)),
+        conv_case("conv_dilated_xy_groups",
+                  dilated({2, 6, 4, 12, 11, 3, 3, 2, 1, 1, 2, 0, 1, 2, false}, 2, 3)),
         // The fused residual add (+ ReLU): odd shapes the tiles do not divide, batch 2,
         // stride 2 with padding (a ResNet downsampling block), a 1x1 conv with many channels.
-        conv_case("conv_residual_relu_odd", {2, 5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, true),
-        conv_case("conv_residual_stride2", {1, 6, 10, 13, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, false}, true),
-        conv_case("conv_residual_1x1_wide", {1, 40, 72, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, true}, true),
+        conv_case("conv_residual_relu_odd", {2, 5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
+                  true),
+        conv_case("conv_residual_stride2", {1, 6, 10, 13, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, false},
+                  true),
+        conv_case("conv_residual_1x1_wide", {1, 40, 72, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, true},
+                  true),
         // Add / Mul with broadcasting, fused ReLU; whole vectors (16 wide) and odd shapes.
         eltwise_case("add_residual_relu", {2, 5, 7, 9}, {2, 5, 7, 9}, {2, 5, 7, 9}, false, true),
-        eltwise_case("add_vectors", {1, 16, 14, 16}, {1, 16, 14, 16}, {1, 16, 14, 16}, false, false),
+        eltwise_case("add_vectors", {1, 16, 14, 16}, {1, 16, 14, 16}, {1, 16, 14, 16}, false,
+                     false),
         eltwise_case("mul_channel_scale", {2, 7, 5, 12}, {2, 7, 5, 12}, {1, 7, 1, 1}, true, false),
         eltwise_case("mul_both_broadcast", {2, 5, 7, 9}, {2, 1, 7, 9}, {1, 5, 1, 1}, true, false),
-        eltwise_case("add_row_broadcast_relu", {3, 3, 6, 10}, {1, 1, 6, 10}, {3, 3, 6, 1}, false, true),
+        eltwise_case("add_row_broadcast_relu", {3, 3, 6, 10}, {1, 1, 6, 10}, {3, 3, 6, 1}, false,
+                     true),
         channel_affine_case("channel_affine_odd", {2, 7, 5, 9}, false),
         channel_affine_case("channel_affine_relu", {1, 33, 6, 12}, true),
         channel_affine_case("channel_affine_vectors", {1, 20, 8, 16}, false),
@@ -341,8 +392,9 @@ std::vector<LayerCase> all_cases() {
         concat_case("concat_4", 1, 3, 9, {1, 2, 3, 4}),
         activation_case("relu6", 1003, {{"op", "clip"}, {"min", "0"}, {"max", "6"}},
                         [](const std::vector<float> &v) { return reference::clip(v, 0, 6); }),
-        activation_case("clip_min_only", 777, {{"op", "clip"}, {"min", "-1.5"}},
-                        [](const std::vector<float> &v) { return reference::clip(v, -1.5f, INFINITY); }),
+        activation_case(
+            "clip_min_only", 777, {{"op", "clip"}, {"min", "-1.5"}},
+            [](const std::vector<float> &v) { return reference::clip(v, -1.5f, INFINITY); }),
         activation_case("leaky_relu", 1001, {{"op", "leaky_relu"}, {"alpha", "0.1"}},
                         [](const std::vector<float> &v) { return reference::leaky_relu(v, 0.1f); }),
         activation_case("sigmoid", 4099, {{"op", "sigmoid"}},
@@ -355,12 +407,16 @@ struct LayerRun {
     std::string schedule;
 };
 
-void PrintTo(const LayerRun &r, std::ostream *os) { *os << r.layer.name << " [" << r.schedule << "]"; }
+void PrintTo(const LayerRun &r, std::ostream *os) {
+    *os << r.layer.name << " [" << r.schedule << "]";
+}
 
 class Layers : public testing::TestWithParam<LayerRun> {};
 
 /** The number of inputs of a concat layer (its input.size parameter). */
-size_t args_count(const Params &p) { return std::stoul(p.at("input.size")); }
+size_t args_count(const Params &p) {
+    return std::stoul(p.at("input.size"));
+}
 
 TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     const LayerRun &run = GetParam();
@@ -371,14 +427,16 @@ TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     double compulsory_bytes = 0;
     athread_emu_stats_reset();
     run.layer.check([&](std::vector<halide_buffer_t *> args) {
-        for (halide_buffer_t *a : args) compulsory_bytes += double(a->size_in_bytes());
+        for (halide_buffer_t *a : args)
+            compulsory_bytes += double(a->size_in_bytes());
         return b.layer->call(args);
     });
     // The timing model never beats the roofline: the flops at the core group's peak, and
     // the compulsory bytes (every input read and the output written once) at the fastest
     // DMA channel the model has (the theoretical 34.1 GB/s, see Machine.h).
     // One kernel per layer, except concat: one per input.
-    ASSERT_EQ(athread_emu_stats_count(), run.layer.generator == "concat" ? int(args_count(run.layer.params)) : 1);
+    ASSERT_EQ(athread_emu_stats_count(),
+              run.layer.generator == "concat" ? int(args_count(run.layer.params)) : 1);
     const sw::Machine &m = sw::sw26010();
     const double bound = std::max(run.layer.flops / (m.cg_peak_gflops() * 1e9),
                                   compulsory_bytes / (m.dma_theoretical_gbps * 1e9));
@@ -387,7 +445,8 @@ TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     for (int k = 0; k < athread_emu_stats_count(); k++) {
         const athread_emu_kernel_stats *s = athread_emu_stats_get(k);
         modelled += s->modelled_seconds;
-        for (int c = 0; c < s->ncpes; c++) counted += s->cpe[c].flops;
+        for (int c = 0; c < s->ncpes; c++)
+            counted += s->cpe[c].flops;
     }
     EXPECT_GE(modelled, bound) << "modelled faster than the roofline";
     // Every needed multiply-add is counted (more where edge tiles are shifted inwards and
@@ -400,24 +459,27 @@ TEST(Layers, CountedFlopsEqualAnalyticFlops) {
     struct Exact {
         LayerCase layer;
         Params extra;
-        double extra_flops;  ///< work beyond the multiply-adds that the schedule adds
+        double extra_flops; ///< work beyond the multiply-adds that the schedule adds
     };
     const std::vector<Exact> cases = {
         {conv_case("conv_even", {2, 16, 32, 34, 34, 3, 3, 1, 1, 0, 0, 0, 0, 1, true}),
-         {{"tile_x", "8"}, {"tile_y", "8"}, {"tile_c", "8"}, {"tile_ci", "8"}}, 0},
+         {{"tile_x", "8"}, {"tile_y", "8"}, {"tile_c", "8"}, {"tile_ci", "8"}},
+         0},
         // Per output: the bias add, and the 4 adds that combine the floatv4 partial sums.
         {dense_case("dense_even", 1, 1024, 256, false), {}, 256 * (1 + 4)},
     };
     for (const Exact &e : cases) {
         Params params = e.layer.params;
         params.insert(e.extra.begin(), e.extra.end());
-        sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, e.layer.generator, params);
+        sw_jit::JitBuild b =
+            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, e.layer.generator, params);
         ASSERT_TRUE(b.ok()) << b.log;
         athread_emu_stats_reset();
         e.layer.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });
         const athread_emu_kernel_stats *s = athread_emu_stats_get(0);
         long long counted = 0;
-        for (int c = 0; c < s->ncpes; c++) counted += s->cpe[c].flops;
+        for (int c = 0; c < s->ncpes; c++)
+            counted += s->cpe[c].flops;
         EXPECT_EQ(double(counted), e.layer.flops + e.extra_flops) << e.layer.name;
     }
 }
@@ -425,7 +487,8 @@ TEST(Layers, CountedFlopsEqualAnalyticFlops) {
 std::vector<LayerRun> runs() {
     std::vector<LayerRun> r;
     for (const LayerCase &c : all_cases()) {
-        for (const char *s : {"sunway", "baseline"}) r.push_back({c, s});
+        for (const char *s : {"sunway", "baseline"})
+            r.push_back({c, s});
     }
     return r;
 }
@@ -435,4 +498,4 @@ INSTANTIATE_TEST_SUITE_P(AllLayers, Layers, testing::ValuesIn(runs()),
                              return i.param.layer.name + "_" + i.param.schedule;
                          });
 
-}  // namespace
+} // namespace

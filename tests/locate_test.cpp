@@ -18,19 +18,22 @@ namespace {
 /** Sets an environment variable for the scope, restoring the old value. */
 struct ScopedEnv {
     ScopedEnv(const char *name, const std::string &value) : name_(name) {
-        if (const char *old = std::getenv(name)) had_ = true, old_ = old;
+        if (const char *old = std::getenv(name))
+            had_ = true, old_ = old;
         setenv(name, value.c_str(), 1);
     }
     ~ScopedEnv() {
-        if (had_) setenv(name_, old_.c_str(), 1);
-        else unsetenv(name_);
+        if (had_)
+            setenv(name_, old_.c_str(), 1);
+        else
+            unsetenv(name_);
     }
     const char *name_;
     bool had_ = false;
     std::string old_;
 };
 
-}  // namespace
+} // namespace
 
 TEST(Locate, FindsThisBuildsTools) {
     // As built (tests/CMakeLists.txt passes the targets' paths only to compare).
@@ -47,7 +50,7 @@ TEST(Locate, EnvironmentOverrides) {
     const fs::path self = fs::read_symlink("/proc/self/exe");
     ScopedEnv env("SW_LAYERS_GENERATOR", self.string());
     EXPECT_EQ(sw::find_tool(sw::kLayersGenerator), self.string());
-    ScopedEnv inc("SW_EMULATOR_INCLUDE", self.parent_path().string());  // no athread.h there
+    ScopedEnv inc("SW_EMULATOR_INCLUDE", self.parent_path().string()); // no athread.h there
     try {
         sw::find_tool(sw::kEmulatorInclude);
         FAIL() << "expected an error";
@@ -66,8 +69,9 @@ TEST(Locate, MissingToolSaysWhereItLooked) {
         FAIL() << "expected an error";
     } catch (const sw::UserError &e) {
         const std::string what = e.what();
-        EXPECT_NE(what.find("cannot find the autoschedule CLI (autoschedule): set SW_AUTOSCHEDULE_CLI"),
-                  std::string::npos)
+        EXPECT_NE(
+            what.find("cannot find the autoschedule CLI (autoschedule): set SW_AUTOSCHEDULE_CLI"),
+            std::string::npos)
             << what;
         EXPECT_NE(what.find("/nonexistent/autoschedule"), std::string::npos) << what;
     }

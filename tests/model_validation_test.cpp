@@ -9,15 +9,15 @@
  * faster than the fit's hand-written kernel (no spawn/join here, a put's wait delayed).
  */
 #include "HalideBuffer.h"
-#include "target_sw/Machine.h"
 #include "jit/jit_layer.h"
+#include "target_sw/Machine.h"
 
 #include <athread_emu.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -25,8 +25,10 @@ namespace {
 
 /** Tolerance of a point: 10%, 12% where the fit is at its limit (see the file comment). */
 double tolerance(const std::string &op, int64_t bytes) {
-    if (op == "copy" && (bytes == 128 || bytes >= 8192)) return 0.12;
-    if (op == "triad" && bytes == 256) return 0.12;
+    if (op == "copy" && (bytes == 128 || bytes >= 8192))
+        return 0.12;
+    if (op == "triad" && bytes == 256)
+        return 0.12;
     return 0.10;
 }
 
@@ -46,14 +48,17 @@ struct CandArray {
 
 double modelled_gbps(const std::string &op, int chunk_bytes) {
     const int chunk = chunk_bytes / 4;
-    const int per_cpe = std::max(8, (1 << 18) / chunk_bytes);  // >= 256 KB per CPE
+    const int per_cpe = std::max(8, (1 << 18) / chunk_bytes); // >= 256 KB per CPE
     const int size = 64 * chunk * per_cpe;
     sw_jit::JitBuild b = sw_jit::jit_build_layer(
-        SW_TEST_GENERATOR, "stream", {{"op", op}, {"size", std::to_string(size)}, {"chunk", std::to_string(chunk)}});
+        SW_TEST_GENERATOR, "stream",
+        {{"op", op}, {"size", std::to_string(size)}, {"chunk", std::to_string(chunk)}});
     EXPECT_TRUE(b.ok()) << b.log;
-    if (!b.ok()) return 0;
+    if (!b.ok())
+        return 0;
     CandArray a(size), bb(size), c(size);
-    for (int i = 0; i < size; i++) bb.data[i] = float(i), c.data[i] = 1.f;
+    for (int i = 0; i < size; i++)
+        bb.data[i] = float(i), c.data[i] = 1.f;
     Buf ba(a.data, size), bbuf(bb.data, size), bc(c.data, size);
     athread_emu_stats_reset();
     EXPECT_EQ(b.layer->call({bbuf.raw_buffer(), bc.raw_buffer(), ba.raw_buffer()}), 0);
@@ -66,23 +71,27 @@ double modelled_gbps(const std::string &op, int chunk_bytes) {
 }
 
 TEST(ModelValidation, StreamThroughTheFrontendMatchesTheMeasuredCurve) {
-    std::printf("%8s %8s %8s %7s %8s %8s %7s\n", "bytes", "copy", "model", "error", "triad", "model", "error");
+    std::printf("%8s %8s %8s %7s %8s %8s %7s\n", "bytes", "copy", "model", "error", "triad",
+                "model", "error");
     for (const sw::DmaPoint &p : sw::sw26010().dma_curve) {
-        if (p.bytes_per_request < 128) continue;
+        if (p.bytes_per_request < 128)
+            continue;
         const double copy = modelled_gbps("copy", int(p.bytes_per_request));
         // Our triad keeps b, c and the result in LDM: three buffers of the request size,
         // which do not fit beyond 16 KB (CAND computes in place).
         if (3 * p.bytes_per_request > sw::sw26010().ldm_data_budget()) {
             std::printf("%8lld %8.2f %8.2f %+6.1f%%   (triad: 3 x %lld B do not fit the LDM)\n",
-                        (long long)p.bytes_per_request, p.copy_gbps, copy, 100 * (copy / p.copy_gbps - 1),
-                        (long long)p.bytes_per_request);
+                        (long long)p.bytes_per_request, p.copy_gbps, copy,
+                        100 * (copy / p.copy_gbps - 1), (long long)p.bytes_per_request);
             EXPECT_NEAR(copy / p.copy_gbps, 1.0, tolerance("copy", p.bytes_per_request))
                 << "copy at " << p.bytes_per_request << " B";
             continue;
         }
         const double triad = modelled_gbps("triad", int(p.bytes_per_request));
-        std::printf("%8lld %8.2f %8.2f %+6.1f%% %8.2f %8.2f %+6.1f%%\n", (long long)p.bytes_per_request, p.copy_gbps,
-                    copy, 100 * (copy / p.copy_gbps - 1), p.triad_gbps, triad, 100 * (triad / p.triad_gbps - 1));
+        std::printf("%8lld %8.2f %8.2f %+6.1f%% %8.2f %8.2f %+6.1f%%\n",
+                    (long long)p.bytes_per_request, p.copy_gbps, copy,
+                    100 * (copy / p.copy_gbps - 1), p.triad_gbps, triad,
+                    100 * (triad / p.triad_gbps - 1));
         EXPECT_NEAR(copy / p.copy_gbps, 1.0, tolerance("copy", p.bytes_per_request))
             << "copy at " << p.bytes_per_request << " B";
         EXPECT_NEAR(triad / p.triad_gbps, 1.0, tolerance("triad", p.bytes_per_request))
@@ -90,4 +99,4 @@ TEST(ModelValidation, StreamThroughTheFrontendMatchesTheMeasuredCurve) {
     }
 }
 
-}  // namespace
+} // namespace

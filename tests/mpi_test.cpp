@@ -35,12 +35,15 @@ struct Result {
  * run builds AlexNet's layers into the layer cache (the later runs load them). */
 Result run(int ranks, const std::string &args) {
     std::string cmd = "timeout 600 ";
-    if (ranks > 0) cmd += std::string(SW_MPIRUN) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " ";
+    if (ranks > 0)
+        cmd += std::string(SW_MPIRUN) + " --allow-run-as-root --oversubscribe -np " +
+               std::to_string(ranks) + " ";
     cmd += std::string(SW_NET_APP) + " " + args + " 2>&1";
     std::string out;
     FILE *p = popen(cmd.c_str(), "r");
     char buf[4096];
-    while (p && fgets(buf, sizeof buf, p)) out += buf;
+    while (p && fgets(buf, sizeof buf, p))
+        out += buf;
     const int status = p ? pclose(p) : -1;
     return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
@@ -69,7 +72,8 @@ TEST_F(Mpi, DataParallelEqualsOneRankBitForBit) {
     // Printed once, by rank 0, in input order: the same top classes as one rank prints.
     auto images = [](const std::string &out) {
         std::string s;
-        for (size_t at = out.find("\nimage "); at != std::string::npos; at = out.find("\nimage ", at + 1)) {
+        for (size_t at = out.find("\nimage "); at != std::string::npos;
+             at = out.find("\nimage ", at + 1)) {
             s += out.substr(at, out.find("\n\n", at + 1) - at);
         }
         return s;
@@ -80,14 +84,16 @@ TEST_F(Mpi, DataParallelEqualsOneRankBitForBit) {
     // Uneven: 2 images on rank 0, 1 on rank 1; the job's figures.
     EXPECT_NE(two.output.find("   0  node 0 cg 0       2"), std::string::npos) << two.output;
     EXPECT_NE(two.output.find("   1  node 0 cg 1       1"), std::string::npos) << two.output;
-    EXPECT_NE(two.output.find("job: 2 rank(s) on 1 node(s), 3 image(s)"), std::string::npos) << two.output;
+    EXPECT_NE(two.output.find("job: 2 rank(s) on 1 node(s), 3 image(s)"), std::string::npos)
+        << two.output;
     EXPECT_NE(two.output.find("scaling efficiency 0.75"), std::string::npos) << two.output;
 }
 
 TEST_F(Mpi, MoreRanksThanImagesIdleWithANote) {
     const Result r = run(2, "--net alexnet --batch 1 --no-compare --top 1");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("note: 2 ranks for 1 pass(es): ranks 1-1 idle"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("note: 2 ranks for 1 pass(es): ranks 1-1 idle"), std::string::npos)
+        << r.output;
     EXPECT_NE(r.output.find("(idle)"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("image 0: top-1"), std::string::npos) << r.output;
 }
@@ -117,16 +123,17 @@ TEST_F(Mpi, FcSplitMatchesOneRankWithinTolerance) {
     const Result three = run(3, "--fc-split " + common + (dir / "three.npy").string());
     ASSERT_EQ(three.exit_code, 0) << three.output;
     EXPECT_NE(three.output.find("fc8 rows 0-333 of 1000"), std::string::npos) << three.output;
-    EXPECT_NE(three.output.find("fc-split over 3 core group(s): modelled "), std::string::npos) << three.output;
+    EXPECT_NE(three.output.find("fc-split over 3 core group(s): modelled "), std::string::npos)
+        << three.output;
     const sw_io::NpyArray a = sw_io::load_npy((dir / "one.npy").string());
     const sw_io::NpyArray b = sw_io::load_npy((dir / "three.npy").string());
     ASSERT_EQ(a.shape, b.shape);
     for (size_t i = 0; i < a.data.size(); i++) {
         EXPECT_NEAR(a.data[i], b.data[i], 1e-6 + 1e-5 * std::fabs(a.data[i])) << i;
     }
-    const Result bad = run(2, "--fc-split --net alexnet");  // the baseline comparison is not split
+    const Result bad = run(2, "--fc-split --net alexnet"); // the baseline comparison is not split
     EXPECT_EQ(bad.exit_code, 1) << bad.output;
     EXPECT_NE(bad.output.find("--fc-split: add --no-compare"), std::string::npos) << bad.output;
 }
 
-}  // namespace
+} // namespace

@@ -30,46 +30,51 @@ const float kInf = std::numeric_limits<float>::infinity();
  * negative, zero, positive and infinite values around them. */
 std::vector<float> activation_input() {
     std::vector<float> v(37);
-    for (int i = 0; i < 37; i++) v[i] = float(i % 7) - 3.5f + (i % 3) * 2.0f;
+    for (int i = 0; i < 37; i++)
+        v[i] = float(i % 7) - 3.5f + (i % 3) * 2.0f;
     v[0] = v[5] = v[36] = kNan;
     v[9] = -kInf;
     v[10] = kInf;
     return v;
 }
 
-template <typename F>
-void check_activation(F f, float lo, float hi) {
+template <typename F> void check_activation(F f, float lo, float hi) {
     std::vector<float> in = activation_input();
     Buf bin(in.data(), 37), bout(37);
     ASSERT_EQ(f(bin.raw_buffer(), bout.raw_buffer()), 0);
     for (int i = 0; i < 37; i++) {
         if (std::isnan(in[i])) {
-            EXPECT_TRUE(std::isnan(bout(i))) << "element " << i << ": " << bout(i) << " instead of NaN";
+            EXPECT_TRUE(std::isnan(bout(i)))
+                << "element " << i << ": " << bout(i) << " instead of NaN";
         } else {
             EXPECT_EQ(bout(i), std::min(std::max(in[i], lo), hi)) << "element " << i;
         }
     }
 }
 
-}  // namespace
+} // namespace
 
 TEST(NaN, ReluPropagatesIt) {
     check_activation(nan_relu, 0.f, kInf);
     check_activation(nan_relu_baseline, 0.f, kInf);
 }
 
-TEST(NaN, Relu6PropagatesIt) { check_activation(nan_clip6, 0.f, 6.f); }
+TEST(NaN, Relu6PropagatesIt) {
+    check_activation(nan_clip6, 0.f, 6.f);
+}
 
 TEST(NaN, MaxPoolWindowWithANaNGivesNaN) {
     // 2 images x 3 channels x 9 x 9, 3x3 windows, stride 2, pad 1 (padding is -inf).
     const int W = 9, H = 9, C = 3, N = 2, K = 3, S = 2, P = 1, OW = 5, OH = 5;
     Buf in(W, H, C, N);
-    in.for_each_element([&](int x, int y, int c, int n) { in(x, y, c, n) = float((x * 7 + y * 3 + c * 5 + n) % 11) - 5; });
+    in.for_each_element([&](int x, int y, int c, int n) {
+        in(x, y, c, n) = float((x * 7 + y * 3 + c * 5 + n) % 11) - 5;
+    });
     // Output o covers inputs 2o - 1 .. 2o + 1: an even coordinate is in one window, an odd
     // one in two.
-    in(0, 0, 0, 0) = kNan;  // in the corner window only
-    in(3, 5, 1, 0) = kNan;  // in 2 x 2 windows
-    in(8, 3, 2, 1) = kNan;  // on the last column: in 1 x 2 windows
+    in(0, 0, 0, 0) = kNan; // in the corner window only
+    in(3, 5, 1, 0) = kNan; // in 2 x 2 windows
+    in(8, 3, 2, 1) = kNan; // on the last column: in 1 x 2 windows
     for (auto f : {nan_maxpool, nan_maxpool_baseline}) {
         Buf out(OW, OH, C, N);
         ASSERT_EQ(f(in.raw_buffer(), out.raw_buffer()), 0);
@@ -80,13 +85,15 @@ TEST(NaN, MaxPoolWindowWithANaNGivesNaN) {
             for (int ky = 0; ky < K; ky++)
                 for (int kx = 0; kx < K; kx++) {
                     const int x = ox * S + kx - P, y = oy * S + ky - P;
-                    if (x < 0 || y < 0 || x >= W || y >= H) continue;
+                    if (x < 0 || y < 0 || x >= W || y >= H)
+                        continue;
                     any_nan |= std::isnan(in(x, y, c, n));
                     m = std::max(m, in(x, y, c, n));
                 }
             if (any_nan) {
                 nans++;
-                EXPECT_TRUE(std::isnan(out(ox, oy, c, n))) << ox << "," << oy << "," << c << "," << n;
+                EXPECT_TRUE(std::isnan(out(ox, oy, c, n)))
+                    << ox << "," << oy << "," << c << "," << n;
             } else {
                 EXPECT_EQ(out(ox, oy, c, n), m) << ox << "," << oy << "," << c << "," << n;
             }
@@ -104,11 +111,13 @@ TEST(NaN, DenseReluOfANaNInputIsNaN) {
     w.for_each_element([&](int i, int o) { w(i, o) = float((i + 3 * o) % 7) - 3; });
     bias.fill(0.5f);
     in(7, 1) = kNan;
-    ASSERT_EQ(nan_dense_relu(in.raw_buffer(), w.raw_buffer(), bias.raw_buffer(), out.raw_buffer()), 0);
+    ASSERT_EQ(nan_dense_relu(in.raw_buffer(), w.raw_buffer(), bias.raw_buffer(), out.raw_buffer()),
+              0);
     for (int o = 0; o < O; o++) {
         EXPECT_TRUE(std::isnan(out(o, 1))) << "output " << o;
         double acc = 0.5;
-        for (int i = 0; i < I; i++) acc += double(in(i, 0)) * w(i, o);
+        for (int i = 0; i < I; i++)
+            acc += double(in(i, 0)) * w(i, o);
         EXPECT_FLOAT_EQ(out(o, 0), float(std::max(acc, 0.0))) << "output " << o;
     }
 }

@@ -24,15 +24,16 @@ public:
     GeneratorParam<int> channels{"channels", 70};
     GeneratorParam<std::string> sharing{"sharing", "none"};
     GeneratorParam<std::string> machine{"machine", "sw26010"};
-    Input<Buffer<float>> input{"input", 2};      // x, y
-    Input<Buffer<float>> weights{"weights", 3};  // i, j, c
-    Output<Buffer<float>> output{"output", 3};   // x, y, c
+    Input<Buffer<float>> input{"input", 2};     // x, y
+    Input<Buffer<float>> weights{"weights", 3}; // i, j, c
+    Output<Buffer<float>> output{"output", 3};  // x, y, c
 
     void generate() {
         const int w = width, h = height;
         Var x("x"), y("y"), c("c");
         Func padded("padded"), conv("conv");
-        padded(x, y) = select(x >= 0 && x < w && y >= 0 && y < h, input(clamp(x, 0, w - 1), clamp(y, 0, h - 1)), 0.f);
+        padded(x, y) = select(x >= 0 && x < w && y >= 0 && y < h,
+                              input(clamp(x, 0, w - 1), clamp(y, 0, h - 1)), 0.f);
         RDom r(0, 3, 0, 3, "r");
         conv(x, y, c) = 0.f;
         conv(x, y, c) += padded(x + r.x - 1, y + r.y - 1) * weights(r.x, r.y, c);
@@ -46,11 +47,13 @@ public:
         padded.compute_at(output, c).store_in(sw::LDM);
         weights.in().compute_at(output, c).store_in(sw::LDM);
         const std::string how = sharing;
-        sw::check_param(how == "none" || how == "dma" || how == "regcomm", "sharing must be none, dma or regcomm");
-        if (how != "none") sw::broadcast(padded, how == "dma" ? sw::Sharing::Dma : sw::Sharing::RegComm);
+        sw::check_param(how == "none" || how == "dma" || how == "regcomm",
+                        "sharing must be none, dma or regcomm");
+        if (how != "none")
+            sw::broadcast(padded, how == "dma" ? sw::Sharing::Dma : sw::Sharing::RegComm);
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(PaddedShare, padded_share)

@@ -14,8 +14,8 @@
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/InjectDma.h"
-#include "target_sw/SunwayIR.h"
 #include "target_sw/PromoteAccumulators.h"
+#include "target_sw/SunwayIR.h"
 #include "target_sw/SwModule.h"
 
 #include <gtest/gtest.h>
@@ -35,19 +35,25 @@ using namespace Halide::Internal;
 // ---------------------------------------------------------------------------------------
 // Building IR
 
-Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+Expr var(const std::string &name, Type t = Int(32)) {
+    return Variable::make(t, name);
+}
 
 /** A dense floatv4 index starting at \p base (or any stride). */
-Expr ramp(const Expr &base, int stride = 1) { return Ramp::make(base, stride, 4); }
+Expr ramp(const Expr &base, int stride = 1) {
+    return Ramp::make(base, stride, 4);
+}
 
 /** A float load (a vector load when \p index is a vector). */
 Expr load(const std::string &buffer, const Expr &index) {
     const int lanes = index.type().lanes();
-    return Load::make(Float(32, lanes), buffer, index, Buffer<>(), Parameter(), const_true(lanes), ModulusRemainder());
+    return Load::make(Float(32, lanes), buffer, index, Buffer<>(), Parameter(), const_true(lanes),
+                      ModulusRemainder());
 }
 
 Stmt store(const std::string &buffer, const Expr &value, const Expr &index) {
-    return Store::make(buffer, value, index, Parameter(), const_true(index.type().lanes()), ModulusRemainder());
+    return Store::make(buffer, value, index, Parameter(), const_true(index.type().lanes()),
+                       ModulusRemainder());
 }
 
 /** A float constant of the lanes of \p index. */
@@ -63,14 +69,17 @@ Stmt loop(const std::string &name, const Expr &min, const Expr &extent, const St
 
 /** An LDM (GPUShared) float buffer of \p elems elements around \p body. */
 Stmt alloc(const std::string &name, int elems, const Stmt &body) {
-    return Allocate::make(name, Float(32), MemoryType::GPUShared, {Expr(elems)}, const_true(), body);
+    return Allocate::make(name, Float(32), MemoryType::GPUShared, {Expr(elems)}, const_true(),
+                          body);
 }
 
-Stmt block(const std::vector<Stmt> &stmts) { return Block::make(stmts); }
+Stmt block(const std::vector<Stmt> &stmts) {
+    return Block::make(stmts);
+}
 
 /** One sw_dma_request of \p site as InjectDma emits it: \p block contiguous elements. */
-Stmt request(int site, bool is_put, const std::string &ldm, const Expr &ldm_index, const std::string &main,
-             const Expr &main_index, int block_elems) {
+Stmt request(int site, bool is_put, const std::string &ldm, const Expr &ldm_index,
+             const std::string &main, const Expr &main_index, int block_elems) {
     sw::ir::DmaRequest r;
     r.is_put = is_put;
     r.ldm_buffer = ldm;
@@ -85,9 +94,10 @@ Stmt request(int site, bool is_put, const std::string &ldm, const Expr &ldm_inde
 }
 
 /** The whole transfer of \p site as InjectDma leaves it: begin, one request, wait. */
-Stmt transfer(int site, bool is_put, const std::string &ldm, const Expr &ldm_index, const std::string &main,
-              const Expr &main_index, int block_elems) {
-    return block({sw::ir::make_dma_begin(site), request(site, is_put, ldm, ldm_index, main, main_index, block_elems),
+Stmt transfer(int site, bool is_put, const std::string &ldm, const Expr &ldm_index,
+              const std::string &main, const Expr &main_index, int block_elems) {
+    return block({sw::ir::make_dma_begin(site),
+                  request(site, is_put, ldm, ldm_index, main, main_index, block_elems),
                   sw::ir::make_dma_wait(site)});
 }
 Stmt get(int site, const std::string &ldm, const std::string &main = "main") {
@@ -100,7 +110,8 @@ Stmt put(int site, const std::string &ldm, const std::string &main = "main") {
 sw::CpeKernel kernel(const Stmt &body, const std::vector<std::string> &ldm_buffers) {
     sw::CpeKernel k;
     k.name = "k";
-    for (const std::string &b : ldm_buffers) k.ldm.push_back({b, Float(32), 64});
+    for (const std::string &b : ldm_buffers)
+        k.ldm.push_back({b, Float(32), 64});
     k.body = body;
     return k;
 }
@@ -110,15 +121,16 @@ sw::CpeKernel kernel(const Stmt &body, const std::vector<std::string> &ldm_buffe
 
 /** The body in program order, one token per event: "begin0", "get0" / "put0" (a request of
  * site 0), "wait0", "ld:B", "st:B" (after the loads of its value), "for:x{ ... }",
- * "if{ ... }" and "else{ ... }", "let:x{ ... }" (after the loads of its value), "alloc:B{ ... }" ("alloc:B(register){"
- * for a register), "free:B". The registers PromoteAccumulators introduces are named reg0,
- * reg1, ... in order of appearance. Evaluate(0) (left by passes in place of a statement) is
- * not shown. Conditions of branches are not traced. */
+ * "if{ ... }" and "else{ ... }", "let:x{ ... }" (after the loads of its value), "alloc:B{ ... }"
+ * ("alloc:B(register){" for a register), "free:B". The registers PromoteAccumulators introduces are
+ * named reg0, reg1, ... in order of appearance. Evaluate(0) (left by passes in place of a
+ * statement) is not shown. Conditions of branches are not traced. */
 class Trace : public IRVisitor {
 public:
     /** \p registers: the register names of the body, in the order they were created. */
     explicit Trace(const std::vector<std::string> &registers) {
-        for (size_t i = 0; i < registers.size(); i++) this->registers[registers[i]] = "reg" + std::to_string(i);
+        for (size_t i = 0; i < registers.size(); i++)
+            this->registers[registers[i]] = "reg" + std::to_string(i);
     }
     std::vector<std::string> tokens;
 
@@ -132,7 +144,8 @@ private:
     }
     void visit(const Evaluate *op) override {
         const Call *c = op->value.as<Call>();
-        if (!c) return;
+        if (!c)
+            return;
         if (const auto site = sw::ir::as_dma_begin(c)) {
             tokens.push_back("begin" + std::to_string(*site));
         } else if (const auto site = sw::ir::as_dma_wait(c)) {
@@ -173,7 +186,8 @@ private:
         tokens.push_back("}");
     }
     void visit(const Allocate *op) override {
-        tokens.push_back("alloc:" + name(op->name) + (op->memory_type == MemoryType::Register ? "(register)" : "") + "{");
+        tokens.push_back("alloc:" + name(op->name) +
+                         (op->memory_type == MemoryType::Register ? "(register)" : "") + "{");
         op->body.accept(this);
         tokens.push_back("}");
     }
@@ -191,7 +205,8 @@ private:
     void visit(const Allocate *op) override {
         if (op->memory_type == MemoryType::Register) {
             const size_t digits = op->name.find_last_not_of("0123456789") + 1;
-            found.push_back({digits < op->name.size() ? std::stol(op->name.substr(digits)) : -1, op->name});
+            found.push_back(
+                {digits < op->name.size() ? std::stol(op->name.substr(digits)) : -1, op->name});
         }
         IRVisitor::visit(op);
     }
@@ -202,11 +217,13 @@ std::string trace(const Stmt &s) {
     s.accept(&r);
     std::sort(r.found.begin(), r.found.end());
     std::vector<std::string> registers;
-    for (const auto &reg : r.found) registers.push_back(reg.second);
+    for (const auto &reg : r.found)
+        registers.push_back(reg.second);
     Trace t(registers);
     s.accept(&t);
     std::string out;
-    for (const std::string &tok : t.tokens) out += (out.empty() ? "" : " ") + tok;
+    for (const std::string &tok : t.tokens)
+        out += (out.empty() ? "" : " ") + tok;
     return out;
 }
 
@@ -243,7 +260,8 @@ public:
 private:
     using IRVisitor::visit;
     void visit(const Call *op) override {
-        if (sw::ir::as_dma_request(op)) found.push_back(op);
+        if (sw::ir::as_dma_request(op))
+            found.push_back(op);
         IRVisitor::visit(op);
     }
 };
@@ -270,11 +288,13 @@ private:
     std::string buffer;
     void visit(const Load *op) override {
         IRVisitor::visit(op);
-        if (op->name == buffer) found.push_back({false, op->index, op->alignment, op->type});
+        if (op->name == buffer)
+            found.push_back({false, op->index, op->alignment, op->type});
     }
     void visit(const Store *op) override {
         IRVisitor::visit(op);
-        if (op->name == buffer) found.push_back({true, op->index, op->alignment, op->value.type()});
+        if (op->name == buffer)
+            found.push_back({true, op->index, op->alignment, op->value.type()});
     }
 };
 std::vector<Access> accesses(const Stmt &s, const std::string &buffer) {
@@ -284,123 +304,160 @@ std::vector<Access> accesses(const Stmt &s, const std::string &buffer) {
 }
 
 /** Whether \p a - \p b simplifies to zero. */
-bool same(const Expr &a, const Expr &b) { return is_const_zero(simplify(a - b)); }
+bool same(const Expr &a, const Expr &b) {
+    return is_const_zero(simplify(a - b));
+}
 
 // =======================================================================================
 // DelayDmaWaits: a wait moves down to the first statement that needs the transfer done.
 
 TEST(DelayDmaWaits, AGetsWaitMovesToJustBeforeTheFirstReadOfItsBuffer) {
-    sw::CpeKernel k = kernel(alloc("A", 16, alloc("C", 16, block({get(0, "A"),
-                                                                  store("C", 1.f, 0),
-                                                                  store("C", 2.f, 1),
-                                                                  store("C", load("A", 0), 2),
-                                                                  store("C", load("A", 1), 3)}))),
-                             {"A", "C"});
+    sw::CpeKernel k =
+        kernel(alloc("A", 16,
+                     alloc("C", 16,
+                           block({get(0, "A"), store("C", 1.f, 0), store("C", 2.f, 1),
+                                  store("C", load("A", 0), 2), store("C", load("A", 1), 3)}))),
+               {"A", "C"});
     sw::delay_dma_waits(k);
     // Past the two stores that do not touch A, not past the first read of A.
-    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ begin0 get0 st:C st:C wait0 ld:A st:C ld:A st:C } }") << ir(k.body);
+    EXPECT_EQ(trace(k.body),
+              "alloc:A{ alloc:C{ begin0 get0 st:C st:C wait0 ld:A st:C ld:A st:C } }")
+        << ir(k.body);
 }
 
 TEST(DelayDmaWaits, AGetsWaitDoesNotMovePastAWriteOfItsBuffer) {
-    sw::CpeKernel k = kernel(alloc("A", 16, alloc("C", 16, block({get(0, "A"), store("C", 1.f, 0),
-                                                                  store("A", 5.f, 0), store("C", 2.f, 1)}))),
+    sw::CpeKernel k = kernel(alloc("A", 16,
+                                   alloc("C", 16,
+                                         block({get(0, "A"), store("C", 1.f, 0), store("A", 5.f, 0),
+                                                store("C", 2.f, 1)}))),
                              {"A", "C"});
     sw::delay_dma_waits(k);
-    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ begin0 get0 st:C wait0 st:A st:C } }") << ir(k.body);
+    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ begin0 get0 st:C wait0 st:A st:C } }")
+        << ir(k.body);
 }
 
 TEST(DelayDmaWaits, TwoGetsAreBothIssuedBeforeEitherIsWaitedFor) {
-    sw::CpeKernel k = kernel(alloc("A", 16, alloc("B", 16, alloc("C", 16, block({get(0, "A"), get(1, "B"),
-                                                                                 store("C", load("A", 0), 0),
-                                                                                 store("C", load("B", 0), 1)})))),
-                             {"A", "B", "C"});
+    sw::CpeKernel k =
+        kernel(alloc("A", 16,
+                     alloc("B", 16,
+                           alloc("C", 16,
+                                 block({get(0, "A"), get(1, "B"), store("C", load("A", 0), 0),
+                                        store("C", load("B", 0), 1)})))),
+               {"A", "B", "C"});
     sw::delay_dma_waits(k);
     // The transfers overlap; each wait sits right before its own buffer's first use.
-    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:B{ alloc:C{ begin0 get0 begin1 get1 wait0 ld:A st:C wait1 ld:B st:C } } }")
+    EXPECT_EQ(
+        trace(k.body),
+        "alloc:A{ alloc:B{ alloc:C{ begin0 get0 begin1 get1 wait0 ld:A st:C wait1 ld:B st:C } } }")
         << ir(k.body);
 }
 
 TEST(DelayDmaWaits, APutsWaitMovesPastReadsOfItsBufferButNotPastAWrite) {
-    sw::CpeKernel k = kernel(alloc("A", 16, alloc("C", 16, block({store("A", 3.f, 0), put(0, "A"),
-                                                                  store("C", load("A", 0), 0),
-                                                                  store("C", 2.f, 1),
-                                                                  store("A", 4.f, 0)}))),
-                             {"A", "C"});
+    sw::CpeKernel k =
+        kernel(alloc("A", 16,
+                     alloc("C", 16,
+                           block({store("A", 3.f, 0), put(0, "A"), store("C", load("A", 0), 0),
+                                  store("C", 2.f, 1), store("A", 4.f, 0)}))),
+               {"A", "C"});
     sw::delay_dma_waits(k);
-    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ st:A begin0 put0 ld:A st:C st:C wait0 st:A } }") << ir(k.body);
+    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ st:A begin0 put0 ld:A st:C st:C wait0 st:A } }")
+        << ir(k.body);
 }
 
 TEST(DelayDmaWaits, ASecondTransferOfTheSameBufferWaitsForTheFirstBeforeItsRequest) {
-    sw::CpeKernel k = kernel(alloc("A", 16, alloc("C", 16, block({get(0, "A"), get(1, "A"),
-                                                                  store("C", load("A", 0), 0)}))),
-                             {"A", "C"});
+    sw::CpeKernel k = kernel(
+        alloc("A", 16,
+              alloc("C", 16, block({get(0, "A"), get(1, "A"), store("C", load("A", 0), 0)}))),
+        {"A", "C"});
     sw::delay_dma_waits(k);
-    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ begin0 get0 begin1 wait0 get1 wait1 ld:A st:C } }") << ir(k.body);
+    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ begin0 get0 begin1 wait0 get1 wait1 ld:A st:C } }")
+        << ir(k.body);
 }
 
 TEST(DelayDmaWaits, AWaitMovesThroughLetsToTheUseInsideThem) {
-    sw::CpeKernel k = kernel(
-        alloc("A", 16, alloc("C", 16, block({get(0, "A"),
-                                             LetStmt::make("t", 3, block({store("C", 1.f, 0),
-                                                                         store("C", load("A", var("t")), 1)}))}))),
-        {"A", "C"});
+    sw::CpeKernel k =
+        kernel(alloc("A", 16,
+                     alloc("C", 16,
+                           block({get(0, "A"),
+                                  LetStmt::make("t", 3,
+                                                block({store("C", 1.f, 0),
+                                                       store("C", load("A", var("t")), 1)}))}))),
+               {"A", "C"});
     sw::delay_dma_waits(k);
-    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ begin0 get0 let:t{ st:C wait0 ld:A st:C } } }") << ir(k.body);
+    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ begin0 get0 let:t{ st:C wait0 ld:A st:C } } }")
+        << ir(k.body);
 }
 
 TEST(DelayDmaWaits, AWaitMovesPastALoopThatDoesNotTouchTheBufferButNotIntoOneThatDoes) {
     // A loop that does not touch A: the wait goes past it.
-    sw::CpeKernel past = kernel(
-        alloc("A", 16, alloc("C", 16, block({get(0, "A"), loop("i", 0, 16, store("C", 1.f, var("i"))),
-                                             store("C", load("A", 0), 0)}))),
-        {"A", "C"});
+    sw::CpeKernel past =
+        kernel(alloc("A", 16,
+                     alloc("C", 16,
+                           block({get(0, "A"), loop("i", 0, 16, store("C", 1.f, var("i"))),
+                                  store("C", load("A", 0), 0)}))),
+               {"A", "C"});
     sw::delay_dma_waits(past);
-    EXPECT_EQ(trace(past.body), "alloc:A{ alloc:C{ begin0 get0 for:i{ st:C } wait0 ld:A st:C } }") << ir(past.body);
+    EXPECT_EQ(trace(past.body), "alloc:A{ alloc:C{ begin0 get0 for:i{ st:C } wait0 ld:A st:C } }")
+        << ir(past.body);
 
     // A loop that reads A: the wait stays before it, not inside it (once, not per iteration).
-    sw::CpeKernel before = kernel(
-        alloc("A", 16, alloc("C", 16, block({get(0, "A"), store("C", 1.f, 0),
-                                             loop("i", 0, 16, store("C", load("A", var("i")), var("i")))}))),
-        {"A", "C"});
+    sw::CpeKernel before =
+        kernel(alloc("A", 16,
+                     alloc("C", 16,
+                           block({get(0, "A"), store("C", 1.f, 0),
+                                  loop("i", 0, 16, store("C", load("A", var("i")), var("i")))}))),
+               {"A", "C"});
     sw::delay_dma_waits(before);
-    EXPECT_EQ(trace(before.body), "alloc:A{ alloc:C{ begin0 get0 st:C wait0 for:i{ ld:A st:C } } }") << ir(before.body);
+    EXPECT_EQ(trace(before.body), "alloc:A{ alloc:C{ begin0 get0 st:C wait0 for:i{ ld:A st:C } } }")
+        << ir(before.body);
 }
 
 TEST(DelayDmaWaits, AWaitIssuedInALoopBodyStaysInThatBody) {
     // Nothing in the body uses A after the transfer: the wait goes to the end of the
     // iteration, never past the loop (each iteration waits for its own transfer).
-    sw::CpeKernel k = kernel(
-        alloc("A", 16, alloc("C", 16, block({loop("i", 0, 4, block({transfer(0, false, "A", 0, "main", var("i") * 16, 16),
-                                                                    store("C", 1.f, var("i"))})),
-                                             store("C", load("A", 0), 0)}))),
-        {"A", "C"});
+    sw::CpeKernel k =
+        kernel(alloc("A", 16,
+                     alloc("C", 16,
+                           block({loop("i", 0, 4,
+                                       block({transfer(0, false, "A", 0, "main", var("i") * 16, 16),
+                                              store("C", 1.f, var("i"))})),
+                                  store("C", load("A", 0), 0)}))),
+               {"A", "C"});
     sw::delay_dma_waits(k);
-    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ for:i{ begin0 get0 st:C wait0 } ld:A st:C } }") << ir(k.body);
+    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ for:i{ begin0 get0 st:C wait0 } ld:A st:C } }")
+        << ir(k.body);
 }
 
 TEST(DelayDmaWaits, AWaitIssuedInABranchStaysInThatBranch) {
     sw::CpeKernel k = kernel(
-        alloc("A", 16, alloc("C", 16, block({IfThenElse::make(var("c") > 0, block({get(0, "A"), store("C", 1.f, 0)})),
-                                             store("C", load("A", 0), 1)}))),
+        alloc("A", 16,
+              alloc("C", 16,
+                    block({IfThenElse::make(var("c") > 0, block({get(0, "A"), store("C", 1.f, 0)})),
+                           store("C", load("A", 0), 1)}))),
         {"A", "C"});
     sw::delay_dma_waits(k);
-    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ if{ begin0 get0 st:C wait0 } ld:A st:C } }") << ir(k.body);
+    EXPECT_EQ(trace(k.body), "alloc:A{ alloc:C{ if{ begin0 get0 st:C wait0 } ld:A st:C } }")
+        << ir(k.body);
 }
 
 TEST(DelayDmaWaits, PendingWaitsAreIssuedBeforeTheFreeOrTheEndOfTheirBufferAndOfTheKernel) {
     // An explicit Free of the buffer.
-    sw::CpeKernel freed = kernel(alloc("C", 16, block({get(0, "A"), store("C", 1.f, 0), Free::make("A"),
-                                                       store("C", 2.f, 1)})),
-                                 {"A", "C"});
+    sw::CpeKernel freed =
+        kernel(alloc("C", 16,
+                     block({get(0, "A"), store("C", 1.f, 0), Free::make("A"), store("C", 2.f, 1)})),
+               {"A", "C"});
     sw::delay_dma_waits(freed);
     EXPECT_EQ(trace(freed.body), "alloc:C{ begin0 get0 st:C wait0 free:A st:C }") << ir(freed.body);
 
     // The end of the buffer's allocation: the wait stays inside it.
-    sw::CpeKernel scoped = kernel(alloc("C", 16, block({alloc("A", 16, block({get(0, "A"), store("C", 1.f, 0)})),
-                                                        store("C", 2.f, 1)})),
-                                  {"A", "C"});
+    sw::CpeKernel scoped =
+        kernel(alloc("C", 16,
+                     block({alloc("A", 16, block({get(0, "A"), store("C", 1.f, 0)})),
+                            store("C", 2.f, 1)})),
+               {"A", "C"});
     sw::delay_dma_waits(scoped);
-    EXPECT_EQ(trace(scoped.body), "alloc:C{ alloc:A{ begin0 get0 st:C wait0 } st:C }") << ir(scoped.body);
+    EXPECT_EQ(trace(scoped.body), "alloc:C{ alloc:A{ begin0 get0 st:C wait0 } st:C }")
+        << ir(scoped.body);
 
     // A put never followed by anything touching its buffer: waited for at the end of the body.
     sw::CpeKernel tail = kernel(block({put(0, "A"), store("C", 1.f, 0)}), {"A", "C"});
@@ -409,8 +466,9 @@ TEST(DelayDmaWaits, PendingWaitsAreIssuedBeforeTheFreeOrTheEndOfTheirBufferAndOf
 }
 
 TEST(DelayDmaWaits, AWaitAlreadyAtItsFirstUseStaysThere) {
-    sw::CpeKernel k = kernel(alloc("A", 16, alloc("C", 16, block({get(0, "A"), store("C", load("A", 0), 0)}))),
-                             {"A", "C"});
+    sw::CpeKernel k =
+        kernel(alloc("A", 16, alloc("C", 16, block({get(0, "A"), store("C", load("A", 0), 0)}))),
+               {"A", "C"});
     const std::string before = trace(k.body);
     sw::delay_dma_waits(k);
     EXPECT_EQ(trace(k.body), before) << ir(k.body);
@@ -421,14 +479,15 @@ TEST(DelayDmaWaits, AWaitAlreadyAtItsFirstUseStaysThere) {
 
 /** for r in [0, 16): acc[index] = acc[index] + W[r], inside the LDM buffers acc and W. */
 Stmt accumulate(const Expr &index, const std::string &acc = "acc", const std::string &r = "r") {
-    return loop(r, 0, 16, store(acc, load(acc, index) + fconst(1.f, index) * load("W", var(r)), index));
+    return loop(r, 0, 16,
+                store(acc, load(acc, index) + fconst(1.f, index) * load("W", var(r)), index));
 }
 
 TEST(PromoteAccumulators, AnInvariantScalarAccumulatorIsLoadedOnceBeforeAndStoredOnceAfterTheLoop) {
     sw::CpeKernel k = kernel(LetStmt::make("j", var("b") * 4, accumulate(var("j"))), {"acc", "W"});
     sw::promote_accumulators(k, sw::sw26010());
-    EXPECT_EQ(trace(k.body),
-              "let:j{ alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 ld:W st:reg0 } ld:reg0 st:acc } }")
+    EXPECT_EQ(trace(k.body), "let:j{ alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 ld:W "
+                             "st:reg0 } ld:reg0 st:acc } }")
         << ir(k.body);
     const std::vector<const Allocate *> regs = allocations(k.body);
     ASSERT_EQ(regs.size(), 1u);
@@ -448,13 +507,14 @@ TEST(PromoteAccumulators, AnInvariantScalarAccumulatorIsLoadedOnceBeforeAndStore
 TEST(PromoteAccumulators, AFloatv4AccumulatorBecomesAVectorRegister) {
     sw::CpeKernel k = kernel(accumulate(ramp(var("j"))), {"acc", "W"});
     sw::promote_accumulators(k, sw::sw26010());
-    EXPECT_EQ(trace(k.body), "alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 ld:W st:reg0 } ld:reg0 st:acc }")
+    EXPECT_EQ(trace(k.body),
+              "alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 ld:W st:reg0 } ld:reg0 st:acc }")
         << ir(k.body);
     const std::vector<const Allocate *> regs = allocations(k.body);
     ASSERT_EQ(regs.size(), 1u);
     EXPECT_TRUE(is_const(regs[0]->extents[0], 4));
     const std::vector<Access> reg = accesses(k.body, regs[0]->name);
-    ASSERT_EQ(reg.size(), 4u);  // set before, load and store in the loop, read after
+    ASSERT_EQ(reg.size(), 4u); // set before, load and store in the loop, read after
     for (const Access &a : reg) {
         EXPECT_EQ(a.type, Float(32, 4));
         EXPECT_TRUE(equal(a.index, Ramp::make(0, 1, 4))) << a.index;
@@ -463,23 +523,27 @@ TEST(PromoteAccumulators, AFloatv4AccumulatorBecomesAVectorRegister) {
 
 TEST(PromoteAccumulators, AnIndexComputedByALetInsideTheNestIsPromotedWhenItsValueIsInvariant) {
     // let q = j + 1 inside the loop: invariant once the let is substituted.
-    Stmt body = loop("r", 0, 16, LetStmt::make("q", var("j") + 1,
-                                               store("acc", load("acc", var("q")) + load("W", var("r")), var("q"))));
+    Stmt body =
+        loop("r", 0, 16,
+             LetStmt::make("q", var("j") + 1,
+                           store("acc", load("acc", var("q")) + load("W", var("r")), var("q"))));
     sw::CpeKernel k = kernel(body, {"acc", "W"});
     sw::promote_accumulators(k, sw::sw26010());
-    EXPECT_EQ(trace(k.body),
-              "alloc:reg0(register){ ld:acc st:reg0 for:r{ let:q{ ld:reg0 ld:W st:reg0 } } ld:reg0 st:acc }")
+    EXPECT_EQ(trace(k.body), "alloc:reg0(register){ ld:acc st:reg0 for:r{ let:q{ ld:reg0 ld:W "
+                             "st:reg0 } } ld:reg0 st:acc }")
         << ir(k.body);
     const std::vector<Access> acc = accesses(k.body, "acc");
     ASSERT_EQ(acc.size(), 2u);
-    EXPECT_TRUE(same(acc[0].index, var("j") + 1)) << acc[0].index;  // outside the let: expanded
+    EXPECT_TRUE(same(acc[0].index, var("j") + 1)) << acc[0].index; // outside the let: expanded
 }
 
 TEST(PromoteAccumulators, AnIndexThatDependsOnTheLoopIsLeftAlone) {
-    for (const Stmt &body : {accumulate(var("r")),
-                             // through a let of the nest
-                             loop("r", 0, 16, LetStmt::make("q", var("r") / 4,
-                                                            store("acc", load("acc", var("q")) + 1.f, var("q"))))}) {
+    for (const Stmt &body :
+         {accumulate(var("r")),
+          // through a let of the nest
+          loop("r", 0, 16,
+               LetStmt::make("q", var("r") / 4,
+                             store("acc", load("acc", var("q")) + 1.f, var("q"))))}) {
         sw::CpeKernel k = kernel(body, {"acc", "W"});
         sw::promote_accumulators(k, sw::sw26010());
         EXPECT_TRUE(equal(k.body, body)) << ir(k.body);
@@ -496,8 +560,9 @@ TEST(PromoteAccumulators, AMainMemoryBufferIsNotPromoted) {
 }
 
 TEST(PromoteAccumulators, ANestThatIssuesDmaIsNotPromoted) {
-    const Stmt body = loop("r", 0, 16, block({transfer(0, false, "W", 0, "main", var("r") * 16, 16),
-                                              store("acc", load("acc", var("j")) + load("W", 0), var("j"))}));
+    const Stmt body = loop("r", 0, 16,
+                           block({transfer(0, false, "W", 0, "main", var("r") * 16, 16),
+                                  store("acc", load("acc", var("j")) + load("W", 0), var("j"))}));
     sw::CpeKernel k = kernel(body, {"acc", "W"});
     sw::promote_accumulators(k, sw::sw26010());
     EXPECT_TRUE(equal(k.body, body)) << ir(k.body);
@@ -505,16 +570,19 @@ TEST(PromoteAccumulators, ANestThatIssuesDmaIsNotPromoted) {
 
 TEST(PromoteAccumulators, DisjointVectorsOfOneBufferBecomeARegisterBlockButOverlappingOnesDoNot) {
     auto two = [](const Expr &second) {
-        return loop("r", 0, 16, block({store("acc", load("acc", ramp(var("j"))) + load("W", ramp(var("r"))), ramp(var("j"))),
-                                       store("acc", load("acc", second) + load("W", ramp(var("r"))), second)}));
+        return loop("r", 0, 16,
+                    block({store("acc", load("acc", ramp(var("j"))) + load("W", ramp(var("r"))),
+                                 ramp(var("j"))),
+                           store("acc", load("acc", second) + load("W", ramp(var("r"))), second)}));
     };
     // A whole vector apart: two registers, the loop no longer touches acc.
     sw::CpeKernel block_k = kernel(two(ramp(var("j") + 4)), {"acc", "W"});
     sw::promote_accumulators(block_k, sw::sw26010());
     EXPECT_EQ(allocations(block_k.body).size(), 2u) << ir(block_k.body);
-    EXPECT_EQ(trace(block_k.body),
-              "alloc:reg1(register){ alloc:reg0(register){ ld:acc st:reg0 ld:acc st:reg1 "
-              "for:r{ ld:reg0 ld:W st:reg0 ld:reg1 ld:W st:reg1 } ld:reg0 st:acc ld:reg1 st:acc } }")
+    EXPECT_EQ(
+        trace(block_k.body),
+        "alloc:reg1(register){ alloc:reg0(register){ ld:acc st:reg0 ld:acc st:reg1 "
+        "for:r{ ld:reg0 ld:W st:reg0 ld:reg1 ld:W st:reg1 } ld:reg0 st:acc ld:reg1 st:acc } }")
         << ir(block_k.body);
 
     // Two lanes apart: the vectors overlap, no register could hold both.
@@ -532,11 +600,12 @@ TEST(PromoteAccumulators, DisjointVectorsOfOneBufferBecomeARegisterBlockButOverl
 
 TEST(PromoteAccumulators, ARegisterBlockLargerThanTheFreeRegistersStaysInTheLdm) {
     sw::Machine m = sw::sw26010();
-    m.vector_registers = m.operand_registers + 2;  // two registers for accumulators
+    m.vector_registers = m.operand_registers + 2; // two registers for accumulators
     auto nest = [](int n) {
         std::vector<Stmt> updates;
         for (int c = 0; c < n; c++) {
-            updates.push_back(store("acc", load("acc", var("j") + c) + load("W", var("r")), var("j") + c));
+            updates.push_back(
+                store("acc", load("acc", var("j") + c) + load("W", var("r")), var("j") + c));
         }
         return loop("r", 0, 16, block(updates));
     };
@@ -553,24 +622,26 @@ TEST(PromoteAccumulators, ARegisterBlockLargerThanTheFreeRegistersStaysInTheLdm)
 TEST(PromoteAccumulators, RegistersOfAnEnclosingNestCountAgainstTheInnerNests) {
     // for r { acc[j] += W[r]; for s { acc2[r] += W[s] } }: acc is invariant in the r nest,
     // acc2 only in the s nest.
-    const Stmt body = loop("r", 0, 8, block({store("acc", load("acc", var("j")) + load("W", var("r")), var("j")),
-                                             accumulate(var("r"), "acc2", "s")}));
+    const Stmt body =
+        loop("r", 0, 8,
+             block({store("acc", load("acc", var("j")) + load("W", var("r")), var("j")),
+                    accumulate(var("r"), "acc2", "s")}));
     sw::Machine one = sw::sw26010();
     one.vector_registers = one.operand_registers + 1;
     sw::CpeKernel k1 = kernel(body, {"acc", "acc2", "W"});
     sw::promote_accumulators(k1, one);
-    EXPECT_EQ(trace(k1.body),
-              "alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 ld:W st:reg0 for:s{ ld:acc2 ld:W st:acc2 } } "
-              "ld:reg0 st:acc }")
+    EXPECT_EQ(trace(k1.body), "alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 ld:W st:reg0 "
+                              "for:s{ ld:acc2 ld:W st:acc2 } } "
+                              "ld:reg0 st:acc }")
         << ir(k1.body);
 
     sw::Machine two = sw::sw26010();
     two.vector_registers = two.operand_registers + 2;
     sw::CpeKernel k2 = kernel(body, {"acc", "acc2", "W"});
     sw::promote_accumulators(k2, two);
-    EXPECT_EQ(trace(k2.body),
-              "alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 ld:W st:reg0 "
-              "alloc:reg1(register){ ld:acc2 st:reg1 for:s{ ld:reg1 ld:W st:reg1 } ld:reg1 st:acc2 } } ld:reg0 st:acc }")
+    EXPECT_EQ(trace(k2.body), "alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 ld:W st:reg0 "
+                              "alloc:reg1(register){ ld:acc2 st:reg1 for:s{ ld:reg1 ld:W st:reg1 } "
+                              "ld:reg1 st:acc2 } } ld:reg0 st:acc }")
         << ir(k2.body);
 }
 
@@ -582,9 +653,11 @@ TEST(PromoteAccumulators, ABufferAllocatedInsideTheNestIsNotPromotedOutsideItsAl
     // for r { allocate t { t[0] = W[r]; t[0] = t[0] * 2; acc[r] = t[0] } }: t's index is
     // invariant, but t does not exist before or after the loop, so it cannot be loaded
     // there. (A register of the loop body would be fine; the nest of r is not.)
-    const Stmt body = loop("r", 0, 16, alloc("t", 1, block({store("t", load("W", var("r")), 0),
-                                                            store("t", load("t", 0) * 2.f, 0),
-                                                            store("acc", load("t", 0), var("r"))})));
+    const Stmt body =
+        loop("r", 0, 16,
+             alloc("t", 1,
+                   block({store("t", load("W", var("r")), 0), store("t", load("t", 0) * 2.f, 0),
+                          store("acc", load("t", 0), var("r"))})));
     sw::CpeKernel k = kernel(body, {"acc", "W", "t"});
     sw::promote_accumulators(k, sw::sw26010());
     const std::string t = trace(k.body);
@@ -601,13 +674,15 @@ TEST(PromoteAccumulators, ABufferAllocatedInsideTheNestIsNotPromotedOutsideItsAl
 // is updated: wrong results, silently.
 TEST(PromoteAccumulators, AnAccumulatorReadThroughALetValueReadsTheRegister) {
     // for r { let t = acc[j] in acc[j] = t * t + W[r] }
-    const Stmt body = loop("r", 0, 16, LetStmt::make("t", load("acc", var("j")),
-                                                     store("acc", var("t", Float(32)) * var("t", Float(32)) +
-                                                                      load("W", var("r")),
-                                                           var("j"))));
+    const Stmt body = loop(
+        "r", 0, 16,
+        LetStmt::make("t", load("acc", var("j")),
+                      store("acc", var("t", Float(32)) * var("t", Float(32)) + load("W", var("r")),
+                            var("j"))));
     sw::CpeKernel k = kernel(body, {"acc", "W"});
     sw::promote_accumulators(k, sw::sw26010());
-    EXPECT_EQ(trace(k.body), "alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 let:t{ ld:W st:reg0 } } ld:reg0 st:acc }")
+    EXPECT_EQ(trace(k.body), "alloc:reg0(register){ ld:acc st:reg0 for:r{ ld:reg0 let:t{ ld:W "
+                             "st:reg0 } } ld:reg0 st:acc }")
         << ir(k.body);
     // Inside the loop, acc is neither read nor written: only the register is.
     EXPECT_EQ(accesses(k.body, "acc").size(), 2u) << ir(k.body);
@@ -619,15 +694,19 @@ TEST(PromoteAccumulators, AnAccumulatorReadThroughALetValueReadsTheRegister) {
 /** The alignment recorded on every access to \p buffer, in program order. */
 std::vector<ModulusRemainder> alignments(const Stmt &s, const std::string &buffer) {
     std::vector<ModulusRemainder> out;
-    for (const Access &a : accesses(s, buffer)) out.push_back(a.alignment);
+    for (const Access &a : accesses(s, buffer))
+        out.push_back(a.alignment);
     return out;
 }
 
-bool aligned(const Access &a) { return sw::ir::vector_access_aligned(a.type, a.alignment); }
+bool aligned(const Access &a) {
+    return sw::ir::vector_access_aligned(a.type, a.alignment);
+}
 
 TEST(AlignVectorAccesses, ABaseThatIsAMultipleOfFourIsAligned) {
     // for x { L[ramp(8x + 4)] = L[ramp(4x)] }: loads and stores alike.
-    sw::CpeKernel k = kernel(loop("x", 0, 8, store("L", load("L", ramp(var("x") * 4)), ramp(var("x") * 8 + 4))), {"L"});
+    sw::CpeKernel k = kernel(
+        loop("x", 0, 8, store("L", load("L", ramp(var("x") * 4)), ramp(var("x") * 8 + 4))), {"L"});
     sw::align_vector_accesses(k);
     const std::vector<Access> a = accesses(k.body, "L");
     ASSERT_EQ(a.size(), 2u);
@@ -646,7 +725,8 @@ TEST(AlignVectorAccesses, AlignmentIsProvedThroughEnclosingLets) {
     body = LetStmt::make("base", var("row") + var("x") * 4, body);
     body = LetStmt::make("row", var("y") * 12, body);
     // and a Let expression inside the index's value
-    Stmt with_let = store("C", load("L", ramp(Let::make("e", var("x") * 8, var("e") + 16))), ramp(4));
+    Stmt with_let =
+        store("C", load("L", ramp(Let::make("e", var("x") * 8, var("e") + 16))), ramp(4));
     sw::CpeKernel k = kernel(loop("y", 0, 4, loop("x", 0, 3, block({body, with_let}))), {"L", "C"});
     sw::align_vector_accesses(k);
     const std::vector<Access> a = accesses(k.body, "L");
@@ -654,29 +734,34 @@ TEST(AlignVectorAccesses, AlignmentIsProvedThroughEnclosingLets) {
     EXPECT_TRUE(aligned(a[0])) << a[0].alignment.modulus << " " << a[0].alignment.remainder;
     EXPECT_TRUE(aligned(a[1])) << a[1].alignment.modulus << " " << a[1].alignment.remainder;
     // The stores to C at constant whole-vector bases too.
-    for (const Access &c : accesses(k.body, "C")) EXPECT_TRUE(aligned(c));
+    for (const Access &c : accesses(k.body, "C"))
+        EXPECT_TRUE(aligned(c));
 }
 
 TEST(AlignVectorAccesses, UnprovableBasesStayUnaligned) {
     // A loop variable is any integer, even when the loop starts at 0: ramp(x) is unknown.
     // ramp(4x + 2) is provably misaligned; ramp(j) with j from outside is unknown.
-    sw::CpeKernel k = kernel(loop("x", 0, 8, block({store("C", load("L", ramp(var("x"))), ramp(0)),
-                                                    store("C", load("L", ramp(var("x") * 4 + 2)), ramp(4)),
-                                                    store("C", load("L", ramp(var("j"))), ramp(8))})),
+    sw::CpeKernel k = kernel(loop("x", 0, 8,
+                                  block({store("C", load("L", ramp(var("x"))), ramp(0)),
+                                         store("C", load("L", ramp(var("x") * 4 + 2)), ramp(4)),
+                                         store("C", load("L", ramp(var("j"))), ramp(8))})),
                              {"L", "C"});
     sw::align_vector_accesses(k);
     const std::vector<Access> a = accesses(k.body, "L");
     ASSERT_EQ(a.size(), 3u);
-    for (const Access &x : a) EXPECT_FALSE(aligned(x)) << x.index;
+    for (const Access &x : a)
+        EXPECT_FALSE(aligned(x)) << x.index;
     EXPECT_EQ(a[1].alignment.modulus, 4);
     EXPECT_EQ(a[1].alignment.remainder, 2);
 }
 
 TEST(AlignVectorAccesses, OnlyDenseVectorAccessesToLdmBuffersAreMarked) {
     // "out" is a main-memory buffer; ramp(4x, 2) is strided; L[4x] is a scalar.
-    sw::CpeKernel k = kernel(loop("x", 0, 8, block({store("out", load("L", ramp(var("x") * 4, 2)), ramp(var("x") * 4)),
-                                                    store("C", load("L", var("x") * 4), var("x") * 4)})),
-                             {"L", "C"});
+    sw::CpeKernel k =
+        kernel(loop("x", 0, 8,
+                    block({store("out", load("L", ramp(var("x") * 4, 2)), ramp(var("x") * 4)),
+                           store("C", load("L", var("x") * 4), var("x") * 4)})),
+               {"L", "C"});
     sw::align_vector_accesses(k);
     const std::vector<Access> out = accesses(k.body, "out");
     ASSERT_EQ(out.size(), 1u);
@@ -684,9 +769,9 @@ TEST(AlignVectorAccesses, OnlyDenseVectorAccessesToLdmBuffersAreMarked) {
     EXPECT_FALSE(aligned(out[0]));
     const std::vector<Access> l = accesses(k.body, "L");
     ASSERT_EQ(l.size(), 2u);
-    EXPECT_EQ(l[0].alignment.modulus, 1);  // strided
+    EXPECT_EQ(l[0].alignment.modulus, 1); // strided
     EXPECT_FALSE(aligned(l[0]));
-    EXPECT_EQ(l[1].alignment.modulus, 1);  // scalar: nothing recorded
+    EXPECT_EQ(l[1].alignment.modulus, 1); // scalar: nothing recorded
     EXPECT_FALSE(aligned(l[1]));
 }
 
@@ -696,8 +781,9 @@ TEST(AlignVectorAccesses, VectorAccessAlignedNeedsAWholeVectorModulusAndRemainde
     EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32, 4), ModulusRemainder(2, 0)));
     EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32, 4), ModulusRemainder(8, 6)));
     EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32, 4), ModulusRemainder()));
-    EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32), ModulusRemainder(4, 0)));  // a scalar
-    EXPECT_TRUE(sw::ir::vector_access_aligned(Float(32, 8), ModulusRemainder(8, 0)));  // floatv8 (SW26010-Pro)
+    EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32), ModulusRemainder(4, 0))); // a scalar
+    EXPECT_TRUE(sw::ir::vector_access_aligned(Float(32, 8),
+                                              ModulusRemainder(8, 0))); // floatv8 (SW26010-Pro)
     EXPECT_FALSE(sw::ir::vector_access_aligned(Float(32, 8), ModulusRemainder(4, 0)));
 }
 
@@ -707,8 +793,10 @@ TEST(AlignVectorAccesses, VectorAccessAlignedNeedsAWholeVectorModulusAndRemainde
 /** for r in [0, 4) { allocate W[16] { get W[0..16) from wmain[16r..]; acc[i] += W[i] } }
  * inside acc. W: 64 bytes, a slot of 128 bytes (the LDM alignment) = 32 floats. */
 sw::CpeKernel staged_in_loop(ForType type = ForType::Serial) {
-    Stmt use = loop("i", 0, 16, store("acc", load("acc", var("i")) + load("W", var("i")), var("i")));
-    Stmt body = alloc("W", 16, block({transfer(0, false, "W", 0, "wmain", var("r") * 16, 16), use}));
+    Stmt use =
+        loop("i", 0, 16, store("acc", load("acc", var("i")) + load("W", var("i")), var("i")));
+    Stmt body =
+        alloc("W", 16, block({transfer(0, false, "W", 0, "wmain", var("r") * 16, 16), use}));
     sw::CpeKernel k = kernel(alloc("acc", 16, loop("r", 0, 4, body, type)), {});
     k.ldm = {{"acc", Float(32), 64}, {"W", Float(32), 64}};
     k.dma = {{"W", "wmain", false, "1 request(s) of 1 block(s) x 64 B"}};
@@ -730,7 +818,8 @@ TEST(DoubleBuffer, TwoSlotsTheFirstTransferBeforeTheLoopAndTheNextInsideIt) {
     // One allocation of W, outside the loop, of two 128-byte slots.
     std::vector<const Allocate *> w;
     for (const Allocate *a : allocations(k.body)) {
-        if (a->name == "W") w.push_back(a);
+        if (a->name == "W")
+            w.push_back(a);
     }
     ASSERT_EQ(w.size(), 1u);
     ASSERT_EQ(w[0]->extents.size(), 1u);
@@ -745,7 +834,8 @@ TEST(DoubleBuffer, TwoSlotsTheFirstTransferBeforeTheLoopAndTheNextInsideIt) {
     EXPECT_NE(k.dma[1].shape.find("(double buffered)"), std::string::npos) << k.dma[1].shape;
     int64_t w_bytes = -1;
     for (const sw::LdmBuffer &b : k.ldm) {
-        if (b.name == "W") w_bytes = b.bytes;
+        if (b.name == "W")
+            w_bytes = b.bytes;
     }
     EXPECT_EQ(w_bytes, 256);
     EXPECT_EQ(k.ldm_peak_bytes, 256 + 128);
@@ -791,12 +881,16 @@ TEST(DoubleBuffer, ABufferNotFilledByDmaStaysSingleBufferedWithANote) {
 }
 
 TEST(DoubleBuffer, ABufferNotInASerialLoopStaysSingleBufferedWithANote) {
-    const std::string note = "double_buffer(W) not applied to one of its transfers: not staged at the top of a serial loop";
+    const std::string note = "double_buffer(W) not applied to one of its transfers: not staged at "
+                             "the top of a serial loop";
     // No loop around the staging at all.
     {
-        Stmt use = loop("i", 0, 16, store("acc", load("acc", var("i")) + load("W", var("i")), var("i")));
-        sw::CpeKernel k = kernel(alloc("acc", 16, alloc("W", 16, block({transfer(0, false, "W", 0, "wmain", 0, 16), use}))),
-                                 {"acc", "W"});
+        Stmt use =
+            loop("i", 0, 16, store("acc", load("acc", var("i")) + load("W", var("i")), var("i")));
+        sw::CpeKernel k =
+            kernel(alloc("acc", 16,
+                         alloc("W", 16, block({transfer(0, false, "W", 0, "wmain", 0, 16), use}))),
+                   {"acc", "W"});
         k.dma = {{"W", "wmain", false, "1 request(s) of 1 block(s) x 64 B"}};
         const Stmt before = k.body;
         sw::apply_double_buffering(k, sw::sw26010(), {"W"});
@@ -821,16 +915,20 @@ TEST(DoubleBuffer, ABufferNotInASerialLoopStaysSingleBufferedWithANote) {
 TEST(DoubleBuffer, ATransferInsideAnInnerLoopIsNotAtTheTopOfTheLoopBody) {
     // for r { allocate W { for c { get a row of W }; use } }: the transfer is reached from
     // r's body only through the loop over c.
-    Stmt rows = loop("c", 0, 4, transfer(0, false, "W", var("c") * 4, "wmain", var("r") * 16 + var("c") * 4, 4));
-    Stmt use = loop("i", 0, 16, store("acc", load("acc", var("i")) + load("W", var("i")), var("i")));
-    sw::CpeKernel k = kernel(alloc("acc", 16, loop("r", 0, 4, alloc("W", 16, block({rows, use})))), {"acc", "W"});
+    Stmt rows = loop(
+        "c", 0, 4, transfer(0, false, "W", var("c") * 4, "wmain", var("r") * 16 + var("c") * 4, 4));
+    Stmt use =
+        loop("i", 0, 16, store("acc", load("acc", var("i")) + load("W", var("i")), var("i")));
+    sw::CpeKernel k =
+        kernel(alloc("acc", 16, loop("r", 0, 4, alloc("W", 16, block({rows, use})))), {"acc", "W"});
     k.dma = {{"W", "wmain", false, "4 request(s) of 1 block(s) x 16 B"}};
     const Stmt before = k.body;
     sw::apply_double_buffering(k, sw::sw26010(), {"W"});
     EXPECT_TRUE(equal(k.body, before)) << ir(k.body);
     EXPECT_EQ(k.dma.size(), 1u);
     ASSERT_EQ(k.notes.size(), 1u);
-    EXPECT_NE(k.notes[0].find("not staged at the top of a serial loop"), std::string::npos) << k.notes[0];
+    EXPECT_NE(k.notes[0].find("not staged at the top of a serial loop"), std::string::npos)
+        << k.notes[0];
 }
 
-}  // namespace
+} // namespace

@@ -1,9 +1,10 @@
 /** \file
  * Reports of network runs (runtime/net/report.h): the Chrome/Perfetto trace of a real run of
- * the reduced AlexNet on the emulated core group (graph/'s executor), parsed back with nlohmann-json, has its
- * spans properly nested on every track (no partial overlap, which Perfetto drops), DMA on
- * the CPEs' DMA tracks and timestamps on a whole-nanosecond grid; the JSON and CSV reports
- * escape names and carry the machine's roofs; unwritable outputs are errors naming the path.
+ * the reduced AlexNet on the emulated core group (graph/'s executor), parsed back with
+ * nlohmann-json, has its spans properly nested on every track (no partial overlap, which Perfetto
+ * drops), DMA on the CPEs' DMA tracks and timestamps on a whole-nanosecond grid; the JSON and CSV
+ * reports escape names and carry the machine's roofs; unwritable outputs are errors naming the
+ * path.
  */
 #include "graph/Executor.h"
 #include "graph/Networks.h"
@@ -28,12 +29,13 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string temp_path(const std::string &name) {
-    return (fs::temp_directory_path() / ("report_test_" + std::to_string(::getpid()) + "_" + name)).string();
+    return (fs::temp_directory_path() / ("report_test_" + std::to_string(::getpid()) + "_" + name))
+        .string();
 }
 
 json read_json(const std::string &path) {
     std::ifstream in(path);
-    return json::parse(in);  // throws on malformed JSON
+    return json::parse(in); // throws on malformed JSON
 }
 
 /** A complete event on a track, in nanoseconds. */
@@ -49,11 +51,12 @@ long long partial_overlaps(std::vector<Event> events) {
         return a.start != b.start ? a.start < b.start : a.end > b.end;
     });
     long long bad = 0;
-    std::vector<long long> open;  // ends of the enclosing events
+    std::vector<long long> open; // ends of the enclosing events
     for (const Event &e : events) {
-        while (!open.empty() && open.back() <= e.start) open.pop_back();
+        while (!open.empty() && open.back() <= e.start)
+            open.pop_back();
         if (!open.empty() && e.end > open.back()) {
-            bad++;  // starts inside the innermost open event, ends after it
+            bad++; // starts inside the innermost open event, ends after it
             continue;
         }
         open.push_back(e.end);
@@ -70,9 +73,10 @@ std::vector<sw_net::TraceSpan> traced_run(std::vector<sw_net::LayerRecord> *reco
     c.input = 67;
     c.batch = 2;
     c.classes = 10;
-    const sw_graph::Graph g =
-        sw_graph::network_graph(c, [](const std::string &layer, const std::string &what, const std::vector<int64_t> &s) {
-            return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
+    const sw_graph::Graph g = sw_graph::network_graph(
+        c, [](const std::string &layer, const std::string &what, const std::vector<int64_t> &s) {
+            return what == "weight" ? sw_io::deterministic_weights(layer, s)
+                                    : sw_io::deterministic_bias(layer, s[0]);
         });
     sw_graph::ExecOptions o;
     o.schedule = "hand";
@@ -81,18 +85,22 @@ std::vector<sw_net::TraceSpan> traced_run(std::vector<sw_net::LayerRecord> *reco
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
     std::vector<float> input(size_t(g.tensor("data").elements()));
-    for (float &v : input) v = dist(rng);
+    for (float &v : input)
+        v = dist(rng);
     std::vector<sw_net::TraceSpan> spans;
     const sw_graph::ExecResult r = ex.run({{"data", input}}, &spans);
     for (const sw_graph::StepResult &s : r.steps) {
-        if (s.layer >= 0) records->push_back(s.record);
+        if (s.layer >= 0)
+            records->push_back(s.record);
     }
     return spans;
 }
 
-const sw::Machine &emulated_machine() { return *sw::machine_by_name(athread_emu_machine_name()); }
+const sw::Machine &emulated_machine() {
+    return *sw::machine_by_name(athread_emu_machine_name());
+}
 
-}  // namespace
+} // namespace
 
 TEST(Trace, RealRunNestsOnEveryTrack) {
     std::vector<sw_net::LayerRecord> records;
@@ -109,7 +117,8 @@ TEST(Trace, RealRunNestsOnEveryTrack) {
     for (const json &e : doc.at("traceEvents")) {
         const std::string ph = e.at("ph");
         if (ph == "M") {
-            if (e.at("name") == "thread_name") names[e.at("tid")] = e.at("args").at("name");
+            if (e.at("name") == "thread_name")
+                names[e.at("tid")] = e.at("args").at("name");
             continue;
         }
         ASSERT_EQ(ph, "X");
@@ -124,42 +133,48 @@ TEST(Trace, RealRunNestsOnEveryTrack) {
         const bool dma_event = e.at("cat") == "DMA";
         dma += dma_event;
         if (dma_event) {
-            EXPECT_TRUE(tid >= sw_net::kTraceDmaTidBase && tid < sw_net::kTraceDmaTidBase + 64) << e.dump();
+            EXPECT_TRUE(tid >= sw_net::kTraceDmaTidBase && tid < sw_net::kTraceDmaTidBase + 64)
+                << e.dump();
         } else if (e.at("cat") != "layer") {
             EXPECT_TRUE(tid >= 0 && tid < 64) << e.dump();
         }
         tracks[tid].push_back({start, start + length, e.at("name")});
     }
-    EXPECT_EQ(complete, spans.size() + records.size());  // the spans and one per layer
+    EXPECT_EQ(complete, spans.size() + records.size()); // the spans and one per layer
     EXPECT_GT(dma, 0u);
     EXPECT_EQ(tracks[sw_net::kTraceLayersTid].size(), records.size());
     for (const auto &t : tracks) {
         EXPECT_TRUE(names.count(t.first)) << "track " << t.first << " has no name";
-        EXPECT_EQ(partial_overlaps(t.second), 0) << "track " << t.first << " (" << names[t.first] << ")";
+        EXPECT_EQ(partial_overlaps(t.second), 0)
+            << "track " << t.first << " (" << names[t.first] << ")";
     }
 
     // What the nesting check catches: the same spans written as before (DMA on the CPE's
     // track, times with 6 significant digits) overlap partially.
     std::map<int, std::vector<Event>> old_tracks;
-    auto six_digits = [](double us) {  // what `ostream << double` printed
+    auto six_digits = [](double us) { // what `ostream << double` printed
         char b[32];
         std::snprintf(b, sizeof b, "%g", us);
         return std::stod(b);
     };
     for (const sw_net::TraceSpan &s : spans) {
-        const double ts = six_digits(s.start_seconds * 1e6), dur = six_digits((s.end_seconds - s.start_seconds) * 1e6);
-        old_tracks[s.cpe].push_back({std::llround(ts * 1e3), std::llround((ts + dur) * 1e3), s.layer});
+        const double ts = six_digits(s.start_seconds * 1e6),
+                     dur = six_digits((s.end_seconds - s.start_seconds) * 1e6);
+        old_tracks[s.cpe].push_back(
+            {std::llround(ts * 1e3), std::llround((ts + dur) * 1e3), s.layer});
     }
     long long old_bad = 0;
-    for (const auto &t : old_tracks) old_bad += partial_overlaps(t.second);
+    for (const auto &t : old_tracks)
+        old_bad += partial_overlaps(t.second);
     EXPECT_GT(old_bad, 0);
-    std::printf("spans: %zu (%zu DMA); partial overlaps: 0 (written as before: %lld)\n", spans.size(), dma, old_bad);
+    std::printf("spans: %zu (%zu DMA); partial overlaps: 0 (written as before: %lld)\n",
+                spans.size(), dma, old_bad);
 }
 
 TEST(Report, JsonAndCsvEscapeNamesAndCarryTheRoofs) {
     const sw::Machine &m = emulated_machine();
     sw_net::LayerRecord r;
-    r.name = "conv \"1\", a\\b\nc";  // quote, comma, backslash, newline
+    r.name = "conv \"1\", a\\b\nc"; // quote, comma, backslash, newline
     r.kind = "conv2d";
     r.output = {1, 8, 4, 4};
     r.gflop = 0.5;
@@ -196,9 +211,12 @@ TEST(Report, JsonAndCsvEscapeNamesAndCarryTheRoofs) {
     for (size_t i = 0; i < text.size(); i++) {
         const char c = text[i];
         if (quoted) {
-            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += text[++i];
-            else if (c == '"') quoted = false;
-            else field += c;
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+                field += text[++i];
+            else if (c == '"')
+                quoted = false;
+            else
+                field += c;
         } else if (c == '"') {
             quoted = true;
         } else if (c == ',') {
@@ -210,11 +228,12 @@ TEST(Report, JsonAndCsvEscapeNamesAndCarryTheRoofs) {
             field += c;
         }
     }
-    rows.pop_back();  // after the last newline
+    rows.pop_back(); // after the last newline
     ASSERT_EQ(rows.size(), 2u);
     ASSERT_EQ(rows[0].size(), rows[1].size());
     std::map<std::string, std::string> row;
-    for (size_t i = 0; i < rows[0].size(); i++) row[rows[0][i]] = rows[1][i];
+    for (size_t i = 0; i < rows[0].size(); i++)
+        row[rows[0][i]] = rows[1][i];
     EXPECT_EQ(row["net"], "net,\"x\"");
     EXPECT_EQ(row["layer"], r.name);
     EXPECT_EQ(row["machine"], m.name);

@@ -41,7 +41,8 @@ double predicted_ms(const sw_jit::JitLayer &layer, std::string *text) {
     for (std::string line; std::getline(f, line);) {
         *text += line + "\n";
         const size_t at = line.find("// predicted ");
-        if (at != std::string::npos && ms < 0) ms = std::atof(line.c_str() + at + 13);
+        if (at != std::string::npos && ms < 0)
+            ms = std::atof(line.c_str() + at + 13);
     }
     return ms;
 }
@@ -50,17 +51,20 @@ Figures build_and_run(const Shape &s, bool staged) {
     sw_jit::JitOptions o;
     o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
     o.emit = "mpe,cpe,h,schedule";
-    if (!staged) o.env["SW_AUTOSCHEDULE_STAGE_OUTPUT"] = "0";
+    if (!staged)
+        o.env["SW_AUTOSCHEDULE_STAGE_OUTPUT"] = "0";
     sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_TEST_GENERATOR, "eltwise_add",
-                                                   {{"width", std::to_string(s.width)},
-                                                    {"height", std::to_string(s.height)},
-                                                    {"channels", std::to_string(s.channels)}},
-                                                   o);
+                                                 {{"width", std::to_string(s.width)},
+                                                  {"height", std::to_string(s.height)},
+                                                  {"channels", std::to_string(s.channels)}},
+                                                 o);
     Figures r;
     EXPECT_TRUE(b.ok()) << b.log;
-    if (!b.ok()) return r;
+    if (!b.ok())
+        return r;
     r.predicted_ms = predicted_ms(*b.layer, &r.schedule);
-    Buf a(s.width, s.height, s.channels), bb(s.width, s.height, s.channels), out(s.width, s.height, s.channels);
+    Buf a(s.width, s.height, s.channels), bb(s.width, s.height, s.channels),
+        out(s.width, s.height, s.channels);
     a.for_each_element([&](int x, int y, int c) { a(x, y, c) = float(x + 1000 * y) + 0.25f * c; });
     bb.for_each_element([&](int x, int y, int c) { bb(x, y, c) = float(7 * c - y) * 0.5f - x; });
     out.fill(-12345.f);
@@ -70,7 +74,8 @@ Figures build_and_run(const Shape &s, bool staged) {
     out.for_each_element([&](int x, int y, int c) {
         const float want = a(x, y, c) + bb(x, y, c);
         if (out(x, y, c) != want && wrong++ < 5) {
-            ADD_FAILURE() << "at (" << x << ", " << y << ", " << c << "): " << out(x, y, c) << ", want " << want;
+            ADD_FAILURE() << "at (" << x << ", " << y << ", " << c << "): " << out(x, y, c)
+                          << ", want " << want;
         }
     });
     EXPECT_EQ(wrong, 0);
@@ -93,15 +98,18 @@ TEST_P(StageOutput, EltwiseAddWritesItsOutputByDmaInThePredictedTime) {
     const Shape s = GetParam();
     const Figures before = build_and_run(s, false);
     const Figures after = build_and_run(s, true);
-    std::printf("eltwise_add %dx%dx%d: before: predicted %.4f ms, emulated %.4f ms, %lld direct accesses, "
-                "%lld puts, %d CPEs busy\n",
-                s.width, s.height, s.channels, before.predicted_ms, before.emulated_ms, before.direct, before.puts,
-                before.busy_cpes);
-    std::printf("eltwise_add %dx%dx%d: after:  predicted %.4f ms, emulated %.4f ms, %lld direct accesses, "
-                "%lld puts (%lld B), %d CPEs busy\n",
-                s.width, s.height, s.channels, after.predicted_ms, after.emulated_ms, after.direct, after.puts,
-                after.put_bytes, after.busy_cpes);
-    EXPECT_NE(after.schedule.find("::sw::stage_output(output);"), std::string::npos) << after.schedule;
+    std::printf(
+        "eltwise_add %dx%dx%d: before: predicted %.4f ms, emulated %.4f ms, %lld direct accesses, "
+        "%lld puts, %d CPEs busy\n",
+        s.width, s.height, s.channels, before.predicted_ms, before.emulated_ms, before.direct,
+        before.puts, before.busy_cpes);
+    std::printf(
+        "eltwise_add %dx%dx%d: after:  predicted %.4f ms, emulated %.4f ms, %lld direct accesses, "
+        "%lld puts (%lld B), %d CPEs busy\n",
+        s.width, s.height, s.channels, after.predicted_ms, after.emulated_ms, after.direct,
+        after.puts, after.put_bytes, after.busy_cpes);
+    EXPECT_NE(after.schedule.find("::sw::stage_output(output);"), std::string::npos)
+        << after.schedule;
     EXPECT_EQ(before.schedule.find("stage_output"), std::string::npos) << before.schedule;
     EXPECT_EQ(after.direct, 0);
     EXPECT_GT(after.puts, 0);
@@ -116,12 +124,13 @@ TEST_P(StageOutput, EltwiseAddWritesItsOutputByDmaInThePredictedTime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(staging, StageOutput,
-                         ::testing::Values(Shape{56, 56, 64},    // tiles divide the shape
-                                           Shape{127, 131, 3},   // prime extents: clamped edge tiles
-                                           Shape{28, 28, 33}),   // odd channels
+                         ::testing::Values(Shape{56, 56, 64},  // tiles divide the shape
+                                           Shape{127, 131, 3}, // prime extents: clamped edge tiles
+                                           Shape{28, 28, 33}), // odd channels
                          [](const ::testing::TestParamInfo<Shape> &i) {
-                             return "w" + std::to_string(i.param.width) + "_h" + std::to_string(i.param.height) +
-                                    "_c" + std::to_string(i.param.channels);
+                             return "w" + std::to_string(i.param.width) + "_h" +
+                                    std::to_string(i.param.height) + "_c" +
+                                    std::to_string(i.param.channels);
                          });
 
-}  // namespace
+} // namespace

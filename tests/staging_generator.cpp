@@ -31,10 +31,13 @@ public:
         sw::set_dense_shape(input, {width, height, channels});
         sw::set_dense_shape(output, {width, height, channels});
 
-        output.tile(x, y, xo, yo, xi, yi, 8, 4).reorder(xi, yi, c, xo, yo).fuse(xo, yo, t)
+        output.tile(x, y, xo, yo, xi, yi, 8, 4)
+            .reorder(xi, yi, c, xo, yo)
+            .fuse(xo, yo, t)
             .gpu_blocks(t, DeviceAPI::Host);
         const std::string how = staging;
-        if (how == "direct") return;
+        if (how == "direct")
+            return;
         scaled.compute_at(output, t).store_in(sw::LDM);
         Func staged = input.in();
         staged.compute_at(output, t).store_in(sw::LDM);
@@ -46,7 +49,7 @@ public:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Staging, staging)
 
@@ -69,12 +72,14 @@ public:
     void generate() {
         Var x("x"), y("y"), c("c");
         output(x, y, c) = a(x, y, c) + b(x, y, c);
-        for (auto *in : {&a, &b}) sw::set_dense_shape(*in, {width, height, channels});
+        for (auto *in : {&a, &b})
+            sw::set_dense_shape(*in, {width, height, channels});
         sw::set_dense_shape(output, {width, height, channels});
-        sw::check_param(get_auto_schedule(), "eltwise_add is scheduled by the autoscheduler only (auto_schedule=true)");
+        sw::check_param(get_auto_schedule(),
+                        "eltwise_add is scheduled by the autoscheduler only (auto_schedule=true)");
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(EltwiseAdd, eltwise_add)

@@ -45,11 +45,11 @@ constexpr int tiles = 15;
 
 TEST(Staging, StridedStagingMovesOneRequestPerChannel) {
     const Totals t = run(staging_strided);
-    EXPECT_EQ(t.gets, 64 + tiles * 3);  // argument structs + 3 channels per tile
+    EXPECT_EQ(t.gets, 64 + tiles * 3); // argument structs + 3 channels per tile
     EXPECT_EQ(t.puts, tiles * 3);
     // Each CPE's argument struct holds two pointers; each tile brings 3 x 4 x 8 floats.
     EXPECT_EQ(t.get_bytes, 64 * 2 * (long long)sizeof(float *) + tiles * 3 * 4 * 8 * 4);
-    EXPECT_EQ(t.get_blocks, 64 + tiles * 3 * 4);   // 4 rows of 8 floats per channel
+    EXPECT_EQ(t.get_blocks, 64 + tiles * 3 * 4); // 4 rows of 8 floats per channel
 }
 
 TEST(Staging, TransposedStagingFallsBackToOneRequestPerElement) {
@@ -60,8 +60,8 @@ TEST(Staging, TransposedStagingFallsBackToOneRequestPerElement) {
 
 TEST(Staging, UnstagedCodeIssuesNoDma) {
     const Totals t = run(staging_direct);
-    EXPECT_EQ(t.gets, 64);  // only the argument structs
+    EXPECT_EQ(t.gets, 64); // only the argument structs
     EXPECT_EQ(t.puts, 0);
 }
 
-}  // namespace
+} // namespace

@@ -31,7 +31,8 @@ public:
         Func result("result");
         result(i) = kind == "copy" ? b(i) : b(i) + 3.f * c(i);
         a(i) = result(i);
-        for (auto *buf : {&b, &c}) sw::set_dense_shape(*buf, {size});
+        for (auto *buf : {&b, &c})
+            sw::set_dense_shape(*buf, {size});
         sw::set_dense_shape(a, {size});
         a.split(i, io, ii, chunk).gpu_blocks(io, DeviceAPI::Host);
         b.in().compute_at(a, io).store_in(sw::LDM);
@@ -44,6 +45,6 @@ public:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Stream, stream)

@@ -122,7 +122,8 @@ TEST(SunwayLowering, EdgeTilesOfAClampedWindowAreBoundedExactly) {
     const sw::CpeKernel &k = f.kernels[0];
     int64_t window = -1;
     for (const sw::LdmBuffer &l : k.ldm) {
-        if (l.name.find("in_im") == 0) window = l.bytes;
+        if (l.name.find("in_im") == 0)
+            window = l.bytes;
     }
     EXPECT_EQ(window, 18 * 10 * 4);
 }
@@ -177,7 +178,9 @@ struct Computes {
 
 TEST(SunwayLowering, StageOutput_VectorisedOutputWithClampedEdgeTilesIsPutByDma) {
     Computes p;
-    p.out.tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8).fuse(p.xo, p.yo, p.b).gpu_blocks(p.b, DeviceAPI::Host);
+    p.out.tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8)
+        .fuse(p.xo, p.yo, p.b)
+        .gpu_blocks(p.b, DeviceAPI::Host);
     p.out.vectorize(p.xi, 4);
     std::ostringstream log;
     sw::SwFunction f = p.lower(&log);
@@ -188,16 +191,19 @@ TEST(SunwayLowering, StageOutput_VectorisedOutputWithClampedEdgeTilesIsPutByDma)
     // The staged tile: 16 x 8 floats, one LDM buffer per loop nest Halide made.
     int staged = 0, puts = 0;
     for (const sw::LdmBuffer &b : k.ldm) {
-        if (b.name.find("$ldm") == std::string::npos) continue;
+        if (b.name.find("$ldm") == std::string::npos)
+            continue;
         staged++;
         EXPECT_EQ(b.bytes, 16 * 8 * 4) << b.name;
     }
     EXPECT_GE(staged, 1);
     for (const sw::DmaSite &d : k.dma) {
-        if (!d.is_put) continue;
+        if (!d.is_put)
+            continue;
         puts++;
         EXPECT_NE(d.ldm_buffer.find("$ldm"), std::string::npos);
-        // The 4-lane vectors and the 4 vectors of a row merge into rows of 64 B, one strided request.
+        // The 4-lane vectors and the 4 vectors of a row merge into rows of 64 B, one strided
+        // request.
         EXPECT_EQ(d.shape, "1 request(s) of 8 block(s) x 64 B, main-memory pitch 240 B");
     }
     EXPECT_EQ(puts, staged);
@@ -222,16 +228,22 @@ TEST(SunwayLowering, StageOutput_GuardedTailsGiveSymbolicExtentsBoundedPerBlock)
     EXPECT_TRUE(k.notes.empty()) << sw::describe(f);
     int64_t most = 0;
     for (const sw::LdmBuffer &b : k.ldm) {
-        if (b.name.find("$ldm") != std::string::npos) most = std::max(most, b.bytes);
+        if (b.name.find("$ldm") != std::string::npos)
+            most = std::max(most, b.bytes);
     }
-    EXPECT_EQ(most, 16 * 8 * 4) << sw::describe(f);  // the largest tile, bounded over the blocks
+    EXPECT_EQ(most, 16 * 8 * 4) << sw::describe(f); // the largest tile, bounded over the blocks
 }
 
 TEST(SunwayLowering, StageOutput_AnUpdateThatReadsTheOutputStaysDirectAndTheReportSaysWhy) {
     Computes p;
     p.out(p.x, p.y) += 1.f;
-    p.out.tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8).fuse(p.xo, p.yo, p.b).gpu_blocks(p.b, DeviceAPI::Host);
-    p.out.update().tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8).fuse(p.xo, p.yo, p.b).gpu_blocks(p.b, DeviceAPI::Host);
+    p.out.tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8)
+        .fuse(p.xo, p.yo, p.b)
+        .gpu_blocks(p.b, DeviceAPI::Host);
+    p.out.update()
+        .tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8)
+        .fuse(p.xo, p.yo, p.b)
+        .gpu_blocks(p.b, DeviceAPI::Host);
     sw::SwFunction f = p.lower();
     ASSERT_EQ(f.kernels.size(), 2u) << sw::describe(f);
     // The pure definition is staged; the update reads what it writes: not applied, and said.
@@ -248,14 +260,17 @@ TEST(SunwayLowering, StageOutput_AnUpdateThatReadsTheOutputStaysDirectAndTheRepo
 
 TEST(WorkCount, AddressesAreReassociatedAroundLoopInvariantAndConstantTerms) {
     using namespace Halide::Internal;
-    const Expr i = Variable::make(Int(32), "i"), o = Variable::make(Int(32), "o"), t = Variable::make(Int(32), "t");
+    const Expr i = Variable::make(Int(32), "i"), o = Variable::make(Int(32), "o"),
+               t = Variable::make(Int(32), "t");
     const std::set<std::string> ldm = {"a", "b"};
     auto load = [](const std::string &buf, const Expr &index) {
-        return Load::make(Float(32), buf, index, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+        return Load::make(Float(32), buf, index, Buffer<>(), Parameter(), const_true(),
+                          ModulusRemainder());
     };
     auto body_work = [&](const std::vector<Expr> &indices) {
         Expr sum = load("a", indices[0]);
-        for (size_t k = 1; k < indices.size(); k++) sum = sum + load("a", indices[k]);
+        for (size_t k = 1; k < indices.size(); k++)
+            sum = sum + load("a", indices[k]);
         const Stmt s = Store::make("b", sum, i, Parameter(), const_true(), ModulusRemainder());
         return sw::count_straight_line(s, true, ldm, sw::sw26010(), "i");
     };
@@ -263,19 +278,20 @@ TEST(WorkCount, AddressesAreReassociatedAroundLoopInvariantAndConstantTerms) {
     // invariant term outside it. Per iteration: i*232, + the invariant base (t and the
     // slot), shared by the four loads; the store's index i is free; the loop's increment.
     std::vector<Expr> nested;
-    for (int k = 0; k < 4; k++) nested.push_back(((i * 232 + t) + k) + (o % 2) * 928);
+    for (int k = 0; k < 4; k++)
+        nested.push_back(((i * 232 + t) + k) + (o % 2) * 928);
     const sw::Work w = body_work(nested);
-    EXPECT_EQ(w.p1, 4 + 1 + 1);  // four loads, the store, the loop's branch
-    EXPECT_EQ(w.either, 1 + 1 + 1);  // i*232, + the base, the increment
+    EXPECT_EQ(w.p1, 4 + 1 + 1);     // four loads, the store, the loop's branch
+    EXPECT_EQ(w.either, 1 + 1 + 1); // i*232, + the base, the increment
     const sw::Work flat = body_work({i * 232 + (t + (o % 2) * 928)});
     // The same addresses written flat cost the same integer work as one of them.
     EXPECT_EQ(w.either, flat.either);
     // Two different variable parts cost their own work.
     const sw::Work two = body_work({i * 232 + t, i * 9 + t});
-    EXPECT_EQ(two.either, flat.either + 2);  // i*9 and its add of the base
+    EXPECT_EQ(two.either, flat.either + 2); // i*9 and its add of the base
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -297,10 +313,12 @@ struct Scaled16 {
         in.in().compute_at(out, b).store_in(sw::LDM);
         v.in().compute_at(out, b).store_in(sw::LDM);
     }
-    sw::SwFunction lower() { return sw::lower_pipeline_to_sunway(out, {in, v}, "scaled16", sw::sw26010()); }
+    sw::SwFunction lower() {
+        return sw::lower_pipeline_to_sunway(out, {in, v}, "scaled16", sw::sw26010());
+    }
 };
 
-}  // namespace
+} // namespace
 
 TEST(BroadcastDma, BlockIndependentStagingIsOneBcastGetBetweenBarriersInAUniformBlockLoop) {
     Scaled16 p;
@@ -325,7 +343,8 @@ TEST(BroadcastDma, BlockIndependentStagingIsOneBcastGetBetweenBarriersInAUniform
     EXPECT_NE(cpe.find("if ((athread_get_id(-1) == 0))"), std::string::npos) << cpe;
     EXPECT_NE(cpe.find("athread_syn(ARRAY_SCOPE, 0xffff);"), std::string::npos) << cpe;
     // 16 blocks: every CPE runs one round; CPEs 16..63 skip the work but not the barriers.
-    EXPECT_NE(cpe.find("const int32_t sw_rounds = (sw_blocks + 63) / 64;"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("const int32_t sw_rounds = (sw_blocks + 63) / 64;"), std::string::npos)
+        << cpe;
     EXPECT_NE(cpe.find("if (h_sw_active) {"), std::string::npos) << cpe;
     EXPECT_EQ(cpe.find("sw_block += 64"), std::string::npos) << cpe;
 }
@@ -352,7 +371,8 @@ TEST(BroadcastDma, TogetherWithDoubleBufferIsRefused) {
         FAIL() << "expected a UserError";
     } catch (const sw::UserError &e) {
         const std::string msg = e.what();
-        EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() + ") together with sw::double_buffer"),
+        EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() +
+                           ") together with sw::double_buffer"),
                   std::string::npos)
             << msg;
     }
@@ -376,20 +396,23 @@ TEST(BroadcastDma, RegCommIsOneGetByCpe0ThenTheSharingInAUniformBlockLoop) {
     EXPECT_NE(cpe.find("athread_get(PE_MODE, (void *)(bvec + "), std::string::npos) << cpe;
     EXPECT_NE(cpe.find("if ((athread_get_id(-1) == 0))"), std::string::npos) << cpe;
     // 16 floats (64 bytes), the helper's loads, stores and loops counted after it.
-    EXPECT_TRUE(std::regex_search(cpe, std::regex("\n +sw_regcomm_share\\(\\w+, 64\\);\n +SW_WORK\\(")))
+    EXPECT_TRUE(
+        std::regex_search(cpe, std::regex("\n +sw_regcomm_share\\(\\w+, 64\\);\n +SW_WORK\\(")))
         << cpe;
     // The helper, once, with the mesh's 8 columns from the Machine.
     const size_t helper = cpe.find("static void sw_regcomm_share(void *p, int bytes) {");
     ASSERT_NE(helper, std::string::npos) << cpe;
     EXPECT_EQ(cpe.find("static void sw_regcomm_share(", helper + 1), std::string::npos) << cpe;
     EXPECT_NE(cpe.find("row = id / 8, col = id % 8;"), std::string::npos) << cpe;
-    for (const char *api : {"simd_putr(v, 8);", "simd_putc(v, 8);", "v = simd_getr(v);", "v = simd_getc(v);"}) {
+    for (const char *api :
+         {"simd_putr(v, 8);", "simd_putc(v, 8);", "v = simd_getr(v);", "v = simd_getc(v);"}) {
         EXPECT_NE(cpe.find(api), std::string::npos) << api;
     }
     EXPECT_EQ(cpe.find("BCAST_MODE"), std::string::npos) << cpe;
     EXPECT_EQ(cpe.find("athread_syn"), std::string::npos) << cpe;
     // A collective: every CPE runs the same number of rounds.
-    EXPECT_NE(cpe.find("const int32_t sw_rounds = (sw_blocks + 63) / 64;"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("const int32_t sw_rounds = (sw_blocks + 63) / 64;"), std::string::npos)
+        << cpe;
     EXPECT_EQ(cpe.find("sw_block += 64"), std::string::npos) << cpe;
 }
 
@@ -401,19 +424,23 @@ TEST(BroadcastDma, RegCommIsRefusedOnSW26010Pro) {
         FAIL() << "expected a UserError";
     } catch (const sw::UserError &e) {
         const std::string msg = e.what();
-        EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() + ", Sharing::RegComm): sw26010-pro", 0), 0u)
+        EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() +
+                                ", Sharing::RegComm): sw26010-pro",
+                            0),
+                  0u)
             << msg;
         EXPECT_NE(msg.find("no register communication"), std::string::npos) << msg;
     }
     // The DMA mode stays available there.
     sw::broadcast(p.v.in(), sw::Sharing::Dma);
-    EXPECT_NO_THROW(sw::lower_pipeline_to_sunway(p.out, {p.in, p.v}, "scaled16", sw::sw26010_pro()));
+    EXPECT_NO_THROW(
+        sw::lower_pipeline_to_sunway(p.out, {p.in, p.v}, "scaled16", sw::sw26010_pro()));
 }
 
 TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
     {
         Scaled16 p;
-        sw::broadcast(p.in.in(), sw::Sharing::RegComm);  // its box depends on the block
+        sw::broadcast(p.in.in(), sw::Sharing::RegComm); // its box depends on the block
         try {
             p.lower();
             FAIL() << "expected a UserError";
@@ -432,7 +459,8 @@ TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
             FAIL() << "expected a UserError";
         } catch (const sw::UserError &e) {
             const std::string msg = e.what();
-            EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() + ") together with sw::double_buffer"),
+            EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() +
+                               ") together with sw::double_buffer"),
                       std::string::npos)
                 << msg;
         }
@@ -453,7 +481,7 @@ TEST(Directives, MarksTravelWithTheFuncsWithTheirMode) {
     EXPECT_EQ(d.double_buffered, std::set<std::string>{p.in.in().name()});
     EXPECT_EQ(d.phase_split, std::set<std::string>{p.in.in().name()});
     EXPECT_EQ(d.staged_outputs, std::set<std::string>{p.out.name()});
-    sw::broadcast(p.v.in(), sw::Sharing::Dma);  // marking again replaces the mode
+    sw::broadcast(p.v.in(), sw::Sharing::Dma); // marking again replaces the mode
     EXPECT_EQ(sw::directives_of(Pipeline(p.out)).shared.at(p.v.in().name()), sw::Sharing::Dma);
     // Another pipeline of the same shape, built apart, has none of them.
     Scaled16 q;
@@ -465,7 +493,8 @@ TEST(Directives, MarksTravelWithTheFuncsWithTheirMode) {
     g(x) = x;
     h(x) = g(x) * 2;
     sw::double_buffer(g);
-    const std::map<std::string, Internal::Function> env = Internal::find_transitive_calls(h.function());
+    const std::map<std::string, Internal::Function> env =
+        Internal::find_transitive_calls(h.function());
     auto copy = Internal::deep_copy({h.function()}, env);
     EXPECT_EQ(sw::directives_of(copy.first).double_buffered, std::set<std::string>{"g"});
     sw::stage_output(Func(copy.first[0]));
@@ -486,7 +515,9 @@ TEST(WorkCount, RegCommSharingCountsOneLoadOrStorePerVectorAndTheTailBytes) {
     EXPECT_EQ(t.cycles, 8 + 33 * 2 + 4 + 12 * 3);
     EXPECT_EQ(t.ldm_accesses, 33 + 2 + 2 * 12);
     // The puts and gets are not in it (the emulator times them): linear in the vectors.
-    EXPECT_EQ(sw::regcomm_share_work(16 * 1000, m).cycles - sw::regcomm_share_work(16 * 500, m).cycles, 500 * 2);
+    EXPECT_EQ(sw::regcomm_share_work(16 * 1000, m).cycles -
+                  sw::regcomm_share_work(16 * 500, m).cycles,
+              500 * 2);
 }
 
 TEST(BroadcastDma, KernelsWithoutTheDirectiveKeepTheCyclicBlockLoop) {
@@ -512,13 +543,18 @@ struct Stride4 {
         in.dim(1).set_bounds(0, 16).set_stride(256);
         out.output_buffer().dim(0).set_bounds(0, 64).set_stride(1);
         out.output_buffer().dim(1).set_bounds(0, 16).set_stride(64);
-        out.tile(x, y, xo, yo, xi, yi, 16, 8).fuse(xo, yo, b).gpu_blocks(b, DeviceAPI::Host).vectorize(xi, 4);
+        out.tile(x, y, xo, yo, xi, yi, 16, 8)
+            .fuse(xo, yo, b)
+            .gpu_blocks(b, DeviceAPI::Host)
+            .vectorize(xi, 4);
         in.in().compute_at(out, b).store_in(sw::LDM);
     }
-    sw::SwFunction lower() { return sw::lower_pipeline_to_sunway(out, {in}, "stride4", sw::sw26010()); }
+    sw::SwFunction lower() {
+        return sw::lower_pipeline_to_sunway(out, {in}, "stride4", sw::sw26010());
+    }
 };
 
-}  // namespace
+} // namespace
 
 TEST(SplitPhases, StrideFourVectorsReadUnitStrideVectorsOfThePhasePlanes) {
     {
@@ -547,7 +583,8 @@ TEST(SplitPhases, StrideFourVectorsReadUnitStrideVectorsOfThePhasePlanes) {
     // The copy into the planes (4 stores per group of 4), then aligned vector loads: a
     // vector of 4 output pixels at tap t reads plane t at the pixels' own offset.
     EXPECT_NE(cpe.find("_phases_row < 8;"), std::string::npos) << cpe;
-    const std::regex planes_load(R"(sw_load4a\(&pin_im_\w*_phases\[\(\(\(\(pout_\w*_y_yi \* 4\) \+ pout_\w*_xi_xi\) \* 4\) \+ 132\)\]\))");
+    const std::regex planes_load(
+        R"(sw_load4a\(&pin_im_\w*_phases\[\(\(\(\(pout_\w*_y_yi \* 4\) \+ pout_\w*_xi_xi\) \* 4\) \+ 132\)\]\))");
     EXPECT_TRUE(std::regex_search(cpe, planes_load)) << cpe;
 }
 
@@ -557,10 +594,12 @@ TEST(SplitPhases, AStagingWithoutStridedVectorsStaysAsItWasAndTheReportSaysWhy) 
     const sw::SwFunction f = p.lower();
     ASSERT_EQ(f.kernels.size(), 1u);
     const sw::CpeKernel &k = f.kernels[0];
-    for (const sw::LdmBuffer &buf : k.ldm) EXPECT_EQ(buf.name.find("$phases"), std::string::npos) << buf.name;
+    for (const sw::LdmBuffer &buf : k.ldm)
+        EXPECT_EQ(buf.name.find("$phases"), std::string::npos) << buf.name;
     ASSERT_EQ(k.notes.size(), 1u);
     EXPECT_NE(k.notes[0].find("split_phases("), std::string::npos) << k.notes[0];
-    EXPECT_NE(k.notes[0].find("no vector of a constant stride > 1"), std::string::npos) << k.notes[0];
+    EXPECT_NE(k.notes[0].find("no vector of a constant stride > 1"), std::string::npos)
+        << k.notes[0];
 }
 
 namespace {
@@ -568,11 +607,13 @@ namespace {
 /** Occurrences of \p needle in \p s. */
 int count_of(const std::string &s, const std::string &needle) {
     int n = 0;
-    for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + needle.size())) n++;
+    for (size_t at = s.find(needle); at != std::string::npos;
+         at = s.find(needle, at + needle.size()))
+        n++;
     return n;
 }
 
-}  // namespace
+} // namespace
 
 // A register block of one vector x 3 channels as PromoteAccumulators leaves it: each update
 // behind a LetStmt of the accumulator's former index, which no longer uses it. Those dead
@@ -581,19 +622,21 @@ int count_of(const std::string &s, const std::string &needle) {
 TEST(ShareOperands, DeadLetsBetweenTheBlocksStoresDoNotSplitTheRun) {
     using namespace Halide::Internal;
     const Type v4 = Float(32, 4);
-    const Expr vec = Load::make(v4, "win", Ramp::make(Variable::make(Int(32), "i"), 1, 4), Buffer<>(), Parameter(),
-                                const_true(4), ModulusRemainder());
+    const Expr vec = Load::make(v4, "win", Ramp::make(Variable::make(Int(32), "i"), 1, 4),
+                                Buffer<>(), Parameter(), const_true(4), ModulusRemainder());
     Stmt body;
     for (int c = 2; c >= 0; c--) {
         const std::string acc = "acc" + std::to_string(c);
-        const Expr w = Broadcast::make(Load::make(Float(32), "wt", c * 9, Buffer<>(), Parameter(), const_true(),
-                                                  ModulusRemainder()),
+        const Expr w = Broadcast::make(Load::make(Float(32), "wt", c * 9, Buffer<>(), Parameter(),
+                                                  const_true(), ModulusRemainder()),
                                        4);
-        const Expr old = Load::make(v4, acc, Ramp::make(0, 1, 4), Buffer<>(), Parameter(), const_true(4),
-                                    ModulusRemainder());
-        Stmt st = Store::make(acc, old + vec * w, Ramp::make(0, 1, 4), Parameter(), const_true(4), ModulusRemainder());
+        const Expr old = Load::make(v4, acc, Ramp::make(0, 1, 4), Buffer<>(), Parameter(),
+                                    const_true(4), ModulusRemainder());
+        Stmt st = Store::make(acc, old + vec * w, Ramp::make(0, 1, 4), Parameter(), const_true(4),
+                              ModulusRemainder());
         body = body.defined() ? Block::make(st, body) : st;
-        body = LetStmt::make("dead" + std::to_string(c), Variable::make(Int(32), "i") + 32 * c, body);
+        body =
+            LetStmt::make("dead" + std::to_string(c), Variable::make(Int(32), "i") + 32 * c, body);
     }
     sw::CpeKernel k;
     k.ldm = {{"win", Float(32), 256}, {"wt", Float(32), 256}};
@@ -602,7 +645,7 @@ TEST(ShareOperands, DeadLetsBetweenTheBlocksStoresDoNotSplitTheRun) {
     std::ostringstream s;
     s << k.body;
     const std::string ir = s.str();
-    EXPECT_EQ(count_of(ir, "win["), 1) << ir;  // the vector bound once, used by the 3 stores
+    EXPECT_EQ(count_of(ir, "win["), 1) << ir; // the vector bound once, used by the 3 stores
     EXPECT_EQ(count_of(ir, "let dead"), 0) << ir;
     EXPECT_EQ(count_of(ir, "acc0[") + count_of(ir, "acc1[") + count_of(ir, "acc2["), 6) << ir;
 }
@@ -653,21 +696,25 @@ std::string canonical_temporaries(const std::string &code) {
  * process would. */
 std::vector<std::string> in_child(const std::function<std::vector<std::string>()> &work) {
     int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    if (pipe(fds) != 0)
+        throw std::runtime_error("pipe failed");
     const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid < 0)
+        throw std::runtime_error("fork failed");
     if (pid == 0) {
         close(fds[0]);
         std::string out;
         int status = 0;
         try {
-            for (const std::string &s : work()) out += std::to_string(s.size()) + "\n" + s;
+            for (const std::string &s : work())
+                out += std::to_string(s.size()) + "\n" + s;
         } catch (...) {
             status = 1;
         }
         for (size_t done = 0; done < out.size();) {
             const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
-            if (n <= 0) _exit(2);
+            if (n <= 0)
+                _exit(2);
             done += size_t(n);
         }
         close(fds[1]);
@@ -676,11 +723,13 @@ std::vector<std::string> in_child(const std::function<std::vector<std::string>()
     close(fds[1]);
     std::string all;
     char buf[65536];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) all.append(buf, size_t(n));
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+        all.append(buf, size_t(n));
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("the child process failed");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        throw std::runtime_error("the child process failed");
     std::vector<std::string> parts;
     for (size_t at = 0; at < all.size();) {
         const size_t nl = all.find('\n', at);
@@ -691,16 +740,18 @@ std::vector<std::string> in_child(const std::function<std::vector<std::string>()
     return parts;
 }
 
-}  // namespace
+} // namespace
 
 /* Each lowering in a child process forked from this one, so that Halide's name counters start
  * the same for the layer alone and for the two at once. */
 TEST(Directives, TwoLayersLoweredOnTwoThreadsAtOnceGetTheCodeEachGetsAlone) {
-    const std::string scaled_alone = in_child([] { return std::vector<std::string>{lower_scaled16()}; }).at(0);
-    const std::string stride_alone = in_child([] { return std::vector<std::string>{lower_stride4()}; }).at(0);
-    ASSERT_NE(scaled_alone.find("BCAST_MODE"), std::string::npos);  // the directives took effect
+    const std::string scaled_alone =
+        in_child([] { return std::vector<std::string>{lower_scaled16()}; }).at(0);
+    const std::string stride_alone =
+        in_child([] { return std::vector<std::string>{lower_stride4()}; }).at(0);
+    ASSERT_NE(scaled_alone.find("BCAST_MODE"), std::string::npos); // the directives took effect
     ASSERT_NE(stride_alone.find("phases"), std::string::npos);
-    ASSERT_EQ(scaled_alone.find("phases"), std::string::npos);  // and only where they were given
+    ASSERT_EQ(scaled_alone.find("phases"), std::string::npos); // and only where they were given
     ASSERT_EQ(stride_alone.find("BCAST_MODE"), std::string::npos);
     for (int round = 0; round < 3; round++) {
         const std::vector<std::string> both = in_child([] {
@@ -714,8 +765,10 @@ TEST(Directives, TwoLayersLoweredOnTwoThreadsAtOnceGetTheCodeEachGetsAlone) {
         ASSERT_EQ(both.size(), 2u);
         // Identical but for the numbers of Halide's temporaries (their counter is Halide's
         // process-wide state; the Sunway passes keep none).
-        EXPECT_EQ(canonical_temporaries(both[0]), canonical_temporaries(scaled_alone)) << "round " << round;
-        EXPECT_EQ(canonical_temporaries(both[1]), canonical_temporaries(stride_alone)) << "round " << round;
+        EXPECT_EQ(canonical_temporaries(both[0]), canonical_temporaries(scaled_alone))
+            << "round " << round;
+        EXPECT_EQ(canonical_temporaries(both[1]), canonical_temporaries(stride_alone))
+            << "round " << round;
     }
 }
 
@@ -794,7 +847,7 @@ TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
     EXPECT_EQ(back->site, 2);
     EXPECT_FALSE(back->bcast_mask.defined());
     EXPECT_TRUE(equal(ir::dma_request(*back), Expr(req)));
-    back->bcast_mask = 255;  // a BCAST_MODE get: the row mask comes last
+    back->bcast_mask = 255; // a BCAST_MODE get: the row mask comes last
     const Expr bcast_expr = ir::dma_request(*back);
     const Call *bcast = bcast_expr.as<Call>();
     ASSERT_EQ(bcast->args.size(), 10u);

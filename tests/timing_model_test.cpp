@@ -19,9 +19,9 @@
 #include <athread.h>
 #include <athread_emu.h>
 
-#include "target_sw/Machine.h"
 #include "benchlib/timing_model_kernels.h"
 #include "benchlib/timing_model_runs.h"
+#include "target_sw/Machine.h"
 
 extern "C" {
 extern void SLAVE_FUN(compute_kernel)(void *);
@@ -66,7 +66,8 @@ void check_roofline(const athread_emu_kernel_stats &r) {
     double t_channel = channel / hz;
     double bound = std::max({t_flops, t_bytes, t_channel});
     EXPECT_GE(r.modelled_seconds * (1 + 1e-9), bound) << r.kernel;
-    EXPECT_GE(r.cycles_max + 1, (long long)std::floor(std::max(t_flops, t_channel) * hz)) << r.kernel;
+    EXPECT_GE(r.cycles_max + 1, (long long)std::floor(std::max(t_flops, t_channel) * hz))
+        << r.kernel;
 }
 
 /** Runs CAND's STREAM copy or triad at `bytes` per request with `active` CPEs; returns the
@@ -90,7 +91,8 @@ TEST_F(TimingModel, StreamMatchesCandFrom128Bytes) {
         double ec = (copy - p.copy_gbps) / p.copy_gbps, et = (triad - p.triad_gbps) / p.triad_gbps;
         std::printf("  %5lld       %5.2f  %5.2f %+5.1f%% |        %5.2f  %5.2f %+5.1f%%%s\n",
                     (long long)p.bytes_per_request, p.copy_gbps, copy, 100 * ec, p.triad_gbps,
-                    triad, 100 * et, p.bytes_per_request < 128 ? "  (sub-line: reported only)" : "");
+                    triad, 100 * et,
+                    p.bytes_per_request < 128 ? "  (sub-line: reported only)" : "");
         if (p.bytes_per_request >= 128) {
             // Within 10%, except three points the fit cannot bring under 10% with gets capped
             // at get_cap_gbps (Machine.h, tools/fit_dma_model.py): CAND's time per request
@@ -110,8 +112,14 @@ TEST_F(TimingModel, StreamMatchesCandFrom128Bytes) {
 
 TEST_F(TimingModel, StridedWithinCandRanges) {
     // SW26010.md: 24 KB per descriptor, copy GB/s by block size (hardly on the gap).
-    struct { int bsize; double lo, hi; } ranges[] = {
-        {64, 2.7, 3.3}, {256, 7.9, 9.2}, {1024, 14.4, 15.8}, {4096, 17.3, 18.9}, {8192, 19.3, 19.7}};
+    struct {
+        int bsize;
+        double lo, hi;
+    } ranges[] = {{64, 2.7, 3.3},
+                  {256, 7.9, 9.2},
+                  {1024, 14.4, 15.8},
+                  {4096, 17.3, 18.9},
+                  {8192, 19.3, 19.7}};
     std::printf("  block  gap   range GB/s   model\n");
     for (auto &rg : ranges) {
         for (int gap : {rg.bsize / 2, 3 * rg.bsize}) {
@@ -163,7 +171,10 @@ TEST_F(TimingModel, SwdnnMultipleDmaRead) {
     // in blocks of B/8 doubles, 8 blocks apart, all CPEs the same addresses; the figure
     // includes the spawn and the join. Measured (run.log), per shape: B=128 Ni=128 20.9-22.1
     // GB/s (and one first run at 16.8), B=128 Ni=320 21.3-24.3, B=256 Ni=128 26.0 (one run).
-    struct { int B, Ni; double lo, hi, tol; } shapes[] = {
+    struct {
+        int B, Ni;
+        double lo, hi, tol;
+    } shapes[] = {
         {128, 128, 20.9, 22.1, 0.10},
         {128, 320, 21.3, 24.3, 0.10},
         // The fit leaves it at -10.2% (gets capped at 28.5 GB/s, spawn + join [U] 12 us).
@@ -200,11 +211,13 @@ TEST_F(TimingModel, BlockCostsPerDirection) {
 
 TEST_F(TimingModel, ComputeFormula) {
     const sw::Machine &m = sw::sw26010();
-    struct { long long p0, p1, either, slow, flops; } cases[] = {
-        {100, 10, 0, 0, 800},    // P0 bound
-        {10, 100, 0, 0, 80},     // P1 bound
-        {40, 40, 100, 0, 320},   // dual issue bound: ceil(180 / 2) = 90
-        {40, 40, 101, 7, 320},   // ceil(181 / 2) = 91, + 7 slow
+    struct {
+        long long p0, p1, either, slow, flops;
+    } cases[] = {
+        {100, 10, 0, 0, 800},  // P0 bound
+        {10, 100, 0, 0, 80},   // P1 bound
+        {40, 40, 100, 0, 320}, // dual issue bound: ceil(180 / 2) = 90
+        {40, 40, 101, 7, 320}, // ceil(181 / 2) = 91, + 7 slow
     };
     for (auto &c : cases) {
         tm_compute_args args{c.p0, c.p1, c.either, c.slow, c.flops, 1000};
@@ -244,14 +257,15 @@ long long run_overlap(int mode, long long compute, int bytes = 16384) {
 }
 
 TEST_F(TimingModel, AsynchronousDmaOverlapsCompute) {
-    const long long transfer = run_overlap(2, 0);  // get + wait only
+    const long long transfer = run_overlap(2, 0); // get + wait only
     const sw::DmaTiming &t = sw::sw26010().dma_timing;
     // 64 CPEs each get 16 KB (+ 128 line bytes at an aligned start: exactly 16 KB of lines).
-    double expect = t.get_block_cycles + 64.0 * 16384 / t.get_bytes_per_cycle + t.get_latency_cycles;
+    double expect =
+        t.get_block_cycles + 64.0 * 16384 / t.get_bytes_per_cycle + t.get_latency_cycles;
     EXPECT_NEAR(transfer, expect, 2);
     const long long compute = 3 * transfer;
-    long long overlapped = run_overlap(0, compute);  // get, compute, wait
-    long long serial = run_overlap(1, compute);      // get, wait, compute
+    long long overlapped = run_overlap(0, compute); // get, compute, wait
+    long long serial = run_overlap(1, compute);     // get, wait, compute
     std::printf("  transfer %lld, compute %lld: overlapped %lld, serial %lld cycles\n", transfer,
                 compute, overlapped, serial);
     EXPECT_EQ(overlapped, compute);
@@ -262,7 +276,7 @@ TEST_F(TimingModel, AsynchronousDmaOverlapsCompute) {
 
 TEST_F(TimingModel, RequestsNeverWaitedCompleteAtJoin) {
     const long long transfer = run_overlap(2, 0);
-    EXPECT_EQ(run_overlap(3, 0), transfer);  // no athread_emu_wait_reply at all
+    EXPECT_EQ(run_overlap(3, 0), transfer); // no athread_emu_wait_reply at all
     const athread_emu_kernel_stats &r = last();
     EXPECT_EQ(r.cpe[0].dma_wait_cycles, transfer);
 }
@@ -306,9 +320,9 @@ TEST_F(TimingModel, TraceSpans) {
         EXPECT_LT(s[i].start_cycle, s[i].end_cycle);
         EXPECT_GE(s[i].start_cycle, (long long)m.dma_timing.spawn_cycles);
     }
-    EXPECT_EQ(kinds[ATHREAD_EMU_SPAN_COMPUTE], 2 * kCpes);  // one merged span per CPE
+    EXPECT_EQ(kinds[ATHREAD_EMU_SPAN_COMPUTE], 2 * kCpes); // one merged span per CPE
     EXPECT_EQ(kinds[ATHREAD_EMU_SPAN_DMA], 2 * kCpes);
-    EXPECT_EQ(kinds[ATHREAD_EMU_SPAN_WAIT], kCpes);  // only the serial one waits
+    EXPECT_EQ(kinds[ATHREAD_EMU_SPAN_WAIT], kCpes); // only the serial one waits
     EXPECT_GT(kernels[0], 0);
     EXPECT_GT(kernels[1], 0);
     // Off: only the last kernel's spans.
@@ -331,4 +345,4 @@ TEST_F(TimingModel, ProMachineMatchesItsPoints) {
     }
 }
 
-}  // namespace
+} // namespace

@@ -32,10 +32,12 @@ inline const std::string &autoschedule_cli() {
 /** Runs the autoschedule CLI \p cli on a network (`--net`); returns its wall time in seconds
  * (-1 if it failed) and fills \p predicted with the predicted milliseconds of each layer, in
  * the order of the network table. */
-inline double schedule_network(const std::string &cli, const std::string &net, std::vector<double> *predicted) {
+inline double schedule_network(const std::string &cli, const std::string &net,
+                               std::vector<double> *predicted) {
     const std::string cmd = cli + " --net " + net;
     FILE *p = popen(cmd.c_str(), "r");
-    if (!p) return -1;
+    if (!p)
+        return -1;
     char line[1024];
     double seconds = -1;
     bool table = false;
@@ -47,24 +49,29 @@ inline double schedule_network(const std::string &cli, const std::string &net, s
         }
         if (l.rfind("total:", 0) == 0) {
             const size_t in = l.rfind(" in ");
-            if (in != std::string::npos) seconds = std::atof(l.c_str() + in + 4);
+            if (in != std::string::npos)
+                seconds = std::atof(l.c_str() + in + 4);
             table = false;
             continue;
         }
-        if (!table) continue;
+        if (!table)
+            continue;
         // layer kind plan... pred_ms GFLOPS LDM DMA sched_s: the fifth field from the end.
         std::vector<std::string> f;
         std::string w;
         for (char c : l) {
             if (c == ' ' || c == '\n') {
-                if (!w.empty()) f.push_back(w), w.clear();
+                if (!w.empty())
+                    f.push_back(w), w.clear();
             } else {
                 w += c;
             }
         }
-        if (f.size() >= 5) predicted->push_back(std::atof(f[f.size() - 5].c_str()));
+        if (f.size() >= 5)
+            predicted->push_back(std::atof(f[f.size() - 5].c_str()));
     }
-    if (pclose(p) != 0) return -1;
+    if (pclose(p) != 0)
+        return -1;
     return seconds;
 }
 
@@ -72,7 +79,7 @@ inline double schedule_network(const std::string &cli, const std::string &net, s
  *  --tune 1`): the cost model's prediction and the emulator's modelled time. */
 struct TunedLayer {
     double predicted_ms = -1, emulated_ms = -1;
-    double line_bytes = -1;  ///< DMA line bytes of all CPEs on the emulator (-1: not reported)
+    double line_bytes = -1; ///< DMA line bytes of all CPEs on the emulator (-1: not reported)
     std::string plan;
 };
 
@@ -80,24 +87,29 @@ inline TunedLayer tune_one(const std::string &cli, const std::string &generator_
     TunedLayer t;
     const std::string cmd = cli + " -g " + generator_and_params + " --tune 1 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
-    if (!p) return t;
+    if (!p)
+        return t;
     char line[4096];
     while (std::fgets(line, sizeof line, p)) {
         const std::string l = line;
         // "[tune 1/1] <plan> (predicted X ms) ... emulator Y ms (...)"
-        if (l.rfind("[tune 1/1] ", 0) != 0) continue;
+        if (l.rfind("[tune 1/1] ", 0) != 0)
+            continue;
         const size_t pr = l.find(" (predicted "), em = l.find(" emulator ");
-        if (pr == std::string::npos || em == std::string::npos) continue;
+        if (pr == std::string::npos || em == std::string::npos)
+            continue;
         t.plan = l.substr(11, pr - 11);
         t.predicted_ms = std::atof(l.c_str() + pr + 12);
         t.emulated_ms = std::atof(l.c_str() + em + 10);
-        const size_t lb = l.find("all CPEs: ");  // "... all CPEs: N DMA line bytes; ..."
-        if (lb != std::string::npos) t.line_bytes = std::atof(l.c_str() + lb + 10);
+        const size_t lb = l.find("all CPEs: "); // "... all CPEs: N DMA line bytes; ..."
+        if (lb != std::string::npos)
+            t.line_bytes = std::atof(l.c_str() + lb + 10);
     }
-    if (pclose(p) != 0) t.emulated_ms = -1;
+    if (pclose(p) != 0)
+        t.emulated_ms = -1;
     return t;
 }
 
-}  // namespace sw_bench
+} // namespace sw_bench
 
 #endif

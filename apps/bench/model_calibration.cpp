@@ -25,11 +25,12 @@
  *     schedules for AlexNet and VGG-19 and on the shapes of section 4, worst relative error.
  * Last line:
  *   RESULT dma_curve_max_err=<fraction> read_only_gbps=<GB/s>
- *          swdnn_conv_model_over_measured_max=<ratio> swdnn_conv_fp64_bound_over_measured_max=<ratio>
- *          cost_model_vs_emulator_max_err=<fraction>
+ *          swdnn_conv_model_over_measured_max=<ratio>
+ * swdnn_conv_fp64_bound_over_measured_max=<ratio> cost_model_vs_emulator_max_err=<fraction>
  * dma_curve_max_err is the worst relative error over sections 1 (from 128 B) and 2.
  *
- * Build and run: cmake --build build --target model_calibration && build/apps/bench/model_calibration
+ * Build and run: cmake --build build --target model_calibration &&
+ * build/apps/bench/model_calibration
  */
 #include <algorithm>
 #include <cmath>
@@ -55,8 +56,10 @@ using tm_runs::strided;
 
 /** Relative distance of m to [lo, hi] (0 inside), signed. */
 double range_error(double m, double lo, double hi) {
-    if (m < lo) return (m - lo) / lo;
-    if (m > hi) return (m - hi) / hi;
+    if (m < lo)
+        return (m - lo) / lo;
+    if (m > hi)
+        return (m - hi) / hi;
     return 0;
 }
 
@@ -69,9 +72,11 @@ double section_dma_curve() {
     for (const sw::DmaPoint &p : sw::sw26010().dma_curve) {
         const double copy = stream((int)p.bytes_per_request, false).gbps;
         const double triad = stream((int)p.bytes_per_request, true).gbps;
-        const double ec = (copy - p.copy_gbps) / p.copy_gbps, et = (triad - p.triad_gbps) / p.triad_gbps;
+        const double ec = (copy - p.copy_gbps) / p.copy_gbps,
+                     et = (triad - p.triad_gbps) / p.triad_gbps;
         const bool fitted = p.bytes_per_request >= 128;
-        if (fitted) worst = std::max({worst, std::fabs(ec), std::fabs(et)});
+        if (fitted)
+            worst = std::max({worst, std::fabs(ec), std::fabs(et)});
         std::printf("  %5lld |      %5.2f  %5.2f  %+6.1f%% |       %5.2f  %5.2f  %+6.1f%%%s\n",
                     (long long)p.bytes_per_request, p.copy_gbps, copy, 100 * ec, p.triad_gbps,
                     triad, 100 * et, fitted ? "" : "  (sub-line: reported only)");
@@ -82,17 +87,25 @@ double section_dma_curve() {
 
 /** Section 2: CAND's strided copy ranges. Returns the worst distance to a range. */
 double section_strided() {
-    std::printf("== 2. Strided copy, 24 KB per descriptor (CAND, SW26010.md \"Strided DMA\"), GB/s\n");
+    std::printf(
+        "== 2. Strided copy, 24 KB per descriptor (CAND, SW26010.md \"Strided DMA\"), GB/s\n");
     std::printf("  block    gap | CAND range    model   error (0 inside)\n");
-    struct { int bsize; double lo, hi; } ranges[] = {
-        {64, 2.7, 3.3}, {256, 7.9, 9.2}, {1024, 14.4, 15.8}, {4096, 17.3, 18.9}, {8192, 19.3, 19.7}};
+    struct {
+        int bsize;
+        double lo, hi;
+    } ranges[] = {{64, 2.7, 3.3},
+                  {256, 7.9, 9.2},
+                  {1024, 14.4, 15.8},
+                  {4096, 17.3, 18.9},
+                  {8192, 19.3, 19.7}};
     double worst = 0;
     for (auto &r : ranges) {
         for (int gap : {r.bsize / 2, 3 * r.bsize}) {
             const double m = strided(r.bsize, gap).gbps;
             const double e = range_error(m, r.lo, r.hi);
             worst = std::max(worst, std::fabs(e));
-            std::printf("  %5d  %5d | %5.1f-%5.1f  %6.2f  %+6.1f%%\n", r.bsize, gap, r.lo, r.hi, m, 100 * e);
+            std::printf("  %5d  %5d | %5.1f-%5.1f  %6.2f  %+6.1f%%\n", r.bsize, gap, r.lo, r.hi, m,
+                        100 * e);
         }
     }
     std::printf("  worst: %.1f%%\n\n", 100 * worst);
@@ -116,7 +129,11 @@ double section_reads_only() {
     std::printf("  swDNN \"Multiple DMA Read\" (20 strided gets per CPE per spawn, spawn and join "
                 "included):\n");
     std::printf("  shape          get  block | swDNN runs    model   error (0 inside)\n");
-    struct { int B, Ni; double lo, hi; const char *runs; } shapes[] = {
+    struct {
+        int B, Ni;
+        double lo, hi;
+        const char *runs;
+    } shapes[] = {
         {128, 128, 20.9, 22.1, "5 runs; a 6th (first) run 16.8"},
         {128, 320, 21.3, 24.3, "13 runs"},
         {256, 128, 26.0, 26.0, "1 run"},
@@ -146,7 +163,8 @@ struct SwdnnShape {
 const SwdnnShape kSwdnn[] = {{384, 128, 294.0}, {128, 128, 345.2}};
 
 std::string swdnn_params(const SwdnnShape &c) {
-    return "conv2d batch=1 in_channels=" + std::to_string(c.ni) + " out_channels=" + std::to_string(c.no) +
+    return "conv2d batch=1 in_channels=" + std::to_string(c.ni) +
+           " out_channels=" + std::to_string(c.no) +
            " height=34 width=34 kernel=3 stride=1 pad=0 relu=false";
 }
 
@@ -158,38 +176,48 @@ std::vector<sw_bench::TunedLayer> &swdnn_runs() {
 /** Section 4; also returns, in \p worst_fp64_bound, the worst equal-bytes bound over swDNN's
  *  figure (see the file comment). */
 double section_swdnn_conv(double *worst_fp64_bound) {
-    std::printf("== 4. swDNN conv shapes (34x34 -> 32x32, K=3, no padding), our best plan on the emulator\n");
-    std::printf("  %-18s %9s %9s %12s %12s %8s %10s %8s  plan\n", "shape", "ours ms", "GFLOPS", "swDNN GFLOPS",
-                "peak share", "ratio", "fp64 bound", "ratio");
+    std::printf("== 4. swDNN conv shapes (34x34 -> 32x32, K=3, no padding), our best plan on the "
+                "emulator\n");
+    std::printf("  %-18s %9s %9s %12s %12s %8s %10s %8s  plan\n", "shape", "ours ms", "GFLOPS",
+                "swDNN GFLOPS", "peak share", "ratio", "fp64 bound", "ratio");
     const sw::Machine &m = sw::sw26010();
     const double peak = m.cg_peak_gflops();
-    const double plateau = m.dma_timing.get_bytes_per_cycle * m.clock_ghz * 1e9;  // bytes/s
+    const double plateau = m.dma_timing.get_bytes_per_cycle * m.clock_ghz * 1e9; // bytes/s
     double worst = 0;
     *worst_fp64_bound = 0;
     for (const SwdnnShape &c : kSwdnn) {
-        const sw_bench::TunedLayer t = sw_bench::tune_one(sw_bench::autoschedule_cli(), swdnn_params(c));
+        const sw_bench::TunedLayer t =
+            sw_bench::tune_one(sw_bench::autoschedule_cli(), swdnn_params(c));
         swdnn_runs().push_back(t);
         if (t.emulated_ms <= 0) {
             std::printf("  Ni=%d No=%d: the autoschedule CLI failed\n", c.ni, c.no);
             return std::nan("");
         }
         const double flops = 2.0 * c.ni * c.no * 32 * 32 * 9;
-        const double gflops = flops / (t.emulated_ms * 1e-3) / 1e9, ratio = gflops / c.measured_gflops;
+        const double gflops = flops / (t.emulated_ms * 1e-3) / 1e9,
+                     ratio = gflops / c.measured_gflops;
         worst = std::max(worst, ratio);
         // In fp64 the same plan would move twice the line bytes; the read plateau alone then
         // takes 2 x line bytes / plateau seconds.
-        const double bound = t.line_bytes > 0 ? std::min(peak, flops / (2 * t.line_bytes / plateau) / 1e9) : NAN;
+        const double bound =
+            t.line_bytes > 0 ? std::min(peak, flops / (2 * t.line_bytes / plateau) / 1e9) : NAN;
         *worst_fp64_bound = std::max(*worst_fp64_bound, bound / c.measured_gflops);
-        std::printf("  Ni=%-3d No=%-3d B=1    %9.3f %9.1f %12.1f %11.1f%% %8.3f %10.1f %8.3f  %s\n", c.ni, c.no,
-                    t.emulated_ms, gflops, c.measured_gflops, 100 * gflops / peak, ratio, bound,
-                    bound / c.measured_gflops, t.plan.c_str());
+        std::printf("  Ni=%-3d No=%-3d B=1    %9.3f %9.1f %12.1f %11.1f%% %8.3f %10.1f %8.3f  %s\n",
+                    c.ni, c.no, t.emulated_ms, gflops, c.measured_gflops, 100 * gflops / peak,
+                    ratio, bound, bound / c.measured_gflops, t.plan.c_str());
     }
-    std::printf("  swDNN's kernels are hand assembly with register communication and 4x4 register blocks, in\n"
-                "  fp64. Our fp32 plan is bound by DMA here; in fp64 it would move twice the bytes at the same\n"
-                "  peak, and the read plateau alone would cap it at the fp64 bound. An fp64 bound above 1 would\n"
-                "  mean the model flatters our plain C kernels even at equal bytes; the fp32 ratio compares\n"
-                "  unlike arithmetic. Whether sw5cc issues our register blocks as ideally as the model does is\n"
-                "  not measured anywhere public (docs/timing-model.md, \"What the timing model cannot know\").\n\n");
+    std::printf("  swDNN's kernels are hand assembly with register communication and 4x4 register "
+                "blocks, in\n"
+                "  fp64. Our fp32 plan is bound by DMA here; in fp64 it would move twice the bytes "
+                "at the same\n"
+                "  peak, and the read plateau alone would cap it at the fp64 bound. An fp64 bound "
+                "above 1 would\n"
+                "  mean the model flatters our plain C kernels even at equal bytes; the fp32 ratio "
+                "compares\n"
+                "  unlike arithmetic. Whether sw5cc issues our register blocks as ideally as the "
+                "model does is\n"
+                "  not measured anywhere public (docs/timing-model.md, \"What the timing model "
+                "cannot know\").\n\n");
     return worst;
 }
 
@@ -197,18 +225,21 @@ double section_swdnn_conv(double *worst_fp64_bound) {
  *  for AlexNet and VGG-19 (the networks' autoscheduled layers run once, predictions from
  *  `autoschedule --net`) and for the swDNN shapes of section 4; worst relative error. */
 double section_cost_model_vs_emulator() {
-    std::printf("== 5. Cost model (autoscheduler) vs emulator (timing model), every autoscheduled layer\n");
+    std::printf(
+        "== 5. Cost model (autoscheduler) vs emulator (timing model), every autoscheduled layer\n");
     double worst = 0;
     std::string worst_name;
     auto note = [&](const std::string &name, double pred, double emu) {
         const double e = std::fabs(pred - emu) / emu;
-        std::printf("  %-16s predicted %9.4g ms  emulator %9.4g ms  %+6.1f%%\n", name.c_str(), pred, emu,
-                    100 * (pred / emu - 1));
-        if (e > worst) worst = e, worst_name = name;
+        std::printf("  %-16s predicted %9.4g ms  emulator %9.4g ms  %+6.1f%%\n", name.c_str(), pred,
+                    emu, 100 * (pred / emu - 1));
+        if (e > worst)
+            worst = e, worst_name = name;
     };
     for (size_t i = 0; i < swdnn_runs().size(); i++) {
         const sw_bench::TunedLayer &t = swdnn_runs()[i];
-        if (t.emulated_ms > 0) note("swDNN Ni=" + std::to_string(kSwdnn[i].ni), t.predicted_ms, t.emulated_ms);
+        if (t.emulated_ms > 0)
+            note("swDNN Ni=" + std::to_string(kSwdnn[i].ni), t.predicted_ms, t.emulated_ms);
     }
     for (const std::string net : {"alexnet", "vgg19"}) {
         std::vector<double> predicted;
@@ -218,7 +249,8 @@ double section_cost_model_vs_emulator() {
         }
         // The autoscheduled network as sw_net --net runs it (graph/'s executor); its layer
         // steps are in the order of autoschedule --net's table.
-        const std::vector<sw_net::LayerRecord> autos = sw_bench::records_of(sw_bench::run_network(net, 1, "auto"));
+        const std::vector<sw_net::LayerRecord> autos =
+            sw_bench::records_of(sw_bench::run_network(net, 1, "auto"));
         for (size_t i = 0; i < autos.size() && i < predicted.size(); i++) {
             note(net + " " + autos[i].name, predicted[i], autos[i].modelled_seconds * 1e3);
         }
@@ -227,7 +259,7 @@ double section_cost_model_vs_emulator() {
     return worst;
 }
 
-}  // namespace
+} // namespace
 
 int main() {
     athread_emu_set_machine("sw26010");
@@ -239,8 +271,9 @@ int main() {
     double fp64_bound = NAN;
     const double conv = section_swdnn_conv(&fp64_bound);
     const double cost = section_cost_model_vs_emulator();
-    std::printf("RESULT dma_curve_max_err=%.4f read_only_gbps=%.2f swdnn_conv_model_over_measured_max=%.3f "
-                "swdnn_conv_fp64_bound_over_measured_max=%.3f cost_model_vs_emulator_max_err=%.4f\n",
-                std::max(curve, strided), read_only, conv, fp64_bound, cost);
+    std::printf(
+        "RESULT dma_curve_max_err=%.4f read_only_gbps=%.2f swdnn_conv_model_over_measured_max=%.3f "
+        "swdnn_conv_fp64_bound_over_measured_max=%.3f cost_model_vs_emulator_max_err=%.4f\n",
+        std::max(curve, strided), read_only, conv, fp64_bound, cost);
     return 0;
 }

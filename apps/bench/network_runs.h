@@ -25,22 +25,24 @@ namespace sw_bench {
 /** One layer step of a run: its generator (conv2d, dense, ...) and what the emulator recorded. */
 struct LayerRun {
     std::string generator;
-    std::map<std::string, std::string> params;  ///< the layer's generator parameters
-    int64_t input_elements = 0;                 ///< of its first input
+    std::map<std::string, std::string> params; ///< the layer's generator parameters
+    int64_t input_elements = 0;                ///< of its first input
     sw_net::LayerRecord record;
 };
 
 /** Network \p name at batch \p batch with schedule auto, hand or baseline: one record per layer
  * step, in graph order (views have none); the network's output in *output if given. Throws on
  * a failed build or run. */
-inline std::vector<LayerRun> run_network(const std::string &name, int batch, const std::string &schedule,
+inline std::vector<LayerRun> run_network(const std::string &name, int batch,
+                                         const std::string &schedule,
                                          std::vector<float> *output = nullptr) {
     sw_graph::NetworkConfig c;
     c.name = name;
     c.batch = batch;
-    const sw_graph::Graph g =
-        sw_graph::network_graph(c, [](const std::string &layer, const std::string &what, const std::vector<int64_t> &s) {
-            return what == "weight" ? sw_io::deterministic_weights(layer, s) : sw_io::deterministic_bias(layer, s[0]);
+    const sw_graph::Graph g = sw_graph::network_graph(
+        c, [](const std::string &layer, const std::string &what, const std::vector<int64_t> &s) {
+            return what == "weight" ? sw_io::deterministic_weights(layer, s)
+                                    : sw_io::deterministic_bias(layer, s[0]);
         });
     sw_graph::ExecOptions o;
     o.schedule = schedule;
@@ -49,30 +51,36 @@ inline std::vector<LayerRun> run_network(const std::string &name, int batch, con
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-2.f, 2.f);
     std::vector<float> x(size_t(g.tensor(g.inputs.at(0)).elements()));
-    for (float &v : x) v = dist(rng);
+    for (float &v : x)
+        v = dist(rng);
     const sw_graph::ExecResult r = ex.run({{g.inputs.at(0), x}});
     std::vector<LayerRun> runs;
     for (size_t i = 0; i < r.steps.size(); i++) {
         const sw_graph::StepResult &s = r.steps[i];
-        if (s.layer < 0) continue;
+        if (s.layer < 0)
+            continue;
         const sw_graph::Step &step = ex.lowered().steps[i];
         int64_t in = 1;
-        for (int e : step.inputs.at(0).extents) in *= e;
+        for (int e : step.inputs.at(0).extents)
+            in *= e;
         runs.push_back({s.generator, ex.lowered().layers[size_t(s.layer)].params, in, s.record});
     }
-    if (output) *output = r.outputs.at(g.outputs.at(0)).f32;
+    if (output)
+        *output = r.outputs.at(g.outputs.at(0)).f32;
     return runs;
 }
 
 /** The layer steps of network \p name at batch 1 (lowered, nothing built): step name and layer. */
-inline std::vector<std::pair<std::string, sw_graph::LayerSpec>> network_layers(const std::string &name) {
+inline std::vector<std::pair<std::string, sw_graph::LayerSpec>>
+network_layers(const std::string &name) {
     sw_graph::NetworkConfig c;
     c.name = name;
-    const sw_graph::Graph g = sw_graph::network_graph(c, nullptr);  // shapes only
+    const sw_graph::Graph g = sw_graph::network_graph(c, nullptr); // shapes only
     const sw_graph::LoweredGraph lg = sw_graph::lower_graph(g);
     std::vector<std::pair<std::string, sw_graph::LayerSpec>> layers;
     for (const sw_graph::Step &s : lg.steps) {
-        if (s.layer >= 0) layers.push_back({s.name, lg.layers[size_t(s.layer)]});
+        if (s.layer >= 0)
+            layers.push_back({s.name, lg.layers[size_t(s.layer)]});
     }
     return layers;
 }
@@ -80,10 +88,11 @@ inline std::vector<std::pair<std::string, sw_graph::LayerSpec>> network_layers(c
 /** The records of \p runs. */
 inline std::vector<sw_net::LayerRecord> records_of(const std::vector<LayerRun> &runs) {
     std::vector<sw_net::LayerRecord> r;
-    for (const LayerRun &l : runs) r.push_back(l.record);
+    for (const LayerRun &l : runs)
+        r.push_back(l.record);
     return r;
 }
 
-}  // namespace sw_bench
+} // namespace sw_bench
 
 #endif

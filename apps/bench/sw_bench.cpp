@@ -2,12 +2,12 @@
  * sw_bench: every AlexNet and VGG-19 layer with the hand Sunway schedules and the
  * OpenACC-style baseline, at batch 1 and 16, on the emulated core group; prints the
  * per-layer tables (modelled SW26010 time) and a last line
- *   RESULT conv_speedup_geomean=<x> fc_speedup_geomean=<x> conv_peak_fraction=<x> fc_dma_fraction=<x>
- * conv/fc_speedup_geomean: geometric means of baseline time / hand time over the conv (FC)
- * layers of both networks at both batches; conv_peak_fraction: VGG-19's conv flops / (its
- * modelled conv time x the core group's peak), at the largest batch run; fc_dma_fraction:
- * the FC layers' DMA bytes (128-byte lines) / their modelled time / the measured DMA
- * plateau (the largest figure of shared/sunway/dma_bandwidth.csv).
+ *   RESULT conv_speedup_geomean=<x> fc_speedup_geomean=<x> conv_peak_fraction=<x>
+ * fc_dma_fraction=<x> conv/fc_speedup_geomean: geometric means of baseline time / hand time over
+ * the conv (FC) layers of both networks at both batches; conv_peak_fraction: VGG-19's conv flops /
+ * (its modelled conv time x the core group's peak), at the largest batch run; fc_dma_fraction: the
+ * FC layers' DMA bytes (128-byte lines) / their modelled time / the measured DMA plateau (the
+ * largest figure of shared/sunway/dma_bandwidth.csv).
  *
  *   sw_bench [--batch1-only]
  */
@@ -52,15 +52,17 @@ void run(const std::string &name, int batch, Totals &t, double *conv_flops, doub
     }
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
-    CLI::App app{"Every AlexNet and VGG-19 layer, hand Sunway schedule vs the OpenACC-style baseline, at batch 1 "
+    CLI::App app{"Every AlexNet and VGG-19 layer, hand Sunway schedule vs the OpenACC-style "
+                 "baseline, at batch 1 "
                  "and 16, on the emulated SW26010 core group (modelled time)."};
     app.name("sw_bench");
     bool batch1_only = false;
     app.add_flag("--batch1-only", batch1_only, "run batch 1 only (not the batch-16 networks)");
-    if (int rc = sw_cli::parse(app, argc, argv); rc >= 0) return rc;
+    if (int rc = sw_cli::parse(app, argc, argv); rc >= 0)
+        return rc;
     const sw::Machine &m = sw::sw26010();
     Totals t;
     double vgg_flops = 0, vgg_seconds = 0, flops, seconds;
@@ -71,11 +73,16 @@ int main(int argc, char **argv) {
         run("vgg19", 16, t, &vgg_flops, &vgg_seconds);
     }
     double plateau = 0;
-    for (const sw::DmaPoint &p : m.dma_curve) plateau = std::max({plateau, p.copy_gbps, p.triad_gbps});
-    std::printf("\nconv layers: %d, FC layers: %d (both networks%s); peak %.1f GFLOPS, DMA plateau %.1f GB/s\n",
-                t.convs, t.fcs, batch1_only ? ", batch 1" : ", batch 1 and 16", m.cg_peak_gflops(), plateau);
-    std::printf("RESULT conv_speedup_geomean=%.3f fc_speedup_geomean=%.3f conv_peak_fraction=%.4f fc_dma_fraction=%.3f\n",
+    for (const sw::DmaPoint &p : m.dma_curve)
+        plateau = std::max({plateau, p.copy_gbps, p.triad_gbps});
+    std::printf("\nconv layers: %d, FC layers: %d (both networks%s); peak %.1f GFLOPS, DMA plateau "
+                "%.1f GB/s\n",
+                t.convs, t.fcs, batch1_only ? ", batch 1" : ", batch 1 and 16", m.cg_peak_gflops(),
+                plateau);
+    std::printf("RESULT conv_speedup_geomean=%.3f fc_speedup_geomean=%.3f conv_peak_fraction=%.4f "
+                "fc_dma_fraction=%.3f\n",
                 std::exp(t.log_conv / t.convs), std::exp(t.log_fc / t.fcs),
-                vgg_flops / (vgg_seconds * m.cg_peak_gflops() * 1e9), t.fc_bytes / t.fc_seconds / 1e9 / plateau);
+                vgg_flops / (vgg_seconds * m.cg_peak_gflops() * 1e9),
+                t.fc_bytes / t.fc_seconds / 1e9 / plateau);
     return 0;
 }

@@ -8,13 +8,13 @@
  * folder with in-place concats built with make emu and run, its output equal to the
  * Executor's bit for bit.
  */
-#include "runtime/io/npy.h"
 #include "graph/ConcatInPlace.h"
 #include "graph/Executor.h"
 #include "graph/Export.h"
 #include "graph/Passes.h"
 #include "graph/tests/model_builder.h"
 #include "reference/naive_layers.h"
+#include "runtime/io/npy.h"
 
 #include <gtest/gtest.h>
 
@@ -28,13 +28,15 @@ namespace {
 using sw_graph_test::ModelBuilder;
 using sw_graph_test::random_values;
 
-void expect_close(const std::vector<float> &actual, const std::vector<float> &expected, const std::string &what) {
+void expect_close(const std::vector<float> &actual, const std::vector<float> &expected,
+                  const std::string &what) {
     ASSERT_EQ(actual.size(), expected.size()) << what;
     int bad = 0;
     for (size_t i = 0; i < actual.size(); i++) {
         const double d = std::fabs(double(actual[i]) - expected[i]);
         if (!(d <= 1e-4 + 1e-4 * std::fabs(expected[i]))) {
-            if (bad++ < 5) ADD_FAILURE() << what << "[" << i << "]: " << actual[i] << " vs " << expected[i];
+            if (bad++ < 5)
+                ADD_FAILURE() << what << "[" << i << "]: " << actual[i] << " vs " << expected[i];
         }
     }
     EXPECT_EQ(bad, 0) << what;
@@ -58,13 +60,15 @@ sw_graph::Graph graph_of(const ModelBuilder &b) {
 
 int steps_with_op(const sw_graph::LoweredGraph &lw, const std::string &op) {
     int n = 0;
-    for (const sw_graph::Step &s : lw.steps) n += s.op_type == op;
+    for (const sw_graph::Step &s : lw.steps)
+        n += s.op_type == op;
     return n;
 }
 
 int concat_layers(const sw_graph::LoweredGraph &lw) {
     int n = 0;
-    for (const sw_graph::LayerSpec &l : lw.layers) n += l.generator == "concat";
+    for (const sw_graph::LayerSpec &l : lw.layers)
+        n += l.generator == "concat";
     return n;
 }
 
@@ -80,11 +84,13 @@ struct Conv {
         ModelBuilder::attr_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
     }
     std::vector<float> ref(const std::vector<float> &x, int n, int h, int w_, bool relu) const {
-        return reference::conv2d(reference::Conv2DParams::square(n, ci, co, h, w_, k, 1, k / 2, relu), x, w, b);
+        return reference::conv2d(
+            reference::Conv2DParams::square(n, ci, co, h, w_, k, 1, k / 2, relu), x, w, b);
     }
 };
 
-onnx::NodeProto &concat_node(ModelBuilder &m, const std::vector<std::string> &in, const std::string &out) {
+onnx::NodeProto &concat_node(ModelBuilder &m, const std::vector<std::string> &in,
+                             const std::string &out) {
     auto &c = m.node("Concat", in, {out}, out);
     ModelBuilder::attr_i(c, "axis", 1);
     return c;
@@ -126,9 +132,10 @@ struct Inception {
     std::vector<float> reference(const std::vector<float> &x) const {
         using namespace reference;
         const PoolParams pp{n, C, H, W, 3, 3, 1, 1, 1, 1, 1, 1, false, true, false};
-        const auto inc = concat(n, H, W, {4, 5, 3, 1},
-                                {b1->ref(x, n, H, W, true), b2b->ref(b2a->ref(x, n, H, W, false), n, H, W, true),
-                                 b3->ref(pool2d(pp, x), n, H, W, true), b4->ref(x, n, H, W, true)});
+        const auto inc =
+            concat(n, H, W, {4, 5, 3, 1},
+                   {b1->ref(x, n, H, W, true), b2b->ref(b2a->ref(x, n, H, W, false), n, H, W, true),
+                    b3->ref(pool2d(pp, x), n, H, W, true), b4->ref(x, n, H, W, true)});
         PoolParams pi = pp;
         pi.channels = 13;
         return concat(n, H, W, {13, 13}, {pool2d(pi, inc), inc});
@@ -148,7 +155,7 @@ TEST(ConcatInPlace, InceptionBranchesWriteTheirSlicesAndTheConcatNestsInALaterOn
     EXPECT_EQ(st.concat_calls_after, 0);
     EXPECT_EQ(st.copied_bytes_before, 4 * (13 + 26) * Inception::H * Inception::W);
     EXPECT_EQ(st.copied_bytes_after, 0);
-    EXPECT_EQ(concat_layers(ex.lowered()), 0);  // no concat layer is built
+    EXPECT_EQ(concat_layers(ex.lowered()), 0); // no concat layer is built
     EXPECT_EQ(steps_with_op(ex.lowered(), sw_graph::kConcatInPlaceOp), 2);
     // inc is the second half of out's buffer; its branches are slices of that half.
     const sw_graph::ConcatPlacement &p = ex.concat_placement();
@@ -164,7 +171,8 @@ TEST(ConcatInPlace, InceptionBranchesWriteTheirSlicesAndTheConcatNestsInALaterOn
     expect_close(r.outputs.at("out").f32, net.reference(x), "out");
     int rows = 0;
     for (const sw_graph::StepResult &s : r.steps) {
-        if (!s.in_place) continue;
+        if (!s.in_place)
+            continue;
         rows++;
         EXPECT_EQ(s.record.kind, "Concat (in place)");
         EXPECT_EQ(s.record.modelled_seconds, 0.0);
@@ -237,8 +245,8 @@ TEST(ConcatInPlace, DenseNetGrowingConcatsAreRangesOfTheBlockBuffer) {
     // cat2..cat8 and block (cat1 is a one-input view, no concat).
     EXPECT_EQ(st.concats, 8);
     EXPECT_EQ(st.in_place, 8);
-    EXPECT_EQ(st.views, 7);  // cat2..cat8 write nothing: prefixes of block's buffer
-    EXPECT_EQ(st.concat_calls_before, 6 + 2 + 3);  // cat8: 7 then 2 inputs; block: 7, 2, then 2
+    EXPECT_EQ(st.views, 7); // cat2..cat8 write nothing: prefixes of block's buffer
+    EXPECT_EQ(st.concat_calls_before, 6 + 2 + 3); // cat8: 7 then 2 inputs; block: 7, 2, then 2
     EXPECT_EQ(st.concat_calls_after, 0);
     EXPECT_EQ(concat_layers(ex.lowered()), 0);
     const sw_graph::ConcatPlacement &p = ex.concat_placement();
@@ -263,9 +271,10 @@ TEST(ConcatInPlace, DenseNetGrowingConcatsAreRangesOfTheBlockBuffer) {
     std::filesystem::create_directories(dir);
     const sw_graph::ExportSummary in_place = sw_graph::export_model(ex, "dense.onnx", dir + "/a");
     sw_graph::Executor copying(g, options(false));
-    const sw_graph::ExportSummary copies = sw_graph::export_model(copying, "dense.onnx", dir + "/b");
-    std::printf("[arena] in place %lld bytes, copying %lld bytes\n", (long long)in_place.arena_bytes,
-                (long long)copies.arena_bytes);
+    const sw_graph::ExportSummary copies =
+        sw_graph::export_model(copying, "dense.onnx", dir + "/b");
+    std::printf("[arena] in place %lld bytes, copying %lld bytes\n",
+                (long long)in_place.arena_bytes, (long long)copies.arena_bytes);
     EXPECT_LT(in_place.arena_bytes, copies.arena_bytes);
     EXPECT_EQ(copying.run({{"x", x}}).outputs.at("out").f32, r.outputs.at("out").f32);
     std::filesystem::remove_all(dir);
@@ -312,10 +321,12 @@ TEST(ConcatInPlace, GraphInputAndRepeatedInputAreCopiedSharedInputsStayCorrect) 
     const auto a = net.conv->ref(x, 1, SharedInputs::H, SharedInputs::W, false);
     const auto rl = reference::relu(a);
     const reference::Shape4 s4{1, SharedInputs::A, SharedInputs::H, SharedInputs::W};
-    expect_close(r.outputs.at("cat").f32,
-                 reference::concat(1, SharedInputs::H, SharedInputs::W,
-                                   {SharedInputs::C, SharedInputs::A, SharedInputs::A, SharedInputs::A}, {x, a, rl, a}),
-                 "cat");
+    expect_close(
+        r.outputs.at("cat").f32,
+        reference::concat(1, SharedInputs::H, SharedInputs::W,
+                          {SharedInputs::C, SharedInputs::A, SharedInputs::A, SharedInputs::A},
+                          {x, a, rl, a}),
+        "cat");
     expect_close(r.outputs.at("s").f32, reference::eltwise(s4, s4, a, s4, rl, false, false), "s");
 }
 
@@ -325,7 +336,9 @@ int shell(const std::string &cmd, const std::string &log) {
     const int rc = std::system((cmd + " > " + log + " 2>&1").c_str());
     if (rc != 0) {
         std::ifstream f(log);
-        std::printf("%s\n", std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()).c_str());
+        std::printf("%s\n",
+                    std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>())
+                        .c_str());
     }
     return rc;
 }
@@ -338,12 +351,14 @@ TEST(ConcatInPlace, ExportedProgramWritesTheSlicesAndReproducesTheExecutor) {
     std::filesystem::create_directories(dir);
     sw_graph::export_model(ex, "inception.onnx", dir + "/out");
     std::ifstream c(dir + "/out/sw_model.c");
-    const std::string program((std::istreambuf_iterator<char>(c)), std::istreambuf_iterator<char>());
+    const std::string program((std::istreambuf_iterator<char>(c)),
+                              std::istreambuf_iterator<char>());
     EXPECT_NE(program.find("concat in place, no copy"), std::string::npos);
     const std::vector<float> x = random_values(size_t(3) * Inception::H * Inception::W, 8);
     sw_io::save_npy(dir + "/x.npy", {1, 3, Inception::H, Inception::W}, x);
     ASSERT_EQ(shell("make -C " + dir + "/out emu", dir + "/make.log"), 0);
-    ASSERT_EQ(shell(dir + "/out/sw_model_emu " + dir + "/out/weights.bin " + dir + "/x.npy " + dir + "/y.npy",
+    ASSERT_EQ(shell(dir + "/out/sw_model_emu " + dir + "/out/weights.bin " + dir + "/x.npy " + dir +
+                        "/y.npy",
                     dir + "/run.log"),
               0);
     const std::vector<float> want = ex.run({{"x", x}}).outputs.at("out").f32;

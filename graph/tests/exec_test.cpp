@@ -39,14 +39,15 @@ bool exists(const std::string &p) {
     return stat(p.c_str(), &st) == 0;
 }
 
-void expect_close(const std::vector<float> &actual, const std::vector<float> &expected, const std::string &what,
-                  double tol = 1e-4) {
+void expect_close(const std::vector<float> &actual, const std::vector<float> &expected,
+                  const std::string &what, double tol = 1e-4) {
     ASSERT_EQ(actual.size(), expected.size()) << what;
     int bad = 0;
     for (size_t i = 0; i < actual.size(); i++) {
         const double d = std::fabs(double(actual[i]) - expected[i]);
         if (!(d <= tol + tol * std::fabs(expected[i]))) {
-            if (bad++ < 5) ADD_FAILURE() << what << "[" << i << "]: " << actual[i] << " vs " << expected[i];
+            if (bad++ < 5)
+                ADD_FAILURE() << what << "[" << i << "]: " << actual[i] << " vs " << expected[i];
         }
     }
     EXPECT_EQ(bad, 0) << what;
@@ -58,7 +59,8 @@ class NodeTest : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(NodeTest, MatchesOutput) {
     const std::string dir = std::string(SW_ONNX_TEST_DATA) + "/node/" + GetParam();
-    if (!exists(dir + "/model.onnx")) GTEST_SKIP() << dir << " not found (install libonnx-testdata)";
+    if (!exists(dir + "/model.onnx"))
+        GTEST_SKIP() << dir << " not found (install libonnx-testdata)";
     sw_graph::Graph g = sw_graph::import_onnx(dir + "/model.onnx");
     sw_graph::Executor ex(g);
     int sets = 0;
@@ -66,7 +68,8 @@ TEST_P(NodeTest, MatchesOutput) {
         const std::string d = dir + "/test_data_set_" + std::to_string(s) + "/";
         std::map<std::string, std::vector<float>> inputs;
         for (size_t k = 0; k < g.inputs.size(); k++) {
-            inputs[g.inputs[k]] = sw_graph::read_onnx_tensor_file(d + "input_" + std::to_string(k) + ".pb").f32;
+            inputs[g.inputs[k]] =
+                sw_graph::read_onnx_tensor_file(d + "input_" + std::to_string(k) + ".pb").f32;
         }
         const sw_graph::ExecResult r = ex.run(inputs);
         ASSERT_EQ(g.outputs.size(), 1u);
@@ -84,7 +87,9 @@ INSTANTIATE_TEST_SUITE_P(Onnx, NodeTest,
                                            "test_relu", "test_add_bcast", "test_globalaveragepool",
                                            "test_gemm_transposeB", "test_concat_3d_axis_1",
                                            "test_softmax_example", "test_averagepool_2d_pads"),
-                         [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });
+                         [](const ::testing::TestParamInfo<const char *> &i) {
+                             return std::string(i.param);
+                         });
 
 // ------------------------------------------------------------- (b) a small network
 
@@ -134,9 +139,9 @@ struct Net {
         b.output("prob");
     }
 
-    static std::vector<float> bn(const std::vector<float> &x, int n, int c, int plane, const std::vector<float> &g,
-                                 const std::vector<float> &be, const std::vector<float> &m,
-                                 const std::vector<float> &v) {
+    static std::vector<float> bn(const std::vector<float> &x, int n, int c, int plane,
+                                 const std::vector<float> &g, const std::vector<float> &be,
+                                 const std::vector<float> &m, const std::vector<float> &v) {
         std::vector<float> r(x.size());
         for (size_t i = 0; i < x.size(); i++) {
             const int ch = int((i / plane) % c);
@@ -170,7 +175,8 @@ TEST(Executor, SmallResidualNetwork) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
     std::vector<float> x(size_t(Net::N) * Net::C0 * Net::H * Net::W);
-    for (float &v : x) v = d(rng);
+    for (float &v : x)
+        v = d(rng);
     const sw_graph::ExecResult r = ex.run({{"x", x}});
     const sw_graph::Tensor &prob = r.outputs.at("prob");
     EXPECT_EQ(prob.shape, (std::vector<int64_t>{Net::N, Net::K}));
@@ -180,14 +186,17 @@ TEST(Executor, SmallResidualNetwork) {
     std::vector<std::string> gens;
     for (const sw_graph::StepResult &s : r.steps) {
         gens.push_back(s.generator.empty() ? "view" : s.generator);
-        std::printf("[step] %-32s %-8s %-16s %.4f ms (%d kernels)\n", s.node.c_str(), s.op_type.c_str(),
-                    s.generator.c_str(), s.record.modelled_seconds * 1e3, s.record.kernels);
-        if (s.layer >= 0) EXPECT_GT(s.record.modelled_seconds, 0.0) << s.node;
+        std::printf("[step] %-32s %-8s %-16s %.4f ms (%d kernels)\n", s.node.c_str(),
+                    s.op_type.c_str(), s.generator.c_str(), s.record.modelled_seconds * 1e3,
+                    s.record.kernels);
+        if (s.layer >= 0)
+            EXPECT_GT(s.record.modelled_seconds, 0.0) << s.node;
     }
-    std::printf("[total] %.4f ms modelled, %d distinct layers\n", r.modelled_seconds * 1e3, r.distinct_layers);
+    std::printf("[total] %.4f ms modelled, %d distinct layers\n", r.modelled_seconds * 1e3,
+                r.distinct_layers);
     // conv2 and the residual add are one conv2d (residual=true).
-    EXPECT_EQ(gens, (std::vector<std::string>{"conv2d", "pool", "conv2d", "channel_affine", "global_pool", "view",
-                                              "dense", "softmax"}));
+    EXPECT_EQ(gens, (std::vector<std::string>{"conv2d", "pool", "conv2d", "channel_affine",
+                                              "global_pool", "view", "dense", "softmax"}));
     EXPECT_EQ(r.steps[0].op_type, "Conv+Relu");
     EXPECT_EQ(r.steps[2].op_type, "Conv+Add");
     EXPECT_EQ(r.distinct_layers, 7);
@@ -220,8 +229,9 @@ TEST(Executor, CacheAndExport) {
     std::vector<float> first;
     {
         sw_graph::Executor ex(g, o);
-        EXPECT_EQ(progress_calls, 7);  // 7 distinct layers (conv2 + the residual add fused)
-        for (const sw_graph::LayerBuildInfo &b : ex.builds()) EXPECT_FALSE(b.from_cache);
+        EXPECT_EQ(progress_calls, 7); // 7 distinct layers (conv2 + the residual add fused)
+        for (const sw_graph::LayerBuildInfo &b : ex.builds())
+            EXPECT_FALSE(b.from_cache);
         first = ex.run({{"x", x}}).outputs.at("prob").f32;
     }
     // (In one process the second Executor gets the same loaded layers; sw_net_model_test
@@ -237,10 +247,12 @@ TEST(Executor, CacheAndExport) {
     const sw_graph::ExportSummary e = sw_graph::export_model(ex, "net.onnx", dir + "/export");
     EXPECT_EQ(e.layers, 7);
     EXPECT_EQ(e.steps, 8);
-    EXPECT_LT(e.arena_bytes, e.unshared_bytes);  // a chain: buffers are reused
-    EXPECT_EQ(std::filesystem::file_size(dir + "/export/weights.bin"), 32 + 4 * uint64_t(e.weight_floats));
+    EXPECT_LT(e.arena_bytes, e.unshared_bytes); // a chain: buffers are reused
+    EXPECT_EQ(std::filesystem::file_size(dir + "/export/weights.bin"),
+              32 + 4 * uint64_t(e.weight_floats));
     std::ifstream c(dir + "/export/sw_model.c");
-    const std::string program((std::istreambuf_iterator<char>(c)), std::istreambuf_iterator<char>());
+    const std::string program((std::istreambuf_iterator<char>(c)),
+                              std::istreambuf_iterator<char>());
     for (int i = 0; i < e.layers; i++) {
         const std::string fn = ex.layer_function(i);
         EXPECT_NE(program.find(fn + "(&b[0]"), std::string::npos) << fn;
@@ -260,7 +272,8 @@ TEST(Executor, ShuffleUnitSliceSplitConcatShuffle) {
         std::mt19937 rng(11);
         std::uniform_real_distribution<float> d(-1.f, 1.f);
         std::vector<float> x(size_t(N) * C * P);
-        for (float &v : x) v = d(rng);
+        for (float &v : x)
+            v = d(rng);
         std::vector<float> cat(x.size());
         for (int n = 0; n < N; n++)
             for (int c = 0; c < C; c++)
@@ -305,14 +318,16 @@ TEST(Executor, MatMulAddReluIsOneDense) {
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
     std::vector<float> x(size_t(B) * T * K);
-    for (float &v : x) v = d(rng);
+    for (float &v : x)
+        v = d(rng);
     const sw_graph::ExecResult r = ex.run({{"x", x}});
     ASSERT_EQ(r.steps.size(), 1u);
     EXPECT_EQ(r.steps[0].op_type, "MatMul+Add+Relu");
     EXPECT_EQ(r.steps[0].generator, "dense");
-    std::vector<float> wt(size_t(N) * K);  // reference::dense takes (out, in)
+    std::vector<float> wt(size_t(N) * K); // reference::dense takes (out, in)
     for (int k = 0; k < K; k++)
-        for (int j = 0; j < N; j++) wt[size_t(j) * K + k] = w[size_t(k) * N + j];
+        for (int j = 0; j < N; j++)
+            wt[size_t(j) * K + k] = w[size_t(k) * N + j];
     EXPECT_EQ(r.outputs.at("y").shape, (std::vector<int64_t>{B, T, N}));
     expect_close(r.outputs.at("y").f32, reference::dense(B * T, K, N, x, wt, bias, true), "y");
 
@@ -342,8 +357,10 @@ TEST(ExecutorErrors, UnsupportedOperatorNamesTheNode) {
 }
 
 TEST(ExecutorErrors, GemmWithVariableBNotTransposed) {
-    const std::string dir = std::string(SW_ONNX_TEST_DATA) + "/node/test_gemm_default_single_elem_vector_bias";
-    if (!exists(dir + "/model.onnx")) GTEST_SKIP() << dir << " not found";
+    const std::string dir =
+        std::string(SW_ONNX_TEST_DATA) + "/node/test_gemm_default_single_elem_vector_bias";
+    if (!exists(dir + "/model.onnx"))
+        GTEST_SKIP() << dir << " not found";
     const sw_graph::Graph g = sw_graph::import_onnx(dir + "/model.onnx");
     const std::string m = error_of([&] { sw_graph::Executor ex(g); });
     EXPECT_NE(m.find("Gemm"), std::string::npos) << m;
@@ -364,6 +381,5 @@ TEST(ExecutorErrors, WrongInputSize) {
     const auto r = ex.run({{"x", {-1, 2, -3, 4, -5, 6}}});
     EXPECT_EQ(r.outputs.at("y").f32, (std::vector<float>{0, 2, 0, 4, 0, 6}));
 }
-
 
 } // namespace

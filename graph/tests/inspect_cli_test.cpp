@@ -29,10 +29,12 @@ CliRun run(const std::string &args) {
     const std::string cmd = std::string(SW_GRAPH_INSPECT) + " " + args + " 2>&1";
     CliRun r{-1, ""};
     FILE *p = popen(cmd.c_str(), "r");
-    if (!p) return r;
+    if (!p)
+        return r;
     char buf[4096];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+        r.output.append(buf, n);
     const int st = pclose(p);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return r;
@@ -49,7 +51,8 @@ ModelBuilder net(int64_t batch) {
     ModelBuilder m;
     m.input("data", {batch, 3, 8, 8});
     m.init_random("w", {4, 3, 3, 3});
-    for (const char *p : {"g", "b", "mu"}) m.init_random(p, {4});
+    for (const char *p : {"g", "b", "mu"})
+        m.init_random(p, {4});
     m.init_random("v", {4}, 0.5f, 1.0f);
     auto &c = m.node("Conv", {"data", "w"}, {"c"}, "conv1");
     ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
@@ -70,12 +73,17 @@ TEST(GraphInspect, PrintsNodesShapesAndTotals) {
     const std::string path = write_file("inspect_good.onnx", net(1).bytes());
     const CliRun r = run(path);
     EXPECT_EQ(r.status, 0) << r.output;
-    EXPECT_NE(r.output.find("node    conv1 Conv (data, w const 4x3x3x3, bn_bias const 4) -> bn 1x4x8x8  MACs 6912"),
+    EXPECT_NE(
+        r.output.find(
+            "node    conv1 Conv (data, w const 4x3x3x3, bn_bias const 4) -> bn 1x4x8x8  MACs 6912"),
+        std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("node    fc Gemm (f, fw const 10x4) -> y 1x10  MACs 40"),
               std::string::npos)
         << r.output;
-    EXPECT_NE(r.output.find("node    fc Gemm (f, fw const 10x4) -> y 1x10  MACs 40"), std::string::npos) << r.output;
     // 108 + 4 folded conv parameters, 40 FC weights; 6912 + 40 MACs.
-    EXPECT_NE(r.output.find("total   5 nodes, 152 parameters, 6952 MACs"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("total   5 nodes, 152 parameters, 6952 MACs"), std::string::npos)
+        << r.output;
     EXPECT_NE(r.output.find("pass    fold_batch_norm: 1 nodes"), std::string::npos) << r.output;
     const CliRun raw = run(path + " --no-passes");
     EXPECT_NE(raw.output.find("node    bn1 BatchNormalization"), std::string::npos) << raw.output;
@@ -85,7 +93,8 @@ TEST(GraphInspect, DynamicInputNeedsInputShape) {
     const std::string path = write_file("inspect_dynamic.onnx", net(-1).bytes());
     CliRun r = run(path);
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.output.find("error: " + path + ": input 'data' has a dynamic dimension (dim 0 of "
+    EXPECT_NE(r.output.find("error: " + path +
+                            ": input 'data' has a dynamic dimension (dim 0 of "
                             "?x3x8x8); give --input-shape data=1x3x8x8"),
               std::string::npos)
         << r.output;
@@ -94,7 +103,8 @@ TEST(GraphInspect, DynamicInputNeedsInputShape) {
     EXPECT_NE(r.output.find("-> y 2x10"), std::string::npos) << r.output;
     r = run(path + " --input-shape data=2x3");
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.output.find("error: " + path + ": --input-shape data=2x3 does not match"), std::string::npos)
+    EXPECT_NE(r.output.find("error: " + path + ": --input-shape data=2x3 does not match"),
+              std::string::npos)
         << r.output;
 }
 
@@ -103,7 +113,8 @@ TEST(GraphInspect, BadFilesFailCleanly) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.output, "error: /nonexistent/model.onnx: cannot open: No such file or directory\n");
 
-    const std::string text = write_file("inspect_text.onnx", "graph { node { op_type: 'Relu' } }\n");
+    const std::string text =
+        write_file("inspect_text.onnx", "graph { node { op_type: 'Relu' } }\n");
     r = run(text);
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.output.rfind("error: " + text + ": not an ONNX model", 0), 0u) << r.output;

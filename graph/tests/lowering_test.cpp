@@ -62,7 +62,7 @@ TEST(Lowering, ReluWithTwoConsumersIsNotFused) {
     EXPECT_EQ(l.layers[l.steps[0].layer].params.at("relu"), "false");
     EXPECT_EQ(l.layers[l.steps[1].layer].generator, "activation");
     EXPECT_EQ(l.layers[l.steps[2].layer].generator, "eltwise");
-    EXPECT_EQ(l.extra_constants.size(), 1u);  // the conv's zero bias
+    EXPECT_EQ(l.extra_constants.size(), 1u); // the conv's zero bias
 }
 
 // A ResNet block whose downsampling shortcut comes after the main branch in node order:
@@ -96,12 +96,14 @@ TEST(Lowering, ConvResidualAddReluFused) {
     b.output("out");
     const LoweredGraph l = lower(b);
     std::vector<std::string> ops;
-    for (const auto &s : l.steps) ops.push_back(s.op_type);
-    EXPECT_EQ(ops, (std::vector<std::string>{"Conv+Relu", "Conv", "Conv+Add+Relu", "Conv", "Add", "Conv", "Add"}));
+    for (const auto &s : l.steps)
+        ops.push_back(s.op_type);
+    EXPECT_EQ(ops, (std::vector<std::string>{"Conv+Relu", "Conv", "Conv+Add+Relu", "Conv", "Add",
+                                             "Conv", "Add"}));
     ASSERT_EQ(l.steps.size(), 7u);
     const sw_graph::Step &fused = l.steps[2];
     EXPECT_NE(fused.node.find("conv2"), std::string::npos) << fused.node;
-    EXPECT_EQ(l.steps[1].output.tensor, "down");  // the shortcut runs first
+    EXPECT_EQ(l.steps[1].output.tensor, "down"); // the shortcut runs first
     EXPECT_EQ(fused.output.tensor, "y");
     ASSERT_EQ(fused.inputs.size(), 4u);
     EXPECT_EQ(fused.inputs[0].tensor, "r1");
@@ -166,7 +168,7 @@ TEST(Lowering, DistinctLayersPlannedOnceAndViews) {
     b.output("y");
     const LoweredGraph l = lower(b);
     ASSERT_EQ(l.steps.size(), 4u);
-    EXPECT_EQ(l.layers.size(), 2u);  // relu once, sigmoid once
+    EXPECT_EQ(l.layers.size(), 2u); // relu once, sigmoid once
     EXPECT_EQ(l.steps[0].layer, l.steps[2].layer);
     EXPECT_EQ(l.steps[3].layer, -1);
     EXPECT_EQ(l.steps[3].output.tensor, "y");
@@ -193,9 +195,10 @@ TEST(Lowering, ShuffleUnitSliceSplitAndChannelShuffle) {
     for (bool use_split : {false, true}) {
         const LoweredGraph l = lower(sw_graph_test::shuffle_unit(use_split));
         std::vector<std::string> gens;
-        for (const auto &s : l.steps) gens.push_back(s.layer < 0 ? "view" : l.layers[s.layer].generator);
-        EXPECT_EQ(gens, (std::vector<std::string>{"channel_slice", "channel_slice", "activation", "concat",
-                                                  "channel_shuffle"}))
+        for (const auto &s : l.steps)
+            gens.push_back(s.layer < 0 ? "view" : l.layers[s.layer].generator);
+        EXPECT_EQ(gens, (std::vector<std::string>{"channel_slice", "channel_slice", "activation",
+                                                  "concat", "channel_shuffle"}))
             << "split " << use_split;
         const auto &lo = l.layers[l.steps[0].layer].params, &hi = l.layers[l.steps[1].layer].params;
         EXPECT_EQ(lo.at("begin"), "0");
@@ -203,7 +206,7 @@ TEST(Lowering, ShuffleUnitSliceSplitAndChannelShuffle) {
         EXPECT_EQ(hi.at("in_channels"), "8");
         EXPECT_EQ(hi.at("channels"), "4");
         EXPECT_EQ(hi.at("batch"), "2");
-        EXPECT_EQ(hi.at("width"), "15");  // H x W after the sliced axis
+        EXPECT_EQ(hi.at("width"), "15"); // H x W after the sliced axis
         EXPECT_EQ(l.steps[0].output.tensor, "lo");
         EXPECT_EQ(l.steps[1].output.tensor, "hi");
         const auto &sh = l.layers[l.steps[4].layer].params;

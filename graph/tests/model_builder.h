@@ -38,8 +38,10 @@ public:
         t->set_elem_type(elem);
         auto *s = t->mutable_shape();
         for (int64_t d : dims) {
-            if (d < 0) s->add_dim()->set_dim_param("N");
-            else s->add_dim()->set_dim_value(d);
+            if (d < 0)
+                s->add_dim()->set_dim_param("N");
+            else
+                s->add_dim()->set_dim_value(d);
         }
     }
 
@@ -55,12 +57,15 @@ public:
         auto *t = g->add_initializer();
         t->set_name(name);
         t->set_data_type(onnx::TensorProto_DataType_FLOAT);
-        for (int64_t d : dims) t->add_dims(d);
+        for (int64_t d : dims)
+            t->add_dims(d);
         if (typed) {
-            for (float v : values) t->add_float_data(v);
+            for (float v : values)
+                t->add_float_data(v);
         } else {
             std::string raw(values.size() * 4, '\0');
-            if (!values.empty()) std::memcpy(&raw[0], values.data(), raw.size());
+            if (!values.empty())
+                std::memcpy(&raw[0], values.data(), raw.size());
             t->set_raw_data(raw);
         }
     }
@@ -69,10 +74,12 @@ public:
     std::vector<float> init_random(const std::string &name, const std::vector<int64_t> &dims,
                                    float lo = -1.0f, float hi = 1.0f) {
         int64_t n = 1;
-        for (int64_t d : dims) n *= d;
+        for (int64_t d : dims)
+            n *= d;
         std::uniform_real_distribution<float> dist(lo, hi);
         std::vector<float> v(n);
-        for (float &x : v) x = dist(rng);
+        for (float &x : v)
+            x = dist(rng);
         init(name, dims, v);
         return v;
     }
@@ -83,7 +90,8 @@ public:
         t->set_name(name);
         t->set_data_type(onnx::TensorProto_DataType_INT64);
         t->add_dims((int64_t)values.size());
-        for (int64_t v : values) t->add_int64_data(v);
+        for (int64_t v : values)
+            t->add_int64_data(v);
     }
 
     onnx::NodeProto &node(const std::string &op, const std::vector<std::string> &inputs,
@@ -91,8 +99,10 @@ public:
         auto *n = g->add_node();
         n->set_op_type(op);
         n->set_name(name);
-        for (const auto &i : inputs) n->add_input(i);
-        for (const auto &o : outputs) n->add_output(o);
+        for (const auto &i : inputs)
+            n->add_input(i);
+        for (const auto &o : outputs)
+            n->add_output(o);
         return *n;
     }
 
@@ -114,11 +124,13 @@ public:
         a->set_type(onnx::AttributeProto_AttributeType_STRING);
         a->set_s(v);
     }
-    static void attr_ints(onnx::NodeProto &n, const std::string &name, const std::vector<int64_t> &v) {
+    static void attr_ints(onnx::NodeProto &n, const std::string &name,
+                          const std::vector<int64_t> &v) {
         auto *a = n.add_attribute();
         a->set_name(name);
         a->set_type(onnx::AttributeProto_AttributeType_INTS);
-        for (int64_t x : v) a->add_ints(x);
+        for (int64_t x : v)
+            a->add_ints(x);
     }
 
     std::string bytes() const { return model.SerializeAsString(); }
@@ -140,7 +152,8 @@ inline std::vector<float> random_values(size_t n, unsigned seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
     std::vector<float> v(n);
-    for (float &x : v) x = d(rng);
+    for (float &x : v)
+        x = d(rng);
     return v;
 }
 

@@ -11,14 +11,14 @@
  * only when torch cannot be imported. Prints a per-layer table and the modelled time.
  *
  * The DISABLED_FullSize suite runs every model at 224x224, batch 1, and prints the figures
- * of docs/user-guide.md "Models from PyTorch" and docs/results.md (modelled time per image, share of peak, distinct
- * layers, compile time cold, into an empty layer cache, and cached):
+ * of docs/user-guide.md "Models from PyTorch" and docs/results.md (modelled time per image, share
+ * of peak, distinct layers, compile time cold, into an empty layer cache, and cached):
  *   sw_graph_models_test --gtest_also_run_disabled_tests --gtest_filter='*FullSize*'
  */
-#include "runtime/io/npy.h"
 #include "graph/Executor.h"
 #include "graph/Import.h"
 #include "graph/Stats.h"
+#include "runtime/io/npy.h"
 #include "target_sw/Machine.h"
 
 #include <gtest/gtest.h>
@@ -27,9 +27,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -66,8 +66,8 @@ std::string read_text(const std::string &path) {
 /** Runs SW_TORCH_PYTHON with `args` (its output into `log_path`, then *log); returns the
  * exit status (127: the interpreter is missing). */
 int run_python(const std::string &args, const std::string &log_path, std::string *log) {
-    const std::string cmd = std::string("mkdir -p '") + SW_MODELS_DIR + "' && '" + SW_TORCH_PYTHON + "' " + args +
-                            " > '" + log_path + "' 2>&1";
+    const std::string cmd = std::string("mkdir -p '") + SW_MODELS_DIR + "' && '" + SW_TORCH_PYTHON +
+                            "' " + args + " > '" + log_path + "' 2>&1";
     const int rc = std::system(cmd.c_str());
     *log = read_text(log_path);
     return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -77,9 +77,11 @@ const std::string kScript = std::string("'") + SW_EXPORT_SCRIPT + "'";
 
 /** Runs the export script for one model into `dir`. */
 int export_model(const ModelCase &c, const std::string &dir, std::string *log) {
-    return run_python(kScript + " --model " + c.name + " --size " + std::to_string(c.size) + " --batch " +
-                          std::to_string(c.batch) + " --out '" + dir + "'",
-                      std::string(SW_MODELS_DIR) + "/" + c.name + "_" + std::to_string(c.size) + ".export.log", log);
+    return run_python(kScript + " --model " + c.name + " --size " + std::to_string(c.size) +
+                          " --batch " + std::to_string(c.batch) + " --out '" + dir + "'",
+                      std::string(SW_MODELS_DIR) + "/" + c.name + "_" + std::to_string(c.size) +
+                          ".export.log",
+                      log);
 }
 
 struct Comparison {
@@ -91,7 +93,7 @@ Comparison compare(const std::vector<float> &got, const std::vector<float> &want
     Comparison r;
     for (size_t i = 0; i < want.size() && i < got.size(); i++) {
         const double d = std::fabs(double(got[i]) - want[i]);
-        if (!(d <= r.max_abs)) {  // NaN counts as the worst
+        if (!(d <= r.max_abs)) { // NaN counts as the worst
             r.max_abs = std::isnan(d) ? INFINITY : d;
             r.worst = i;
         }
@@ -105,9 +107,12 @@ std::vector<float> softmax_rows(const std::vector<float> &x, size_t classes) {
     std::vector<float> p(x.size());
     for (size_t r = 0; r + classes <= x.size(); r += classes) {
         double m = -INFINITY, s = 0;
-        for (size_t i = 0; i < classes; i++) m = std::max(m, double(x[r + i]));
-        for (size_t i = 0; i < classes; i++) s += std::exp(double(x[r + i]) - m);
-        for (size_t i = 0; i < classes; i++) p[r + i] = float(std::exp(double(x[r + i]) - m) / s);
+        for (size_t i = 0; i < classes; i++)
+            m = std::max(m, double(x[r + i]));
+        for (size_t i = 0; i < classes; i++)
+            s += std::exp(double(x[r + i]) - m);
+        for (size_t i = 0; i < classes; i++)
+            p[r + i] = float(std::exp(double(x[r + i]) - m) / s);
     }
     return p;
 }
@@ -127,8 +132,8 @@ sw_graph::ExecOptions auto_options(const std::string &cache_dir) {
 }
 
 /** Exports, imports, runs (options) and compares one model; fills `fig`. */
-void check_model(const ModelCase &c, const std::string &dir, const sw_graph::ExecOptions &options, bool print_steps,
-                 RunFigures *fig) {
+void check_model(const ModelCase &c, const std::string &dir, const sw_graph::ExecOptions &options,
+                 bool print_steps, RunFigures *fig) {
     std::string log;
     const int rc = export_model(c, dir, &log);
     if (rc == 2 || rc == 127) {
@@ -155,7 +160,8 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
     for (const sw_graph::LayerBuildInfo &b : ex.builds()) {
         autoscheduled += b.schedule == "auto";
         cached += b.from_cache;
-        if (!b.note.empty()) std::printf("[build] %s\n", b.note.c_str());
+        if (!b.note.empty())
+            std::printf("[build] %s\n", b.note.c_str());
     }
     const sw_graph::ExecResult r = ex.run({{g.inputs[0], x.data}});
     const auto t2 = std::chrono::steady_clock::now();
@@ -173,20 +179,25 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
     if (print_steps) {
         for (const sw_graph::StepResult &s : r.steps) {
             std::printf("[step] %-48s %-14s %-16s %9.4f ms\n", s.node.c_str(), s.op_type.c_str(),
-                        s.layer < 0 ? "view" : s.generator.c_str(), s.record.modelled_seconds * 1e3);
+                        s.layer < 0 ? "view" : s.generator.c_str(),
+                        s.record.modelled_seconds * 1e3);
         }
     }
-    std::printf("[model] %s %dx%d batch %d: %d steps, %d distinct layers (%d autoscheduled, %d from the cache), "
-                "compile %.1f s, run %.1f s, %.4f ms modelled, logits max |diff| %.3g (max |logit| %.3g), "
-                "probs max |diff| %.3g\n",
-                c.name, c.size, c.size, c.batch, fig->steps, fig->distinct_layers, autoscheduled, cached,
-                fig->compile_seconds, std::chrono::duration<double>(t2 - t1).count(), r.modelled_seconds * 1e3,
-                cl.max_abs, cl.max_ref, cp.max_abs);
+    std::printf(
+        "[model] %s %dx%d batch %d: %d steps, %d distinct layers (%d autoscheduled, %d from the "
+        "cache), "
+        "compile %.1f s, run %.1f s, %.4f ms modelled, logits max |diff| %.3g (max |logit| %.3g), "
+        "probs max |diff| %.3g\n",
+        c.name, c.size, c.size, c.batch, fig->steps, fig->distinct_layers, autoscheduled, cached,
+        fig->compile_seconds, std::chrono::duration<double>(t2 - t1).count(),
+        r.modelled_seconds * 1e3, cl.max_abs, cl.max_ref, cp.max_abs);
 
-    EXPECT_LE(cp.max_abs, 1e-4) << c << ": probability " << cp.worst << " is " << softmax_rows(out.f32, 1000)[cp.worst]
-                                << ", PyTorch " << probs.data[cp.worst];
+    EXPECT_LE(cp.max_abs, 1e-4) << c << ": probability " << cp.worst << " is "
+                                << softmax_rows(out.f32, 1000)[cp.worst] << ", PyTorch "
+                                << probs.data[cp.worst];
     EXPECT_LE(cl.max_abs, 1e-3 * std::max(1.0, cl.max_ref))
-        << c << ": logit " << cl.worst << " is " << out.f32[cl.worst] << ", PyTorch " << logits.data[cl.worst];
+        << c << ": logit " << cl.worst << " is " << out.f32[cl.worst] << ", PyTorch "
+        << logits.data[cl.worst];
     EXPECT_GT(r.modelled_seconds, 0.0);
 }
 
@@ -195,13 +206,17 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
 TEST(ExportScript, ExitStatuses) {
     std::string log;
     const std::string lp = std::string(SW_MODELS_DIR) + "/script_test.log";
-    if (run_python("-c pass", lp, &log) != 0) GTEST_SKIP() << SW_TORCH_PYTHON << " cannot run: " << log;
+    if (run_python("-c pass", lp, &log) != 0)
+        GTEST_SKIP() << SW_TORCH_PYTHON << " cannot run: " << log;
     EXPECT_EQ(run_python(kScript + " --model nope", lp, &log), 1);
     EXPECT_NE(log.find("error: --model nope: unknown model"), std::string::npos) << log;
     EXPECT_EQ(run_python(kScript + " --model resnet18 --size abc", lp, &log), 1);
     EXPECT_NE(log.find("error: argument --size"), std::string::npos) << log;
     EXPECT_EQ(run_python(kScript + " --model resnet18 --batch 0", lp, &log), 1);
-    EXPECT_EQ(run_python("-S " + kScript + " --model resnet18 --out '" + SW_MODELS_DIR + "/no_torch'", lp, &log), 2);
+    EXPECT_EQ(
+        run_python("-S " + kScript + " --model resnet18 --out '" + SW_MODELS_DIR + "/no_torch'", lp,
+                   &log),
+        2);
     EXPECT_NE(log.find("not importable"), std::string::npos) << log;
 }
 
@@ -210,24 +225,27 @@ class TorchvisionModel : public ::testing::TestWithParam<ModelCase> {};
 TEST_P(TorchvisionModel, MatchesPyTorch) {
     const ModelCase c = GetParam();
     RunFigures fig;
-    check_model(c, std::string(SW_MODELS_DIR) + "/s" + std::to_string(c.size) + "b" + std::to_string(c.batch),
+    check_model(c,
+                std::string(SW_MODELS_DIR) + "/s" + std::to_string(c.size) + "b" +
+                    std::to_string(c.batch),
                 auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), true, &fig);
 }
 
 std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
-    return std::string(i.param.name) + "_" + std::to_string(i.param.size) + "_b" + std::to_string(i.param.batch);
+    return std::string(i.param.name) + "_" + std::to_string(i.param.size) + "_b" +
+           std::to_string(i.param.batch);
 }
 
 // Reduced sizes: the smallest at which every stage still has a spatial extent >= 1, larger
 // where that is cheap; VGG-16-BN only exports at 224 (its AdaptiveAvgPool2d((7, 7)) needs a
 // feature map that is a multiple of 7 for torch.onnx, see docs/testing.md).
-INSTANTIATE_TEST_SUITE_P(Models, TorchvisionModel,
-                         ::testing::Values(ModelCase{"resnet18", 64, 2}, ModelCase{"resnet50", 32, 1},
-                                           ModelCase{"mobilenet_v2", 32, 1}, ModelCase{"squeezenet1_1", 64, 1},
-                                           ModelCase{"googlenet", 32, 1}, ModelCase{"densenet121", 32, 1},
-                                           ModelCase{"shufflenet_v2_x1_0", 32, 2},
-                                           ModelCase{"vgg16_bn", 224, 1}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    Models, TorchvisionModel,
+    ::testing::Values(ModelCase{"resnet18", 64, 2}, ModelCase{"resnet50", 32, 1},
+                      ModelCase{"mobilenet_v2", 32, 1}, ModelCase{"squeezenet1_1", 64, 1},
+                      ModelCase{"googlenet", 32, 1}, ModelCase{"densenet121", 32, 1},
+                      ModelCase{"shufflenet_v2_x1_0", 32, 2}, ModelCase{"vgg16_bn", 224, 1}),
+    case_name);
 
 // ------------------------------------------------------------- full-size figures
 
@@ -235,29 +253,36 @@ class FullSize : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(FullSize, Figures) {
     const ModelCase c{GetParam(), 224, 1};
-    const std::string dir = std::string(SW_MODELS_DIR) + "/s224b1", cache = dir + "/layer_cache_" + c.name;
-    std::filesystem::remove_all(cache);  // cold: every layer generated and compiled
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s224b1",
+                      cache = dir + "/layer_cache_" + c.name;
+    std::filesystem::remove_all(cache); // cold: every layer generated and compiled
     RunFigures fig;
     check_model(c, dir, auto_options(cache), false, &fig);
-    if (HasFatalFailure() || IsSkipped()) return;
+    if (HasFatalFailure() || IsSkipped())
+        return;
     // Cached: a new Executor loads every layer from the cache. (The cache directory named
     // differently, "<cache>/.": this process's own map of built layers is keyed by the
     // name, so the layers really come from the files.)
     const sw_graph::Graph g = sw_graph::import_onnx(dir + "/" + c.name + ".onnx");
     const auto t0 = std::chrono::steady_clock::now();
     sw_graph::Executor again(g, auto_options(cache + "/."));
-    const double cached_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (const sw_graph::LayerBuildInfo &b : again.builds()) EXPECT_TRUE(b.from_cache);
+    const double cached_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const sw_graph::LayerBuildInfo &b : again.builds())
+        EXPECT_TRUE(b.from_cache);
     std::filesystem::remove_all(cache);
     const double peak = sw::sw26010().cg_peak_gflops();
     std::printf("[figures] | %s | %.2f ms | %.1f%% | %.2f | %d | %.1f s | %.1f s |\n", c.name,
-                fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak, fig.gflop,
-                fig.distinct_layers, fig.compile_seconds, cached_seconds);
+                fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
+                fig.gflop, fig.distinct_layers, fig.compile_seconds, cached_seconds);
 }
 
 INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
-                         ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "googlenet",
-                                           "densenet121", "shufflenet_v2_x1_0", "vgg16_bn"),
-                         [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });
+                         ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
+                                           "googlenet", "densenet121", "shufflenet_v2_x1_0",
+                                           "vgg16_bn"),
+                         [](const ::testing::TestParamInfo<const char *> &i) {
+                             return std::string(i.param);
+                         });
 
-}  // namespace
+} // namespace

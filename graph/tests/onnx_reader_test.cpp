@@ -84,7 +84,8 @@ TEST(GraphReader, MissingFile) {
         read_onnx_file("/nonexistent/model.onnx");
         FAIL();
     } catch (const Error &e) {
-        EXPECT_STREQ(e.what(), "error: /nonexistent/model.onnx: cannot open: No such file or directory");
+        EXPECT_STREQ(e.what(),
+                     "error: /nonexistent/model.onnx: cannot open: No such file or directory");
     }
 }
 
@@ -110,13 +111,15 @@ TEST(GraphReader, CorruptedDimsDoNotAllocate) {
     ModelBuilder m = small_model();
     auto *w = m.g->mutable_initializer(0);
     w->clear_dims();
-    for (int i = 0; i < 3; i++) w->add_dims(1 << 20);
+    for (int i = 0; i < 3; i++)
+        w->add_dims(1 << 20);
     w->set_raw_data(std::string(8, '\0'));
     EXPECT_EQ(read_error(m.bytes()), "error: m.onnx: initializer 'w': dims 1048576x1048576x1048576 "
                                      "need 1152921504606846976 elements but raw_data holds 2");
     // Dims whose product overflows int64.
     w->clear_dims();
-    for (int i = 0; i < 3; i++) w->add_dims(1LL << 40);
+    for (int i = 0; i < 3; i++)
+        w->add_dims(1LL << 40);
     EXPECT_NE(read_error(m.bytes()).find("more elements than int64 holds"), std::string::npos);
     w->clear_dims();
     w->add_dims(-5);
@@ -126,7 +129,8 @@ TEST(GraphReader, CorruptedDimsDoNotAllocate) {
     b->add_dims(2);
     w->clear_dims();
     w->add_dims(2);
-    EXPECT_NE(read_error(m.bytes()).find("initializer 'b': dims 3x2 need 6 elements but float_data holds 3"),
+    EXPECT_NE(read_error(m.bytes()).find(
+                  "initializer 'b': dims 3x2 need 6 elements but float_data holds 3"),
               std::string::npos)
         << read_error(m.bytes());
 }
@@ -134,10 +138,12 @@ TEST(GraphReader, CorruptedDimsDoNotAllocate) {
 TEST(GraphReader, ExternalDataAndUnsupportedTypes) {
     ModelBuilder m = small_model();
     m.g->mutable_initializer(0)->set_data_location(onnx::TensorProto_DataLocation_EXTERNAL);
-    EXPECT_NE(read_error(m.bytes()).find("initializer 'w': external data is not supported"), std::string::npos);
+    EXPECT_NE(read_error(m.bytes()).find("initializer 'w': external data is not supported"),
+              std::string::npos);
     ModelBuilder m2 = small_model();
     m2.g->mutable_initializer(0)->set_data_type(onnx::TensorProto_DataType_DOUBLE);
-    EXPECT_NE(read_error(m2.bytes()).find("element type DOUBLE is not supported"), std::string::npos);
+    EXPECT_NE(read_error(m2.bytes()).find("element type DOUBLE is not supported"),
+              std::string::npos);
 }
 
 TEST(GraphReader, IrAndOpsetChecks) {
@@ -148,7 +154,8 @@ TEST(GraphReader, IrAndOpsetChecks) {
     m.model.mutable_opset_import(0)->set_version(99);
     EXPECT_EQ(read_error(m.bytes()), "error: m.onnx: opset 99 is not supported (1 to 18 are)");
     m.model.mutable_opset_import(0)->set_domain("ai.onnx.ml");
-    EXPECT_EQ(read_error(m.bytes()), "error: m.onnx: the model imports no opset of the default ONNX domain");
+    EXPECT_EQ(read_error(m.bytes()),
+              "error: m.onnx: the model imports no opset of the default ONNX domain");
 }
 
 TEST(GraphReader, MissingInitializerAndCycle) {

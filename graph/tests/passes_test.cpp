@@ -25,7 +25,8 @@ std::vector<float> conv(const std::vector<float> &x, const Dims &xs, const std::
                         const Dims &ws, const std::vector<float> *b, ConvParams p, Dims &ys) {
     const int64_t n = xs[0], c = xs[1], h = xs[2], wd = xs[3];
     const int64_t m = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
-    const int64_t oh = (h + 2 * p.pad - kh) / p.stride + 1, ow = (wd + 2 * p.pad - kw) / p.stride + 1;
+    const int64_t oh = (h + 2 * p.pad - kh) / p.stride + 1,
+                  ow = (wd + 2 * p.pad - kw) / p.stride + 1;
     ys = {n, m, oh, ow};
     std::vector<float> y(n * m * oh * ow);
     for (int64_t in = 0; in < n; in++)
@@ -37,8 +38,10 @@ std::vector<float> conv(const std::vector<float> &x, const Dims &xs, const std::
                     for (int64_t ic = 0; ic < cg; ic++)
                         for (int64_t ky = 0; ky < kh; ky++)
                             for (int64_t kx = 0; kx < kw; kx++) {
-                                const int64_t iy = oy * p.stride - p.pad + ky, ix = ox * p.stride - p.pad + kx;
-                                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                                const int64_t iy = oy * p.stride - p.pad + ky,
+                                              ix = ox * p.stride - p.pad + kx;
+                                if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
+                                    continue;
                                 const int64_t ch = g * cg + ic;
                                 acc += (double)x[((in * c + ch) * h + iy) * wd + ix] *
                                        w[((om * cg + ic) * kh + ky) * kw + kx];
@@ -63,7 +66,8 @@ std::vector<float> batch_norm(std::vector<float> y, const Dims &ys, const std::v
 std::vector<float> random_vector(size_t n, std::mt19937 &rng) {
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     std::vector<float> v(n);
-    for (float &x : v) x = d(rng);
+    for (float &x : v)
+        x = d(rng);
     return v;
 }
 
@@ -95,7 +99,8 @@ TEST_P(GraphPassesBnFold, FoldedConvMatchesConvThenBn) {
     m.input("x", xs);
     const auto w = m.init_random("w", ws);
     std::vector<float> b;
-    if (k.bias) b = m.init_random("b", {8});
+    if (k.bias)
+        b = m.init_random("b", {8});
     auto &c = m.node("Conv", {"x", "w", k.bias ? "b" : ""}, {"c"}, "conv");
     ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
     ModelBuilder::attr_ints(c, "strides", {2, 2});
@@ -123,7 +128,8 @@ TEST_P(GraphPassesBnFold, FoldedConvMatchesConvThenBn) {
     const auto x = random_vector(2 * 6 * 9 * 7, rng);
     Dims ys, ys2;
     const ConvParams p{2, 1, k.groups};
-    const auto expected = batch_norm(conv(x, xs, w, ws, k.bias ? &b : nullptr, p, ys), ys, gamma, beta, mean, var, eps);
+    const auto expected = batch_norm(conv(x, xs, w, ws, k.bias ? &b : nullptr, p, ys), ys, gamma,
+                                     beta, mean, var, eps);
     const auto actual = conv(x, xs, fw.f32, fw.shape, &fb.f32, p, ys2);
     EXPECT_EQ(ys, g.tensor("y").shape);
     expect_near(actual, expected);
@@ -142,7 +148,8 @@ TEST(GraphPasses, SharedWeightsAreCopiedNotChanged) {
     const auto w = m.init_random("w", {2, 2, 1, 1});
     m.node("Conv", {"x", "w"}, {"c1"});
     m.node("Conv", {"x", "w"}, {"c2"});
-    for (const char *p : {"g", "b", "mu"}) m.init_random(p, {2});
+    for (const char *p : {"g", "b", "mu"})
+        m.init_random(p, {2});
     m.init_random("v", {2}, 0.5f, 1.0f);
     m.node("BatchNormalization", {"c1", "g", "b", "mu", "v"}, {"y1"});
     m.node("Add", {"y1", "c2"}, {"y"});
@@ -180,7 +187,8 @@ TEST(GraphPasses, BnAfterSharedConvOutputBecomesScaleShift) {
     const Dims xs{1, 3, 5, 5};
     const auto expected = batch_norm(x, xs, gamma, beta, mean, var, 1e-5f);
     std::vector<float> actual(x.size());
-    for (size_t i = 0; i < x.size(); i++) actual[i] = x[i] * scale.f32[i / 25] + shift.f32[i / 25];
+    for (size_t i = 0; i < x.size(); i++)
+        actual[i] = x[i] * scale.f32[i / 25] + shift.f32[i / 25];
     expect_near(actual, expected);
     // Shape inference accepts the internal operator.
     infer_shapes(g);

@@ -16,7 +16,9 @@ using Dims = std::vector<int64_t>;
 
 namespace {
 
-Dims shape_of(const Graph &g, const std::string &n) { return g.tensor(n).shape; }
+Dims shape_of(const Graph &g, const std::string &n) {
+    return g.tensor(n).shape;
+}
 
 std::string error_of(const ModelBuilder &m, const InferenceOptions &o = {}) {
     try {
@@ -37,7 +39,8 @@ TEST(GraphShapes, ConvBnRelu) {
     auto &conv = m.node("Conv", {"x", "w", "b"}, {"c"}, "conv1");
     ModelBuilder::attr_ints(conv, "pads", {1, 1, 1, 1});
     ModelBuilder::attr_ints(conv, "strides", {2, 2});
-    for (const char *p : {"gamma", "beta", "mean"}) m.init_random(p, {16});
+    for (const char *p : {"gamma", "beta", "mean"})
+        m.init_random(p, {16});
     m.init_random("var", {16}, 0.5f, 2.0f);
     m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"bn"}, "bn1");
     m.node("Relu", {"bn"}, {"y"}, "relu1");
@@ -100,8 +103,10 @@ TEST(GraphShapes, BroadcastMismatchNamesNode) {
     m.input("z", {1, 7, 5, 5});
     m.node("Add", {"x", "z"}, {"y"}, "add1");
     m.output("y");
-    EXPECT_NE(error_of(m).find("error: test.onnx: node 'add1' (Add): shapes 1x8x5x5 and 1x7x5x5 do not broadcast"),
-              std::string::npos)
+    EXPECT_NE(
+        error_of(m).find(
+            "error: test.onnx: node 'add1' (Add): shapes 1x8x5x5 and 1x7x5x5 do not broadcast"),
+        std::string::npos)
         << error_of(m);
 }
 
@@ -299,7 +304,7 @@ TEST(GraphShapes, PadShapeAndZeroPadRemoved) {
     EXPECT_EQ(shape_of(g, "a"), (Dims{1, 3, 8, 7}));
     EXPECT_EQ(shape_of(g, "y"), (Dims{1, 3, 8, 7}));
     run_passes(g);
-    ASSERT_EQ(g.nodes.size(), 1u);  // the zero Pad is gone, its reader reads "a"
+    ASSERT_EQ(g.nodes.size(), 1u); // the zero Pad is gone, its reader reads "a"
     EXPECT_EQ(g.nodes[0].name, "pad1");
     EXPECT_EQ(g.nodes[0].output(0), "y");
 }
@@ -332,7 +337,9 @@ TEST(GraphShapes, UnsupportedOperatorNamesNodeAndOp) {
     m.node("Tanh", {"a"}, {"y"}, "act2");
     m.output("y");
     const std::string e = error_of(m);
-    EXPECT_EQ(e.rfind("error: test.onnx: node 'act2' (Tanh): operator 'Tanh' is not supported", 0), 0u) << e;
+    EXPECT_EQ(e.rfind("error: test.onnx: node 'act2' (Tanh): operator 'Tanh' is not supported", 0),
+              0u)
+        << e;
     EXPECT_NE(e.find("Conv"), std::string::npos) << e; // lists what is supported
 }
 
@@ -359,8 +366,9 @@ TEST(GraphShapes, UnsupportedAttributeAndValue) {
     auto &mp3 = m3.node("MaxPool", {"x"}, {"y", "indices"}, "mp");
     ModelBuilder::attr_ints(mp3, "kernel_shape", {2, 2});
     m3.output("y");
-    EXPECT_NE(error_of(m3).find("node 'mp' (MaxPool): output 1 ('indices') of MaxPool is not supported"),
-              std::string::npos)
+    EXPECT_NE(
+        error_of(m3).find("node 'mp' (MaxPool): output 1 ('indices') of MaxPool is not supported"),
+        std::string::npos)
         << error_of(m3);
     ModelBuilder m4;
     m4.input("x", {1, 3, 4, 4});
@@ -387,7 +395,8 @@ TEST(GraphShapes, DynamicInputNeedsInputShape) {
     EXPECT_EQ(m.infer(o).tensor("y").shape, (Dims{5, 3, 8, 8}));
     InferenceOptions bad;
     add_input_shape("image=5x4x8x8", bad);
-    EXPECT_NE(error_of(m, bad).find("does not match the model's declared shape ?x3x8x8"), std::string::npos);
+    EXPECT_NE(error_of(m, bad).find("does not match the model's declared shape ?x3x8x8"),
+              std::string::npos);
     InferenceOptions wrong_name;
     add_input_shape("img=1x3x8x8", wrong_name);
     EXPECT_NE(error_of(m, wrong_name).find("the model has no input 'img' (its inputs: 'image')"),
@@ -405,7 +414,8 @@ TEST(GraphShapes, HugeInputShapeFailsCleanly) {
     m.output("y");
     InferenceOptions o;
     add_input_shape("x=100000000000x100000000000x3x8", o);
-    EXPECT_NE(error_of(m, o).find("more elements than int64 holds"), std::string::npos) << error_of(m, o);
+    EXPECT_NE(error_of(m, o).find("more elements than int64 holds"), std::string::npos)
+        << error_of(m, o);
 }
 
 TEST(GraphShapes, NonConstantReshapeShapeIsAnError) {
@@ -414,7 +424,8 @@ TEST(GraphShapes, NonConstantReshapeShapeIsAnError) {
     m.input("s", {2}, onnx::TensorProto_DataType_INT64);
     m.node("Reshape", {"x", "s"}, {"y"}, "rs");
     m.output("y");
-    EXPECT_NE(error_of(m).find("node 'rs' (Reshape): shape (input 's') is not a constant"), std::string::npos)
+    EXPECT_NE(error_of(m).find("node 'rs' (Reshape): shape (input 's') is not a constant"),
+              std::string::npos)
         << error_of(m);
 }
 
@@ -426,7 +437,8 @@ TEST(GraphShapes, DeclaredOutputShapeIsChecked) {
     o->set_name("y");
     auto *t = o->mutable_type()->mutable_tensor_type();
     t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
-    for (int64_t d : {1, 3, 8, 9}) t->mutable_shape()->add_dim()->set_dim_value(d);
+    for (int64_t d : {1, 3, 8, 9})
+        t->mutable_shape()->add_dim()->set_dim_value(d);
     EXPECT_NE(error_of(m).find("the inferred shape 1x3x8x8 differs from the declared 1x3x8x9"),
               std::string::npos);
 }

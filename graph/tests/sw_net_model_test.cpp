@@ -3,8 +3,8 @@
  * run through the sw_net executable with its own layer cache directory; outputs checked
  * against naive loops, the cache against a second and a changed run, and the errors.
  */
-#include "runtime/io/npy.h"
 #include "graph/tests/model_builder.h"
+#include "runtime/io/npy.h"
 
 #include <gtest/gtest.h>
 
@@ -37,22 +37,27 @@ struct CliRun {
 CliRun sw_net_shell(const std::string &command) {
     CliRun r;
     FILE *p = popen((command + " 2>&1").c_str(), "r");
-    if (!p) return r;
+    if (!p)
+        return r;
     char buf[4096];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+        r.out.append(buf, n);
     const int st = pclose(p);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return r;
 }
 
-CliRun sw_net(const std::string &args) { return sw_net_shell(std::string(SW_NET) + " " + args); }
+CliRun sw_net(const std::string &args) {
+    return sw_net_shell(std::string(SW_NET) + " " + args);
+}
 
 class SwNetModel : public ::testing::Test {
 protected:
     void SetUp() override {
         dir = fs::path(::testing::TempDir()) /
-              ("sw_net_model_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+              ("sw_net_model_" +
+               std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
         fs::remove_all(dir);
         fs::create_directories(dir);
         cache = (dir / "cache").string();
@@ -84,20 +89,21 @@ std::vector<float> random_input(size_t n, unsigned seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
     std::vector<float> v(n);
-    for (float &x : v) x = d(rng);
+    for (float &x : v)
+        x = d(rng);
     return v;
 }
 
 TEST_F(SwNetModel, RunsAndMatchesNaiveLoops) {
-    const int N = 2, C = 5, H = 7, W = 3;  // batch > 1, odd sizes
+    const int N = 2, C = 5, H = 7, W = 3; // batch > 1, odd sizes
     const std::string model = write(relu_gap({N, C, H, W}), "m.onnx");
     const std::vector<float> x = random_input(size_t(N * C * H * W), 7);
     sw_io::save_npy(path("x.npy"), {N, C, H, W}, x);
-    const CliRun r = sw_net("--model " + model + " --input " + path("x.npy") + " --dump-output " + path("y.npy") +
-                         " --report " + path("r.csv") + opts());
+    const CliRun r = sw_net("--model " + model + " --input " + path("x.npy") + " --dump-output " +
+                            path("y.npy") + " --report " + path("r.csv") + opts());
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("output: 'y' 2x5x1x1"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("relu0"), std::string::npos) << r.out;  // the per-layer table
+    EXPECT_NE(r.out.find("relu0"), std::string::npos) << r.out; // the per-layer table
     EXPECT_NE(r.out.find("gap0"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("total"), std::string::npos) << r.out;
     const sw_io::NpyArray y = sw_io::load_npy(path("y.npy"));
@@ -105,7 +111,8 @@ TEST_F(SwNetModel, RunsAndMatchesNaiveLoops) {
     for (int n = 0; n < N; n++) {
         for (int c = 0; c < C; c++) {
             double s = 0;
-            for (int i = 0; i < H * W; i++) s += std::max(0.f, x[size_t((n * C + c) * H * W + i)]);
+            for (int i = 0; i < H * W; i++)
+                s += std::max(0.f, x[size_t((n * C + c) * H * W + i)]);
             EXPECT_NEAR(y.data[size_t(n * C + c)], s / (H * W), 1e-5) << n << "," << c;
         }
     }
@@ -119,9 +126,10 @@ TEST_F(SwNetModel, SecondRunLoadsEveryLayerFromTheCacheAndAChangedModelRecompile
     const std::string io = " --input " + path("x.npy") + opts();
     const CliRun cold = sw_net("--model " + model + io + " --dump-output " + path("y1.npy"));
     ASSERT_EQ(cold.status, 0) << cold.out;
-    EXPECT_NE(cold.out.find("compiled 2 distinct layers for 2 steps"), std::string::npos) << cold.out;
+    EXPECT_NE(cold.out.find("compiled 2 distinct layers for 2 steps"), std::string::npos)
+        << cold.out;
     EXPECT_NE(cold.out.find("(0 from the cache"), std::string::npos) << cold.out;
-    EXPECT_NE(cold.out.find("[2/2]"), std::string::npos) << cold.out;  // progress
+    EXPECT_NE(cold.out.find("[2/2]"), std::string::npos) << cold.out; // progress
     const CliRun warm = sw_net("--model " + model + io + " --dump-output " + path("y2.npy"));
     ASSERT_EQ(warm.status, 0) << warm.out;
     EXPECT_NE(warm.out.find("(2 from the cache"), std::string::npos) << warm.out;
@@ -136,10 +144,12 @@ TEST_F(SwNetModel, SecondRunLoadsEveryLayerFromTheCacheAndAChangedModelRecompile
     b.output("y");
     const CliRun changed = sw_net("--model " + write(b, "m2.onnx") + io);
     ASSERT_EQ(changed.status, 0) << changed.out;
-    EXPECT_NE(changed.out.find("compiled 3 distinct layers for 3 steps"), std::string::npos) << changed.out;
+    EXPECT_NE(changed.out.find("compiled 3 distinct layers for 3 steps"), std::string::npos)
+        << changed.out;
     EXPECT_NE(changed.out.find("(2 from the cache"), std::string::npos) << changed.out;
     // --no-cache builds in temporary directories and says so.
-    const CliRun nocache = sw_net("--model " + model + " --input " + path("x.npy") + " --no-compare --no-cache");
+    const CliRun nocache =
+        sw_net("--model " + model + " --input " + path("x.npy") + " --no-compare --no-cache");
     ASSERT_EQ(nocache.status, 0) << nocache.out;
     EXPECT_NE(nocache.out.find("layer cache: none"), std::string::npos) << nocache.out;
 }
@@ -172,33 +182,38 @@ TEST_F(SwNetModel, ExportedFolderBuildsWithGccAgainstTheEmulatorAndReproducesThe
     const std::string model = write(small_net(), "net.onnx");
     sw_io::save_npy(path("x.npy"), {2, 3, 9, 7}, random_input(2 * 3 * 9 * 7, 11));
     const std::string out = path("export");
-    CliRun r = sw_net("--model " + model + " --input " + path("x.npy") + " --dump-output " + path("y.npy") +
-                      " --export " + out + opts());
+    CliRun r = sw_net("--model " + model + " --input " + path("x.npy") + " --dump-output " +
+                      path("y.npy") + " --export " + out + opts());
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("exported to " + out), std::string::npos) << r.out;
-    for (const char *f : {"README.md", "Makefile", "sw_model.h", "sw_model.c", "main.c", "weights.bin",
-                          "HalideRuntime.h"}) {
+    for (const char *f : {"README.md", "Makefile", "sw_model.h", "sw_model.c", "main.c",
+                          "weights.bin", "HalideRuntime.h"}) {
         EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
     }
     // The host program is plain C99, as sw5cc -host takes it.
-    r = sw_net_shell("cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" + out + " -I" + out +
-                     "/layers " + out + "/sw_model.c");
+    r = sw_net_shell("cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" + out +
+                     " -I" + out + "/layers " + out + "/sw_model.c");
     ASSERT_EQ(r.status, 0) << r.out;
     r = sw_net_shell("make -C " + out + " emu");
     ASSERT_EQ(r.status, 0) << r.out;
-    r = sw_net_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("x.npy") + " " + path("y_export.npy"));
+    r = sw_net_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("x.npy") + " " +
+                     path("y_export.npy"));
     ASSERT_EQ(r.status, 0) << r.out;
-    const sw_io::NpyArray a = sw_io::load_npy(path("y.npy")), e = sw_io::load_npy(path("y_export.npy"));
+    const sw_io::NpyArray a = sw_io::load_npy(path("y.npy")),
+                          e = sw_io::load_npy(path("y_export.npy"));
     EXPECT_EQ(e.shape, (std::vector<int64_t>{2, 5}));
     EXPECT_EQ(a.shape, e.shape);
     ASSERT_EQ(a.data.size(), e.data.size());
-    for (size_t i = 0; i < a.data.size(); i++) EXPECT_EQ(a.data[i], e.data[i]) << i;
+    for (size_t i = 0; i < a.data.size(); i++)
+        EXPECT_EQ(a.data[i], e.data[i]) << i;
     // The exported program's own errors: a wrong input shape, a bad weights file.
     sw_io::save_npy(path("bad.npy"), {2, 3, 9, 8}, std::vector<float>(2 * 3 * 9 * 8));
-    r = sw_net_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("bad.npy") + " " + path("z.npy"));
+    r = sw_net_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("bad.npy") + " " +
+                     path("z.npy"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("bad.npy"), std::string::npos) << r.out;
-    r = sw_net_shell(out + "/sw_model_emu " + path("x.npy") + " " + path("x.npy") + " " + path("z.npy"));
+    r = sw_net_shell(out + "/sw_model_emu " + path("x.npy") + " " + path("x.npy") + " " +
+                     path("z.npy"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("bad header"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(path("z.npy")));
@@ -212,7 +227,8 @@ TEST_F(SwNetModel, ExportedFolderBuildsWithGccAgainstTheEmulatorAndReproducesThe
 
 TEST_F(SwNetModel, DynamicBatchNeedsAnInputShape) {
     const std::string model = write(relu_gap({-1, 3, 4, 4}), "dyn.onnx");
-    CliRun r = sw_net("--model " + model + " --input-shape x=2x3x4x4 --top 3 --image " SW_SAMPLE_IMAGE + opts());
+    CliRun r = sw_net("--model " + model +
+                      " --input-shape x=2x3x4x4 --top 3 --image " SW_SAMPLE_IMAGE + opts());
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("output: 'y' 2x3x1x1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("--top applies to a 2-D"), std::string::npos) << r.out;
@@ -249,10 +265,11 @@ TEST_F(SwNetModel, BadInputIsAClearErrorAndWritesNothing) {
     expect_error("--model " + model + " --input " + path("x.npy") + opts(), "x.npy");
     // --batch with --input, and one that is not a multiple of the model's.
     sw_io::save_npy(path("ok.npy"), {1, 3, 4, 4}, std::vector<float>(48));
-    expect_error("--model " + model + " --input " + path("ok.npy") + " --batch 2" + opts(), "--batch");
+    expect_error("--model " + model + " --input " + path("ok.npy") + " --batch 2" + opts(),
+                 "--batch");
     // An unwritable report fails before anything is built or written.
-    expect_error("--model " + model + " --input " + path("ok.npy") + " --dump-output " + path("y.npy") +
-                     " --report /nonexistent/dir/r.csv" + opts(),
+    expect_error("--model " + model + " --input " + path("ok.npy") + " --dump-output " +
+                     path("y.npy") + " --report /nonexistent/dir/r.csv" + opts(),
                  "/nonexistent/dir/r.csv");
     EXPECT_FALSE(fs::exists(path("y.npy")));
     EXPECT_FALSE(fs::exists(cache));
@@ -261,8 +278,8 @@ TEST_F(SwNetModel, BadInputIsAClearErrorAndWritesNothing) {
     nan_input[7] = NAN;
     sw_io::save_npy(path("nan.npy"), {1, 3, 4, 4}, nan_input);
     expect_error("--model " + model + " --input " + path("nan.npy") + opts(), "nan.npy");
-    const CliRun allowed = sw_net("--model " + model + " --input " + path("nan.npy") + " --allow-nonfinite --dump-output " +
-                               path("y.npy") + opts());
+    const CliRun allowed = sw_net("--model " + model + " --input " + path("nan.npy") +
+                                  " --allow-nonfinite --dump-output " + path("y.npy") + opts());
     ASSERT_EQ(allowed.status, 0) << allowed.out;
     const sw_io::NpyArray y = sw_io::load_npy(path("y.npy"), sw_io::NonFinite::Allow);
     EXPECT_TRUE(std::isnan(y.data[0])) << "NaN in channel 0 must reach its mean, as in PyTorch";
@@ -271,7 +288,8 @@ TEST_F(SwNetModel, BadInputIsAClearErrorAndWritesNothing) {
     expect_error("--model " + model + " --net alexnet" + opts(), "--net and --model");
     expect_error("--model " + model + " --weights " + dir.string() + opts(), "--weights");
     expect_error("--model " + model + " --channel-div 2" + opts(), "--net only");
-    expect_error("--model " + model + " --fc-split" + opts() + " --export " + path("e"), "exclude each other");
+    expect_error("--model " + model + " --fc-split" + opts() + " --export " + path("e"),
+                 "exclude each other");
 }
 
 // ---- issue 12 item 5: --batch N streams the batch. A PNG through x (1, 3, 2048, 2048) ->
@@ -307,13 +325,16 @@ bool under_asan() {
 
 TEST_F(SwNetModel, BatchIsStreamedUnderAMemoryLimitTheCopiesWouldExceed) {
     const std::string model = write(relu_flat(2048), "big.onnx");
-    const std::string limit = under_asan() ? "" : "export MALLOC_ARENA_MAX=1; ulimit -v 786432; ";  // KiB
-    const std::string args = " --model " + model + " --image " SW_SAMPLE_IMAGE " --schedule hand --top 1" + opts();
+    const std::string limit =
+        under_asan() ? "" : "export MALLOC_ARENA_MAX=1; ulimit -v 786432; "; // KiB
+    const std::string args =
+        " --model " + model + " --image " SW_SAMPLE_IMAGE " --schedule hand --top 1" + opts();
     const CliRun one = sw_net_shell(limit + SW_NET + args + " --batch 1");
     ASSERT_EQ(one.status, 0) << "batch 1 must fit in the limit:\n" << one.out;
     const auto t0 = std::chrono::steady_clock::now();
     const CliRun r = sw_net_shell(limit + SW_NET + args + " --batch 24");
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("24 pass(es)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("output: 'y' 24x12582912"), std::string::npos) << r.out;
@@ -321,11 +342,14 @@ TEST_F(SwNetModel, BatchIsStreamedUnderAMemoryLimitTheCopiesWouldExceed) {
     const size_t first = r.out.find("image 0: top-1 (value)");
     ASSERT_NE(first, std::string::npos) << r.out;
     const size_t line_start = r.out.find('\n', first) + 1;
-    const std::string line = r.out.substr(line_start, r.out.find('\n', line_start) - line_start);  // value, class
+    const std::string line =
+        r.out.substr(line_start, r.out.find('\n', line_start) - line_start); // value, class
     int blocks = 0;
-    for (size_t at = 0; (at = r.out.find("\nimage ", at)) != std::string::npos; at++) blocks++;
+    for (size_t at = 0; (at = r.out.find("\nimage ", at)) != std::string::npos; at++)
+        blocks++;
     EXPECT_EQ(blocks, 24) << r.out;
-    EXPECT_NE(r.out.find("image 23: top-1 (value)\n" + line), std::string::npos) << line << "\n" << r.out;
+    EXPECT_NE(r.out.find("image 23: top-1 (value)\n" + line), std::string::npos) << line << "\n"
+                                                                                 << r.out;
     EXPECT_EQ(r.out.find("image 24:"), std::string::npos) << r.out;
     std::printf("24 passes of a 48 MB input and output in %.1f s under ulimit -v %s\n", secs,
                 limit.empty() ? "(none: ASan)" : "786432");
@@ -334,7 +358,8 @@ TEST_F(SwNetModel, BatchIsStreamedUnderAMemoryLimitTheCopiesWouldExceed) {
 TEST_F(SwNetModel, BatchDumpIsWrittenPassByPass) {
     // --dump-output with --batch 3: written pass by pass, the whole (3, 48) array.
     const std::string model = write(relu_flat(4), "small.onnx");
-    const CliRun r = sw_net("--model " + model + " --image " SW_SAMPLE_IMAGE " --batch 3 --top 2 --dump-output " +
+    const CliRun r = sw_net("--model " + model +
+                            " --image " SW_SAMPLE_IMAGE " --batch 3 --top 2 --dump-output " +
                             path("y.npy") + opts());
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("image 2: top-2 (value)"), std::string::npos) << r.out;
@@ -352,18 +377,22 @@ TEST_F(SwNetModel, BatchDumpIsWrittenPassByPass) {
 // dumped output equal to the single-rank run's bit for bit, the top classes printed once.
 TEST_F(SwNetModel, DataParallelUnderMpirunEqualsOneRank) {
     const std::string model = write(relu_flat(4), "small.onnx");
-    const std::string common = "--model " + model + " --image " SW_SAMPLE_IMAGE " --batch 3 --top 2" + opts();
+    const std::string common =
+        "--model " + model + " --image " SW_SAMPLE_IMAGE " --batch 3 --top 2" + opts();
     const CliRun one = sw_net(common + " --dump-output " + path("one.npy"));
     ASSERT_EQ(one.status, 0) << one.out;
-    const CliRun two = sw_net_shell("timeout 120 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
-                                    std::string(SW_NET) + " " + common + " --dump-output " + path("two.npy"));
+    const CliRun two =
+        sw_net_shell("timeout 120 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
+                     std::string(SW_NET) + " " + common + " --dump-output " + path("two.npy"));
     ASSERT_EQ(two.status, 0) << two.out;
-    const sw_io::NpyArray a = sw_io::load_npy(path("one.npy")), b = sw_io::load_npy(path("two.npy"));
+    const sw_io::NpyArray a = sw_io::load_npy(path("one.npy")),
+                          b = sw_io::load_npy(path("two.npy"));
     EXPECT_EQ(a.shape, b.shape);
     EXPECT_EQ(a.data, b.data);
     EXPECT_NE(two.out.find("image 2: top-2 (value)"), std::string::npos) << two.out;
     EXPECT_EQ(two.out.find("image 3:"), std::string::npos) << two.out;
-    EXPECT_NE(two.out.find("job: 2 rank(s) on 1 node(s), 3 image(s)"), std::string::npos) << two.out;
+    EXPECT_NE(two.out.find("job: 2 rank(s) on 1 node(s), 3 image(s)"), std::string::npos)
+        << two.out;
 }
 
 // --fc-split for a model (the executor's dense steps split by output rows over the ranks,
@@ -372,19 +401,23 @@ TEST_F(SwNetModel, DataParallelUnderMpirunEqualsOneRank) {
 TEST_F(SwNetModel, FcSplitUnderMpirunMatchesOneRank) {
     const std::string model = write(small_net(), "net.onnx");
     sw_io::save_npy(path("x.npy"), {2, 3, 9, 7}, random_input(2 * 3 * 9 * 7, 13));
-    const std::string common = "--model " + model + " --input " + path("x.npy") + " --schedule hand" + opts();
+    const std::string common =
+        "--model " + model + " --input " + path("x.npy") + " --schedule hand" + opts();
     const CliRun one = sw_net(common + " --dump-output " + path("one.npy"));
     ASSERT_EQ(one.status, 0) << one.out;
-    const CliRun two = sw_net_shell("timeout 300 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
-                                    std::string(SW_NET) + " --fc-split " + common + " --dump-output " +
-                                    path("two.npy"));
+    const CliRun two = sw_net_shell(
+        "timeout 300 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
+        std::string(SW_NET) + " --fc-split " + common + " --dump-output " + path("two.npy"));
     ASSERT_EQ(two.status, 0) << two.out;
     EXPECT_NE(two.out.find("rank 0: fc rows 0-2 of 5"), std::string::npos) << two.out;
-    EXPECT_NE(two.out.find("fc-split over 2 core group(s): modelled "), std::string::npos) << two.out;
-    const sw_io::NpyArray a = sw_io::load_npy(path("one.npy")), b = sw_io::load_npy(path("two.npy"));
+    EXPECT_NE(two.out.find("fc-split over 2 core group(s): modelled "), std::string::npos)
+        << two.out;
+    const sw_io::NpyArray a = sw_io::load_npy(path("one.npy")),
+                          b = sw_io::load_npy(path("two.npy"));
     ASSERT_EQ(a.shape, b.shape);
-    for (size_t i = 0; i < a.data.size(); i++) EXPECT_NEAR(a.data[i], b.data[i], 1e-6 + 1e-5 * std::fabs(a.data[i])) << i;
+    for (size_t i = 0; i < a.data.size(); i++)
+        EXPECT_NEAR(a.data[i], b.data[i], 1e-6 + 1e-5 * std::fabs(a.data[i])) << i;
 }
 #endif
 
-}  // namespace
+} // namespace

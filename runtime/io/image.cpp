@@ -36,9 +36,10 @@ void on_png_warning(png_structp, png_const_charp) {}
  * checked against the limits and against what \p file_bytes of compressed data can hold
  * before anything is allocated. On success *pixels is a malloc'ed buffer of width * height
  * * 3 bytes that the caller frees. Returns false with err->message set on failure. */
-bool read_png_rgb8(FILE *file, long long file_bytes, PngError *err, png_uint_32 *width, png_uint_32 *height,
-                   unsigned char **pixels) {
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, err, on_png_error, on_png_warning);
+bool read_png_rgb8(FILE *file, long long file_bytes, PngError *err, png_uint_32 *width,
+                   png_uint_32 *height, unsigned char **pixels) {
+    png_structp png =
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, err, on_png_error, on_png_warning);
     if (!png) {
         std::snprintf(err->message, sizeof err->message, "out of memory");
         return false;
@@ -65,9 +66,11 @@ bool read_png_rgb8(FILE *file, long long file_bytes, PngError *err, png_uint_32 
     const int depth = png_get_bit_depth(png, info);
     if (w > png_uint_32(kMaxImageSide) || h > png_uint_32(kMaxImageSide) ||
         uint64_t(w) * h > uint64_t(kMaxImagePixels)) {
-        std::snprintf(err->message, sizeof err->message,
-                      "image of %u x %u pixels is larger than accepted (at most %d pixels a side and %lld "
-                      "pixels)", unsigned(w), unsigned(h), kMaxImageSide, (long long)kMaxImagePixels);
+        std::snprintf(
+            err->message, sizeof err->message,
+            "image of %u x %u pixels is larger than accepted (at most %d pixels a side and %lld "
+            "pixels)",
+            unsigned(w), unsigned(h), kMaxImageSide, (long long)kMaxImagePixels);
         err->refused = true;
         png_longjmp(png, 1);
     }
@@ -76,29 +79,39 @@ bool read_png_rgb8(FILE *file, long long file_bytes, PngError *err, png_uint_32 
     const uint64_t raw_bytes = uint64_t(h) * (png_get_rowbytes(png, info) + 1);
     if (raw_bytes > uint64_t(kMaxDeflateRatio) * uint64_t(file_bytes) + 4096) {
         std::snprintf(err->message, sizeof err->message,
-                      "header claims %u x %u pixels (%llu bytes of image data), more than a file of %lld bytes "
-                      "can hold: truncated or corrupt", unsigned(w), unsigned(h), (unsigned long long)raw_bytes,
-                      file_bytes);
+                      "header claims %u x %u pixels (%llu bytes of image data), more than a file "
+                      "of %lld bytes "
+                      "can hold: truncated or corrupt",
+                      unsigned(w), unsigned(h), (unsigned long long)raw_bytes, file_bytes);
         err->refused = true;
         png_longjmp(png, 1);
     }
 
-    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
-    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
-    if (depth == 16) png_set_scale_16(png);
+    if (color == PNG_COLOR_TYPE_PALETTE)
+        png_set_palette_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8)
+        png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS))
+        png_set_tRNS_to_alpha(png);
+    if (depth == 16)
+        png_set_scale_16(png);
     png_set_strip_alpha(png);
-    if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA)
+        png_set_gray_to_rgb(png);
     png_set_interlace_handling(png);
     png_read_update_info(png, info);
 
     const size_t row_bytes = png_get_rowbytes(png, info);
-    if (row_bytes != size_t(w) * 3) png_error(png, "unexpected row size after conversion to RGB");
-    if (h > 0 && row_bytes > (size_t(1) << 40) / h) png_error(png, "image too large");
+    if (row_bytes != size_t(w) * 3)
+        png_error(png, "unexpected row size after conversion to RGB");
+    if (h > 0 && row_bytes > (size_t(1) << 40) / h)
+        png_error(png, "image too large");
     buffer = static_cast<unsigned char *>(std::malloc(row_bytes * h));
     rows = static_cast<png_bytep *>(std::malloc(sizeof(png_bytep) * h));
-    if (!buffer || !rows) png_error(png, "out of memory");
-    for (png_uint_32 y = 0; y < h; y++) rows[y] = buffer + y * row_bytes;
+    if (!buffer || !rows)
+        png_error(png, "out of memory");
+    for (png_uint_32 y = 0; y < h; y++)
+        rows[y] = buffer + y * row_bytes;
     png_read_image(png, rows);
     png_read_end(png, nullptr);
 
@@ -110,11 +123,12 @@ bool read_png_rgb8(FILE *file, long long file_bytes, PngError *err, png_uint_32 
     return true;
 }
 
-}  // namespace
+} // namespace
 
 RgbImage load_png_rgb(const std::string &path) {
     FILE *file = std::fopen(path.c_str(), "rb");
-    if (!file) throw IoError(path + ": cannot open PNG file: " + std::strerror(errno));
+    if (!file)
+        throw IoError(path + ": cannot open PNG file: " + std::strerror(errno));
     struct stat st;
     const long long file_bytes = ::fstat(fileno(file), &st) == 0 ? (long long)st.st_size : 0;
     unsigned char signature[8];
@@ -130,8 +144,11 @@ RgbImage load_png_rgb(const std::string &path) {
     unsigned char *pixels = nullptr;
     const bool ok = read_png_rgb8(file, file_bytes, &err, &w, &h, &pixels);
     std::fclose(file);
-    if (!ok && err.refused) throw IoError(path + ": " + err.message);
-    if (!ok) throw IoError(path + ": cannot read PNG file: truncated or corrupt (libpng: " + err.message + ")");
+    if (!ok && err.refused)
+        throw IoError(path + ": " + err.message);
+    if (!ok)
+        throw IoError(path +
+                      ": cannot read PNG file: truncated or corrupt (libpng: " + err.message + ")");
     RgbImage img;
     img.width = int(w);
     img.height = int(h);
@@ -141,7 +158,8 @@ RgbImage load_png_rgb(const std::string &path) {
 }
 
 int imagenet_resize_for(int out_size) {
-    if (out_size == 227) return 256;
+    if (out_size == 227)
+        return 256;
     return int(std::lround(out_size * 256.0 / 224.0));
 }
 
@@ -173,7 +191,8 @@ Axis resample_axis(int in_size, int out_size, int from, int count) {
             total += w.back();
         }
         if (total > 0)
-            for (double &v : w) v /= total;
+            for (double &v : w)
+                v /= total;
         a.first.push_back(lo);
         a.count.push_back(hi - lo);
         a.w.push_back(std::move(w));
@@ -181,12 +200,13 @@ Axis resample_axis(int in_size, int out_size, int from, int count) {
     return a;
 }
 
-}  // namespace
+} // namespace
 
 std::vector<float> preprocess_imagenet(const RgbImage &rgb, int out_size, int resize_to) {
     if (rgb.width <= 0 || rgb.height <= 0 || rgb.data.size() != size_t(rgb.width) * rgb.height * 3)
         throw std::invalid_argument("preprocess_imagenet: empty or inconsistent image");
-    if (resize_to <= 0) resize_to = imagenet_resize_for(out_size);
+    if (resize_to <= 0)
+        resize_to = imagenet_resize_for(out_size);
     if (out_size <= 0 || resize_to < out_size)
         throw std::invalid_argument("preprocess_imagenet: resize_to " + std::to_string(resize_to) +
                                     " is smaller than the crop " + std::to_string(out_size));
@@ -203,7 +223,8 @@ std::vector<float> preprocess_imagenet(const RgbImage &rgb, int out_size, int re
     const int left = int(std::nearbyint((rw - out_size) / 2.0));
     const int top = int(std::nearbyint((rh - out_size) / 2.0));
 
-    const Axis ax = resample_axis(rgb.width, rw, left, out_size), ay = resample_axis(rgb.height, rh, top, out_size);
+    const Axis ax = resample_axis(rgb.width, rw, left, out_size),
+               ay = resample_axis(rgb.height, rh, top, out_size);
     const size_t plane = size_t(out_size) * out_size;
     std::vector<float> out(3 * plane);
     // Horizontal pass over the needed columns of every input row, then vertical.
@@ -212,7 +233,8 @@ std::vector<float> preprocess_imagenet(const RgbImage &rgb, int out_size, int re
         for (int x = 0; x < out_size; x++) {
             for (int c = 0; c < 3; c++) {
                 double acc = 0;
-                for (int k = 0; k < ax.count[x]; k++) acc += ax.w[x][k] * rgb.at(ax.first[x] + k, y, c);
+                for (int k = 0; k < ax.count[x]; k++)
+                    acc += ax.w[x][k] * rgb.at(ax.first[x] + k, y, c);
                 rows[(size_t(y) * out_size + x) * 3 + c] = acc;
             }
         }
@@ -230,4 +252,4 @@ std::vector<float> preprocess_imagenet(const RgbImage &rgb, int out_size, int re
     return out;
 }
 
-}  // namespace sw_io
+} // namespace sw_io

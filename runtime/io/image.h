@@ -47,7 +47,7 @@ constexpr float kImagenetStd[3] = {0.229f, 0.224f, 0.225f};
  * - scale to [0, 1] and normalise each channel: (v - mean[c]) / std[c].
  * Returns planar CHW floats, x fastest: out[(c * out_size + y) * out_size + x].
  * Only the cropped part of the resized image is computed (work and memory are of the
- * crop times the image's height, however long its resized side). 
+ * crop times the image's height, however long its resized side).
  * Throws std::invalid_argument for an empty image or resize_to < out_size. */
 std::vector<float> preprocess_imagenet(const RgbImage &rgb, int out_size = 224, int resize_to = 0);
 
@@ -55,6 +55,6 @@ std::vector<float> preprocess_imagenet(const RgbImage &rgb, int out_size = 224, 
  * for AlexNet's 227 crop (Caffe's convention: 256 x 256 images, 227 crop). */
 int imagenet_resize_for(int out_size);
 
-}  // namespace sw_io
+} // namespace sw_io
 
 #endif

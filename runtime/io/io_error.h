@@ -16,6 +16,6 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-}  // namespace sw_io
+} // namespace sw_io
 
 #endif

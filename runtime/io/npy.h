@@ -17,8 +17,8 @@
 namespace sw_io {
 
 struct NpyArray {
-    std::vector<int64_t> shape;  ///< empty for a 0-d array (one element)
-    std::vector<float> data;     ///< C order: last dimension fastest
+    std::vector<int64_t> shape; ///< empty for a 0-d array (one element)
+    std::vector<float> data;    ///< C order: last dimension fastest
 };
 
 /** What loading does with NaN and infinite values: refuse them (the default: a NaN in a
@@ -82,11 +82,12 @@ private:
  * not fit in 64 KiB) through OutputFile. Throws IoError naming the path if the file cannot
  * be written or a write fails (a full disk), std::invalid_argument
  * if data.size() is not the product of the shape. */
-void save_npy(const std::string &path, const std::vector<int64_t> &shape, const std::vector<float> &data);
+void save_npy(const std::string &path, const std::vector<int64_t> &shape,
+              const std::vector<float> &data);
 
 /** "(2, 3)" style text of a shape, as NumPy prints it ("(5,)", "()"). */
 std::string shape_to_string(const std::vector<int64_t> &shape);
 
-}  // namespace sw_io
+} // namespace sw_io
 
 #endif

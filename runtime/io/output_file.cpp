@@ -19,19 +19,23 @@ std::string cannot_write(const std::string &path, const std::string &reason) {
  * errno of the failed write. */
 int probe_device(int fd) {
     struct stat st;
-    if (::fstat(fd, &st) != 0) return errno;
-    if (!S_ISCHR(st.st_mode) || ::isatty(fd)) return 0;
+    if (::fstat(fd, &st) != 0)
+        return errno;
+    if (!S_ISCHR(st.st_mode) || ::isatty(fd))
+        return 0;
     const char byte = '\n';
     return ::write(fd, &byte, 1) == 1 ? 0 : errno;
 }
 
-}  // namespace
+} // namespace
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     struct stat st;
-    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw IoError(cannot_write(path_, "is a directory"));
+    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw IoError(cannot_write(path_, "is a directory"));
     file_ = std::fopen(path_.c_str(), "wb");
-    if (!file_) throw IoError(cannot_write(path_, std::strerror(errno)));
+    if (!file_)
+        throw IoError(cannot_write(path_, std::strerror(errno)));
     if (const int err = probe_device(fileno(file_))) {
         std::fclose(file_);
         file_ = nullptr;
@@ -40,16 +44,19 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
 }
 
 OutputFile::~OutputFile() {
-    if (file_) std::fclose(file_);
+    if (file_)
+        std::fclose(file_);
 }
 
-OutputFile::OutputFile(OutputFile &&other) noexcept : path_(std::move(other.path_)), file_(other.file_) {
+OutputFile::OutputFile(OutputFile &&other) noexcept
+    : path_(std::move(other.path_)), file_(other.file_) {
     other.file_ = nullptr;
 }
 
 OutputFile &OutputFile::operator=(OutputFile &&other) noexcept {
     if (this != &other) {
-        if (file_) std::fclose(file_);
+        if (file_)
+            std::fclose(file_);
         path_ = std::move(other.path_);
         file_ = other.file_;
         other.file_ = nullptr;
@@ -58,18 +65,22 @@ OutputFile &OutputFile::operator=(OutputFile &&other) noexcept {
 }
 
 void OutputFile::fail(const std::string &what, int err) {
-    if (file_) std::fclose(file_);
+    if (file_)
+        std::fclose(file_);
     file_ = nullptr;
     throw IoError(path_ + ": " + what + ": " + (err ? std::strerror(err) : "unknown error"));
 }
 
 void OutputFile::write(const void *data, size_t bytes) {
-    if (!file_) throw IoError(path_ + ": write after close");
-    if (bytes && std::fwrite(data, 1, bytes, file_) != bytes) fail("write failed", errno);
+    if (!file_)
+        throw IoError(path_ + ": write after close");
+    if (bytes && std::fwrite(data, 1, bytes, file_) != bytes)
+        fail("write failed", errno);
 }
 
 void OutputFile::close() {
-    if (!file_) return;
+    if (!file_)
+        return;
     errno = 0;
     const bool flushed = std::fflush(file_) == 0 && !std::ferror(file_);
     const int flush_err = errno;
@@ -77,20 +88,25 @@ void OutputFile::close() {
     file_ = nullptr;
     errno = 0;
     const bool closed = std::fclose(f) == 0;
-    if (!flushed || !closed) throw IoError(path_ + ": write failed: " + std::strerror(flushed ? errno : flush_err));
+    if (!flushed || !closed)
+        throw IoError(path_ + ": write failed: " + std::strerror(flushed ? errno : flush_err));
 }
 
 void check_writable(const std::string &path) {
     struct stat st;
     const bool existed = ::stat(path.c_str(), &st) == 0;
-    if (existed && S_ISDIR(st.st_mode)) throw IoError(cannot_write(path, "is a directory"));
+    if (existed && S_ISDIR(st.st_mode))
+        throw IoError(cannot_write(path, "is a directory"));
     // O_APPEND without O_TRUNC: an existing file keeps its contents.
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-    if (fd < 0) throw IoError(cannot_write(path, std::strerror(errno)));
+    if (fd < 0)
+        throw IoError(cannot_write(path, std::strerror(errno)));
     const int err = probe_device(fd);
     ::close(fd);
-    if (!existed) ::unlink(path.c_str());
-    if (err) throw IoError(cannot_write(path, std::strerror(err)));
+    if (!existed)
+        ::unlink(path.c_str());
+    if (err)
+        throw IoError(cannot_write(path, std::strerror(err)));
 }
 
-}  // namespace sw_io
+} // namespace sw_io

@@ -53,6 +53,6 @@ private:
  * "PATH: cannot write: REASON". */
 void check_writable(const std::string &path);
 
-}  // namespace sw_io
+} // namespace sw_io
 
 #endif

@@ -50,8 +50,8 @@ private:
  * whose first dimension is the outputs: He-style uniform in +-sqrt(6 / fan_in), fan_in the
  * product of the other dimensions, so activations stay bounded through a deep ReLU net. A
  * shape of rank 1 is a bias: uniform in +-0.01. */
-std::vector<float> deterministic_weights(const std::string &layer, const std::vector<int64_t> &shape,
-                                         uint64_t seed = 0);
+std::vector<float> deterministic_weights(const std::string &layer,
+                                         const std::vector<int64_t> &shape, uint64_t seed = 0);
 
 /** deterministic_weights(layer, {out}, seed): a small seeded bias. */
 std::vector<float> deterministic_bias(const std::string &layer, int64_t out, uint64_t seed = 0);
@@ -60,6 +60,6 @@ std::vector<float> deterministic_bias(const std::string &layer, int64_t out, uin
  * naming the file if it cannot be read. */
 std::vector<std::string> load_labels(const std::string &path);
 
-}  // namespace sw_io
+} // namespace sw_io
 
 #endif

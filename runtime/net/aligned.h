@@ -14,23 +14,21 @@ namespace sw_net {
 /** Allocates at the start of a 128-byte line (cache-line alignment, as a real Sunway
  * program's main-memory tensors are): DMA moves whole lines (Machine::dma_line_bytes), so a
  * tensor off a line boundary costs every block of a request one more line. */
-template <typename T>
-struct LineAlignedAllocator {
+template <typename T> struct LineAlignedAllocator {
     using value_type = T;
     static constexpr std::size_t alignment = 128;
     LineAlignedAllocator() = default;
-    template <typename U>
-    LineAlignedAllocator(const LineAlignedAllocator<U> &) {}
-    T *allocate(std::size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), std::align_val_t(alignment))); }
+    template <typename U> LineAlignedAllocator(const LineAlignedAllocator<U> &) {}
+    T *allocate(std::size_t n) {
+        return static_cast<T *>(::operator new(n * sizeof(T), std::align_val_t(alignment)));
+    }
     void deallocate(T *p, std::size_t) { ::operator delete(p, std::align_val_t(alignment)); }
-    template <typename U>
-    bool operator==(const LineAlignedAllocator<U> &) const { return true; }
-    template <typename U>
-    bool operator!=(const LineAlignedAllocator<U> &) const { return false; }
+    template <typename U> bool operator==(const LineAlignedAllocator<U> &) const { return true; }
+    template <typename U> bool operator!=(const LineAlignedAllocator<U> &) const { return false; }
 };
 /** A float tensor on whole lines. */
 using AlignedFloats = std::vector<float, LineAlignedAllocator<float>>;
 
-}  // namespace sw_net
+} // namespace sw_net
 
 #endif

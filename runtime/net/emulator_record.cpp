@@ -35,10 +35,12 @@ void add_emulator_records(LayerRecord &r, double clock, std::vector<TraceSpan> *
             r.dma_get_line_bytes += e.get_line_bytes;
             r.counted_gflop += double(e.flops) / 1e9;
         }
-        if (st->ncpes == 0) continue;
+        if (st->ncpes == 0)
+            continue;
         int busiest = 0;
         for (int c = 1; c < st->ncpes; c++) {
-            if (st->cpe[c].cycles > st->cpe[busiest].cycles) busiest = c;
+            if (st->cpe[c].cycles > st->cpe[busiest].cycles)
+                busiest = c;
         }
         const athread_emu_cpe_stats &b = st->cpe[busiest];
         r.busiest_compute_seconds += double(b.compute_cycles) / hz;
@@ -46,11 +48,13 @@ void add_emulator_records(LayerRecord &r, double clock, std::vector<TraceSpan> *
         r.busiest_sync_wait_seconds += double(b.sync_wait_cycles) / hz;
         r.busiest_regcomm_wait_seconds += double(b.regcomm_wait_cycles) / hz;
     }
-    if (!trace) return;
+    if (!trace)
+        return;
     const athread_emu_span *spans = athread_emu_trace_spans();
     for (int k = 0; k < athread_emu_trace_count(); k++) {
         const athread_emu_span &sp = spans[k];
-        const double base = sp.kernel < int(kernel_start.size()) ? kernel_start[size_t(sp.kernel)] : start;
+        const double base =
+            sp.kernel < int(kernel_start.size()) ? kernel_start[size_t(sp.kernel)] : start;
         trace->push_back({r.name, sp.cpe, sp.kind, base + double(sp.start_cycle) / hz,
                           base + double(sp.end_cycle) / hz});
     }
@@ -84,8 +88,9 @@ void accumulate(std::vector<LayerRecord> &total, const std::vector<LayerRecord> 
 
 double modelled_seconds(const std::vector<LayerRecord> &records) {
     double s = 0;
-    for (const LayerRecord &r : records) s += r.modelled_seconds;
+    for (const LayerRecord &r : records)
+        s += r.modelled_seconds;
     return s;
 }
 
-}  // namespace sw_net
+} // namespace sw_net

@@ -33,6 +33,6 @@ void accumulate(std::vector<LayerRecord> &total, const std::vector<LayerRecord> 
 /** The modelled seconds of all \p records together (a run's, or a rank's share). */
 double modelled_seconds(const std::vector<LayerRecord> &records);
 
-}  // namespace sw_net
+} // namespace sw_net
 
 #endif

@@ -9,13 +9,15 @@ namespace sw_net {
 
 std::string shape_string(const Shape &s) {
     std::string t;
-    for (size_t i = 0; i < s.size(); i++) t += (i ? "x" : "") + std::to_string(s[i]);
+    for (size_t i = 0; i < s.size(); i++)
+        t += (i ? "x" : "") + std::to_string(s[i]);
     return t;
 }
 
 int64_t elements(const Shape &s) {
     int64_t n = 1;
-    for (int64_t d : s) n *= d;
+    for (int64_t d : s)
+        n *= d;
     return n;
 }
 
@@ -30,15 +32,19 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
         const int k = p("kernel", 3), ky = p("kernel_y", 0) ? p("kernel_y", 0) : k;
         return 2.0 * double(p("in_channels", 3) / std::max(1, p("groups", 1))) * k * ky * out / 1e9;
     }
-    if (kind == "dense") return 2.0 * p("in_features", 16) * out / 1e9;
+    if (kind == "dense")
+        return 2.0 * p("in_features", 16) * out / 1e9;
     if (kind == "pool") {
         const int k = p("kernel", 1), ky = p("kernel_y", 0) ? p("kernel_y", 0) : k;
         return double(k) * ky * out / 1e9;
     }
-    if (kind == "lrn") return (2.0 * p("size", 5) + 4.0) * out / 1e9;
-    if (kind == "softmax") return 4.0 * double(in_elements) / 1e9;
-    if (kind == "global_pool") return double(in_elements) / 1e9;
+    if (kind == "lrn")
+        return (2.0 * p("size", 5) + 4.0) * out / 1e9;
+    if (kind == "softmax")
+        return 4.0 * double(in_elements) / 1e9;
+    if (kind == "global_pool")
+        return double(in_elements) / 1e9;
     return out / 1e9;
 }
 
-}  // namespace sw_net
+} // namespace sw_net

@@ -30,13 +30,13 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
 struct LayerRecord {
     std::string name, kind;
     Shape output;
-    double gflop = 0;           ///< analytic: 2 per multiply-add; 1 per compare/add elsewhere
-    double wall_seconds = 0;    ///< emulator wall time on this machine
-    double modelled_seconds = 0;  ///< SW26010 time from the emulator's timing model
-    double counted_gflop = 0;   ///< flops the generated code counted (work counters)
+    double gflop = 0;            ///< analytic: 2 per multiply-add; 1 per compare/add elsewhere
+    double wall_seconds = 0;     ///< emulator wall time on this machine
+    double modelled_seconds = 0; ///< SW26010 time from the emulator's timing model
+    double counted_gflop = 0;    ///< flops the generated code counted (work counters)
     long long ldm_peak_bytes = 0;
     long long dma_requests = 0, dma_bytes = 0, dma_line_bytes = 0;
-    long long dma_get_bytes = 0, dma_get_line_bytes = 0;  ///< the gets (main memory -> LDM) alone
+    long long dma_get_bytes = 0, dma_get_line_bytes = 0; ///< the gets (main memory -> LDM) alone
     int kernels = 0;
     /** Where the modelled time went on each kernel's busiest CPE (the one with the most
      * cycles, which sets the kernel's time), summed over the layer's kernels, in seconds
@@ -52,10 +52,10 @@ struct LayerRecord {
 struct TraceSpan {
     std::string layer;
     int cpe;
-    int kind;  ///< athread_emu_span_kind
+    int kind; ///< athread_emu_span_kind
     double start_seconds, end_seconds;
 };
 
-}  // namespace sw_net
+} // namespace sw_net
 
 #endif

@@ -21,7 +21,8 @@ LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw
         f.peak_fraction = f.gflops / m.cg_peak_gflops();
         f.dma_gbps = double(r.dma_line_bytes) / r.modelled_seconds / 1e9;
     }
-    if (baseline && r.modelled_seconds > 0) f.speedup = baseline->modelled_seconds / r.modelled_seconds;
+    if (baseline && r.modelled_seconds > 0)
+        f.speedup = baseline->modelled_seconds / r.modelled_seconds;
     return f;
 }
 
@@ -34,9 +35,11 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
         nw = std::max(nw, int(r.name.size()));
         kw = std::max(kw, int(r.kind.size()));
     }
-    std::printf("\n%-*s %-*s %-14s %8s %9s %9s %10s %9s %8s %6s %8s", nw, "layer", kw, "kind", "output", "GFLOP",
-                "LDM B/CPE", "DMA reqs", "DMA MB", "model ms", "GFLOPS", "%peak", "DMA GB/s");
-    if (baseline) std::printf(" %9s %7s", "base ms", "speedup");
+    std::printf("\n%-*s %-*s %-14s %8s %9s %9s %10s %9s %8s %6s %8s", nw, "layer", kw, "kind",
+                "output", "GFLOP", "LDM B/CPE", "DMA reqs", "DMA MB", "model ms", "GFLOPS", "%peak",
+                "DMA GB/s");
+    if (baseline)
+        std::printf(" %9s %7s", "base ms", "speedup");
     std::printf(" %8s\n", "wall ms");
     LayerRecord total;
     total.name = "total";
@@ -45,11 +48,12 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
         const LayerRecord &r = records[i];
         const LayerRecord *b = baseline ? &(*baseline)[i] : nullptr;
         const LayerFigures f = figures(r, b, m);
-        std::printf("%-*s %-*s %-14s %8.3f %9lld %9lld %10.2f %9.3f %8.1f %5.1f%% %8.2f", nw, r.name.c_str(), kw,
-                    r.kind.c_str(), shape_string(r.output).c_str(), r.gflop, r.ldm_peak_bytes, r.dma_requests,
-                    double(r.dma_line_bytes) / 1e6, r.modelled_seconds * 1e3, f.gflops, 100 * f.peak_fraction,
-                    f.dma_gbps);
-        if (b) std::printf(" %9.3f %6.2fx", b->modelled_seconds * 1e3, f.speedup);
+        std::printf("%-*s %-*s %-14s %8.3f %9lld %9lld %10.2f %9.3f %8.1f %5.1f%% %8.2f", nw,
+                    r.name.c_str(), kw, r.kind.c_str(), shape_string(r.output).c_str(), r.gflop,
+                    r.ldm_peak_bytes, r.dma_requests, double(r.dma_line_bytes) / 1e6,
+                    r.modelled_seconds * 1e3, f.gflops, 100 * f.peak_fraction, f.dma_gbps);
+        if (b)
+            std::printf(" %9.3f %6.2fx", b->modelled_seconds * 1e3, f.speedup);
         std::printf(" %8.1f\n", r.wall_seconds * 1e3);
         total.gflop += r.gflop;
         total.ldm_peak_bytes = std::max(total.ldm_peak_bytes, r.ldm_peak_bytes);
@@ -57,15 +61,19 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
         total.dma_line_bytes += r.dma_line_bytes;
         total.modelled_seconds += r.modelled_seconds;
         total.wall_seconds += r.wall_seconds;
-        if (b) base_total.modelled_seconds += b->modelled_seconds;
+        if (b)
+            base_total.modelled_seconds += b->modelled_seconds;
     }
     const LayerFigures f = figures(total, baseline ? &base_total : nullptr, m);
-    std::printf("%-*s %-*s %-14s %8.3f %9lld %9lld %10.2f %9.3f %8.1f %5.1f%% %8.2f", nw, "total", kw, "", "", total.gflop,
-                total.ldm_peak_bytes, total.dma_requests, double(total.dma_line_bytes) / 1e6,
-                total.modelled_seconds * 1e3, f.gflops, 100 * f.peak_fraction, f.dma_gbps);
-    if (baseline) std::printf(" %9.3f %6.2fx", base_total.modelled_seconds * 1e3, f.speedup);
+    std::printf("%-*s %-*s %-14s %8.3f %9lld %9lld %10.2f %9.3f %8.1f %5.1f%% %8.2f", nw, "total",
+                kw, "", "", total.gflop, total.ldm_peak_bytes, total.dma_requests,
+                double(total.dma_line_bytes) / 1e6, total.modelled_seconds * 1e3, f.gflops,
+                100 * f.peak_fraction, f.dma_gbps);
+    if (baseline)
+        std::printf(" %9.3f %6.2fx", base_total.modelled_seconds * 1e3, f.speedup);
     std::printf(" %8.1f\n", total.wall_seconds * 1e3);
-    std::printf("model ms: SW26010 time from the emulator's timing model (one core group, %s at %.2f GHz, peak "
+    std::printf("model ms: SW26010 time from the emulator's timing model (one core group, %s at "
+                "%.2f GHz, peak "
                 "%.1f GFLOPS); wall ms: emulation on this machine\n",
                 m.name.c_str(), m.clock_ghz, m.cg_peak_gflops());
 }
@@ -74,9 +82,11 @@ namespace {
 
 /** One CSV field: quoted (quotes doubled) if it holds a comma, a quote or a line break. */
 std::string csv_field(const std::string &v) {
-    if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+    if (v.find_first_of(",\"\r\n") == std::string::npos)
+        return v;
     std::string q = "\"";
-    for (const char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    for (const char c : v)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
 }
 
@@ -92,8 +102,8 @@ nlohmann::ordered_json machine_json(const sw::Machine &m) {
 }
 
 /** The per-layer fields of the report, in column order. */
-nlohmann::ordered_json layer_json(const std::string &net, const LayerRecord &r, const LayerRecord *b,
-                                  const sw::Machine &m) {
+nlohmann::ordered_json layer_json(const std::string &net, const LayerRecord &r,
+                                  const LayerRecord *b, const sw::Machine &m) {
     const LayerFigures f = figures(r, b, m);
     nlohmann::ordered_json j;
     j["net"] = net;
@@ -124,10 +134,11 @@ nlohmann::ordered_json layer_json(const std::string &net, const LayerRecord &r, 
     return j;
 }
 
-}  // namespace
+} // namespace
 
-void write_report(sw_io::OutputFile &out, const std::string &net, const std::vector<LayerRecord> &records,
-                  const std::vector<LayerRecord> *baseline, const sw::Machine &m) {
+void write_report(sw_io::OutputFile &out, const std::string &net,
+                  const std::vector<LayerRecord> &records, const std::vector<LayerRecord> *baseline,
+                  const sw::Machine &m) {
     const std::string &path = out.path();
     const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
     if (csv) {
@@ -138,22 +149,24 @@ void write_report(sw_io::OutputFile &out, const std::string &net, const std::vec
             for (const auto &item : j.items()) {
                 text += first ? "" : ",";
                 first = false;
-                text += names ? item.key()
-                              : item.value().is_string() ? csv_field(item.value().get<std::string>())
-                                                         : item.value().dump();
+                text += names                      ? item.key()
+                        : item.value().is_string() ? csv_field(item.value().get<std::string>())
+                                                   : item.value().dump();
             }
             return text + "\n";
         };
         out.write(line(layer_json(net, LayerRecord{}, nullptr, m), true));
         for (size_t i = 0; i < records.size(); i++)
-            out.write(line(layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m), false));
+            out.write(
+                line(layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m), false));
     } else {
         nlohmann::ordered_json doc;
         doc["net"] = net;
         doc["machine"] = machine_json(m);
         doc["layers"] = nlohmann::ordered_json::array();
         for (size_t i = 0; i < records.size(); i++) {
-            nlohmann::ordered_json j = layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m);
+            nlohmann::ordered_json j =
+                layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m);
             for (const char *k : {"net", "machine", "machine_peak_gflops", "machine_dma_get_gbps",
                                   "machine_dma_theoretical_gbps"}) {
                 j.erase(k);
@@ -165,8 +178,9 @@ void write_report(sw_io::OutputFile &out, const std::string &net, const std::vec
     out.close();
 }
 
-void write_report(const std::string &path, const std::string &net, const std::vector<LayerRecord> &records,
-                  const std::vector<LayerRecord> *baseline, const sw::Machine &m) {
+void write_report(const std::string &path, const std::string &net,
+                  const std::vector<LayerRecord> &records, const std::vector<LayerRecord> *baseline,
+                  const sw::Machine &m) {
     sw_io::OutputFile out(path);
     write_report(out, net, records, baseline, m);
 }
@@ -174,7 +188,9 @@ void write_report(const std::string &path, const std::string &net, const std::ve
 namespace {
 
 /** Whole nanoseconds of a time in seconds: the trace's time grid. */
-long long to_ns(double seconds) { return std::llround(seconds * 1e9); }
+long long to_ns(double seconds) {
+    return std::llround(seconds * 1e9);
+}
 
 /** A complete event ("ph": "X") on a track, times in microseconds from whole nanoseconds. */
 std::string span_event(const std::string &name, const char *category, int tid, long long start_ns,
@@ -196,15 +212,17 @@ std::string metadata_event(const char *what, int tid, const nlohmann::json &args
     e["name"] = what;
     e["ph"] = "M";
     e["pid"] = 1;
-    if (tid >= 0) e["tid"] = tid;
+    if (tid >= 0)
+        e["tid"] = tid;
     e["args"] = args;
     return e.dump();
 }
 
-}  // namespace
+} // namespace
 
 void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans) {
-    static const char *kinds[] = {"compute", "DMA", "wait DMA", "barrier", "register communication"};
+    static const char *kinds[] = {"compute", "DMA", "wait DMA", "barrier",
+                                  "register communication"};
     constexpr int kKinds = int(sizeof kinds / sizeof kinds[0]);
     std::string text = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
     text += metadata_event("process_name", -1, {{"name", "SW26010 core group (modelled)"}});
@@ -228,14 +246,15 @@ void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans) {
             last = std::max(last, to_ns(spans[j].end_seconds));
             j++;
         }
-        out.write(",\n" + span_event(spans[i].layer, "layer", kTraceLayersTid, first, last, spans[i].layer));
+        out.write(",\n" + span_event(spans[i].layer, "layer", kTraceLayersTid, first, last,
+                                     spans[i].layer));
         i = j;
     }
     for (const TraceSpan &s : spans) {
         const int kind = s.kind >= 0 && s.kind < kKinds ? s.kind : 0;
         const int tid = kind == ATHREAD_EMU_SPAN_DMA ? kTraceDmaTidBase + s.cpe : s.cpe;
-        out.write(",\n" + span_event(s.layer + " " + kinds[kind], kinds[kind], tid, to_ns(s.start_seconds),
-                                     to_ns(s.end_seconds), s.layer));
+        out.write(",\n" + span_event(s.layer + " " + kinds[kind], kinds[kind], tid,
+                                     to_ns(s.start_seconds), to_ns(s.end_seconds), s.layer));
     }
     out.write("\n]}\n");
     out.close();
@@ -246,4 +265,4 @@ void write_trace(const std::string &path, const std::vector<TraceSpan> &spans) {
     write_trace(out, spans);
 }
 
-}  // namespace sw_net
+} // namespace sw_net

@@ -17,10 +17,10 @@ namespace sw_net {
 
 /** Figures of one layer derived from its record (and the baseline's, if any). */
 struct LayerFigures {
-    double gflops = 0;         ///< analytic flops / modelled time
-    double peak_fraction = 0;  ///< of the core group's peak
-    double dma_gbps = 0;       ///< DMA bytes (lines touched) / modelled time
-    double speedup = 0;        ///< baseline modelled time / this one (0: no baseline)
+    double gflops = 0;        ///< analytic flops / modelled time
+    double peak_fraction = 0; ///< of the core group's peak
+    double dma_gbps = 0;      ///< DMA bytes (lines touched) / modelled time
+    double speedup = 0;       ///< baseline modelled time / this one (0: no baseline)
 };
 
 LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw::Machine &m);
@@ -36,10 +36,12 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
  * bandwidth in GB/s), which scripts/plot_report.py draws. CSV fields are quoted where
  * needed (RFC 4180). The OutputFile version writes and closes \p out (opened before the
  * run); errors throw sw_io::IoError naming the path. */
-void write_report(sw_io::OutputFile &out, const std::string &net, const std::vector<LayerRecord> &records,
-                  const std::vector<LayerRecord> *baseline, const sw::Machine &m);
-void write_report(const std::string &path, const std::string &net, const std::vector<LayerRecord> &records,
-                  const std::vector<LayerRecord> *baseline, const sw::Machine &m);
+void write_report(sw_io::OutputFile &out, const std::string &net,
+                  const std::vector<LayerRecord> &records, const std::vector<LayerRecord> *baseline,
+                  const sw::Machine &m);
+void write_report(const std::string &path, const std::string &net,
+                  const std::vector<LayerRecord> &records, const std::vector<LayerRecord> *baseline,
+                  const sw::Machine &m);
 
 /** Writes a Chrome trace-event JSON file (ui.perfetto.dev, chrome://tracing), each event
  * through nlohmann-json:
@@ -59,6 +61,6 @@ void write_trace(const std::string &path, const std::vector<TraceSpan> &spans);
 constexpr int kTraceDmaTidBase = 1000;
 constexpr int kTraceLayersTid = 2000;
 
-}  // namespace sw_net
+} // namespace sw_net
 
 #endif

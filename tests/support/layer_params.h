@@ -14,11 +14,21 @@ namespace sw_test {
 
 inline std::map<std::string, std::string> conv2d_params(const reference::Conv2DParams &p) {
     auto s = [](int v) { return std::to_string(v); };
-    return {{"batch", s(p.batch)},           {"in_channels", s(p.in_c)},     {"out_channels", s(p.out_c)},
-            {"height", s(p.h)},              {"width", s(p.w)},              {"kernel", s(p.kernel_x)},
-            {"kernel_y", s(p.kernel_y)},     {"stride", s(p.stride_x)},      {"stride_y", s(p.stride_y)},
-            {"pad_left", s(p.pad_left)},     {"pad_right", s(p.pad_right)},  {"pad_top", s(p.pad_top)},
-            {"pad_bottom", s(p.pad_bottom)}, {"groups", s(p.groups)},        {"relu", p.relu ? "true" : "false"}};
+    return {{"batch", s(p.batch)},
+            {"in_channels", s(p.in_c)},
+            {"out_channels", s(p.out_c)},
+            {"height", s(p.h)},
+            {"width", s(p.w)},
+            {"kernel", s(p.kernel_x)},
+            {"kernel_y", s(p.kernel_y)},
+            {"stride", s(p.stride_x)},
+            {"stride_y", s(p.stride_y)},
+            {"pad_left", s(p.pad_left)},
+            {"pad_right", s(p.pad_right)},
+            {"pad_top", s(p.pad_top)},
+            {"pad_bottom", s(p.pad_bottom)},
+            {"groups", s(p.groups)},
+            {"relu", p.relu ? "true" : "false"}};
 }
 
 inline std::map<std::string, std::string> pool_params(const reference::PoolParams &p) {
@@ -40,6 +50,6 @@ inline std::map<std::string, std::string> pool_params(const reference::PoolParam
             {"count_include_pad", p.count_include_pad ? "true" : "false"}};
 }
 
-}  // namespace sw_test
+} // namespace sw_test
 
 #endif

@@ -14,10 +14,11 @@ inline std::vector<float> random_values(size_t n, unsigned seed, float scale = 1
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(-scale, scale);
     std::vector<float> v(n);
-    for (float &x : v) x = dist(rng);
+    for (float &x : v)
+        x = dist(rng);
     return v;
 }
 
-}  // namespace sw_test
+} // namespace sw_test
 
 #endif

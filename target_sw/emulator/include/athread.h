@@ -31,7 +31,8 @@
 #define ATHREAD_EMU_ATHREAD_H
 
 #if !defined(__cplusplus) && defined(__STRICT_ANSI__)
-#error "athread.h: the real sw5cc athread.h needs POSIX signal types (intc.h); build host code with -std=gnu99, not -std=c99"
+#error                                                                                             \
+    "athread.h: the real sw5cc athread.h needs POSIX signal types (intc.h); build host code with -std=gnu99, not -std=c99"
 #endif
 
 #include <errno.h>

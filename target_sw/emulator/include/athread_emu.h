@@ -34,21 +34,21 @@ extern "C" {
  *  DMA lines it touches: roundup(end, line) - rounddown(start, line). */
 typedef struct {
     long long get_requests, put_requests;
-    long long get_bytes, put_bytes;            /**< sum of len */
+    long long get_bytes, put_bytes; /**< sum of len */
     long long get_line_bytes, put_line_bytes;
     long long get_blocks, put_blocks;
-    long long ldm_peak_bytes;    /**< peak of ldm_malloc live bytes + __thread_local bytes */
-    long long ldm_leaked_bytes;  /**< ldm_malloc bytes not freed when the kernel returned */
+    long long ldm_peak_bytes;   /**< peak of ldm_malloc live bytes + __thread_local bytes */
+    long long ldm_leaked_bytes; /**< ldm_malloc bytes not freed when the kernel returned */
     /* Timing model (see "Timing model" below); cycles of this CPE at machine.clock_ghz. */
-    long long cycles;            /**< from its start until its last instruction and last DMA */
-    long long compute_cycles;    /**< sum of the work reported by athread_emu_account */
-    long long dma_wait_cycles;   /**< blocked in athread_emu_wait_reply, plus the final drain */
-    long long sync_wait_cycles;  /**< blocked in athread_syn */
-    long long flops, ldm_accesses, direct_accesses;  /**< sums of the reported work */
+    long long cycles;           /**< from its start until its last instruction and last DMA */
+    long long compute_cycles;   /**< sum of the work reported by athread_emu_account */
+    long long dma_wait_cycles;  /**< blocked in athread_emu_wait_reply, plus the final drain */
+    long long sync_wait_cycles; /**< blocked in athread_syn */
+    long long flops, ldm_accesses, direct_accesses; /**< sums of the reported work */
     /* Register communication (simd_putr / putc / getr / getc; SW26010 only). */
-    long long regcomm_puts, regcomm_gets;  /**< puts (a broadcast counts once) and gets */
-    long long regcomm_wait_cycles;  /**< blocked in a get until the value arrived, or in a put
-                                         until the receiver's buffer had room (modelled) */
+    long long regcomm_puts, regcomm_gets; /**< puts (a broadcast counts once) and gets */
+    long long regcomm_wait_cycles;        /**< blocked in a get until the value arrived, or in a put
+                                               until the receiver's buffer had room (modelled) */
 } athread_emu_cpe_stats;
 
 /** One record per spawn, appended by athread_join. */
@@ -56,13 +56,13 @@ typedef struct {
     char kernel[128];
     char machine[32];
     int ncpes;
-    long long ldm_static_bytes;  /**< __thread_local bytes counted in every CPE's LDM */
-    long long ldm_budget_bytes;  /**< machine.ldm_data_budget() */
+    long long ldm_static_bytes; /**< __thread_local bytes counted in every CPE's LDM */
+    long long ldm_budget_bytes; /**< machine.ldm_data_budget() */
     athread_emu_cpe_stats cpe[ATHREAD_EMU_MAX_CPES];
     /* Timing model results. */
-    double modelled_seconds;     /**< spawn overhead + cycles_max + join overhead, in seconds */
-    long long cycles_max;        /**< the slowest CPE's cycles */
-    long long spawn_cycles, join_cycles;  /**< the machine's launch and join overheads */
+    double modelled_seconds; /**< spawn overhead + cycles_max + join overhead, in seconds */
+    long long cycles_max;    /**< the slowest CPE's cycles */
+    long long spawn_cycles, join_cycles; /**< the machine's launch and join overheads */
 } athread_emu_kernel_stats;
 
 /** Chooses the machine ("sw26010", the default, or "sw26010-pro"); limits come from
@@ -91,9 +91,8 @@ void athread_emu_stats_reset(void);
 
 /** Called after every DMA request, on the CPE's thread (so concurrently from many CPEs:
  *  it must be thread-safe). main_addr is the main-memory start of the request. */
-typedef void (*athread_emu_dma_observer)(void *user, int cpe, int is_put,
-                                         const void *main_addr, long long len,
-                                         int bsize, int stride);
+typedef void (*athread_emu_dma_observer)(void *user, int cpe, int is_put, const void *main_addr,
+                                         long long len, int bsize, int stride);
 /** Installs the observer for the kernels spawned from now on (NULL removes it). */
 void athread_emu_set_dma_observer(athread_emu_dma_observer fn, void *user);
 
@@ -144,18 +143,18 @@ void athread_emu_wait_reply(volatile int *reply);
 typedef enum {
     ATHREAD_EMU_SPAN_COMPUTE,
     ATHREAD_EMU_SPAN_DMA,
-    ATHREAD_EMU_SPAN_WAIT,  /**< blocked in athread_emu_wait_reply or the final drain */
-    ATHREAD_EMU_SPAN_SYNC,  /**< blocked in athread_syn */
-    ATHREAD_EMU_SPAN_REGCOMM  /**< blocked in a register-communication get or put */
+    ATHREAD_EMU_SPAN_WAIT,   /**< blocked in athread_emu_wait_reply or the final drain */
+    ATHREAD_EMU_SPAN_SYNC,   /**< blocked in athread_syn */
+    ATHREAD_EMU_SPAN_REGCOMM /**< blocked in a register-communication get or put */
 } athread_emu_span_kind;
 
 /** One span of one CPE in one kernel; cycles count from that kernel's athread_spawn (the
  *  CPEs start at its spawn_cycles). Adjacent or overlapping spans of the same CPE and kind
  *  are merged. */
 typedef struct {
-    int kernel;  /**< index of the kernel's record (athread_emu_stats_get) */
+    int kernel; /**< index of the kernel's record (athread_emu_stats_get) */
     int cpe;
-    int kind;    /**< athread_emu_span_kind */
+    int kind; /**< athread_emu_span_kind */
     long long start_cycle, end_cycle;
 } athread_emu_span;
 

@@ -69,62 +69,122 @@ static inline floatv4 simd_set_floatv4(float a, float b, float c, float d) {
     floatv4 v = {a, b, c, d};
     return v;
 }
-static inline floatv4 simd_v4adds(floatv4 a, floatv4 b) { return a + b; }
-static inline floatv4 simd_v4subs(floatv4 a, floatv4 b) { return a - b; }
-static inline floatv4 simd_v4muls(floatv4 a, floatv4 b) { return a * b; }
-static inline floatv4 simd_vmas(floatv4 a, floatv4 b, floatv4 c) { return a * b + c; }
-static inline floatv4 simd_vmss(floatv4 a, floatv4 b, floatv4 c) { return a * b - c; }
-static inline floatv4 simd_vnmas(floatv4 a, floatv4 b, floatv4 c) { return -(a * b) + c; }
-static inline floatv4 simd_vnmss(floatv4 a, floatv4 b, floatv4 c) { return -(a * b) - c; }
+static inline floatv4 simd_v4adds(floatv4 a, floatv4 b) {
+    return a + b;
+}
+static inline floatv4 simd_v4subs(floatv4 a, floatv4 b) {
+    return a - b;
+}
+static inline floatv4 simd_v4muls(floatv4 a, floatv4 b) {
+    return a * b;
+}
+static inline floatv4 simd_vmas(floatv4 a, floatv4 b, floatv4 c) {
+    return a * b + c;
+}
+static inline floatv4 simd_vmss(floatv4 a, floatv4 b, floatv4 c) {
+    return a * b - c;
+}
+static inline floatv4 simd_vnmas(floatv4 a, floatv4 b, floatv4 c) {
+    return -(a * b) + c;
+}
+static inline floatv4 simd_vnmss(floatv4 a, floatv4 b, floatv4 c) {
+    return -(a * b) - c;
+}
 
 /* ---- doublev4, intv8: the real prototypes (the names in parentheses are not macro
  * expanded), then the macros that the calls go through ---- */
-static inline doublev4 (simd_set_doublev4)(double a, double b, double c, double d) {
+static inline doublev4(simd_set_doublev4)(double a, double b, double c, double d) {
     doublev4 v = {a, b, c, d};
     return v;
 }
-static inline intv8 (simd_set_intv8)(int a, int b, int c, int d, int e, int f, int g, int h) {
+static inline intv8(simd_set_intv8)(int a, int b, int c, int d, int e, int f, int g, int h) {
     intv8 v = {a, b, c, d, e, f, g, h};
     return v;
 }
-static inline doublev4 (simd_v4addd)(doublev4 a, doublev4 b) { return a + b; }
-static inline doublev4 (simd_v4subd)(doublev4 a, doublev4 b) { return a - b; }
-static inline doublev4 (simd_v4muld)(doublev4 a, doublev4 b) { return a * b; }
-static inline doublev4 (simd_vmad)(doublev4 a, doublev4 b, doublev4 c) { return a * b + c; }
-static inline doublev4 (simd_vmsd)(doublev4 a, doublev4 b, doublev4 c) { return a * b - c; }
-static inline doublev4 (simd_vnmad)(doublev4 a, doublev4 b, doublev4 c) { return -(a * b) + c; }
-static inline doublev4 (simd_vnmsd)(doublev4 a, doublev4 b, doublev4 c) { return -(a * b) - c; }
-static inline intv8 (simd_vaddw)(intv8 a, intv8 b) { return a + b; }
-static inline intv8 (simd_vsubw)(intv8 a, intv8 b) { return a - b; }
+static inline doublev4(simd_v4addd)(doublev4 a, doublev4 b) {
+    return a + b;
+}
+static inline doublev4(simd_v4subd)(doublev4 a, doublev4 b) {
+    return a - b;
+}
+static inline doublev4(simd_v4muld)(doublev4 a, doublev4 b) {
+    return a * b;
+}
+static inline doublev4(simd_vmad)(doublev4 a, doublev4 b, doublev4 c) {
+    return a * b + c;
+}
+static inline doublev4(simd_vmsd)(doublev4 a, doublev4 b, doublev4 c) {
+    return a * b - c;
+}
+static inline doublev4(simd_vnmad)(doublev4 a, doublev4 b, doublev4 c) {
+    return -(a * b) + c;
+}
+static inline doublev4(simd_vnmsd)(doublev4 a, doublev4 b, doublev4 c) {
+    return -(a * b) - c;
+}
+static inline intv8(simd_vaddw)(intv8 a, intv8 b) {
+    return a + b;
+}
+static inline intv8(simd_vsubw)(intv8 a, intv8 b) {
+    return a - b;
+}
 
 #pragma GCC diagnostic pop
 
 /* By address: r[0] = r[0] op b[0] (op c[0]); returns r. */
-static inline doublev4 *simd_emu_v4addd(doublev4 *r, const doublev4 *b) { *r = *r + *b; return r; }
-static inline doublev4 *simd_emu_v4subd(doublev4 *r, const doublev4 *b) { *r = *r - *b; return r; }
-static inline doublev4 *simd_emu_v4muld(doublev4 *r, const doublev4 *b) { *r = *r * *b; return r; }
-static inline doublev4 *simd_emu_vmad(doublev4 *r, const doublev4 *b, const doublev4 *c) { *r = *r * *b + *c; return r; }
-static inline doublev4 *simd_emu_vmsd(doublev4 *r, const doublev4 *b, const doublev4 *c) { *r = *r * *b - *c; return r; }
-static inline doublev4 *simd_emu_vnmad(doublev4 *r, const doublev4 *b, const doublev4 *c) { *r = -(*r * *b) + *c; return r; }
-static inline doublev4 *simd_emu_vnmsd(doublev4 *r, const doublev4 *b, const doublev4 *c) { *r = -(*r * *b) - *c; return r; }
-static inline intv8 *simd_emu_vaddw(intv8 *r, const intv8 *b) { *r = *r + *b; return r; }
-static inline intv8 *simd_emu_vsubw(intv8 *r, const intv8 *b) { *r = *r - *b; return r; }
+static inline doublev4 *simd_emu_v4addd(doublev4 *r, const doublev4 *b) {
+    *r = *r + *b;
+    return r;
+}
+static inline doublev4 *simd_emu_v4subd(doublev4 *r, const doublev4 *b) {
+    *r = *r - *b;
+    return r;
+}
+static inline doublev4 *simd_emu_v4muld(doublev4 *r, const doublev4 *b) {
+    *r = *r * *b;
+    return r;
+}
+static inline doublev4 *simd_emu_vmad(doublev4 *r, const doublev4 *b, const doublev4 *c) {
+    *r = *r * *b + *c;
+    return r;
+}
+static inline doublev4 *simd_emu_vmsd(doublev4 *r, const doublev4 *b, const doublev4 *c) {
+    *r = *r * *b - *c;
+    return r;
+}
+static inline doublev4 *simd_emu_vnmad(doublev4 *r, const doublev4 *b, const doublev4 *c) {
+    *r = -(*r * *b) + *c;
+    return r;
+}
+static inline doublev4 *simd_emu_vnmsd(doublev4 *r, const doublev4 *b, const doublev4 *c) {
+    *r = -(*r * *b) - *c;
+    return r;
+}
+static inline intv8 *simd_emu_vaddw(intv8 *r, const intv8 *b) {
+    *r = *r + *b;
+    return r;
+}
+static inline intv8 *simd_emu_vsubw(intv8 *r, const intv8 *b) {
+    *r = *r - *b;
+    return r;
+}
 
 /* x as a one-element array of T: a compile error unless x is a T. */
 #define SIMD_EMU_ARG(x, T, what) (SIMD_EMU_REQUIRE(SIMD_EMU_IS(x, T), what), (T[1]){(x)})
-#define SIMD_EMU_D2(f, a, b)                                                                \
-    (*f(SIMD_EMU_ARG(a, doublev4, argument_1_is_not_a_doublev4),                            \
+#define SIMD_EMU_D2(f, a, b)                                                                       \
+    (*f(SIMD_EMU_ARG(a, doublev4, argument_1_is_not_a_doublev4),                                   \
         SIMD_EMU_ARG(b, doublev4, argument_2_is_not_a_doublev4)))
-#define SIMD_EMU_D3(f, a, b, c)                                                             \
-    (*f(SIMD_EMU_ARG(a, doublev4, argument_1_is_not_a_doublev4),                            \
-        SIMD_EMU_ARG(b, doublev4, argument_2_is_not_a_doublev4),                            \
+#define SIMD_EMU_D3(f, a, b, c)                                                                    \
+    (*f(SIMD_EMU_ARG(a, doublev4, argument_1_is_not_a_doublev4),                                   \
+        SIMD_EMU_ARG(b, doublev4, argument_2_is_not_a_doublev4),                                   \
         SIMD_EMU_ARG(c, doublev4, argument_3_is_not_a_doublev4)))
-#define SIMD_EMU_I2(f, a, b)                                                                \
-    (*f(SIMD_EMU_ARG(a, intv8, argument_1_is_not_an_intv8),                                 \
+#define SIMD_EMU_I2(f, a, b)                                                                       \
+    (*f(SIMD_EMU_ARG(a, intv8, argument_1_is_not_an_intv8),                                        \
         SIMD_EMU_ARG(b, intv8, argument_2_is_not_an_intv8)))
 
-#define simd_set_doublev4(a, b, c, d) ((doublev4){(double)(a), (double)(b), (double)(c), (double)(d)})
-#define simd_set_intv8(a, b, c, d, e, f, g, h)                                              \
+#define simd_set_doublev4(a, b, c, d)                                                              \
+    ((doublev4){(double)(a), (double)(b), (double)(c), (double)(d)})
+#define simd_set_intv8(a, b, c, d, e, f, g, h)                                                     \
     ((intv8){(int)(a), (int)(b), (int)(c), (int)(d), (int)(e), (int)(f), (int)(g), (int)(h)})
 #define simd_v4addd(a, b) SIMD_EMU_D2(simd_emu_v4addd, a, b)
 #define simd_v4subd(a, b) SIMD_EMU_D2(simd_emu_v4subd, a, b)
@@ -146,9 +206,18 @@ static inline void simd_emu_check_aligned(const void *p, size_t alignment, const
     }
 }
 
-static inline floatv4 *simd_emu_loadu_f(floatv4 *x, const float *p) { memcpy(x, p, sizeof *x); return x; }
-static inline doublev4 *simd_emu_loadu_d(doublev4 *x, const double *p) { memcpy(x, p, sizeof *x); return x; }
-static inline intv8 *simd_emu_loadu_i(intv8 *x, const int *p) { memcpy(x, p, sizeof *x); return x; }
+static inline floatv4 *simd_emu_loadu_f(floatv4 *x, const float *p) {
+    memcpy(x, p, sizeof *x);
+    return x;
+}
+static inline doublev4 *simd_emu_loadu_d(doublev4 *x, const double *p) {
+    memcpy(x, p, sizeof *x);
+    return x;
+}
+static inline intv8 *simd_emu_loadu_i(intv8 *x, const int *p) {
+    memcpy(x, p, sizeof *x);
+    return x;
+}
 static inline floatv4 *simd_emu_load_f(floatv4 *x, const float *p) {
     simd_emu_check_aligned(p, 16, "simd_load of a floatv4");
     return simd_emu_loadu_f(x, p);
@@ -171,9 +240,15 @@ static inline doublev4 *simd_emu_loade_d(doublev4 *x, const double *p) {
     *x = simd_set_doublev4(v, v, v, v);
     return x;
 }
-static inline void simd_emu_storeu_f(const floatv4 *x, float *p) { memcpy(p, x, sizeof *x); }
-static inline void simd_emu_storeu_d(const doublev4 *x, double *p) { memcpy(p, x, sizeof *x); }
-static inline void simd_emu_storeu_i(const intv8 *x, int *p) { memcpy(p, x, sizeof *x); }
+static inline void simd_emu_storeu_f(const floatv4 *x, float *p) {
+    memcpy(p, x, sizeof *x);
+}
+static inline void simd_emu_storeu_d(const doublev4 *x, double *p) {
+    memcpy(p, x, sizeof *x);
+}
+static inline void simd_emu_storeu_i(const intv8 *x, int *p) {
+    memcpy(p, x, sizeof *x);
+}
 static inline void simd_emu_store_f(const floatv4 *x, float *p) {
     simd_emu_check_aligned(p, 16, "simd_store of a floatv4");
     simd_emu_storeu_f(x, p);
@@ -192,29 +267,32 @@ static inline void simd_emu_store_i(const intv8 *x, int *p) {
  * SIMD_EMU_AS(x, T) is x where x is a T, else a zero T. */
 #define SIMD_EMU_PICK(x, T, e, E) __builtin_choose_expr(SIMD_EMU_IS(x, T), (e), (E *)0)
 #define SIMD_EMU_AS(x, T) __builtin_choose_expr(SIMD_EMU_IS(x, T), (x), (T){0})
-#define SIMD_EMU_IS_VECTOR(x) (SIMD_EMU_IS(x, floatv4) || SIMD_EMU_IS(x, doublev4) || SIMD_EMU_IS(x, intv8))
+#define SIMD_EMU_IS_VECTOR(x)                                                                      \
+    (SIMD_EMU_IS(x, floatv4) || SIMD_EMU_IS(x, doublev4) || SIMD_EMU_IS(x, intv8))
 
-#define SIMD_EMU_LOAD(x, p, f, d, i)                                                        \
-    ((x) = (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),    \
-            *__builtin_choose_expr(                                                                 \
-         SIMD_EMU_IS(x, floatv4),                                                            \
-         f(SIMD_EMU_PICK(x, floatv4, &(x), floatv4), SIMD_EMU_PICK(x, floatv4, p, const float)), \
-         __builtin_choose_expr(                                                              \
-             SIMD_EMU_IS(x, doublev4),                                                       \
-             d(SIMD_EMU_PICK(x, doublev4, &(x), doublev4),                                   \
-               SIMD_EMU_PICK(x, doublev4, p, const double)),                                 \
-             i(SIMD_EMU_PICK(x, intv8, &(x), intv8), SIMD_EMU_PICK(x, intv8, p, const int))))))
-#define SIMD_EMU_STORE(x, p, f, d, i)                                                       \
-    (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),           \
-     __builtin_choose_expr(                                                                  \
-         SIMD_EMU_IS(x, floatv4),                                                            \
-         f(SIMD_EMU_PICK(x, floatv4, (const floatv4[1]){SIMD_EMU_AS(x, floatv4)}, const floatv4),                \
-           SIMD_EMU_PICK(x, floatv4, p, float)),                                             \
-         __builtin_choose_expr(                                                              \
-             SIMD_EMU_IS(x, doublev4),                                                       \
-             d(SIMD_EMU_PICK(x, doublev4, (const doublev4[1]){SIMD_EMU_AS(x, doublev4)}, const doublev4),         \
-               SIMD_EMU_PICK(x, doublev4, p, double)),                                       \
-             i(SIMD_EMU_PICK(x, intv8, (const intv8[1]){SIMD_EMU_AS(x, intv8)}, const intv8),                  \
+#define SIMD_EMU_LOAD(x, p, f, d, i)                                                               \
+    ((x) = (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),         \
+            *__builtin_choose_expr(                                                                \
+                SIMD_EMU_IS(x, floatv4),                                                           \
+                f(SIMD_EMU_PICK(x, floatv4, &(x), floatv4),                                        \
+                  SIMD_EMU_PICK(x, floatv4, p, const float)),                                      \
+                __builtin_choose_expr(SIMD_EMU_IS(x, doublev4),                                    \
+                                      d(SIMD_EMU_PICK(x, doublev4, &(x), doublev4),                \
+                                        SIMD_EMU_PICK(x, doublev4, p, const double)),              \
+                                      i(SIMD_EMU_PICK(x, intv8, &(x), intv8),                      \
+                                        SIMD_EMU_PICK(x, intv8, p, const int))))))
+#define SIMD_EMU_STORE(x, p, f, d, i)                                                              \
+    (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),                \
+     __builtin_choose_expr(                                                                        \
+         SIMD_EMU_IS(x, floatv4),                                                                  \
+         f(SIMD_EMU_PICK(x, floatv4, (const floatv4[1]){SIMD_EMU_AS(x, floatv4)}, const floatv4),  \
+           SIMD_EMU_PICK(x, floatv4, p, float)),                                                   \
+         __builtin_choose_expr(                                                                    \
+             SIMD_EMU_IS(x, doublev4),                                                             \
+             d(SIMD_EMU_PICK(x, doublev4, (const doublev4[1]){SIMD_EMU_AS(x, doublev4)},           \
+                             const doublev4),                                                      \
+               SIMD_EMU_PICK(x, doublev4, p, double)),                                             \
+             i(SIMD_EMU_PICK(x, intv8, (const intv8[1]){SIMD_EMU_AS(x, intv8)}, const intv8),      \
                SIMD_EMU_PICK(x, intv8, p, int)))))
 
 /** x = the vector at p (aligned: 16 bytes for floatv4, 32 for doublev4 and intv8). */
@@ -222,19 +300,20 @@ static inline void simd_emu_store_i(const intv8 *x, int *p) {
 /** x = the vector at p, any alignment (two instructions on the real machine). */
 #define simd_loadu(x, p) SIMD_EMU_LOAD(x, p, simd_emu_loadu_f, simd_emu_loadu_d, simd_emu_loadu_i)
 /** x = p[0] in every lane (floatv4, doublev4). */
-#define simd_loade(x, p)                                                                     \
-    ((x) = (SIMD_EMU_REQUIRE(SIMD_EMU_IS(x, floatv4) || SIMD_EMU_IS(x, doublev4),             \
-                             x_is_not_a_floatv4_or_doublev4),                                 \
-            *__builtin_choose_expr(                                                                 \
-         SIMD_EMU_IS(x, floatv4),                                                            \
-         simd_emu_loade_f(SIMD_EMU_PICK(x, floatv4, &(x), floatv4),                          \
-                          SIMD_EMU_PICK(x, floatv4, p, const float)),                        \
-         simd_emu_loade_d(SIMD_EMU_PICK(x, doublev4, &(x), doublev4),                        \
-                          SIMD_EMU_PICK(x, doublev4, p, const double)))))
+#define simd_loade(x, p)                                                                           \
+    ((x) =                                                                                         \
+         (SIMD_EMU_REQUIRE(SIMD_EMU_IS(x, floatv4) || SIMD_EMU_IS(x, doublev4),                    \
+                           x_is_not_a_floatv4_or_doublev4),                                        \
+          *__builtin_choose_expr(SIMD_EMU_IS(x, floatv4),                                          \
+                                 simd_emu_loade_f(SIMD_EMU_PICK(x, floatv4, &(x), floatv4),        \
+                                                  SIMD_EMU_PICK(x, floatv4, p, const float)),      \
+                                 simd_emu_loade_d(SIMD_EMU_PICK(x, doublev4, &(x), doublev4),      \
+                                                  SIMD_EMU_PICK(x, doublev4, p, const double)))))
 /** Stores x at p (aligned as for simd_load). */
 #define simd_store(x, p) SIMD_EMU_STORE(x, p, simd_emu_store_f, simd_emu_store_d, simd_emu_store_i)
 /** Stores x at p, any alignment. */
-#define simd_storeu(x, p) SIMD_EMU_STORE(x, p, simd_emu_storeu_f, simd_emu_storeu_d, simd_emu_storeu_i)
+#define simd_storeu(x, p)                                                                          \
+    SIMD_EMU_STORE(x, p, simd_emu_storeu_f, simd_emu_storeu_d, simd_emu_storeu_i)
 
 /* ---- register communication (SW26010 only) ----
  * As in the real header (SW5 block: simd_putr(x, y), simd_putc(x, y), x = simd_getr(x),
@@ -252,11 +331,11 @@ static inline void simd_emu_store_i(const intv8 *x, int *p) {
 void athread_emu_regcomm_put(int bus, int type, const void *value, int dest);
 const void *athread_emu_regcomm_get(int bus, int type);
 #define SIMD_EMU_VTYPE(x) (SIMD_EMU_IS(x, floatv4) ? 1 : (SIMD_EMU_IS(x, doublev4) ? 2 : 3))
-#define SIMD_EMU_PUT(bus, x, dest)                                                          \
-    (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),            \
+#define SIMD_EMU_PUT(bus, x, dest)                                                                 \
+    (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),                \
      athread_emu_regcomm_put(bus, SIMD_EMU_VTYPE(x), (const __typeof__(x)[1]){(x)}, (dest)))
-#define SIMD_EMU_GET(bus, x)                                                                \
-    (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),            \
+#define SIMD_EMU_GET(bus, x)                                                                       \
+    (SIMD_EMU_REQUIRE(SIMD_EMU_IS_VECTOR(x), x_is_not_a_floatv4_doublev4_or_intv8),                \
      *(const __typeof__(x) *)athread_emu_regcomm_get(bus, SIMD_EMU_VTYPE(x)))
 #define simd_putr(x, y) SIMD_EMU_PUT(0, x, y)
 #define simd_putc(x, y) SIMD_EMU_PUT(1, x, y)
@@ -264,4 +343,3 @@ const void *athread_emu_regcomm_get(int bus, int type);
 #define simd_getc(x) SIMD_EMU_GET(1, x)
 
 #endif
-

@@ -34,38 +34,22 @@ extern "C" {
 #endif
 
 /** DMA modes. The emulator implements PE_MODE only. */
-typedef enum {
-    PE_MODE,
-    BCAST_MODE,
-    ROW_MODE,
-    BROW_MODE,
-    RANK_MODE
-} dma_mode;
+typedef enum { PE_MODE, BCAST_MODE, ROW_MODE, BROW_MODE, RANK_MODE } dma_mode;
 
 /** DMA operations of the descriptor interface (dma.h); listed for completeness. */
-typedef enum {
-    DMA_PUT,
-    DMA_GET,
-    DMA_PUT_P,
-    DMA_GET_P,
-    DMA_BARRIER = 5
-} DMA_OP;
+typedef enum { DMA_PUT, DMA_GET, DMA_PUT_P, DMA_GET_P, DMA_BARRIER = 5 } DMA_OP;
 
 /** Synchronisation scopes of athread_syn: a mesh row, a mesh column, the whole array. */
-typedef enum {
-    ROW_SCOPE,
-    COL_SCOPE,
-    ARRAY_SCOPE
-} scope;
+typedef enum { ROW_SCOPE, COL_SCOPE, ARRAY_SCOPE } scope;
 
 /** Main memory `src` -> LDM `dest`: `len` bytes in total. Main memory is read as blocks
  *  of `bsize` bytes separated by gaps of `stride` bytes (bsize == 0: one block). The LDM
  *  side is contiguous. Adds 1 to *(int *)reply when done. `mask` is for BCAST/BROW. */
-extern int athread_get(dma_mode mode, void *src, void *dest, int len, void *reply,
-                       char mask, int stride, int bsize);
-/** LDM `src` -> main memory `dest`; same block/gap rules as athread_get. */
-extern int athread_put(dma_mode mode, void *src, void *dest, int len, void *reply,
+extern int athread_get(dma_mode mode, void *src, void *dest, int len, void *reply, char mask,
                        int stride, int bsize);
+/** LDM `src` -> main memory `dest`; same block/gap rules as athread_get. */
+extern int athread_put(dma_mode mode, void *src, void *dest, int len, void *reply, int stride,
+                       int bsize);
 /** athread_get_id(-1): this CPE's id, 0 .. 63 (row = id >> 3, column = id & 7). */
 extern int athread_get_id(int core);
 /** Barrier over a row, a column or the whole CPE array. */

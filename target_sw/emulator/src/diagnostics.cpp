@@ -19,7 +19,7 @@ void vprint(const char *kind, const char *fmt, va_list ap) {
     std::vsnprintf(line, sizeof line, fmt, ap);
     std::fprintf(stderr, "athread emulator: %s: %s\n", kind, line);
 }
-}  // namespace
+} // namespace
 
 void fatal(const char *fmt, ...) {
     // Only the first failing thread reports; the others wait here until _exit.
@@ -40,4 +40,4 @@ void warn(const char *fmt, ...) {
     va_end(ap);
 }
 
-}  // namespace athread_emu
+} // namespace athread_emu

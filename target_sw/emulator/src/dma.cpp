@@ -30,11 +30,16 @@ namespace {
 
 const char *mode_name(dma_mode m) {
     switch (m) {
-    case PE_MODE: return "PE_MODE";
-    case BCAST_MODE: return "BCAST_MODE";
-    case ROW_MODE: return "ROW_MODE";
-    case BROW_MODE: return "BROW_MODE";
-    case RANK_MODE: return "RANK_MODE";
+    case PE_MODE:
+        return "PE_MODE";
+    case BCAST_MODE:
+        return "BCAST_MODE";
+    case ROW_MODE:
+        return "ROW_MODE";
+    case BROW_MODE:
+        return "BROW_MODE";
+    case RANK_MODE:
+        return "RANK_MODE";
     }
     return "unknown mode";
 }
@@ -45,7 +50,8 @@ const Buffer *nearest_buffer(const std::vector<Buffer> &bufs, uintptr_t lo, uint
     uintptr_t best_d = UINTPTR_MAX;
     for (const Buffer &b : bufs) {
         uintptr_t d = hi <= b.lo ? b.lo - hi + 1 : (lo >= b.hi ? lo - b.hi + 1 : 0);
-        if (d < best_d) best_d = d, best = &b;
+        if (d < best_d)
+            best_d = d, best = &b;
     }
     return best;
 }
@@ -54,14 +60,17 @@ void check_main_block(Cpe &c, const char *api, uintptr_t lo, uintptr_t hi, int64
                       int64_t nblocks) {
     const char *k = c.run->kernel.c_str();
     if (overlaps_ldm(c, lo, hi)) {
-        fatal("kernel '%s' CPE %d: %s main-memory side [%#" PRIxPTR ", %#" PRIxPTR ") (block %"
-              PRId64 " of %" PRId64 ") is this CPE's LDM: source and destination swapped?",
+        fatal("kernel '%s' CPE %d: %s main-memory side [%#" PRIxPTR ", %#" PRIxPTR
+              ") (block %" PRId64 " of %" PRId64
+              ") is this CPE's LDM: source and destination swapped?",
               k, c.id, api, lo, hi, block, nblocks);
     }
     const std::vector<Buffer> &bufs = c.run->buffers;
-    if (bufs.empty()) return;
+    if (bufs.empty())
+        return;
     for (const Buffer &b : bufs)
-        if (lo >= b.lo && hi <= b.hi) return;
+        if (lo >= b.lo && hi <= b.hi)
+            return;
     const Buffer *n = nearest_buffer(bufs, lo, hi);
     // Position relative to the nearest buffer, e.g. "bytes 1000..1064 of 'in'".
     long long from = static_cast<long long>(lo - n->lo), to = static_cast<long long>(hi - n->lo);
@@ -90,22 +99,24 @@ std::vector<Receiver> bcast_receivers(Cpe &c, char mask, void *ldm, int len) {
     const unsigned rows = (1u << m.cpe_mesh_rows) - 1;
     if ((bits & rows) == 0 || (bits & ~rows) != 0) {
         fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE with mask %#x: the mask has one bit "
-              "per mesh row (%d rows: a non-zero value within %#x)", k, c.id, bits, m.cpe_mesh_rows,
-              rows);
+              "per mesh row (%d rows: a non-zero value within %#x)",
+              k, c.id, bits, m.cpe_mesh_rows, rows);
     }
     LdmPosition pos;
     if (!ldm_position(c, reinterpret_cast<uintptr_t>(ldm), &pos)) {
         fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE: LDM side %p is not LDM of this CPE "
-              "(in %s): a broadcast writes the same LDM address on every receiver", k, c.id, ldm,
-              describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str());
+              "(in %s): a broadcast writes the same LDM address on every receiver",
+              k, c.id, ldm, describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str());
     }
     std::vector<Receiver> out;
     for (auto &t : run.cpes) {
-        if (!(bits >> t->row & 1)) continue;
+        if (!(bits >> t->row & 1))
+            continue;
         uintptr_t a = ldm_address(*t, pos);
         if (!a) {
             fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE: receiver CPE %d has no %s yet "
-                  "(has it started the kernel? broadcast after an athread_syn)", k, c.id, t->id,
+                  "(has it started the kernel? broadcast after an athread_syn)",
+                  k, c.id, t->id,
                   pos.region == LdmPosition::Tls ? "__thread_local data" : "kernel stack");
         }
         {
@@ -119,14 +130,15 @@ std::vector<Receiver> bcast_receivers(Cpe &c, char mask, void *ldm, int len) {
 }
 
 /** Shared body of athread_get (is_put = false) and athread_put. */
-int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *reply,
-        int stride, int bsize, char mask) {
+int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *reply, int stride,
+        int bsize, char mask) {
     const char *api = is_put ? "athread_put" : "athread_get";
     Cpe &c = current_cpe(api);
     const char *k = c.run->kernel.c_str();
     if (is_put && (mode == BCAST_MODE || mode == BROW_MODE)) {
         fatal("kernel '%s' CPE %d: athread_put in %s: puts have no broadcast modes (only "
-              "athread_get broadcasts)", k, c.id, mode_name(mode));
+              "athread_get broadcasts)",
+              k, c.id, mode_name(mode));
     }
     if (mode != PE_MODE && mode != BCAST_MODE) {
         fatal("kernel '%s' CPE %d: %s in %s is not supported by the emulator (PE_MODE and, for "
@@ -141,9 +153,9 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
         const Buffer *b = nearest_buffer(c.run->buffers, m, m + 1);
         const bool inside = b && m >= b->lo && m < b->hi;
         fatal("kernel '%s' CPE %d: %s with negative %s (len %d, stride %d, bsize %d): LDM side %p "
-              "in %s, main memory %p %s%s%s", k, c.id, api,
-              len < 0 ? "len" : (stride < 0 ? "stride" : "bsize"), len, stride, bsize, ldm,
-              describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str(), main_mem,
+              "in %s, main memory %p %s%s%s",
+              k, c.id, api, len < 0 ? "len" : (stride < 0 ? "stride" : "bsize"), len, stride, bsize,
+              ldm, describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str(), main_mem,
               inside ? "in buffer '" : "(in no registered buffer)", inside ? b->name.c_str() : "",
               inside ? "'" : "");
     }
@@ -168,10 +180,13 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
     const uintptr_t main_base = reinterpret_cast<uintptr_t>(main_mem);
     // The main-memory span: at most (2^31 - 1) blocks of pitch < 2^32, so no int64 overflow;
     // but main_base + span may wrap around the address space.
-    const int64_t span = (nblocks - 1) * pitch + std::min<int64_t>(block, len - (nblocks - 1) * block);
+    const int64_t span =
+        (nblocks - 1) * pitch + std::min<int64_t>(block, len - (nblocks - 1) * block);
     if (len > 0 && static_cast<uint64_t>(span) > UINTPTR_MAX - main_base) {
-        fatal("kernel '%s' CPE %d: %s main memory %p + %" PRId64 " bytes (len %d, stride %d, bsize %d) "
-              "wraps around the address space", k, c.id, api, main_mem, span, len, stride, bsize);
+        fatal("kernel '%s' CPE %d: %s main memory %p + %" PRId64
+              " bytes (len %d, stride %d, bsize %d) "
+              "wraps around the address space",
+              k, c.id, api, main_mem, span, len, stride, bsize);
     }
     int64_t line_bytes = 0;
     for (int64_t i = 0; i < nblocks; i++) {
@@ -190,7 +205,8 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
         if (is_put)
             std::memcpy(m, l + i * block, n);
         else if (bcast)
-            for (const Receiver &r : receivers) std::memcpy(r.ldm + i * block, m, n);
+            for (const Receiver &r : receivers)
+                std::memcpy(r.ldm + i * block, m, n);
         else
             std::memcpy(l + i * block, m, n);
     }
@@ -203,19 +219,20 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
     log_dma(c, is_put, line_bytes, nblocks, reply);
     if (c.run->observer)
         c.run->observer(c.run->observer_user, c.id, is_put, main_mem, len, bsize, stride);
-    if (reply) __atomic_fetch_add(static_cast<int *>(reply), 1, __ATOMIC_SEQ_CST);
+    if (reply)
+        __atomic_fetch_add(static_cast<int *>(reply), 1, __ATOMIC_SEQ_CST);
     return 0;
 }
 
-}  // namespace
-}  // namespace athread_emu
+} // namespace
+} // namespace athread_emu
 
-extern "C" int athread_get(dma_mode mode, void *src, void *dest, int len, void *reply,
-                           char mask, int stride, int bsize) {
+extern "C" int athread_get(dma_mode mode, void *src, void *dest, int len, void *reply, char mask,
+                           int stride, int bsize) {
     return athread_emu::dma(false, mode, src, dest, len, reply, stride, bsize, mask);
 }
 
-extern "C" int athread_put(dma_mode mode, void *src, void *dest, int len, void *reply,
-                           int stride, int bsize) {
+extern "C" int athread_put(dma_mode mode, void *src, void *dest, int len, void *reply, int stride,
+                           int bsize) {
     return athread_emu::dma(true, mode, dest, src, len, reply, stride, bsize, 0);
 }

@@ -8,8 +8,8 @@
 
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,17 +33,17 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** One __thread_local variable: a symbol of the module's symbol table in .tdata_local. */
 struct TlsLocalSymbol {
     std::string name;
-    uintptr_t offset = 0;      ///< offset inside the module's TLS block
-    int64_t bytes = 0;         ///< the symbol's size (st_size)
+    uintptr_t offset = 0; ///< offset inside the module's TLS block
+    int64_t bytes = 0;    ///< the symbol's size (st_size)
 };
 
 /** Where the __thread_local variables (section ".tdata_local") of one loaded module are. */
 struct TlsLocalInfo {
-    bool known = false;        ///< false: module or section headers could not be read
-    std::string module;        ///< file of the module holding the kernel
-    int64_t bytes = 0;         ///< size of .tdata_local (0 if the module has none)
-    uintptr_t offset = 0;      ///< offset of .tdata_local inside the module's TLS block
-    size_t tls_modid = 0;      ///< the module's TLS module id (0: no TLS)
+    bool known = false;   ///< false: module or section headers could not be read
+    std::string module;   ///< file of the module holding the kernel
+    int64_t bytes = 0;    ///< size of .tdata_local (0 if the module has none)
+    uintptr_t offset = 0; ///< offset of .tdata_local inside the module's TLS block
+    size_t tls_modid = 0; ///< the module's TLS module id (0: no TLS)
     /** The variables of .tdata_local, by offset, from the module's symbol table (.symtab,
      *  else .dynsym). Empty if the module is stripped: then a DMA is checked against the
      *  extent of the whole section only. */
@@ -79,7 +79,7 @@ public:
 private:
     unsigned char *mem_;
     int64_t bytes_, alignment_;
-    std::map<uintptr_t, int64_t> blocks_;  ///< offset -> requested size
+    std::map<uintptr_t, int64_t> blocks_; ///< offset -> requested size
     int64_t live_bytes_ = 0;
 };
 
@@ -98,12 +98,12 @@ struct Buffer {
 struct TimingEvent {
     enum Kind : uint8_t { Compute, Dma, Wait, Sync, RegPut, RegGet } kind;
     bool is_put = false;
-    int32_t barrier = 0;     ///< Sync: 0 array, 1 + row, 1 + rows + column; RegGet: bus
+    int32_t barrier = 0; ///< Sync: 0 array, 1 + row, 1 + rows + column; RegGet: bus
     /** Compute: cycles; Dma: line bytes; Sync: barrier generation; RegPut: index in
      *  Cpe::reg_put_log; RegGet: the sending CPE */
     int64_t value = 0;
-    int64_t blocks = 0;      ///< Dma; RegGet: index of the matching put among the sender's puts
-    uintptr_t reply = 0;     ///< Dma, Wait: address of the reply word (0: none)
+    int64_t blocks = 0;  ///< Dma; RegGet: index of the matching put among the sender's puts
+    uintptr_t reply = 0; ///< Dma, Wait: address of the reply word (0: none)
 };
 
 struct Barrier;
@@ -121,7 +121,7 @@ struct WaitState {
 /** One value in a register-communication receive buffer (regcomm.cpp). */
 struct RegValue {
     alignas(32) unsigned char bytes[32];
-    int type;          ///< 1 floatv4, 2 doublev4, 3 intv8
+    int type; ///< 1 floatv4, 2 doublev4, 3 intv8
     int sender;
     int64_t put_index; ///< the sender's put count before this put
 };
@@ -129,7 +129,7 @@ struct RegValue {
 /** A CPE's receive buffer of one bus (guarded by Run::sync_mu). */
 struct RegFifo {
     std::deque<RegValue> values;
-    int64_t pushed = 0;  ///< values ever put into it
+    int64_t pushed = 0; ///< values ever put into it
 };
 
 /** One put of a CPE for the timing replay: the receivers and the position of the value in
@@ -146,21 +146,21 @@ struct Cpe {
     LdmArena ldm;
     athread_emu_cpe_stats stats{};
     pthread_t thread{};
-    uintptr_t stack_lo = 0, stack_hi = 0;  ///< this thread's stack: local variables are LDM
+    uintptr_t stack_lo = 0, stack_hi = 0; ///< this thread's stack: local variables are LDM
     /** Frame address of the emulator's call into the kernel function: the kernel's local
      *  variables (its frames and those of what it calls) lie below it. On the real machine
      *  the stack is in LDM and has ldm_stack_reserve bytes (Machine.h): a DMA to the stack
      *  must land in [stack_entry - ldm_stack_reserve, stack_entry). */
     uintptr_t stack_entry = 0;
-    uintptr_t tls_lo = 0, tls_hi = 0;      ///< this thread's copy of the __thread_local data
-    std::vector<TimingEvent> timing_log;   ///< replayed by simulate_timing at join
+    uintptr_t tls_lo = 0, tls_hi = 0;    ///< this thread's copy of the __thread_local data
+    std::vector<TimingEvent> timing_log; ///< replayed by simulate_timing at join
     /** Guards ldm (the arena's block map): taken by ldm_malloc / ldm_free on this CPE and by
      *  another CPE's broadcast DMA checking this CPE's LDM side. */
     std::mutex ldm_mu;
     // Register communication and deadlock detection, guarded by Run::sync_mu:
     WaitState wait;
-    bool finished = false;                 ///< the kernel function has returned
-    RegFifo fifo[2];                       ///< receive buffers: 0 row, 1 column
+    bool finished = false; ///< the kernel function has returned
+    RegFifo fifo[2];       ///< receive buffers: 0 row, 1 column
     // Own thread only:
     int64_t reg_puts = 0;
     std::vector<RegPutLog> reg_put_log;
@@ -189,8 +189,8 @@ struct Run {
     std::condition_variable sync_cv;
     Barrier array;
     std::vector<Barrier> rows, cols;
-    int blocked = 0;   ///< CPEs waiting in a barrier that has not completed
-    int finished = 0;  ///< CPEs whose kernel function has returned
+    int blocked = 0;  ///< CPEs waiting in a barrier that has not completed
+    int finished = 0; ///< CPEs whose kernel function has returned
 };
 
 /** The CPE running on this thread, or nullptr on the host thread. */
@@ -249,6 +249,6 @@ void unblock(Cpe &c);
 /** athread_join: values left in receive buffers are an error. */
 void check_unreceived(Run &run);
 
-}  // namespace athread_emu
+} // namespace athread_emu
 
 #endif

@@ -29,30 +29,43 @@ namespace {
 
 const char *type_name(int type) {
     switch (type) {
-    case 1: return "floatv4";
-    case 2: return "doublev4";
-    case 3: return "intv8";
+    case 1:
+        return "floatv4";
+    case 2:
+        return "doublev4";
+    case 3:
+        return "intv8";
     }
     return "unknown vector type";
 }
 
-int type_bytes(int type) { return type == 1 ? 16 : 32; }
+int type_bytes(int type) {
+    return type == 1 ? 16 : 32;
+}
 
-const char *put_name(int bus) { return bus == 0 ? "simd_putr" : "simd_putc"; }
-const char *get_name(int bus) { return bus == 0 ? "simd_getr" : "simd_getc"; }
-const char *bus_name(int bus) { return bus == 0 ? "row" : "column"; }
+const char *put_name(int bus) {
+    return bus == 0 ? "simd_putr" : "simd_putc";
+}
+const char *get_name(int bus) {
+    return bus == 0 ? "simd_getr" : "simd_getc";
+}
+const char *bus_name(int bus) {
+    return bus == 0 ? "row" : "column";
+}
 
 Cpe &regcomm_cpe(const char *api, int bus, int type) {
     Cpe &c = current_cpe(api);
     const sw::Machine &m = *c.run->machine;
     if (!m.regcomm.available) {
         fatal("kernel '%s' CPE %d: %s: %s has no register communication (it has RMA "
-              "instead)", c.run->kernel.c_str(), c.id, api, m.name.c_str());
+              "instead)",
+              c.run->kernel.c_str(), c.id, api, m.name.c_str());
     }
-    if (bus != 0 && bus != 1) fatal("kernel '%s' CPE %d: %s on bus %d", c.run->kernel.c_str(), c.id, api, bus);
+    if (bus != 0 && bus != 1)
+        fatal("kernel '%s' CPE %d: %s on bus %d", c.run->kernel.c_str(), c.id, api, bus);
     if (type < 1 || type > 3) {
-        fatal("kernel '%s' CPE %d: %s of vector type code %d", c.run->kernel.c_str(), c.id,
-              api, type);
+        fatal("kernel '%s' CPE %d: %s of vector type code %d", c.run->kernel.c_str(), c.id, api,
+              type);
     }
     return c;
 }
@@ -70,23 +83,24 @@ bool has_room(Run &run, const std::vector<int> &targets, int bus, int *full) {
 
 thread_local RegValue t_received;
 
-}  // namespace
+} // namespace
 
 void check_unreceived(Run &run) {
     for (auto &c : run.cpes) {
         for (int bus = 0; bus < 2; bus++) {
             const std::deque<RegValue> &q = c->fifo[bus].values;
-            if (q.empty()) continue;
+            if (q.empty())
+                continue;
             fatal("kernel '%s' CPE %d: %zu value(s) sent to it by %s were never received (%s "
                   "receive buffer not empty when the kernel returned; the first from CPE %d, "
-                  "a %s): every put needs a matching %s", run.kernel.c_str(), c->id, q.size(),
-                  put_name(bus), bus_name(bus), q.front().sender, type_name(q.front().type),
-                  get_name(bus));
+                  "a %s): every put needs a matching %s",
+                  run.kernel.c_str(), c->id, q.size(), put_name(bus), bus_name(bus),
+                  q.front().sender, type_name(q.front().type), get_name(bus));
         }
     }
 }
 
-}  // namespace athread_emu
+} // namespace athread_emu
 
 using namespace athread_emu;
 
@@ -96,27 +110,30 @@ extern "C" void athread_emu_regcomm_put(int bus, int type, const void *value, in
     const sw::Machine &m = *run.machine;
     const char *api = put_name(bus);
     const char *k = run.kernel.c_str();
-    const int line = bus == 0 ? m.cpe_mesh_cols : m.cpe_mesh_rows;  // CPEs on this bus
+    const int line = bus == 0 ? m.cpe_mesh_cols : m.cpe_mesh_rows; // CPEs on this bus
     if (dest < 0 || dest > 15) {
         fatal("kernel '%s' CPE %d: %s to destination %d: only its low 4 bits are read (0..%d: "
-              "the %s of the receiver, 8: broadcast)", k, c.id, api, dest, line - 1,
-              bus == 0 ? "column" : "row");
+              "the %s of the receiver, 8: broadcast)",
+              k, c.id, api, dest, line - 1, bus == 0 ? "column" : "row");
     }
     const bool broadcast = (dest & 8) != 0;
     const int self = bus == 0 ? c.col : c.row;
     std::vector<int> targets;
-    auto id_at = [&](int pos) { return bus == 0 ? c.row * m.cpe_mesh_cols + pos : pos * m.cpe_mesh_cols + c.col; };
+    auto id_at = [&](int pos) {
+        return bus == 0 ? c.row * m.cpe_mesh_cols + pos : pos * m.cpe_mesh_cols + c.col;
+    };
     if (broadcast) {
         for (int p = 0; p < line; p++)
-            if (p != self) targets.push_back(id_at(p));
+            if (p != self)
+                targets.push_back(id_at(p));
     } else {
         if (dest >= line) {
             fatal("kernel '%s' CPE %d: %s to %s %d: the mesh has %d", k, c.id, api,
                   bus == 0 ? "column" : "row", dest, line);
         }
         if (dest == self) {
-            fatal("kernel '%s' CPE %d: %s to itself (destination %d is this CPE's own %s)", k,
-                  c.id, api, dest, bus == 0 ? "column" : "row");
+            fatal("kernel '%s' CPE %d: %s to itself (destination %d is this CPE's own %s)", k, c.id,
+                  api, dest, bus == 0 ? "column" : "row");
         }
         targets.push_back(id_at(dest));
     }
@@ -135,11 +152,13 @@ extern "C" void athread_emu_regcomm_put(int bus, int type, const void *value, in
             for (int t : targets) {
                 if (run.cpes[t]->finished) {
                     fatal("kernel '%s' CPE %d: %s to CPE %d, which has returned from the kernel: "
-                          "the value can never be received", k, c.id, api, t);
+                          "the value can never be received",
+                          k, c.id, api, t);
                 }
             }
             int full = -1;
-            if (has_room(run, targets, bus, &full)) break;
+            if (has_room(run, targets, bus, &full))
+                break;
             WaitState w;
             w.kind = WaitState::RegPut;
             w.bus = bus;
@@ -153,7 +172,8 @@ extern "C" void athread_emu_regcomm_put(int bus, int type, const void *value, in
             log.targets.emplace_back(t, f.pushed);
             f.pushed++;
             f.values.push_back(v);
-            if (r.wait.kind == WaitState::RegGet && r.wait.bus == bus) unblock(r);
+            if (r.wait.kind == WaitState::RegGet && r.wait.bus == bus)
+                unblock(r);
         }
         run.sync_cv.notify_all();
     }
@@ -182,9 +202,9 @@ extern "C" const void *athread_emu_regcomm_get(int bus, int type) {
         f.values.pop_front();
         if (t_received.type != type) {
             fatal("kernel '%s' CPE %d: %s into a %s received a %s (sent by CPE %d with %s): "
-                  "send and receive the same vector type", run.kernel.c_str(), c.id,
-                  get_name(bus), type_name(type), type_name(t_received.type),
-                  t_received.sender, put_name(bus));
+                  "send and receive the same vector type",
+                  run.kernel.c_str(), c.id, get_name(bus), type_name(type),
+                  type_name(t_received.type), t_received.sender, put_name(bus));
         }
         // Room in this buffer: let every put waiting on this bus try again.
         for (auto &p : run.cpes)

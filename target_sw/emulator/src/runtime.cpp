@@ -29,13 +29,13 @@ struct Global {
     std::unique_ptr<Run> run;
     std::vector<Buffer> buffers;
     std::string next_kernel_name;
-    std::deque<athread_emu_kernel_stats> stats;  // deque: records never move
+    std::deque<athread_emu_kernel_stats> stats; // deque: records never move
     athread_emu_dma_observer observer = nullptr;
     void *observer_user = nullptr;
 };
 
 Global &global() {
-    static Global *g = new Global;  // never destroyed: CPE threads may outlive exit()
+    static Global *g = new Global; // never destroyed: CPE threads may outlive exit()
     return *g;
 }
 
@@ -95,7 +95,8 @@ void record(Run &run) {
     for (auto &c : run.cpes) {
         c->stats.ldm_leaked_bytes = c->ldm.live_bytes();
         if (c->ldm.live_blocks() > 0) {
-            if (first < 0) first = c->id;
+            if (first < 0)
+                first = c->id;
             leaky++;
             leaked += c->ldm.live_bytes();
         }
@@ -105,13 +106,13 @@ void record(Run &run) {
     global().stats.push_back(r);
     if (leaky) {
         warn("kernel '%s': %d CPEs returned with LDM still allocated (%" PRId64 " bytes in "
-             "all; CPE %d: %zu blocks, %" PRId64 " bytes): missing ldm_free", run.kernel.c_str(),
-             leaky, leaked, first, run.cpes[first]->ldm.live_blocks(),
+             "all; CPE %d: %zu blocks, %" PRId64 " bytes): missing ldm_free",
+             run.kernel.c_str(), leaky, leaked, first, run.cpes[first]->ldm.live_blocks(),
              run.cpes[first]->ldm.live_bytes());
     }
 }
 
-}  // namespace
+} // namespace
 
 Cpe::Cpe(Run *r, int i)
     : run(r), id(i), row(i / r->machine->cpe_mesh_cols), col(i % r->machine->cpe_mesh_cols),
@@ -119,16 +120,21 @@ Cpe::Cpe(Run *r, int i)
     stats.ldm_peak_bytes = r->tls.bytes;
 }
 
-Cpe *current_cpe_or_null() { return t_current; }
+Cpe *current_cpe_or_null() {
+    return t_current;
+}
 
 Cpe &current_cpe(const char *api) {
-    if (!t_current) fatal("%s called outside a CPE function (host thread?)", api);
+    if (!t_current)
+        fatal("%s called outside a CPE function (host thread?)", api);
     return *t_current;
 }
 
-int64_t ldm_in_use(const Cpe &c) { return c.ldm.live_bytes() + c.run->tls.bytes; }
+int64_t ldm_in_use(const Cpe &c) {
+    return c.ldm.live_bytes() + c.run->tls.bytes;
+}
 
-}  // namespace athread_emu
+} // namespace athread_emu
 
 using namespace athread_emu;
 
@@ -139,13 +145,17 @@ extern "C" int athread_init(void) {
     return 0;
 }
 
-extern "C" int athread_get_max_threads(void) { return global().machine->cpes_per_core_group; }
+extern "C" int athread_get_max_threads(void) {
+    return global().machine->cpes_per_core_group;
+}
 
 extern "C" int __real_athread_spawn(void *fpc, void *arg) {
     Global &g = global();
-    if (!g.initialized) fatal("athread_spawn without athread_init (or after athread_halt)");
+    if (!g.initialized)
+        fatal("athread_spawn without athread_init (or after athread_halt)");
     require_idle("athread_spawn");
-    if (!fpc) fatal("athread_spawn of a null function");
+    if (!fpc)
+        fatal("athread_spawn of a null function");
     const sw::Machine &m = *g.machine;
     const int n = m.cpes_per_core_group;
     if (n > ATHREAD_EMU_MAX_CPES || m.cpe_mesh_rows * m.cpe_mesh_cols != n)
@@ -167,8 +177,9 @@ extern "C" int __real_athread_spawn(void *fpc, void *arg) {
     run->tls = find_tls_local(fpc);
     if (run->tls.bytes > m.ldm_data_budget()) {
         fatal("kernel '%s': the __thread_local data of %s (%" PRId64 " bytes) exceeds the LDM "
-              "budget of %" PRId64 " bytes (%s)", run->kernel.c_str(), run->tls.module.c_str(),
-              run->tls.bytes, m.ldm_data_budget(), m.name.c_str());
+              "budget of %" PRId64 " bytes (%s)",
+              run->kernel.c_str(), run->tls.module.c_str(), run->tls.bytes, m.ldm_data_budget(),
+              m.name.c_str());
     }
     run->buffers = g.buffers;
     run->observer = g.observer;
@@ -176,14 +187,16 @@ extern "C" int __real_athread_spawn(void *fpc, void *arg) {
     run->array.parties = n;
     run->rows.assign(m.cpe_mesh_rows, Barrier{m.cpe_mesh_cols, 0, 0});
     run->cols.assign(m.cpe_mesh_cols, Barrier{m.cpe_mesh_rows, 0, 0});
-    for (int i = 0; i < n; i++) run->cpes.push_back(std::make_unique<Cpe>(run.get(), i));
+    for (int i = 0; i < n; i++)
+        run->cpes.push_back(std::make_unique<Cpe>(run.get(), i));
 
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, kCpeThreadStack);
     for (auto &c : run->cpes) {
         int err = pthread_create(&c->thread, &attr, cpe_main, c.get());
-        if (err) fatal("cannot create the thread of CPE %d: %s", c->id, std::strerror(err));
+        if (err)
+            fatal("cannot create the thread of CPE %d: %s", c->id, std::strerror(err));
     }
     pthread_attr_destroy(&attr);
     g.run = std::move(run);
@@ -192,8 +205,10 @@ extern "C" int __real_athread_spawn(void *fpc, void *arg) {
 
 extern "C" int athread_join(void) {
     Global &g = global();
-    if (!g.run) return -1;
-    for (auto &c : g.run->cpes) pthread_join(c->thread, nullptr);
+    if (!g.run)
+        return -1;
+    for (auto &c : g.run->cpes)
+        pthread_join(c->thread, nullptr);
     check_unreceived(*g.run);
     record(*g.run);
     g.run.reset();
@@ -212,11 +227,14 @@ extern "C" int athread_halt(void) {
 extern "C" void athread_emu_set_machine(const char *name) {
     require_idle("athread_emu_set_machine");
     const sw::Machine *m = sw::machine_by_name(name ? name : "");
-    if (!m) fatal("athread_emu_set_machine: unknown machine '%s'", name ? name : "(null)");
+    if (!m)
+        fatal("athread_emu_set_machine: unknown machine '%s'", name ? name : "(null)");
     global().machine = m;
 }
 
-extern "C" const char *athread_emu_machine_name(void) { return global().machine->name.c_str(); }
+extern "C" const char *athread_emu_machine_name(void) {
+    return global().machine->name.c_str();
+}
 
 extern "C" void athread_emu_set_kernel_name(const char *name) {
     global().next_kernel_name = name ? name : "";
@@ -239,11 +257,14 @@ extern "C" int athread_emu_stats_count(void) {
 
 extern "C" const athread_emu_kernel_stats *athread_emu_stats_get(int i) {
     auto &s = global().stats;
-    if (i < 0 || i >= static_cast<int>(s.size())) return nullptr;
+    if (i < 0 || i >= static_cast<int>(s.size()))
+        return nullptr;
     return &s[i];
 }
 
-extern "C" void athread_emu_stats_reset(void) { global().stats.clear(); }
+extern "C" void athread_emu_stats_reset(void) {
+    global().stats.clear();
+}
 
 extern "C" void athread_emu_set_dma_observer(athread_emu_dma_observer fn, void *user) {
     global().observer = fn;

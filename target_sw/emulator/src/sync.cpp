@@ -23,9 +23,12 @@ namespace {
 
 const char *scope_name(scope s) {
     switch (s) {
-    case ROW_SCOPE: return "ROW_SCOPE";
-    case COL_SCOPE: return "COL_SCOPE";
-    case ARRAY_SCOPE: return "ARRAY_SCOPE";
+    case ROW_SCOPE:
+        return "ROW_SCOPE";
+    case COL_SCOPE:
+        return "COL_SCOPE";
+    case ARRAY_SCOPE:
+        return "ARRAY_SCOPE";
     }
     return "unknown scope";
 }
@@ -46,8 +49,10 @@ std::string describe_wait(const Run &run, const Cpe &c) {
                       c.id, bus, bus_name);
         break;
     case WaitState::RegPut:
-        std::snprintf(buf, sizeof buf, "CPE %d in simd_put%c%s (the %s receive buffer of CPE %d "
-                      "is full%s)", c.id, bus, w.broadcast ? " broadcast" : "", bus_name, w.target,
+        std::snprintf(buf, sizeof buf,
+                      "CPE %d in simd_put%c%s (the %s receive buffer of CPE %d "
+                      "is full%s)",
+                      c.id, bus, w.broadcast ? " broadcast" : "", bus_name, w.target,
                       w.target >= 0 && run.cpes[w.target]->finished ? ", and it has returned" : "");
         break;
     case WaitState::None:
@@ -66,9 +71,11 @@ void check_deadlock(Run &run, const Cpe &c, const char *event) {
         bool syn = false, reg = false;
         std::string who;
         for (const auto &p : run.cpes) {
-            if (p->wait.kind == WaitState::None) continue;
+            if (p->wait.kind == WaitState::None)
+                continue;
             (p->wait.kind == WaitState::Syn ? syn : reg) = true;
-            if (!who.empty()) who += "; ";
+            if (!who.empty())
+                who += "; ";
             who += describe_wait(run, *p);
         }
         fatal("kernel '%s': deadlock in %s after CPE %d %s: every CPE still running waits for "
@@ -81,7 +88,7 @@ void check_deadlock(Run &run, const Cpe &c, const char *event) {
     }
 }
 
-}  // namespace
+} // namespace
 
 void cpe_finished(Cpe &c) {
     Run &run = *c.run;
@@ -95,20 +102,22 @@ void block(std::unique_lock<std::mutex> &lock, Cpe &c, const WaitState &w) {
     Run &run = *c.run;
     c.wait = w;
     run.blocked++;
-    const char *event = w.kind == WaitState::Syn      ? "entered athread_syn"
-                        : w.kind == WaitState::RegGet ? (w.bus ? "entered simd_getc" : "entered simd_getr")
-                                                      : (w.bus ? "entered simd_putc" : "entered simd_putr");
+    const char *event = w.kind == WaitState::Syn ? "entered athread_syn"
+                        : w.kind == WaitState::RegGet
+                            ? (w.bus ? "entered simd_getc" : "entered simd_getr")
+                            : (w.bus ? "entered simd_putc" : "entered simd_putr");
     check_deadlock(run, c, event);
     run.sync_cv.wait(lock, [&] { return c.wait.kind == WaitState::None; });
 }
 
 void unblock(Cpe &c) {
-    if (c.wait.kind == WaitState::None) return;
+    if (c.wait.kind == WaitState::None)
+        return;
     c.wait = WaitState{};
     c.run->blocked--;
 }
 
-}  // namespace athread_emu
+} // namespace athread_emu
 
 using namespace athread_emu;
 
@@ -119,28 +128,40 @@ extern "C" int athread_syn(scope scp, int mask) {
     Barrier *b = nullptr;
     int full = 0;
     switch (scp) {
-    case ROW_SCOPE: b = &run.rows[c.row]; full = (1 << m.cpe_mesh_cols) - 1; break;
-    case COL_SCOPE: b = &run.cols[c.col]; full = (1 << m.cpe_mesh_rows) - 1; break;
-    case ARRAY_SCOPE: b = &run.array; full = 0xffff; break;
+    case ROW_SCOPE:
+        b = &run.rows[c.row];
+        full = (1 << m.cpe_mesh_cols) - 1;
+        break;
+    case COL_SCOPE:
+        b = &run.cols[c.col];
+        full = (1 << m.cpe_mesh_rows) - 1;
+        break;
+    case ARRAY_SCOPE:
+        b = &run.array;
+        full = 0xffff;
+        break;
     default:
-        fatal("kernel '%s' CPE %d: athread_syn with unknown scope %d", run.kernel.c_str(),
-              c.id, static_cast<int>(scp));
+        fatal("kernel '%s' CPE %d: athread_syn with unknown scope %d", run.kernel.c_str(), c.id,
+              static_cast<int>(scp));
     }
     if ((mask & full) != full) {
         fatal("kernel '%s' CPE %d: athread_syn(%s, %#x): partial masks are not supported by "
-              "the emulator (use %#x)", run.kernel.c_str(), c.id, scope_name(scp),
-              static_cast<unsigned>(mask), static_cast<unsigned>(full));
+              "the emulator (use %#x)",
+              run.kernel.c_str(), c.id, scope_name(scp), static_cast<unsigned>(mask),
+              static_cast<unsigned>(full));
     }
     std::unique_lock<std::mutex> lock(run.sync_mu);
     unsigned long gen = b->generation;
-    log_sync(c, scp == ARRAY_SCOPE ? 0 : (scp == ROW_SCOPE ? 1 + c.row : 1 + m.cpe_mesh_rows + c.col),
+    log_sync(c,
+             scp == ARRAY_SCOPE ? 0 : (scp == ROW_SCOPE ? 1 + c.row : 1 + m.cpe_mesh_rows + c.col),
              gen);
     if (++b->arrived == b->parties) {
         // Last one in: release the others (they stop counting as blocked right now).
         b->arrived = 0;
         b->generation++;
         for (auto &p : run.cpes)
-            if (p->wait.kind == WaitState::Syn && p->wait.barrier == b) unblock(*p);
+            if (p->wait.kind == WaitState::Syn && p->wait.barrier == b)
+                unblock(*p);
         run.sync_cv.notify_all();
         return 0;
     }
@@ -154,8 +175,10 @@ extern "C" int athread_syn(scope scp, int mask) {
 
 extern "C" int athread_get_id(int core) {
     Cpe &c = current_cpe("athread_get_id");
-    if (core == -1) return c.id;
+    if (core == -1)
+        return c.id;
     // Every spawn uses all CPEs in order, so physical core i runs thread i.
-    if (core >= 0 && core < static_cast<int>(c.run->cpes.size())) return core;
+    if (core >= 0 && core < static_cast<int>(c.run->cpes.size()))
+        return core;
     return -1;
 }

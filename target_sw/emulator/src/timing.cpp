@@ -54,21 +54,21 @@ struct Req {
     bool put;
     double line_bytes;
     double setup_start, setup_end;
-    double data_start = -1;  ///< -1: not started
+    double data_start = -1; ///< -1: not started
     double remaining;
-    double done = -1;        ///< completion; -1: not known yet
+    double done = -1; ///< completion; -1: not known yet
 };
 
 struct CpeSim {
     enum State { Running, WaitDma, WaitSync, WaitReg, Finished } state = Running;
     size_t pc = 0;
-    double t = 0;               ///< this CPE's clock
-    double setup_free = 0;      ///< end of the last setup of its engine
+    double t = 0;          ///< this CPE's clock
+    double setup_free = 0; ///< end of the last setup of its engine
     std::vector<Req> reqs;
-    size_t data_head = 0;       ///< first request whose data has not finished
-    double data_free = 0;       ///< end of the last finished data transfer
+    size_t data_head = 0; ///< first request whose data has not finished
+    double data_free = 0; ///< end of the last finished data transfer
     std::unordered_map<uintptr_t, size_t> last_on_reply;
-    size_t waiting_for = 0;     ///< request index while WaitDma
+    size_t waiting_for = 0; ///< request index while WaitDma
     double blocked_since = 0;
     double compute = 0, dma_wait = 0, sync_wait = 0, reg_wait = 0;
     double end = 0;
@@ -104,15 +104,18 @@ public:
                 for (size_t i = 0; i < cpes_.size(); i++) {
                     if (cpes_[i].state == CpeSim::WaitDma) {
                         Req &q = cpes_[i].reqs[cpes_[i].waiting_for];
-                        if (q.done < 0) continue;
+                        if (q.done < 0)
+                            continue;
                         resume_after(i, q.done, cpes_[i].dma_wait, ATHREAD_EMU_SPAN_WAIT);
                     }
                     if (cpes_[i].state == CpeSim::WaitReg) {
                         // Its event is replayed again once the time it needs is known.
                         const CpeSim &c = cpes_[i];
                         const CpeSim &d = cpes_[c.dep_cpe];
-                        const size_t known = c.dep_bus < 0 ? d.put_t.size() : d.get_t[c.dep_bus].size();
-                        if (known <= c.dep_index) continue;
+                        const size_t known =
+                            c.dep_bus < 0 ? d.put_t.size() : d.get_t[c.dep_bus].size();
+                        if (known <= c.dep_index)
+                            continue;
                         cpes_[i].state = CpeSim::Running;
                     }
                     if (cpes_[i].state == CpeSim::Running) {
@@ -122,13 +125,15 @@ public:
                 }
                 progress |= release_barriers();
             }
-            if (!step_channel()) break;  // nothing moves any more
+            if (!step_channel())
+                break; // nothing moves any more
         }
         for (size_t i = 0; i < cpes_.size(); i++) {
             CpeSim &c = cpes_[i];
             double end = c.t;
-            for (const Req &q : c.reqs) end = std::max(end, q.done);
-            if (end > c.t) {  // requests never waited: the CPE ends when they complete
+            for (const Req &q : c.reqs)
+                end = std::max(end, q.done);
+            if (end > c.t) { // requests never waited: the CPE ends when they complete
                 span(c, ATHREAD_EMU_SPAN_WAIT, c.t, end);
                 c.dma_wait += end - c.t;
             }
@@ -151,13 +156,13 @@ public:
         r.cycles_max = llround(worst);
         r.spawn_cycles = llround(dt_.spawn_cycles);
         r.join_cycles = llround(dt_.join_cycles);
-        r.modelled_seconds =
-            (dt_.spawn_cycles + worst + dt_.join_cycles) / (m_.clock_ghz * 1e9);
+        r.modelled_seconds = (dt_.spawn_cycles + worst + dt_.join_cycles) / (m_.clock_ghz * 1e9);
     }
 
     void emit_trace() {
         TraceState &ts = trace_state();
-        if (!ts.on) ts.spans.clear(), ts.dropped = 0;
+        if (!ts.on)
+            ts.spans.clear(), ts.dropped = 0;
         ts.dropped += dropped_;
         for (CpeSim &c : cpes_) {
             for (const athread_emu_span &s : c.spans) {
@@ -189,16 +194,19 @@ private:
                 q.line_bytes = static_cast<double>(e.value);
                 q.remaining = q.line_bytes;
                 q.setup_start = std::max(c.t, c.setup_free);
-                q.setup_end = q.setup_start + (q.put ? dt_.put_block_cycles : dt_.get_block_cycles) *
-                                                  static_cast<double>(e.blocks);
+                q.setup_end =
+                    q.setup_start + (q.put ? dt_.put_block_cycles : dt_.get_block_cycles) *
+                                        static_cast<double>(e.blocks);
                 c.setup_free = q.setup_end;
-                if (e.reply) c.last_on_reply[e.reply] = c.reqs.size();
+                if (e.reply)
+                    c.last_on_reply[e.reply] = c.reqs.size();
                 c.reqs.push_back(q);
                 break;
             }
             case TimingEvent::Wait: {
                 auto it = c.last_on_reply.find(e.reply);
-                if (it == c.last_on_reply.end()) break;  // nothing counted on it
+                if (it == c.last_on_reply.end())
+                    break; // nothing counted on it
                 Req &q = c.reqs[it->second];
                 if (q.done >= 0) {
                     wait_until(c, q.done, c.dma_wait, ATHREAD_EMU_SPAN_WAIT);
@@ -216,7 +224,8 @@ private:
                 const int64_t depth = m_.regcomm.buffer_entries;
                 double ready = c.t;
                 for (const auto &target : p.targets) {
-                    if (target.second < depth) continue;
+                    if (target.second < depth)
+                        continue;
                     const size_t need = static_cast<size_t>(target.second - depth);
                     const std::vector<double> &g = cpes_[target.first].get_t[p.bus];
                     if (g.size() <= need) {
@@ -282,7 +291,8 @@ private:
     }
 
     int parties(int barrier) const {
-        if (barrier == 0) return static_cast<int>(cpes_.size());
+        if (barrier == 0)
+            return static_cast<int>(cpes_.size());
         return barrier <= m_.cpe_mesh_rows ? m_.cpe_mesh_cols : m_.cpe_mesh_rows;
     }
 
@@ -294,7 +304,8 @@ private:
                 ++it;
                 continue;
             }
-            for (int i : b.cpes) resume_after(i, b.latest, cpes_[i].sync_wait, ATHREAD_EMU_SPAN_SYNC);
+            for (int i : b.cpes)
+                resume_after(i, b.latest, cpes_[i].sync_wait, ATHREAD_EMU_SPAN_SYNC);
             it = barriers_.erase(it);
             any = true;
         }
@@ -303,7 +314,8 @@ private:
 
     /** Time at which CPE c's next data transfer may start (its head request), or -1. */
     double head_ready(const CpeSim &c) const {
-        if (c.data_head >= c.reqs.size()) return -1;
+        if (c.data_head >= c.reqs.size())
+            return -1;
         const Req &q = c.reqs[c.data_head];
         return std::max(q.setup_end, c.data_free);
     }
@@ -317,16 +329,19 @@ private:
         for (size_t i = 0; i < cpes_.size(); i++) {
             CpeSim &c = cpes_[i];
             double ready = head_ready(c);
-            if (ready < 0) continue;
+            if (ready < 0)
+                continue;
             pending = true;
             Req &q = c.reqs[c.data_head];
-            if (q.data_start < 0 && ready <= now_) q.data_start = now_;
+            if (q.data_start < 0 && ready <= now_)
+                q.data_start = now_;
             if (q.data_start >= 0)
                 active_.push_back(i);
             else
                 next_start = std::min(next_start, ready);
         }
-        if (!pending) return false;
+        if (!pending)
+            return false;
         if (active_.empty()) {
             now_ = next_start;
             return true;
@@ -339,7 +354,8 @@ private:
             changed = false;
             double share = fraction / static_cast<double>(open);
             for (size_t k = 0; k < active_.size(); k++) {
-                if (rates_[k] >= 0) continue;
+                if (rates_[k] >= 0)
+                    continue;
                 const Req &q = head(k);
                 double full = q.put ? dt_.put_bytes_per_cycle : dt_.get_bytes_per_cycle;
                 if (share * full > dt_.cpe_cap_bytes_per_cycle) {
@@ -354,10 +370,12 @@ private:
         double dt = next_start - now_;
         for (size_t k = 0; k < active_.size(); k++) {
             const Req &q = head(k);
-            if (rates_[k] < 0) rates_[k] = share * (q.put ? dt_.put_bytes_per_cycle : dt_.get_bytes_per_cycle);
+            if (rates_[k] < 0)
+                rates_[k] = share * (q.put ? dt_.put_bytes_per_cycle : dt_.get_bytes_per_cycle);
             dt = std::min(dt, rates_[k] > 0 ? q.remaining / rates_[k] : INFINITY);
         }
-        if (!std::isfinite(dt)) return false;  // no rate (cap 0): nothing can move
+        if (!std::isfinite(dt))
+            return false; // no rate (cap 0): nothing can move
         now_ += dt;
         for (size_t k = 0; k < active_.size(); k++) {
             CpeSim &c = cpes_[active_[k]];
@@ -380,13 +398,14 @@ private:
     }
 
     void span(CpeSim &c, int kind, double start, double end) {
-        if (!tracing_ || end <= start) return;
+        if (!tracing_ || end <= start)
+            return;
         size_t cap = ATHREAD_EMU_TRACE_MAX_SPANS / cpes_.size();
         long long s = llround(dt_.spawn_cycles + start), e = llround(dt_.spawn_cycles + end);
         long &last = c.last_span[kind];
         if (last >= 0) {
             athread_emu_span &p = c.spans[last];
-            if (s <= p.end_cycle) {  // adjacent or overlapping: merge
+            if (s <= p.end_cycle) { // adjacent or overlapping: merge
                 p.end_cycle = std::max(p.end_cycle, e);
                 return;
             }
@@ -413,7 +432,7 @@ private:
     std::vector<double> rates_;
 };
 
-}  // namespace
+} // namespace
 
 void log_dma(Cpe &c, bool is_put, int64_t line_bytes, int64_t blocks, const void *reply) {
     TimingEvent e;
@@ -448,13 +467,14 @@ void simulate_timing(Run &run, athread_emu_kernel_stats &r, int index) {
     }
 }
 
-}  // namespace athread_emu
+} // namespace athread_emu
 
 using namespace athread_emu;
 
 extern "C" void athread_emu_account(athread_emu_work *w) {
     Cpe &c = current_cpe("athread_emu_account");
-    if (!w) return;
+    if (!w)
+        return;
     long long dual = (w->p0 + w->p1 + w->either + 1) / 2;
     long long cycles = std::max({w->p0, w->p1, dual}) + w->slow_cycles;
     athread_emu_cpe_stats &s = c.stats;
@@ -464,7 +484,7 @@ extern "C" void athread_emu_account(athread_emu_work *w) {
     if (cycles > 0) {
         std::vector<TimingEvent> &log = c.timing_log;
         if (!log.empty() && log.back().kind == TimingEvent::Compute) {
-            log.back().value += cycles;  // consecutive reports make one compute event
+            log.back().value += cycles; // consecutive reports make one compute event
         } else {
             TimingEvent e;
             e.kind = TimingEvent::Compute;
@@ -495,7 +515,9 @@ extern "C" const athread_emu_span *athread_emu_trace_spans(void) {
     return trace_state().spans.empty() ? nullptr : trace_state().spans.data();
 }
 
-extern "C" long long athread_emu_trace_dropped(void) { return trace_state().dropped; }
+extern "C" long long athread_emu_trace_dropped(void) {
+    return trace_state().dropped;
+}
 
 extern "C" void athread_emu_trace_reset(void) {
     trace_state().spans.clear();

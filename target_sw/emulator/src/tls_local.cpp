@@ -48,12 +48,14 @@ int find_module_cb(struct dl_phdr_info *info, size_t, void *data) {
         const ElfW(Phdr) &ph = info->dlpi_phdr[i];
         if (ph.p_type == PT_LOAD) {
             uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-            if (q->addr >= lo && q->addr < lo + ph.p_memsz) contains = true;
+            if (q->addr >= lo && q->addr < lo + ph.p_memsz)
+                contains = true;
         } else if (ph.p_type == PT_TLS) {
             tls = &ph;
         }
     }
-    if (!contains) return 0;
+    if (!contains)
+        return 0;
     q->found = true;
     q->name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
     if (tls) {
@@ -75,28 +77,37 @@ bool read_at(int fd, void *dst, size_t n, off_t off) {
 void read_symbols(int fd, const std::vector<ElfW(Shdr)> &sh, size_t index, uintptr_t tls_vaddr,
                   TlsLocalInfo &out) {
     for (uint32_t type : {uint32_t(SHT_SYMTAB), uint32_t(SHT_DYNSYM)}) {
-        for (const ElfW(Shdr) &tab : sh) {
-            if (tab.sh_type != type || tab.sh_entsize != sizeof(ElfW(Sym)) || tab.sh_link >= sh.size())
+        for (const ElfW(Shdr) & tab : sh) {
+            if (tab.sh_type != type || tab.sh_entsize != sizeof(ElfW(Sym)) ||
+                tab.sh_link >= sh.size())
                 continue;
             const ElfW(Shdr) &str = sh[tab.sh_link];
             std::vector<ElfW(Sym)> syms(tab.sh_size / sizeof(ElfW(Sym)));
             std::string strings(str.sh_size, '\0');
-            if (syms.empty() || !read_at(fd, syms.data(), syms.size() * sizeof(ElfW(Sym)), tab.sh_offset) ||
+            if (syms.empty() ||
+                !read_at(fd, syms.data(), syms.size() * sizeof(ElfW(Sym)), tab.sh_offset) ||
                 !read_at(fd, &strings[0], strings.size(), str.sh_offset))
                 continue;
             const ElfW(Shdr) &sec = sh[index];
             const uintptr_t sec_lo = sec.sh_addr - tls_vaddr, sec_hi = sec_lo + sec.sh_size;
-            for (const ElfW(Sym) &sym : syms) {
-                if (sym.st_shndx != index || ELF64_ST_TYPE(sym.st_info) != STT_TLS) continue;
-                if (sym.st_name >= strings.size()) continue;
+            for (const ElfW(Sym) & sym : syms) {
+                if (sym.st_shndx != index || ELF64_ST_TYPE(sym.st_info) != STT_TLS)
+                    continue;
+                if (sym.st_name >= strings.size())
+                    continue;
                 uintptr_t off = sym.st_value;
-                if (tls_vaddr && off >= tls_vaddr + sec_lo && off < tls_vaddr + sec_hi) off -= tls_vaddr;
-                if (off < sec_lo || off + sym.st_size > sec_hi) continue;  // not understood: skip
-                out.symbols.push_back({strings.c_str() + sym.st_name, off, static_cast<int64_t>(sym.st_size)});
+                if (tls_vaddr && off >= tls_vaddr + sec_lo && off < tls_vaddr + sec_hi)
+                    off -= tls_vaddr;
+                if (off < sec_lo || off + sym.st_size > sec_hi)
+                    continue; // not understood: skip
+                out.symbols.push_back(
+                    {strings.c_str() + sym.st_name, off, static_cast<int64_t>(sym.st_size)});
             }
             if (!out.symbols.empty()) {
                 std::sort(out.symbols.begin(), out.symbols.end(),
-                          [](const TlsLocalSymbol &a, const TlsLocalSymbol &b) { return a.offset < b.offset; });
+                          [](const TlsLocalSymbol &a, const TlsLocalSymbol &b) {
+                              return a.offset < b.offset;
+                          });
                 return;
             }
         }
@@ -106,7 +117,8 @@ void read_symbols(int fd, const std::vector<ElfW(Shdr)> &sh, size_t index, uintp
 /** Reads the section headers of `file`; fills bytes/offset of .tdata_local. */
 bool read_section(const std::string &file, uintptr_t tls_vaddr, TlsLocalInfo &out) {
     int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0)
+        return false;
     bool ok = false;
     ElfW(Ehdr) eh;
     if (read_at(fd, &eh, sizeof eh, 0) && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
@@ -118,17 +130,21 @@ bool read_section(const std::string &file, uintptr_t tls_vaddr, TlsLocalInfo &ou
             std::string names(strtab.sh_size, '\0');
             if (read_at(fd, &names[0], names.size(), strtab.sh_offset)) {
                 ok = true;
-                size_t index = 0;  // of .tdata_local; 0: none
+                size_t index = 0; // of .tdata_local; 0: none
                 for (size_t i = 0; i < sh.size(); i++) {
                     const ElfW(Shdr) &s = sh[i];
-                    if (s.sh_name >= names.size()) continue;
-                    if (std::strcmp(names.c_str() + s.sh_name, kSection) != 0) continue;
-                    if (!(s.sh_flags & SHF_TLS)) continue;
+                    if (s.sh_name >= names.size())
+                        continue;
+                    if (std::strcmp(names.c_str() + s.sh_name, kSection) != 0)
+                        continue;
+                    if (!(s.sh_flags & SHF_TLS))
+                        continue;
                     out.bytes = static_cast<int64_t>(s.sh_size);
                     out.offset = s.sh_addr - tls_vaddr;
                     index = i;
                 }
-                if (index) read_symbols(fd, sh, index, tls_vaddr, out);
+                if (index)
+                    read_symbols(fd, sh, index, tls_vaddr, out);
             }
         }
     }
@@ -143,13 +159,15 @@ struct TlsBlockQuery {
 
 int tls_block_cb(struct dl_phdr_info *info, size_t size, void *data) {
     auto *q = static_cast<TlsBlockQuery *>(data);
-    if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof(void *)) return 1;
-    if (info->dlpi_tls_modid != q->modid) return 0;
+    if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof(void *))
+        return 1;
+    if (info->dlpi_tls_modid != q->modid)
+        return 0;
     q->block = reinterpret_cast<uintptr_t>(info->dlpi_tls_data);
     return 1;
 }
 
-}  // namespace
+} // namespace
 
 TlsLocalInfo find_tls_local(const void *code) {
     // Called from the host thread only (athread_spawn), hence no lock.
@@ -157,19 +175,22 @@ TlsLocalInfo find_tls_local(const void *code) {
     ModuleQuery q;
     q.addr = reinterpret_cast<uintptr_t>(code);
     dl_iterate_phdr(find_module_cb, &q);
-    if (!q.found) return TlsLocalInfo{};
+    if (!q.found)
+        return TlsLocalInfo{};
     auto it = cache.find(q.name);
-    if (it != cache.end()) return it->second;
+    if (it != cache.end())
+        return it->second;
     TlsLocalInfo info;
     info.module = q.name;
     info.tls_modid = q.tls_modid;
     if (q.tls_modid == 0) {
-        info.known = true;  // no TLS segment: no __thread_local data
+        info.known = true; // no TLS segment: no __thread_local data
     } else {
         info.known = read_section(q.name, q.tls_vaddr, info);
         if (!info.known) {
             warn("cannot read the section headers of %s: its __thread_local data is not "
-                 "counted in the LDM budget and DMA to it is refused", q.name.c_str());
+                 "counted in the LDM budget and DMA to it is refused",
+                 q.name.c_str());
         }
     }
     cache[q.name] = info;
@@ -177,10 +198,11 @@ TlsLocalInfo find_tls_local(const void *code) {
 }
 
 uintptr_t thread_tls_block(size_t modid) {
-    if (modid == 0) return 0;
+    if (modid == 0)
+        return 0;
     TlsBlockQuery q{modid};
     dl_iterate_phdr(tls_block_cb, &q);
     return q.block;
 }
 
-}  // namespace athread_emu
+} // namespace athread_emu
