@@ -397,8 +397,8 @@ int one_layer(const Options &o) {
                 r.chosen.plan.c_str());
     print_estimate("predicted", r.chosen.estimate);
     const sw::Roofline roof = plan_roofline(r, *o.machine);
-    std::printf("roofline: bound %.3f ms (%s; compute %.3f ms, reads %.3f ms, writes %.3f ms); "
-                "predicted at %.2f of it\n",
+    std::printf("roofline: bound %.4g ms (%s; compute %.4g ms, reads %.4g ms, writes %.4g ms); "
+                "predicted at %.3f of it\n",
                 roof.bound_seconds * 1e3, sw::binding_name(roof.binding),
                 roof.compute_seconds * 1e3, roof.read_seconds * 1e3, roof.write_seconds * 1e3,
                 roof.fraction);
