@@ -28,6 +28,7 @@
 #include "target_sw/DriverSupport.h"
 #include "target_sw/Errors.h"
 #include "target_sw/GeneratorSupport.h"
+#include "target_sw/Roofline.h"
 #include "target_sw/SunwayLowering.h"
 
 #include "HalideBuffer.h"
@@ -320,6 +321,22 @@ void print_estimate(const char *what, const sw_auto::Estimate &e) {
                 e.dma_put_bytes / 1e6);
 }
 
+/** The roofline of a scheduled pipeline (target_sw/Roofline.h): its flops, each input it reads
+ * once and its output written once (4 bytes a value), against the chosen plan's predicted
+ * time. */
+sw::Roofline plan_roofline(const sw_auto::Summary &s, const sw::Machine &m) {
+    auto bytes = [](const std::vector<int64_t> &extents) {
+        double n = 4;
+        for (const int64_t e : extents)
+            n *= double(e);
+        return n;
+    };
+    double read = 0;
+    for (const auto &in : s.inputs)
+        read += bytes(in.second);
+    return sw::roofline(s.flops / 1e9, read, bytes(s.out_extents), s.chosen.estimate.seconds, m);
+}
+
 /** Writes \p s's schedule as a header of apply_schedule_<name>(pipeline, target). */
 void write_schedule_header(const std::string &path, const std::string &comment, const Scheduled &s,
                            const std::string &name) {
@@ -379,6 +396,12 @@ int one_layer(const Options &o) {
     std::printf("%s on %s: %s\n", o.generator.c_str(), o.machine->name.c_str(),
                 r.chosen.plan.c_str());
     print_estimate("predicted", r.chosen.estimate);
+    const sw::Roofline roof = plan_roofline(r, *o.machine);
+    std::printf("roofline: bound %.4g ms (%s; compute %.4g ms, reads %.4g ms, writes %.4g ms); "
+                "predicted at %.3f of it\n",
+                roof.bound_seconds * 1e3, sw::binding_name(roof.binding),
+                roof.compute_seconds * 1e3, roof.read_seconds * 1e3, roof.write_seconds * 1e3,
+                roof.fraction);
     std::printf(
         "lowered: LDM peak %lld of %lld bytes per CPE; %lld plans costed, %d lowered, %.2f s\n",
         (long long)s.ldm_peak, (long long)o.machine->ldm_data_budget(), (long long)r.considered,
@@ -407,9 +430,9 @@ int network(const Options &o) {
                 o.tune > 0
                     ? (", tuned on the emulator (best of " + std::to_string(o.tune) + ")").c_str()
                     : "");
-    std::printf("%-8s %-8s %-70s %10s %8s %9s %10s %8s\n", "layer", "kind", "plan", "pred ms",
-                "GFLOPS", "LDM B", "DMA MB", "sched s");
-    double total = 0, predicted = 0;
+    std::printf("%-8s %-8s %-70s %10s %8s %9s %10s %8s %8s %5s %-7s\n", "layer", "kind", "plan",
+                "pred ms", "GFLOPS", "LDM B", "DMA MB", "sched s", "bound ms", "roof", "bound");
+    double total = 0, predicted = 0, bound = 0;
     // A layer of the same kind and parameters as an earlier one (VGG-19's conv3_2..conv3_4)
     // gets the same schedule: it is searched once.
     std::map<std::string, std::pair<std::string, Scheduled>> done;
@@ -433,9 +456,13 @@ int network(const Options &o) {
         const Scheduled &s = it->second.second;
         const sw_auto::Estimate &e = s.result.chosen.estimate;
         const std::string plan = repeated ? "as " + it->second.first : s.result.chosen.plan;
-        std::printf("%-8s %-8s %-70s %10.4g %8.1f %9lld %10.2f %8.2f\n", l[0].c_str(), l[1].c_str(),
-                    plan.c_str(), e.seconds * 1e3, e.gflops, (long long)s.ldm_peak,
-                    (e.dma_get_bytes + e.dma_put_bytes) / 1e6, repeated ? 0.0 : s.seconds);
+        const sw::Roofline roof = plan_roofline(s.result, *o.machine);
+        std::printf("%-8s %-8s %-70s %10.4g %8.1f %9lld %10.2f %8.2f %8.3f %5.2f %-7s\n",
+                    l[0].c_str(), l[1].c_str(), plan.c_str(), e.seconds * 1e3, e.gflops,
+                    (long long)s.ldm_peak, (e.dma_get_bytes + e.dma_put_bytes) / 1e6,
+                    repeated ? 0.0 : s.seconds, roof.bound_seconds * 1e3, roof.fraction,
+                    sw::binding_name(roof.binding));
+        bound += roof.bound_seconds;
         std::fflush(stdout);
         if (!repeated)
             total += s.seconds;
@@ -449,8 +476,10 @@ int network(const Options &o) {
             written.push_back(path);
         }
     }
-    std::printf("total: predicted %.2f ms; scheduled %zu layers (%zu distinct) in %.2f s\n",
-                predicted * 1e3, layers.size(), done.size(), total);
+    std::printf("total: predicted %.2f ms, roofline bound %.2f ms (roof %.2f); scheduled %zu "
+                "layers (%zu distinct) in %.2f s\n",
+                predicted * 1e3, bound * 1e3, predicted > 0 ? bound / predicted : 0.0,
+                layers.size(), done.size(), total);
     if (!written.empty())
         std::printf("wrote %zu schedule headers to %s\n", written.size(), o.out.c_str());
     return 0;

@@ -44,6 +44,7 @@ Summary summarize(const Result &r) {
             s.inputs.emplace_back(st.source_name, st.source_extents);
     }
     s.out_extents = r.info.out_extents;
+    s.flops = r.info.total_flops;
     s.schedule_source = r.schedule_source;
     return s;
 }
@@ -65,6 +66,7 @@ void write_summary(const Summary &s, std::ostream &out) {
     out << "output";
     for (int64_t e : s.out_extents)
         out << " " << e;
+    out << "\nflops " << s.flops;
     out << "\nschedule_source\n" << s.schedule_source;
 }
 
@@ -98,6 +100,8 @@ Summary read_summary(std::istream &in, const std::string &what) {
             for (int64_t e; l >> e;)
                 s.out_extents.push_back(e);
             continue;
+        } else if (key == "flops") {
+            l >> s.flops;
         } else if (key == "schedule_source") {
             std::ostringstream rest;
             rest << in.rdbuf();

@@ -9,6 +9,7 @@
  *   plan <estimate fields> <description>      (the chosen plan, then one `ranked` per plan)
  *   input NAME E0 E1 ...                      (inputs the pipeline reads, with dense extents)
  *   output E0 E1 ...
+ *   flops F                                   (the pipeline's flops; absent: 0)
  *   schedule_source                           (last: the rest of the file is the source)
  */
 #ifndef SW_AUTO_SUMMARY_H
@@ -36,6 +37,7 @@ struct Summary {
     int lowered = 0;
     std::vector<std::pair<std::string, std::vector<int64_t>>> inputs; ///< buffer name, extents
     std::vector<int64_t> out_extents;
+    double flops = 0; ///< the whole pipeline's, from the analysis's op counts (an FMA is 2)
     std::string schedule_source;
 };
 

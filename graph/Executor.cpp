@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -378,6 +379,13 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         rec.gflop =
             sw_net::layer_gflop(spec.generator, spec.params,
                                 s.inputs.empty() ? 0 : elements(s.inputs[0].extents), out.size);
+        // The roofline's bytes: each distinct input tensor once, the output once.
+        std::set<std::string> read;
+        for (const LayerArg &a : s.inputs) {
+            if (read.insert(a.tensor).second)
+                rec.read_bytes += 4 * elements(a.extents);
+        }
+        rec.write_bytes = 4 * out.size;
         rec.wall_seconds = wall;
         sw_net::add_emulator_records(rec, r.modelled_seconds, trace);
         athread_emu_stats_reset();

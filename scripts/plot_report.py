@@ -10,7 +10,11 @@ name with .png):
     the machine description the report carries (the modelled get plateau, solid, and the
     theoretical bandwidth, dashed);
   - the modelled time of each layer, split as on its busiest CPE: compute, DMA wait, sync
-    wait, register-communication wait, and the rest (spawn, join, other cycles).
+    wait, register-communication wait, and the rest (spawn, join, other cycles), with the
+    layer's roofline bound beside it (a black bar: max(flops / peak, inputs once / get
+    plateau + output once / put plateau)) and the model's roofline fraction (sum of bounds /
+    sum of times) in the title. Reports written before the roofline fields (bound_ms) are
+    drawn without them.
 
 Needs matplotlib: Debian's python3-matplotlib (scripts/install_deps.sh --tests), hence
 /usr/bin/python3 (another python3 first in PATH may not see Debian's packages).
@@ -61,6 +65,16 @@ def load(path):
                 layer[key] = float(layer[key])
     except (KeyError, ValueError) as e:
         fail("%s: layer without a number for %s" % (path, e))
+    # The roofline bound: in every layer or in none (older reports).
+    if all("bound_ms" in layer for layer in layers):
+        try:
+            for layer in layers:
+                layer["bound_ms"] = float(layer["bound_ms"])
+        except ValueError as e:
+            fail("%s: layer without a number for bound_ms (%s)" % (path, e))
+    else:
+        for layer in layers:
+            layer.pop("bound_ms", None)
     return net, machine, layers
 
 
@@ -98,18 +112,31 @@ def roofline(ax, machine, layers):
 
 def breakdown(ax, layers):
     names = [l["layer"] for l in layers]
+    xs = list(range(len(layers)))
+    has_bound = bool(layers) and "bound_ms" in layers[0]
+    # With the bound, the time's bar leaves room for a narrow bar of the bound at its right.
+    pos, width = ([x - 0.1 for x in xs], 0.6) if has_bound else (xs, 0.8)
     parts = [("compute", "busiest_compute_ms", "tab:blue"), ("DMA wait", "busiest_dma_wait_ms", "tab:orange"),
              ("sync wait", "busiest_sync_wait_ms", "tab:green"),
              ("reg. comm. wait", "busiest_regcomm_wait_ms", "tab:purple")]
     bottom = [0.0] * len(layers)
     for label, key, colour in parts:
         values = [l[key] for l in layers]
-        ax.bar(names, values, bottom=bottom, label=label, color=colour)
+        ax.bar(pos, values, width=width, bottom=bottom, label=label, color=colour)
         bottom = [b + v for b, v in zip(bottom, values)]
     rest = [max(0.0, l["modelled_ms"] - b) for l, b in zip(layers, bottom)]
-    ax.bar(names, rest, bottom=bottom, label="other (spawn, join, ...)", color="lightgrey")
+    ax.bar(pos, rest, width=width, bottom=bottom, label="other (spawn, join, ...)", color="lightgrey")
+    total = sum(l["modelled_ms"] for l in layers)
+    title = "time per layer: %.2f ms in all" % total
+    if has_bound:
+        bounds = [l["bound_ms"] for l in layers]
+        ax.bar([x + 0.3 for x in xs], bounds, width=0.2, color="black", label="roofline bound")
+        if total > 0:
+            title += "; roofline bound %.2f ms (fraction %.2f)" % (sum(bounds), sum(bounds) / total)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(names)
     ax.set_ylabel("modelled ms (busiest CPE)")
-    ax.set_title("time per layer: %.2f ms in all" % sum(l["modelled_ms"] for l in layers))
+    ax.set_title(title)
     ax.tick_params(axis="x", labelrotation=90, labelsize=7)
     ax.legend(fontsize=7)
     ax.grid(True, axis="y", linewidth=0.3)

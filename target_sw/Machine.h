@@ -146,6 +146,11 @@ struct Machine {
     double cg_peak_gflops() const {
         return clock_ghz * flops_per_cycle_per_cpe * cpes_per_core_group;
     }
+    /** The DMA timing model's plateau of a whole core group when only gets (reads of main
+     *  memory) move, GB/s of line bytes: get_bytes_per_cycle at clock_ghz (SW26010: 28.5). */
+    double dma_get_plateau_gbps() const { return dma_timing.get_bytes_per_cycle * clock_ghz; }
+    /** The same when only puts (writes to main memory) move (SW26010: 19.7). */
+    double dma_put_plateau_gbps() const { return dma_timing.put_bytes_per_cycle * clock_ghz; }
 };
 
 /** SW26010 (Sunway TaihuLight), one core group. */

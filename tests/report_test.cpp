@@ -22,6 +22,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 
 namespace {
 
@@ -259,4 +260,121 @@ TEST(Report, UnwritableOutputsAreErrorsNamingThePath) {
             EXPECT_NE(std::string(e.what()).find(p + ": "), std::string::npos) << e.what();
         }
     }
+}
+
+namespace {
+
+/** The SW26010's roofline figures, as the hand-computed cases below take them. */
+constexpr double kPeakGflops = 742.4, kGetGbps = 19.65 * 1.45, kPutGbps = 13.56 * 1.45;
+
+} // namespace
+
+TEST(Roofline, MachinePlateaus) {
+    const sw::Machine &m = sw::sw26010();
+    EXPECT_DOUBLE_EQ(m.cg_peak_gflops(), kPeakGflops);
+    EXPECT_NEAR(m.dma_get_plateau_gbps(), 28.5, 0.01);
+    EXPECT_NEAR(m.dma_put_plateau_gbps(), 19.7, 0.05);
+    EXPECT_DOUBLE_EQ(m.dma_get_plateau_gbps(), kGetGbps);
+    EXPECT_DOUBLE_EQ(m.dma_put_plateau_gbps(), kPutGbps);
+}
+
+TEST(Roofline, HandComputedCases) {
+    const sw::Machine &m = sw::sw26010();
+    // Compute-bound: 0.7424 GFLOP is 1 ms at the peak; 1 MB each way is 35 us + 51 us.
+    sw::Roofline r = sw::roofline(0.7424, 1e6, 1e6, 2e-3, m);
+    EXPECT_EQ(r.binding, sw::RooflineBinding::Compute);
+    EXPECT_NEAR(r.bound_seconds, 1e-3, 1e-15);
+    EXPECT_NEAR(r.read_seconds, 1e6 / (kGetGbps * 1e9), 1e-15);
+    EXPECT_NEAR(r.write_seconds, 1e6 / (kPutGbps * 1e9), 1e-15);
+    EXPECT_NEAR(r.fraction, 0.5, 1e-12);
+    EXPECT_STREQ(sw::binding_name(r.binding), "compute");
+    // Read-bound: 1 ms of reads and 1 us of writes against 1.35 us of flops.
+    r = sw::roofline(0.001, kGetGbps * 1e6, kPutGbps * 1e3, 4e-3, m);
+    EXPECT_EQ(r.binding, sw::RooflineBinding::Reads);
+    EXPECT_NEAR(r.bound_seconds, 1.001e-3, 1e-15);
+    EXPECT_NEAR(r.fraction, 1.001e-3 / 4e-3, 1e-12);
+    EXPECT_STREQ(sw::binding_name(r.binding), "reads");
+    // Write-bound: 1 us of reads and 1 ms of writes, no flops.
+    r = sw::roofline(0, kGetGbps * 1e3, kPutGbps * 1e6, 1.001e-3, m);
+    EXPECT_EQ(r.binding, sw::RooflineBinding::Writes);
+    EXPECT_NEAR(r.bound_seconds, 1.001e-3, 1e-15);
+    EXPECT_NEAR(r.fraction, 1.0, 1e-12);
+    EXPECT_STREQ(sw::binding_name(r.binding), "writes");
+    // Exactly at the peak: 1 ms of flops in 1 ms, nothing moved.
+    r = sw::roofline(0.7424, 0, 0, 1e-3, m);
+    EXPECT_EQ(r.binding, sw::RooflineBinding::Compute);
+    EXPECT_NEAR(r.fraction, 1.0, 1e-12);
+    // A tie between flops and bytes (0.5 ms each) goes to compute; no time, no fraction.
+    r = sw::roofline(0.3712, kGetGbps * 0.25e6, kPutGbps * 0.25e6, 0, m);
+    EXPECT_EQ(r.binding, sw::RooflineBinding::Compute);
+    EXPECT_NEAR(r.bound_seconds, 0.5e-3, 1e-15);
+    EXPECT_EQ(r.fraction, 0);
+}
+
+TEST(Report, RealRunCarriesTheRoofline) {
+    std::vector<sw_net::LayerRecord> records;
+    traced_run(&records);
+    ASSERT_GT(records.size(), 5u);
+    const sw::Machine &m = emulated_machine();
+    // The first layer, conv1 (12 filters of 3x11x11, bias): its input, weights and bias read
+    // once, its output written once.
+    const sw_net::LayerRecord &c1 = records[0];
+    EXPECT_EQ(c1.read_bytes, 4 * (2 * 3 * 67 * 67 + 12 * 3 * 11 * 11 + 12)) << c1.name;
+    EXPECT_EQ(c1.write_bytes, 4 * sw_net::elements(c1.output)) << c1.name;
+
+    const std::string js = temp_path("roof.json"), csv = temp_path("roof.csv");
+    sw_net::write_report(js, "alexnet", records, nullptr, m);
+    sw_net::write_report(csv, "alexnet", records, nullptr, m);
+    const json doc = read_json(js);
+    fs::remove(js);
+    std::ifstream in(csv);
+    std::vector<std::vector<std::string>> rows;
+    for (std::string line; std::getline(in, line);) {
+        rows.emplace_back();
+        std::istringstream l(line);
+        for (std::string f; std::getline(l, f, ',');)
+            rows.back().push_back(f);
+    }
+    fs::remove(csv);
+    ASSERT_EQ(doc.at("layers").size(), records.size());
+    ASSERT_EQ(rows.size(), records.size() + 1);
+    auto column = [&](const std::string &name) {
+        const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+        EXPECT_NE(it, rows[0].end()) << name;
+        return size_t(it - rows[0].begin());
+    };
+    double bounds = 0, times = 0;
+    for (size_t i = 0; i < records.size(); i++) {
+        const json &l = doc.at("layers")[i];
+        const std::vector<std::string> &row = rows[i + 1];
+        ASSERT_EQ(row.size(), rows[0].size());
+        const sw::Roofline r =
+            sw::roofline(records[i].gflop, double(records[i].read_bytes),
+                         double(records[i].write_bytes), records[i].modelled_seconds, m);
+        EXPECT_GT(l.at("read_bytes").get<long long>(), 0);
+        EXPECT_EQ(l.at("read_bytes").get<long long>(), records[i].read_bytes);
+        EXPECT_EQ(l.at("write_bytes").get<long long>(), records[i].write_bytes);
+        EXPECT_DOUBLE_EQ(l.at("bound_ms").get<double>(), r.bound_seconds * 1e3);
+        EXPECT_DOUBLE_EQ(l.at("roofline_fraction").get<double>(), r.fraction);
+        EXPECT_GT(r.fraction, 0);
+        EXPECT_LE(r.fraction, 1.0) << records[i].name; // the model cannot beat the roofline
+        EXPECT_EQ(l.at("bound_by").get<std::string>(), sw::binding_name(r.binding));
+        EXPECT_EQ(std::stoll(row[column("read_bytes")]), records[i].read_bytes);
+        EXPECT_EQ(std::stoll(row[column("write_bytes")]), records[i].write_bytes);
+        EXPECT_DOUBLE_EQ(std::stod(row[column("bound_ms")]), r.bound_seconds * 1e3);
+        EXPECT_DOUBLE_EQ(std::stod(row[column("roofline_fraction")]), r.fraction);
+        EXPECT_EQ(row[column("bound_by")], sw::binding_name(r.binding));
+        bounds += l.at("bound_ms").get<double>();
+        times += l.at("modelled_ms").get<double>();
+    }
+    const json &total = doc.at("total");
+    EXPECT_NEAR(total.at("bound_ms").get<double>(), bounds, 1e-9 * bounds);
+    EXPECT_NEAR(total.at("modelled_ms").get<double>(), times, 1e-9 * times);
+    EXPECT_NEAR(total.at("roofline_fraction").get<double>(), bounds / times, 1e-12);
+    EXPECT_NEAR(std::stod(rows[1][column("net_roofline_fraction")]), bounds / times, 1e-12);
+    EXPECT_NEAR(std::stod(rows.back()[column("net_bound_ms")]), bounds, 1e-9 * bounds);
+    EXPECT_DOUBLE_EQ(doc.at("machine").at("roofline_get_gbps").get<double>(),
+                     m.dma_get_plateau_gbps());
+    EXPECT_DOUBLE_EQ(doc.at("machine").at("roofline_put_gbps").get<double>(),
+                     m.dma_put_plateau_gbps());
 }

@@ -78,6 +78,8 @@ void accumulate(std::vector<LayerRecord> &total, const std::vector<LayerRecord> 
         t.dma_line_bytes += p.dma_line_bytes;
         t.dma_get_bytes += p.dma_get_bytes;
         t.dma_get_line_bytes += p.dma_get_line_bytes;
+        t.read_bytes += p.read_bytes;
+        t.write_bytes += p.write_bytes;
         t.kernels += p.kernels;
         t.busiest_compute_seconds += p.busiest_compute_seconds;
         t.busiest_dma_wait_seconds += p.busiest_dma_wait_seconds;

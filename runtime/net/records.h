@@ -37,6 +37,10 @@ struct LayerRecord {
     long long ldm_peak_bytes = 0;
     long long dma_requests = 0, dma_bytes = 0, dma_line_bytes = 0;
     long long dma_get_bytes = 0, dma_get_line_bytes = 0; ///< the gets (main memory -> LDM) alone
+    /** What the layer must move at least, for its roofline (target_sw/Roofline.h): each of
+     * its inputs once (activations, weights, bias, a fused residual) and its output once, 4
+     * bytes a value. */
+    long long read_bytes = 0, write_bytes = 0;
     int kernels = 0;
     /** Where the modelled time went on each kernel's busiest CPE (the one with the most
      * cycles, which sets the kernel's time), summed over the layer's kernels, in seconds

@@ -21,6 +21,8 @@ LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw
         f.peak_fraction = f.gflops / m.cg_peak_gflops();
         f.dma_gbps = double(r.dma_line_bytes) / r.modelled_seconds / 1e9;
     }
+    f.roof =
+        sw::roofline(r.gflop, double(r.read_bytes), double(r.write_bytes), r.modelled_seconds, m);
     if (baseline && r.modelled_seconds > 0)
         f.speedup = baseline->modelled_seconds / r.modelled_seconds;
     return f;
@@ -38,12 +40,14 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
     std::printf("\n%-*s %-*s %-14s %8s %9s %9s %10s %9s %8s %6s %8s", nw, "layer", kw, "kind",
                 "output", "GFLOP", "LDM B/CPE", "DMA reqs", "DMA MB", "model ms", "GFLOPS", "%peak",
                 "DMA GB/s");
+    std::printf(" %8s %5s %-7s", "bound ms", "roof", "bound");
     if (baseline)
         std::printf(" %9s %7s", "base ms", "speedup");
     std::printf(" %8s\n", "wall ms");
     LayerRecord total;
     total.name = "total";
     LayerRecord base_total;
+    double bound_total = 0; ///< the sum of the layers' roofline bounds
     for (size_t i = 0; i < records.size(); i++) {
         const LayerRecord &r = records[i];
         const LayerRecord *b = baseline ? &(*baseline)[i] : nullptr;
@@ -52,6 +56,9 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
                     r.name.c_str(), kw, r.kind.c_str(), shape_string(r.output).c_str(), r.gflop,
                     r.ldm_peak_bytes, r.dma_requests, double(r.dma_line_bytes) / 1e6,
                     r.modelled_seconds * 1e3, f.gflops, 100 * f.peak_fraction, f.dma_gbps);
+        std::printf(" %8.3f %5.2f %-7s", f.roof.bound_seconds * 1e3, f.roof.fraction,
+                    sw::binding_name(f.roof.binding));
+        bound_total += f.roof.bound_seconds;
         if (b)
             std::printf(" %9.3f %6.2fx", b->modelled_seconds * 1e3, f.speedup);
         std::printf(" %8.1f\n", r.wall_seconds * 1e3);
@@ -69,6 +76,8 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
                 kw, "", "", total.gflop, total.ldm_peak_bytes, total.dma_requests,
                 double(total.dma_line_bytes) / 1e6, total.modelled_seconds * 1e3, f.gflops,
                 100 * f.peak_fraction, f.dma_gbps);
+    std::printf(" %8.3f %5.2f %-7s", bound_total * 1e3,
+                total.modelled_seconds > 0 ? bound_total / total.modelled_seconds : 0.0, "");
     if (baseline)
         std::printf(" %9.3f %6.2fx", base_total.modelled_seconds * 1e3, f.speedup);
     std::printf(" %8.1f\n", total.wall_seconds * 1e3);
@@ -76,6 +85,10 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
                 "%.2f GHz, peak "
                 "%.1f GFLOPS); wall ms: emulation on this machine\n",
                 m.name.c_str(), m.clock_ghz, m.cg_peak_gflops());
+    std::printf("bound ms: roofline bound max(GFLOP / peak, inputs once / %.1f GB/s get + output "
+                "once / %.1f GB/s put); roof: bound / model ms (total: sum of bounds / sum of "
+                "times); bound: what binds it\n",
+                m.dma_get_plateau_gbps(), m.dma_put_plateau_gbps());
 }
 
 namespace {
@@ -98,12 +111,30 @@ nlohmann::ordered_json machine_json(const sw::Machine &m) {
     j["peak_gflops"] = m.cg_peak_gflops();
     j["dma_get_gbps"] = m.dma_timing.get_cap_gbps;
     j["dma_theoretical_gbps"] = m.dma_theoretical_gbps;
+    j["roofline_get_gbps"] = m.dma_get_plateau_gbps();
+    j["roofline_put_gbps"] = m.dma_put_plateau_gbps();
     return j;
+}
+
+/** The whole run's roofline: the sums of the layers' modelled times and bounds. */
+struct NetRoofline {
+    double modelled_seconds = 0, bound_seconds = 0;
+    double fraction() const { return modelled_seconds > 0 ? bound_seconds / modelled_seconds : 0; }
+};
+
+NetRoofline net_roofline(const std::vector<LayerRecord> &records, const sw::Machine &m) {
+    NetRoofline n;
+    for (const LayerRecord &r : records) {
+        n.modelled_seconds += r.modelled_seconds;
+        n.bound_seconds += figures(r, nullptr, m).roof.bound_seconds;
+    }
+    return n;
 }
 
 /** The per-layer fields of the report, in column order. */
 nlohmann::ordered_json layer_json(const std::string &net, const LayerRecord &r,
-                                  const LayerRecord *b, const sw::Machine &m) {
+                                  const LayerRecord *b, const sw::Machine &m,
+                                  const NetRoofline &total) {
     const LayerFigures f = figures(r, b, m);
     nlohmann::ordered_json j;
     j["net"] = net;
@@ -120,6 +151,11 @@ nlohmann::ordered_json layer_json(const std::string &net, const LayerRecord &r,
     j["gflops"] = f.gflops;
     j["peak_fraction"] = f.peak_fraction;
     j["dma_gbps"] = f.dma_gbps;
+    j["read_bytes"] = r.read_bytes;
+    j["write_bytes"] = r.write_bytes;
+    j["bound_ms"] = f.roof.bound_seconds * 1e3;
+    j["roofline_fraction"] = f.roof.fraction;
+    j["bound_by"] = sw::binding_name(f.roof.binding);
     j["baseline_ms"] = b ? b->modelled_seconds * 1e3 : 0.0;
     j["speedup"] = f.speedup;
     j["wall_ms"] = r.wall_seconds * 1e3;
@@ -131,6 +167,9 @@ nlohmann::ordered_json layer_json(const std::string &net, const LayerRecord &r,
     j["machine_peak_gflops"] = m.cg_peak_gflops();
     j["machine_dma_get_gbps"] = m.dma_timing.get_cap_gbps;
     j["machine_dma_theoretical_gbps"] = m.dma_theoretical_gbps;
+    j["net_modelled_ms"] = total.modelled_seconds * 1e3;
+    j["net_bound_ms"] = total.bound_seconds * 1e3;
+    j["net_roofline_fraction"] = total.fraction();
     return j;
 }
 
@@ -141,6 +180,7 @@ void write_report(sw_io::OutputFile &out, const std::string &net,
                   const sw::Machine &m) {
     const std::string &path = out.path();
     const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+    const NetRoofline total = net_roofline(records, m);
     if (csv) {
         // One line per layer, the fields of layer_json in order; the header from their names.
         auto line = [](const nlohmann::ordered_json &j, bool names) {
@@ -155,20 +195,26 @@ void write_report(sw_io::OutputFile &out, const std::string &net,
             }
             return text + "\n";
         };
-        out.write(line(layer_json(net, LayerRecord{}, nullptr, m), true));
-        for (size_t i = 0; i < records.size(); i++)
+        out.write(line(layer_json(net, LayerRecord{}, nullptr, m, total), true));
+        for (size_t i = 0; i < records.size(); i++) {
             out.write(
-                line(layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m), false));
+                line(layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m, total),
+                     false));
+        }
     } else {
         nlohmann::ordered_json doc;
         doc["net"] = net;
         doc["machine"] = machine_json(m);
+        doc["total"] = {{"modelled_ms", total.modelled_seconds * 1e3},
+                        {"bound_ms", total.bound_seconds * 1e3},
+                        {"roofline_fraction", total.fraction()}};
         doc["layers"] = nlohmann::ordered_json::array();
         for (size_t i = 0; i < records.size(); i++) {
             nlohmann::ordered_json j =
-                layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m);
+                layer_json(net, records[i], baseline ? &(*baseline)[i] : nullptr, m, total);
             for (const char *k : {"net", "machine", "machine_peak_gflops", "machine_dma_get_gbps",
-                                  "machine_dma_theoretical_gbps"}) {
+                                  "machine_dma_theoretical_gbps", "net_modelled_ms", "net_bound_ms",
+                                  "net_roofline_fraction"}) {
                 j.erase(k);
             }
             doc["layers"].push_back(std::move(j));

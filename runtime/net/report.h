@@ -9,6 +9,7 @@
 #include "runtime/io/output_file.h"
 #include "runtime/net/records.h"
 #include "target_sw/Machine.h"
+#include "target_sw/Roofline.h"
 
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct LayerFigures {
     double peak_fraction = 0; ///< of the core group's peak
     double dma_gbps = 0;      ///< DMA bytes (lines touched) / modelled time
     double speedup = 0;       ///< baseline modelled time / this one (0: no baseline)
+    /** The layer's roofline (target_sw/Roofline.h): its analytic flops, read_bytes and
+     * write_bytes against its modelled time. */
+    sw::Roofline roof;
 };
 
 LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw::Machine &m);
@@ -33,7 +37,11 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
  * nlohmann-json). Both carry, per layer: the table's figures, the busiest CPE's time
  * breakdown (compute, DMA wait, sync wait, register-communication wait, in ms) and the
  * machine's roofs (peak GFLOPS, the modelled DMA get plateau and the theoretical DMA
- * bandwidth in GB/s), which scripts/plot_report.py draws. CSV fields are quoted where
+ * bandwidth in GB/s), which scripts/plot_report.py draws, and the roofline (read_bytes,
+ * write_bytes, bound_ms, roofline_fraction, bound_by per layer; the run's sums: the JSON's
+ * "total" object, the CSV's net_modelled_ms, net_bound_ms and net_roofline_fraction columns,
+ * the same on every line; the roofline's DMA plateaus in the JSON's machine object as
+ * roofline_get_gbps and roofline_put_gbps). CSV fields are quoted where
  * needed (RFC 4180). The OutputFile version writes and closes \p out (opened before the
  * run); errors throw sw_io::IoError naming the path. */
 void write_report(sw_io::OutputFile &out, const std::string &net,
