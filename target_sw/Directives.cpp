@@ -83,7 +83,7 @@ Directives directives_of(const std::vector<Function> &outputs) {
         if (env.count(f.name()))
             continue;
         env.emplace(f.name(), f);
-        for (const auto &kv : Halide::Internal::find_transitive_calls(f)) {
+        for (const auto &kv : Halide::Internal::find_direct_calls(f)) {
             if (!env.count(kv.first))
                 todo.push_back(kv.second);
         }
