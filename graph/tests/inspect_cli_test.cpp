@@ -3,6 +3,7 @@
  * totals; a missing, non-ONNX or truncated file, or a dynamic input without --input-shape,
  * prints "error: ..." and exits with status 1.
  */
+#include "graph/tests/cli_run.h"
 #include "graph/tests/model_builder.h"
 
 #include <gtest/gtest.h>
@@ -20,24 +21,8 @@ using sw_graph_test::ModelBuilder;
 
 namespace {
 
-struct CliRun {
-    int status;
-    std::string output; ///< stdout and stderr
-};
-
-CliRun run(const std::string &args) {
-    const std::string cmd = std::string(SW_GRAPH_INSPECT) + " " + args + " 2>&1";
-    CliRun r{-1, ""};
-    FILE *p = popen(cmd.c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        r.output.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+sw_graph_test::CliRun run(const std::string &args) {
+    return sw_graph_test::run_shell(std::string(SW_GRAPH_INSPECT) + " " + args);
 }
 
 std::string write_file(const std::string &name, const std::string &bytes) {
@@ -71,65 +56,64 @@ ModelBuilder net(int64_t batch) {
 
 TEST(GraphInspect, PrintsNodesShapesAndTotals) {
     const std::string path = write_file("inspect_good.onnx", net(1).bytes());
-    const CliRun r = run(path);
-    EXPECT_EQ(r.status, 0) << r.output;
+    const sw_graph_test::CliRun r = run(path);
+    EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(
-        r.output.find(
+        r.out.find(
             "node    conv1 Conv (data, w const 4x3x3x3, bn_bias const 4) -> bn 1x4x8x8  MACs 6912"),
         std::string::npos)
-        << r.output;
-    EXPECT_NE(r.output.find("node    fc Gemm (f, fw const 10x4) -> y 1x10  MACs 40"),
+        << r.out;
+    EXPECT_NE(r.out.find("node    fc Gemm (f, fw const 10x4) -> y 1x10  MACs 40"),
               std::string::npos)
-        << r.output;
+        << r.out;
     // 108 + 4 folded conv parameters, 40 FC weights; 6912 + 40 MACs.
-    EXPECT_NE(r.output.find("total   5 nodes, 152 parameters, 6952 MACs"), std::string::npos)
-        << r.output;
-    EXPECT_NE(r.output.find("pass    fold_batch_norm: 1 nodes"), std::string::npos) << r.output;
-    const CliRun raw = run(path + " --no-passes");
-    EXPECT_NE(raw.output.find("node    bn1 BatchNormalization"), std::string::npos) << raw.output;
+    EXPECT_NE(r.out.find("total   5 nodes, 152 parameters, 6952 MACs"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("pass    fold_batch_norm: 1 nodes"), std::string::npos) << r.out;
+    const sw_graph_test::CliRun raw = run(path + " --no-passes");
+    EXPECT_NE(raw.out.find("node    bn1 BatchNormalization"), std::string::npos) << raw.out;
 }
 
 TEST(GraphInspect, DynamicInputNeedsInputShape) {
     const std::string path = write_file("inspect_dynamic.onnx", net(-1).bytes());
-    CliRun r = run(path);
+    sw_graph_test::CliRun r = run(path);
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.output.find("error: " + path +
-                            ": input 'data' has a dynamic dimension (dim 0 of "
-                            "?x3x8x8); give --input-shape data=1x3x8x8"),
+    EXPECT_NE(r.out.find("error: " + path +
+                         ": input 'data' has a dynamic dimension (dim 0 of "
+                         "?x3x8x8); give --input-shape data=1x3x8x8"),
               std::string::npos)
-        << r.output;
+        << r.out;
     r = run(path + " --input-shape data=2x3x8x8");
-    EXPECT_EQ(r.status, 0) << r.output;
-    EXPECT_NE(r.output.find("-> y 2x10"), std::string::npos) << r.output;
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("-> y 2x10"), std::string::npos) << r.out;
     r = run(path + " --input-shape data=2x3");
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.output.find("error: " + path + ": --input-shape data=2x3 does not match"),
+    EXPECT_NE(r.out.find("error: " + path + ": --input-shape data=2x3 does not match"),
               std::string::npos)
-        << r.output;
+        << r.out;
 }
 
 TEST(GraphInspect, BadFilesFailCleanly) {
-    CliRun r = run("/nonexistent/model.onnx");
+    sw_graph_test::CliRun r = run("/nonexistent/model.onnx");
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.output, "error: /nonexistent/model.onnx: cannot open: No such file or directory\n");
+    EXPECT_EQ(r.out, "error: /nonexistent/model.onnx: cannot open: No such file or directory\n");
 
     const std::string text =
         write_file("inspect_text.onnx", "graph { node { op_type: 'Relu' } }\n");
     r = run(text);
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.output.rfind("error: " + text + ": not an ONNX model", 0), 0u) << r.output;
+    EXPECT_EQ(r.out.rfind("error: " + text + ": not an ONNX model", 0), 0u) << r.out;
 
     const std::string bytes = net(1).bytes();
     const std::string cut = write_file("inspect_truncated.onnx", bytes.substr(0, bytes.size() / 2));
     r = run(cut);
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.output.rfind("error: " + cut + ": not an ONNX model", 0), 0u) << r.output;
+    EXPECT_EQ(r.out.rfind("error: " + cut + ": not an ONNX model", 0), 0u) << r.out;
 
     r = run(::testing::TempDir());
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.output.find("not a regular file"), std::string::npos) << r.output;
+    EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
 
     r = run("");
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.output.rfind("error: model is required", 0), 0u) << r.output;
+    EXPECT_EQ(r.out.rfind("error: model is required", 0), 0u) << r.out;
 }

@@ -10,6 +10,7 @@
 #include "graph/Executor.h"
 #include "graph/Lowering.h"
 #include "graph/Networks.h"
+#include "graph/tests/cli_run.h"
 #include "reference/naive_layers.h"
 #include "runtime/io/npy.h"
 #include "runtime/io/weights.h"
@@ -31,6 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using sw_graph::Graph;
 using sw_graph::NetworkConfig;
+using sw_graph_test::run_shell;
 
 std::vector<float> seeded(const std::string &layer, const std::string &what,
                           const std::vector<int64_t> &s) {
@@ -315,25 +317,6 @@ TEST(Networks, BadConfigurationsAreErrors) {
 
 // ---- sw_net --net as a user runs it.
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-};
-
-CliRun shell(const std::string &command) {
-    CliRun r;
-    FILE *p = popen((command + " 2>&1").c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
 /** sw_net --net NET as a reduced variant (channels / 8, 10 classes) with this test's cache. */
 std::string sw_net(const std::string &net, const std::string &args) {
     return std::string(SW_NET) + " --net " + net + " --channel-div 8 --classes 10 --input-size " +
@@ -344,8 +327,9 @@ TEST(SwNetNet, ReducedAlexNetMatchesTheReference) {
     const std::string dir = test_dir("alexnet");
     const std::vector<float> x = random_input(2 * 3 * 67 * 67, 3);
     sw_io::save_npy(dir + "/x.npy", {2, 3, 67, 67}, x);
-    const CliRun r = shell(sw_net("alexnet", "--schedule hand --batch 2 --top 3 --input " + dir +
-                                                 "/x.npy --dump-output " + dir + "/y.npy"));
+    const sw_graph_test::CliRun r =
+        run_shell(sw_net("alexnet", "--schedule hand --batch 2 --top 3 --input " + dir +
+                                        "/x.npy --dump-output " + dir + "/y.npy"));
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_EQ(
         r.out.rfind(
@@ -384,8 +368,9 @@ TEST(SwNetNet, ReducedVgg19ExportBuildsWithMakeEmuAndReproducesTheOutput) {
     const std::string dir = test_dir("vgg19_export");
     sw_io::save_npy(dir + "/x.npy", {1, 3, 32, 32}, random_input(3 * 32 * 32, 5));
     const std::string out = dir + "/export";
-    CliRun r = shell(sw_net("vgg19", "--no-compare --input " + dir + "/x.npy --dump-output " + dir +
-                                         "/y.npy --export " + out));
+    sw_graph_test::CliRun r =
+        run_shell(sw_net("vgg19", "--no-compare --input " + dir + "/x.npy --dump-output " + dir +
+                                      "/y.npy --export " + out));
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_EQ(r.out.rfind("vgg19 (channels / 8, input 32, 10 classes) on the emulated SW26010 core "
                           "group (64 CPEs, "
@@ -394,10 +379,10 @@ TEST(SwNetNet, ReducedVgg19ExportBuildsWithMakeEmuAndReproducesTheOutput) {
               0u)
         << r.out;
     EXPECT_NE(r.out.find("exported to " + out), std::string::npos) << r.out;
-    r = shell("make -C " + out + " emu");
+    r = run_shell("make -C " + out + " emu");
     ASSERT_EQ(r.status, 0) << r.out;
-    r = shell(out + "/sw_model_emu " + out + "/weights.bin " + dir + "/x.npy " + dir +
-              "/y_export.npy");
+    r = run_shell(out + "/sw_model_emu " + out + "/weights.bin " + dir + "/x.npy " + dir +
+                  "/y_export.npy");
     ASSERT_EQ(r.status, 0) << r.out;
     const sw_io::NpyArray a = sw_io::load_npy(dir + "/y.npy"),
                           e = sw_io::load_npy(dir + "/y_export.npy");
@@ -410,10 +395,11 @@ TEST(SwNetNet, ReducedVgg19ExportBuildsWithMakeEmuAndReproducesTheOutput) {
 }
 
 TEST(SwNetNet, OptionErrors) {
-    CliRun r = shell(std::string(SW_NET) + " --net alexnet --input-size 20 --no-compare");
+    sw_graph_test::CliRun r =
+        run_shell(std::string(SW_NET) + " --net alexnet --input-size 20 --no-compare");
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("input is too small"), std::string::npos) << r.out;
-    r = shell(std::string(SW_NET) + " --fc-split --no-compare --export /tmp/x --net alexnet");
+    r = run_shell(std::string(SW_NET) + " --fc-split --no-compare --export /tmp/x --net alexnet");
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("--fc-split and --export exclude each other"), std::string::npos) << r.out;
 }

@@ -3,6 +3,7 @@
  * run through the sw_net executable with its own layer cache directory; outputs checked
  * against naive loops, the cache against a second and a changed run, and the errors.
  */
+#include "graph/tests/cli_run.h"
 #include "graph/tests/model_builder.h"
 #include "runtime/io/npy.h"
 
@@ -25,31 +26,13 @@
 
 namespace {
 
+using sw_graph_test::CliRun;
 using sw_graph_test::ModelBuilder;
+using sw_graph_test::run_shell;
 namespace fs = std::filesystem;
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-};
-
-/** Runs a shell command, stdout and stderr together. */
-CliRun sw_net_shell(const std::string &command) {
-    CliRun r;
-    FILE *p = popen((command + " 2>&1").c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
 CliRun sw_net(const std::string &args) {
-    return sw_net_shell(std::string(SW_NET) + " " + args);
+    return run_shell(std::string(SW_NET) + " " + args);
 }
 
 class SwNetModel : public ::testing::Test {
@@ -191,13 +174,13 @@ TEST_F(SwNetModel, ExportedFolderBuildsWithGccAgainstTheEmulatorAndReproducesThe
         EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
     }
     // The host program is plain C99, as sw5cc -host takes it.
-    r = sw_net_shell("cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" + out +
-                     " -I" + out + "/layers " + out + "/sw_model.c");
+    r = run_shell("cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" + out +
+                  " -I" + out + "/layers " + out + "/sw_model.c");
     ASSERT_EQ(r.status, 0) << r.out;
-    r = sw_net_shell("make -C " + out + " emu");
+    r = run_shell("make -C " + out + " emu");
     ASSERT_EQ(r.status, 0) << r.out;
-    r = sw_net_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("x.npy") + " " +
-                     path("y_export.npy"));
+    r = run_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("x.npy") + " " +
+                  path("y_export.npy"));
     ASSERT_EQ(r.status, 0) << r.out;
     const sw_io::NpyArray a = sw_io::load_npy(path("y.npy")),
                           e = sw_io::load_npy(path("y_export.npy"));
@@ -208,12 +191,12 @@ TEST_F(SwNetModel, ExportedFolderBuildsWithGccAgainstTheEmulatorAndReproducesThe
         EXPECT_EQ(a.data[i], e.data[i]) << i;
     // The exported program's own errors: a wrong input shape, a bad weights file.
     sw_io::save_npy(path("bad.npy"), {2, 3, 9, 8}, std::vector<float>(2 * 3 * 9 * 8));
-    r = sw_net_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("bad.npy") + " " +
-                     path("z.npy"));
+    r = run_shell(out + "/sw_model_emu " + out + "/weights.bin " + path("bad.npy") + " " +
+                  path("z.npy"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("bad.npy"), std::string::npos) << r.out;
-    r = sw_net_shell(out + "/sw_model_emu " + path("x.npy") + " " + path("x.npy") + " " +
-                     path("z.npy"));
+    r = run_shell(out + "/sw_model_emu " + path("x.npy") + " " + path("x.npy") + " " +
+                  path("z.npy"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("bad header"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(path("z.npy")));
@@ -329,10 +312,10 @@ TEST_F(SwNetModel, BatchIsStreamedUnderAMemoryLimitTheCopiesWouldExceed) {
         under_asan() ? "" : "export MALLOC_ARENA_MAX=1; ulimit -v 786432; "; // KiB
     const std::string args =
         " --model " + model + " --image " SW_SAMPLE_IMAGE " --schedule hand --top 1" + opts();
-    const CliRun one = sw_net_shell(limit + SW_NET + args + " --batch 1");
+    const CliRun one = run_shell(limit + SW_NET + args + " --batch 1");
     ASSERT_EQ(one.status, 0) << "batch 1 must fit in the limit:\n" << one.out;
     const auto t0 = std::chrono::steady_clock::now();
-    const CliRun r = sw_net_shell(limit + SW_NET + args + " --batch 24");
+    const CliRun r = run_shell(limit + SW_NET + args + " --batch 24");
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_EQ(r.status, 0) << r.out;
@@ -382,8 +365,8 @@ TEST_F(SwNetModel, DataParallelUnderMpirunEqualsOneRank) {
     const CliRun one = sw_net(common + " --dump-output " + path("one.npy"));
     ASSERT_EQ(one.status, 0) << one.out;
     const CliRun two =
-        sw_net_shell("timeout 120 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
-                     std::string(SW_NET) + " " + common + " --dump-output " + path("two.npy"));
+        run_shell("timeout 120 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
+                  std::string(SW_NET) + " " + common + " --dump-output " + path("two.npy"));
     ASSERT_EQ(two.status, 0) << two.out;
     const sw_io::NpyArray a = sw_io::load_npy(path("one.npy")),
                           b = sw_io::load_npy(path("two.npy"));
@@ -405,7 +388,7 @@ TEST_F(SwNetModel, FcSplitUnderMpirunMatchesOneRank) {
         "--model " + model + " --input " + path("x.npy") + " --schedule hand" + opts();
     const CliRun one = sw_net(common + " --dump-output " + path("one.npy"));
     ASSERT_EQ(one.status, 0) << one.out;
-    const CliRun two = sw_net_shell(
+    const CliRun two = run_shell(
         "timeout 300 " SW_MPIRUN " --allow-run-as-root --oversubscribe -np 2 " +
         std::string(SW_NET) + " --fc-split " + common + " --dump-output " + path("two.npy"));
     ASSERT_EQ(two.status, 0) << two.out;
