@@ -56,7 +56,9 @@ inline double schedule_network(const std::string &cli, const std::string &net,
         }
         if (!table)
             continue;
-        // layer kind plan... pred_ms GFLOPS LDM DMA sched_s: the fifth field from the end.
+        // layer kind plan... pred_ms GFLOPS LDM DMA sched_s bound_ms roof bound (the columns
+        // of apps/autoschedule.cpp's network()): the plan may hold spaces, so pred_ms is found
+        // from the end, eight fields back.
         std::vector<std::string> f;
         std::string w;
         for (char c : l) {
@@ -67,8 +69,9 @@ inline double schedule_network(const std::string &cli, const std::string &net,
                 w += c;
             }
         }
-        if (f.size() >= 5)
-            predicted->push_back(std::atof(f[f.size() - 5].c_str()));
+        constexpr size_t kPredFromEnd = 8;
+        if (f.size() >= kPredFromEnd + 3)
+            predicted->push_back(std::atof(f[f.size() - kPredFromEnd].c_str()));
     }
     if (pclose(p) != 0)
         return -1;
