@@ -485,11 +485,13 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
     }
     for (const auto &[name, moves] : info.region_moves) {
         const Stage &s = info.stages[info.by_name.at(name)];
-        const bool by_producer = std::find(info.producer_inputs.begin(), info.producer_inputs.end(),
-                                           name) != info.producer_inputs.end();
-        const bool per_chunk = std::find(info.chunk_staged.begin(), info.chunk_staged.end(),
-                                         name) != info.chunk_staged.end();
-        if (s.callers.empty() || by_producer || !per_chunk)
+        // An input read by a staged producer moves with the producer's window (shared as the
+        // producer: its input's box by DMA, then its padding on every CPE); an inlined
+        // producer is not staged.
+        const bool by_producer = contains(info.producer_inputs, name);
+        const bool producer = contains(info.producers, name);
+        const bool per_chunk = contains(info.chunk_staged, name);
+        if (s.callers.empty() || by_producer || !per_chunk || (producer && plan.inline_producers))
             continue;
         bool same = true;
         for (int d : moves)
@@ -945,10 +947,11 @@ void analyse_vectorisation(const Stage &main, const Definition &update, Pipeline
     info.round_up_safe = along_x && axes.round_up;
 }
 
-/** Along which output dimensions each staged input's region moves with the tile. */
+/** Along which output dimensions each staged input's (and each producer's) region moves
+ * with the tile. */
 void find_region_moves(PipelineInfo &info) {
     for (const Stage &s : info.stages) {
-        if (!s.is_input)
+        if (!s.is_input && !contains(info.producers, s.name))
             continue;
         const auto chunk = info.chunk_region.find(s.name);
         const auto tile = info.tile_region.find(s.name);

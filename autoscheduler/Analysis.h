@@ -17,6 +17,7 @@
 #include "Halide.h"
 #include "autoscheduler/Plan.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -61,6 +62,11 @@ int64_t evaluate(const Halide::Expr &e, const Bindings &b);
 
 /** Extents of \p box under \p b (0 for an empty dimension). */
 std::vector<int64_t> extents(const SymBox &box, const Bindings &b);
+
+/** Whether \p v holds \p s (the stage lists of PipelineInfo). */
+inline bool contains(const std::vector<std::string> &v, const std::string &s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 /** Mixes \p v into the hash \p h (the cost model's cache keys). */
 inline void hash_combine(size_t &h, uint64_t v) {
@@ -149,10 +155,11 @@ struct PipelineInfo {
     int64_t taps = 1;                  ///< points of the reduction other than chunk_rvar
     int64_t reduction = 1;             ///< extent of chunk_rvar (1: no reduction)
 
-    /** Per input staged in LDM (per tile or per chunk): the output dimensions along which
-     * its staged region moves with the tile (its box uses that dimension's tile origin). An
-     * input whose region moves along no dimension with more than one tile is the same box for
-     * every CPE: a plan may share it (Plan::share, sw::broadcast). */
+    /** Per input staged in LDM (per tile or per chunk), and per producer: the output
+     * dimensions along which its staged region moves with the tile (its box uses that
+     * dimension's tile origin). One whose region moves along no dimension with more than one
+     * tile is the same box for every CPE: a plan may share it (Plan::share, sw::broadcast; a
+     * staged producer's window, e.g. a zero-padded input, is shared as a whole). */
     std::map<std::string, std::set<int>> region_moves;
 
     /** Per-evaluation counts of each stage's definitions (pure first, then updates). */
@@ -214,10 +221,10 @@ struct PipelineInfo {
 };
 
 /** The inputs that \p plan shares (Plan::share): inputs staged per chunk of a chunked
- * reduction (not moved by a producer's copy) whose region moves along no dimension with more
- * than one tile, when every tile divides the output (the CPEs then all run the same number of
- * rounds of identical loops, as a broadcast's barriers need). Empty when the plan shares
- * nothing. */
+ * reduction (not moved by a producer's copy), and producers staged per chunk (not inlined),
+ * whose region moves along no dimension with more than one tile, when every tile divides the output
+ * (the CPEs then all run the same number of rounds of identical loops, as a broadcast's barriers
+ * need). Empty when the plan shares nothing. */
 std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan);
 
 /** Analyses \p p (one output, constant extents from its buffer constraints or estimates);

@@ -30,10 +30,6 @@ std::string list(const std::vector<std::string> &v) {
     return s;
 }
 
-bool contains(const std::vector<std::string> &v, const std::string &s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-}
-
 /** Applies directives and records them as source. */
 class Writer {
 public:
@@ -220,11 +216,13 @@ public:
             double_buffered_.erase(std::remove(double_buffered_.begin(), double_buffered_.end(), n),
                                    double_buffered_.end());
             const bool by_regcomm = plan_.share == Plan::Share::RegComm;
-            const Func staged = Func(env_.at(n)).in();
+            // An input is staged by its wrapper, a producer (a zero-padded window) by itself.
+            const bool input = stage(n).is_input;
+            const Func staged = input ? Func(env_.at(n)).in() : Func(env_.at(n));
             const sw::Sharing how = by_regcomm ? sw::Sharing::RegComm : sw::Sharing::Dma;
             sw::broadcast(staged, how);
             marked_.shared[staged.name()] = how;
-            writer_.line("::sw::broadcast(" + ident(n) + ".in()" +
+            writer_.line("::sw::broadcast(" + ident(n) + (input ? ".in()" : "") +
                          (by_regcomm ? ", ::sw::Sharing::RegComm" : "") + ");");
         }
     }

@@ -118,10 +118,6 @@ void add(Transfer &total, const Transfer &more) {
         total.line_bytes += more.line_bytes;
 }
 
-bool contains(const std::vector<std::string> &v, const std::string &s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-}
-
 /** Lanes of a floatv4. */
 constexpr int kLanes = 4;
 
@@ -391,9 +387,14 @@ private:
 
     void count_staged_input(const Stage &s) {
         if (contains(info_.producer_inputs, s.name) && !plan_.inline_producers) {
-            // Read by a staged producer: the producer's guarded copy moves its in-bounds box.
+            // Read by a staged producer: the producer's guarded copy moves its in-bounds box
+            // (once for every CPE when the producer is shared).
             const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
-            add(work_.chunk_get, transfer(box, s.source_extents, m_, true, true));
+            bool shared = false;
+            for (const std::string &p : info_.producers)
+                shared |= contains(shared_, p);
+            add(shared ? work_.chunk_shared : work_.chunk_get,
+                transfer(box, s.source_extents, m_, true, true));
             return;
         }
         const bool chunk_level =
@@ -416,7 +417,8 @@ private:
     /** A producer staged per chunk: its window filled around its input's guarded copy. */
     void count_staged_producer(const Stage &s) {
         const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
-        buffer(s.name, 4 * prod(box) * (shape_.double_buffered ? 2 : 1));
+        const bool shared = contains(shared_, s.name);
+        buffer(s.name, 4 * prod(box) * (shape_.double_buffered && !shared ? 2 : 1));
         work_.chunk_compute += padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_);
         split_window(s.name, s.name + " phases", box, work_.chunk_compute);
     }

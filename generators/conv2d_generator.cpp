@@ -3,8 +3,9 @@
  * PyTorch's OIHW layout (Halide dims kx, ky, ci of the group, co), bias per output channel,
  * groups, asymmetric kernels, strides, dilations and padding, an optional fused residual add
  * (residual=true: a fourth input of the output's shape added to the sums, as a ResNet block's
- * shortcut) and an optional fused ReLU after it. Every shape is a generator parameter, so each
- * layer is compiled for its own shape and every LDM buffer has a constant bound.
+ * shortcut) and an optional fused ReLU (or ReLU6-style clamp, relu_max) after it. Every shape is a
+ * generator parameter, so each layer is compiled for its own shape and every LDM buffer has a
+ * constant bound.
  */
 #include "generators/LayerGenerator.h"
 #include "schedules/conv2d_schedule.h"
@@ -35,6 +36,8 @@ public:
     GeneratorParam<int> dilation_y{"dilation_y", 0};  ///< 0: same as dilation
     GeneratorParam<bool> residual{"residual", false}; ///< adds the `residual` input before the ReLU
     GeneratorParam<bool> relu{"relu", true};
+    /** With relu: the activation's upper bound too (ReLU6: 6, a fused Clip(0, max)); 0: none. */
+    GeneratorParam<float> relu_max{"relu_max", 0.f};
     /** Tile sizes of the hand Sunway schedule; 0 lets it choose from the LDM budget. */
     GeneratorParam<int> tile_x{"tile_x", 0};
     GeneratorParam<int> tile_y{"tile_y", 0};
@@ -98,9 +101,13 @@ public:
                             std::to_string(s.height + s.pad_top + s.pad_bottom) + ")");
 
         /* THE ALGORITHM */
-        const bool padded_input = s.pad_left || s.pad_right || s.pad_top || s.pad_bottom;
         // Zero padding, written without Halide's BoundaryConditions, whose likely() tags
-        // make Halide split the staging loops into edge and interior pieces.
+        // make Halide split the staging loops into edge and interior pieces. A pointwise conv
+        // whose rows are not whole vectors (a 7x7 map seen as one row of 49 pixels) reads its
+        // input through the same zero extension, so that a vector may run past the row's end
+        // (into zeros, its lanes never stored) instead of shrinking the tiles to whole vectors.
+        const bool padded_input = s.pad_left || s.pad_right || s.pad_top || s.pad_bottom ||
+                                  (s.kernel_x == 1 && s.stride_x == 1 && s.out_width() % 4 != 0);
         if (padded_input) {
             Expr inside = x >= 0 && x < s.width && y >= 0 && y < s.height;
             padded(x, y, c, n) = select(
@@ -119,7 +126,11 @@ public:
                                    y * s.stride_y + r.y * s.dilation_y - s.pad_top, in_c, n);
         if (residual_input)
             conv(x, y, c, n) += (*residual_input)(x, y, c, n);
-        if (relu)
+        sw::check_param(relu_max >= 0 && (relu || relu_max == 0),
+                        "conv2d: relu_max must be >= 0, and > 0 only with relu=true");
+        if (relu && relu_max > 0)
+            conv(x, y, c, n) = clamp(conv(x, y, c, n), 0.f, float(relu_max));
+        else if (relu)
             conv(x, y, c, n) = max(conv(x, y, c, n), 0.f);
         output(x, y, c, n) = conv(x, y, c, n);
 

@@ -133,6 +133,33 @@ struct Lowerer {
         return r >= 0 && g.nodes[r].input(0) == g.nodes[i].output(0) ? r : -1;
     }
 
+    /** The node's only consumer, if it is a Clip from 0 to a constant max > 0 (ReLU6) and the
+     * output is no graph output; its max in *max. Else -1. */
+    int fusable_clip(int i, float *max) {
+        const int c = sole_consumer(i, "Clip");
+        if (c < 0 || g.nodes[c].input(0) != g.nodes[i].output(0))
+            return -1;
+        const Node &n = g.nodes[c];
+        float lo = -INFINITY, hi = INFINITY;
+        if (g.opset < 11) {
+            lo = n.attr_float("min", -INFINITY);
+            hi = n.attr_float("max", INFINITY);
+        } else {
+            for (size_t k = 1; k < 3; k++) {
+                if (n.input(k).empty())
+                    continue;
+                const Tensor *b = g.find(n.input(k));
+                if (!b || !b->is_constant || b->dtype != DType::Float32 || b->f32.size() != 1)
+                    return -1;
+                (k == 1 ? lo : hi) = b->f32[0];
+            }
+        }
+        if (lo != 0.f || !(hi > 0.f) || !std::isfinite(hi))
+            return -1;
+        *max = hi;
+        return c;
+    }
+
     /** The Add that a conv's output feeds, if it can be fused into the conv as a residual
      * input: the conv's output is no graph output and only that Add reads it, the Add has
      * two float inputs of the output's shape (no broadcasting) and the other one is not the
@@ -167,12 +194,26 @@ struct Lowerer {
         std::vector<int64_t> kernel = n.attr_ints("kernel_shape", {});
         if (kernel.empty())
             kernel.assign(w.shape.begin() + 2, w.shape.end());
-        const WindowGeometry geo = window_geometry(n, x.shape, kernel, true);
+        WindowGeometry geo = window_geometry(n, x.shape, kernel, true);
         const int64_t groups = n.attr_int("group", 1);
         const int co = to_int(w.shape[0], "output channels");
         if (groups < 1 || w.shape[1] * groups != geo.c) {
             throw NodeError("W's input channels (" + str(w.shape[1]) + ") x group (" + str(groups) +
                             ") do not match X's channels (" + str(geo.c) + ")");
+        }
+        // A pointwise conv (1x1 kernel, no padding) is a matrix product per image: it sees its
+        // map as one row of pixels (H*W x 1: the same dense NCHW memory), so its tiles and
+        // vectors run along all the pixels, not along rows of a few. With a stride, a
+        // subsampling step (pool, 1x1 window) first writes the pixels it reads.
+        std::string x_name = x.name;
+        const bool pointwise =
+            geo.kw == 1 && geo.kh == 1 && geo.pl == 0 && geo.pr == 0 && geo.pt == 0 && geo.pb == 0;
+        if (pointwise && (geo.sw != 1 || geo.sh != 1))
+            x_name = subsample(n, x.name, geo);
+        if (pointwise) {
+            geo.w = to_int(int64_t(conv_out(geo.w, geo.sw)) * conv_out(geo.h, geo.sh), "pixels");
+            geo.h = 1;
+            geo.sw = geo.sh = geo.dw = geo.dh = 1;
         }
         std::map<std::string, std::string> p;
         window_params(geo, p, false);
@@ -184,8 +225,15 @@ struct Lowerer {
             p["dilation"] = str(geo.dw);
             p["dilation_y"] = str(geo.dh);
         }
-        const int r = fusable_relu(add >= 0 ? add : i);
+        // A Relu, or a Clip(0, max) (ReLU6), after the conv (or after its fused Add).
+        const int tail = add >= 0 ? add : i;
+        float clip_max = 0;
+        const int relu = fusable_relu(tail);
+        const int clip = relu < 0 ? fusable_clip(tail, &clip_max) : -1;
+        const int r = relu >= 0 ? relu : clip;
         p["relu"] = r >= 0 ? "true" : "false";
+        if (clip >= 0)
+            p["relu_max"] = format_float(clip_max);
         if (add >= 0)
             p["residual"] = "true";
         std::string bias = n.input(2);
@@ -196,19 +244,49 @@ struct Lowerer {
         const Node &last = r >= 0 ? g.nodes[r] : add >= 0 ? g.nodes[add] : n;
         const Tensor &y = out_tensor(last);
         Step &s = step(n, "conv2d", p);
-        s.op_type = std::string("Conv") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "");
+        s.op_type = std::string("Conv") + (add >= 0 ? "+Add" : "") +
+                    (relu >= 0   ? "+Relu"
+                     : clip >= 0 ? "+Clip"
+                                 : "");
         if (r >= 0)
             fused.insert(r);
-        s.inputs = {{x.name, {geo.w, geo.h, geo.c, geo.n}},
+        s.inputs = {{x_name, {geo.w, geo.h, geo.c, geo.n}},
                     {w.name, {geo.kw, geo.kh, to_int(w.shape[1], "W dim"), co}},
                     {bias, {co}}};
-        const int oh = x.shape.size() == 4 ? to_int(y.shape[2], "dim") : 1;
-        s.output = {y.name, {to_int(y.shape.back(), "dim"), oh, co, geo.n}};
+        const int oh = x.shape.size() == 4 && !pointwise ? to_int(y.shape[2], "dim") : 1;
+        const int ow = pointwise ? geo.w : to_int(y.shape.back(), "dim");
+        s.output = {y.name, {ow, oh, co, geo.n}};
         if (add >= 0) {
             const Node &a = g.nodes[add];
             s.inputs.push_back({a.input(a.input(0) == n.output(0) ? 1 : 0), s.output.extents});
         }
     }
+
+    /** Output extent of a 1x1 window without padding along an input extent \p e. */
+    static int conv_out(int e, int stride) { return (e - 1) / stride + 1; }
+
+    /** The pixels a strided pointwise conv \p n reads of \p x: a pool step with a 1x1 window
+     * and the conv's strides (a subsample) writing a new tensor, whose name it returns. */
+    std::string subsample(const Node &n, const std::string &x, const WindowGeometry &geo) {
+        WindowGeometry sub = geo;
+        sub.kw = sub.kh = 1;
+        std::map<std::string, std::string> p;
+        window_params(sub, p, true);
+        p["channels"] = str(geo.c);
+        p["ceil_mode"] = "false";
+        p["type"] = "max";
+        std::string name = n.output(0) + "__subsampled";
+        while (g.find(name) || subsampled.count(name))
+            name += "_";
+        subsampled.insert(name);
+        Step &s = step(n, "pool", p);
+        s.name += " (subsample)";
+        s.op_type = "Subsample";
+        s.inputs = {{x, {geo.w, geo.h, geo.c, geo.n}}};
+        s.output = {name, {conv_out(geo.w, geo.sw), conv_out(geo.h, geo.sh), geo.c, geo.n}};
+        return name;
+    }
+    std::set<std::string> subsampled; ///< tensors the subsampling steps write
 
     void pool(const Node &n) {
         const Tensor &x = float_in(n, 0);

@@ -7,7 +7,11 @@
  * the generator expects) it sees them with.
  *
  *   Conv -> conv2d (groups, dilations, strides, asymmetric pads; a Relu that is the conv's
- *           only consumer is fused: relu=true; an Add of the conv's output and another
+ *           only consumer is fused: relu=true, and so is a Clip from 0 to a constant max
+ *           (ReLU6): relu=true relu_max=max, "Conv+Clip"; a pointwise conv (1x1 kernel, no
+ *           padding) sees its map as one row of H*W pixels (width=H*W height=1, the same NCHW
+ *           memory), and with strides it reads a subsampled copy written first by a pool
+ *           step with a 1x1 window ("Subsample"); an Add of the conv's output and another
  *           tensor of its shape, the conv's only consumer, is fused as residual=true with the
  *           other tensor as the layer's fourth input, and a Relu that is the Add's only
  *           consumer after it: "Conv+Add+Relu", one layer for a ResNet block's tail; that

@@ -98,12 +98,13 @@ TEST(Lowering, ConvResidualAddReluFused) {
     std::vector<std::string> ops;
     for (const auto &s : l.steps)
         ops.push_back(s.op_type);
-    EXPECT_EQ(ops, (std::vector<std::string>{"Conv+Relu", "Conv", "Conv+Add+Relu", "Conv", "Add",
-                                             "Conv", "Add"}));
-    ASSERT_EQ(l.steps.size(), 7u);
-    const sw_graph::Step &fused = l.steps[2];
+    // The strided 1x1 shortcut is a subsample and a pointwise conv.
+    EXPECT_EQ(ops, (std::vector<std::string>{"Conv+Relu", "Subsample", "Conv", "Conv+Add+Relu",
+                                             "Conv", "Add", "Conv", "Add"}));
+    ASSERT_EQ(l.steps.size(), 8u);
+    const sw_graph::Step &fused = l.steps[3];
     EXPECT_NE(fused.node.find("conv2"), std::string::npos) << fused.node;
-    EXPECT_EQ(l.steps[1].output.tensor, "down"); // the shortcut runs first
+    EXPECT_EQ(l.steps[2].output.tensor, "down"); // the shortcut runs first
     EXPECT_EQ(fused.output.tensor, "y");
     ASSERT_EQ(fused.inputs.size(), 4u);
     EXPECT_EQ(fused.inputs[0].tensor, "r1");
@@ -113,7 +114,73 @@ TEST(Lowering, ConvResidualAddReluFused) {
     const auto &p = l.layers[size_t(fused.layer)].params;
     EXPECT_EQ(p.at("residual"), "true");
     EXPECT_EQ(p.at("relu"), "true");
-    EXPECT_EQ(l.layers[size_t(l.steps[3].layer)].params.count("residual"), 0u);
+    EXPECT_EQ(l.layers[size_t(l.steps[4].layer)].params.count("residual"), 0u);
+}
+
+// A pointwise conv sees its map as one row of H*W pixels; with strides it reads a subsampled
+// copy a pool step (1x1 window) writes first; a padded 1x1 conv keeps its map.
+TEST(Lowering, PointwiseConvsSeeOneRowOfPixels) {
+    ModelBuilder b;
+    b.input("x", {2, 4, 7, 5});
+    b.init_random("w", {6, 4, 1, 1});
+    b.init_random("w2", {3, 6, 1, 1});
+    b.init_random("w3", {3, 3, 1, 1});
+    b.node("Conv", {"x", "w"}, {"a"}, "flat");
+    auto &st = b.node("Conv", {"a", "w2"}, {"s"}, "strided");
+    ModelBuilder::attr_ints(st, "strides", {2, 3});
+    auto &pd = b.node("Conv", {"s", "w3"}, {"y"}, "padded");
+    ModelBuilder::attr_ints(pd, "pads", {1, 1, 1, 1});
+    b.output("y");
+    const LoweredGraph l = lower(b);
+    ASSERT_EQ(l.steps.size(), 4u);
+    const auto params = [&](size_t k) { return l.layers[size_t(l.steps[k].layer)].params; };
+    // flat: 7x5 -> one row of 35.
+    EXPECT_EQ(l.steps[0].inputs[0].extents, (std::vector<int>{35, 1, 4, 2}));
+    EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{35, 1, 6, 2}));
+    EXPECT_EQ(params(0).at("width"), "35");
+    EXPECT_EQ(params(0).at("height"), "1");
+    // strided: a subsample of a (7x5, strides 2 along y and 3 along x: 4x2), then a row of 8.
+    EXPECT_EQ(l.steps[1].op_type, "Subsample");
+    EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].generator, "pool");
+    EXPECT_EQ(params(1).at("kernel"), "1");
+    EXPECT_EQ(params(1).at("stride"), "3");
+    EXPECT_EQ(params(1).at("stride_y"), "2");
+    EXPECT_EQ(l.steps[1].inputs[0].tensor, "a");
+    EXPECT_EQ(l.steps[1].inputs[0].extents, (std::vector<int>{5, 7, 6, 2}));
+    EXPECT_EQ(l.steps[1].output.extents, (std::vector<int>{2, 4, 6, 2}));
+    EXPECT_EQ(l.steps[2].inputs[0].tensor, l.steps[1].output.tensor);
+    EXPECT_EQ(l.steps[2].inputs[0].extents, (std::vector<int>{8, 1, 6, 2}));
+    EXPECT_EQ(l.steps[2].output.tensor, "s");
+    EXPECT_EQ(l.steps[2].output.extents, (std::vector<int>{8, 1, 3, 2}));
+    EXPECT_EQ(params(2).at("stride"), "1");
+    // padded: its 4x2 map stays.
+    EXPECT_EQ(l.steps[3].inputs[0].extents, (std::vector<int>{2, 4, 3, 2}));
+    EXPECT_EQ(params(3).at("width"), "2");
+}
+
+// A Clip from 0 to a constant (ReLU6) after a conv is fused as relu_max; other Clips are not.
+TEST(Lowering, ConvClipFusedAsRelu6) {
+    ModelBuilder b;
+    b.input("x", {1, 3, 6, 6});
+    b.init_random("w", {4, 3, 3, 3});
+    b.init("zero", {}, {0.f});
+    b.init("six", {}, {6.f});
+    b.init("minus", {}, {-1.f});
+    b.init_random("w2", {4, 4, 3, 3});
+    b.node("Conv", {"x", "w"}, {"c1"}, "conv1");
+    b.node("Clip", {"c1", "zero", "six"}, {"r1"}, "relu6");
+    b.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+    b.node("Clip", {"c2", "minus", "six"}, {"y"}, "clip");
+    b.output("y");
+    const LoweredGraph l = lower(b);
+    ASSERT_EQ(l.steps.size(), 3u);
+    EXPECT_EQ(l.steps[0].op_type, "Conv+Clip");
+    EXPECT_EQ(l.steps[0].output.tensor, "r1");
+    const auto &p = l.layers[size_t(l.steps[0].layer)].params;
+    EXPECT_EQ(p.at("relu"), "true");
+    EXPECT_EQ(p.at("relu_max"), "6");
+    EXPECT_EQ(l.steps[1].op_type, "Conv");
+    EXPECT_EQ(l.layers[size_t(l.steps[2].layer)].generator, "activation");
 }
 
 // MatMul by a constant: the rows of A (all dims but the last) are the batch, a B with
