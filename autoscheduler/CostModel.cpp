@@ -45,16 +45,10 @@ struct Transfer {
     double requests = 0, blocks = 0, bytes = 0, line_bytes = 0;
 };
 
-Transfer transfer(const std::vector<int64_t> &window, const std::vector<int64_t> &source,
-                  const sw::Machine &m, bool packed_rows = true, bool guarded = false) {
+/** transfer() of a box whose dimensions are those of the DMA loop nest. */
+Transfer transfer_of_box(const std::vector<int64_t> &box, const std::vector<int64_t> &source,
+                         const sw::Machine &m, bool packed_rows, bool guarded) {
     Transfer result;
-    // A guarded copy moves only the in-bounds part of its (zero-padded) window, never more than
-    // the source along any dimension.
-    std::vector<int64_t> box = window;
-    if (guarded) {
-        for (size_t d = 0; d < box.size() && d < source.size(); d++)
-            box[d] = std::min(box[d], source[d]);
-    }
     if (prod(box) == 0)
         return result;
     size_t last_merged = 0; // the outermost dimension merged into one contiguous run
@@ -111,6 +105,24 @@ Transfer transfer(const std::vector<int64_t> &window, const std::vector<int64_t>
     result.bytes = requests * blocks * block_bytes;
     result.line_bytes = result.blocks * lines * m.dma_line_bytes;
     return result;
+}
+
+Transfer transfer(const std::vector<int64_t> &window, const std::vector<int64_t> &source,
+                  const sw::Machine &m, bool packed_rows = true, bool guarded = false) {
+    if (!guarded)
+        return transfer_of_box(window, source, m, packed_rows, false);
+    // A guarded copy moves only the in-bounds part of its (zero-padded) window, never more than
+    // the source along any dimension. Its loop nest has no loop of one iteration (Halide
+    // removes them), so InjectDma sees only the other dimensions: where the source has one
+    // point there too, the next dimension's rows follow each other in main memory.
+    std::vector<int64_t> box, kept_source;
+    for (size_t d = 0; d < window.size() && d < source.size(); d++) {
+        if (d == 0 || window[d] > 1 || source[d] > 1) {
+            box.push_back(std::min(window[d], source[d]));
+            kept_source.push_back(source[d]);
+        }
+    }
+    return transfer_of_box(box, kept_source, m, packed_rows, true);
 }
 
 void add(Transfer &total, const Transfer &more) {
@@ -252,8 +264,8 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
  * is the window times the product of the per-dimension means. Each filled element is a
  * store in a loop (WorkCount: 2 cycles); each window row of a tile with any padding costs
  * its bounds test and the heads of its fill loops; a box whose rows are whole source rows
- * narrower than the LDM rows comes compactly and each of its elements is moved once (a load
- * and a store in a loop: 4 cycles). */
+ * narrower than the LDM rows comes compactly and is moved once, row by row, in vectors of four
+ * and then one by one (InjectDma.cpp, compact_then_spread). */
 double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan,
                            const Bindings &bindings, const sw::Machine &m) {
     const SymBox &window = info.chunk_region.at(producer);
@@ -306,8 +318,15 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
             spread = it->second[2];
     }
     const double points = double(prod(box)), rows = points / double(box[0]);
+    // The spread moves each whole source row (source_width elements) backwards in vectors of
+    // four (an unaligned load and store, two P1 each, and the loop), then its first
+    // source_width % 4 elements one by one, in a loop per row.
+    const double spread_rows = source_width ? points * inside * spread / double(source_width) : 0;
+    const double spread_row_cycles = double(source_width / 4) * region(m, 0, 4, 5) +
+                                     double(source_width % 4) * region(m, 0, 2, 4) +
+                                     region(m, 0, 0, 2);
     return points * (1 - inside) * region(m, 0, 2, 1) + rows * (1 - whole) * region(m, 0, 4, 4) +
-           points * inside * spread * region(m, 0, 3, 4);
+           spread_rows * spread_row_cycles;
 }
 
 /** What each tile costs its CPE: DMA transfers and compute, per tile and per chunk of the

@@ -38,6 +38,10 @@ struct LayerBuildInfo {
     bool from_cache = false;
     double seconds = 0; ///< generation and compilation (or cache load) wall time
     std::string note;   ///< e.g. why the autoscheduler's schedule was not used
+    /** schedule "auto": the autoscheduler's plan (Plan::describe) and the time its cost model
+     * predicted for one call, from the schedule header the build emits; 0 if unknown. */
+    std::string plan;
+    double predicted_seconds = 0;
 };
 
 /** Reported after each layer build (from the building thread, serialised). */

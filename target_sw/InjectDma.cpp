@@ -550,7 +550,8 @@ private:
      * but not consecutive in the LDM: one contiguous request per outer iteration is far
      * cheaper than one per row (each costs a block), so the box comes compactly to the start
      * of the copy's region and \p spread moves it to its place in the LDM, backwards (no
-     * element is overwritten before it is read). Returns \p req chosen at run time against the
+     * element is overwritten before it is read), in vectors of four where the LDM rows are
+     * contiguous. Returns \p req chosen at run time against the
      * compact request. */
     static Stmt compact_then_spread(const GuardedCopy &c, const GuardedBox &b, int site,
                                     const std::vector<Expr> &box_vars,
@@ -574,18 +575,39 @@ private:
                 For::make(c.vars[d], b.lo[d], b.ext[d], ForType::Serial, DeviceAPI::None, whole);
         }
         const Type t = c.store->value.type();
+        // Moves the \p lanes elements from \p at on along the row.
+        auto move = [&](const std::vector<Expr> &at, int lanes) {
+            Expr from = c.at(compact, at), to = c.at(c.ldm_index, at);
+            if (lanes > 1)
+                from = Ramp::make(from, 1, lanes), to = Ramp::make(to, 1, lanes);
+            return Store::make(ldm_name,
+                               Load::make(t.with_lanes(lanes), ldm_name, from, Buffer<>(),
+                                          Parameter(), const_true(lanes), ModulusRemainder()),
+                               to, Parameter(), const_true(lanes), ModulusRemainder());
+        };
         std::vector<Expr> back(n);
         std::vector<std::string> rev(n);
         for (size_t d = 0; d < n; d++) {
             rev[d] = unique_name("spread");
             back[d] = b.hi[d] - Variable::make(Int(32), rev[d]);
         }
-        spread =
-            Store::make(ldm_name,
-                        Load::make(t, ldm_name, c.at(compact, back), Buffer<>(), Parameter(),
-                                   const_true(), ModulusRemainder()),
-                        c.at(c.ldm_index, back), Parameter(), const_true(), ModulusRemainder());
-        for (size_t d = 0; d < n; d++) {
+        // Each row backwards: where the row is contiguous in the LDM (the compact box is), in
+        // vectors of four from its end, then its first ext % 4 elements one by one, each
+        // moved before anything above it is written (the target never lies below the source).
+        if (proved(b.ldm_step[0] == 1)) {
+            std::vector<Expr> vec = back, head = back;
+            vec[0] = b.hi[0] - 4 * Variable::make(Int(32), rev[0]) - 3;
+            const std::string h = unique_name("spread");
+            head[0] = b.lo[0] + b.ext[0] % 4 - 1 - Variable::make(Int(32), h);
+            spread = Block::make(For::make(rev[0], 0, simplify(b.ext[0] / 4), ForType::Serial,
+                                           DeviceAPI::None, move(vec, 4)),
+                                 For::make(h, 0, simplify(b.ext[0] % 4), ForType::Serial,
+                                           DeviceAPI::None, move(head, 1)));
+        } else {
+            spread =
+                For::make(rev[0], 0, b.ext[0], ForType::Serial, DeviceAPI::None, move(back, 1));
+        }
+        for (size_t d = 1; d < n; d++) {
             spread = For::make(rev[d], 0, b.ext[d], ForType::Serial, DeviceAPI::None, spread);
         }
         spread = IfThenElse::make(simplify(compact_rows && b.guard), spread);

@@ -13,6 +13,9 @@
  *              the output once, no intermediate tensor) / ms: what fusing layers could reach
  *   %peak      analytic flops / (ms x peak)
  *   layers     distinct layers; build s: scheduling, generating and compiling them, cold
+ *   cm err     the autoscheduler's cost model against the emulator: the largest
+ *              |predicted / modelled - 1| over the model's autoscheduled layers (SUMMARY line:
+ *              the largest over all models, and its layer and plan)
  *
  * Then VGG-19 (graph/Networks.h, autoscheduled) for its conv layers' share of peak, and
  *
@@ -25,7 +28,8 @@
  *
  *   cmake --build build --target model_bench && build/apps/bench/model_bench
  *   options: --models-dir DIR (exported models, default build/apps/bench/torchvision_models),
- *            --only NAME (repeatable), --no-batch8, --no-vgg19
+ *            --only NAME (repeatable), --no-batch8, --no-vgg19, --report-dir DIR (each model's
+ *            per-layer report as CSV, the columns of sw_net --report)
  * The models are exported on first use by scripts/export_torchvision.py (python3-torch and
  * python3-torchvision, scripts/install_deps.sh --tests).
  */
@@ -33,12 +37,13 @@
 #include "graph/Executor.h"
 #include "graph/Import.h"
 #include "runtime/io/npy.h"
+#include "runtime/net/report.h"
 #include "target_sw/Machine.h"
 #include "target_sw/Roofline.h"
 
 #include <CLI/CLI.hpp>
 
-#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -72,6 +77,10 @@ struct Figures {
     Case c;
     double ms_per_image = 0, bound_ms = 0, whole_bound_ms = 0, gflop = 0, build_seconds = 0;
     double max_logit_diff = 0;
+    /** The autoscheduler's cost model against the emulator over the model's autoscheduled
+     * layers: the largest |predicted / modelled - 1|, and that layer. */
+    double model_error = 0;
+    std::string model_error_layer;
     int distinct_layers = 0;
     double roof() const { return bound_ms / ms_per_image; }
     double whole() const { return whole_bound_ms / ms_per_image; }
@@ -107,7 +116,8 @@ std::string exported(const std::string &dir, const Case &c) {
     return base;
 }
 
-Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m) {
+Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
+                  const std::string &report_dir) {
     const std::string base = exported(dir, c);
     const sw_graph::Graph g = sw_graph::import_onnx(base + ".onnx");
     if (g.inputs.size() != 1 || g.outputs.size() != 1)
@@ -118,7 +128,7 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m) {
         sw_io::load_npy_expect(base + ".logits.npy", g.tensor(g.outputs[0]).shape);
 
     // Cold: every layer scheduled, generated and compiled into an empty cache.
-    const std::string cache = dir + "/layer_cache_bench";
+    const std::string cache = dir + "/layer_cache_bench." + std::to_string(getpid());
     fs::remove_all(cache);
     sw_graph::ExecOptions o;
     o.schedule = "auto";
@@ -142,8 +152,7 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m) {
         f.max_logit_diff = std::isnan(d) ? INFINITY : std::max(f.max_logit_diff, d);
         max_ref = std::max(max_ref, std::fabs(double(logits.data[i])));
     }
-    if (out.size() != logits.data.size() ||
-        !(f.max_logit_diff <= 1e-3 * std::max(1.0, max_ref))) {
+    if (out.size() != logits.data.size() || !(f.max_logit_diff <= 1e-3 * std::max(1.0, max_ref))) {
         fail(c.name + " at batch " + std::to_string(c.batch) +
              ": the logits differ from PyTorch's by " + std::to_string(f.max_logit_diff));
     }
@@ -151,12 +160,27 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m) {
     // Per layer step: its roofline bound; the whole model: every constant it reads once.
     double seconds = 0, bound = 0, read_bytes = 0;
     std::set<std::string> constants;
+    std::set<int> reported; // layers whose cost-model error was printed
     const sw_graph::LoweredGraph &lw = ex.lowered();
     for (size_t i = 0; i < r.steps.size(); i++) {
         const sw_graph::StepResult &s = r.steps[i];
         if (s.layer < 0)
             continue;
         const sw_net::LayerRecord &rec = s.record;
+        const sw_graph::LayerBuildInfo &b = ex.builds()[size_t(s.layer)];
+        if (b.predicted_seconds > 0 && rec.modelled_seconds > 0) {
+            const double err = std::fabs(b.predicted_seconds / rec.modelled_seconds - 1);
+            if (err > 0.15 && reported.insert(s.layer).second) {
+                std::printf(
+                    "  [cost model] %s: predicted %.4f ms, emulator %.4f ms (%+.0f%%): %s\n",
+                    rec.name.c_str(), b.predicted_seconds * 1e3, rec.modelled_seconds * 1e3,
+                    100 * (b.predicted_seconds / rec.modelled_seconds - 1), b.plan.c_str());
+            }
+            if (err > f.model_error) {
+                f.model_error = err;
+                f.model_error_layer = rec.name + " (" + b.plan + ")";
+            }
+        }
         seconds += rec.modelled_seconds;
         f.gflop += rec.gflop;
         bound += sw::roofline(rec.gflop, double(rec.read_bytes), double(rec.write_bytes),
@@ -164,8 +188,7 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m) {
                      .bound_seconds;
         for (const sw_graph::LayerArg &a : lw.steps[i].inputs) {
             const sw_graph::Tensor *t = g.find(a.tensor);
-            const bool constant =
-                (t && t->is_constant) || lw.extra_constants.count(a.tensor) != 0;
+            const bool constant = (t && t->is_constant) || lw.extra_constants.count(a.tensor) != 0;
             if (constant && constants.insert(a.tensor).second) {
                 double n = 1;
                 for (int e : a.extents)
@@ -177,6 +200,16 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m) {
     read_bytes += 4.0 * double(g.tensor(g.inputs[0]).elements());
     const double write_bytes = 4.0 * double(g.tensor(g.outputs[0]).elements());
     const double whole = sw::roofline(f.gflop, read_bytes, write_bytes, seconds, m).bound_seconds;
+    if (!report_dir.empty()) {
+        std::vector<sw_net::LayerRecord> records;
+        for (const sw_graph::StepResult &s : r.steps) {
+            if (s.layer >= 0)
+                records.push_back(s.record);
+        }
+        const std::string path =
+            report_dir + "/" + c.name + "_b" + std::to_string(c.batch) + ".csv";
+        sw_net::write_report(path, c.name, records, nullptr, m);
+    }
     f.ms_per_image = seconds * 1e3 / c.batch;
     f.bound_ms = bound * 1e3 / c.batch;
     f.whole_bound_ms = whole * 1e3 / c.batch;
@@ -204,16 +237,19 @@ int main(int argc, char **argv) {
                  "autoscheduled, against their roofline"};
     std::string dir = SW_MODEL_BENCH_DIR;
     std::vector<std::string> only;
+    std::string report_dir;
     bool no_batch8 = false, no_vgg19 = false;
     app.add_option("--models-dir", dir, "exported models (made on first use)");
     app.add_option("--only", only, "run only these models (repeatable)");
+    app.add_option("--report-dir", report_dir,
+                   "also write each model's per-layer report there (<model>_b<batch>.csv, the "
+                   "columns of sw_net --report)");
     app.add_flag("--no-batch8", no_batch8, "skip the batch-8 runs of ResNet-50 and MobileNetV2");
     app.add_flag("--no-vgg19", no_vgg19, "skip VGG-19 (vgg19_conv_peak_fraction)");
     CLI11_PARSE(app, argc, argv);
 
-    const std::vector<std::string> names = {"resnet18",      "resnet50",
-                                            "mobilenet_v2",  "squeezenet1_1",
-                                            "googlenet",     "densenet121",
+    const std::vector<std::string> names = {"resnet18",           "resnet50",  "mobilenet_v2",
+                                            "squeezenet1_1",      "googlenet", "densenet121",
                                             "shufflenet_v2_x1_0", "vgg16_bn"};
     for (const std::string &n : only) {
         if (std::find(names.begin(), names.end(), n) == names.end())
@@ -228,6 +264,12 @@ int main(int argc, char **argv) {
         if (!no_batch8 && (only.empty() || std::find(only.begin(), only.end(), n) != only.end()))
             cases.push_back({n, 8});
     }
+    if (!report_dir.empty()) {
+        std::error_code ec;
+        fs::create_directories(report_dir, ec);
+        if (ec || !fs::is_directory(report_dir))
+            fail("--report-dir " + report_dir + ": cannot create the directory");
+    }
     const sw::Machine &m = sw::sw26010();
     std::printf("model_bench on %s (peak %.1f GFLOPS, get plateau %.2f GB/s, put plateau %.2f "
                 "GB/s); models in %s\n",
@@ -237,17 +279,24 @@ int main(int argc, char **argv) {
     for (const Case &c : cases) {
         std::printf("%s batch %d ...\n", c.name.c_str(), c.batch);
         std::fflush(stdout);
-        figs.push_back(run_model(dir, c, m));
+        try {
+            figs.push_back(run_model(dir, c, m, report_dir));
+        } catch (const std::exception &e) {
+            fail(c.name + " at batch " + std::to_string(c.batch) + ": " + e.what());
+        }
     }
-    std::printf("\n%-20s %5s %9s %9s %6s %6s %6s %7s %8s %10s\n", "model", "batch", "ms/img",
-                "bound ms", "roof", "whole", "%peak", "layers", "build s", "|dlogit|");
+    std::printf("\n%-20s %5s %9s %9s %6s %6s %6s %7s %8s %10s %7s\n", "model", "batch", "ms/img",
+                "bound ms", "roof", "whole", "%peak", "layers", "build s", "|dlogit|", "cm err");
     double log_sum = 0, roof_min = INFINITY, build_max = 0, resnet50_ms = 0, mobilenet_ms = 0;
+    Figures worst; // the largest cost-model error
     int n1 = 0;
     for (const Figures &f : figs) {
-        std::printf("%-20s %5d %9.3f %9.3f %6.3f %6.3f %5.1f%% %7d %8.1f %10.2e\n",
+        std::printf("%-20s %5d %9.3f %9.3f %6.3f %6.3f %5.1f%% %7d %8.1f %10.2e %6.1f%%\n",
                     f.c.name.c_str(), f.c.batch, f.ms_per_image, f.bound_ms, f.roof(), f.whole(),
-                    100 * f.gflop / (f.ms_per_image * 1e-3) / m.cg_peak_gflops(),
-                    f.distinct_layers, f.build_seconds, f.max_logit_diff);
+                    100 * f.gflop / (f.ms_per_image * 1e-3) / m.cg_peak_gflops(), f.distinct_layers,
+                    f.build_seconds, f.max_logit_diff, 100 * f.model_error);
+        if (f.model_error > worst.model_error)
+            worst = f;
         if (f.c.batch != 1)
             continue;
         n1++;
@@ -263,10 +312,17 @@ int main(int argc, char **argv) {
     if (!no_vgg19) {
         std::printf("\nvgg19 (built-in network, batch 1) ...\n");
         std::fflush(stdout);
-        vgg = vgg19_conv_peak_fraction(m);
+        try {
+            vgg = vgg19_conv_peak_fraction(m);
+        } catch (const std::exception &e) {
+            fail(std::string("vgg19: ") + e.what());
+        }
         std::printf("vgg19 conv layers: %.1f%% of peak\n", 100 * vgg);
     }
-    std::printf("\nRESULT roofline_min=%.3f roofline_geomean=%.3f resnet50_ms=%.3f "
+    std::printf("\nSUMMARY cost_model_vs_emulator_max_err=%.3f (%s, batch %d: %s)\n",
+                worst.model_error, worst.c.name.c_str(), worst.c.batch,
+                worst.model_error_layer.c_str());
+    std::printf("RESULT roofline_min=%.3f roofline_geomean=%.3f resnet50_ms=%.3f "
                 "mobilenet_v2_ms=%.3f vgg19_conv_peak_fraction=%.4f schedule_seconds_max=%.1f\n",
                 n1 ? roof_min : 0.0, n1 ? std::exp(log_sum / n1) : 0.0, resnet50_ms, mobilenet_ms,
                 vgg, build_max);
