@@ -470,6 +470,10 @@ std::vector<int64_t> extents(const SymBox &box, const Bindings &b) {
     return e;
 }
 
+bool serial_dim(const Plan &plan, int d) {
+    return plan.serial_pixels && d < 2;
+}
+
 std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan) {
     std::vector<std::string> out;
     // Only inputs staged per chunk of a chunked reduction (a dense layer's input): a broadcast
@@ -495,7 +499,7 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
             continue;
         bool same = true;
         for (int d : moves)
-            same &= plan.tile[size_t(d)] >= info.out_extents[size_t(d)];
+            same &= plan.tile[size_t(d)] >= info.out_extents[size_t(d)] || serial_dim(plan, d);
         if (same)
             out.push_back(name);
     }

@@ -222,10 +222,15 @@ struct PipelineInfo {
 
 /** The inputs that \p plan shares (Plan::share): inputs staged per chunk of a chunked
  * reduction (not moved by a producer's copy), and producers staged per chunk (not inlined),
- * whose region moves along no dimension with more than one tile, when every tile divides the output
- * (the CPEs then all run the same number of rounds of identical loops, as a broadcast's barriers
- * need). Empty when the plan shares nothing. */
+ * whose region moves along no dimension with more than one tile spread over the CPEs (a
+ * dimension whose tiles each CPE runs in turn, Plan::serial_pixels, may have many), when every
+ * tile divides the output (the CPEs then all run the same number of rounds of identical loops,
+ * as a broadcast's barriers need). Empty when the plan shares nothing. */
 std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan);
+
+/** Whether \p plan runs the tiles along output dimension \p d in turn on each CPE
+ * (Plan::serial_pixels: the first two dimensions) rather than spreading them over the CPEs. */
+bool serial_dim(const Plan &plan, int d);
 
 /** Analyses \p p (one output, constant extents from its buffer constraints or estimates);
  * throws sw::UserError for a pipeline outside the family above. */

@@ -306,6 +306,10 @@ private:
      * outermost dimension's (when there are two or more) the second block loop. */
     void fuse_tiles_into_block_loops(const std::vector<std::string> &outer) {
         const size_t dims = outer.size();
+        if (plan_.serial_pixels && dims >= 3) {
+            serial_pixel_tiles(outer);
+            return;
+        }
         block_ = outer[0];
         const size_t fused_dims = dims >= 2 ? dims - 1 : 1;
         for (size_t d = 1; d < fused_dims; d++) {
@@ -324,6 +328,28 @@ private:
             writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) +
                          ", ::Halide::DeviceAPI::Host);");
         }
+        tile_ = ident(block_);
+    }
+
+    /** Plan::serial_pixels: the tiles of the first two dimensions fused into one loop that
+     * each CPE runs in turn (block_, where the tile's stages are computed), the third
+     * dimension's tiles the block loop over the CPEs, the fourth's (images) a second one. */
+    void serial_pixel_tiles(const std::vector<std::string> &outer) {
+        const size_t dims = outer.size();
+        const std::string pixels = "sw_pixels";
+        out_.fuse(Var(outer[0]), Var(outer[1]), Var(pixels));
+        writer_.line(out_ident_ + ".fuse(" + writer_.var(outer[0]) + ", " + writer_.var(outer[1]) +
+                     ", " + writer_.var(pixels) + ");");
+        if (dims >= 4) {
+            out_.gpu_blocks(Var(outer[2]), Var(outer[3]), DeviceAPI::Host);
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(outer[2]) + ", " +
+                         writer_.var(outer[3]) + ", ::Halide::DeviceAPI::Host);");
+        } else {
+            out_.gpu_blocks(Var(outer[2]), DeviceAPI::Host);
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(outer[2]) +
+                         ", ::Halide::DeviceAPI::Host);");
+        }
+        block_ = pixels;
         tile_ = ident(block_);
     }
 

@@ -628,10 +628,17 @@ struct CoreGroupRun {
     double active_cpes = 0; ///< CPEs with a tile
 };
 
-CoreGroupRun core_group_run(int64_t tiles, const sw::Machine &m) {
+/** The tiles spread over the CPEs; with Plan::serial_pixels each CPE also runs every tile of
+ * the first two dimensions in turn. */
+CoreGroupRun core_group_run(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
+    int64_t spread = 1, serial = 1;
+    for (size_t d = 0; d < info.out_extents.size(); d++) {
+        const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
+        (serial_dim(plan, int(d)) ? serial : spread) *= (extent + tile - 1) / tile;
+    }
     CoreGroupRun run;
-    run.waves = double((tiles + m.cpes_per_core_group - 1) / m.cpes_per_core_group);
-    run.active_cpes = double(std::min<int64_t>(tiles, m.cpes_per_core_group));
+    run.waves = double(serial * ((spread + m.cpes_per_core_group - 1) / m.cpes_per_core_group));
+    run.active_cpes = double(std::min<int64_t>(spread, m.cpes_per_core_group));
     return run;
 }
 
@@ -784,7 +791,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     TileWork work = TileWorkCounter(info, plan, m, shape, est, ldm_detail).count();
     est.fits = est.ldm_bytes <= m.ldm_data_budget();
 
-    const CoreGroupRun run = core_group_run(shape.tiles, m);
+    const CoreGroupRun run = core_group_run(info, plan, m);
     const SharedCycles shared = shared_cycles(work, plan, m);
     // The shared transfer of each chunk runs before its compute, not overlapped.
     work.chunk_compute += shared.per_chunk;

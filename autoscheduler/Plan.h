@@ -32,6 +32,11 @@ struct Plan {
      * they are shared by broadcast DMA or by register communication (sw::broadcast). A
      * shared input is not double buffered. */
     enum class Share { None, Dma, RegComm } share = Share::None;
+    /** Only the tiles of the third dimension and beyond (a convolution's output channels and
+     * images) are spread over the CPEs; each CPE runs the tiles of the first two (its pixels)
+     * in turn. The CPEs then work on the same pixels at once, so an input that moves only
+     * with the pixels (a convolution's input) is the same box on every CPE and may be shared. */
+    bool serial_pixels = false;
 
     std::string describe() const {
         std::string s = "tile";
@@ -61,6 +66,8 @@ struct Plan {
             s += ", shared input by broadcast DMA";
         if (share == Share::RegComm)
             s += ", shared input by register communication";
+        if (serial_pixels)
+            s += ", pixel tiles in turn on each CPE";
         return s;
     }
 };

@@ -38,6 +38,24 @@ std::vector<int> tile_sizes(int64_t e, int64_t cap) {
     return std::vector<int>(s.rbegin(), s.rend());
 }
 
+/** Plan::serial_pixels is worth costing: a convolution-like output (pixels, then channels
+ * and images), several tiles along the pixels, enough tiles of the rest to keep most CPEs
+ * busy, and an input that only the pixels move (shared only this way). */
+bool serial_pixels_useful(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
+    if (info.out_extents.size() < 3)
+        return false;
+    int64_t pixel_tiles = 1, spread = 1;
+    for (size_t d = 0; d < info.out_extents.size(); d++) {
+        const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
+        (d < 2 ? pixel_tiles : spread) *= (extent + tile - 1) / tile;
+    }
+    if (pixel_tiles < 2 || 2 * spread < m.cpes_per_core_group)
+        return false;
+    Plan spread_only = plan;
+    spread_only.serial_pixels = false;
+    return shared_inputs(info, plan).size() > shared_inputs(info, spread_only).size();
+}
+
 std::vector<int> divisors(int64_t n) {
     const std::vector<int64_t> d = sw::divisors_desc(n);
     return std::vector<int>(d.begin(), d.end());
@@ -160,15 +178,22 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                     }
                     for (const Plan &d : buffered) {
                         plans.push_back(d);
-                        // Sharing modes, when some input's staged box is the same on every CPE.
-                        Plan sh = d;
-                        sh.share = Plan::Share::Dma;
-                        if (shared_inputs(info, sh).empty())
-                            continue;
-                        plans.push_back(sh);
-                        if (m.regcomm.available) {
-                            sh.share = Plan::Share::RegComm;
+                        // Sharing modes, when some input's staged box is the same on every CPE:
+                        // with the tiles spread over the CPEs, or with each CPE running its
+                        // pixel tiles in turn (then the CPEs work on the same pixels at once).
+                        for (const bool serial : {false, true}) {
+                            Plan sh = d;
+                            sh.share = Plan::Share::Dma;
+                            sh.serial_pixels = serial;
+                            if (serial && !serial_pixels_useful(info, sh, m))
+                                continue;
+                            if (shared_inputs(info, sh).empty())
+                                continue;
                             plans.push_back(sh);
+                            if (m.regcomm.available) {
+                                sh.share = Plan::Share::RegComm;
+                                plans.push_back(sh);
+                            }
                         }
                     }
                 }

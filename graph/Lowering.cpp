@@ -639,7 +639,8 @@ struct Lowerer {
         return s.output;
     }
 
-    void channel_affine(const Node &n) {
+    void channel_affine(int i) {
+        const Node &n = g.nodes[size_t(i)];
         const Tensor &x = float_in(n, 0), &sc = float_in(n, 1), &sh = float_in(n, 2);
         if (x.shape.size() < 2)
             throw NodeError("input of rank < 2");
@@ -647,14 +648,20 @@ struct Lowerer {
         const int plane = to_int(x.elements() / (int64_t(nb) * c), "plane");
         if (sc.elements() != c || sh.elements() != c)
             throw NodeError("scale / shift are not per channel");
+        // A Relu that is its only consumer is fused (DenseNet's BatchNorm -> Relu).
+        const int r = fusable_relu(i);
         std::map<std::string, std::string> p = {{"batch", str(nb)},
                                                 {"channels", str(c)},
                                                 {"height", "1"},
                                                 {"width", str(plane)},
-                                                {"relu", "false"}};
+                                                {"relu", r >= 0 ? "true" : "false"}};
         Step &s = step(n, "channel_affine", p);
+        if (r >= 0) {
+            fused.insert(r);
+            s.op_type += "+Relu";
+        }
         s.inputs = {{x.name, {plane, 1, c, nb}}, {sc.name, {c}}, {sh.name, {c}}};
-        s.output = {out_tensor(n).name, {plane, 1, c, nb}};
+        s.output = {out_tensor(r >= 0 ? g.nodes[size_t(r)] : n).name, {plane, 1, c, nb}};
     }
 
     void channel_shuffle(const Node &n) {
@@ -801,7 +808,7 @@ struct Lowerer {
         const Node &n = g.nodes[i];
         const std::string &op = n.op_type;
         if (n.domain == kInternalDomain && op == "ChannelScaleShift")
-            return channel_affine(n);
+            return channel_affine(i);
         if (n.domain == kInternalDomain && op == "ChannelShuffle")
             return channel_shuffle(n);
         if (!n.domain.empty() && n.domain != "ai.onnx") {

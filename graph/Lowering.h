@@ -25,7 +25,8 @@
  *   Relu / Clip / LeakyRelu / Sigmoid -> activation; Add / Mul / Sum of two -> eltwise
  *   (numpy broadcasting)
  *   MaxPool / AveragePool -> pool; GlobalAveragePool / GlobalMaxPool / ReduceMean (trailing
- *   axes) -> global_pool; Concat -> concat; ChannelScaleShift -> channel_affine;
+ *   axes) -> global_pool; Concat -> concat; ChannelScaleShift -> channel_affine (a Relu
+ *   that is its only consumer fused: relu=true, "ChannelScaleShift+Relu");
  *   LRN -> lrn; Softmax (last axis, or opset < 13) -> softmax;
  *   ChannelShuffle (fuse_channel_shuffle) -> channel_shuffle; Slice (step 1 along one axis)
  *   and Split -> channel_slice per output (the dims before the axis as the batch, those

@@ -183,6 +183,27 @@ TEST(Lowering, ConvClipFusedAsRelu6) {
     EXPECT_EQ(l.layers[size_t(l.steps[2].layer)].generator, "activation");
 }
 
+// A BatchNormalization that is not folded into a conv (DenseNet's pre-activation) becomes
+// channel_affine, and the Relu after it is fused.
+TEST(Lowering, ChannelScaleShiftReluFused) {
+    ModelBuilder b;
+    b.input("x", {2, 3, 4, 5});
+    b.init_random("gamma", {3}, 0.5f, 1.5f);
+    b.init_random("beta", {3});
+    b.init_random("mean", {3});
+    b.init_random("var", {3}, 0.5f, 1.5f);
+    b.node("BatchNormalization", {"x", "gamma", "beta", "mean", "var"}, {"bn"}, "bn");
+    b.node("Relu", {"bn"}, {"y"}, "relu");
+    b.output("y");
+    const LoweredGraph l = lower(b);
+    ASSERT_EQ(l.steps.size(), 1u);
+    EXPECT_EQ(l.steps[0].op_type, "ChannelScaleShift+Relu");
+    EXPECT_EQ(l.layers[size_t(l.steps[0].layer)].generator, "channel_affine");
+    EXPECT_EQ(l.layers[size_t(l.steps[0].layer)].params.at("relu"), "true");
+    EXPECT_EQ(l.steps[0].output.tensor, "y");
+    EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{20, 1, 3, 2}));
+}
+
 // MatMul by a constant: the rows of A (all dims but the last) are the batch, a B with
 // leading 1s is a matrix, and an Add of a broadcast (non-constant) tensor is not fused.
 TEST(Lowering, MatMulAsDense) {
