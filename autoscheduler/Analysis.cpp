@@ -702,7 +702,10 @@ void choose_chunked_reduction(const Stage &main, const Definition &update, Pipel
                 }
             }
         }
-        if (taps > 16 && affine)
+        // A pointwise conv over a few channels (taps == 1: 16 -> 96 channels) keeps its
+        // channel loop too: fully unrolled, its accumulators would be loaded and stored at
+        // every channel instead of staying in registers over the loop.
+        if ((taps > 16 || taps == 1) && affine)
             info.chunk_rvar = int(info.rvars.size()) - 1;
     }
     for (size_t i = 0; i < info.rvars.size(); i++) {
@@ -996,6 +999,11 @@ PipelineInfo analyze(const Pipeline &p) {
         find_wrappers(info);
         analyse_vectorisation(main, update, info);
         find_region_moves(info);
+    } else if (!info.main.empty()) {
+        // An element-wise main stage (no reduction) may run on whole floatv4 vectors along x.
+        const Stage &main = info.stages[info.by_name.at(info.main)];
+        info.vector_pure = !main.args.empty() && info.ops.at(main.name)[0].vector_safe &&
+                           pure_definition_unit_stride(main);
     }
     count_flops(info);
     info.output_computes = output_computes(info);

@@ -106,10 +106,14 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                     // 1, 2 or 4 vectors, and a block as wide as a narrow tile row (3, 5, 6, 7
                     // or 8 vectors: a row of 27 is 7 vectors, 28 lanes, where blocks of 2 or 4
                     // vectors round it up to 32).
-                    std::vector<int> widths{1, 2, 4};
+                    // (An element-wise main stage, without an update: one vector at a time.)
+                    std::vector<int> widths{1};
                     const int row = int((std::min<int64_t>(t[0], info.out_extents[0]) + 3) / 4);
-                    if (row > 2 && row <= 8 && row != 4)
-                        widths.push_back(row);
+                    if (info.main_update >= 0) {
+                        widths = {1, 2, 4};
+                        if (row > 2 && row <= 8 && row != 4)
+                            widths.push_back(row);
+                    }
                     for (int b : widths) {
                         // Per b: no second dimension, or the largest l that divides the tile
                         // (smaller blocks lose to it on both pipelines; not searched, for speed),
@@ -121,7 +125,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                                 lmax = l;
                         }
                         std::vector<int> lines{1};
-                        if (lmax > 1)
+                        if (lmax > 1 && info.main_update >= 0)
                             lines.push_back(lmax);
                         for (int l : lines) {
                             // Four vectors only where they round the width up no further than
