@@ -617,8 +617,16 @@ private:
         std::vector<int64_t> box;
         for (size_t d = 0; d < info_.out_extents.size(); d++)
             box.push_back(std::min<int64_t>(plan_.tile[d], info_.out_extents[d]));
-        work_.put = transfer(box, info_.out_extents, m_,
-                             shape_.rounded_width == box[0] || info_.main_width.defined() == false);
+        // The LDM rows are padded to the vector-rounded width only where the main stage's rows
+        // are the output's (a global pool's main stage runs along the channels: its output
+        // rows of one point stay packed).
+        const Stage &out = info_.stages[info_.by_name.at(info_.output)];
+        const bool main_rows = !info_.main.empty() && !out.args.empty() &&
+                               !info_.stages[info_.by_name.at(info_.main)].args.empty() &&
+                               info_.stages[info_.by_name.at(info_.main)].args[0] == out.args[0];
+        work_.put =
+            transfer(box, info_.out_extents, m_,
+                     shape_.rounded_width == box[0] || !info_.main_width.defined() || !main_rows);
     }
 };
 

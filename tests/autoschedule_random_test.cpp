@@ -730,6 +730,45 @@ TEST(AutoscheduleRandom, ConvRegisterBlocksOfNarrowRowsAndChannelTiles) {
     }
 }
 
+// Pointwise convs as the graph gives them (a map as one row of H*W pixels): a 7x7 map's row
+// of 49 pixels is not whole vectors, so its input is read through the zero extension, and
+// the plan keeps all 49 pixels on each CPE with a slice of the output channels, the input
+// chunk broadcast (weight-stationary); on a long row each CPE runs its pixel tiles in turn
+// and the CPEs share the chunk of the same pixels. Each plan is run on the emulator against
+// the naive reference and the cost model (run_cases).
+TEST(AutoscheduleRandom, PointwiseConvsSharedAcrossTheMesh) {
+    if (use_hand_schedules())
+        GTEST_SKIP() << "autoscheduler only";
+    struct Shape {
+        int in_c, out_c, pixels;
+        bool residual;
+        const char *feature; ///< as Plan::describe() writes it
+    };
+    const Shape shapes[] = {
+        {128, 256, 49, false, "shared input by broadcast DMA"},
+        {96, 160, 49, true, "shared input by broadcast DMA"},
+        {16, 256, 2048, false, "pixel tiles in turn on each CPE"},
+    };
+    std::vector<Case> cases;
+    for (const Shape &sh : shapes) {
+        const reference::Conv2DParams p =
+            reference::Conv2DParams::square(1, sh.in_c, sh.out_c, 1, sh.pixels, 1, 1, 0, true);
+        cases.push_back(conv_case(p, seed(98000 + unsigned(sh.out_c + sh.pixels)), sh.residual));
+    }
+    const std::vector<sw_jit::JitBuild> builds = run_cases("conv2d (pointwise)", cases);
+    for (size_t i = 0; i < builds.size(); i++) {
+        ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
+        const sw_jit::JitLayer &l = *builds[i].layer;
+        const std::string schedule = read_text(l.dir() + "/" + l.function_name() + ".schedule.h");
+        const size_t at = schedule.find("// Sunway autoscheduler");
+        ASSERT_NE(at, std::string::npos) << schedule;
+        const std::string plan = schedule.substr(at, schedule.find('\n', at) - at);
+        EXPECT_NE(plan.find(shapes[i].feature), std::string::npos)
+            << cases[i].describe() << ": expected " << shapes[i].feature << ", the plan is\n"
+            << plan;
+    }
+}
+
 // ---------------------------------------------------------------------- determinism
 
 std::string read_text(const std::string &path) {
