@@ -135,9 +135,14 @@ void athread_emu_set_dma_observer(athread_emu_dma_observer fn, void *user);
  * p0 + p1 + either - max(p0, p1, ceil((p0 + p1 + either) / 2)); the generated code reports
  * each region's region_unpaired_cycles - region_cycles of target_sw/WorkCount.h), and the
  * kernel's no-pairing time is spawn_cycles + max over CPEs of (its cycles + its extra cycles)
- * + join_cycles. That is an upper bound of a replay without pairing: it keeps every DMA wait
- * as it was (a slower CPE could hide more of its DMA behind its compute, and would load the
- * shared channel at other moments, which the bound does not replay). */
+ * + join_cycles. That is an upper bound of a replay without pairing as far as DMA goes: it
+ * keeps every DMA wait as it was (a slower CPE could hide more of its DMA behind its compute,
+ * and would load the shared channel at other moments, which is not replayed). It does not
+ * carry one CPE's extra cycles to another: where a CPE waits for another (athread_syn,
+ * register communication, a broadcast issued by another CPE), the other's extra cycles before
+ * that point would delay it too, so with such waits it can fall below a full replay (CPEs in
+ * step with equal work, as the generated kernels mostly are, reach each barrier with about
+ * equal extra cycles). */
 
 /** Work of the calling CPE since its last report; athread_emu_account adds
  *  max(p0, p1, ceil((p0 + p1 + either) / 2)) + slow_cycles cycles. p0: instructions of the
