@@ -22,14 +22,21 @@ constexpr double kVectorLoopIntOps = 6;
  * (addresses of its loads, counter), from the generated dense loops' counters. */
 constexpr double kRfactorLoopIntOps = 8;
 
+/** Which end of the compute band a count is for: ideal P0/P1 dual issue (region_cycles) or
+ * no pairing at all (region_unpaired_cycles). An enum, so that no count of instructions can be
+ * passed for it by mistake. */
+enum class Issue { Paired, Unpaired };
+
 /** Cycles of one straight-line region, by the rule the generated code's counters use
- * (WorkCount.h, region_cycles: issue rate, floating-point dependency chains, slow cycles). */
-double region(const sw::Machine &m, double p0, double p1, double either, double chain = 0,
-              double slow = 0) {
+ * (WorkCount.h, region_cycles: issue rate, floating-point dependency chains, slow cycles);
+ * Issue::Unpaired: the same region with no P0/P1 pairing (region_unpaired_cycles). */
+double region(const sw::Machine &m, Issue issue, double p0, double p1, double either,
+              double chain = 0, double slow = 0) {
     sw::Work work;
     work.p0 = std::llround(p0), work.p1 = std::llround(p1), work.either = std::llround(either);
     work.chain = std::llround(chain), work.slow_cycles = std::llround(slow);
-    return double(sw::region_cycles(work, m));
+    return double(issue == Issue::Unpaired ? sw::region_unpaired_cycles(work, m)
+                                           : sw::region_cycles(work, m));
 }
 
 int64_t prod(const std::vector<int64_t> &extents) {
@@ -244,7 +251,7 @@ double phase_load_p1(const PipelineInfo &info, const sw::Machine &m) {
  * the cycles of the copy into them (per row of the window, per group of S = \p stride
  * elements S loads and S stores in a loop). */
 std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int stride,
-                                        const sw::Machine &m) {
+                                        const sw::Machine &m, Issue issue) {
     if (box.empty() || box[0] <= 0 || stride < 2)
         return {0, 0.0};
     int64_t rows = 1;
@@ -252,8 +259,8 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
         rows *= box[d];
     const int64_t groups = (box[0] + stride - 1) / stride;
     const int64_t bytes = 4 * stride * sw::phase_planes(box[0], rows, stride).plane_elements;
-    const double cycles =
-        double(rows) * (double(groups) * region(m, 0, 2.0 * stride, 1) + region(m, 0, 0, 1));
+    const double cycles = double(rows) * (double(groups) * region(m, issue, 0, 2.0 * stride, 1) +
+                                          region(m, issue, 0, 0, 1));
     return {bytes, cycles};
 }
 
@@ -267,7 +274,7 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
  * narrower than the LDM rows comes compactly and is moved once, row by row, in vectors of four
  * and then one by one (InjectDma.cpp, compact_then_spread). */
 double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan,
-                           const Bindings &bindings, const sw::Machine &m) {
+                           const Bindings &bindings, const sw::Machine &m, Issue issue) {
     const SymBox &window = info.chunk_region.at(producer);
     const SymBox *in_bounds = nullptr; // the region of the input the producer pads
     int64_t source_width = 0;
@@ -322,11 +329,11 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
     // four (an unaligned load and store, two P1 each, and the loop), then its first
     // source_width % 4 elements one by one, in a loop per row.
     const double spread_rows = source_width ? points * inside * spread / double(source_width) : 0;
-    const double spread_row_cycles = double(source_width / 4) * region(m, 0, 4, 5) +
-                                     double(source_width % 4) * region(m, 0, 2, 4) +
-                                     region(m, 0, 0, 2);
-    return points * (1 - inside) * region(m, 0, 2, 1) + rows * (1 - whole) * region(m, 0, 4, 4) +
-           spread_rows * spread_row_cycles;
+    const double spread_row_cycles = double(source_width / 4) * region(m, issue, 0, 4, 5) +
+                                     double(source_width % 4) * region(m, issue, 0, 2, 4) +
+                                     region(m, issue, 0, 0, 2);
+    return points * (1 - inside) * region(m, issue, 0, 2, 1) +
+           rows * (1 - whole) * region(m, issue, 0, 4, 4) + spread_rows * spread_row_cycles;
 }
 
 /** What each tile costs its CPE: DMA transfers and compute, per tile and per chunk of the
@@ -341,10 +348,12 @@ struct TileWork {
 /** Counts a tile's work stage by stage, and the LDM buffers it stages (into the estimate). */
 class TileWorkCounter {
 public:
+    /** \p issue: Issue::Unpaired costs every region with no P0/P1 pairing. */
     TileWorkCounter(const PipelineInfo &info, const Plan &plan, const sw::Machine &m,
-                    const PlanShape &shape, Estimate &est, bool ldm_detail)
+                    const PlanShape &shape, Estimate &est, bool ldm_detail,
+                    Issue issue = Issue::Paired)
         : info_(info), plan_(plan), m_(m), shape_(shape), est_(est), ldm_detail_(ldm_detail),
-          region_extents_(info, plan, shape), shared_(shared_inputs(info, plan)),
+          issue_(issue), region_extents_(info, plan, shape), shared_(shared_inputs(info, plan)),
           unaligned_p1_(double(m.unaligned_vector_access_p1)) {}
 
     TileWork count() {
@@ -362,6 +371,7 @@ private:
     const PlanShape &shape_;
     Estimate &est_;
     const bool ldm_detail_;
+    const Issue issue_;
     const RegionExtents region_extents_;
     const std::vector<std::string> shared_;
     /** Vector loads and stores are unaligned (simd_loadu / simd_storeu) unless proved
@@ -399,7 +409,7 @@ private:
                       const std::vector<int64_t> &box, double &compute) {
         if (!shape_.phase_split || !contains(info_.gathered, stage))
             return;
-        const auto [bytes, cycles] = phase_planes(box, info_.gather_stride, m_);
+        const auto [bytes, cycles] = phase_planes(box, info_.gather_stride, m_, issue_);
         buffer(name, bytes);
         compute += cycles;
     }
@@ -438,7 +448,8 @@ private:
         const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
         const bool shared = contains(shared_, s.name);
         buffer(s.name, 4 * prod(box) * (shape_.double_buffered && !shared ? 2 : 1));
-        work_.chunk_compute += padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_);
+        work_.chunk_compute +=
+            padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_, issue_);
         split_window(s.name, s.name + " phases", box, work_.chunk_compute);
     }
 
@@ -472,7 +483,7 @@ private:
         const double p1 =
             whole_vectors ? ops.loads * kLdmSplatP1 + unaligned_p1_ + 1 : ops.loads + 2;
         const double per_point =
-            region(m_, ops.float_ops, p1, ops.int_ops + 2, ops.chain, ops.slow_cycles);
+            region(m_, issue_, ops.float_ops, p1, ops.int_ops + 2, ops.chain, ops.slow_cycles);
         const double iterations =
             double(points) * ops.reduction_points / (whole_vectors ? kLanes : 1);
         work_.tile_compute += iterations * per_point;
@@ -517,22 +528,22 @@ private:
                                  (tile_width % kLanes == 0 || tile_width == out_width);
             work_.chunk_compute +=
                 blocks *
-                region(m_, 0, 2 * plan_.block * lines * (aligned ? 1.0 : unaligned_p1_), 1);
+                region(m_, issue_, 0, 2 * plan_.block * lines * (aligned ? 1.0 : unaligned_p1_), 1);
         }
         if (plan_.unroll_taps) {
             work_.chunk_compute +=
                 blocks * shape_.chunk *
-                region(m_, p0 * info_.taps, (p1 + accumulator_p1) * info_.taps + 1,
+                region(m_, issue_, p0 * info_.taps, (p1 + accumulator_p1) * info_.taps + 1,
                        kVectorLoopIntOps + (promoted ? 0 : 4 * info_.taps), ops.chain * info_.taps);
         } else if (shape_.phase_split && !info_.rvar_extents.empty() && info_.chunk_rvar != 0) {
             // The taps along x unrolled (ApplyPlan): one loop iteration per x_taps of them.
             const double x_taps = double(info_.rvar_extents[0]);
-            work_.chunk_compute +=
-                blocks * chunk_points / x_taps *
-                region(m_, p0 * x_taps, p1 * x_taps + 1, kVectorLoopIntOps, ops.chain * x_taps);
+            work_.chunk_compute += blocks * chunk_points / x_taps *
+                                   region(m_, issue_, p0 * x_taps, p1 * x_taps + 1,
+                                          kVectorLoopIntOps, ops.chain * x_taps);
         } else {
-            work_.chunk_compute +=
-                blocks * chunk_points * region(m_, p0, p1 + 1, kVectorLoopIntOps, ops.chain);
+            work_.chunk_compute += blocks * chunk_points *
+                                   region(m_, issue_, p0, p1 + 1, kVectorLoopIntOps, ops.chain);
         }
     }
 
@@ -555,9 +566,9 @@ private:
         work_.chunk_compute +=
             double(points) / (block * lines) *
             (chunk_points / kLanes *
-                 region(m_, ops.float_ops * block * lines, block_loads * row_load_p1 + 1,
+                 region(m_, issue_, ops.float_ops * block * lines, block_loads * row_load_p1 + 1,
                         kRfactorLoopIntOps, ops.chain) +
-             region(m_, 0, 2, kRfactorLoopIntOps) * block * lines);
+             region(m_, issue_, 0, 2, kRfactorLoopIntOps) * block * lines);
         work_.tile_compute += double(points) * (kLanes + 2) * 2; // the lanes added up at the end
     }
 
@@ -577,10 +588,10 @@ private:
             if (extent > 1)
                 loops.push_back(extent);
         }
-        double per_point = region(m_, 0, 3, 2 + loads), runs = 1;
+        double per_point = region(m_, issue_, 0, 3, 2 + loads), runs = 1;
         for (size_t k = 0; k + 1 < loops.size(); k++) {
             runs *= loops[k];
-            per_point += runs * region(m_, 0, 1, 1 + 2 * loads);
+            per_point += runs * region(m_, issue_, 0, 1, 1 + 2 * loads);
         }
         // Inlined producers (a zero-padded input) add their work to each tap: their select
         // continues the chain, the half of their bounds tests and clamps that varies along the
@@ -594,7 +605,8 @@ private:
                     int_ops += producer_ops.int_ops / 2.0, slow_cycles += producer_ops.slow_cycles;
             }
         }
-        per_point += chunk_points * region(m_, float_ops, loads + 1, int_ops, chain, slow_cycles);
+        per_point +=
+            chunk_points * region(m_, issue_, float_ops, loads + 1, int_ops, chain, slow_cycles);
         work_.chunk_compute += double(points) * per_point;
     }
 
@@ -608,7 +620,7 @@ private:
         buffer(info_.output + " (staged output)", 4 * points);
         // Its own loop over the tile's points: loads, its operations, the store into LDM.
         const OpCount &ops = info_.ops.at(info_.output)[0];
-        work_.tile_compute += double(points) * region(m_, ops.float_ops, ops.loads + 2,
+        work_.tile_compute += double(points) * region(m_, issue_, ops.float_ops, ops.loads + 2,
                                                       ops.int_ops + 2, ops.chain, ops.slow_cycles);
     }
 
@@ -815,6 +827,18 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;
     count_traffic(work, shape, run, est);
+
+    // No P0/P1 pairing: the busiest CPE's compute counted again region by region with
+    // region_unpaired_cycles; its extra cycles added to the kernel's, every DMA wait kept (the
+    // emulator's no-pairing bound, athread_emu.h).
+    Estimate scratch; // the LDM buffers are counted once, above
+    const TileWork unpaired =
+        TileWorkCounter(info, plan, m, shape, scratch, false, Issue::Unpaired).count();
+    est.compute_cycles_unpaired =
+        run.waves * (double(shape.chunks) * unpaired.chunk_compute + unpaired.tile_compute);
+    const double extra = std::max(0.0, est.compute_cycles_unpaired - est.compute_cycles);
+    est.seconds_unpaired = (cycles + extra) / (m.clock_ghz * 1e9);
+    est.gflops_unpaired = info.total_flops / est.seconds_unpaired / 1e9;
     return est;
 }
 

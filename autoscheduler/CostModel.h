@@ -19,8 +19,9 @@
  * Compute follows the rules of WorkCount.h on the code the plan generates, region by region
  * with WorkCount's own region_cycles: P0 (float), P1 (loads, two per unaligned vector access,
  * splats, loop branches), integer work (either pipeline) and the chain of dependent floating-
- * point operations (OpCount::chain, times Machine::fp_latency_cycles). Three costs of the
- * generated code are taken from its counters rather than derived (see CostModel.cpp).
+ * point operations (OpCount::chain, times Machine::fp_latency_cycles); and once more with
+ * region_unpaired_cycles for the no-pairing estimate (Estimate::seconds_unpaired). Three costs of
+ * the generated code are taken from its counters rather than derived (see CostModel.cpp).
  * tests/autoschedule_random_test.cpp compares the model with the emulator on every plan it
  * picks for its random shapes; auto_bench and model_calibration on AlexNet and VGG-19.
  */
@@ -43,6 +44,11 @@ struct Estimate {
     int64_t dma_get_bytes = 0, dma_put_bytes = 0; ///< whole kernel, bytes requested
     double compute_cycles = 0, dma_cycles = 0;    ///< busiest CPE
     double line_bytes = 0; ///< whole kernel, 128-byte-line bytes moved by DMA
+    /** The other end of the compute band: the same plan if the compiler paired no P0/P1
+     * instructions (every region by WorkCount's region_unpaired_cycles). The busiest CPE's
+     * compute counted that way, and the kernel's time with its extra compute cycles added,
+     * every DMA wait kept (as the emulator's no-pairing time, athread_emu.h): >= seconds. */
+    double compute_cycles_unpaired = 0, seconds_unpaired = 0, gflops_unpaired = 0;
     int64_t tiles = 0;
     std::string
         ldm_detail; ///< buffer: bytes, ... (only when asked for: the search costs many plans)

@@ -16,14 +16,16 @@ void write_plan(std::ostream &out, const char *key, const PlanSummary &p) {
     const Estimate &e = p.estimate;
     out << key << " " << e.fits << " " << e.seconds << " " << e.gflops << " " << e.ldm_bytes << " "
         << e.dma_get_bytes << " " << e.dma_put_bytes << " " << e.compute_cycles << " "
-        << e.dma_cycles << " " << e.line_bytes << " " << e.tiles << " " << p.plan << "\n";
+        << e.dma_cycles << " " << e.line_bytes << " " << e.tiles << " " << e.compute_cycles_unpaired
+        << " " << e.seconds_unpaired << " " << e.gflops_unpaired << " " << p.plan << "\n";
 }
 
 PlanSummary read_plan(std::istringstream &in) {
     PlanSummary p;
     Estimate &e = p.estimate;
     in >> e.fits >> e.seconds >> e.gflops >> e.ldm_bytes >> e.dma_get_bytes >> e.dma_put_bytes >>
-        e.compute_cycles >> e.dma_cycles >> e.line_bytes >> e.tiles;
+        e.compute_cycles >> e.dma_cycles >> e.line_bytes >> e.tiles >> e.compute_cycles_unpaired >>
+        e.seconds_unpaired >> e.gflops_unpaired;
     in >> std::ws;
     std::getline(in, p.plan);
     return p;

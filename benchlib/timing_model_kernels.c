@@ -19,7 +19,7 @@ void ldm_free(void *p, size_t size);
 #define strided_kernel slave_strided_kernel
 #define compute_kernel slave_compute_kernel
 #define overlap_kernel slave_overlap_kernel
-#define TM_WORK_DECL athread_emu_work tm_work = {0, 0, 0, 0, 0, 0, 0};
+#define TM_WORK_DECL athread_emu_work tm_work = {0, 0, 0, 0, 0, 0, 0, 0};
 #define TM_ACCOUNT() athread_emu_account(&tm_work)
 #define TM_WAIT(r) athread_emu_wait_reply(&(r))
 #else
@@ -114,6 +114,7 @@ void compute_kernel(void *arg) {
         tm_work.either = p->either;
         tm_work.slow_cycles = p->slow_cycles;
         tm_work.flops = p->flops;
+        tm_work.unpaired_extra_cycles = p->unpaired_extra_cycles;
 #endif
         TM_ACCOUNT();
     }

@@ -27,10 +27,13 @@ typedef struct {
     int bsize, gap, iters;
 } tm_strided_args;
 
-/** compute_kernel: reports `reports` times the work below, no DMA. */
+/** compute_kernel: reports `reports` times the work below, no DMA (unpaired_extra_cycles as
+ *  the generated code reports it: what its slow_cycles would take more with no P0/P1
+ *  pairing). */
 typedef struct {
     long long p0, p1, either, slow_cycles, flops;
     int reports;
+    long long unpaired_extra_cycles;
 } tm_compute_args;
 
 /** overlap_kernel: get `bytes` bytes of src + id * bytes into LDM; mode 0: account

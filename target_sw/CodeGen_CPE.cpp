@@ -272,10 +272,11 @@ private:
         if (w.empty())
             return;
         // The region's cycles, bounded here per region (issue rate, FP chains; WorkCount.h),
-        // then the flops and accesses for the statistics.
+        // then the flops and accesses for the statistics, then its cycles if no P0/P1
+        // instructions paired (the other end of the band).
         do_indent();
         out << "SW_WORK(" << region_cycles(w, m) << ", " << w.flops << ", " << w.ldm_accesses
-            << ", " << w.direct_accesses << ");\n";
+            << ", " << w.direct_accesses << ", " << region_unpaired_cycles(w, m) << ");\n";
     }
 
     std::string ldm_summary() const {
@@ -421,7 +422,8 @@ private:
             do_indent();
             out << "sw_regcomm_share(" << id(buffer) << ", " << bytes << ");\n";
             do_indent();
-            out << "SW_WORK(" << w.cycles << ", 0, " << w.ldm_accesses << ", 0);\n";
+            out << "SW_WORK(" << w.cycles << ", 0, " << w.ldm_accesses << ", 0, "
+                << w.unpaired_cycles << ");\n";
             return true;
         }
         if (ir::is_bcast_barrier(op)) {
@@ -534,19 +536,20 @@ std::string generate_cpe_source(const SwFunction &f, const std::string &args_hea
     s << "#include \"" << args_header << "\"\n\n";
     s << "/* Work counters for the emulator's timing model (WorkCount.h); nothing on the real "
          "machine.\n"
-         " * SW_WORK(cycles, flops, LDM accesses, direct accesses) of one straight-line region. "
-         "*/\n"
+         " * SW_WORK(cycles, flops, LDM accesses, direct accesses, cycles if no P0/P1 pairing) "
+         "of one\n"
+         " * straight-line region. */\n"
          "#ifdef ATHREAD_EMULATOR\n"
          "#include <athread_emu.h>\n"
-         "#define SW_WORK_DECL athread_emu_work sw_work = {0, 0, 0, 0, 0, 0, 0};\n"
-         "#define SW_WORK(c, f, l, d) (sw_work.slow_cycles += (c), sw_work.flops += (f), "
+         "#define SW_WORK_DECL athread_emu_work sw_work = {0, 0, 0, 0, 0, 0, 0, 0};\n"
+         "#define SW_WORK(c, f, l, d, u) (sw_work.slow_cycles += (c), sw_work.flops += (f), "
          "sw_work.ldm_accesses += (l), "
-         "sw_work.direct_accesses += (d))\n"
+         "sw_work.direct_accesses += (d), sw_work.unpaired_extra_cycles += (u) - (c))\n"
          "#define SW_FLUSH() athread_emu_account(&sw_work)\n"
          "#define SW_WAIT(r) athread_emu_wait_reply(&(r))\n"
          "#else\n"
          "#define SW_WORK_DECL\n"
-         "#define SW_WORK(c, f, l, d) ((void)0)\n"
+         "#define SW_WORK(c, f, l, d, u) ((void)0)\n"
          "#define SW_FLUSH() ((void)0)\n"
          "#define SW_WAIT(r) ((void)0)\n"
          "#endif\n\n";

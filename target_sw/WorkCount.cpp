@@ -339,6 +339,10 @@ int64_t region_cycles(const Work &w, const Machine &m) {
     return std::max({w.p0, w.p1, dual, w.chain * m.fp_latency_cycles}) + w.slow_cycles;
 }
 
+int64_t region_unpaired_cycles(const Work &w, const Machine &m) {
+    return std::max(w.p0 + w.p1 + w.either, w.chain * m.fp_latency_cycles) + w.slow_cycles;
+}
+
 ShareWork regcomm_share_work(int64_t bytes, const Machine &m) {
     const int64_t vectors = bytes / 16, tail = bytes % 16;
     ShareWork s;
@@ -349,12 +353,14 @@ ShareWork regcomm_share_work(int64_t bytes, const Machine &m) {
     setup.either = 1 + 4 + 2;
     setup.p1 = m.splat_p1 + 3;
     s.cycles += region_cycles(setup, m);
+    s.unpaired_cycles += region_unpaired_cycles(setup, m);
     // Per vector: its aligned load (CPE (0, 0)) or store (the receivers); the loop's increment,
     // the address and the compare-and-branch. (Its puts and gets: timed by the emulator.)
     Work per_vector;
     per_vector.p1 = 1 + 1;
     per_vector.either = 2;
     s.cycles += vectors * region_cycles(per_vector, m);
+    s.unpaired_cycles += vectors * region_unpaired_cycles(per_vector, m);
     s.ldm_accesses += vectors;
     if (tail) {
         // The last bytes through a 16-byte local: zeroing it, its unaligned vector load
@@ -363,10 +369,12 @@ ShareWork regcomm_share_work(int64_t bytes, const Machine &m) {
         around.p1 = 2 * m.unaligned_vector_access_p1;
         around.either = 2;
         s.cycles += region_cycles(around, m);
+        s.unpaired_cycles += region_unpaired_cycles(around, m);
         Work per_byte;
         per_byte.p1 = 2 + 1;
         per_byte.either = 1;
         s.cycles += tail * region_cycles(per_byte, m);
+        s.unpaired_cycles += tail * region_unpaired_cycles(per_byte, m);
         s.ldm_accesses += 2 + 2 * tail;
     }
     return s;

@@ -43,6 +43,16 @@
  * A region then takes region_cycles(): the issue bound max(P0, P1, ceil((P0 + P1 + either)
  * / 2)), the chain bound, whichever is larger, plus the slow cycles. The bound is applied to
  * each region on its own (what one region leaves idle on a pipeline is not filled by another).
+ *
+ * That issue bound assumes the compiler pairs every P0 instruction with a P1 one that it can
+ * (ideal dual issue); no measurement of sw5cc-compiled SIMD loops on a CPE is public, and
+ * swDNN reordered its assembly by hand to get the pairing. The other end of that band is
+ * region_unpaired_cycles(): the same region if no two instructions paired, one instruction a
+ * cycle, max(P0 + P1 + either, chain bound) + slow cycles. It is never below region_cycles()
+ * and equals it when the region has only P0 or only P1 instructions (and no `either` ones),
+ * or when its chain bounds it either way. The generated code reports both (SW_WORK's last
+ * argument) and the emulator gives both kernel times (athread_emu.h, "no pairing"); the
+ * autoscheduler's cost model both estimates (autoscheduler/CostModel.h).
  */
 #ifndef SW_WORK_COUNT_H
 #define SW_WORK_COUNT_H
@@ -65,8 +75,13 @@ struct Work {
     }
 };
 
-/** Cycles one execution of a region with work \p w takes (see the rules above). */
+/** Cycles one execution of a region with work \p w takes (see the rules above): ideal dual
+ * issue, max(P0, P1, ceil((P0 + P1 + either) / 2), chain bound) + slow cycles. */
 int64_t region_cycles(const Work &w, const Machine &m);
+
+/** Cycles the same execution takes if no P0 and P1 instructions pair (one instruction a
+ * cycle): max(P0 + P1 + either, chain bound) + slow cycles; >= region_cycles(w, m). */
+int64_t region_unpaired_cycles(const Work &w, const Machine &m);
 
 /** The work of \p region without the bodies of its loops and branches; \p loop_body adds
  * one loop iteration's overhead, and integer work that does not depend on \p loop_var (the
@@ -88,6 +103,7 @@ Work count_straight_line(const Halide::Internal::Stmt &region, bool loop_body,
  * get_cycles, one P1 issue each, plus the wait for the value), like the DMA intrinsics. */
 struct ShareWork {
     int64_t cycles = 0, ldm_accesses = 0;
+    int64_t unpaired_cycles = 0; ///< the same parts by region_unpaired_cycles
 };
 ShareWork regcomm_share_work(int64_t bytes, const Machine &m);
 

@@ -76,7 +76,7 @@ add_cli_test(autoschedule_generator_unknown_name LABEL autoscheduler EXIT 1
              REGEX "error: .*example.generator failed \\(exit status 1\\): unknown generator 'nosuch'. this executable has: scaled_residual"
              COMMAND autoschedule --generator $<TARGET_FILE:example.generator> -g nosuch)
 add_cli_test(autoschedule_generator LABEL autoscheduler EXIT 0
-             REGEX "scaled_residual on sw26010: tile .*lowered: LDM peak [1-9][0-9]* of 57344 bytes per CPE.*gpu_blocks.*1 CPE kernel"
+             REGEX "scaled_residual on sw26010: tile .*predicted: [0-9.]+ ms.*if no P0/P1 pairing: [0-9.]+ ms, [0-9.]+ GFLOPS. unpaired/paired [1-9][0-9.]*.*lowered: LDM peak [1-9][0-9]* of 57344 bytes per CPE.*gpu_blocks.*1 CPE kernel"
              COMMAND autoschedule --generator $<TARGET_FILE:example.generator> ${example_layer})
 add_cli_test(autoschedule_generator_tune LABEL autoscheduler EXIT 0
              REGEX "\\[tune 2/2\\] .* emulator [0-9.]+ ms.*tuning: kept plan [12] of 2"

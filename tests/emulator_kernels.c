@@ -408,7 +408,7 @@ void regcomm_timing_kernel(void *arg) {
     int id = athread_get_id(-1);
     if (id == 0) {
 #ifdef ATHREAD_EMULATOR
-        athread_emu_work w = {0, 0, 0, 0, 0, 0, 0};
+        athread_emu_work w = {0, 0, 0, 0, 0, 0, 0, 0};
         w.slow_cycles = a->delay;
         athread_emu_account(&w);
 #endif

@@ -710,6 +710,10 @@ TEST_F(Emulator, RegcommGetWaitIsCounted) {
     EXPECT_LE(r.regcomm_wait_cycles, 10000 + 100);
     EXPECT_EQ(last().cpe[0].regcomm_wait_cycles, 0);
     EXPECT_GE(r.cycles, 10000);
+    // Only slow cycles reported, nothing that pairs: the no-pairing time is the modelled one.
+    EXPECT_EQ(last().cpe[0].unpaired_extra_cycles, 0);
+    EXPECT_EQ(last().cycles_max_unpaired, last().cycles_max);
+    EXPECT_EQ(last().modelled_unpaired_seconds, last().modelled_seconds);
 }
 
 TEST_F(Emulator, RegcommTimingIsDeterministic) {

@@ -447,6 +447,11 @@ TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
         modelled += s->modelled_seconds;
         for (int c = 0; c < s->ncpes; c++)
             counted += s->cpe[c].flops;
+        // With no P0/P1 pairing a kernel is never faster (each CPE's extra cycles added).
+        EXPECT_GE(s->cycles_max_unpaired, s->cycles_max) << s->kernel;
+        EXPECT_GE(s->modelled_unpaired_seconds, s->modelled_seconds) << s->kernel;
+        for (int c = 0; c < s->ncpes; c++)
+            EXPECT_GE(s->cpe[c].unpaired_extra_cycles, 0) << s->kernel << " CPE " << c;
     }
     EXPECT_GE(modelled, bound) << "modelled faster than the roofline";
     // Every needed multiply-add is counted (more where edge tiles are shifted inwards and

@@ -180,6 +180,7 @@ TEST(Report, JsonAndCsvEscapeNamesAndCarryTheRoofs) {
     r.output = {1, 8, 4, 4};
     r.gflop = 0.5;
     r.modelled_seconds = 1e-3;
+    r.modelled_unpaired_seconds = 1.5e-3;
     r.dma_line_bytes = 1000000;
     r.busiest_compute_seconds = 6e-4;
     r.busiest_dma_wait_seconds = 3e-4;
@@ -199,6 +200,8 @@ TEST(Report, JsonAndCsvEscapeNamesAndCarryTheRoofs) {
     EXPECT_EQ(l.at("output"), "1x8x4x4");
     EXPECT_DOUBLE_EQ(l.at("gflops").get<double>(), 500.0);
     EXPECT_DOUBLE_EQ(l.at("busiest_dma_wait_ms").get<double>(), 0.3);
+    EXPECT_DOUBLE_EQ(l.at("modelled_unpaired_ms").get<double>(), 1.5);
+    EXPECT_DOUBLE_EQ(doc.at("total").at("modelled_unpaired_ms").get<double>(), 1.5);
 
     // CSV (RFC 4180): the quoted fields read back whole; as many fields as columns.
     const std::string csv = temp_path("report.csv");
@@ -240,6 +243,47 @@ TEST(Report, JsonAndCsvEscapeNamesAndCarryTheRoofs) {
     EXPECT_EQ(row["machine"], m.name);
     EXPECT_DOUBLE_EQ(std::stod(row["machine_peak_gflops"]), m.cg_peak_gflops());
     EXPECT_DOUBLE_EQ(std::stod(row["modelled_ms"]), 1.0);
+    EXPECT_DOUBLE_EQ(std::stod(row["modelled_unpaired_ms"]), 1.5);
+    EXPECT_DOUBLE_EQ(std::stod(row["net_modelled_unpaired_ms"]), 1.5);
+}
+
+TEST(Report, TableHasTheNoPairingColumnAndTotal) {
+    const sw::Machine &m = emulated_machine();
+    std::vector<sw_net::LayerRecord> records(2);
+    records[0].name = "conv1", records[0].kind = "conv2d", records[0].output = {1, 8, 4, 4};
+    records[0].modelled_seconds = 1e-3, records[0].modelled_unpaired_seconds = 2.5e-3;
+    records[1].name = "relu1", records[1].kind = "relu", records[1].output = {1, 8, 4, 4};
+    records[1].modelled_seconds = 2e-3, records[1].modelled_unpaired_seconds = 2e-3;
+    testing::internal::CaptureStdout();
+    sw_net::print_table(records, nullptr, m);
+    const std::string out = testing::internal::GetCapturedStdout();
+    // The column's header right after the modelled time's; each row's value in it.
+    std::istringstream lines(out);
+    std::vector<std::vector<std::string>> rows;
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream f(line);
+        rows.emplace_back();
+        for (std::string w; f >> w;)
+            rows.back().push_back(w);
+    }
+    size_t header = 0;
+    while (header < rows.size() && (rows[header].empty() || rows[header][0] != "layer"))
+        header++;
+    ASSERT_LT(header + 3, rows.size()) << out;
+    EXPECT_NE(out.find(" model ms unpaired ms "), std::string::npos) << out;
+    // Fields of the rows: layer kind output GFLOP LDM reqs MB model unpaired ...
+    const size_t model = 7, unpaired = 8;
+    EXPECT_EQ(rows[header + 1][0], "conv1");
+    EXPECT_DOUBLE_EQ(std::stod(rows[header + 1][model]), 1.0);
+    EXPECT_DOUBLE_EQ(std::stod(rows[header + 1][unpaired]), 2.5);
+    EXPECT_DOUBLE_EQ(std::stod(rows[header + 2][unpaired]), 2.0);
+    EXPECT_EQ(rows[header + 3][0], "total");
+    // The total row has no kind or output: its fields start at GFLOP.
+    EXPECT_DOUBLE_EQ(std::stod(rows[header + 3][model - 2]), 3.0);
+    EXPECT_DOUBLE_EQ(std::stod(rows[header + 3][unpaired - 2]), 4.5);
+    EXPECT_NE(out.find("unpaired ms: the same if the compiler paired no P0/P1 instructions"),
+              std::string::npos)
+        << out;
 }
 
 TEST(Report, UnwritableOutputsAreErrorsNamingThePath) {
@@ -343,7 +387,7 @@ TEST(Report, RealRunCarriesTheRoofline) {
         EXPECT_NE(it, rows[0].end()) << name;
         return size_t(it - rows[0].begin());
     };
-    double bounds = 0, times = 0;
+    double bounds = 0, times = 0, unpaired = 0;
     for (size_t i = 0; i < records.size(); i++) {
         const json &l = doc.at("layers")[i];
         const std::vector<std::string> &row = rows[i + 1];
@@ -366,7 +410,20 @@ TEST(Report, RealRunCarriesTheRoofline) {
         EXPECT_EQ(row[column("bound_by")], sw::binding_name(r.binding));
         bounds += l.at("bound_ms").get<double>();
         times += l.at("modelled_ms").get<double>();
+        // No P0/P1 pairing: never faster; the CSV field parses to the JSON's.
+        EXPECT_GE(records[i].modelled_unpaired_seconds, records[i].modelled_seconds)
+            << records[i].name;
+        EXPECT_DOUBLE_EQ(l.at("modelled_unpaired_ms").get<double>(),
+                         records[i].modelled_unpaired_seconds * 1e3);
+        EXPECT_DOUBLE_EQ(std::stod(row[column("modelled_unpaired_ms")]),
+                         records[i].modelled_unpaired_seconds * 1e3);
+        unpaired += l.at("modelled_unpaired_ms").get<double>();
     }
+    // The convs pair P0 and P1 instructions: their no-pairing end is above the modelled time.
+    EXPECT_GT(records[0].modelled_unpaired_seconds, records[0].modelled_seconds) << records[0].name;
+    EXPECT_NEAR(doc.at("total").at("modelled_unpaired_ms").get<double>(), unpaired,
+                1e-9 * unpaired);
+    EXPECT_NEAR(std::stod(rows[1][column("net_modelled_unpaired_ms")]), unpaired, 1e-6 * unpaired);
     const json &total = doc.at("total");
     EXPECT_NEAR(total.at("bound_ms").get<double>(), bounds, 1e-9 * bounds);
     EXPECT_NEAR(total.at("modelled_ms").get<double>(), times, 1e-9 * times);

@@ -520,6 +520,66 @@ TEST(WorkCount, RegCommSharingCountsOneLoadOrStorePerVectorAndTheTailBytes) {
               500 * 2);
 }
 
+TEST(WorkCount, UnpairedCyclesAreTheOtherEndOfTheBand) {
+    const sw::Machine &m = sw::sw26010();
+    auto work = [](int64_t p0, int64_t p1, int64_t either, int64_t chain, int64_t slow) {
+        sw::Work w;
+        w.p0 = p0, w.p1 = p1, w.either = either, w.chain = chain, w.slow_cycles = slow;
+        return w;
+    };
+    // Never below the paired cycles; one instruction a cycle, or the chain, plus the slow ones.
+    for (int64_t p0 : {0, 1, 7, 40, 100})
+        for (int64_t p1 : {0, 1, 10, 40, 101})
+            for (int64_t either : {0, 1, 5, 100})
+                for (int64_t chain : {0, 3, 30})
+                    for (int64_t slow : {0, 7}) {
+                        const sw::Work w = work(p0, p1, either, chain, slow);
+                        const int64_t paired = sw::region_cycles(w, m),
+                                      unpaired = sw::region_unpaired_cycles(w, m);
+                        EXPECT_GE(unpaired, paired) << p0 << " " << p1 << " " << either;
+                        EXPECT_EQ(unpaired,
+                                  std::max(p0 + p1 + either, chain * m.fp_latency_cycles) + slow);
+                        if ((p0 == 0 || p1 == 0) && either == 0) {
+                            // Only P0 or only P1 work: nothing to pair.
+                            EXPECT_EQ(unpaired, paired) << p0 << " " << p1;
+                        }
+                    }
+    // A P1-bound region (18 FMAs against 73 P1 and 27 integer instructions): unpaired, its P0
+    // and integer instructions add to its P1 ones.
+    const sw::Work conv = work(18, 73, 27, 9, 0);
+    EXPECT_EQ(sw::region_cycles(conv, m), 73);
+    EXPECT_EQ(sw::region_unpaired_cycles(conv, m), 18 + 73 + 27);
+    // A chain long enough bounds both ends alike.
+    const sw::Work chained = work(10, 10, 0, 20, 5);
+    EXPECT_EQ(sw::region_cycles(chained, m), sw::region_unpaired_cycles(chained, m));
+    // The register-communication helper's parts: P1 and integer work, so they pair too.
+    const sw::ShareWork v = sw::regcomm_share_work(64, m);
+    EXPECT_EQ(v.unpaired_cycles, (m.splat_p1 + 3 + 7) + 4 * (2 + 2));
+    EXPECT_GE(sw::regcomm_share_work(540, m).unpaired_cycles,
+              sw::regcomm_share_work(540, m).cycles);
+}
+
+TEST(WorkCount, GeneratedCodeReportsBothEndsOfEveryRegion) {
+    Scaled16 p;
+    const std::string cpe = sw::generate_cpe_source(p.lower(), "scaled16.sw_args.h");
+    // SW_WORK(cycles, flops, LDM accesses, direct accesses, unpaired cycles), only under the
+    // emulator's guard.
+    const std::regex line("SW_WORK\\((\\d+), (\\d+), (\\d+), (\\d+), (\\d+)\\);");
+    int regions = 0;
+    bool pairs = false;
+    for (auto it = std::sregex_iterator(cpe.begin(), cpe.end(), line); it != std::sregex_iterator();
+         ++it) {
+        const long long paired = std::stoll((*it)[1]), unpaired = std::stoll((*it)[5]);
+        EXPECT_GE(unpaired, paired) << it->str();
+        pairs |= unpaired > paired;
+        regions++;
+    }
+    EXPECT_GT(regions, 0) << cpe;
+    EXPECT_TRUE(pairs) << cpe; // the scaling loop has loads, stores and multiplies
+    EXPECT_NE(cpe.find("#define SW_WORK(c, f, l, d, u) ((void)0)"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("sw_work.unpaired_extra_cycles += (u) - (c)"), std::string::npos) << cpe;
+}
+
 TEST(BroadcastDma, KernelsWithoutTheDirectiveKeepTheCyclicBlockLoop) {
     Scaled16 p;
     const std::string cpe = sw::generate_cpe_source(p.lower(), "scaled16.sw_args.h");

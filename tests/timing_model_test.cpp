@@ -218,31 +218,60 @@ TEST_F(TimingModel, ComputeFormula) {
         {10, 100, 0, 0, 80},   // P1 bound
         {40, 40, 100, 0, 320}, // dual issue bound: ceil(180 / 2) = 90
         {40, 40, 101, 7, 320}, // ceil(181 / 2) = 91, + 7 slow
+        {100, 0, 0, 0, 800},   // P0 only: nothing to pair
+        {0, 100, 0, 3, 0},     // P1 only, + 3 slow
     };
     for (auto &c : cases) {
-        tm_compute_args args{c.p0, c.p1, c.either, c.slow, c.flops, 1000};
+        tm_compute_args args{c.p0, c.p1, c.either, c.slow, c.flops, 1000, 0};
         athread_spawn(compute_kernel, &args);
         athread_join();
         const athread_emu_kernel_stats &r = last();
         long long per = std::max({c.p0, c.p1, (c.p0 + c.p1 + c.either + 1) / 2}) + c.slow;
         EXPECT_EQ(r.cycles_max, per * 1000);
+        // No pairing: one instruction a cycle.
+        const long long unpaired = c.p0 + c.p1 + c.either + c.slow;
         for (int i = 0; i < kCpes; i++) {
             EXPECT_EQ(r.cpe[i].cycles, per * 1000);
             EXPECT_EQ(r.cpe[i].compute_cycles, per * 1000);
             EXPECT_EQ(r.cpe[i].dma_wait_cycles, 0);
             EXPECT_EQ(r.cpe[i].flops, c.flops * 1000);
+            EXPECT_EQ(r.cpe[i].unpaired_extra_cycles, (unpaired - per) * 1000);
         }
         double expect = (m.dma_timing.spawn_cycles + per * 1000 + m.dma_timing.join_cycles) /
                         (m.clock_ghz * 1e9);
         EXPECT_NEAR(r.modelled_seconds, expect, 1e-12);
+        EXPECT_EQ(r.cycles_max_unpaired, unpaired * 1000);
+        EXPECT_NEAR(r.modelled_unpaired_seconds,
+                    (m.dma_timing.spawn_cycles + unpaired * 1000 + m.dma_timing.join_cycles) /
+                        (m.clock_ghz * 1e9),
+                    1e-12);
+        EXPECT_GE(r.modelled_unpaired_seconds, r.modelled_seconds);
+        if ((c.p0 == 0 || c.p1 == 0) && c.either == 0)
+            EXPECT_EQ(r.modelled_unpaired_seconds, r.modelled_seconds); // bit for bit
+        else
+            EXPECT_GT(r.modelled_unpaired_seconds, r.modelled_seconds);
         check_roofline(r);
     }
     // A peak-rate kernel (one floatv4 FMA per cycle: 8 flops) reaches the roofline exactly.
-    tm_compute_args peak{1, 0, 0, 0, 8, 100000};
+    tm_compute_args peak{1, 0, 0, 0, 8, 100000, 0};
     athread_spawn(compute_kernel, &peak);
     athread_join();
     check_roofline(last());
     EXPECT_EQ(last().cycles_max, 100000);
+}
+
+TEST_F(TimingModel, UnpairedTimeAddsEachCpesExtraCyclesToItsEnd) {
+    // The generated code's report: each region's cycles in slow_cycles, and what they would
+    // take more with no P0/P1 pairing in unpaired_extra_cycles (WorkCount.h).
+    tm_compute_args args{0, 0, 0, 50, 0, 100, 30};
+    athread_spawn(compute_kernel, &args);
+    athread_join();
+    const athread_emu_kernel_stats &r = last();
+    EXPECT_EQ(r.cycles_max, 50 * 100);
+    EXPECT_EQ(r.cpe[0].compute_cycles, 50 * 100); // the modelled figures do not see it
+    EXPECT_EQ(r.cpe[0].unpaired_extra_cycles, 30 * 100);
+    EXPECT_EQ(r.cycles_max_unpaired, 80 * 100);
+    EXPECT_GT(r.modelled_unpaired_seconds, r.modelled_seconds);
 }
 
 /** Cycles of the slowest CPE for overlap_kernel in `mode`. */
@@ -270,6 +299,9 @@ TEST_F(TimingModel, AsynchronousDmaOverlapsCompute) {
                 compute, overlapped, serial);
     EXPECT_EQ(overlapped, compute);
     EXPECT_EQ(serial, transfer + compute);
+    // P1 work only (nothing to pair): the no-pairing time is the modelled one, DMA included.
+    EXPECT_EQ(last().cycles_max_unpaired, last().cycles_max);
+    EXPECT_EQ(last().modelled_unpaired_seconds, last().modelled_seconds);
     // Compute shorter than the transfer: the wait covers the rest.
     EXPECT_EQ(run_overlap(0, transfer / 2), transfer);
 }

@@ -24,6 +24,7 @@ void add_emulator_records(LayerRecord &r, double clock, std::vector<TraceSpan> *
         const athread_emu_kernel_stats *st = athread_emu_stats_get(k);
         kernel_start.push_back(clock + r.modelled_seconds);
         r.modelled_seconds += st->modelled_seconds;
+        r.modelled_unpaired_seconds += st->modelled_unpaired_seconds;
         r.kernels++;
         for (int c = 0; c < st->ncpes; c++) {
             const athread_emu_cpe_stats &e = st->cpe[c];
@@ -72,6 +73,7 @@ void accumulate(std::vector<LayerRecord> &total, const std::vector<LayerRecord> 
         t.counted_gflop += p.counted_gflop;
         t.wall_seconds += p.wall_seconds;
         t.modelled_seconds += p.modelled_seconds;
+        t.modelled_unpaired_seconds += p.modelled_unpaired_seconds;
         t.ldm_peak_bytes = std::max(t.ldm_peak_bytes, p.ldm_peak_bytes);
         t.dma_requests += p.dma_requests;
         t.dma_bytes += p.dma_bytes;
@@ -92,6 +94,13 @@ double modelled_seconds(const std::vector<LayerRecord> &records) {
     double s = 0;
     for (const LayerRecord &r : records)
         s += r.modelled_seconds;
+    return s;
+}
+
+double modelled_unpaired_seconds(const std::vector<LayerRecord> &records) {
+    double s = 0;
+    for (const LayerRecord &r : records)
+        s += r.modelled_unpaired_seconds;
     return s;
 }
 

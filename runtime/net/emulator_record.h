@@ -21,9 +21,9 @@ namespace sw_net {
 double emulated_clock_ghz();
 
 /** Adds the emulator's kernel records since the last athread_emu_stats_reset() to \p r
- * (modelled time, kernels, DMA requests and bytes, LDM peak, counted flops, the busiest
- * CPE's breakdown) and, if \p trace, appends the recorded spans named r.name, shifted by
- * \p clock (modelled seconds from the start of the run to the start of this call). */
+ * (modelled time, its no-pairing end, kernels, DMA requests and bytes, LDM peak, counted flops, the
+ * busiest CPE's breakdown) and, if \p trace, appends the recorded spans named r.name, shifted by \p
+ * clock (modelled seconds from the start of the run to the start of this call). */
 void add_emulator_records(LayerRecord &r, double clock, std::vector<TraceSpan> *trace);
 
 /** Adds one pass's records (the same layers in the same order) to the running totals: every
@@ -32,6 +32,8 @@ void accumulate(std::vector<LayerRecord> &total, const std::vector<LayerRecord> 
 
 /** The modelled seconds of all \p records together (a run's, or a rank's share). */
 double modelled_seconds(const std::vector<LayerRecord> &records);
+/** The same if no P0/P1 instructions paired (LayerRecord::modelled_unpaired_seconds). */
+double modelled_unpaired_seconds(const std::vector<LayerRecord> &records);
 
 } // namespace sw_net
 

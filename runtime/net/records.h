@@ -33,7 +33,11 @@ struct LayerRecord {
     double gflop = 0;            ///< analytic: 2 per multiply-add; 1 per compare/add elsewhere
     double wall_seconds = 0;     ///< emulator wall time on this machine
     double modelled_seconds = 0; ///< SW26010 time from the emulator's timing model
-    double counted_gflop = 0;    ///< flops the generated code counted (work counters)
+    /** The same layer if the compiler paired no P0/P1 instructions (the other end of the
+     * compute band; the kernels' modelled_unpaired_seconds, athread_emu.h): an upper bound
+     * that keeps every DMA wait, >= modelled_seconds. */
+    double modelled_unpaired_seconds = 0;
+    double counted_gflop = 0; ///< flops the generated code counted (work counters)
     long long ldm_peak_bytes = 0;
     long long dma_requests = 0, dma_bytes = 0, dma_line_bytes = 0;
     long long dma_get_bytes = 0, dma_get_line_bytes = 0; ///< the gets (main memory -> LDM) alone

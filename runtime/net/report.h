@@ -34,12 +34,14 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
                  const sw::Machine &m);
 
 /** Writes the per-layer figures as CSV (if the path ends in .csv) or JSON (through
- * nlohmann-json). Both carry, per layer: the table's figures, the busiest CPE's time
+ * nlohmann-json). Both carry, per layer: the table's figures (the no-pairing time as
+ * modelled_unpaired_ms), the busiest CPE's time
  * breakdown (compute, DMA wait, sync wait, register-communication wait, in ms) and the
  * machine's roofs (peak GFLOPS, the modelled DMA get plateau and the theoretical DMA
  * bandwidth in GB/s), which scripts/plot_report.py draws, and the roofline (read_bytes,
  * write_bytes, bound_ms, roofline_fraction, bound_by per layer; the run's sums: the JSON's
- * "total" object, the CSV's net_modelled_ms, net_bound_ms and net_roofline_fraction columns,
+ * "total" object, the CSV's net_modelled_ms, net_modelled_unpaired_ms, net_bound_ms and
+ * net_roofline_fraction columns,
  * the same on every line; the roofline's DMA plateaus in the JSON's machine object as
  * roofline_get_gbps and roofline_put_gbps). CSV fields are quoted where
  * needed (RFC 4180). The OutputFile version writes and closes \p out (opened before the

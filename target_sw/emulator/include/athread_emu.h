@@ -49,6 +49,10 @@ typedef struct {
     long long regcomm_puts, regcomm_gets; /**< puts (a broadcast counts once) and gets */
     long long regcomm_wait_cycles;        /**< blocked in a get until the value arrived, or in a put
                                                until the receiver's buffer had room (modelled) */
+    /* No P0/P1 pairing (see "No pairing" below). */
+    long long unpaired_extra_cycles; /**< sum of the reported unpaired_extra_cycles, plus for the
+                                          reported p0/p1/either their unpaired issue minus their
+                                          dual issue */
 } athread_emu_cpe_stats;
 
 /** One record per spawn, appended by athread_join. */
@@ -63,6 +67,10 @@ typedef struct {
     double modelled_seconds; /**< spawn overhead + cycles_max + join overhead, in seconds */
     long long cycles_max;    /**< the slowest CPE's cycles */
     long long spawn_cycles, join_cycles; /**< the machine's launch and join overheads */
+    /* The same kernel if no P0/P1 instructions paired (see "No pairing" below); never below
+     * modelled_seconds / cycles_max, equal when no CPE reported work that pairs. */
+    double modelled_unpaired_seconds; /**< spawn + cycles_max_unpaired + join, in seconds */
+    long long cycles_max_unpaired;    /**< max over CPEs of cycles + unpaired_extra_cycles */
 } athread_emu_kernel_stats;
 
 /** Chooses the machine ("sw26010", the default, or "sw26010-pro"); limits come from
@@ -118,7 +126,23 @@ void athread_emu_set_dma_observer(athread_emu_dma_observer fn, void *user);
  *    never waited through athread_emu_wait_reply count here);
  *  - the kernel takes spawn_cycles + the slowest CPE + join_cycles.
  * Code that never calls athread_emu_account (hand-written or real code) is modelled as
- * DMA and waits only. */
+ * DMA and waits only.
+ *
+ * No pairing: the compute above assumes ideal dual issue (every P0 instruction paired with a
+ * P1 one where the counts allow). The other end of that band, the same code if no two
+ * instructions paired, is kept apart and never changes the figures above: each CPE sums the
+ * extra cycles its work would take unpaired (unpaired_extra_cycles: for p0/p1/either,
+ * p0 + p1 + either - max(p0, p1, ceil((p0 + p1 + either) / 2)); the generated code reports
+ * each region's region_unpaired_cycles - region_cycles of target_sw/WorkCount.h), and the
+ * kernel's no-pairing time is spawn_cycles + max over CPEs of (its cycles + its extra cycles)
+ * + join_cycles. That is an upper bound of a replay without pairing as far as DMA goes: it
+ * keeps every DMA wait as it was (a slower CPE could hide more of its DMA behind its compute,
+ * and would load the shared channel at other moments, which is not replayed). It does not
+ * carry one CPE's extra cycles to another: where a CPE waits for another (athread_syn,
+ * register communication, a broadcast issued by another CPE), the other's extra cycles before
+ * that point would delay it too, so with such waits it can fall below a full replay (CPEs in
+ * step with equal work, as the generated kernels mostly are, reach each barrier with about
+ * equal extra cycles). */
 
 /** Work of the calling CPE since its last report; athread_emu_account adds
  *  max(p0, p1, ceil((p0 + p1 + either) / 2)) + slow_cycles cycles. p0: instructions of the
@@ -128,9 +152,14 @@ void athread_emu_set_dma_observer(athread_emu_dma_observer fn, void *user);
  *  already bounded per region at generation time (issue rate, floating-point dependency
  *  chains, slow operations: target_sw/WorkCount.h, region_cycles), so that pipeline slack of
  *  one region is never filled by another; flops: floating-point operations (an FMA counts 2,
- *  a floatv4 FMA 8); ldm_accesses and direct_accesses are only summed into the statistics. */
+ *  a floatv4 FMA 8); ldm_accesses and direct_accesses are only summed into the statistics;
+ *  unpaired_extra_cycles: cycles the work in slow_cycles would take more if no P0/P1
+ *  instructions paired (the generated code reports region_unpaired_cycles - region_cycles of
+ *  each region; code that leaves it 0 is taken as pairing nothing beyond p0/p1/either); only
+ *  summed into the no-pairing figures. */
 typedef struct {
     long long p0, p1, either, slow_cycles, flops, ldm_accesses, direct_accesses;
+    long long unpaired_extra_cycles;
 } athread_emu_work;
 /** Adds *w to the calling CPE's modelled work and resets *w to zero (CPE side only). */
 void athread_emu_account(athread_emu_work *w);

@@ -142,7 +142,7 @@ public:
     }
 
     void fill(athread_emu_kernel_stats &r) {
-        double worst = 0;
+        double worst = 0, worst_unpaired = 0;
         for (size_t i = 0; i < cpes_.size(); i++) {
             const CpeSim &c = cpes_[i];
             athread_emu_cpe_stats &s = r.cpe[i];
@@ -152,11 +152,18 @@ public:
             s.sync_wait_cycles = llround(c.sync_wait);
             s.regcomm_wait_cycles = llround(c.reg_wait);
             worst = std::max(worst, c.end);
+            // No pairing: this CPE's end plus its extra cycles, every DMA wait kept (an upper
+            // bound; athread_emu.h). s.unpaired_extra_cycles was summed by athread_emu_account.
+            worst_unpaired =
+                std::max(worst_unpaired, c.end + static_cast<double>(s.unpaired_extra_cycles));
         }
         r.cycles_max = llround(worst);
         r.spawn_cycles = llround(dt_.spawn_cycles);
         r.join_cycles = llround(dt_.join_cycles);
         r.modelled_seconds = (dt_.spawn_cycles + worst + dt_.join_cycles) / (m_.clock_ghz * 1e9);
+        r.cycles_max_unpaired = llround(worst_unpaired);
+        r.modelled_unpaired_seconds =
+            (dt_.spawn_cycles + worst_unpaired + dt_.join_cycles) / (m_.clock_ghz * 1e9);
     }
 
     void emit_trace() {
@@ -476,8 +483,11 @@ extern "C" void athread_emu_account(athread_emu_work *w) {
     if (!w)
         return;
     long long dual = (w->p0 + w->p1 + w->either + 1) / 2;
-    long long cycles = std::max({w->p0, w->p1, dual}) + w->slow_cycles;
+    long long issue = std::max({w->p0, w->p1, dual});
+    long long cycles = issue + w->slow_cycles;
     athread_emu_cpe_stats &s = c.stats;
+    // No pairing (athread_emu.h): kept apart from the modelled cycles.
+    s.unpaired_extra_cycles += (w->p0 + w->p1 + w->either - issue) + w->unpaired_extra_cycles;
     s.flops += w->flops;
     s.ldm_accesses += w->ldm_accesses;
     s.direct_accesses += w->direct_accesses;
@@ -492,7 +502,7 @@ extern "C" void athread_emu_account(athread_emu_work *w) {
             log.push_back(e);
         }
     }
-    *w = athread_emu_work{0, 0, 0, 0, 0, 0, 0};
+    *w = athread_emu_work{0, 0, 0, 0, 0, 0, 0, 0};
 }
 
 extern "C" void athread_emu_wait_reply(volatile int *reply) {
