@@ -12,6 +12,8 @@
  *   whole      the model's bound as one fused program (all flops; the input, every weight and
  *              the output once, no intermediate tensor) / ms: what fusing layers could reach
  *   %peak      analytic flops / (ms x peak)
+ *   no-pair    ms / img if the compiler paired no P0/P1 instructions (the other end of the
+ *              compute band, docs/timing-model.md; ms/img assumes every pair it can)
  *   layers     distinct layers; build s: scheduling, generating and compiling them, cold
  *   cm err     the autoscheduler's cost model against the emulator: the largest
  *              |predicted / modelled - 1| over the model's autoscheduled layers (SUMMARY line:
@@ -76,6 +78,9 @@ struct Case {
 struct Figures {
     Case c;
     double ms_per_image = 0, bound_ms = 0, whole_bound_ms = 0, gflop = 0, build_seconds = 0;
+    /** The same run if the compiler paired no P0/P1 instructions (the compute band's other
+     * end, docs/timing-model.md), per image. */
+    double unpaired_ms_per_image = 0;
     double max_logit_diff = 0;
     /** The autoscheduler's cost model against the emulator over the model's autoscheduled
      * layers: the largest |predicted / modelled - 1|, and that layer. */
@@ -182,6 +187,7 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
             }
         }
         seconds += rec.modelled_seconds;
+        f.unpaired_ms_per_image += rec.modelled_unpaired_seconds * 1e3 / c.batch;
         f.gflop += rec.gflop;
         bound += sw::roofline(rec.gflop, double(rec.read_bytes), double(rec.write_bytes),
                               rec.modelled_seconds, m)
@@ -285,16 +291,18 @@ int main(int argc, char **argv) {
             fail(c.name + " at batch " + std::to_string(c.batch) + ": " + e.what());
         }
     }
-    std::printf("\n%-20s %5s %9s %9s %6s %6s %6s %7s %8s %10s %7s\n", "model", "batch", "ms/img",
-                "bound ms", "roof", "whole", "%peak", "layers", "build s", "|dlogit|", "cm err");
+    std::printf("\n%-20s %5s %9s %9s %6s %6s %6s %9s %7s %8s %10s %7s\n", "model", "batch",
+                "ms/img", "bound ms", "roof", "whole", "%peak", "no-pair", "layers", "build s",
+                "|dlogit|", "cm err");
     double log_sum = 0, roof_min = INFINITY, build_max = 0, resnet50_ms = 0, mobilenet_ms = 0;
     Figures worst; // the largest cost-model error
     int n1 = 0;
     for (const Figures &f : figs) {
-        std::printf("%-20s %5d %9.3f %9.3f %6.3f %6.3f %5.1f%% %7d %8.1f %10.2e %6.1f%%\n",
+        std::printf("%-20s %5d %9.3f %9.3f %6.3f %6.3f %5.1f%% %9.3f %7d %8.1f %10.2e %6.1f%%\n",
                     f.c.name.c_str(), f.c.batch, f.ms_per_image, f.bound_ms, f.roof(), f.whole(),
-                    100 * f.gflop / (f.ms_per_image * 1e-3) / m.cg_peak_gflops(), f.distinct_layers,
-                    f.build_seconds, f.max_logit_diff, 100 * f.model_error);
+                    100 * f.gflop / (f.ms_per_image * 1e-3) / m.cg_peak_gflops(),
+                    f.unpaired_ms_per_image, f.distinct_layers, f.build_seconds, f.max_logit_diff,
+                    100 * f.model_error);
         if (f.model_error > worst.model_error)
             worst = f;
         if (f.c.batch != 1)
