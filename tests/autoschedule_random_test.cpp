@@ -505,6 +505,14 @@ constexpr double kModelTolerance = 0.15, kModelLimit = 0.20, kModelMissShare = 0
 
 std::string read_text(const std::string &path);
 
+/** The plan line ("// Sunway autoscheduler, <machine>: <plan>") of a built layer's schedule
+ * header; "" if it has none. */
+std::string chosen_plan(const sw_jit::JitLayer &l) {
+    const std::string schedule = read_text(l.dir() + "/" + l.function_name() + ".schedule.h");
+    const size_t at = schedule.find("// Sunway autoscheduler");
+    return at == std::string::npos ? "" : schedule.substr(at, schedule.find('\n', at) - at);
+}
+
 /** Builds every case (in parallel), then runs each in a child process; one failure per
  *  failing shape, naming it. With the autoscheduler, each plan's predicted time must be
  *  within kModelTolerance of the time the emulator's timing model gives the same code. */
@@ -719,11 +727,8 @@ TEST(AutoscheduleRandom, ConvRegisterBlocksOfNarrowRowsAndChannelTiles) {
     for (size_t i = 0; i < builds.size(); i++) {
         if (!builds[i].ok())
             continue;
-        const sw_jit::JitLayer &l = *builds[i].layer;
-        const std::string schedule = read_text(l.dir() + "/" + l.function_name() + ".schedule.h");
-        const size_t at = schedule.find("// Sunway autoscheduler");
-        ASSERT_NE(at, std::string::npos) << schedule;
-        const std::string plan = schedule.substr(at, schedule.find('\n', at) - at);
+        const std::string plan = chosen_plan(*builds[i].layer);
+        ASSERT_FALSE(plan.empty()) << cases[i].describe() << ": no schedule header";
         EXPECT_NE(plan.find(shapes[i].block), std::string::npos)
             << cases[i].describe() << ": expected a " << shapes[i].block << ", the plan is\n"
             << plan;
@@ -758,11 +763,8 @@ TEST(AutoscheduleRandom, PointwiseConvsSharedAcrossTheMesh) {
     const std::vector<sw_jit::JitBuild> builds = run_cases("conv2d (pointwise)", cases);
     for (size_t i = 0; i < builds.size(); i++) {
         ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
-        const sw_jit::JitLayer &l = *builds[i].layer;
-        const std::string schedule = read_text(l.dir() + "/" + l.function_name() + ".schedule.h");
-        const size_t at = schedule.find("// Sunway autoscheduler");
-        ASSERT_NE(at, std::string::npos) << schedule;
-        const std::string plan = schedule.substr(at, schedule.find('\n', at) - at);
+        const std::string plan = chosen_plan(*builds[i].layer);
+        ASSERT_FALSE(plan.empty()) << cases[i].describe() << ": no schedule header";
         EXPECT_NE(plan.find(shapes[i].feature), std::string::npos)
             << cases[i].describe() << ": expected " << shapes[i].feature << ", the plan is\n"
             << plan;
