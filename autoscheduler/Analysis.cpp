@@ -90,13 +90,15 @@ private:
         }
     }
     void visit(const Mod *op) override { IRVisitor::visit(op), flt(op->type, 0); }
-    // The CPE code generator's floatv4 has + - * and a*b+c only: min/max stay scalar.
-    void visit(const Min *op) override {
-        IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= !op->type.is_float();
+    // The CPE code generator's floatv4 has + - * and a*b+c, and min / max as a subtraction and
+    // a select (simd_vsellts); integer min / max stay scalar.
+    void visit(const Min *op) override { min_max(op); }
+    void visit(const Max *op) override { min_max(op); }
+    template <typename T> void min_max(const T *op) {
+        IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= op->type.is_float();
+        c.float_min_max += op->type.is_float();
     }
-    void visit(const Max *op) override {
-        IRVisitor::visit(op), flt(op->type, 0), c.vector_safe &= !op->type.is_float();
-    }
+    void visit(const FloatImm *) override { c.float_constants++; }
     void visit(const Select *op) override {
         IRVisitor::visit(op);
         flt(op->type, 0);
@@ -468,6 +470,11 @@ std::vector<int64_t> extents(const SymBox &box, const Bindings &b) {
     for (const auto &d : box)
         e.push_back(std::max<int64_t>(0, evaluate(d.second, b) - evaluate(d.first, b) + 1));
     return e;
+}
+
+bool vectorised_definition(const PipelineInfo &info, const Plan &plan, int d) {
+    return plan.vector == Plan::Vector::Pure && d > 0 && d != info.main_update + 1 &&
+           d < int(info.main_vectorisable.size()) && info.main_vectorisable[size_t(d)];
 }
 
 bool serial_dim(const Plan &plan, int d) {
@@ -849,11 +856,12 @@ VectorAxes classify_update_loads(const Stage &main, const Definition &update, Pi
     return axes;
 }
 
-/** Whether every index of the main stage's pure definition is unit-stride or invariant along x. */
-bool pure_definition_unit_stride(const Stage &main) {
+/** Whether every index of definition \p d of the main stage is unit-stride or invariant along
+ * x (the pure definition by default). */
+bool pure_definition_unit_stride(const Stage &main, const Definition *d = nullptr) {
     const std::string x = main.args.empty() ? "" : main.args[0];
     bool unit_stride = true;
-    for (const Call *call : calls_in(main.func.definition())) {
+    for (const Call *call : calls_in(d ? *d : main.func.definition())) {
         for (size_t k = 0; k < call->args.size(); k++) {
             int64_t step = 0;
             if (!coefficient(call->args[k], x, &step) || (k > 0 && step != 0) ||
@@ -1004,6 +1012,15 @@ PipelineInfo analyze(const Pipeline &p) {
         const Stage &main = info.stages[info.by_name.at(info.main)];
         info.vector_pure = !main.args.empty() && info.ops.at(main.name)[0].vector_safe &&
                            pure_definition_unit_stride(main);
+    }
+    if (!info.main.empty()) {
+        const Stage &main = info.stages[info.by_name.at(info.main)];
+        const std::vector<OpCount> &ops = info.ops.at(main.name);
+        for (size_t d = 0; d < ops.size(); d++) {
+            const Definition *def = d == 0 ? nullptr : &main.func.updates()[d - 1];
+            info.main_vectorisable.push_back(!main.args.empty() && ops[d].vector_safe &&
+                                             pure_definition_unit_stride(main, def));
+        }
     }
     count_flops(info);
     info.output_computes = output_computes(info);

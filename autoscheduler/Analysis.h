@@ -83,6 +83,9 @@ struct OpCount {
     int64_t chain = 0;            ///< longest chain of dependent floating-point operations
     bool vector_safe = true;      ///< only operations the CPE code generator vectorises
     int64_t reduction_points = 1; ///< evaluations per point of the stage (its reduction's size)
+    /** Float min / max (on floatv4 each is a subtraction and a select, both in the chain) and
+     * float constants (on floatv4 each is a splat, simd_set_floatv4). */
+    int64_t float_min_max = 0, float_constants = 0;
 };
 
 struct PipelineInfo {
@@ -110,6 +113,9 @@ struct PipelineInfo {
      * cost an LDM copy and LDM space for nothing). */
     std::vector<std::string> wrappers;
     bool vector_pure = false; ///< vectorisable along its innermost pure dimension
+    /** Per definition of the main stage (pure first, then its updates): its operations and
+     * loads allow floatv4 along x (a fused ReLU's max, a residual's add). */
+    std::vector<bool> main_vectorisable;
     bool vector_rvar = false; ///< vectorisable along chunk_rvar via rfactor
     /** With vector_pure: every staged stage whose index along the vectorised dimension
      * varies is a computed Func defined everywhere (not an input), so the vectorised
@@ -227,6 +233,11 @@ struct PipelineInfo {
  * tile divides the output (the CPEs then all run the same number of rounds of identical loops,
  * as a broadcast's barriers need). Empty when the plan shares nothing. */
 std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan);
+
+/** Whether \p plan runs update definition \p d (1: the first update) of the main stage,
+ * other than the reduction, on floatv4 along x (Vector::Pure plans, where the definition
+ * allows it: PipelineInfo::main_vectorisable). */
+bool vectorised_definition(const PipelineInfo &info, const Plan &plan, int d);
 
 /** Whether \p plan runs the tiles along output dimension \p d in turn on each CPE
  * (Plan::serial_pixels: the first two dimensions) rather than spreading them over the CPEs. */

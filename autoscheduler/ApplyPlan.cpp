@@ -174,9 +174,16 @@ public:
              update_index++) {
             if (update_index == info_.main_update)
                 continue;
+            const std::string update = main_ident + ".update(" + std::to_string(update_index) + ")";
+            if (vectorised_definition(info_, plan_, update_index + 1)) {
+                // An epilogue (a fused residual add, a ReLU) on whole vectors too.
+                main_func.update(update_index).vectorize(Var(x), 4, TailStrategy::RoundUp);
+                writer_.line(update + ".vectorize(" + writer_.var(x) +
+                             ", 4, TailStrategy::RoundUp);");
+                continue;
+            }
             main_func.update(update_index).unscheduled();
-            writer_.line(main_ident + ".update(" + std::to_string(update_index) +
-                         ").unscheduled();");
+            writer_.line(update + ".unscheduled();");
         }
     }
 

@@ -462,7 +462,9 @@ private:
         for (size_t k = 0; k < definitions.size(); k++) {
             const bool is_main_update = s.name == info_.main && int(k) == info_.main_update + 1;
             if (!is_main_update) {
-                count_scalar_definition(s.name == info_.main && k == 0, definitions[k], points);
+                const bool on_vectors =
+                    s.name == info_.main && (k == 0 || vectorised_definition(info_, plan_, int(k)));
+                count_scalar_definition(on_vectors, definitions[k], points);
             } else if (plan_.vector == Plan::Vector::Pure) {
                 count_main_update_on_vectors(definitions[k], points);
             } else if (plan_.vector == Plan::Vector::Reduction) {
@@ -475,15 +477,19 @@ private:
             buffer(s.name + ".rfactor", 4 * kLanes * points);
     }
 
-    /** A scalar loop over the points (the pure definition of a vectorised main stage on whole
-     * vectors: its loads of values invariant along x are splats), one store each, loads of its
-     * inputs and of itself. */
-    void count_scalar_definition(bool main_pure_definition, const OpCount &ops, int64_t points) {
-        const bool whole_vectors = main_pure_definition && shape_.vector_loop_width > 1;
-        const double p1 =
-            whole_vectors ? ops.loads * kLdmSplatP1 + unaligned_p1_ + 1 : ops.loads + 2;
-        const double per_point =
-            region(m_, issue_, ops.float_ops, p1, ops.int_ops + 2, ops.chain, ops.slow_cycles);
+    /** A scalar loop over the points (a definition of a vectorised main stage on whole vectors:
+     * its pure definition, its epilogue updates; their loads of values invariant along x are
+     * splats), one store each, loads of its inputs and of itself. */
+    void count_scalar_definition(bool main_definition, const OpCount &ops, int64_t points) {
+        const bool whole_vectors = main_definition && shape_.vector_loop_width > 1;
+        // On floatv4 a min / max adds its select (to the issue and to the chain) and each float
+        // constant is a splat (WorkCount.h).
+        const double p1 = whole_vectors ? ops.loads * kLdmSplatP1 + unaligned_p1_ + 1 +
+                                              double(ops.float_constants * m_.splat_p1)
+                                        : ops.loads + 2;
+        const int64_t extra = whole_vectors ? ops.float_min_max : 0;
+        const double per_point = region(m_, issue_, ops.float_ops + extra, p1, ops.int_ops + 2,
+                                        ops.chain + extra, ops.slow_cycles);
         const double iterations =
             double(points) * ops.reduction_points / (whole_vectors ? kLanes : 1);
         work_.tile_compute += iterations * per_point;

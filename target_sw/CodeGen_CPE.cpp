@@ -241,17 +241,32 @@ private:
     void vector_unsupported(const Type &t, const char *what) {
         if (!t.is_scalar())
             unsupported(std::string("vector ") + what +
-                        " in CPE code (floatv4 supports + - * and a*b+c)");
+                        " in CPE code (floatv4 supports + - *, a*b+c, min and max)");
     }
     void visit(const Div *op) override {
         vector_unsupported(op->type, "division");
         CodeGen_C99::visit(op);
     }
+    /** floatv4 min / max: the difference's sign selects a lane of one operand or the other
+     * (simd_vsellts(a, b, c): per lane a < 0 ? b : c; sw5cc's <simd.h>). */
+    void vector_min_max(const Halide::Expr &a, const Halide::Expr &b, bool is_max) {
+        use_simd();
+        define_helper("sw_max4", "static inline floatv4 sw_max4(floatv4 a, floatv4 b) { return "
+                                 "simd_vsellts(a - b, b, a); }\n");
+        define_helper("sw_min4", "static inline floatv4 sw_min4(floatv4 a, floatv4 b) { return "
+                                 "simd_vsellts(a - b, a, b); }\n");
+        const std::string x = print_expr(a), y = print_expr(b);
+        last = std::string(is_max ? "sw_max4(" : "sw_min4(") + x + ", " + y + ")";
+    }
     void visit(const Min *op) override {
+        if (is_floatv4(op->type))
+            return vector_min_max(op->a, op->b, false);
         vector_unsupported(op->type, "min");
         CodeGen_C99::visit(op);
     }
     void visit(const Max *op) override {
+        if (is_floatv4(op->type))
+            return vector_min_max(op->a, op->b, true);
         vector_unsupported(op->type, "max");
         CodeGen_C99::visit(op);
     }

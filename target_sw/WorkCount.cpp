@@ -160,8 +160,16 @@ private:
         if (!op->type.is_float() && !is_const(op->b))
             w.either += 3;
     }
-    void visit(const Min *op) override { arith(op->type, op->a, op->b, 0); }
-    void visit(const Max *op) override { arith(op->type, op->a, op->b, 0); }
+    // A floatv4 min / max is a subtraction and a select (CodeGen_CPE: simd_vsellts).
+    void visit(const Min *op) override { min_max(op->type, op->a, op->b); }
+    void visit(const Max *op) override { min_max(op->type, op->a, op->b); }
+    void min_max(const Type &t, const Expr &a, const Expr &b) {
+        arith(t, a, b, 0);
+        if (t.is_float() && t.lanes() > 1) {
+            w.p0++;
+            fp_result(depth_);
+        }
+    }
     void compare(const Expr &a, const Expr &b) {
         const int64_t da = visit_operand(a), db = visit_operand(b);
         if (a.type().is_float()) {

@@ -8,7 +8,9 @@
  *
  * Rules, by SW26010 pipeline (see Machine.h for the cycle costs and their sources):
  *   P0 (floating point / vector): float add, sub, mul, a fused a*b+c (2 flops, 1 op), div,
- *       min/max/select/compare on floats, int<->float casts, math calls.
+ *       min/max/select/compare on floats (a floatv4 min or max is two: the subtraction and
+ *       the select, simd_vsellts, whose pipeline no source names [U]), int<->float casts,
+ *       math calls.
  *   P1 (load/store/branch): every scalar load and store (LDM or main memory; registers
  *       introduced by PromoteAccumulators cost nothing); a floatv4 load or store proved
  *       aligned (AlignVectorAccesses.h) is printed as simd_load/simd_store, one instruction,

@@ -180,6 +180,7 @@ float fa[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
 double da[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
 int ia[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
 float fo[8] __attribute__((aligned(32)));
+float fs[4];
 double dout[8] __attribute__((aligned(32)));
 int io[8] __attribute__((aligned(32)));
 int main(void) {
@@ -192,11 +193,16 @@ int main(void) {
     simd_store(simd_vmad(x, y, z), dout);           /* 5 9 15 23 */
     simd_storeu(simd_vmsd(x, y, z), dout + 4);      /* -1 */
     simd_load(i, ia); i = simd_vaddw(i, i); simd_store(i, io);
+    /* per lane a < 0 ? b : c: the sign of (-1, 0, 2, -0.5) picks (10, 3, 4, 10) */
+    c = simd_vsellts(simd_set_floatv4(-1, 0, 2, -0.5f), simd_set_floatv4(10, 10, 10, 10),
+                     simd_set_floatv4(1, 3, 4, 5));
+    simd_storeu(c, fs);
     a = simd_v4adds(simd_set_floatv4(1, 2, 3, 4), a * b);
     x = simd_v4muld(simd_set_doublev4(1, 2, 3, 4), x);
     return !(fo[0] == 2.5f && fo[1] == 6.5f && fo[2] == 12.5f && fo[3] == 20.5f && fo[4] == -2.5f &&
-             dout[0] == 5 && dout[1] == 9 && dout[2] == 15 && dout[3] == 23 && dout[4] == -1 &&
-             io[0] == 2 && io[7] == 16 && a[1] == 8 && x[3] == 16);
+             fs[0] == 10 && fs[1] == 3 && fs[2] == 4 && fs[3] == 10 && dout[0] == 5 &&
+             dout[1] == 9 && dout[2] == 15 && dout[3] == 23 && dout[4] == -1 && io[0] == 2 &&
+             io[7] == 16 && a[1] == 8 && x[3] == 16);
 }
 )";
     for (const std::string &flags : {kStrict, kGnu}) {

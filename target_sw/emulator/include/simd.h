@@ -17,6 +17,7 @@
  *   set          simd_set_floatv4, simd_set_doublev4, simd_set_intv8
  *   arithmetic   simd_v4adds / v4subs / v4muls (floatv4), simd_v4addd / v4subd / v4muld
  *                (doublev4), simd_vaddw / vsubw (intv8), the eight multiply-adds above
+ *   select       simd_vsellts(a, b, c) (floatv4): per lane a < 0 ? b : c (vsellt)
  *   load/store   simd_load(x, p), simd_store(x, p): aligned (floatv4 16 bytes, doublev4 and
  *                intv8 32 bytes; a misaligned address stops the run with
  *                "athread emulator: error: ...", as the hardware would fault);
@@ -33,7 +34,7 @@
  * them, and GCC warns, -Wpsabi, at every by-value call); the macros check the argument
  * types as the prototypes do. C only, like the slave compiler.
  * Left out (unused by the generated code): the SW1/SW2 types and intrinsics (floatv2,
- * doublev2, intv4, int128, ...), int256 / uint256 / uintv8, compares, selects, shifts,
+ * doublev2, intv4, int128, ...), int256 / uint256 / uintv8, compares, the other selects, shifts,
  * logic, insert / extract, shuffles (simd_vshff), divide / sqrt, the other load / store
  * forms (simd_loadl / loadh / storel / storeh, simd_atov / vtoa), the loads that broadcast
  * along a row / column (simd_loadr / loadc / loader / loadec) and the simd_print_* /
@@ -89,6 +90,17 @@ static inline floatv4 simd_vnmas(floatv4 a, floatv4 b, floatv4 c) {
 }
 static inline floatv4 simd_vnmss(floatv4 a, floatv4 b, floatv4 c) {
     return -(a * b) - c;
+}
+static inline floatv4 simd_vsellts(floatv4 a, floatv4 b, floatv4 c) {
+    float x[4], y[4], z[4];
+    floatv4 r;
+    memcpy(x, &a, sizeof x);
+    memcpy(y, &b, sizeof y);
+    memcpy(z, &c, sizeof z);
+    for (int i = 0; i < 4; i++)
+        z[i] = x[i] < 0.f ? y[i] : z[i];
+    memcpy(&r, z, sizeof z);
+    return r;
 }
 
 /* ---- doublev4, intv8: the real prototypes (the names in parentheses are not macro
