@@ -858,7 +858,7 @@ VectorAxes classify_update_loads(const Stage &main, const Definition &update, Pi
 
 /** Whether every index of definition \p d of the main stage is unit-stride or invariant along
  * x (the pure definition by default). */
-bool pure_definition_unit_stride(const Stage &main, const Definition *d = nullptr) {
+bool definition_unit_stride(const Stage &main, const Definition *d = nullptr) {
     const std::string x = main.args.empty() ? "" : main.args[0];
     bool unit_stride = true;
     for (const Call *call : calls_in(d ? *d : main.func.definition())) {
@@ -947,7 +947,7 @@ void analyse_vectorisation(const Stage &main, const Definition &update, Pipeline
     const std::vector<OpCount> &main_ops = info.ops.at(main.name);
     bool along_x =
         axes.along_x && main_ops[0].vector_safe && main_ops[info.main_update + 1].vector_safe;
-    if (!pure_definition_unit_stride(main))
+    if (!definition_unit_stride(main))
         along_x = false;
     // The update must accumulate: f(args) = f(args) + e (rfactor needs an associative update).
     const Add *sum = update.values().size() == 1 ? update.values()[0].as<Add>() : nullptr;
@@ -1011,7 +1011,7 @@ PipelineInfo analyze(const Pipeline &p) {
         // An element-wise main stage (no reduction) may run on whole floatv4 vectors along x.
         const Stage &main = info.stages[info.by_name.at(info.main)];
         info.vector_pure = !main.args.empty() && info.ops.at(main.name)[0].vector_safe &&
-                           pure_definition_unit_stride(main);
+                           definition_unit_stride(main);
     }
     if (!info.main.empty()) {
         const Stage &main = info.stages[info.by_name.at(info.main)];
@@ -1019,7 +1019,7 @@ PipelineInfo analyze(const Pipeline &p) {
         for (size_t d = 0; d < ops.size(); d++) {
             const Definition *def = d == 0 ? nullptr : &main.func.updates()[d - 1];
             info.main_vectorisable.push_back(!main.args.empty() && ops[d].vector_safe &&
-                                             pure_definition_unit_stride(main, def));
+                                             definition_unit_stride(main, def));
         }
     }
     count_flops(info);
