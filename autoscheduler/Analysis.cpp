@@ -481,6 +481,15 @@ bool serial_dim(const Plan &plan, int d) {
     return plan.serial_pixels && d < 2;
 }
 
+TileCounts tile_counts(const PipelineInfo &info, const Plan &plan) {
+    TileCounts n;
+    for (size_t d = 0; d < info.out_extents.size(); d++) {
+        const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
+        (serial_dim(plan, int(d)) ? n.serial : n.spread) *= (extent + tile - 1) / tile;
+    }
+    return n;
+}
+
 std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan) {
     std::vector<std::string> out;
     // Only inputs staged per chunk of a chunked reduction (a dense layer's input): a broadcast

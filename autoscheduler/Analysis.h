@@ -239,6 +239,13 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
  * allows it: PipelineInfo::main_vectorisable). */
 bool vectorised_definition(const PipelineInfo &info, const Plan &plan, int d);
 
+/** The output tiles of \p plan: those each CPE runs in turn (along the dimensions of
+ * serial_dim) and those spread over the CPEs (the rest). */
+struct TileCounts {
+    int64_t serial = 1, spread = 1;
+};
+TileCounts tile_counts(const PipelineInfo &info, const Plan &plan);
+
 /** Whether \p plan runs the tiles along output dimension \p d in turn on each CPE
  * (Plan::serial_pixels: the first two dimensions) rather than spreading them over the CPEs. */
 bool serial_dim(const Plan &plan, int d);

@@ -657,14 +657,10 @@ struct CoreGroupRun {
 /** The tiles spread over the CPEs; with Plan::serial_pixels each CPE also runs every tile of
  * the first two dimensions in turn. */
 CoreGroupRun core_group_run(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
-    int64_t spread = 1, serial = 1;
-    for (size_t d = 0; d < info.out_extents.size(); d++) {
-        const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
-        (serial_dim(plan, int(d)) ? serial : spread) *= (extent + tile - 1) / tile;
-    }
+    const TileCounts n = tile_counts(info, plan);
     CoreGroupRun run;
-    run.waves = double(serial * ((spread + m.cpes_per_core_group - 1) / m.cpes_per_core_group));
-    run.active_cpes = double(std::min<int64_t>(spread, m.cpes_per_core_group));
+    run.waves = double(n.serial * ((n.spread + m.cpes_per_core_group - 1) / m.cpes_per_core_group));
+    run.active_cpes = double(std::min<int64_t>(n.spread, m.cpes_per_core_group));
     return run;
 }
 

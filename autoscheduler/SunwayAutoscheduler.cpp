@@ -38,18 +38,14 @@ std::vector<int> tile_sizes(int64_t e, int64_t cap) {
     return std::vector<int>(s.rbegin(), s.rend());
 }
 
-/** Plan::serial_pixels is worth costing: a convolution-like output (pixels, then channels
- * and images), several tiles along the pixels, enough tiles of the rest to keep most CPEs
- * busy, and an input that only the pixels move (shared only this way). */
+/** Plan::serial_pixels (set in \p plan) is worth costing: a convolution-like output (pixels,
+ * then channels and images), several tiles along the pixels, enough tiles of the rest to keep
+ * most CPEs busy, and an input that only the pixels move (shared only this way). */
 bool serial_pixels_useful(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
     if (info.out_extents.size() < 3)
         return false;
-    int64_t pixel_tiles = 1, spread = 1;
-    for (size_t d = 0; d < info.out_extents.size(); d++) {
-        const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
-        (d < 2 ? pixel_tiles : spread) *= (extent + tile - 1) / tile;
-    }
-    if (pixel_tiles < 2 || 2 * spread < m.cpes_per_core_group)
+    const TileCounts n = tile_counts(info, plan);
+    if (n.serial < 2 || 2 * n.spread < m.cpes_per_core_group)
         return false;
     Plan spread_only = plan;
     spread_only.serial_pixels = false;

@@ -11,6 +11,7 @@
 #include <athread_emu.h>
 
 #include <cstddef>
+#include <vector>
 
 namespace tm_runs {
 
@@ -39,6 +40,21 @@ Run stream(int bytes, bool triad, int active = 64, int iters = 0, bool account =
 /** CAND's strided copy: 24 KB per descriptor in blocks of bsize bytes with gaps of gap
  *  bytes, 4 iterations, 64 CPEs. GB/s of copied bytes (read + written). */
 Run strided(int bsize, int gap);
+
+/** CAND's measured range of that copy by block size (SW26010.md "Strided DMA": 24 KB per
+ *  descriptor, hardly depending on the gap), GB/s. */
+struct StridedRange {
+    int bsize;
+    double lo, hi;
+};
+inline const std::vector<StridedRange> &cand_strided_ranges() {
+    static const std::vector<StridedRange> ranges = {{64, 2.7, 3.3},
+                                                     {256, 7.9, 9.2},
+                                                     {1024, 14.4, 15.8},
+                                                     {4096, 17.3, 18.9},
+                                                     {8192, 19.3, 19.7}};
+    return ranges;
+}
 
 /** Gets (or puts) only, each waited: `bytes` per request in blocks of bsize (0: contiguous)
  *  with gaps of gap bytes, `iters` per CPE, all CPEs the same addresses when same_addr. GB/s

@@ -14,8 +14,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <locale>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -27,32 +25,6 @@ namespace sw_graph {
 namespace {
 
 /** The first line of a build log that says what went wrong (else its first line). */
-/** The plan and predicted time of an autoscheduled layer, from the comment the Sunway
- * autoscheduler heads its schedule with (SunwayAutoscheduler.cpp: "// Sunway autoscheduler,
- * <machine>: <plan>" then "// predicted <ms> ms, ..."), in <dir>/<function>.schedule.h. */
-void read_plan(const sw_jit::JitLayer &layer, LayerBuildInfo *info) {
-    std::ifstream f(layer.dir() + "/" + layer.function_name() + ".schedule.h");
-    std::string line;
-    while (std::getline(f, line)) {
-        const size_t head = line.find("// Sunway autoscheduler, ");
-        if (head != std::string::npos && info->plan.empty()) {
-            const size_t colon = line.find(": ", head);
-            if (colon != std::string::npos)
-                info->plan = line.substr(colon + 2);
-            continue;
-        }
-        const size_t pred = line.find("// predicted ");
-        if (pred != std::string::npos) {
-            std::istringstream in(line.substr(pred + 13));
-            in.imbue(std::locale::classic());
-            double ms = 0;
-            if (in >> ms)
-                info->predicted_seconds = ms * 1e-3;
-            return;
-        }
-    }
-}
-
 std::string first_error_line(const std::string &log) {
     std::istringstream in(log);
     std::string line, first;
@@ -153,11 +125,14 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
         if (options.schedule == "auto") {
             sw_jit::JitOptions ao = base;
             ao.extra_args = {"-p", plugin, "-s", "Sunway", "auto_schedule=true"};
-            ao.emit += ",schedule"; // the plan and its predicted time (read_plan)
+            ao.emit += ",schedule"; // the plan and its predicted time (read_layer_schedule)
             b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, ao);
             info.schedule = "auto";
-            if (b.ok())
-                read_plan(*b.layer, &info);
+            if (b.ok()) {
+                const sw_jit::LayerSchedule schedule = sw_jit::read_layer_schedule(*b.layer);
+                info.plan = schedule.plan;
+                info.predicted_seconds = schedule.predicted_seconds;
+            }
             if (b.status == sw_jit::JitBuild::GeneratorFailed) {
                 // The autoscheduler refused this layer: its hand schedule instead.
                 info.note = "autoscheduler: " + first_error_line(b.log) + "; hand schedule used";

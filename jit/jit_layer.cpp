@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <locale>
 #include <mutex>
 #include <sstream>
 
@@ -149,6 +150,31 @@ struct JitAccess {
         l.num_args_ = num_args;
     }
 };
+
+LayerSchedule read_layer_schedule(const JitLayer &layer) {
+    LayerSchedule r;
+    std::ifstream f(layer.dir() + "/" + layer.function_name() + ".schedule.h");
+    std::string line;
+    while (std::getline(f, line)) {
+        const size_t head = line.find("// Sunway autoscheduler, ");
+        if (head != std::string::npos && r.plan.empty()) {
+            const size_t colon = line.find(": ", head);
+            if (colon != std::string::npos)
+                r.plan = line.substr(colon + 2);
+            continue;
+        }
+        const size_t pred = line.find("// predicted ");
+        if (pred != std::string::npos) {
+            std::istringstream in(line.substr(pred + 13));
+            in.imbue(std::locale::classic());
+            double ms = 0;
+            if (in >> ms)
+                r.predicted_seconds = ms * 1e-3;
+            break;
+        }
+    }
+    return r;
+}
 
 int collect_child(int fd, int pid, std::string *output) {
     char buf[4096];

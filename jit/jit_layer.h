@@ -125,6 +125,18 @@ JitBuild jit_build_layer(const std::string &generator_exe, const std::string &ge
                          const std::map<std::string, std::string> &params,
                          const JitOptions &options = JitOptions());
 
+/** What the Sunway autoscheduler wrote at the head of a layer's schedule (FUNCTION.schedule.h
+ *  in JitLayer::dir(), emitted with "schedule" in JitOptions::emit): the plan it chose
+ *  (Plan::describe) and the time its cost model predicted for one call. */
+struct LayerSchedule {
+    std::string plan;             ///< "" if the header has none
+    double predicted_seconds = 0; ///< 0 if the header has none
+};
+
+/** Reads the head of \p layer's schedule header ("// Sunway autoscheduler, <machine>: <plan>",
+ *  then "// predicted <ms> ms, ..."); empty if there is no header (a hand schedule). */
+LayerSchedule read_layer_schedule(const JitLayer &layer);
+
 /** Reads \p fd (the read end of a child's output pipe) to its end into *output, closes it,
  *  and waits for the child \p pid: returns its wait status (see waitpid), or -1 if waiting
  *  failed. */

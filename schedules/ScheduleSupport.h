@@ -56,6 +56,17 @@ struct PixelTiles {
     int tx, ty, tc;
 };
 
+/** Bytes of float32 that tile \p t of a width x height map moves as one contiguous block: a
+ * row, the whole plane when the rows are whole, every channel when the planes are. */
+inline double contiguous_bytes(const PixelTiles &t, int width, int height) {
+    double bytes = 4.0 * t.tx;
+    if (t.tx == width)
+        bytes *= t.ty;
+    if (t.tx == width && t.ty == height)
+        bytes *= t.tc;
+    return bytes;
+}
+
 /** The tile (sizes clipped to the tensor) with the highest \p score(tile, CPE occupancy);
  * a negative score rejects a tile (e.g. one that does not fit the LDM). */
 template <typename Score>

@@ -45,12 +45,8 @@ inline PixelTiles choose_concat_tiles(const ConcatShape &s, int k, const sw::Mac
                               [&](const PixelTiles &t, double occupancy) {
                                   if (4 * int64_t(t.tx) * t.ty * t.tc > ldm_plan_budget(m, 1))
                                       return -1.0;
-                                  double contiguous = 4.0 * t.tx;
-                                  if (t.tx == s.width)
-                                      contiguous *= t.ty;
-                                  if (t.tx == s.width && t.ty == s.height)
-                                      contiguous *= t.tc;
-                                  return occupancy * dma_gbps(m, contiguous);
+                                  return occupancy *
+                                         dma_gbps(m, contiguous_bytes(t, s.width, s.height));
                               },
                               {256, 128, 64, 32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1},
                               {256, 128, 64, 32, 16, 8, 4, 2, 1});

@@ -70,11 +70,7 @@ inline PixelTiles choose_pointwise_tiles(const PointwiseShape &s, const sw::Mach
             if (pointwise_ldm_bytes(s, t, has_result) >
                 ldm_plan_budget(m, s.full_inputs + s.channel_inputs + 1))
                 return -1.0;
-            double contiguous = 4.0 * t.tx;
-            if (t.tx == s.width)
-                contiguous *= t.ty;
-            if (t.tx == s.width && t.ty == s.height)
-                contiguous *= t.tc;
+            const double contiguous = contiguous_bytes(t, s.width, s.height);
             const bool vectors = s.vectorizable && t.tx % kVectorLanes == 0;
             return occupancy * dma_gbps(m, contiguous) * (vectors ? 1.25 : 1.0);
         },

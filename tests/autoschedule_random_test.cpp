@@ -484,18 +484,6 @@ std::string run_isolated(const std::function<std::string()> &body, std::string *
     return "the run ended with status " + std::to_string(WEXITSTATUS(status)) + ":\n" + out;
 }
 
-/** The time the autoscheduler predicted for a layer (FUNCTION.schedule.h, "predicted X ms"),
- *  in seconds; -1 if there is none. */
-double predicted_seconds(const sw_jit::JitLayer &layer) {
-    std::ifstream f(layer.dir() + "/" + layer.function_name() + ".schedule.h");
-    for (std::string line; std::getline(f, line);) {
-        const size_t at = line.find("// predicted ");
-        if (at != std::string::npos)
-            return std::atof(line.c_str() + at + 13) * 1e-3;
-    }
-    return -1;
-}
-
 /** The target: the autoscheduler's cost model within 15% of the emulator's timing model on
  *  every plan it emits (relative to the emulator). Where it is not met the test says so for
  *  each plan; it fails when more than kModelMissShare of a kind's plans miss it, or when any
@@ -504,14 +492,6 @@ double predicted_seconds(const sw_jit::JitLayer &layer) {
 constexpr double kModelTolerance = 0.15, kModelLimit = 0.20, kModelMissShare = 0.02;
 
 std::string read_text(const std::string &path);
-
-/** The plan line ("// Sunway autoscheduler, <machine>: <plan>") of a built layer's schedule
- * header; "" if it has none. */
-std::string chosen_plan(const sw_jit::JitLayer &l) {
-    const std::string schedule = read_text(l.dir() + "/" + l.function_name() + ".schedule.h");
-    const size_t at = schedule.find("// Sunway autoscheduler");
-    return at == std::string::npos ? "" : schedule.substr(at, schedule.find('\n', at) - at);
-}
 
 /** Builds every case (in parallel), then runs each in a child process; one failure per
  *  failing shape, naming it. With the autoscheduler, each plan's predicted time must be
@@ -555,7 +535,7 @@ std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vect
                           << err;
             continue;
         }
-        const double predicted = predicted_seconds(layer);
+        const double predicted = sw_jit::read_layer_schedule(layer).predicted_seconds;
         const size_t at = output.find("EMULATED_SECONDS=");
         if (predicted <= 0 || at == std::string::npos)
             continue;
@@ -727,7 +707,7 @@ TEST(AutoscheduleRandom, ConvRegisterBlocksOfNarrowRowsAndChannelTiles) {
     for (size_t i = 0; i < builds.size(); i++) {
         if (!builds[i].ok())
             continue;
-        const std::string plan = chosen_plan(*builds[i].layer);
+        const std::string plan = sw_jit::read_layer_schedule(*builds[i].layer).plan;
         ASSERT_FALSE(plan.empty()) << cases[i].describe() << ": no schedule header";
         EXPECT_NE(plan.find(shapes[i].block), std::string::npos)
             << cases[i].describe() << ": expected a " << shapes[i].block << ", the plan is\n"
@@ -763,7 +743,7 @@ TEST(AutoscheduleRandom, PointwiseConvsSharedAcrossTheMesh) {
     const std::vector<sw_jit::JitBuild> builds = run_cases("conv2d (pointwise)", cases);
     for (size_t i = 0; i < builds.size(); i++) {
         ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
-        const std::string plan = chosen_plan(*builds[i].layer);
+        const std::string plan = sw_jit::read_layer_schedule(*builds[i].layer).plan;
         ASSERT_FALSE(plan.empty()) << cases[i].describe() << ": no schedule header";
         EXPECT_NE(plan.find(shapes[i].feature), std::string::npos)
             << cases[i].describe() << ": expected " << shapes[i].feature << ", the plan is\n"

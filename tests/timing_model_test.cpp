@@ -112,16 +112,8 @@ TEST_F(TimingModel, StreamMatchesCandFrom128Bytes) {
 
 TEST_F(TimingModel, StridedWithinCandRanges) {
     // SW26010.md: 24 KB per descriptor, copy GB/s by block size (hardly on the gap).
-    struct {
-        int bsize;
-        double lo, hi;
-    } ranges[] = {{64, 2.7, 3.3},
-                  {256, 7.9, 9.2},
-                  {1024, 14.4, 15.8},
-                  {4096, 17.3, 18.9},
-                  {8192, 19.3, 19.7}};
     std::printf("  block  gap   range GB/s   model\n");
-    for (auto &rg : ranges) {
+    for (const auto &rg : tm_runs::cand_strided_ranges()) {
         for (int gap : {rg.bsize / 2, 3 * rg.bsize}) {
             const tm_runs::Run r = tm_runs::strided(rg.bsize, gap);
             check_roofline(*r.stats);

@@ -90,16 +90,8 @@ double section_strided() {
     std::printf(
         "== 2. Strided copy, 24 KB per descriptor (CAND, SW26010.md \"Strided DMA\"), GB/s\n");
     std::printf("  block    gap | CAND range    model   error (0 inside)\n");
-    struct {
-        int bsize;
-        double lo, hi;
-    } ranges[] = {{64, 2.7, 3.3},
-                  {256, 7.9, 9.2},
-                  {1024, 14.4, 15.8},
-                  {4096, 17.3, 18.9},
-                  {8192, 19.3, 19.7}};
     double worst = 0;
-    for (auto &r : ranges) {
+    for (const auto &r : tm_runs::cand_strided_ranges()) {
         for (int gap : {r.bsize / 2, 3 * r.bsize}) {
             const double m = strided(r.bsize, gap).gbps;
             const double e = range_error(m, r.lo, r.hi);
