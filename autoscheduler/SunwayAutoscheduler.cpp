@@ -109,6 +109,14 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         widths = {1, 2, 4};
                         if (row > 2 && row <= 8 && row != 4)
                             widths.push_back(row);
+                        // A wide row split into exact blocks of 3, 5, 6, 7 or 8 vectors (a
+                        // 14x14 map seen as one row of 196 is 49 vectors: blocks of 7).
+                        for (int b = 8; b >= 3 && row > 8; b--) {
+                            if (b != 4 && row % b == 0) {
+                                widths.push_back(b);
+                                break;
+                            }
+                        }
                     }
                     for (int b : widths) {
                         // Per b: no second dimension, or the largest l that divides the tile
