@@ -3,6 +3,7 @@
  */
 #include "autoscheduler/CostModel.h"
 
+#include "target_sw/BroadcastDma.h"
 #include "target_sw/SplitPhases.h"
 #include "target_sw/WorkCount.h"
 
@@ -686,14 +687,33 @@ struct SharedCycles {
     double per_tile = 0, per_chunk = 0;
 };
 
-/** A shared transfer: CPE 0 alone moves the data (the others wait for it), once for all; with
- * register communication it then passes each floatv4 along its row and every row-0 CPE down
- * its column: per vector a relay's get, store and put on P1, or the round trip of a receive
- * buffer's entries when that is longer, plus the two hops' latency. */
+/** A shared transfer, once for all CPEs (the others wait for it). By broadcast DMA, each
+ * request cut among its issuers as BroadcastDma cuts it (sw::split_broadcast), or, too small
+ * to cut, the requests dealt to the issuers in turn: every issuer moves its part, the issuers
+ * sharing the channel. By register communication, CPE 0 alone
+ * moves the data, then passes each floatv4 along its row and every row-0 CPE down its column:
+ * per vector a relay's get, store and put on P1, or the round trip of a receive buffer's
+ * entries when that is longer, plus the two hops' latency. */
 double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Machine &m) {
     if (t.blocks == 0)
         return 0.0;
     const sw::DmaTiming &dma = m.dma_timing;
+    if (plan.share == Plan::Share::Dma) {
+        const double rows = t.blocks / std::max(1.0, t.requests);
+        const sw::BroadcastSplit cut = sw::split_broadcast(
+            std::max<int64_t>(1, std::llround(rows)),
+            std::max<int64_t>(1, std::llround(t.bytes / t.blocks / 4)), rows <= 1.0, 4);
+        // Cut requests: every issuer has a piece of each; whole requests (too small to cut):
+        // dealt to the issuers in turn.
+        const bool dealt = cut.pieces == 1;
+        const double n =
+            dealt ? std::min<double>(sw::kBroadcastIssuers, std::max(1.0, t.requests)) : cut.pieces;
+        const Transfer piece{dealt ? std::ceil(t.requests / n) : t.requests,
+                             cut.by_rows || dealt ? t.blocks / n : t.blocks, t.bytes / n,
+                             t.line_bytes / n};
+        return get_cycles(piece, std::min(dma.cpe_cap_bytes_per_cycle, dma.get_bytes_per_cycle / n),
+                          dma);
+    }
     double cycles =
         get_cycles(t, std::min(dma.cpe_cap_bytes_per_cycle, dma.get_bytes_per_cycle), dma);
     if (plan.share == Plan::Share::RegComm) {

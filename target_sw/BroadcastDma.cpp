@@ -48,16 +48,18 @@ private:
     Scope<Interval> bounds;
 };
 
-/** Whether \p s only issues DMA requests: begins and requests (in lets, loops and branches),
- * no waits, no stores, no barriers, no allocations. */
-class OnlyIssues : public IRVisitor {
+/** Whether \p s only issues DMA requests (begins and requests, in lets, loops and branches)
+ * or, with \p waits, also waits for them: no stores, no barriers, no allocations. */
+class OnlyDma : public IRVisitor {
 public:
+    explicit OnlyDma(bool waits) : waits(waits) {}
     bool issues = false, other = false;
 
 private:
     using IRVisitor::visit;
+    bool waits;
     void visit(const Call *op) override {
-        if (ir::is_dma_intrinsic(op) && !ir::as_dma_wait(op)) { // a begin or a request
+        if (ir::is_dma_intrinsic(op) && (waits || !ir::as_dma_wait(op))) {
             issues = true;
         } else if (op->call_type == Call::Extern || op->call_type == Call::ExternCPlusPlus) {
             other = true;
@@ -71,7 +73,14 @@ private:
 };
 
 bool only_issues_dma(const Stmt &s) {
-    OnlyIssues v;
+    OnlyDma v(false);
+    s.accept(&v);
+    return v.issues && !v.other;
+}
+
+/** Whether \p s only issues DMA requests of other buffers and waits for them. */
+bool only_dma_traffic(const Stmt &s) {
+    OnlyDma v(true);
     s.accept(&v);
     return v.issues && !v.other;
 }
@@ -80,14 +89,19 @@ bool only_issues_dma(const Stmt &s) {
 class Broadcaster : public LetTrackingMutator {
 public:
     Broadcaster(const CpeKernel &k, const std::map<int, MarkedSite> &sites, int mask)
-        : dep(k), sites(sites), mask(mask) {}
+        : dep(k), sites(sites), mask(mask) {
+        for (const ClosureArg &a : k.args)
+            elem_bytes[a.name] = a.type.bytes();
+    }
     std::set<int> done;
+    std::map<int, int> issuers; ///< per site: CPEs issuing its pieces
 
 private:
     using LetTrackingMutator::visit;
     BlockDependence dep;
     const std::map<int, MarkedSite> &sites;
     int mask;
+    std::map<std::string, int64_t> elem_bytes; ///< per kernel argument
     /** What encloses the current point inside the kernel body, for the error message. */
     std::vector<std::string> around;
     std::vector<bool> around_dependent;
@@ -133,10 +147,11 @@ private:
                            "its transfer is not waited for where it is issued");
                 std::vector<Stmt> group(flat.begin() + long(i), flat.begin() + long(j) + 1);
                 // Ahead of the requests issued just before it (a double buffer's prefetch of
-                // other buffers): CPE 0's DMA engine serves its requests in order, so a
-                // broadcast queued behind CPE 0's own prefetch would keep all 64 CPEs waiting.
+                // other buffers, and the wait for the current chunk of those): an issuer's DMA
+                // engine serves its requests in order, so a broadcast queued behind its own
+                // prefetch would keep all 64 CPEs waiting for it.
                 size_t at = out.size();
-                while (at > 0 && only_issues_dma(out[at - 1]))
+                while (at > 0 && only_dma_traffic(out[at - 1]))
                     at--;
                 out.insert(out.begin() + long(at), make_group(site, group));
                 i = j;
@@ -146,8 +161,8 @@ private:
             Stmt s = mutate(flat[i]);
             changed |= !s.same_as(flat[i]);
             // The same when the broadcast heads the next statement (inside the allocation of
-            // its buffer): the requests just before it move in behind the broadcast.
-            while (!out.empty() && only_issues_dma(out.back()) && !s.same_as(flat[i])) {
+            // its buffer): the requests (and waits) just before it move in behind the broadcast.
+            while (!out.empty() && only_dma_traffic(out.back()) && !s.same_as(flat[i])) {
                 Stmt sunk = sink_behind_broadcast(s, out.back());
                 if (!sunk.defined())
                     break;
@@ -184,8 +199,8 @@ private:
         if (!s.as<Block>())
             return Stmt();
         std::vector<Stmt> flat = flatten_blocks(s);
-        // The group: barrier, CPE 0's get, barrier (broadcast DMA), or CPE 0's get then the
-        // register-communication sharing; the requests go in right after CPE 0's get.
+        // The group: barrier, the issuers' gets, barrier (broadcast DMA), or CPE 0's get then
+        // the register-communication sharing; the requests go in right after the gets.
         auto is_issue = [&](size_t i) {
             const IfThenElse *c = i < flat.size() ? flat[i].as<IfThenElse>() : nullptr;
             return c && ir::is_bcast_issuer(c->condition);
@@ -213,6 +228,9 @@ private:
     /** Checks the requests of one site and, for Sharing::Dma, puts them in BCAST_MODE. */
     class Requests : public IRMutator {
     public:
+        int issuers = 1;    ///< CPEs that issue a piece of some request (BCAST_MODE)
+        bool alone = false; ///< no request of the site is cut: CPE 0 issues them all
+
         Requests(const Broadcaster &b, const std::string &func, bool bcast, LetScope lets)
             : b(b), func(func), bcast(bcast), lets(std::move(lets)) {}
 
@@ -236,7 +254,27 @@ private:
                              ") depends on the CPE's block: each CPE needs a different region, so "
                              "it cannot be broadcast");
             }
-            return IRMutator::visit(op);
+            loops.push_back(op);
+            Stmt body = mutate(op->body);
+            loops.pop_back();
+            return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        }
+        /** The loops around the request inside the group, innermost last. */
+        std::vector<const For *> loops;
+        /** A request not cut, issued once per iteration of the loops around it: iteration i
+         * goes to issuer i mod n, n = min(kBroadcastIssuers, iterations); the linear index of
+         * the iteration, and n (1 when the loops' extents are not constants). */
+        std::pair<Expr, int> iteration() const {
+            Expr index = 0;
+            int64_t count = 1;
+            for (const For *f : loops) {
+                const std::optional<int64_t> e = constant(f->extent);
+                if (!e)
+                    return {Expr(), 1};
+                index = index * Expr(int32_t(*e)) + (Variable::make(Int(32), f->name) - f->min);
+                count *= *e;
+            }
+            return {simplify(index), int(std::min<int64_t>(count, kBroadcastIssuers))};
         }
         Stmt visit(const IfThenElse *op) override {
             if (b.dep.depends(op->condition, lets)) {
@@ -245,14 +283,79 @@ private:
             }
             return IRMutator::visit(op);
         }
+        Stmt visit(const Evaluate *op) override {
+            const Call *c = op->value.as<Call>();
+            std::optional<ir::DmaRequest> r = c ? ir::as_dma_request(c) : std::nullopt;
+            if (!r || !bcast)
+                return IRMutator::visit(op);
+            check(*r);
+            return split(*r);
+        }
         Expr visit(const Call *op) override {
             std::optional<ir::DmaRequest> r = ir::as_dma_request(op);
             if (!r)
                 return IRMutator::visit(op);
-            if (r->is_put)
+            check(*r);
+            return op;
+        }
+        /** The request's size as constants (expanded through the lets), when it has them. */
+        std::optional<int64_t> constant(const Expr &e) const {
+            const Expr x = simplify(lets.expand(e));
+            const int64_t *v = as_const_int(x);
+            return v ? std::optional<int64_t>(*v) : std::nullopt;
+        }
+        /** The request cut into the pieces of split_broadcast: CPE p issues piece p (rows or
+         * elements p * per onwards) in BCAST_MODE; a CPE without a piece skips it. */
+        Stmt split(ir::DmaRequest r) {
+            r.bcast_mask = b.mask; // the rows of the mesh that receive
+            const std::optional<int64_t> rows = constant(r.rows), block = constant(r.block_elems),
+                                         pitch = constant(r.pitch_elems);
+            const BroadcastSplit cut =
+                rows && block && pitch
+                    ? split_broadcast(*rows, *block, *rows == 1 || *pitch == *block,
+                                      int(elem_bytes(r)))
+                    : BroadcastSplit{};
+            issuers = std::max(issuers, cut.pieces);
+            const Expr piece = ir::cpe_id();
+            if (cut.pieces == 1) {
+                // Not cut: the iterations of the loops around it dealt to the issuers.
+                const auto [index, n] = iteration();
+                issuers = std::max(issuers, n);
+                if (alone) // no request of the site is cut or dealt: CPE 0 issues them all
+                    return ir::make_dma_request(r);
+                return IfThenElse::make(piece == (n == 1 ? Expr(0) : index % n),
+                                        ir::make_dma_request(r));
+            }
+            if (cut.pieces == kBroadcastIssuers) // every issuer has a piece
+                return ir::make_dma_request(split_request(r, cut, *rows, *block));
+            return IfThenElse::make(piece < cut.pieces,
+                                    ir::make_dma_request(split_request(r, cut, *rows, *block)));
+        }
+        /** Piece sw_cpe_id() of \p r. */
+        static ir::DmaRequest split_request(ir::DmaRequest r, const BroadcastSplit &cut,
+                                            int64_t rows, int64_t block) {
+            const Expr start = ir::cpe_id() * Expr(cut.per);
+            if (cut.by_rows) {
+                r.main_index = r.main_index + start * r.pitch_elems;
+                r.ldm_index = r.ldm_index + start * r.block_elems;
+                r.rows = min(Expr(cut.per), Expr(rows) - start);
+            } else {
+                r.main_index = r.main_index + start;
+                r.ldm_index = r.ldm_index + start;
+                r.block_elems = min(Expr(cut.per), Expr(rows * block) - start);
+                r.rows = 1;
+                r.pitch_elems = r.block_elems;
+            }
+            return r;
+        }
+        int64_t elem_bytes(const ir::DmaRequest &r) const {
+            return b.elem_bytes.count(r.main_buffer) ? b.elem_bytes.at(r.main_buffer) : 4;
+        }
+        void check(const ir::DmaRequest &r) {
+            if (r.is_put)
                 b.refuse(func, "a put cannot be broadcast");
             for (const Expr &a :
-                 {r->ldm_index, r->main_index, r->block_elems, r->rows, r->pitch_elems}) {
+                 {r.ldm_index, r.main_index, r.block_elems, r.rows, r.pitch_elems}) {
                 if (b.dep.depends(a, lets)) {
                     b.refuse(
                         func,
@@ -263,10 +366,6 @@ private:
                             "where its box is the same for every block, or drop sw::broadcast");
                 }
             }
-            if (!bcast)
-                return op;
-            r->bcast_mask = b.mask; // the rows of the mesh that receive
-            return ir::dma_request(*r);
         }
     };
 
@@ -288,8 +387,13 @@ private:
         }
         Requests r(*this, func, dma, lets);
         Stmt issue = r.mutate(Block::make(group));
+        if (r.issuers == 1) { // again, without a guard on each request
+            r.alone = true;
+            issue = r.mutate(Block::make(group));
+        }
         done.insert(site);
-        const Expr issuer = ir::bcast_issuer();
+        issuers[site] = r.issuers;
+        const Expr issuer = ir::bcast_issuer(r.issuers);
         if (dma) {
             return Block::make({ir::make_bcast_barrier(), IfThenElse::make(issuer, issue),
                                 ir::make_bcast_barrier()});
@@ -384,7 +488,7 @@ public:
         }
         if (const IfThenElse *i = s.as<IfThenElse>()) {
             if (ir::is_bcast_issuer(i->condition))
-                return s; // the issue itself: CPE 0 always
+                return s; // the issue itself: its issuers always
             if (dep.depends(i->condition, lets)) {
                 throw UserError("error: a branch around a broadcast depends on the CPE's block");
             }
@@ -463,8 +567,12 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
                             "): its transfer was not found where it is issued");
         }
         if (site.how == Sharing::Dma) {
-            k.dma[size_t(s)].shape += " (broadcast: issued by CPE 0 in BCAST_MODE for all " +
-                                      std::to_string(m.cpes_per_core_group) + " CPEs)";
+            const int n = b.issuers.at(s);
+            k.dma[size_t(s)].shape +=
+                " (broadcast: issued by " +
+                (n == 1 ? std::string("CPE 0")
+                        : "CPEs 0-" + std::to_string(n - 1) + ", a piece each,") +
+                " in BCAST_MODE for all " + std::to_string(m.cpes_per_core_group) + " CPEs)";
         } else {
             k.dma[size_t(s)].shape +=
                 " (shared: issued by CPE 0 alone, its " + std::to_string(site.bytes) +
@@ -485,6 +593,26 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
             " blocks per round), skipping the work of a round "
             "past the last block but not the sharing");
     }
+}
+
+BroadcastSplit split_broadcast(int64_t rows, int64_t block_elems, bool contiguous, int elem_bytes) {
+    BroadcastSplit cut;
+    if (rows < 1 || block_elems < 1 || elem_bytes < 1)
+        return cut;
+    if (contiguous) {
+        // Whole 128-byte lines per piece: no line is fetched by two issuers.
+        const int64_t total = rows * block_elems, line = std::max<int64_t>(1, 128 / elem_bytes);
+        const int64_t per =
+            ((total + kBroadcastIssuers - 1) / kBroadcastIssuers + line - 1) / line * line;
+        cut.per = per;
+        cut.pieces = int((total + per - 1) / per);
+        return cut;
+    }
+    const int64_t per = (rows + kBroadcastIssuers - 1) / kBroadcastIssuers;
+    cut.per = per;
+    cut.pieces = int((rows + per - 1) / per);
+    cut.by_rows = true;
+    return cut;
 }
 
 bool has_broadcast(const CpeKernel &k) {

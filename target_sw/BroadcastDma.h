@@ -11,9 +11,18 @@
  *  1. apply_broadcast (after DoubleBuffer, before DelayDmaWaits): the DMA site that fills the
  *     marked buffer becomes
  *         sw_bcast_barrier();                         // nobody still reads the old contents
- *         if (sw_bcast_issuer()) { begin; requests in BCAST_MODE (mask: every mesh row); wait }
+ *         if (sw_bcast_issuer(n)) {                   // CPEs 0 .. n - 1
+ *             begin;
+ *             if (sw_cpe_id() < pieces) request piece sw_cpe_id() in BCAST_MODE (mask: every
+ *                                       mesh row), for each request of the site;
+ *             wait                                    // each issuer for its own pieces
+ *         }
  *         sw_bcast_barrier();                         // the receivers learn of the arrival
- *     which CodeGen_CPE prints as athread_syn(ARRAY_SCOPE, 0xffff) / athread_get_id(-1) == 0.
+ *     which CodeGen_CPE prints as athread_syn(ARRAY_SCOPE, 0xffff) / athread_get_id(-1) < n.
+ *     Each request is cut into up to kBroadcastIssuers pieces (split_broadcast: by rows, or a
+ *     contiguous one by whole 128-byte lines), so that the broadcast moves at the channel's
+ *     rate rather than at one CPE's; the autoscheduler's cost model prices it with the same
+ *     cut.
  *     Its checks (each a UserError naming the Func): the buffer is filled by DMA; the staged
  *     box (every request's addresses, sizes and the loops that issue them) does not depend
  *     on the CPE's block variables; every loop and branch around the transfer, inside the
@@ -82,6 +91,22 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d);
 
 /** Step 2: in a kernel with a broadcast, every CPE runs the same number of block rounds. */
 void make_block_loop_uniform(CpeKernel &k);
+
+/** CPEs that issue the pieces of one broadcast DMA: one CPE's DMA is capped well below the
+ * core group's channel (DmaTiming::cpe_cap_bytes_per_cycle), so a broadcast issued by CPE 0
+ * alone would leave the channel two-thirds idle; eight issuers (CPEs 0-7, mesh row 0)
+ * saturate it. A choice of the code generator, not a machine limit. */
+constexpr int kBroadcastIssuers = 8;
+
+/** How one broadcast request is cut among its issuers: CPE p issues piece p. A strided request
+ * (several blocks with gaps) is cut by rows, `per` rows a piece; a contiguous one by elements,
+ * `per` elements a piece, a whole number of 128-byte lines. One piece: not cut. */
+struct BroadcastSplit {
+    int pieces = 1;
+    int64_t per = 0; ///< rows (by_rows) or elements of a piece; the last piece may be shorter
+    bool by_rows = false;
+};
+BroadcastSplit split_broadcast(int64_t rows, int64_t block_elems, bool contiguous, int elem_bytes);
 
 /** Whether \p k's body contains a broadcast of either mode (its block loop must then be
  * printed uniform). */

@@ -352,7 +352,14 @@ private:
 
     void visit(const Call *op) override {
         if (ir::is_bcast_issuer(op)) {
-            last = "(athread_get_id(-1) == 0)"; // CPE 0 issues every broadcast (BroadcastDma.h)
+            // CPEs 0 .. issuers - 1 issue a broadcast's pieces (BroadcastDma.h).
+            const int n = ir::bcast_issuers(op);
+            last = n == 1 ? "(athread_get_id(-1) == 0)"
+                          : "(athread_get_id(-1) < " + std::to_string(n) + ")";
+            return;
+        }
+        if (ir::is_cpe_id(op)) {
+            last = "athread_get_id(-1)";
             return;
         }
         CodeGen_C99::visit(op);

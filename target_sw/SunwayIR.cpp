@@ -73,7 +73,7 @@ bool is_sunway_intrinsic(const Call *c) {
     if (!c)
         return false;
     for (const char *n : {launch_name, dma_begin_name, dma_request_name, dma_wait_name,
-                          bcast_barrier_name, bcast_issuer_name, regcomm_share_name}) {
+                          bcast_barrier_name, bcast_issuer_name, cpe_id_name, regcomm_share_name}) {
         if (c->name == n)
             return true;
     }
@@ -185,8 +185,22 @@ bool is_bcast_barrier(const Stmt &s) {
     return is_bcast_barrier(evaluated(s));
 }
 
-Expr bcast_issuer() {
-    return Call::make(Bool(), bcast_issuer_name, {}, Call::Extern);
+Expr bcast_issuer(int issuers) {
+    return Call::make(Bool(), bcast_issuer_name, {Expr(issuers)}, Call::Extern);
+}
+int bcast_issuers(const Call *c) {
+    if (!named(c, bcast_issuer_name))
+        malformed(c, "not sw_bcast_issuer");
+    const int64_t *n = c->args.size() == 1 ? as_const_int(c->args[0]) : nullptr;
+    if (!n || *n < 1)
+        malformed(c, "the number of issuers is not a positive constant");
+    return int(*n);
+}
+Expr cpe_id() {
+    return Call::make(Int(32), cpe_id_name, {}, Call::Extern);
+}
+bool is_cpe_id(const Call *c) {
+    return named(c, cpe_id_name);
 }
 bool is_bcast_issuer(const Call *c) {
     return named(c, bcast_issuer_name);

@@ -16,8 +16,11 @@
  *                                              request of the site (DelayDmaWaits moves it)
  *   sw_bcast_barrier()                         Int(32), Extern: statement; athread_syn over
  *                                              the core group (BroadcastDma)
- *   sw_bcast_issuer()                          Bool, Extern: condition "this CPE issues the
- *                                              broadcast" (CPE 0)
+ *   sw_bcast_issuer(issuers)                   Bool, Extern, issuers an Int(32) constant:
+ *                                              condition "this CPE issues (a piece of) the
+ *                                              broadcast": CPEs 0 .. issuers - 1
+ *   sw_cpe_id()                                Int(32), Extern: this CPE's id, 0..63 (the
+ *                                              piece of a broadcast it issues)
  *   sw_regcomm_share("buffer", bytes)          Int(32), Extern, bytes an Int(64) constant:
  *                                              statement; register-communication sharing
  *   sw_active                                  Bool Variable of a uniform block loop: this
@@ -47,6 +50,7 @@ constexpr const char *dma_request_name = "sw_dma_request";
 constexpr const char *dma_wait_name = "sw_dma_wait";
 constexpr const char *bcast_barrier_name = "sw_bcast_barrier";
 constexpr const char *bcast_issuer_name = "sw_bcast_issuer";
+constexpr const char *cpe_id_name = "sw_cpe_id";
 constexpr const char *regcomm_share_name = "sw_regcomm_share";
 /** Bool variable of a uniform block loop (BroadcastDma.h). */
 constexpr const char *block_active_name = "sw_active";
@@ -108,10 +112,15 @@ Halide::Expr with_dma_site(const Halide::Internal::Call *c, int site);
 Halide::Internal::Stmt make_bcast_barrier();
 bool is_bcast_barrier(const Halide::Internal::Call *c);
 bool is_bcast_barrier(const Halide::Internal::Stmt &s);
-/** sw_bcast_issuer(): true on the CPE that issues a broadcast. */
-Halide::Expr bcast_issuer();
+/** sw_bcast_issuer(issuers): true on the CPEs that issue a broadcast, 0 .. issuers - 1. */
+Halide::Expr bcast_issuer(int issuers = 1);
 bool is_bcast_issuer(const Halide::Internal::Call *c);
 bool is_bcast_issuer(const Halide::Expr &e);
+/** The number of issuers of a sw_bcast_issuer call. */
+int bcast_issuers(const Halide::Internal::Call *c);
+/** sw_cpe_id(): this CPE's id in its core group. */
+Halide::Expr cpe_id();
+bool is_cpe_id(const Halide::Internal::Call *c);
 
 struct RegcommShare {
     std::string buffer; ///< the LDM buffer passed on

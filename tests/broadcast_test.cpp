@@ -1,16 +1,16 @@
 /** \file
  * sw::broadcast on the emulated core group (BroadcastDma.h): the dense layer with its input
- * chunk broadcast by CPE 0 in BCAST_MODE equals the naive reference for block counts that
- * are not multiples of 64 (the uniform block loop: CPEs past the last block skip the work,
- * not the barriers), batch > 1 and odd in_features; the broadcast reads the input once per
- * round instead of once per block; and the directive on a staging that depends on the block
- * is a clear error. The same with the input shared by register communication
- * (sw::Sharing::RegComm, generator parameter sharing=regcomm): the same results, bit for bit,
- * as the schedule without sharing, in uniform block rounds, with no BCAST_MODE and no barrier;
- * its refusals (block-dependent region, double_buffer, SW26010-Pro). And a zero-padded
- * staging (test.generator's padded_share: padding and spreading written after the DMA) shared
- * by either mode gives the bytes of the plain staging. Layers are generated and compiled at run
- * time (jit/jit_layer.h), their CPE code also checked as strict C99
+ * chunk broadcast in BCAST_MODE, in pieces issued by several CPEs, equals the naive reference for
+ * block counts that are not multiples of 64 (the uniform block loop: CPEs past the last block skip
+ * the work, not the barriers), batch > 1 and odd in_features; the broadcast reads the input once
+ * per round instead of once per block; and the directive on a staging that depends on the block is
+ * a clear error. The same with the input shared by register communication (sw::Sharing::RegComm,
+ * generator parameter sharing=regcomm): the same results, bit for bit, as the schedule without
+ * sharing, in uniform block rounds, with no BCAST_MODE and no barrier; its refusals
+ * (block-dependent region, double_buffer, SW26010-Pro). And a zero-padded staging (test.generator's
+ * padded_share: padding and spreading written after the DMA) shared by either mode gives the bytes
+ * of the plain staging. Layers are generated and compiled at run time (jit/jit_layer.h), their CPE
+ * code also checked as strict C99
  * (-std=c99 -pedantic-errors).
  */
 #include "HalideBuffer.h"
@@ -120,6 +120,8 @@ TEST_P(BroadcastDense, MatchesTheNaiveReferenceAndReadsTheInputOncePerRound) {
     EXPECT_NE(cpe.find("athread_get(BCAST_MODE, (void *)(input + "), std::string::npos) << cpe;
     EXPECT_NE(cpe.find("athread_syn(ARRAY_SCOPE, 0xffff);"), std::string::npos) << cpe;
     EXPECT_NE(cpe.find("sw_rounds"), std::string::npos) << cpe;
+    // Each chunk cut among several issuers (by rows, or by whole lines when contiguous).
+    EXPECT_NE(cpe.find("if ((athread_get_id(-1) < "), std::string::npos) << cpe;
     const LayerRun with = run_and_check(*bcast.layer, c);
 
     sw_jit::JitBuild plain =

@@ -349,6 +349,63 @@ TEST(BroadcastDma, BlockIndependentStagingIsOneBcastGetBetweenBarriersInAUniform
     EXPECT_EQ(cpe.find("sw_block += 64"), std::string::npos) << cpe;
 }
 
+TEST(BroadcastDma, RequestsAreCutAmongEightIssuersByRowsOrWholeLines) {
+    // Contiguous: whole 128-byte lines per piece (32 floats), at most 8 pieces.
+    sw::BroadcastSplit c = sw::split_broadcast(1, 50176, true, 4);
+    EXPECT_EQ(c.pieces, 8);
+    EXPECT_EQ(c.per, 6272);
+    EXPECT_FALSE(c.by_rows);
+    c = sw::split_broadcast(3, 37, true, 4); // 111 floats: 14 a piece, rounded to 32
+    EXPECT_EQ(c.pieces, 4);
+    EXPECT_EQ(c.per, 32);
+    c = sw::split_broadcast(1, 16, true, 4); // less than a line: not cut
+    EXPECT_EQ(c.pieces, 1);
+    // Strided: by rows, ceil(rows / 8) a piece.
+    c = sw::split_broadcast(20, 77, false, 4);
+    EXPECT_TRUE(c.by_rows);
+    EXPECT_EQ(c.per, 3);
+    EXPECT_EQ(c.pieces, 7);
+    c = sw::split_broadcast(3, 77, false, 4);
+    EXPECT_EQ(c.per, 1);
+    EXPECT_EQ(c.pieces, 3);
+    EXPECT_EQ(sw::split_broadcast(0, 77, false, 4).pieces, 1);
+}
+
+TEST(BroadcastDma, AStridedStagingIsBroadcastByOneCpePerRowPiece) {
+    // The staged box of w: 16 x 5 floats of rows 100 apart, the same for every block.
+    ImageParam in{Float(32), 2, "rin"}, w{Float(32), 2, "rw"};
+    Func out{"rout"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, b{"b"};
+    out(x, y) = in(x, y) * w(x % 16, 3 + y % 5);
+    in.dim(0).set_bounds(0, 64).set_stride(1);
+    in.dim(1).set_bounds(0, 40).set_stride(64);
+    w.dim(0).set_bounds(0, 100).set_stride(1);
+    w.dim(1).set_bounds(0, 20).set_stride(100);
+    out.output_buffer().dim(0).set_bounds(0, 64).set_stride(1);
+    out.output_buffer().dim(1).set_bounds(0, 40).set_stride(64);
+    out.tile(x, y, xo, yo, xi, yi, 16, 8).fuse(xo, yo, b).gpu_blocks(b, DeviceAPI::Host);
+    in.in().compute_at(out, b).store_in(sw::LDM);
+    w.in().compute_at(out, b).store_in(sw::LDM);
+    sw::broadcast(w.in());
+    const sw::SwFunction f = sw::lower_pipeline_to_sunway(out, {in, w}, "rows", sw::sw26010());
+    ASSERT_EQ(f.kernels.size(), 1u);
+    bool site = false;
+    for (const sw::DmaSite &d : f.kernels[0].dma) {
+        if (d.main_buffer == "rw") {
+            EXPECT_NE(d.shape.find("issued by CPEs 0-4, a piece each"), std::string::npos)
+                << d.shape;
+            site = true;
+        }
+    }
+    EXPECT_TRUE(site);
+    const std::string cpe = sw::generate_cpe_source(f, "rows.sw_args.h");
+    // Five rows: CPEs 0-4 issue one row each, each waits for its own; barriers around.
+    EXPECT_NE(cpe.find("if ((athread_get_id(-1) < 5))"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("athread_get(BCAST_MODE, (void *)(rw + "), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("athread_get_id(-1)"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("athread_syn(ARRAY_SCOPE, 0xffff);"), std::string::npos) << cpe;
+}
+
 TEST(BroadcastDma, StagingThatDependsOnTheBlockIsAClearError) {
     Scaled16 p;
     sw::broadcast(p.in.in());
@@ -919,10 +976,16 @@ TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
     const Call *barrier = call_of(barrier_stmt);
     expect_extern(barrier, "sw_bcast_barrier", Int(32), 0);
     EXPECT_TRUE(ir::is_bcast_barrier(barrier) && ir::is_collective(barrier));
-    const Expr issuer_expr = ir::bcast_issuer();
+    const Expr issuer_expr = ir::bcast_issuer(8);
     const Call *issuer = issuer_expr.as<Call>();
-    expect_extern(issuer, "sw_bcast_issuer", Bool(), 0);
+    expect_extern(issuer, "sw_bcast_issuer", Bool(), 1);
     EXPECT_TRUE(ir::is_bcast_issuer(issuer) && ir::is_collective(issuer));
+    EXPECT_EQ(ir::bcast_issuers(issuer), 8);
+    EXPECT_EQ(ir::bcast_issuers(ir::bcast_issuer().as<Call>()), 1);
+    const Expr id_expr = ir::cpe_id();
+    const Call *id = id_expr.as<Call>();
+    expect_extern(id, "sw_cpe_id", Int(32), 0);
+    EXPECT_TRUE(ir::is_cpe_id(id) && ir::is_sunway_intrinsic(id) && !ir::is_collective(id));
     const Stmt share = ir::make_regcomm_share({"input_im", 1234});
     const Call *sc = call_of(share);
     expect_extern(sc, "sw_regcomm_share", Int(32), 2);
