@@ -215,14 +215,17 @@ public:
         }
     }
 
-    /** Inputs whose staged box is the same on every CPE: read once, shared (not double
-     * buffered). */
+    /** Inputs whose staged box is the same on every CPE: read once, shared (by broadcast DMA
+     * double buffered like the others: the broadcast one chunk ahead, BroadcastDma.h). */
     void share_inputs() {
         const std::vector<std::string> shared = shared_inputs(info_, plan_);
         for (const std::string &n : shared) {
-            double_buffered_.erase(std::remove(double_buffered_.begin(), double_buffered_.end(), n),
-                                   double_buffered_.end());
             const bool by_regcomm = plan_.share == Plan::Share::RegComm;
+            if (by_regcomm) {
+                double_buffered_.erase(
+                    std::remove(double_buffered_.begin(), double_buffered_.end(), n),
+                    double_buffered_.end());
+            }
             // An input is staged by its wrapper, a producer (a zero-padded window) by itself.
             const bool input = stage(n).is_input;
             const Func staged = input ? Func(env_.at(n)).in() : Func(env_.at(n));

@@ -433,7 +433,7 @@ private:
         const bool shared = contains(shared_, s.name);
         if (!s.callers.empty() && chunk_level && info_.chunk_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
-            buffer(s.name + ".in()", 4 * prod(box) * (shape_.double_buffered && !shared ? 2 : 1));
+            buffer(s.name + ".in()", 4 * prod(box) * (two_slots(shared) ? 2 : 1));
             add(shared ? work_.chunk_shared : work_.chunk_get, transfer(box, s.source_extents, m_));
             split_window(s.name, s.name + ".in() phases", box, work_.chunk_compute);
         } else if (info_.tile_region.count(s.name)) {
@@ -444,11 +444,17 @@ private:
         }
     }
 
+    /** Whether a chunk staging has two slots: double buffered, shared ones too when they are
+     * broadcast one chunk ahead (not when shared by register communication). */
+    bool two_slots(bool shared) const {
+        return shape_.double_buffered && (!shared || plan_.share == Plan::Share::Dma);
+    }
+
     /** A producer staged per chunk: its window filled around its input's guarded copy. */
     void count_staged_producer(const Stage &s) {
         const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
         const bool shared = contains(shared_, s.name);
-        buffer(s.name, 4 * prod(box) * (shape_.double_buffered && !shared ? 2 : 1));
+        buffer(s.name, 4 * prod(box) * (two_slots(shared) ? 2 : 1));
         work_.chunk_compute +=
             padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_, issue_);
         split_window(s.name, s.name + " phases", box, work_.chunk_compute);
@@ -739,7 +745,7 @@ struct CpeCycles {
  * moves its data at an equal share of the channel among the active CPEs. The chunks' shared
  * transfers are already in work.chunk_compute. */
 CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
-                             const PlanShape &shape, const CoreGroupRun &run,
+                             const PlanShape &shape, const CoreGroupRun &run, bool shared_ahead,
                              const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const double get_rate = std::min(dma.cpe_cap_bytes_per_cycle,
@@ -758,18 +764,25 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
     // engine's own time per request (its latency overlaps the next one). A shared transfer is
     // issued by CPE 0 behind its own requests and ahead of the next prefetch: it adds to the
     // engine's time per chunk.
+    // Broadcast one chunk ahead (shared_ahead): the shared transfer of chunk i + 1 runs
+    // beside the compute of chunk i, each iteration taking at least its time.
     const double chunk_compute = work.chunk_compute;
-    const double period = std::max({chunk_compute, (chunk_get + chunk_compute) / 2,
-                                    chunk_get - dma.get_latency_cycles + shared.per_chunk});
+    const double period = shared_ahead
+                              ? std::max({chunk_compute, (chunk_get + chunk_compute) / 2,
+                                          chunk_get - dma.get_latency_cycles, shared.per_chunk})
+                              : std::max({chunk_compute, (chunk_get + chunk_compute) / 2,
+                                          chunk_get - dma.get_latency_cycles + shared.per_chunk});
+    const double first_chunk = shared_ahead ? std::max(chunk_get, shared.per_chunk) : chunk_get;
     double chunks_cycles = shape.double_buffered
-                               ? chunk_get + (shape.chunks - 1) * period + chunk_compute
+                               ? first_chunk + (shape.chunks - 1) * period + chunk_compute
                                : shape.chunks * (chunk_get + chunk_compute);
     const double tile = tile_get + chunks_cycles + work.tile_compute + put;
     CpeCycles cycles;
     cycles.total = run.waves * tile;
     cycles.dma = run.waves * (tile_get + shape.chunks * (chunk_get + shared.per_chunk) + put);
     cycles.compute =
-        run.waves * (shape.chunks * (chunk_compute - shared.per_chunk) + work.tile_compute);
+        run.waves * (shape.chunks * (chunk_compute - (shared_ahead ? 0.0 : shared.per_chunk)) +
+                     work.tile_compute);
     return cycles;
 }
 
@@ -793,15 +806,15 @@ double first_setup(const Transfer &t, double block_cycles) {
  * add to the channel's time; double buffering hides them behind the data. A shared transfer
  * leaves the channel to one CPE: counted as idle, its bytes not again. */
 double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, const PlanShape &shape,
-                           const CoreGroupRun &run, const sw::Machine &m) {
+                           const CoreGroupRun &run, bool shared_ahead, const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const double latency = dma.get_latency_cycles;
     const double chunk_setup = first_setup(work.chunk_get, dma.get_block_cycles);
     const double tile_setup = first_setup(work.tile_get, dma.get_block_cycles);
     const double idle_in_chunks =
-        shape.double_buffered
-            ? chunk_setup + latency + work.chunk_compute + (shape.chunks - 1) * shared.per_chunk
-            : shape.chunks * (chunk_setup + latency + work.chunk_compute);
+        shape.double_buffered ? chunk_setup + latency + work.chunk_compute +
+                                    (shared_ahead ? 0.0 : (shape.chunks - 1) * shared.per_chunk)
+                              : shape.chunks * (chunk_setup + latency + work.chunk_compute);
     return run.waves *
            (idle_in_chunks + (work.tile_get.blocks ? tile_setup + latency : 0) + shared.per_tile +
             work.tile_compute + first_setup(work.put, dma.put_block_cycles) +
@@ -835,14 +848,21 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
 
     const CoreGroupRun run = core_group_run(info, plan, m);
     const SharedCycles shared = shared_cycles(work, plan, m);
-    // The shared transfer of each chunk runs before its compute, not overlapped.
-    work.chunk_compute += shared.per_chunk;
-    const CpeCycles cpe = busiest_cpe_cycles(work, shared, shape, run, m);
+    // The shared transfer of each chunk runs before its compute, not overlapped, unless it is
+    // broadcast one chunk ahead (double buffered).
+    const bool shared_ahead = shape.double_buffered && plan.share == Plan::Share::Dma;
+    if (!shared_ahead)
+        work.chunk_compute += shared.per_chunk;
+    const CpeCycles cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead, m);
     est.dma_cycles = cpe.dma, est.compute_cycles = cpe.compute;
     // The whole kernel cannot beat the channel plus the time the CPEs leave it idle, and pays
     // the launch and join.
-    const double channel = channel_busy_cycles(work, shape, m),
-                 idle = channel_idle_cycles(work, shared, shape, run, m);
+    const double channel = channel_busy_cycles(work, shape, m) +
+                           (shared_ahead
+                                ? run.waves * double(shape.chunks) * work.chunk_shared.line_bytes /
+                                      m.dma_timing.get_bytes_per_cycle
+                                : 0.0),
+                 idle = channel_idle_cycles(work, shared, shape, run, shared_ahead, m);
     const double cycles =
         std::max(cpe.total, channel + idle) + m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
 

@@ -95,6 +95,9 @@ public:
     }
     std::set<int> done;
     std::map<int, int> issuers; ///< per site: CPEs issuing its pieces
+    /** Buffers shared by broadcast DMA and double buffered (DoubleBuffer ran first): the site
+     * of each slot. */
+    std::map<std::string, std::pair<int, int>> doubled;
 
 private:
     using LetTrackingMutator::visit;
@@ -131,13 +134,188 @@ private:
         around_dependent.pop_back();
         return IfThenElse::make(op->condition, t, e);
     }
+    Stmt visit(const Allocate *op) override {
+        auto d = doubled.find(op->name);
+        if (d == doubled.end())
+            return LetTrackingMutator::visit(op);
+        return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition,
+                              double_buffered_group(d->second, op->body), op->new_expr,
+                              op->free_function);
+    }
+
+    /** Whether \p s contains a request or begin of site \p a or \p b. */
+    static bool issues_site(const Stmt &s, int a, int b) {
+        class Find : public IRVisitor {
+        public:
+            Find(int a, int b) : a(a), b(b) {}
+            bool found = false;
+
+        private:
+            using IRVisitor::visit;
+            int a, b;
+            void visit(const Call *c) override {
+                if (ir::is_dma_intrinsic(c) && !ir::as_dma_wait(c)) {
+                    const std::optional<int> site = ir::dma_site(c);
+                    found |= site == a || site == b;
+                }
+                IRVisitor::visit(c);
+            }
+        } f(a, b);
+        s.accept(&f);
+        return f.found;
+    }
+
+    /** The body of a double-buffered broadcast buffer's allocation (DoubleBuffer.h's shape:
+     * the first chunk's issue, then a serial loop whose body issues the next chunk and waits
+     * for its own slot) as a broadcast one chunk ahead:
+     *     barrier; if (issuers) { chunk 0's pieces }
+     *     for (i) { if (issuers) { wait for slot i }  barrier;
+     *               if (i + 1 < end) { if (issuers) { chunk i + 1's pieces into the other slot } }
+     *               the rest of the body }
+     * One barrier per chunk: after it, chunk i is on every CPE and every CPE is done with
+     * chunk i - 1, whose slot chunk i + 1 then fills while chunk i is computed. */
+    bool doubled_site(int site) const {
+        for (const auto &[name, pair] : doubled) {
+            if (pair.first == site || pair.second == site)
+                return true;
+        }
+        return false;
+    }
+
+    Stmt double_buffered_group(std::pair<int, int> sites, const Stmt &body_in) {
+        const auto [a, b] = sites;
+        // The other broadcasts inside it first.
+        const Stmt body = mutate(body_in);
+        const std::string &func = this->sites.at(a).func;
+        for (size_t i = 0; i < around.size(); i++) {
+            if (around_dependent[i]) {
+                refuse(func, "it is staged inside " + around[i] +
+                                 ", whose bounds or condition depend on the CPE's block: the "
+                                 "CPEs would not all reach the broadcast's barriers the same "
+                                 "number of times");
+            }
+        }
+        std::vector<Stmt> flat = flatten_blocks(body);
+        if (flat.size() < 2 || !issues_site(flat[0], a, b) || !only_issues_dma(flat[0]))
+            refuse(func, "double buffered, but its first chunk is not issued ahead of its loop");
+        int n = 1;
+        Stmt first = pieces(func, flat[0], &n);
+        Stmt rest = Block::make(std::vector<Stmt>(flat.begin() + 1, flat.end()));
+        bool found = false;
+        rest = mutate_loop_issuing(rest, a, b, func, &n, &found);
+        if (!found)
+            refuse(func, "double buffered, but the loop that prefetches its chunks was not found");
+        issuers[a] = issuers[b] = n;
+        done.insert(a);
+        done.insert(b);
+        // The issuers' condition, now that their number is known.
+        first = with_issuers(first, n);
+        rest = with_issuers(rest, n);
+        return Block::make({ir::make_bcast_barrier(), first, rest});
+    }
+
+    /** \p issue cut into pieces, under the issuers' condition (a placeholder, 1 issuer, set by
+     * with_issuers); *n: at least the issuers it needs. */
+    Stmt pieces(const std::string &func, const Stmt &issue, int *n) {
+        Requests r(*this, func, true, lets);
+        Stmt cut = r.mutate(issue);
+        if (r.issuers == 1) {
+            r.alone = true;
+            cut = r.mutate(issue);
+        }
+        *n = std::max(*n, r.issuers);
+        return IfThenElse::make(ir::bcast_issuer(), cut);
+    }
+
+    /** Every sw_bcast_issuer(1) placeholder of \p s becomes sw_bcast_issuer(n). */
+    static Stmt with_issuers(const Stmt &s, int n) {
+        class Set : public IRMutator {
+        public:
+            explicit Set(int n) : n(n) {}
+
+        private:
+            using IRMutator::visit;
+            int n;
+            Expr visit(const Call *op) override {
+                return ir::is_bcast_issuer(op) ? ir::bcast_issuer(n) : IRMutator::visit(op);
+            }
+        };
+        return Set(n).mutate(s);
+    }
+
+    /** In \p s, the serial loop whose body prefetches site a / b, rewritten as in
+     * double_buffered_group. */
+    Stmt mutate_loop_issuing(const Stmt &s, int a, int b, const std::string &func, int *n,
+                             bool *found) {
+        class Loop : public IRMutator {
+        public:
+            Loop(Broadcaster &br, int a, int b, const std::string &func, int *n, bool *found)
+                : br(br), a(a), b(b), func(func), n(n), found(found) {}
+
+        private:
+            using IRMutator::visit;
+            Broadcaster &br;
+            int a, b;
+            const std::string &func;
+            int *n;
+            bool *found;
+            Stmt visit(const For *op) override {
+                std::vector<Stmt> flat = flatten_blocks(op->body);
+                size_t p = flat.size();
+                for (size_t i = 0; i < flat.size(); i++) {
+                    const IfThenElse *c = flat[i].as<IfThenElse>();
+                    if (c && !c->else_case.defined() && issues_site(flat[i], a, b) &&
+                        only_issues_dma(flat[i]))
+                        p = i;
+                }
+                if (p == flat.size())
+                    return IRMutator::visit(op);
+                const IfThenElse *prefetch = flat[p].as<IfThenElse>();
+                // The wait for this chunk's slot, taken out of the rest of the body.
+                Stmt wait;
+                class TakeWait : public IRMutator {
+                public:
+                    TakeWait(int a, int b, Stmt &wait) : a(a), b(b), wait(wait) {}
+
+                private:
+                    using IRMutator::visit;
+                    int a, b;
+                    Stmt &wait;
+                    Stmt visit(const IfThenElse *op) override {
+                        if (ir::as_dma_wait(op->then_case) == a && op->else_case.defined() &&
+                            ir::as_dma_wait(op->else_case) == b) {
+                            wait = op;
+                            return Evaluate::make(0);
+                        }
+                        return IRMutator::visit(op);
+                    }
+                };
+                std::vector<Stmt> rest;
+                for (size_t i = 0; i < flat.size(); i++) {
+                    if (i != p)
+                        rest.push_back(TakeWait(a, b, wait).mutate(flat[i]));
+                }
+                if (!wait.defined())
+                    br.refuse(func, "double buffered, but the wait for its slot was not found");
+                *found = true;
+                std::vector<Stmt> body = {
+                    IfThenElse::make(ir::bcast_issuer(), wait), ir::make_bcast_barrier(),
+                    IfThenElse::make(prefetch->condition, br.pieces(func, prefetch->then_case, n))};
+                body.insert(body.end(), rest.begin(), rest.end());
+                return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
+                                 Block::make(body));
+            }
+        };
+        return Loop(*this, a, b, func, n, found).mutate(s);
+    }
+
     Stmt visit(const Block *op) override {
         std::vector<Stmt> flat = flatten_blocks(op), out;
         bool changed = false;
         for (size_t i = 0; i < flat.size(); i++) {
             const Call *c = evaluated_call(flat[i]);
             const std::optional<int> begin = ir::as_dma_begin(c);
-            if (begin && sites.count(*begin)) {
+            if (begin && sites.count(*begin) && !doubled_site(*begin)) {
                 const int site = *begin;
                 size_t j = i;
                 while (j < flat.size() && ir::as_dma_wait(flat[j]) != site)
@@ -528,12 +706,12 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
         if (mark == marked.end())
             continue;
         const Sharing how = mark->second;
-        if (doubled.count(b.name)) {
+        if (doubled.count(b.name) && how == Sharing::RegComm) {
             throw UserError("error: sw::broadcast(" + b.name +
-                            ") together with sw::double_buffer(" + b.name +
-                            ") is not supported (the prefetch of the next tile would need the " +
-                            (how == Sharing::Dma ? "broadcast and its barriers" : "sharing") +
-                            " one iteration ahead); drop one of the two directives");
+                            ", Sharing::RegComm) together with sw::double_buffer(" + b.name +
+                            ") is not supported (the prefetch of the next tile would need the "
+                            "sharing one iteration ahead); drop one of the two directives, or "
+                            "share by broadcast DMA");
         }
         if (how == Sharing::RegComm && !m.regcomm.available) {
             throw UserError("error: sw::broadcast(" + b.name + ", Sharing::RegComm): " + m.name +
@@ -560,6 +738,25 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
     // Every row of the mesh receives.
     const int mask = (1 << m.cpe_mesh_rows) - 1;
     Broadcaster b(k, sites, mask);
+    // Double buffered (DoubleBuffer added the second slot's site, the first's twin).
+    for (const std::string &name : doubled) {
+        auto mark = marked.find(name);
+        if (mark == marked.end() || mark->second != Sharing::Dma)
+            continue;
+        std::vector<int> filling;
+        for (const auto &[s, site] : sites) {
+            if (site.func == name)
+                filling.push_back(s);
+        }
+        if (filling.size() == 2 &&
+            k.dma[size_t(filling[1])].shape.find("(double buffered)") != std::string::npos) {
+            b.doubled[name] = {filling[0], filling[1]};
+        } else if (filling.size() > 2) {
+            throw UserError("error: sw::broadcast(" + name + ") together with sw::double_buffer(" +
+                            name + "): its staging is filled at " + std::to_string(filling.size()) +
+                            " places (Halide split its loop nest); drop one of the two directives");
+        }
+    }
     k.body = b.mutate(k.body);
     for (const auto &[s, site] : sites) {
         if (!b.done.count(s)) {

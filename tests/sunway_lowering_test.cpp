@@ -419,20 +419,56 @@ TEST(BroadcastDma, StagingThatDependsOnTheBlockIsAClearError) {
     }
 }
 
-TEST(BroadcastDma, TogetherWithDoubleBufferIsRefused) {
-    Scaled16 p;
-    sw::broadcast(p.v.in());
-    sw::double_buffer(p.v.in());
-    try {
-        p.lower();
-        FAIL() << "expected a UserError";
-    } catch (const sw::UserError &e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() +
-                           ") together with sw::double_buffer"),
-                  std::string::npos)
-            << msg;
+TEST(BroadcastDma, DoubleBufferedIsBroadcastOneChunkAheadWithOneBarrierPerChunk) {
+    // A dot product per output, its input vector staged per chunk of 16 in a serial loop.
+    ImageParam a{Float(32), 1, "da"}, w{Float(32), 2, "dw"};
+    Func acc{"dacc"}, out{"dout"};
+    Var x{"x"}, xo{"xo"}, xi{"xi"};
+    RDom r(0, 64, "dr");
+    acc(x) = 0.f;
+    acc(x) += a(r) * w(r, x);
+    out(x) = acc(x);
+    a.dim(0).set_bounds(0, 64).set_stride(1);
+    w.dim(0).set_bounds(0, 64).set_stride(1);
+    w.dim(1).set_bounds(0, 32).set_stride(64);
+    out.output_buffer().dim(0).set_bounds(0, 32).set_stride(1);
+    out.split(x, xo, xi, 4).gpu_blocks(xo, DeviceAPI::Host);
+    acc.compute_at(out, xo).store_in(sw::LDM);
+    RVar ro{"ro"}, ri{"ri"};
+    acc.update().split(r.x, ro, ri, 16).reorder(ri, x, ro);
+    a.in().compute_at(acc, ro).store_in(sw::LDM);
+    w.in().compute_at(acc, ro).store_in(sw::LDM);
+    sw::broadcast(a.in());
+    sw::double_buffer(a.in());
+    sw::double_buffer(w.in());
+    const sw::SwFunction f = sw::lower_pipeline_to_sunway(out, {a, w}, "ahead", sw::sw26010());
+    ASSERT_EQ(f.kernels.size(), 1u);
+    int shared_sites = 0;
+    for (const sw::DmaSite &d : f.kernels[0].dma) {
+        if (d.main_buffer == "da") {
+            EXPECT_NE(d.shape.find("broadcast"), std::string::npos) << d.shape;
+            shared_sites++;
+        }
     }
+    EXPECT_EQ(shared_sites, 2) << "one site per slot";
+    const std::string cpe = sw::generate_cpe_source(f, "ahead.sw_args.h");
+    auto count = [&](const std::string &what) {
+        int n = 0;
+        for (size_t p = cpe.find(what); p != std::string::npos; p = cpe.find(what, p + 1))
+            n++;
+        return n;
+    };
+    // One barrier before the first chunk's broadcast, one per chunk in the loop (not two).
+    EXPECT_EQ(count("athread_syn(ARRAY_SCOPE, 0xffff);"), 2) << cpe;
+    // Slot 0 or 1, for the first chunk and for the next one.
+    EXPECT_EQ(count("athread_get(BCAST_MODE, (void *)(da + "), 4) << cpe;
+    // In the loop: the issuer waits for this chunk's slot, the barrier, then the next chunk.
+    const size_t loop = cpe.find("for (int32_t dacc_s1_dr");
+    ASSERT_NE(loop, std::string::npos) << cpe;
+    const size_t wait = cpe.find("while (sw_reply_", loop), barrier = cpe.find("athread_syn", loop),
+                 next = cpe.find("BCAST_MODE", loop);
+    EXPECT_LT(wait, barrier) << cpe;
+    EXPECT_LT(barrier, next) << cpe;
 }
 
 TEST(BroadcastDma, RegCommIsOneGetByCpe0ThenTheSharingInAUniformBlockLoop) {
@@ -517,7 +553,7 @@ TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
         } catch (const sw::UserError &e) {
             const std::string msg = e.what();
             EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() +
-                               ") together with sw::double_buffer"),
+                               ", Sharing::RegComm) together with sw::double_buffer"),
                       std::string::npos)
                 << msg;
         }
