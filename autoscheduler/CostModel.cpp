@@ -117,20 +117,20 @@ Transfer transfer_of_box(const std::vector<int64_t> &box, const std::vector<int6
 
 Transfer transfer(const std::vector<int64_t> &window, const std::vector<int64_t> &source,
                   const sw::Machine &m, bool packed_rows = true, bool guarded = false) {
-    if (!guarded)
-        return transfer_of_box(window, source, m, packed_rows, false);
-    // A guarded copy moves only the in-bounds part of its (zero-padded) window, never more than
-    // the source along any dimension. Its loop nest has no loop of one iteration (Halide
-    // removes them), so InjectDma sees only the other dimensions: where the source has one
-    // point there too, the next dimension's rows follow each other in main memory.
+    // A copy's loop nest has no loop of one iteration (Halide removes them), so InjectDma sees
+    // only the other dimensions: where the source has one point there too, the next
+    // dimension's rows follow each other in main memory (a flattened map's channel rows are
+    // the blocks of one strided request, not one request each). A guarded copy moves only the
+    // in-bounds part of its (zero-padded) window, never more than the source along any
+    // dimension.
     std::vector<int64_t> box, kept_source;
     for (size_t d = 0; d < window.size() && d < source.size(); d++) {
         if (d == 0 || window[d] > 1 || source[d] > 1) {
-            box.push_back(std::min(window[d], source[d]));
+            box.push_back(guarded ? std::min(window[d], source[d]) : window[d]);
             kept_source.push_back(source[d]);
         }
     }
-    return transfer_of_box(box, kept_source, m, packed_rows, true);
+    return transfer_of_box(box, kept_source, m, packed_rows, guarded);
 }
 
 void add(Transfer &total, const Transfer &more) {
