@@ -488,11 +488,29 @@ private:
             r.bcast_mask = b.mask; // the rows of the mesh that receive
             const std::optional<int64_t> rows = constant(r.rows), block = constant(r.block_elems),
                                          pitch = constant(r.pitch_elems);
-            const BroadcastSplit cut =
-                rows && block && pitch
-                    ? split_broadcast(*rows, *block, *rows == 1 || *pitch == *block,
-                                      int(elem_bytes(r)))
-                    : BroadcastSplit{};
+            BroadcastSplit cut;
+            Expr total;        // rows (by rows) or elements cut
+            bool exact = true; // total a constant: every piece below cut.pieces is not empty
+            if (rows && block && pitch) {
+                cut = split_broadcast(*rows, *block, *rows == 1 || *pitch == *block,
+                                      int(elem_bytes(r)));
+                total = Expr(cut.by_rows ? *rows : *rows * *block);
+            } else if (rows && *rows > 1) {
+                // Rows of a length known at run time: cut by rows.
+                cut = split_broadcast(*rows, 1, false, int(elem_bytes(r)));
+                total = Expr(*rows);
+            } else if (rows && *rows == 1) {
+                // Contiguous, of a length known at run time (a window clamped at the edges):
+                // cut as its largest length; a piece past the end is skipped.
+                const Expr upper = find_constant_bound(simplify(lets.expand(r.block_elems)),
+                                                       Direction::Upper);
+                const int64_t *u = as_const_int(upper);
+                if (u && *u > 0) {
+                    cut = split_broadcast(1, *u, true, int(elem_bytes(r)));
+                    total = r.block_elems;
+                    exact = false;
+                }
+            }
             issuers = std::max(issuers, cut.pieces);
             const Expr piece = ir::cpe_id();
             if (cut.pieces == 1) {
@@ -504,23 +522,27 @@ private:
                 return IfThenElse::make(piece == (n == 1 ? Expr(0) : index % n),
                                         ir::make_dma_request(r));
             }
+            const Stmt request = ir::make_dma_request(split_request(r, cut, total));
+            if (!exact)
+                return IfThenElse::make(piece < cut.pieces && piece * Expr(cut.per) < total,
+                                        request);
             if (cut.pieces == kBroadcastIssuers) // every issuer has a piece
-                return ir::make_dma_request(split_request(r, cut, *rows, *block));
-            return IfThenElse::make(piece < cut.pieces,
-                                    ir::make_dma_request(split_request(r, cut, *rows, *block)));
+                return request;
+            return IfThenElse::make(piece < cut.pieces, request);
         }
-        /** Piece sw_cpe_id() of \p r. */
+        /** Piece sw_cpe_id() of \p r: rows or elements p * per onwards, at most per of them,
+         * of \p total. */
         static ir::DmaRequest split_request(ir::DmaRequest r, const BroadcastSplit &cut,
-                                            int64_t rows, int64_t block) {
+                                            const Expr &total) {
             const Expr start = ir::cpe_id() * Expr(cut.per);
             if (cut.by_rows) {
                 r.main_index = r.main_index + start * r.pitch_elems;
                 r.ldm_index = r.ldm_index + start * r.block_elems;
-                r.rows = min(Expr(cut.per), Expr(rows) - start);
+                r.rows = min(Expr(cut.per), total - start);
             } else {
                 r.main_index = r.main_index + start;
                 r.ldm_index = r.ldm_index + start;
-                r.block_elems = min(Expr(cut.per), Expr(rows * block) - start);
+                r.block_elems = min(Expr(cut.per), total - start);
                 r.rows = 1;
                 r.pitch_elems = r.block_elems;
             }
@@ -797,10 +819,12 @@ BroadcastSplit split_broadcast(int64_t rows, int64_t block_elems, bool contiguou
     if (rows < 1 || block_elems < 1 || elem_bytes < 1)
         return cut;
     if (contiguous) {
-        // Whole 128-byte lines per piece: no line is fetched by two issuers.
+        // Whole 128-byte lines per piece (no line is fetched by two issuers), and at least
+        // 1 KB: a smaller piece costs more in its request's setup and latency than it saves.
         const int64_t total = rows * block_elems, line = std::max<int64_t>(1, 128 / elem_bytes);
-        const int64_t per =
-            ((total + kBroadcastIssuers - 1) / kBroadcastIssuers + line - 1) / line * line;
+        const int64_t least = (1024 / elem_bytes + line - 1) / line * line;
+        const int64_t per = std::max(
+            least, ((total + kBroadcastIssuers - 1) / kBroadcastIssuers + line - 1) / line * line);
         cut.per = per;
         cut.pieces = int((total + per - 1) / per);
         return cut;

@@ -355,10 +355,13 @@ TEST(BroadcastDma, RequestsAreCutAmongEightIssuersByRowsOrWholeLines) {
     EXPECT_EQ(c.pieces, 8);
     EXPECT_EQ(c.per, 6272);
     EXPECT_FALSE(c.by_rows);
-    c = sw::split_broadcast(3, 37, true, 4); // 111 floats: 14 a piece, rounded to 32
-    EXPECT_EQ(c.pieces, 4);
-    EXPECT_EQ(c.per, 32);
-    c = sw::split_broadcast(1, 16, true, 4); // less than a line: not cut
+    c = sw::split_broadcast(1, 2000, true, 4); // 250 floats a piece: raised to 1 KB
+    EXPECT_EQ(c.pieces, 8);
+    EXPECT_EQ(c.per, 256);
+    c = sw::split_broadcast(1, 1100, true, 4); // 1 KB pieces: 5 of them
+    EXPECT_EQ(c.pieces, 5);
+    EXPECT_EQ(c.per, 256);
+    c = sw::split_broadcast(3, 37, true, 4); // 111 floats, less than 1 KB: not cut
     EXPECT_EQ(c.pieces, 1);
     // Strided: by rows, ceil(rows / 8) a piece.
     c = sw::split_broadcast(20, 77, false, 4);
