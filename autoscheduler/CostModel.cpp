@@ -78,10 +78,16 @@ Transfer transfer_of_box(const std::vector<int64_t> &box, const std::vector<int6
         for (size_t d = 2; d < box.size(); d++)
             requests *= box[d];
     } else {
-        if (last_merged + 1 < box.size())
-            blocks = box[last_merged + 1];
-        for (size_t d = last_merged + 2; d < box.size(); d++)
-            requests *= box[d];
+        // The dimensions past the contiguous run, but those of one point (their loops are
+        // gone): the first gives the blocks of a strided request, the others the requests (a
+        // tile of 56 x 1 pixels x 64 channels of a 112 x 112 map: one request of 64 blocks).
+        bool first = true;
+        for (size_t d = last_merged + 1; d < box.size(); d++) {
+            if (box[d] == 1)
+                continue;
+            (first ? blocks : requests) *= box[d];
+            first = false;
+        }
     }
     const double block_bytes = 4.0 * run;
     // Lines a block touches. The tensors start on a line (as sw_net allocates them and athread

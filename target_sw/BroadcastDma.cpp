@@ -502,8 +502,8 @@ private:
             } else if (rows && *rows == 1) {
                 // Contiguous, of a length known at run time (a window clamped at the edges):
                 // cut as its largest length; a piece past the end is skipped.
-                const Expr upper = find_constant_bound(simplify(lets.expand(r.block_elems)),
-                                                       Direction::Upper);
+                const Expr upper =
+                    find_constant_bound(simplify(lets.expand(r.block_elems)), Direction::Upper);
                 const int64_t *u = as_const_int(upper);
                 if (u && *u > 0) {
                     cut = split_broadcast(1, *u, true, int(elem_bytes(r)));

@@ -100,7 +100,8 @@ constexpr int kBroadcastIssuers = 8;
 
 /** How one broadcast request is cut among its issuers: CPE p issues piece p. A strided request
  * (several blocks with gaps) is cut by rows, `per` rows a piece; a contiguous one by elements,
- * `per` elements a piece, a whole number of 128-byte lines and at least 1 KB. One piece: not cut. */
+ * `per` elements a piece, a whole number of 128-byte lines and at least 1 KB. One piece: not cut.
+ */
 struct BroadcastSplit {
     int pieces = 1;
     int64_t per = 0; ///< rows (by_rows) or elements of a piece; the last piece may be shorter
