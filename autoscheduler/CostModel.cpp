@@ -264,8 +264,17 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
     int64_t rows = 1;
     for (size_t d = 1; d < box.size(); d++)
         rows *= box[d];
-    const int64_t groups = (box[0] + stride - 1) / stride;
     const int64_t bytes = 4 * stride * sw::phase_planes(box[0], rows, stride).plane_elements;
+    if (stride == 2) {
+        // On floatv4: per 8 elements two loads (unaligned unless the rows are whole vectors:
+        // two P1 each), two shuffles, two aligned stores.
+        const int64_t groups = (box[0] + 7) / 8;
+        const double loads = box[0] % 4 == 0 ? 2.0 : 4.0;
+        const double cycles = double(rows) * (double(groups) * region(m, issue, 2, loads + 2, 1) +
+                                              region(m, issue, 0, 0, 1));
+        return {bytes, cycles};
+    }
+    const int64_t groups = (box[0] + stride - 1) / stride;
     const double cycles = double(rows) * (double(groups) * region(m, issue, 0, 2.0 * stride, 1) +
                                           region(m, issue, 0, 0, 1));
     return {bytes, cycles};

@@ -270,6 +270,21 @@ private:
         vector_unsupported(op->type, "max");
         CodeGen_C99::visit(op);
     }
+    /** The even or odd lanes of two floatv4 a, b (a de-interleave, SplitPhases.h):
+     * simd_vshff(b, a, 0x88) is (a0, a2, b0, b2), 0xDD (a1, a3, b1, b3). */
+    void visit(const Shuffle *op) override {
+        const bool pair = op->vectors.size() == 2 && is_floatv4(op->vectors[0].type()) &&
+                          is_floatv4(op->vectors[1].type()) && is_floatv4(op->type);
+        const bool even = op->indices == std::vector<int>{0, 2, 4, 6},
+                   odd = op->indices == std::vector<int>{1, 3, 5, 7};
+        if (!pair || !(even || odd)) {
+            unsupported("vector shuffles other than the even or odd lanes of two floatv4");
+            return;
+        }
+        use_simd();
+        const std::string a = print_expr(op->vectors[0]), b = print_expr(op->vectors[1]);
+        last = "simd_vshff(" + b + ", " + a + ", " + (even ? "0x88" : "0xDD") + ")";
+    }
     void visit(const Select *op) override {
         vector_unsupported(op->type, "select");
         CodeGen_C99::visit(op);

@@ -109,6 +109,12 @@ struct PlaneLayout {
     }
 };
 
+/** Whether the copy into the planes runs on floatv4 (stride 2, float32): per 8 elements two
+ * loads, the even and odd lanes, two stores. */
+bool vector_copy(const PlaneLayout &layout, const Type &t) {
+    return layout.S == 2 && t == Float(32);
+}
+
 /** The consumer's vector loads of the buffer with a stride that is a multiple of S read the
  * phase planes. */
 class ReadPlanes : public IRMutator {
@@ -253,19 +259,43 @@ private:
                 ReadPlanes read(buffer, planes, layout, lets, blocks);
                 Stmt body = read.mutate(op->body);
                 rewritten += read.rewritten;
-                // Per buffer row, per group of S elements: S loads and S stores.
+                // Per buffer row, per group of S elements: S loads and S stores; for S = 2 on
+                // float32, per group of 8 elements two floatv4 loads, their even and odd
+                // lanes (two shuffles) and two aligned stores (the planes' rows are whole
+                // vectors).
                 const std::string row = planes + ".row", j = planes + ".j";
                 const Expr rv = Variable::make(Int(32), row), jv = Variable::make(Int(32), j);
                 std::vector<Stmt> copies;
-                for (int p = 0; p < layout.S; p++) {
-                    const Expr from = rv * int32_t(layout.P) + jv * layout.S + p;
-                    const Expr to = rv * int32_t(layout.R) + jv + int32_t(p * layout.Q);
-                    const Expr value = Load::make(t, buffer, from, Buffer<>(), Parameter(),
-                                                  const_true(), ModulusRemainder());
-                    copies.push_back(Store::make(planes, value, to, Parameter(), const_true(),
-                                                 ModulusRemainder()));
+                const bool vectors = vector_copy(layout, t);
+                const int group = vectors ? 8 : layout.S;
+                if (vectors) {
+                    const Type v4 = t.with_lanes(4);
+                    const Expr from = rv * int32_t(layout.P) + jv * 8;
+                    auto load = [&](const Expr &at) {
+                        return Load::make(v4, buffer, Ramp::make(at, 1, 4), Buffer<>(), Parameter(),
+                                          const_true(4), ModulusRemainder());
+                    };
+                    const Expr a = load(from), b = load(from + 4);
+                    for (int p = 0; p < 2; p++) {
+                        const Expr to = rv * int32_t(layout.R) + jv * 4 + int32_t(p * layout.Q);
+                        const Expr lanes =
+                            Shuffle::make({a, b}, p == 0 ? std::vector<int>{0, 2, 4, 6}
+                                                         : std::vector<int>{1, 3, 5, 7});
+                        copies.push_back(Store::make(planes, lanes, Ramp::make(to, 1, 4),
+                                                     Parameter(), const_true(4),
+                                                     ModulusRemainder()));
+                    }
+                } else {
+                    for (int p = 0; p < layout.S; p++) {
+                        const Expr from = rv * int32_t(layout.P) + jv * layout.S + p;
+                        const Expr to = rv * int32_t(layout.R) + jv + int32_t(p * layout.Q);
+                        const Expr value = Load::make(t, buffer, from, Buffer<>(), Parameter(),
+                                                      const_true(), ModulusRemainder());
+                        copies.push_back(Store::make(planes, value, to, Parameter(), const_true(),
+                                                     ModulusRemainder()));
+                    }
                 }
-                const int32_t groups = int32_t((layout.P + layout.S - 1) / layout.S);
+                const int32_t groups = int32_t((layout.P + group - 1) / group);
                 Stmt copy =
                     For::make(j, 0, groups, ForType::Serial, DeviceAPI::None, Block::make(copies));
                 copy =
@@ -279,9 +309,11 @@ private:
             return unchanged(op->body);
         }
         applied.insert(buffer);
-        // The copy reads whole groups of S: the last row's may pass the buffer's end.
+        // The copy reads whole groups (of S, or of 8 in vectors): the last row's may pass the
+        // buffer's end.
         const Expr planes_size = Expr(int32_t(layout.Q * S)),
-                   buffer_size = Expr(int32_t(layout.rows * layout.P + S));
+                   buffer_size = Expr(
+                       int32_t(layout.rows * layout.P + (vector_copy(layout, op->type) ? 8 : S)));
         body = Allocate::make(planes, op->type, op->memory_type, {planes_size}, const_true(), body);
         return Allocate::make(op->name, op->type, op->memory_type, {buffer_size}, op->condition,
                               body, op->new_expr, op->free_function);

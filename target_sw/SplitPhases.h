@@ -19,6 +19,9 @@
  *  - the copy into the planes runs once per filling of the buffer, at the start of its
  *    consumer, after the buffer's DMA and padding (DelayDmaWaits keeps the wait before the
  *    copy, its first reader): per row and group of S elements, S scalar loads and S stores;
+ *    for S = 2 on float32, per group of 8 elements two floatv4 loads, their even and odd
+ *    lanes (simd_vshff) and two aligned floatv4 stores (the copy then reads whole groups of
+ *    8, the buffer grows by 8 elements);
  *  - the planes are one more LDM buffer, `<f>$phases`, of S x Q elements, allocated with the
  *    buffer (and counted by PlaceLdmBuffers); the buffer's own allocation grows by S elements
  *    (the copy reads whole groups). Under sw::double_buffer the buffer's two slots are

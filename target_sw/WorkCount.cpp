@@ -160,6 +160,15 @@ private:
         if (!op->type.is_float() && !is_const(op->b))
             w.either += 3;
     }
+    // A floatv4 lane shuffle of two vectors (CodeGen_CPE: simd_vshff): one vector
+    // instruction on P0 [U] (SW26010.md: P0 takes floating point and vector instructions).
+    void visit(const Shuffle *op) override {
+        int64_t d = 0;
+        for (const Expr &v : op->vectors)
+            d = std::max(d, sub(v));
+        w.p0++;
+        fp_result(d);
+    }
     // A floatv4 min / max is a subtraction and a select (CodeGen_CPE: simd_vsellts).
     void visit(const Min *op) override { min_max(op->type, op->a, op->b); }
     void visit(const Max *op) override { min_max(op->type, op->a, op->b); }

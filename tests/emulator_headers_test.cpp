@@ -181,6 +181,7 @@ double da[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
 int ia[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
 float fo[8] __attribute__((aligned(32)));
 float fs[4];
+float fo2[8] __attribute__((aligned(32)));
 double dout[8] __attribute__((aligned(32)));
 int io[8] __attribute__((aligned(32)));
 int main(void) {
@@ -197,10 +198,17 @@ int main(void) {
     c = simd_vsellts(simd_set_floatv4(-1, 0, 2, -0.5f), simd_set_floatv4(10, 10, 10, 10),
                      simd_set_floatv4(1, 3, 4, 5));
     simd_storeu(c, fs);
+    /* de-interleave (0, 1, ..., 7): even lanes 0 2 4 6, odd lanes 1 3 5 7 */
+    simd_store(simd_vshff(simd_set_floatv4(4, 5, 6, 7), simd_set_floatv4(0, 1, 2, 3), 0x88),
+               fo2);
+    simd_store(simd_vshff(simd_set_floatv4(4, 5, 6, 7), simd_set_floatv4(0, 1, 2, 3), 0xDD),
+               fo2 + 4);
     a = simd_v4adds(simd_set_floatv4(1, 2, 3, 4), a * b);
     x = simd_v4muld(simd_set_doublev4(1, 2, 3, 4), x);
     return !(fo[0] == 2.5f && fo[1] == 6.5f && fo[2] == 12.5f && fo[3] == 20.5f && fo[4] == -2.5f &&
-             fs[0] == 10 && fs[1] == 3 && fs[2] == 4 && fs[3] == 10 && dout[0] == 5 &&
+             fs[0] == 10 && fs[1] == 3 && fs[2] == 4 && fs[3] == 10 && fo2[0] == 0 &&
+             fo2[1] == 2 && fo2[2] == 4 && fo2[3] == 6 && fo2[4] == 1 && fo2[5] == 3 &&
+             fo2[6] == 5 && fo2[7] == 7 && dout[0] == 5 &&
              dout[1] == 9 && dout[2] == 15 && dout[3] == 23 && dout[4] == -1 && io[0] == 2 &&
              io[7] == 16 && a[1] == 8 && x[3] == 16);
 }

@@ -336,6 +336,9 @@ std::vector<LayerCase> all_cases() {
         // an output width the register block does not divide) and 7x7 stride 3, padded.
         conv_case("conv_alexnet1_small", {2, 3, 7, 37, 43, 11, 11, 4, 4, 0, 0, 0, 0, 1, true}),
         conv_case("conv_stride3_padded", {1, 4, 6, 20, 23, 7, 7, 3, 3, 2, 2, 1, 1, 1, false}),
+        // Stride 2: the copy into the two planes runs on floatv4 (simd_vshff), rows of 23
+        // (not whole groups of 8), batch 2, odd channels.
+        conv_case("conv_stride2_phases", {2, 5, 7, 19, 21, 3, 3, 2, 2, 1, 1, 1, 1, 1, true}),
         dense_case("dense_batch3", 3, 37, 19, true),
         dense_case("dense_alpha_beta", 2, 100, 70, false, 0.5, 2.0),
         dense_case("dense_wide", 1, 3000, 130, true),

@@ -744,6 +744,35 @@ TEST(SplitPhases, StrideFourVectorsReadUnitStrideVectorsOfThePhasePlanes) {
     EXPECT_TRUE(std::regex_search(cpe, planes_load)) << cpe;
 }
 
+TEST(SplitPhases, StrideTwoPlanesAreFilledByDeinterleavingVectors) {
+    // out(x) reads in(2x) and in(2x + 1): window rows of 36 elements, 5 groups of 8 (the last
+    // one past the row: into the next row, or the 8 elements the buffer grows by).
+    ImageParam in{Float(32), 2, "s2in"};
+    Func out{"s2out"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, b{"b"};
+    out(x, y) = in(2 * x, y) + 3.f * in(2 * x + 1, y);
+    in.dim(0).set_bounds(0, 40).set_stride(1);
+    in.dim(1).set_bounds(0, 8).set_stride(40);
+    out.output_buffer().dim(0).set_bounds(0, 18).set_stride(1);
+    out.output_buffer().dim(1).set_bounds(0, 8).set_stride(18);
+    out.tile(x, y, xo, yo, xi, yi, 18, 4)
+        .fuse(xo, yo, b)
+        .gpu_blocks(b, DeviceAPI::Host)
+        .vectorize(xi, 4);
+    in.in().compute_at(out, b).store_in(sw::LDM);
+    sw::split_phases(in.in());
+    const sw::SwFunction f = sw::lower_pipeline_to_sunway(out, {in}, "s2", sw::sw26010());
+    ASSERT_EQ(f.kernels.size(), 1u);
+    EXPECT_TRUE(f.kernels[0].notes.empty()) << f.kernels[0].notes.front();
+    const std::string cpe = sw::generate_cpe_source(f, "s2.sw_args.h");
+    EXPECT_EQ(cpe.find("sw_gather4("), std::string::npos) << cpe;
+    // Even lanes to plane 0, odd lanes to plane 1, per group of 8 of a row.
+    EXPECT_NE(cpe.find(", 0x88)"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find(", 0xDD)"), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("simd_vshff("), std::string::npos) << cpe;
+    EXPECT_NE(cpe.find("_phases_j < 5;"), std::string::npos) << cpe;
+}
+
 TEST(SplitPhases, AStagingWithoutStridedVectorsStaysAsItWasAndTheReportSaysWhy) {
     Scaled16 p;
     sw::split_phases(p.in.in());

@@ -18,6 +18,8 @@
  *   arithmetic   simd_v4adds / v4subs / v4muls (floatv4), simd_v4addd / v4subd / v4muld
  *                (doublev4), simd_vaddw / vsubw (intv8), the eight multiply-adds above
  *   select       simd_vsellts(a, b, c) (floatv4): per lane a < 0 ? b : c (vsellt)
+ *   shuffle      simd_vshff(x, y, n) (floatv4): two lanes of y, then two of x, by n
+ *                (vshff; the de-interleave of sw::split_phases)
  *   load/store   simd_load(x, p), simd_store(x, p): aligned (floatv4 16 bytes, doublev4 and
  *                intv8 32 bytes; a misaligned address stops the run with
  *                "athread emulator: error: ...", as the hardware would fault);
@@ -35,7 +37,7 @@
  * types as the prototypes do. C only, like the slave compiler.
  * Left out (unused by the generated code): the SW1/SW2 types and intrinsics (floatv2,
  * doublev2, intv4, int128, ...), int256 / uint256 / uintv8, compares, the other selects, shifts,
- * logic, insert / extract, shuffles (simd_vshff), divide / sqrt, the other load / store
+ * logic, insert / extract, simd_vshff on other types, divide / sqrt, the other load / store
  * forms (simd_loadl / loadh / storel / storeh, simd_atov / vtoa), the loads that broadcast
  * along a row / column (simd_loadr / loadc / loader / loadec) and the simd_print_* /
  * simd_fprint_* functions. Register communication (simd_putr / putc / getr / getc) is
@@ -91,6 +93,25 @@ static inline floatv4 simd_vnmas(floatv4 a, floatv4 b, floatv4 c) {
 static inline floatv4 simd_vnmss(floatv4 a, floatv4 b, floatv4 c) {
     return -(a * b) - c;
 }
+/* simd_vshff(x, y, n) (floatv4; vshff): lanes 0 and 1 of the result are lanes n & 3 and
+ * (n >> 2) & 3 of y, lanes 2 and 3 are lanes (n >> 4) & 3 and (n >> 6) & 3 of x; n is a
+ * constant. The lane order as public SW26010 code documents it (a 4x4 transpose:
+ * shff([33 32 31 30], [23 22 21 20], 0xEE) is [33 32 23 22], lane 3 first; 0x88 picks lanes
+ * 0 and 2 of each, 0xDD lanes 1 and 3). */
+static inline floatv4 simd_emu_vshff_f4(floatv4 x, floatv4 y, int n) {
+    float a[4], b[4], r[4];
+    floatv4 v;
+    memcpy(a, &x, sizeof a);
+    memcpy(b, &y, sizeof b);
+    r[0] = b[n & 3];
+    r[1] = b[(n >> 2) & 3];
+    r[2] = a[(n >> 4) & 3];
+    r[3] = a[(n >> 6) & 3];
+    memcpy(&v, r, sizeof r);
+    return v;
+}
+#define simd_vshff(x, y, n) simd_emu_vshff_f4((x), (y), (n))
+
 static inline floatv4 simd_vsellts(floatv4 a, floatv4 b, floatv4 c) {
     float x[4], y[4], z[4];
     floatv4 r;
