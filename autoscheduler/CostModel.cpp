@@ -54,11 +54,31 @@ struct Transfer {
 };
 
 /** transfer() of a box whose dimensions are those of the DMA loop nest. */
-Transfer transfer_of_box(const std::vector<int64_t> &box, const std::vector<int64_t> &source,
-                         const sw::Machine &m, bool packed_rows, bool guarded) {
+Transfer transfer_of_box(const std::vector<int64_t> &full_box,
+                         const std::vector<int64_t> &full_source, const sw::Machine &m,
+                         bool packed_rows, bool guarded) {
     Transfer result;
-    if (prod(box) == 0)
+    if (prod(full_box) == 0)
         return result;
+    // A dimension of one point is no loop of the copy (Halide removes loops of one
+    // iteration, InjectDma sees only the others): the next dimension's rows are the blocks of
+    // the strided request (a tile of 224 x 1 x 24 of a map seen as one row: 24 blocks).
+    // Its start still steps by its source stride (in the line granule below).
+    std::vector<int64_t> box, source, strides;
+    int64_t granule_stride = 4, removed_stride_gcd = 0;
+    for (size_t d = 0; d < full_box.size(); d++) {
+        if (d == 0 || full_box[d] != 1) {
+            box.push_back(full_box[d]);
+            source.push_back(d < full_source.size() ? full_source[d] : 1);
+            strides.push_back(granule_stride);
+        } else if (d < full_source.size() && full_source[d] > 1) {
+            removed_stride_gcd = std::gcd(removed_stride_gcd, granule_stride);
+            // One point of several: the runs before it do not continue into the next kept
+            // dimension (nothing merges across it).
+            source.back() = std::max(source.back(), box.back() + 1);
+        }
+        granule_stride *= d < full_source.size() ? full_source[d] : 1;
+    }
     size_t last_merged = 0; // the outermost dimension merged into one contiguous run
     int64_t run = box[0];
     // A guarded copy makes one request per point of its dimensions from the third on: rows
@@ -97,8 +117,11 @@ Transfer transfer_of_box(const std::vector<int64_t> &box, const std::vector<int6
     // bytes starting at offset o touches ceil((o + b) / line) lines; averaged over the offsets
     // that are multiples of g.
     const int64_t line = m.dma_line_bytes;
-    int64_t start_granule = line, stride = 4; // g above; the bytes between points along d
+    int64_t start_granule = line; // g above
+    if (removed_stride_gcd)
+        start_granule = std::gcd(start_granule, removed_stride_gcd);
     for (size_t d = 0; d < box.size(); d++) {
+        const int64_t stride = strides[d]; // the bytes between points along d
         if (d > last_merged) {
             start_granule = std::gcd(start_granule, stride);
         } else if (d >= source.size() || box[d] < source[d]) {
@@ -106,7 +129,6 @@ Transfer transfer_of_box(const std::vector<int64_t> &box, const std::vector<int6
                 start_granule,
                 stride * box[d]); // a partial dimension: tiles start at multiples of box[d]
         }
-        stride *= d < source.size() ? source[d] : 1;
     }
     start_granule = std::max<int64_t>(start_granule, 1);
     double lines = 0;
@@ -433,8 +455,19 @@ private:
     void count_staged_input(const Stage &s) {
         if (contains(info_.producer_inputs, s.name) && !plan_.inline_producers) {
             // Read by a staged producer: the producer's guarded copy moves its in-bounds box
-            // (once for every CPE when the producer is shared).
-            const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
+            // (once for every CPE when the producer is shared). Of a window read by gathered
+            // vectors (a stride > 1) only the points of the tile's own outputs are copied: the
+            // vectors' lanes past the tile widen its LDM rows, not the box (a conv of stride 3
+            // on a 9-wide map: rows of 8 of 9 points, one block each).
+            std::vector<int64_t> box = region_extents_(info_.chunk_region.at(s.name));
+            if (info_.gather_stride > 1 &&
+                shape_.rounded_width != shape_.bindings.at(tile_size_var(0))) {
+                Bindings unrounded = shape_.bindings;
+                unrounded[rounded_width_var] =
+                    std::min<int64_t>(unrounded.at(tile_size_var(0)),
+                                      info_.out_extents.empty() ? 1 : info_.out_extents[0]);
+                box = extents(info_.chunk_region.at(s.name), unrounded);
+            }
             bool shared = false;
             for (const std::string &p : info_.producers)
                 shared |= contains(shared_, p);
@@ -664,9 +697,29 @@ private:
         const bool main_rows = !info_.main.empty() && !out.args.empty() &&
                                !info_.stages[info_.by_name.at(info_.main)].args.empty() &&
                                info_.stages[info_.by_name.at(info_.main)].args[0] == out.args[0];
-        work_.put =
-            transfer(box, info_.out_extents, m_,
-                     shape_.rounded_width == box[0] || !info_.main_width.defined() || !main_rows);
+        const bool packed =
+            shape_.rounded_width == box[0] || !info_.main_width.defined() || !main_rows;
+        // LDM rows padded to whole vectors, each a whole output row (a narrow map): InjectDma
+        // compacts them in the LDM first (compact_rows) and puts them as one block per
+        // request instead of one request per row.
+        size_t next = 1; // the first dimension of more than one point after x
+        while (next < box.size() && box[next] == 1)
+            next++;
+        const bool compacted = !packed && box[0] >= info_.out_extents[0] && next < box.size() &&
+                               next == 1 && shape_.rounded_width > box[0];
+        work_.put = transfer(box, info_.out_extents, m_, packed || compacted);
+        if (compacted) {
+            // After the compaction each outer point is a request of one block of its own.
+            work_.put.requests = work_.put.blocks;
+            // Per request, every row but the first moved in vectors of four (an unaligned load
+            // and store, two P1 each, and the loop), then its last width % 4 elements.
+            const double rows = double(prod(box) / box[0]);
+            const int64_t width = box[0];
+            const double row_cycles = double(width / 4) * region(m_, issue_, 0, 4, 5) +
+                                      double(width % 4) * region(m_, issue_, 0, 2, 4) +
+                                      region(m_, issue_, 0, 0, 2);
+            work_.tile_compute += (rows - work_.put.requests) * row_cycles;
+        }
     }
 };
 

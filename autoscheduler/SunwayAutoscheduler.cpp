@@ -145,12 +145,25 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                             if (!info.round_up_safe && t[0] % (4 * b) != 0)
                                 continue;
                             v.unroll_taps = info.taps > 1 && info.taps <= 25;
-                            variants.push_back(v);
-                            // Gathered vectors (a stride > 1): also with the windows split
-                            // into phases, where they are unit-stride.
-                            if (info.loads_gather > 0) {
-                                v.phases = true;
-                                variants.push_back(v);
+                            // With one reduction point per chunk (a depthwise conv: one input
+                            // channel per group) and every tap unrolled, no reduction loop is
+                            // left to keep the accumulators in registers over: each tap loads
+                            // and stores them. The taps also as loops (the taps along x still
+                            // unrolled over phase planes), the accumulators promoted over them.
+                            const bool rolled_too =
+                                v.unroll_taps && (c == 0 ? info.reduction : c) == 1;
+                            for (const bool unroll : {true, false}) {
+                                if (!unroll && !rolled_too)
+                                    continue;
+                                Plan u = v;
+                                u.unroll_taps = v.unroll_taps && unroll;
+                                variants.push_back(u);
+                                // Gathered vectors (a stride > 1): also with the windows split
+                                // into phases, where they are unit-stride.
+                                if (info.loads_gather > 0) {
+                                    u.phases = true;
+                                    variants.push_back(u);
+                                }
                             }
                         }
                     }

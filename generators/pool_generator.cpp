@@ -32,6 +32,12 @@ public:
     GeneratorParam<bool> ceil_mode{"ceil_mode", false};
     GeneratorParam<std::string> type{"type", "max"}; ///< max or avg
     GeneratorParam<bool> count_include_pad{"count_include_pad", false};
+    /** Rows of one point of a window (kernel_y 1, no padding along y) with stride_y > 1
+     * (a subsample): the input is declared as height / stride_y rows of stride_y * width
+     * (the same dense memory), so that a tile stages only the rows it reads (a strided DMA of
+     * the first width elements of each) instead of every row between them. Needs height a
+     * multiple of stride_y. */
+    GeneratorParam<bool> skip_rows{"skip_rows", false};
 
     Input<Buffer<float>> input{"input", 4};
     Output<Buffer<float>> output{"output", 4};
@@ -70,6 +76,12 @@ public:
         ow = out_size(width, kx, sx, pl, pr);
         oh = out_size(height, ky, sy, pt, pb);
         sw::check_param(ow >= 1 && oh >= 1, "pool: the kernel is larger than the padded input");
+        // With skip_rows, the rows the windows read are the input's rows (of stride_y * width).
+        const int row_step = skip_rows ? sy : 1;
+        sw::check_param(!skip_rows || (ky == 1 && pt == 0 && pb == 0 && height % sy == 0),
+                        "pool: skip_rows needs kernel_y 1, no padding along y and height a "
+                        "multiple of stride_y");
+        const int in_w = width * row_step, in_h = height / row_step, step_y = sy / row_step;
 
         /* THE ALGORITHM */
         const bool is_max = kind == "max";
@@ -77,8 +89,9 @@ public:
         // The padded input, written by hand like conv2d's (one Func over the input, without
         // BoundaryConditions' chain of wrapper Funcs and likely() tags), and only where some
         // window reaches outside the input (padding, or ceil mode's last window).
-        const int w = width, h = height;
-        const bool outside = pl || pt || (ow - 1) * sx + kx - pl > w || (oh - 1) * sy + ky - pt > h;
+        const int w = width, h = in_h;
+        const bool outside =
+            pl || pt || (ow - 1) * sx + kx - pl > w || (oh - 1) * step_y + ky - pt > h;
         Func padded("padded");
         if (outside) {
             Expr inside = x >= 0 && x < w && y >= 0 && y < h;
@@ -88,7 +101,7 @@ public:
             padded = Func(input);
         }
         RDom r(0, kx, 0, ky, "r");
-        Expr v = padded(x * sx + r.x - pl, y * sy + r.y - pt, c, n);
+        Expr v = padded(x * sx + r.x - pl, y * step_y + r.y - pt, c, n);
         pool(x, y, c, n) = init;
         pool(x, y, c, n) = is_max ? max(pool(x, y, c, n), v) : pool(x, y, c, n) + v;
         if (!is_max) {
@@ -103,11 +116,12 @@ public:
         }
         output(x, y, c, n) = pool(x, y, c, n);
 
-        sw::set_dense_shape(input, {width, height, channels, batch},
-                            {"width", "height", "channels", "batch"});
+        sw::set_dense_shape(input, {in_w, in_h, channels, batch},
+                            {skip_rows ? "width * stride_y" : "width",
+                             skip_rows ? "height / stride_y" : "height", "channels", "batch"});
         sw::set_dense_shape(output, {ow, oh, channels, batch},
                             {"width", "height", "channels", "batch"});
-        shape_ = {batch, channels, height, width, ow, oh, kx, ky, sx, sy};
+        shape_ = {batch, channels, in_h, in_w, ow, oh, kx, ky, sx, step_y};
     }
 
     void schedule() {

@@ -279,10 +279,17 @@ struct Lowerer {
         while (g.find(name) || subsampled.count(name))
             name += "_";
         subsampled.insert(name);
+        // Rows skipped by the stride are not staged: the pool sees the input as rows of
+        // stride * width and reads the first width elements of each (skip_rows).
+        const bool skip_rows = geo.sh > 1 && geo.h % geo.sh == 0;
+        if (skip_rows)
+            p["skip_rows"] = "true";
         Step &s = step(n, "pool", p);
         s.name += " (subsample)";
         s.op_type = "Subsample";
-        s.inputs = {{x, {geo.w, geo.h, geo.c, geo.n}}};
+        s.inputs = {{x,
+                     {skip_rows ? geo.w * geo.sh : geo.w, skip_rows ? geo.h / geo.sh : geo.h, geo.c,
+                      geo.n}}};
         s.output = {name, {conv_out(geo.w, geo.sw), conv_out(geo.h, geo.sh), geo.c, geo.n}};
         return name;
     }

@@ -284,7 +284,13 @@ private:
             }
             Expr rows = 1, pitch = block;
             bool strided = false;
-            if (used < dims.size() && same_value(dims[used].ldm_step, block)) {
+            Stmt compaction;
+            if (is_put) {
+                compaction = compact_rows(dims, ldm_name, load->type, ldm_index, used, block);
+            }
+            if (compaction.defined()) {
+                // The rows were compacted in the LDM: they form one block now.
+            } else if (used < dims.size() && same_value(dims[used].ldm_step, block)) {
                 rows = dims[used].extent;
                 pitch = dims[used].main_step;
                 strided = true;
@@ -300,6 +306,8 @@ private:
                                                  mi + r * pitch, block, 1, block, site));
                 req = IfThenElse::make(pitch >= block, req, per_row);
             }
+            if (compaction.defined())
+                req = Block::make(compaction, req);
             for (size_t i = used; i < dims.size(); i++) {
                 req = For::make(dims[i].var, dims[i].min, dims[i].extent, ForType::Serial,
                                 DeviceAPI::None, req);
@@ -312,10 +320,67 @@ private:
                   << simplify(block * bytes) << " B";
             if (strided)
                 shape << ", main-memory pitch " << simplify(pitch * bytes) << " B";
+            if (compaction.defined())
+                shape << ", its rows first compacted in the LDM (padded LDM rows)";
         }
         info.shape = shape.str();
         k.dma.push_back(info);
         return Block::make({ir::make_dma_begin(site), request_nest, ir::make_dma_wait(site)});
+    }
+
+    /** A put of rows that follow each other in main memory (whole rows of the output: a
+     * narrow map) from LDM rows padded to a longer pitch (rounded up to whole vectors): one
+     * request per row costs a put block each, so the rows are first moved together in the
+     * LDM, in place, forwards (row r from r * pitch to r * width: the target never lies above
+     * the source, and no row is overwritten before it is read), in vectors of four then one
+     * by one, and go as one block. The copy is the LDM buffer's last use (a tile's result
+     * put back), so its padded layout may be given up. On success \p used and \p block
+     * take in the compacted dimensions; otherwise returns an undefined Stmt. */
+    static Stmt compact_rows(const std::vector<Dim> &dims, const std::string &ldm_name,
+                             const Type &t, const Expr &ldm_index, size_t &used, Expr &block) {
+        if (used != 1 || dims.size() < 2)
+            return Stmt();
+        const Expr pitch = dims[1].ldm_step;
+        if (!same_value(dims[1].main_step, block) || same_value(pitch, block) ||
+            !proved(pitch >= block) || !is_const(simplify(pitch)) || !is_const(simplify(block))) {
+            return Stmt();
+        }
+        // The rows: dims[1] and the next dimensions that continue both layouts.
+        size_t end = 2;
+        Expr rows = dims[1].extent;
+        while (end < dims.size() && same_value(dims[end].main_step, block * rows) &&
+               same_value(dims[end].ldm_step, pitch * rows)) {
+            rows = simplify(rows * dims[end].extent);
+            end++;
+        }
+        Expr ldm_base = ldm_index; // the first row's start
+        for (size_t i = 0; i < end; i++)
+            ldm_base = substitute(dims[i].var, dims[i].min, ldm_base);
+        ldm_base = simplify(ldm_base);
+        auto move = [&](const Expr &from, const Expr &to, int lanes) {
+            Expr f = from, d = to;
+            if (lanes > 1)
+                f = Ramp::make(from, 1, lanes), d = Ramp::make(to, 1, lanes);
+            return Store::make(ldm_name,
+                               Load::make(t.with_lanes(lanes), ldm_name, f, Buffer<>(), Parameter(),
+                                          const_true(lanes), ModulusRemainder()),
+                               d, Parameter(), const_true(lanes), ModulusRemainder());
+        };
+        const std::string r = unique_name("compact"), v = unique_name("compact"),
+                          h = unique_name("compact");
+        const Expr rv = Variable::make(Int(32), r), vv = Variable::make(Int(32), v),
+                   hv = Variable::make(Int(32), h);
+        const Expr src = ldm_base + (rv + 1) * pitch, dst = ldm_base + (rv + 1) * block;
+        const Expr vectors = simplify(block / 4), head = simplify(block / 4 * 4);
+        Stmt row =
+            Block::make(For::make(v, 0, vectors, ForType::Serial, DeviceAPI::None,
+                                  move(simplify(src + vv * 4), simplify(dst + vv * 4), 4)),
+                        For::make(h, 0, simplify(block - head), ForType::Serial, DeviceAPI::None,
+                                  move(simplify(src + head + hv), simplify(dst + head + hv), 1)));
+        Stmt all = For::make(r, 0, simplify(rows - 1), ForType::Serial, DeviceAPI::None, row);
+        used = end;
+        block = simplify(block * rows);
+        return all;
     }
 
     /** A guarded staging copy ldm[ldm_index] = cond ? main[main_index] : fill, the enclosing
