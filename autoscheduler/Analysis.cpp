@@ -487,6 +487,10 @@ TileCounts tile_counts(const PipelineInfo &info, const Plan &plan) {
         const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
         (serial_dim(plan, int(d)) ? n.serial : n.spread) *= (extent + tile - 1) / tile;
     }
+    if (plan.serial_tiles > 1) { // the search takes serial_tiles dividing the tiles
+        n.spread = n.spread * n.serial / plan.serial_tiles;
+        n.serial = plan.serial_tiles;
+    }
     return n;
 }
 

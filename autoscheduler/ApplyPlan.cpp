@@ -320,6 +320,10 @@ private:
             serial_pixel_tiles(outer);
             return;
         }
+        if (plan_.serial_tiles > 1) {
+            serial_tiles_prefetched(outer);
+            return;
+        }
         block_ = outer[0];
         const size_t fused_dims = dims >= 2 ? dims - 1 : 1;
         for (size_t d = 1; d < fused_dims; d++) {
@@ -360,6 +364,27 @@ private:
                          ", ::Halide::DeviceAPI::Host);");
         }
         block_ = pixels;
+        tile_ = ident(block_);
+    }
+
+    /** Plan::serial_tiles: the tiles of every dimension fused into one loop, split into
+     * blocks of serial_tiles tiles (the block loop over the CPEs) and the tiles of a block
+     * (block_, a serial loop where the stagings are computed and double buffered). */
+    void serial_tiles_prefetched(const std::vector<std::string> &outer) {
+        std::string fused = outer[0];
+        for (size_t d = 1; d < outer.size(); d++) {
+            out_.fuse(Var(fused), Var(outer[d]), Var("sw_tile"));
+            writer_.line(out_ident_ + ".fuse(" + writer_.var(fused) + ", " + writer_.var(outer[d]) +
+                         ", " + writer_.var("sw_tile") + ");");
+            fused = "sw_tile";
+        }
+        const std::string blocks = "sw_block", serial = "sw_serial";
+        out_.split(Var(fused), Var(blocks), Var(serial), plan_.serial_tiles);
+        writer_.line(out_ident_ + ".split(" + writer_.var(fused) + ", " + writer_.var(blocks) +
+                     ", " + writer_.var(serial) + ", " + std::to_string(plan_.serial_tiles) + ");");
+        out_.gpu_blocks(Var(blocks), DeviceAPI::Host);
+        writer_.line(out_ident_ + ".gpu_blocks(" + ident(blocks) + ", ::Halide::DeviceAPI::Host);");
+        block_ = serial;
         tile_ = ident(block_);
     }
 
@@ -599,6 +624,9 @@ private:
             staged.compute_at(out_, Var(block_)).store_in(sw::LDM);
             writer_.line(staged_ident + ".compute_at(" + out_ident_ + ", " + tile_ +
                          ").store_in(::sw::LDM);");
+            // Tiles in turn: the next tile's staging prefetched.
+            if (plan_.serial_tiles > 1)
+                double_buffered_.push_back(s.name);
         }
         if (!s.is_input) {
             for (int update_index = 0; update_index < int(s.func.updates().size());

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 namespace sw_auto {
@@ -889,6 +890,43 @@ double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, con
             (work.put.blocks ? dma.put_latency_cycles : 0));
 }
 
+/** Plan::serial_tiles: each CPE runs its tiles in turn (one reduction chunk each), the next
+ * tile's stagings requested at the top of each iteration (DoubleBuffer.h). A CPE's engine
+ * moves its requests' data in order, so the put of tile i moves after the get of tile i + 1:
+ * an iteration takes the get's overlap with the compute (as for double-buffered chunks), then
+ * the put, waited for (the tile's LDM is freed). Returns the busiest CPE's cycles and the
+ * time the CPEs, in step, leave the channel idle: the first get's setup and latency, the
+ * compute that outlasts a prefetch, the last compute, and every put's first setup and
+ * latency. */
+std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const CoreGroupRun &run,
+                                                 const sw::Machine &m) {
+    const sw::DmaTiming &dma = m.dma_timing;
+    const double get_rate = std::min(dma.cpe_cap_bytes_per_cycle,
+                                     dma.get_bytes_per_cycle / std::max(1.0, run.active_cpes));
+    const double put_rate = std::min(dma.cpe_cap_bytes_per_cycle,
+                                     dma.put_bytes_per_cycle / std::max(1.0, run.active_cpes));
+    Transfer gets = work.tile_get;
+    add(gets, work.chunk_get);
+    const double latency = dma.get_latency_cycles;
+    const double get = get_cycles(gets, get_rate, dma);
+    const double compute = work.tile_compute + work.chunk_compute;
+    const double put = work.put.blocks == 0 ? 0.0
+                                            : pipelined(work.put, dma.put_block_cycles, put_rate) +
+                                                  dma.put_latency_cycles;
+    const double tiles = run.waves;
+    const double period = std::max({compute, (get + compute) / 2, get - latency}) + put;
+    CpeCycles cycles;
+    cycles.total = get + (tiles - 1) * period + compute + put;
+    cycles.dma = tiles * (get + put);
+    cycles.compute = tiles * compute;
+    const double idle = (gets.blocks ? first_setup(gets, dma.get_block_cycles) + latency : 0) +
+                        (tiles - 1) * std::max(0.0, compute - (get - latency)) + compute +
+                        tiles * (work.put.blocks ? first_setup(work.put, dma.put_block_cycles) +
+                                                       dma.put_latency_cycles
+                                                 : 0);
+    return {cycles, idle};
+}
+
 /** The kernel's bytes: requested (whole kernel) and moved in 128-byte lines. */
 void count_traffic(const TileWork &work, const PlanShape &shape, const CoreGroupRun &run,
                    Estimate &est) {
@@ -921,7 +959,13 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const bool shared_ahead = shape.double_buffered && plan.share == Plan::Share::Dma;
     if (!shared_ahead)
         work.chunk_compute += shared.per_chunk;
-    const CpeCycles cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead, m);
+    CpeCycles cpe;
+    double serial_idle = 0;
+    if (plan.serial_tiles > 1) {
+        std::tie(cpe, serial_idle) = serial_tiles_cycles(work, run, m);
+    } else {
+        cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead, m);
+    }
     est.dma_cycles = cpe.dma, est.compute_cycles = cpe.compute;
     // The whole kernel cannot beat the channel plus the time the CPEs leave it idle, and pays
     // the launch and join.
@@ -930,7 +974,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                                 ? run.waves * double(shape.chunks) * work.chunk_shared.line_bytes /
                                       m.dma_timing.get_bytes_per_cycle
                                 : 0.0),
-                 idle = channel_idle_cycles(work, shared, shape, run, shared_ahead, m);
+                 idle = plan.serial_tiles > 1
+                            ? serial_idle
+                            : channel_idle_cycles(work, shared, shape, run, shared_ahead, m);
     const double cycles =
         std::max(cpe.total, channel + idle) + m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
 

@@ -37,6 +37,12 @@ struct Plan {
      * in turn. The CPEs then work on the same pixels at once, so an input that moves only
      * with the pixels (a convolution's input) is the same box on every CPE and may be shared. */
     bool serial_pixels = false;
+    /** Tiles each CPE runs in turn, the next tile's stagings prefetched while the current one
+     * is computed and put back (sw::double_buffer at the tile loop): the tiles of every
+     * dimension fused into one loop, split into blocks of serial_tiles over the CPEs. 1: one
+     * tile per block. Only for plans without reduction chunks or sharing (a pooling, a
+     * depthwise conv, an element-wise layer: bound by DMA, their compute hidden). */
+    int serial_tiles = 1;
 
     std::string describe() const {
         std::string s = "tile";
@@ -68,6 +74,8 @@ struct Plan {
             s += ", shared input by register communication";
         if (serial_pixels)
             s += ", pixel tiles in turn on each CPE";
+        if (serial_tiles > 1)
+            s += ", " + std::to_string(serial_tiles) + " tiles in turn on each CPE, prefetched";
         return s;
     }
 };

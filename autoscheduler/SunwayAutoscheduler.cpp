@@ -199,6 +199,24 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                     }
                     for (const Plan &d : buffered) {
                         plans.push_back(d);
+                        // Tiles in turn on each CPE, the next one's stagings prefetched: the
+                        // two fewest per CPE that divide the tiles and fill at most 64 CPEs
+                        // (with at least 32 busy).
+                        if (d.chunk == 0) {
+                            const TileCounts n = tile_counts(info, d);
+                            const int64_t tiles = n.serial * n.spread;
+                            int taken = 0;
+                            for (int64_t serial = 2; serial <= 16 && taken < 2; serial++) {
+                                if (tiles % serial || tiles / serial > m.cpes_per_core_group ||
+                                    2 * (tiles / serial) < m.cpes_per_core_group) {
+                                    continue;
+                                }
+                                Plan st = d;
+                                st.serial_tiles = int(serial);
+                                plans.push_back(st);
+                                taken++;
+                            }
+                        }
                         // Sharing modes, when some input's staged box is the same on every CPE:
                         // with the tiles spread over the CPEs, or with each CPE running its
                         // pixel tiles in turn (then the CPEs work on the same pixels at once).

@@ -19,6 +19,11 @@ public:
     GeneratorParam<int> height{"height", 8};
     GeneratorParam<int> width{"width", 8};
     GeneratorParam<int> groups{"groups", 2};
+    /** The same memory seen as the transpose it is: the input as (H*W, C/g, g, N), the output
+     * as (H*W, g, C/g, N), out(p, j, i, n) = in(p, i, j, n). A tile of the output's i then
+     * stages g contiguous runs of the input (one strided get) and puts one contiguous block,
+     * instead of one channel per tile. */
+    GeneratorParam<bool> transposed_view{"transposed_view", false};
 
     Input<Buffer<float>> input{"input", 4};
     Output<Buffer<float>> output{"output", 4};
@@ -37,6 +42,17 @@ public:
         // a one-channel tile of 116 channels of 28x28 staged 59 channels (185 KB of LDM).
         // Here a one-channel tile's box is one channel; the clamp, a no-op on the values,
         // keeps the box of a many-channel tile inside the input.
+        if (transposed_view) {
+            // x: a pixel, y: the group j, c: the channel i within the group.
+            output(x, y, c, n) = input(x, c, y, n);
+            const int plane = int(width) * int(height);
+            sw::set_dense_shape(input, {plane, per_group, g, batch},
+                                {"height * width", "channels / groups", "groups", "batch"});
+            sw::set_dense_shape(output, {plane, g, per_group, batch},
+                                {"height * width", "groups", "channels / groups", "batch"});
+            shape_ = {batch, per_group, g, plane, 1, 0, false, true};
+            return;
+        }
         const Expr src = c * per_group - (c / g) * (int(channels) - 1);
         output(x, y, c, n) = input(x, y, clamp(src, 0, int(channels) - 1), n);
 

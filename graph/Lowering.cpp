@@ -677,12 +677,23 @@ struct Lowerer {
             throw NodeError("input of rank other than 4");
         const int nb = to_int(x.shape[0], "batch"), c = to_int(x.shape[1], "channels");
         const int h = to_int(x.shape[2], "height"), w = to_int(x.shape[3], "width");
+        const int groups = to_int(n.attr_int("groups", 1), "groups");
         std::map<std::string, std::string> p = {{"batch", str(nb)},
                                                 {"channels", str(c)},
                                                 {"height", str(h)},
                                                 {"width", str(w)},
-                                                {"groups", str(n.attr_int("groups", 1))}};
+                                                {"groups", str(groups)}};
+        // The transpose it is (channel_shuffle's transposed_view): the input as
+        // (H*W, C/g, g, N), the output as (H*W, g, C/g, N), the same memory.
+        const bool transposed = groups >= 1 && c % groups == 0;
+        if (transposed)
+            p["transposed_view"] = "true";
         Step &s = step(n, "channel_shuffle", p);
+        if (transposed) {
+            s.inputs = {{x.name, {w * h, c / groups, groups, nb}}};
+            s.output = {out_tensor(n).name, {w * h, groups, c / groups, nb}};
+            return;
+        }
         s.inputs = {{x.name, {w, h, c, nb}}};
         s.output = {out_tensor(n).name, {w, h, c, nb}};
     }

@@ -781,6 +781,35 @@ TEST(AutoscheduleRandom, DepthwiseAndPoolsOnNarrowMaps) {
     }
 }
 
+// Tiles in turn on each CPE, the next tile's window prefetched while the current one is
+// computed and put back (Plan::serial_tiles: the stagings double buffered at the tile loop):
+// MobileNetV2's 56x56 depthwise conv, ResNet's stride-2 max pool, and shapes that do not
+// divide the vectors or the tiles (42x42 with 37 channels and batch 2). Each plan against the
+// naive reference and the cost model (run_cases), and each must be such a plan.
+TEST(AutoscheduleRandom, TilesInTurnPrefetched) {
+    if (use_hand_schedules())
+        GTEST_SKIP() << "autoscheduler only";
+    std::vector<Case> cases;
+    const int convs[][3] = {{1, 144, 56}, {2, 37, 42}}; // batch, channels, size
+    for (const auto &sh : convs) {
+        reference::Conv2DParams p =
+            reference::Conv2DParams::square(sh[0], sh[1], sh[1], sh[2], sh[2], 3, 1, 1, true);
+        p.groups = sh[1];
+        cases.push_back(conv_case(p, seed(99800 + unsigned(sh[1] + sh[2])), false));
+    }
+    reference::PoolParams pool{1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, false, true, false};
+    cases.push_back(pool_case(pool, seed(99900)));
+    const std::vector<sw_jit::JitBuild> builds = run_cases("tiles in turn", cases);
+    for (size_t i = 0; i < builds.size(); i++) {
+        ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
+        const std::string plan = sw_jit::read_layer_schedule(*builds[i].layer).plan;
+        ASSERT_FALSE(plan.empty()) << cases[i].describe() << ": no schedule header";
+        EXPECT_NE(plan.find("tiles in turn on each CPE, prefetched"), std::string::npos)
+            << cases[i].describe() << ": expected tiles in turn, prefetched; the plan is\n"
+            << plan;
+    }
+}
+
 // Pointwise convs as the graph gives them (a map as one row of H*W pixels): a 7x7 map's row
 // of 49 pixels is not whole vectors, so its input is read through the zero extension, and
 // the plan keeps all 49 pixels on each CPE with a slice of the output channels, the input

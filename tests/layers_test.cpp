@@ -232,18 +232,26 @@ LayerCase channel_affine_case(const std::string &name, Shape4 s, bool relu) {
             }};
 }
 
-LayerCase channel_shuffle_case(const std::string &name, Shape4 s, int groups) {
+/** With \p transposed, the generator's transposed_view: the same memory passed as the
+ * input (H*W, C/g, g, N) and the output (H*W, g, C/g, N). */
+LayerCase channel_shuffle_case(const std::string &name, Shape4 s, int groups,
+                               bool transposed = false) {
     Params params = {{"batch", str(s.n)},
                      {"channels", str(s.c)},
                      {"height", str(s.h)},
                      {"width", str(s.w)},
                      {"groups", str(groups)}};
-    return {name, "channel_shuffle", params, 0, [=](const auto &call) {
-                std::vector<float> in = random_values(s.size(), 16), o(s.size(), NAN);
-                Buf bi = view(in, extents(s)), bo = view(o, extents(s));
-                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
-                expect_close(reference::channel_shuffle(s, in, groups), o);
-            }};
+    if (transposed)
+        params["transposed_view"] = "true";
+    return {
+        name, "channel_shuffle", params, 0, [=](const auto &call) {
+            std::vector<float> in = random_values(s.size(), 16), o(s.size(), NAN);
+            const int plane = s.h * s.w, per_group = s.c / groups;
+            Buf bi = transposed ? view(in, {plane, per_group, groups, s.n}) : view(in, extents(s));
+            Buf bo = transposed ? view(o, {plane, groups, per_group, s.n}) : view(o, extents(s));
+            ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+            expect_close(reference::channel_shuffle(s, in, groups), o);
+        }};
 }
 
 LayerCase channel_slice_case(const std::string &name, Shape4 s, int begin, int channels) {
@@ -384,6 +392,8 @@ std::vector<LayerCase> all_cases() {
         // ShuffleNetV2's 116 channels at 28x28: a one-channel tile stages one channel (its
         // box used to span C/g + 1 channels, 185 KB of LDM).
         channel_shuffle_case("channel_shuffle_wide_plane", {1, 116, 28, 28}, 2),
+        channel_shuffle_case("channel_shuffle_transposed", {2, 12, 5, 7}, 3, true),
+        channel_shuffle_case("channel_shuffle_transposed_wide_plane", {1, 116, 28, 28}, 2, true),
         channel_slice_case("channel_slice_upper_half", {2, 10, 5, 7}, 5, 5),
         channel_slice_case("channel_slice_middle", {1, 9, 3, 13}, 2, 3),
         global_pool_case("global_avg_pool", {2, 13, 7, 7}, false),
