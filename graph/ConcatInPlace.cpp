@@ -113,14 +113,20 @@ private:
         }
     }
 
-    /** The tensor that owns `tensor`'s storage: itself, or what it is a view of. */
+    /** The tensor that owns `tensor`'s storage: itself, or what it is a view of (the whole
+     * of; a slice view is a range of another tensor, placed with it or not at all). */
     std::string storage_of(std::string tensor) const {
         for (auto p = producer_.find(tensor);
-             p != producer_.end() && lw_.steps[size_t(p->second)].layer < 0;
+             p != producer_.end() && lw_.steps[size_t(p->second)].layer < 0 &&
+             !is_slice_view(lw_.steps[size_t(p->second)]);
              p = producer_.find(tensor)) {
             tensor = lw_.steps[size_t(p->second)].inputs.at(0).tensor;
         }
         return tensor;
+    }
+
+    static bool is_slice_view(const Step &s) {
+        return s.view_offset != 0 || elements(s.output.extents) != elements(s.inputs.at(0).extents);
     }
 
     /** Whether a layer step writes `tensor` (not a graph input, a constant or a view). */
@@ -168,6 +174,7 @@ private:
                 copies.push_back(a.tensor + (at != plan_.slices.end() ? " (placed in another slice)"
                                              : written_by_layer(x)  ? " (a concat's buffer itself)"
                                              : g_.is_graph_input(x) ? " (a graph input)"
+                                             : producer_.count(x)   ? " (a slice of another tensor)"
                                                                     : " (a constant)"));
             }
         }

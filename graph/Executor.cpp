@@ -328,7 +328,11 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                 if (const Tensor *ot = graph_->find(s.output.tensor))
                     sr.record.output = ot->shape;
             } else {
-                store[s.output.tensor] = get(s.inputs.at(0).tensor);
+                // A view: the input's storage, or (a slice) a range of it.
+                Storage st = get(s.inputs.at(0).tensor);
+                st.offset += s.view_offset;
+                st.size = elements(s.output.extents);
+                store[s.output.tensor] = st;
             }
             r.steps.push_back(sr);
             drop_dead(s);

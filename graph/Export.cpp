@@ -91,7 +91,8 @@ struct Plan {
     std::string expr(const std::string &tensor) const {
         const Loc &l = loc.at(tensor);
         if (l.kind == Loc::Input)
-            return "(float *)input";
+            return l.offset ? "((float *)input + " + std::to_string(l.offset) + ")"
+                            : "(float *)input";
         if (l.kind == Loc::Weight)
             return "m->weights + " + std::to_string(l.offset);
         return "(float *)(m->arena + " + std::to_string(l.offset) + ")";
@@ -150,7 +151,13 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
             use_root(sl.root, placement.roots.at(sl.root), k);
             p.loc[out] = {Loc::Arena, 0, sl.root, sl.offset * 4};
         } else if (s.layer < 0) {
-            p.loc[out] = p.loc.at(s.inputs.at(0).tensor);
+            // A view, of the whole input or (a slice) of a range of it.
+            Loc l = p.loc.at(s.inputs.at(0).tensor);
+            if (l.kind == Loc::Arena)
+                l.within += 4 * s.view_offset;
+            else
+                l.offset += s.view_offset;
+            p.loc[out] = l;
         } else {
             use_root(out, count(s.output.extents), k);
             p.loc[out] = {Loc::Arena, 0, out, 0};

@@ -714,6 +714,12 @@ struct Lowerer {
         const int nb = to_int(outer, "dims before the axis"),
                   w = to_int(inner, "dims after the axis");
         const int c = to_int(y.shape[axis], "dim"), ci = to_int(x.shape[axis], "dim");
+        if (outer == 1) {
+            // One contiguous range of x (a channel range of a batch-1 NCHW tensor): a view at
+            // an offset, no copy.
+            view_of(n, x, y, begin * inner);
+            return;
+        }
         std::map<std::string, std::string> p = {{"batch", str(nb)},    {"in_channels", str(ci)},
                                                 {"begin", str(begin)}, {"channels", str(c)},
                                                 {"height", "1"},       {"width", str(w)}};
@@ -809,9 +815,13 @@ struct Lowerer {
 
     void view(const Node &n) { view_of(n, float_in(n, 0), out_tensor(n)); }
 
-    void view_of(const Node &n, const Tensor &x, const Tensor &y) {
-        if (x.elements() != y.elements())
+    /** y as a view of x: all of it, or (\p offset, a slice) the contiguous range of y's
+     * elements from \p offset on. */
+    void view_of(const Node &n, const Tensor &x, const Tensor &y, int64_t offset = -1) {
+        if (offset < 0 && x.elements() != y.elements())
             throw NodeError("a view that changes the element count");
+        if (offset >= 0 && offset + y.elements() > x.elements())
+            throw NodeError("a slice view past the end of its input");
         Step s;
         s.node = n.label();
         s.name = n.name.empty() ? "#" + std::to_string(n.index) : n.name;
@@ -819,6 +829,7 @@ struct Lowerer {
         s.layer = -1;
         s.inputs = {{x.name, {to_int(x.elements(), "size")}}};
         s.output = {y.name, {to_int(y.elements(), "size")}};
+        s.view_offset = std::max<int64_t>(offset, 0);
         out.steps.push_back(s);
     }
 

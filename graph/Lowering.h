@@ -67,6 +67,9 @@ struct Step {
     std::string op_type; ///< the node's operator ("Conv+Relu" when a Relu is fused)
     /** Index into LoweredGraph::layers, or -1 for a view (output aliases inputs[0]). */
     int layer = -1;
+    /** A view's output starts this many elements into inputs[0] (a contiguous slice: a
+     * channel range of a batch-1 NCHW tensor); 0 for a view of the whole input. */
+    int64_t view_offset = 0;
     std::vector<LayerArg> inputs; ///< in the generator's input order
     LayerArg output;
 };

@@ -160,9 +160,9 @@ inline std::vector<float> random_values(size_t n, unsigned seed) {
 /** ShuffleNetV2's unit as torch.onnx exports it: Slice / Split of the channels, Concat,
  * then the channel shuffle as Reshape (N, g, C/g, H, W) - Transpose - Reshape:
  * x (2, 8, 3, 5) -> lo = x[:, :4], hi = x[:, 4:] -> y = shuffle(concat(lo, relu(hi)), 2). */
-inline ModelBuilder shuffle_unit(bool use_split) {
+inline ModelBuilder shuffle_unit(bool use_split, int batch = 2) {
     ModelBuilder b;
-    b.input("x", {2, 8, 3, 5});
+    b.input("x", {batch, 8, 3, 5});
     if (use_split) {
         auto &s = b.node("Split", {"x"}, {"lo", "hi"}, "split");
         ModelBuilder::attr_i(s, "axis", 1);
@@ -178,8 +178,8 @@ inline ModelBuilder shuffle_unit(bool use_split) {
     b.node("Relu", {"hi"}, {"r"}, "relu");
     auto &c = b.node("Concat", {"lo", "r"}, {"cat"}, "concat");
     ModelBuilder::attr_i(c, "axis", 1);
-    b.init_ints("shape5", {2, 2, 4, 3, 5});
-    b.init_ints("shape4", {2, 8, 3, 5});
+    b.init_ints("shape5", {batch, 2, 4, 3, 5});
+    b.init_ints("shape4", {batch, 8, 3, 5});
     b.node("Reshape", {"cat", "shape5"}, {"v"}, "view1");
     auto &t = b.node("Transpose", {"v"}, {"t"}, "transpose");
     ModelBuilder::attr_ints(t, "perm", {0, 2, 1, 3, 4});
