@@ -8,8 +8,10 @@
 #include "target_sw/WorkCount.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <tuple>
 #include <utility>
 
@@ -54,6 +56,17 @@ struct Transfer {
     double requests = 0, blocks = 0, bytes = 0, line_bytes = 0;
 };
 
+/** At most 8 dimensions, without allocating. */
+struct SmallDims {
+    std::array<int64_t, 8> v{};
+    size_t n = 0;
+    void push_back(int64_t x) { v[n++] = x; }
+    size_t size() const { return n; }
+    int64_t &operator[](size_t i) { return v[i]; }
+    int64_t operator[](size_t i) const { return v[i]; }
+    int64_t &back() { return v[n - 1]; }
+};
+
 /** transfer() of a box whose dimensions are those of the DMA loop nest. */
 Transfer transfer_of_box(const std::vector<int64_t> &full_box,
                          const std::vector<int64_t> &full_source, const sw::Machine &m,
@@ -61,11 +74,14 @@ Transfer transfer_of_box(const std::vector<int64_t> &full_box,
     Transfer result;
     if (prod(full_box) == 0)
         return result;
+    if (full_box.size() > SmallDims().v.size())
+        throw std::logic_error("transfer of a box of more than 8 dimensions");
     // A dimension of one point is no loop of the copy (Halide removes loops of one
     // iteration, InjectDma sees only the others): the next dimension's rows are the blocks of
     // the strided request (a tile of 224 x 1 x 24 of a map seen as one row: 24 blocks).
     // Its start still steps by its source stride (in the line granule below).
-    std::vector<int64_t> box, source, strides;
+    // (Small vectors on the stack: this runs for every region of every plan costed.)
+    SmallDims box, source, strides;
     int64_t granule_stride = 4, removed_stride_gcd = 0;
     for (size_t d = 0; d < full_box.size(); d++) {
         if (d == 0 || full_box[d] != 1) {
