@@ -503,16 +503,19 @@ private:
             split_window(s.name, s.name + ".in() phases", box, work_.chunk_compute);
         } else if (info_.tile_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.tile_region.at(s.name));
-            buffer(s.name + ".in()", 4 * prod(box));
+            // Tiles in turn: the next tile's staging prefetched into a second slot.
+            buffer(s.name + ".in()", 4 * prod(box) * (plan_.serial_tiles > 1 ? 2 : 1));
             add(shared ? work_.tile_shared : work_.tile_get, transfer(box, s.source_extents, m_));
             split_window(s.name, s.name + ".in() phases", box, work_.tile_compute);
         }
     }
 
     /** Whether a chunk staging has two slots: double buffered, shared ones too when they are
-     * broadcast one chunk ahead (not when shared by register communication). */
+     * broadcast one chunk ahead (not when shared by register communication); with tiles in
+     * turn (one chunk: staged per tile) the next tile's staging prefetched. */
     bool two_slots(bool shared) const {
-        return shape_.double_buffered && (!shared || plan_.share == Plan::Share::Dma);
+        return (shape_.double_buffered && (!shared || plan_.share == Plan::Share::Dma)) ||
+               plan_.serial_tiles > 1;
     }
 
     /** A producer staged per chunk: its window filled around its input's guarded copy. */
