@@ -829,6 +829,14 @@ struct CpeCycles {
     double total = 0, dma = 0, compute = 0;
 };
 
+/** A CPE's get and put rates when the active CPEs move data at once: an equal share of the
+ * channel, at most one CPE's cap. */
+std::pair<double, double> cpe_rates(const CoreGroupRun &run, const sw::DmaTiming &dma) {
+    const double cpes = std::max(1.0, run.active_cpes);
+    return {std::min(dma.cpe_cap_bytes_per_cycle, dma.get_bytes_per_cycle / cpes),
+            std::min(dma.cpe_cap_bytes_per_cycle, dma.put_bytes_per_cycle / cpes)};
+}
+
 /** The CPEs run in step (every tile does the same work), so their transfers overlap: each
  * moves its data at an equal share of the channel among the active CPEs. The chunks' shared
  * transfers are already in work.chunk_compute. */
@@ -836,10 +844,7 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
                              const PlanShape &shape, const CoreGroupRun &run, bool shared_ahead,
                              const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
-    const double get_rate = std::min(dma.cpe_cap_bytes_per_cycle,
-                                     dma.get_bytes_per_cycle / std::max(1.0, run.active_cpes));
-    const double put_rate = std::min(dma.cpe_cap_bytes_per_cycle,
-                                     dma.put_bytes_per_cycle / std::max(1.0, run.active_cpes));
+    const auto [get_rate, put_rate] = cpe_rates(run, dma);
     const double tile_get = get_cycles(work.tile_get, get_rate, dma) + shared.per_tile;
     const double chunk_get = get_cycles(work.chunk_get, get_rate, dma);
     // The tile's result is waited for before its LDM is freed: the put's latency counts.
@@ -920,10 +925,7 @@ double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, con
 std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const CoreGroupRun &run,
                                                  const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
-    const double get_rate = std::min(dma.cpe_cap_bytes_per_cycle,
-                                     dma.get_bytes_per_cycle / std::max(1.0, run.active_cpes));
-    const double put_rate = std::min(dma.cpe_cap_bytes_per_cycle,
-                                     dma.put_bytes_per_cycle / std::max(1.0, run.active_cpes));
+    const auto [get_rate, put_rate] = cpe_rates(run, dma);
     Transfer gets = work.tile_get;
     add(gets, work.chunk_get);
     const double latency = dma.get_latency_cycles;
