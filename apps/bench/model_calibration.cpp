@@ -200,16 +200,17 @@ double section_swdnn_conv(double *worst_fp64_bound) {
     }
     std::printf("  swDNN's kernels are hand assembly with register communication and 4x4 register "
                 "blocks, in\n"
-                "  fp64. Our fp32 plan is bound by DMA here; in fp64 it would move twice the bytes "
-                "at the same\n"
-                "  peak, and the read plateau alone would cap it at the fp64 bound. An fp64 bound "
-                "above 1 would\n"
-                "  mean the model flatters our plain C kernels even at equal bytes; the fp32 ratio "
-                "compares\n"
-                "  unlike arithmetic. Whether sw5cc issues our register blocks as ideally as the "
-                "model does is\n"
-                "  not measured anywhere public (docs/timing-model.md, \"What the timing model "
-                "cannot know\").\n\n");
+                "  fp64. The fp64 bound: our plan moving twice its bytes at the same peak, capped "
+                "by the read\n"
+                "  plateau (the peak where the plan shares its input across the mesh and reads "
+                "little). A ratio\n"
+                "  above 1 means the model rates our plain C kernels above swDNN's measured "
+                "assembly even at\n"
+                "  equal bytes: the compute side assumes ideal P0/P1 pairing, which no public "
+                "measurement of\n"
+                "  compiled SIMD loops checks; the fp32 ratio compares unlike arithmetic "
+                "(docs/timing-model.md,\n"
+                "  \"What the timing model cannot know\").\n\n");
     return worst;
 }
 
