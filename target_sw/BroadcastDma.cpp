@@ -165,6 +165,14 @@ private:
         return f.found;
     }
 
+    bool doubled_site(int site) const {
+        for (const auto &[name, pair] : doubled) {
+            if (pair.first == site || pair.second == site)
+                return true;
+        }
+        return false;
+    }
+
     /** The body of a double-buffered broadcast buffer's allocation (DoubleBuffer.h's shape:
      * the first chunk's issue, then a serial loop whose body issues the next chunk and waits
      * for its own slot) as a broadcast one chunk ahead:
@@ -174,14 +182,6 @@ private:
      *               the rest of the body }
      * One barrier per chunk: after it, chunk i is on every CPE and every CPE is done with
      * chunk i - 1, whose slot chunk i + 1 then fills while chunk i is computed. */
-    bool doubled_site(int site) const {
-        for (const auto &[name, pair] : doubled) {
-            if (pair.first == site || pair.second == site)
-                return true;
-        }
-        return false;
-    }
-
     Stmt double_buffered_group(std::pair<int, int> sites, const Stmt &body_in) {
         const auto [a, b] = sites;
         // The other broadcasts inside it first.
@@ -198,58 +198,37 @@ private:
         std::vector<Stmt> flat = flatten_blocks(body);
         if (flat.size() < 2 || !issues_site(flat[0], a, b) || !only_issues_dma(flat[0]))
             refuse(func, "double buffered, but its first chunk is not issued ahead of its loop");
-        int n = 1;
-        Stmt first = pieces(func, flat[0], &n);
+        // The issuers of the first chunk's requests (each later chunk's are the same requests
+        // one chunk on).
+        Requests count(*this, func, true, lets);
+        count.mutate(flat[0]);
+        const int n = count.issuers;
+        const Stmt first = pieces(func, flat[0], n);
         Stmt rest = Block::make(std::vector<Stmt>(flat.begin() + 1, flat.end()));
         bool found = false;
-        rest = mutate_loop_issuing(rest, a, b, func, &n, &found);
+        rest = mutate_loop_issuing(rest, a, b, func, n, &found);
         if (!found)
             refuse(func, "double buffered, but the loop that prefetches its chunks was not found");
         issuers[a] = issuers[b] = n;
         done.insert(a);
         done.insert(b);
-        // The issuers' condition, now that their number is known.
-        first = with_issuers(first, n);
-        rest = with_issuers(rest, n);
         return Block::make({ir::make_bcast_barrier(), first, rest});
     }
 
-    /** \p issue cut into pieces, under the issuers' condition (a placeholder, 1 issuer, set by
-     * with_issuers); *n: at least the issuers it needs. */
-    Stmt pieces(const std::string &func, const Stmt &issue, int *n) {
+    /** \p issue cut into pieces, under the condition of its \p n issuers. */
+    Stmt pieces(const std::string &func, const Stmt &issue, int n) {
         Requests r(*this, func, true, lets);
-        Stmt cut = r.mutate(issue);
-        if (r.issuers == 1) {
-            r.alone = true;
-            cut = r.mutate(issue);
-        }
-        *n = std::max(*n, r.issuers);
-        return IfThenElse::make(ir::bcast_issuer(), cut);
-    }
-
-    /** Every sw_bcast_issuer(1) placeholder of \p s becomes sw_bcast_issuer(n). */
-    static Stmt with_issuers(const Stmt &s, int n) {
-        class Set : public IRMutator {
-        public:
-            explicit Set(int n) : n(n) {}
-
-        private:
-            using IRMutator::visit;
-            int n;
-            Expr visit(const Call *op) override {
-                return ir::is_bcast_issuer(op) ? ir::bcast_issuer(n) : IRMutator::visit(op);
-            }
-        };
-        return Set(n).mutate(s);
+        r.alone = n == 1;
+        return IfThenElse::make(ir::bcast_issuer(n), r.mutate(issue));
     }
 
     /** In \p s, the serial loop whose body prefetches site a / b, rewritten as in
      * double_buffered_group. */
-    Stmt mutate_loop_issuing(const Stmt &s, int a, int b, const std::string &func, int *n,
+    Stmt mutate_loop_issuing(const Stmt &s, int a, int b, const std::string &func, int n,
                              bool *found) {
         class Loop : public IRMutator {
         public:
-            Loop(Broadcaster &br, int a, int b, const std::string &func, int *n, bool *found)
+            Loop(Broadcaster &br, int a, int b, const std::string &func, int n, bool *found)
                 : br(br), a(a), b(b), func(func), n(n), found(found) {}
 
         private:
@@ -257,7 +236,7 @@ private:
             Broadcaster &br;
             int a, b;
             const std::string &func;
-            int *n;
+            int n;
             bool *found;
             Stmt visit(const For *op) override {
                 std::vector<Stmt> flat = flatten_blocks(op->body);
@@ -299,7 +278,7 @@ private:
                     br.refuse(func, "double buffered, but the wait for its slot was not found");
                 *found = true;
                 std::vector<Stmt> body = {
-                    IfThenElse::make(ir::bcast_issuer(), wait), ir::make_bcast_barrier(),
+                    IfThenElse::make(ir::bcast_issuer(n), wait), ir::make_bcast_barrier(),
                     IfThenElse::make(prefetch->condition, br.pieces(func, prefetch->then_case, n))};
                 body.insert(body.end(), rest.begin(), rest.end());
                 return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
