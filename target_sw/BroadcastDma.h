@@ -3,7 +3,7 @@
  * `sw::broadcast(f)` for a Func staged in LDM whose staged box is the same for every CPE
  * (e.g. the input chunk of a fully connected layer,
  * `input.in().compute_at(acc, ro).store_in(sw::LDM)` and `sw::broadcast(input.in())`):
- * instead of 64 CPEs each reading the same bytes, one CPE (CPE 0) fetches them once with
+ * instead of 64 CPEs each reading the same bytes, CPEs 0-7 fetch them once, a piece each, with
  * `athread_get(BCAST_MODE, ...)` and they land at the same LDM address on all 64 CPEs.
  *
  * Two steps, both applied by this pass file:
