@@ -187,23 +187,14 @@ private:
         // The other broadcasts inside it first.
         const Stmt body = mutate(body_in);
         const std::string &func = this->sites.at(a).func;
-        for (size_t i = 0; i < around.size(); i++) {
-            if (around_dependent[i]) {
-                refuse(func, "it is staged inside " + around[i] +
-                                 ", whose bounds or condition depend on the CPE's block: the "
-                                 "CPEs would not all reach the broadcast's barriers the same "
-                                 "number of times");
-            }
-        }
+        refuse_inside_block_dependent(func, true);
         std::vector<Stmt> flat = flatten_blocks(body);
         if (flat.size() < 2 || !issues_site(flat[0], a, b) || !only_issues_dma(flat[0]))
             refuse(func, "double buffered, but its first chunk is not issued ahead of its loop");
         // The issuers of the first chunk's requests (each later chunk's are the same requests
         // one chunk on).
-        Requests count(*this, func, true, lets);
-        count.mutate(flat[0]);
-        const int n = count.issuers;
-        const Stmt first = pieces(func, flat[0], n);
+        const int n = issuers_of(func, true, flat[0]);
+        const Stmt first = pieces(func, true, flat[0], n);
         Stmt rest = Block::make(std::vector<Stmt>(flat.begin() + 1, flat.end()));
         bool found = false;
         rest = mutate_loop_issuing(rest, a, b, func, n, &found);
@@ -215,11 +206,37 @@ private:
         return Block::make({ir::make_bcast_barrier(), first, rest});
     }
 
-    /** \p issue cut into pieces, under the condition of its \p n issuers. */
-    Stmt pieces(const std::string &func, const Stmt &issue, int n) {
-        Requests r(*this, func, true, lets);
+    /** The CPEs that issue \p issue's requests: their pieces in BCAST_MODE (\p bcast), or
+     * CPE 0 alone. */
+    int issuers_of(const std::string &func, bool bcast, const Stmt &issue) {
+        Requests r(*this, func, bcast, lets);
+        r.mutate(issue);
+        return r.issuers;
+    }
+
+    /** \p issue's requests (cut into pieces in BCAST_MODE), under the condition of its \p n
+     * issuers (issuers_of); with one, the requests are not guarded each. */
+    Stmt pieces(const std::string &func, bool bcast, const Stmt &issue, int n) {
+        Requests r(*this, func, bcast, lets);
         r.alone = n == 1;
         return IfThenElse::make(ir::bcast_issuer(n), r.mutate(issue));
+    }
+
+    /** Refuses \p func when it is staged inside a loop or branch whose bounds or condition
+     * depend on the CPE's block. */
+    void refuse_inside_block_dependent(const std::string &func, bool dma) const {
+        for (size_t i = 0; i < around.size(); i++) {
+            if (around_dependent[i]) {
+                refuse(
+                    func,
+                    "it is staged inside " + around[i] +
+                        ", whose bounds or condition depend on the CPE's block: the CPEs would "
+                        "not all reach the broadcast's " +
+                        std::string(dma ? "barriers" : "register-communication sharing") +
+                        " the same number of times (Halide splits off edge tiles this way: choose "
+                        "tiles that divide the extents)");
+            }
+        }
     }
 
     /** In \p s, the serial loop whose body prefetches site a / b, rewritten as in
@@ -279,7 +296,8 @@ private:
                 *found = true;
                 std::vector<Stmt> body = {
                     IfThenElse::make(ir::bcast_issuer(n), wait), ir::make_bcast_barrier(),
-                    IfThenElse::make(prefetch->condition, br.pieces(func, prefetch->then_case, n))};
+                    IfThenElse::make(prefetch->condition,
+                                     br.pieces(func, true, prefetch->then_case, n))};
                 body.insert(body.end(), rest.begin(), rest.end());
                 return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
                                  Block::make(body));
@@ -552,36 +570,19 @@ private:
         const MarkedSite &marked = sites.at(site);
         const std::string &func = marked.func;
         const bool dma = marked.how == Sharing::Dma;
-        for (size_t i = 0; i < around.size(); i++) {
-            if (around_dependent[i]) {
-                refuse(
-                    func,
-                    "it is staged inside " + around[i] +
-                        ", whose bounds or condition depend on the CPE's block: the CPEs would "
-                        "not all reach the broadcast's " +
-                        std::string(dma ? "barriers" : "register-communication sharing") +
-                        " the same number of times (Halide splits off edge tiles this way: choose "
-                        "tiles that divide the extents)");
-            }
-        }
-        Requests r(*this, func, dma, lets);
-        Stmt issue = r.mutate(Block::make(group));
-        if (r.issuers == 1) { // again, without a guard on each request
-            r.alone = true;
-            issue = r.mutate(Block::make(group));
-        }
+        refuse_inside_block_dependent(func, dma);
+        const Stmt requests = Block::make(group);
+        const int n = issuers_of(func, dma, requests);
+        const Stmt issue = pieces(func, dma, requests, n);
         done.insert(site);
-        issuers[site] = r.issuers;
-        const Expr issuer = ir::bcast_issuer(r.issuers);
-        if (dma) {
-            return Block::make({ir::make_bcast_barrier(), IfThenElse::make(issuer, issue),
-                                ir::make_bcast_barrier()});
-        }
+        issuers[site] = n;
+        if (dma)
+            return Block::make({ir::make_bcast_barrier(), issue, ir::make_bcast_barrier()});
         // CPE (0, 0) gets the staging alone (PE_MODE) and waits; then every CPE takes part in
         // passing the whole buffer over the mesh. What InjectDma writes after the wait (padding,
         // spreading) follows the sharing and runs on every CPE, as after a broadcast DMA.
         const Stmt share = ir::make_regcomm_share({func, marked.bytes});
-        return Block::make({IfThenElse::make(issuer, issue), share});
+        return Block::make({issue, share});
     }
 };
 
