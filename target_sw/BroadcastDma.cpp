@@ -23,13 +23,36 @@ struct MarkedSite {
     int64_t bytes; ///< the LDM buffer's size (what a RegComm sharing passes on)
 };
 
-/** Whether an expression (lets expanded) depends on the block variables of the kernel. */
+/** Whether an expression (lets expanded) depends on the block variables of the kernel: on all
+ * of them, or (\p how: Sharing::RegCommRow) on the ones that differ between the CPEs of a mesh
+ * row, or (Sharing::RegCommColumn) on the ones that differ down a mesh column.
+ *
+ * The CPEs take the blocks in rounds of 64, block = round * 64 + id, id = row * cols + col
+ * (CodeGen_CPE). With an innermost block loop of cols iterations (check_mesh_blocks), its
+ * variable is the CPE's column; every other block variable is a function of block / cols =
+ * round * rows + row: it differs down a column, unless the block loops inside it (the innermost
+ * left out) have a multiple of rows iterations, when it is the same for the whole round. */
 class BlockDependence {
 public:
-    explicit BlockDependence(const CpeKernel &k) {
-        for (const BlockLoop &b : k.blocks) {
-            vars.push_back(b.var);
+    explicit BlockDependence(const CpeKernel &k, Sharing how = Sharing::Dma, int mesh_rows = 1) {
+        int64_t inside = 1; // iterations of the block loops inside, the innermost left out
+        bool known = true;
+        for (size_t i = k.blocks.size(); i-- > 0;) {
+            const BlockLoop &b = k.blocks[i];
+            const bool innermost = i + 1 == k.blocks.size();
+            bool counts = true;
+            if (how == Sharing::RegCommRow)
+                counts = innermost;
+            else if (how == Sharing::RegCommColumn)
+                counts = !innermost && !(known && inside % mesh_rows == 0);
+            if (counts)
+                vars.push_back(b.var);
             bounds.push(b.var, Interval(b.min, simplify(b.min + b.extent - 1)));
+            if (!innermost) {
+                const int64_t *e = as_const_int(simplify(b.extent));
+                known = known && e;
+                inside *= e ? *e : 1;
+            }
         }
     }
     bool depends(const Expr &e, const LetScope &lets) const {
@@ -88,8 +111,11 @@ bool only_dma_traffic(const Stmt &s) {
 /** Turns the DMA sites of marked buffers into broadcast groups, checking the conditions. */
 class Broadcaster : public LetTrackingMutator {
 public:
-    Broadcaster(const CpeKernel &k, const std::map<int, MarkedSite> &sites, int mask)
-        : dep(k), sites(sites), mask(mask) {
+    Broadcaster(const CpeKernel &k, const std::map<int, MarkedSite> &sites, int mask, int mesh_cols,
+                int mesh_rows)
+        : dep(k), along_row(k, Sharing::RegCommRow, mesh_rows),
+          down_column(k, Sharing::RegCommColumn, mesh_rows), sites(sites), mask(mask),
+          mesh_cols(mesh_cols) {
         for (const ClosureArg &a : k.args)
             elem_bytes[a.name] = a.type.bytes();
     }
@@ -102,8 +128,18 @@ public:
 private:
     using LetTrackingMutator::visit;
     BlockDependence dep;
+    /** What a staging shared along a mesh row (down a column) must not depend on. */
+    BlockDependence along_row, down_column;
     const std::map<int, MarkedSite> &sites;
     int mask;
+    int mesh_cols;
+
+    /** What the staged box of a site shared \p how must not depend on. */
+    const BlockDependence &dependence(Sharing how) const {
+        return how == Sharing::RegCommRow      ? along_row
+               : how == Sharing::RegCommColumn ? down_column
+                                               : dep;
+    }
     std::map<std::string, int64_t> elem_bytes; ///< per kernel argument
     /** What encloses the current point inside the kernel body, for the error message. */
     std::vector<std::string> around;
@@ -406,12 +442,14 @@ private:
         int issuers = 1;    ///< CPEs that issue a piece of some request (BCAST_MODE)
         bool alone = false; ///< no request of the site is cut: CPE 0 issues them all
 
-        Requests(const Broadcaster &b, const std::string &func, bool bcast, LetScope lets)
-            : b(b), func(func), bcast(bcast), lets(std::move(lets)) {}
+        Requests(const Broadcaster &b, const std::string &func, bool bcast, LetScope lets,
+                 Sharing how = Sharing::Dma)
+            : b(b), dep(b.dependence(how)), func(func), bcast(bcast), lets(std::move(lets)) {}
 
     private:
         using IRMutator::visit;
         const Broadcaster &b;
+        const BlockDependence &dep; ///< what the staged box must not depend on
         const std::string &func;
         bool bcast; ///< BCAST_MODE (else the requests stay PE_MODE, issued by CPE 0 alone)
         LetScope lets;
@@ -423,7 +461,7 @@ private:
             return LetStmt::make(op->name, op->value, body);
         }
         Stmt visit(const For *op) override {
-            if (b.dep.depends(op->min, lets) || b.dep.depends(op->extent, lets)) {
+            if (dep.depends(op->min, lets) || dep.depends(op->extent, lets)) {
                 b.refuse(func,
                          "the number of its transfers (loop " + op->name +
                              ") depends on the CPE's block: each CPE needs a different region, so "
@@ -452,7 +490,7 @@ private:
             return {simplify(index), int(std::min<int64_t>(count, kBroadcastIssuers))};
         }
         Stmt visit(const IfThenElse *op) override {
-            if (b.dep.depends(op->condition, lets)) {
+            if (dep.depends(op->condition, lets)) {
                 b.refuse(func, "its transfer is guarded by a condition on the CPE's block (" +
                                    to_string(op->condition) + ")");
             }
@@ -553,7 +591,7 @@ private:
                 b.refuse(func, "a put cannot be broadcast");
             for (const Expr &a :
                  {r.ldm_index, r.main_index, r.block_elems, r.rows, r.pitch_elems}) {
-                if (b.dep.depends(a, lets)) {
+                if (dep.depends(a, lets)) {
                     b.refuse(
                         func,
                         "the staged region depends on the CPE's block (" +
@@ -571,6 +609,11 @@ private:
         const std::string &func = marked.func;
         const bool dma = marked.how == Sharing::Dma;
         refuse_inside_block_dependent(func, dma);
+        if (marked.how == Sharing::RegCommRow || marked.how == Sharing::RegCommColumn) {
+            done.insert(site);
+            issuers[site] = 1;
+            return make_mesh_group(marked, group);
+        }
         const Stmt requests = Block::make(group);
         const int n = issuers_of(func, dma, requests);
         const Stmt issue = pieces(func, dma, requests, n);
@@ -581,8 +624,22 @@ private:
         // CPE (0, 0) gets the staging alone (PE_MODE) and waits; then every CPE takes part in
         // passing the whole buffer over the mesh. What InjectDma writes after the wait (padding,
         // spreading) follows the sharing and runs on every CPE, as after a broadcast DMA.
-        const Stmt share = ir::make_regcomm_share({func, marked.bytes});
+        const Stmt share = ir::make_regcomm_share({func, marked.bytes, marked.how});
         return Block::make({issue, share});
+    }
+
+    /** A staging shared along each mesh row (or down each column) by register communication:
+     *     if (column 0 (row 0)) { begin; requests in PE_MODE; wait }
+     *     sw_regcomm_share(buffer, bytes, how);     // every CPE
+     * The block's column is its innermost block variable (mesh_blocks), so the eight CPEs of a
+     * row (column) stage the same box, which the requests' check makes sure of. */
+    Stmt make_mesh_group(const MarkedSite &marked, const std::vector<Stmt> &group) {
+        Requests r(*this, marked.func, false, lets, marked.how);
+        const Stmt requests = r.mutate(Block::make(group));
+        const Expr id = ir::cpe_id(), cols = Expr(mesh_cols);
+        const Expr source = marked.how == Sharing::RegCommRow ? id % cols == 0 : id < cols;
+        return Block::make({IfThenElse::make(source, requests),
+                            ir::make_regcomm_share({marked.func, marked.bytes, marked.how})});
     }
 };
 
@@ -694,6 +751,34 @@ private:
     }
 };
 
+/** The conditions of a staging shared along mesh rows or down mesh columns (\p how): the
+ * kernel's blocks are dealt to the CPEs so that the innermost block variable is the CPE's mesh
+ * column and the others depend only on its mesh row (and the round): the innermost block loop
+ * has as many iterations as the mesh has columns and the blocks fill every round. */
+void check_mesh_blocks(const CpeKernel &k, const Machine &m, const std::string &func, Sharing how) {
+    const std::string what = "sw::broadcast(" + func + ", " + sharing_name(how) + ")";
+    if (k.blocks.empty())
+        throw UserError("error: " + what + ": the kernel has no block loop");
+    const int64_t *inner = as_const_int(simplify(k.blocks.back().extent));
+    Expr total = 1;
+    for (const BlockLoop &b : k.blocks)
+        total = total * b.extent;
+    const int64_t *blocks = as_const_int(simplify(total));
+    if (!inner || *inner != m.cpe_mesh_cols) {
+        throw UserError("error: " + what + ": the innermost block loop (" + k.blocks.back().var +
+                        ") must have " + std::to_string(m.cpe_mesh_cols) +
+                        " iterations, one per mesh column, so that a block's column is the "
+                        "CPE's; it has " +
+                        (inner ? std::to_string(*inner) : std::string("a run-time number of")));
+    }
+    if (!blocks || *blocks % m.cpes_per_core_group != 0) {
+        throw UserError("error: " + what + ": the blocks (" +
+                        (blocks ? std::to_string(*blocks) : std::string("a run-time number")) +
+                        ") must be a multiple of " + std::to_string(m.cpes_per_core_group) +
+                        ", so that every CPE of a row or column works on the same round");
+    }
+}
+
 } // namespace
 
 void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
@@ -708,15 +793,16 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
         if (mark == marked.end())
             continue;
         const Sharing how = mark->second;
-        if (doubled.count(b.name) && how == Sharing::RegComm) {
-            throw UserError("error: sw::broadcast(" + b.name +
-                            ", Sharing::RegComm) together with sw::double_buffer(" + b.name +
+        if (doubled.count(b.name) && by_regcomm(how)) {
+            throw UserError("error: sw::broadcast(" + b.name + ", " + sharing_name(how) +
+                            ") together with sw::double_buffer(" + b.name +
                             ") is not supported (the prefetch of the next tile would need the "
                             "sharing one iteration ahead); drop one of the two directives, or "
                             "share by broadcast DMA");
         }
-        if (how == Sharing::RegComm && !m.regcomm.available) {
-            throw UserError("error: sw::broadcast(" + b.name + ", Sharing::RegComm): " + m.name +
+        if (by_regcomm(how) && !m.regcomm.available) {
+            throw UserError("error: sw::broadcast(" + b.name + ", " + sharing_name(how) +
+                            "): " + m.name +
                             " has no register communication between CPEs (it has RMA instead); use "
                             "Sharing::Dma");
         }
@@ -734,12 +820,14 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
                 "DMA), so there is nothing to broadcast");
         }
         (how == Sharing::Dma ? dma : regcomm) = true;
+        if (how == Sharing::RegCommRow || how == Sharing::RegCommColumn)
+            check_mesh_blocks(k, m, b.name, how);
     }
     if (sites.empty())
         return;
     // Every row of the mesh receives.
     const int mask = (1 << m.cpe_mesh_rows) - 1;
-    Broadcaster b(k, sites, mask);
+    Broadcaster b(k, sites, mask, m.cpe_mesh_cols, m.cpe_mesh_rows);
     // Double buffered (DoubleBuffer added the second slot's site, the first's twin).
     for (const std::string &name : doubled) {
         auto mark = marked.find(name);
@@ -772,6 +860,13 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
                 (n == 1 ? std::string("CPE 0")
                         : "CPEs 0-" + std::to_string(n - 1) + ", a piece each,") +
                 " in BCAST_MODE for all " + std::to_string(m.cpes_per_core_group) + " CPEs)";
+        } else if (site.how != Sharing::RegComm) {
+            const bool row = site.how == Sharing::RegCommRow;
+            k.dma[size_t(s)].shape +=
+                " (shared: issued by the CPE in " +
+                std::string(row ? "column 0 of each mesh row" : "row 0 of each mesh column") +
+                ", its " + std::to_string(site.bytes) + "-byte buffer passed " +
+                (row ? "along the row" : "down the column") + " by register communication)";
         } else {
             k.dma[size_t(s)].shape +=
                 " (shared: issued by CPE 0 alone, its " + std::to_string(site.bytes) +

@@ -446,18 +446,94 @@ private:
                           "}\n");
     }
 
+    /** The static helper of Sharing::RegCommRow (\p row) or RegCommColumn (BroadcastDma.h),
+     * defined once per file, named \p name: the CPE in column 0 of each row (row 0 of each
+     * column) holds `bytes` bytes at p; afterwards the other CPEs of its row (column) hold
+     * them at their own p. */
+    void define_regcomm_line(bool row, const std::string &name) {
+        use_simd();
+        const std::string cols = std::to_string(m.cpe_mesh_cols);
+        const std::string put = row ? "simd_putr" : "simd_putc",
+                          get = row ? "simd_getr" : "simd_getc";
+        const std::string source =
+            row ? "athread_get_id(-1) % " + cols + " == 0" : "athread_get_id(-1) < " + cols;
+        define_helper(name,
+                      std::string("/* sw::broadcast(f, ") +
+                          (row ? "Sharing::RegCommRow" : "Sharing::RegCommColumn") +
+                          "): the CPE in " + (row ? "column 0 of its row" : "row 0 of its column") +
+                          " holds `bytes` bytes at p\n"
+                          " * and sends each vector " +
+                          (row ? "along the row" : "down the column") + " (destination 8 of " +
+                          put + ": the whole " + (row ? "row" : "column") +
+                          "); the\n * others receive it and store it at their own p. */\n"
+                          "static void " +
+                          name +
+                          "(void *p, int bytes) {\n"
+                          "    float *f = (float *)p;\n"
+                          "    const int source = " +
+                          source +
+                          ";\n"
+                          "    const int vectors = bytes / 16, tail = bytes % 16;\n"
+                          "    floatv4 v = simd_set_floatv4(0.0f, 0.0f, 0.0f, 0.0f);\n"
+                          "    int i;\n"
+                          "    if (source) {\n"
+                          "        for (i = 0; i < vectors; i++) {\n"
+                          "            simd_load(v, &f[4 * i]);\n"
+                          "            " +
+                          put +
+                          "(v, 8);\n"
+                          "        }\n"
+                          "    } else {\n"
+                          "        for (i = 0; i < vectors; i++) {\n"
+                          "            v = " +
+                          get +
+                          "(v);\n"
+                          "            simd_store(v, &f[4 * i]);\n"
+                          "        }\n"
+                          "    }\n"
+                          "    if (tail) {\n"
+                          "        /* The last 1..15 bytes: one vector through a local, nothing "
+                          "read or written past p. */\n"
+                          "        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
+                          "        unsigned char *last = (unsigned char *)p + 16 * vectors, *b = "
+                          "(unsigned char *)t;\n"
+                          "        if (source) {\n"
+                          "            for (i = 0; i < tail; i++) b[i] = last[i];\n"
+                          "            simd_loadu(v, t);\n"
+                          "            " +
+                          put +
+                          "(v, 8);\n"
+                          "        } else {\n"
+                          "            v = " +
+                          get +
+                          "(v);\n"
+                          "            simd_storeu(v, t);\n"
+                          "            for (i = 0; i < tail; i++) last[i] = b[i];\n"
+                          "        }\n"
+                          "    }\n"
+                          "}\n");
+    }
+
     bool print_own_call(const Call *op) override {
         if (const std::optional<ir::RegcommShare> share = ir::as_regcomm_share(op)) {
-            // Every CPE passes CPE (0, 0)'s buffer on (BroadcastDma.h); the helper's loads,
-            // stores and loops counted here (WorkCount.h), its puts and gets by the emulator.
-            define_regcomm_share();
+            // Every CPE passes CPE (0, 0)'s buffer on, or the first CPE of its row or column
+            // (BroadcastDma.h); the helper's loads, stores and loops counted here
+            // (WorkCount.h), its puts and gets by the emulator.
+            std::string helper = "sw_regcomm_share";
+            if (share->how == Sharing::RegComm) {
+                define_regcomm_share();
+            } else {
+                const bool row = share->how == Sharing::RegCommRow;
+                helper = row ? "sw_regcomm_row" : "sw_regcomm_column";
+                define_regcomm_line(row, helper);
+            }
             const std::string &buffer = share->buffer;
             const int64_t bytes = share->bytes;
             const ShareWork w = regcomm_share_work(bytes, m);
             do_indent();
             out << "SW_FLUSH();\n";
             do_indent();
-            out << "sw_regcomm_share(" << id(buffer) << ", " << bytes << ");\n";
+            out << helper << "(" << id(buffer) << ", " << bytes << ");\n";
             do_indent();
             out << "SW_WORK(" << w.cycles << ", 0, " << w.ldm_accesses << ", 0, "
                 << w.unpaired_cycles << ");\n";

@@ -16,6 +16,8 @@ const char *const kStageOutput = "sw::stage_output";
 const char *const kSplitPhases = "sw::split_phases";
 const char *const kBroadcastDma = "sw::broadcast(Sharing::Dma)";
 const char *const kBroadcastRegComm = "sw::broadcast(Sharing::RegComm)";
+const char *const kBroadcastRegCommRow = "sw::broadcast(Sharing::RegCommRow)";
+const char *const kBroadcastRegCommColumn = "sw::broadcast(Sharing::RegCommColumn)";
 
 void mark(const Func &f, const char *tag) {
     Function fn = f.function();
@@ -39,6 +41,10 @@ void read_marks(const Function &f, Directives &d) {
             d.shared[f.name()] = Sharing::Dma; // the last broadcast tag wins
         } else if (t == kBroadcastRegComm) {
             d.shared[f.name()] = Sharing::RegComm;
+        } else if (t == kBroadcastRegCommRow) {
+            d.shared[f.name()] = Sharing::RegCommRow;
+        } else if (t == kBroadcastRegCommColumn) {
+            d.shared[f.name()] = Sharing::RegCommColumn;
         }
     }
 }
@@ -46,7 +52,17 @@ void read_marks(const Function &f, Directives &d) {
 } // namespace
 
 const char *sharing_name(Sharing how) {
-    return how == Sharing::Dma ? "Sharing::Dma" : "Sharing::RegComm";
+    switch (how) {
+    case Sharing::Dma:
+        return "Sharing::Dma";
+    case Sharing::RegComm:
+        return "Sharing::RegComm";
+    case Sharing::RegCommRow:
+        return "Sharing::RegCommRow";
+    case Sharing::RegCommColumn:
+        return "Sharing::RegCommColumn";
+    }
+    return "Sharing::?";
 }
 
 void double_buffer(const Func &f) {
@@ -62,7 +78,11 @@ void split_phases(const Func &f) {
 }
 
 void broadcast(const Func &f, Sharing how) {
-    mark(f, how == Sharing::Dma ? kBroadcastDma : kBroadcastRegComm);
+    const char *tag = how == Sharing::Dma          ? kBroadcastDma
+                      : how == Sharing::RegComm    ? kBroadcastRegComm
+                      : how == Sharing::RegCommRow ? kBroadcastRegCommRow
+                                                   : kBroadcastRegCommColumn;
+    mark(f, tag);
 }
 
 Directives directives_of(const std::map<std::string, Function> &env) {

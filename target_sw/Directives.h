@@ -33,11 +33,23 @@ namespace sw {
 
 /** How the CPEs share a staging every one of them needs (sw::broadcast). */
 enum class Sharing {
-    Dma,    ///< one BCAST_MODE get by CPE 0 for the whole core group
-    RegComm ///< one get by CPE 0, passed on by register communication
+    Dma,     ///< one BCAST_MODE get by CPE 0 for the whole core group
+    RegComm, ///< one get by CPE 0, passed on by register communication
+    /** A staging the 8 CPEs of each mesh row need (its box depends on the block's row, not on
+     * its column): one get by the row's CPE in column 0, passed along the row by register
+     * communication. The A operand of a register-communication GEMM. */
+    RegCommRow,
+    /** A staging the 8 CPEs of each mesh column need: one get by the column's CPE in row 0,
+     * passed down the column. The B operand of a register-communication GEMM. */
+    RegCommColumn
 };
 
-/** "Sharing::Dma" or "Sharing::RegComm", as a schedule spells it. */
+/** Whether \p how shares by register communication (any of the three forms). */
+inline bool by_regcomm(Sharing how) {
+    return how != Sharing::Dma;
+}
+
+/** "Sharing::Dma", "Sharing::RegComm", ..., as a schedule spells it. */
 const char *sharing_name(Sharing how);
 
 /** Every Sunway directive of a pipeline, by Func name. */

@@ -210,18 +210,22 @@ bool is_bcast_issuer(const Expr &e) {
 }
 
 Stmt make_regcomm_share(const RegcommShare &r) {
-    return evaluate(Int(32), regcomm_share_name, {StringImm::make(r.buffer), Expr(r.bytes)});
+    return evaluate(Int(32), regcomm_share_name,
+                    {StringImm::make(r.buffer), Expr(r.bytes), Expr(int(r.how))});
 }
 
 std::optional<RegcommShare> as_regcomm_share(const Call *c) {
     if (!named(c, regcomm_share_name))
         return std::nullopt;
-    if (c->args.size() != 2)
+    if (c->args.size() != 3)
         malformed(c, "wrong number of arguments");
-    const int64_t *bytes = as_const_int(c->args[1]);
+    const int64_t *bytes = as_const_int(c->args[1]), *how = as_const_int(c->args[2]);
     if (!bytes)
         malformed(c, "a size that is not a constant");
-    return RegcommShare{string_arg(c, 0), *bytes};
+    if (!how || (*how != int(Sharing::RegComm) && *how != int(Sharing::RegCommRow) &&
+                 *how != int(Sharing::RegCommColumn)))
+        malformed(c, "a sharing that is not a register-communication one");
+    return RegcommShare{string_arg(c, 0), *bytes, Sharing(*how)};
 }
 
 bool is_collective(const Call *c) {

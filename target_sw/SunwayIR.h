@@ -21,7 +21,9 @@
  *                                              broadcast": CPEs 0 .. issuers - 1
  *   sw_cpe_id()                                Int(32), Extern: this CPE's id, 0..63 (the
  *                                              piece of a broadcast it issues)
- *   sw_regcomm_share("buffer", bytes)          Int(32), Extern, bytes an Int(64) constant:
+ *   sw_regcomm_share("buffer", bytes, how)     Int(32), Extern, bytes an Int(64) constant,
+ *                                              how an Int(32) constant (sw::Sharing: the
+ *                                              whole mesh, along rows or down columns):
  *                                              statement; register-communication sharing
  *   sw_active                                  Bool Variable of a uniform block loop: this
  *                                              round's block exists on this CPE
@@ -33,6 +35,7 @@
 #define SW_SUNWAY_IR_H
 
 #include "Halide.h"
+#include "target_sw/Directives.h"
 
 #include <cstdint>
 #include <optional>
@@ -123,10 +126,11 @@ Halide::Expr cpe_id();
 bool is_cpe_id(const Halide::Internal::Call *c);
 
 struct RegcommShare {
-    std::string buffer; ///< the LDM buffer passed on
-    int64_t bytes = 0;  ///< its size
+    std::string buffer;             ///< the LDM buffer passed on
+    int64_t bytes = 0;              ///< its size
+    Sharing how = Sharing::RegComm; ///< RegComm, RegCommRow or RegCommColumn
 };
-/** Evaluate(sw_regcomm_share("buffer", bytes)). */
+/** Evaluate(sw_regcomm_share("buffer", bytes, how)). */
 Halide::Internal::Stmt make_regcomm_share(const RegcommShare &r);
 std::optional<RegcommShare> as_regcomm_share(const Halide::Internal::Call *c);
 

@@ -1,0 +1,205 @@
+/** \file
+ * The register-communication GEMM (generators/matmul_generator.cpp, schedules/matmul_schedule.h)
+ * on the emulated core group: A shared along the mesh rows and B down the mesh columns
+ * (sw::Sharing::RegCommRow / RegCommColumn, target_sw/BroadcastDma.h) gives the naive product
+ * and, bit for bit, the same tiles without sharing; every byte a source CPE fetches is passed to
+ * the 7 others of its row or column, and the core group reads 8 times fewer bytes. Shapes with
+ * one and several rounds of blocks, several column tiles per mesh column (a block variable that
+ * is the same down a column within a round), chunked and odd reductions. The refusals: a shape
+ * the hand schedule cannot tile, blocks that do not fill the rounds, SW26010-Pro.
+ */
+#include "HalideBuffer.h"
+#include "jit/jit_layer.h"
+#include "tests/support/random_data.h"
+
+#include <athread_emu.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+using Params = std::map<std::string, std::string>;
+
+struct MatMulCase {
+    const char *name;
+    int m, n, k, tile_m, tile_n, tile_k; ///< tiles 0: chosen by the schedule
+};
+
+Params params_of(const MatMulCase &c, const char *sharing) {
+    return {{"m", std::to_string(c.m)},           {"n", std::to_string(c.n)},
+            {"k", std::to_string(c.k)},           {"tile_m", std::to_string(c.tile_m)},
+            {"tile_n", std::to_string(c.tile_n)}, {"tile_k", std::to_string(c.tile_k)},
+            {"sharing", sharing},                 {"schedule", "sunway"}};
+}
+
+struct GemmRun {
+    long long get_bytes = 0, puts = 0, gets = 0;
+    double seconds = 0; ///< modelled
+    std::vector<float> out;
+};
+
+/** Runs \p layer on random A and B, checks C against a naive product in double. */
+GemmRun run_and_check(const sw_jit::JitLayer &layer, const MatMulCase &c) {
+    const std::vector<float> a = sw_test::random_values(size_t(c.m) * c.k, 21);
+    const std::vector<float> b = sw_test::random_values(size_t(c.k) * c.n, 22);
+    std::vector<float> out(size_t(c.m) * c.n, NAN);
+    Buf ba(const_cast<float *>(a.data()), {c.k, c.m}), bb(const_cast<float *>(b.data()), {c.n, c.k});
+    Buf bo(out.data(), {c.n, c.m});
+    athread_emu_stats_reset();
+    EXPECT_EQ(layer.call({ba.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+    int bad = 0;
+    for (int i = 0; i < c.m; i++) {
+        for (int j = 0; j < c.n; j++) {
+            double want = 0;
+            for (int r = 0; r < c.k; r++)
+                want += double(a[size_t(i) * c.k + r]) * double(b[size_t(r) * c.n + j]);
+            const float got = out[size_t(i) * c.n + j];
+            if (!(std::fabs(want - got) <= 1e-5 * c.k + 1e-5 * std::fabs(want)) && bad++ < 3)
+                ADD_FAILURE() << c.name << " C(" << i << ", " << j << "): " << got << ", want "
+                              << want;
+        }
+    }
+    EXPECT_EQ(bad, 0);
+    GemmRun r;
+    EXPECT_EQ(athread_emu_stats_count(), 1);
+    if (athread_emu_stats_count() < 1)
+        return r;
+    const athread_emu_kernel_stats *s = athread_emu_stats_get(0);
+    for (int i = 0; i < s->ncpes; i++) {
+        r.get_bytes += s->cpe[i].get_bytes;
+        r.puts += s->cpe[i].regcomm_puts;
+        r.gets += s->cpe[i].regcomm_gets;
+    }
+    r.seconds = s->modelled_seconds;
+    r.out = out;
+    return r;
+}
+
+std::string cpe_source(const sw_jit::JitLayer &layer) {
+    std::ifstream f(layer.dir() + "/" + layer.function_name() + ".cpe.c");
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+class RegCommGemm : public testing::TestWithParam<MatMulCase> {};
+
+TEST_P(RegCommGemm, MatchesTheNaiveProductAndTheUnsharedTilesAndReadsEightTimesFewerBytes) {
+    const MatMulCase &c = GetParam();
+    sw_jit::JitBuild shared =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", params_of(c, "regcomm"));
+    ASSERT_TRUE(shared.ok()) << shared.log; // includes the strict C99 check of the CPE file
+    const std::string cpe = cpe_source(*shared.layer);
+    for (const char *want :
+         {"static void sw_regcomm_row(void *p, int bytes) {",
+          "static void sw_regcomm_column(void *p, int bytes) {", "simd_putr(v, 8);",
+          "simd_putc(v, 8);", "v = simd_getr(v);", "v = simd_getc(v);",
+          "if ((sw_mod_i32(athread_get_id(-1), 8) == 0)) {", "if ((athread_get_id(-1) < 8)) {"}) {
+        EXPECT_NE(cpe.find(want), std::string::npos) << want << "\n" << cpe;
+    }
+    EXPECT_EQ(cpe.find("BCAST_MODE"), std::string::npos);
+    EXPECT_EQ(cpe.find("athread_syn"), std::string::npos);
+    const GemmRun with = run_and_check(*shared.layer, c);
+
+    sw_jit::JitBuild plain =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", params_of(c, "none"));
+    ASSERT_TRUE(plain.ok()) << plain.log;
+    const GemmRun without = run_and_check(*plain.layer, c);
+    ASSERT_EQ(with.out.size(), without.out.size());
+    EXPECT_EQ(std::memcmp(with.out.data(), without.out.data(), with.out.size() * sizeof(float)),
+              0)
+        << "same tiles, same order of the sums";
+    EXPECT_EQ(without.puts + without.gets, 0);
+    // Every A chunk is fetched by one CPE of its mesh row instead of by all 8, every B chunk
+    // by one CPE of its column: 8 times fewer bytes; each of them passed on once (a vector
+    // put to the whole row or column) and received by the 7 others.
+    // Each CPE also gets the kernel's arguments once: three pointers.
+    const long long args = 64LL * 3 * sizeof(void *);
+    const long long data = with.get_bytes - args;
+    EXPECT_EQ(8 * data, without.get_bytes - args);
+    EXPECT_EQ(with.gets, 7 * with.puts);
+    EXPECT_GE(16 * with.puts, data);
+    if (c.tile_m > 0) {
+        // A: one share per row tile, column tile of a mesh row and chunk; B: one per column
+        // tile, round of 8 row tiles and chunk; each of ceil(bytes / 16) vectors.
+        const long long chunks = c.k / c.tile_k;
+        const long long a_shares = (c.m / c.tile_m) * (c.n / (8LL * c.tile_n)) * chunks;
+        const long long b_shares = (c.n / c.tile_n) * (c.m / c.tile_m / 8) * chunks;
+        const long long a_vectors = (4LL * c.tile_m * c.tile_k + 15) / 16;
+        const long long b_vectors = (4LL * c.tile_k * c.tile_n + 15) / 16;
+        EXPECT_EQ(with.puts, a_shares * a_vectors + b_shares * b_vectors);
+        EXPECT_EQ(data, 4 * (a_shares * c.tile_m * c.tile_k + b_shares * c.tile_k * c.tile_n));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, RegCommGemm,
+    testing::Values(
+        // One round of 64 blocks, the whole reduction in one chunk (tiles chosen).
+        MatMulCase{"one_round", 64, 128, 96, 0, 0, 0},
+        // Four rounds (m / tile_m = 32 row tiles), odd reduction in 3 chunks of 37: an A
+        // chunk of 3 x 37 floats ends in a 12-byte tail.
+        MatMulCase{"rounds_odd_k", 96, 64, 111, 3, 8, 37},
+        // Two column tiles per mesh column (n = 2 x 8 x 12): the outer column-tile block
+        // variable is the same down a column within a round; chunks of 16.
+        MatMulCase{"column_tiles", 16, 192, 64, 2, 12, 16}),
+    [](const testing::TestParamInfo<MatMulCase> &i) { return std::string(i.param.name); });
+
+TEST(RegCommGemm, RefusedWithAClearError) {
+    struct Refusal {
+        Params params;
+        const char *target, *message;
+    };
+    const Refusal refusals[] = {
+        // n / 8 not a multiple of 4.
+        {params_of({"", 16, 40, 8, 0, 0, 0}, "regcomm"), "sw26010",
+         "error: matmul: the hand schedule needs n a multiple of 32"},
+        // 8 row tiles of one column tile each: 8 blocks, not a round of 64.
+        {params_of({"", 8, 32, 8, 8, 4, 8}, "regcomm"), "sw26010",
+         "must be a multiple of 64, so that every CPE of a row or column works on the same "
+         "round"},
+        // A tile that does not divide.
+        {params_of({"", 64, 64, 8, 0, 6, 0}, "regcomm"), "sw26010",
+         "error: matmul: tile_n=6 must be a multiple of 4 dividing n / 8 = 8"},
+        // SW26010-Pro has RMA, not register communication.
+        {params_of({"", 64, 64, 16, 0, 0, 0}, "regcomm"), "sw26010-pro",
+         "Sharing::RegCommRow): sw26010-pro has no register communication"},
+    };
+    for (const Refusal &r : refusals) {
+        sw_jit::JitOptions o;
+        o.target = r.target;
+        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", r.params, o);
+        ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
+        EXPECT_NE(b.log.find(r.message), std::string::npos) << b.log;
+    }
+}
+
+/** Not a test: the modelled time of a square GEMM (GEMM_N, default 512) with register
+ * communication and without sharing, printed (docs/results.md):
+ *   GEMM_N=1024 build/tests/matmul_test --gtest_also_run_disabled_tests \
+ *       --gtest_filter='*DISABLED_Figures*' */
+TEST(RegCommGemm, DISABLED_Figures) {
+    const char *env = std::getenv("GEMM_N");
+    const int n = env ? std::atoi(env) : 512;
+    const MatMulCase c{"figures", n, n, n, 0, 0, 0};
+    for (const char *sharing : {"regcomm", "none"}) {
+        const sw_jit::JitBuild b =
+            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", params_of(c, sharing));
+        ASSERT_TRUE(b.ok()) << b.log;
+        const GemmRun r = run_and_check(*b.layer, c);
+        const double gflops = 2.0 * n * n * n / r.seconds / 1e9;
+        std::printf("GEMM %d^3 sharing=%s: %.3f ms modelled, %.1f GFLOPS, %.2f MB read\n", n,
+                    sharing, r.seconds * 1e3, gflops, double(r.get_bytes) / 1e6);
+    }
+}
+
+} // namespace
