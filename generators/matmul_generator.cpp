@@ -32,7 +32,8 @@ public:
     void generate() {
         sw::check_param(m >= 1 && n >= 1 && k >= 1, "matmul: m, n and k must be >= 1");
         const std::string how = sharing;
-        sw::check_param(how == "regcomm" || how == "none", "matmul: sharing must be regcomm or none");
+        sw::check_param(how == "regcomm" || how == "none",
+                        "matmul: sharing must be regcomm or none");
         sw::check_param(tile_m >= 0 && tile_n >= 0 && tile_k >= 0,
                         "matmul: tile_m, tile_n and tile_k must be >= 0");
         /* THE ALGORITHM */
@@ -52,14 +53,13 @@ public:
         const schedules::MatMulShape s{m, n, k};
         const schedules::MatMulTiles given{tile_m, tile_n, tile_k,
                                            std::string(sharing) == "regcomm"};
-        apply_schedule(
-            [&] { schedules::schedule_matmul_sunway(st, s, target_machine(), given); },
-            [&] {
-                schedules::MatMulTiles plain = given;
-                plain.regcomm = false;
-                schedules::schedule_matmul_sunway(st, s, target_machine(), plain);
-            },
-            [&] { schedules::schedule_matmul_cpu(st); });
+        apply_schedule([&] { schedules::schedule_matmul_sunway(st, s, target_machine(), given); },
+                       [&] {
+                           schedules::MatMulTiles plain = given;
+                           plain.regcomm = false;
+                           schedules::schedule_matmul_sunway(st, s, target_machine(), plain);
+                       },
+                       [&] { schedules::schedule_matmul_cpu(st); });
     }
 
 private:

@@ -69,11 +69,11 @@ struct DenseOverrides {
 
 /** LDM of one tile: weights and input chunks, accumulator, 4 lanes of partial sums, bias.
  * With the input broadcast the weights are double buffered (two chunks), and so is the input
- * when it is broadcast by DMA (one chunk ahead, BroadcastDma.h). */
+ * (shared one chunk ahead, by DMA or register communication, BroadcastDma.h). */
 inline int64_t dense_ldm_bytes(const DenseTiles &t) {
-    const bool input_ahead = t.broadcast && t.sharing == sw::Sharing::Dma;
-    return 4 * ((t.broadcast ? 2 : 1) * int64_t(t.to) * t.ci +
-                (input_ahead ? 2 : 1) * int64_t(t.ci) * t.tn + 5 * int64_t(t.to) * t.tn + t.to);
+    const int slots = t.broadcast ? 2 : 1;
+    return 4 * (slots * int64_t(t.to) * t.ci + slots * int64_t(t.ci) * t.tn +
+                5 * int64_t(t.to) * t.tn + t.to);
 }
 
 /** Blocks of TO outputs x TN images; per chunk of CI inputs, weights and inputs staged in
@@ -119,13 +119,12 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
     st.weights.in().compute_at(staged_at, ro).store_in(sw::LDM);
     st.input.in().compute_at(staged_at, ro).store_in(sw::LDM);
     if (t.broadcast) {
-        // Every CPE works in step with the others (the broadcast's barriers): the next weight
-        // chunk streams in while this one is multiplied, and so does the next input chunk
-        // when it is broadcast by DMA.
+        // Every CPE works in step with the others (the broadcast's barriers, or the register
+        // communication): the next weight and input chunks stream in while this one is
+        // multiplied.
         sw::broadcast(st.input.in(), t.sharing);
         sw::double_buffer(st.weights.in());
-        if (t.sharing == sw::Sharing::Dma)
-            sw::double_buffer(st.input.in());
+        sw::double_buffer(st.input.in());
     }
     for (int u = 1; u < st.acc.num_update_definitions(); u++)
         st.acc.update(u).unscheduled();

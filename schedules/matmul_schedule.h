@@ -14,7 +14,9 @@
  *     CPE in row 0 fetches it and passes it down the column
  *     (sw::broadcast(b, Sharing::RegCommColumn));
  *   - every CPE multiplies them on floatv4: B's rows are vectors along j, A's values splatted,
- *     a register block of up to 4 vectors x 4 rows of C stays in registers over the chunk.
+ *     a register block of up to 4 vectors x 4 rows of C stays in registers over the chunk;
+ *   - both chunks are double buffered: the source CPEs fetch chunk i + 1 while chunk i is
+ *     passed on and multiplied.
  * A and B are each read from memory once per mesh column (row) of tiles instead of once per
  * tile: 8x fewer bytes than the same tiles without sharing (sharing=none, the comparison).
  * Conditions (checked, an error otherwise): n a multiple of 8 * TN with TN a multiple of 4,
@@ -22,9 +24,9 @@
  * same tiles serve sharing=none. Other shapes: the autoscheduler.
  *
  * What it lacks against the published register-communication GEMMs (88-95% of peak, hand
- * assembly): the chunk's sharing is not overlapped with the previous chunk's multiply (no
- * double buffering with register communication), the source CPE does not rotate with the
- * chunk, and the inner loop is plain C for sw5cc to schedule.
+ * assembly): the shared vectors are stored in LDM and loaded again instead of being used from
+ * the register they arrive in, passing them on stops the multiply, the source CPE does not
+ * rotate with the chunk, and the inner loop is plain C for sw5cc to schedule.
  */
 #ifndef SCHEDULES_MATMUL_SCHEDULE_H
 #define SCHEDULES_MATMUL_SCHEDULE_H
@@ -55,9 +57,9 @@ struct MatMulTiles {
     bool regcomm = true;
 };
 
-/** LDM of one block: the A and B chunks and the C tile. */
+/** LDM of one block: the A and B chunks, two of each (double buffered), and the C tile. */
 inline int64_t matmul_ldm_bytes(const MatMulTiles &t) {
-    return 4 * (int64_t(t.tm) * t.tk + int64_t(t.tk) * t.tn + int64_t(t.tm) * t.tn);
+    return 4 * (2 * (int64_t(t.tm) * t.tk + int64_t(t.tk) * t.tn) + int64_t(t.tm) * t.tn);
 }
 
 /** The tiles of the register-communication GEMM: TN a multiple of 4 dividing n / 8, TM a
@@ -126,6 +128,9 @@ inline void schedule_matmul_tiles(MatMulStages &st, const MatMulTiles &t, int me
     st.acc.vectorize(st.j, kVectorLanes);
     st.a.in().compute_at(st.acc, ko).store_in(sw::LDM);
     st.b.in().compute_at(st.acc, ko).store_in(sw::LDM);
+    // The next chunk is fetched while this one is multiplied (and, shared, passed on first).
+    sw::double_buffer(st.a.in());
+    sw::double_buffer(st.b.in());
     if (t.regcomm) {
         sw::broadcast(st.a.in(), sw::Sharing::RegCommRow);
         sw::broadcast(st.b.in(), sw::Sharing::RegCommColumn);
@@ -151,13 +156,13 @@ inline void schedule_matmul_sunway(MatMulStages &st, const MatMulShape &s, const
         t.tn = given.tn;
     }
     if (given.tm > 0) {
-        check(s.m % given.tm == 0, "tile_m=" + std::to_string(given.tm) + " must divide m=" +
-                                       std::to_string(s.m));
+        check(s.m % given.tm == 0,
+              "tile_m=" + std::to_string(given.tm) + " must divide m=" + std::to_string(s.m));
         t.tm = given.tm;
     }
     if (given.tk > 0) {
-        check(s.k % given.tk == 0, "tile_k=" + std::to_string(given.tk) + " must divide k=" +
-                                       std::to_string(s.k));
+        check(s.k % given.tk == 0,
+              "tile_k=" + std::to_string(given.tk) + " must divide k=" + std::to_string(s.k));
         t.tk = given.tk;
     }
     check(matmul_ldm_bytes(t) <= ldm_plan_budget(m, 3),

@@ -113,7 +113,7 @@ class Broadcaster : public LetTrackingMutator {
 public:
     Broadcaster(const CpeKernel &k, const std::map<int, MarkedSite> &sites, int mask, int mesh_cols,
                 int mesh_rows)
-        : dep(k), along_row(k, Sharing::RegCommRow, mesh_rows),
+        : slot_bytes(k.slot_bytes), dep(k), along_row(k, Sharing::RegCommRow, mesh_rows),
           down_column(k, Sharing::RegCommColumn, mesh_rows), sites(sites), mask(mask),
           mesh_cols(mesh_cols) {
         for (const ClosureArg &a : k.args)
@@ -127,6 +127,7 @@ public:
 
 private:
     using LetTrackingMutator::visit;
+    const std::map<std::string, int64_t> &slot_bytes; ///< CpeKernel::slot_bytes
     BlockDependence dep;
     /** What a staging shared along a mesh row (down a column) must not depend on. */
     BlockDependence along_row, down_column;
@@ -174,9 +175,49 @@ private:
         auto d = doubled.find(op->name);
         if (d == doubled.end())
             return LetTrackingMutator::visit(op);
+        // Two slots of half the allocation each (DoubleBuffer.h).
+        const int64_t *total = op->extents.size() == 1 ? as_const_int(op->extents[0]) : nullptr;
+        if (!total)
+            refuse(op->name, "double buffered, but its allocation is not one constant extent");
+        auto data = slot_bytes.find(op->name);
+        const Slots slots{*total / 2,
+                          data != slot_bytes.end() ? data->second : *total / 2 * op->type.bytes()};
         return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition,
-                              double_buffered_group(d->second, op->body), op->new_expr,
+                              double_buffered_group(d->second, op->body, slots), op->new_expr,
                               op->free_function);
+    }
+
+    /** The two slots of a double-buffered staging: elements of one (where the second
+     * starts), bytes of data in one. */
+    struct Slots {
+        int64_t elems, data_bytes;
+    };
+
+    /** How a double-buffered shared staging is issued and passed on, per its Sharing. */
+    struct Issue {
+        std::string func;
+        Sharing how;
+        int issuers = 1; ///< Dma: the CPEs issuing its pieces
+        Slots slots{};
+    };
+    /** \p requests (chunk 0's, or the next chunk's prefetch) issued as the sharing wants: by
+     * broadcast DMA in pieces, or in PE_MODE by the source CPE(s) of a register-communication
+     * sharing. */
+    Stmt issued(const Issue &is, const Stmt &requests) {
+        if (is.how == Sharing::Dma)
+            return pieces(is.func, true, requests, is.issuers);
+        Requests r(*this, is.func, false, lets, is.how);
+        return IfThenElse::make(source(is.how), r.mutate(requests));
+    }
+    /** The condition of the CPEs that fetch a register-communication sharing's data: CPE
+     * (0, 0), column 0 of each row, or row 0 of each column. */
+    Expr source(Sharing how) const {
+        const Expr id = ir::cpe_id(), cols = Expr(mesh_cols);
+        if (how == Sharing::RegCommRow)
+            return id % cols == 0;
+        if (how == Sharing::RegCommColumn)
+            return id < cols;
+        return ir::bcast_issuer(1);
     }
 
     /** Whether \p s contains a request or begin of site \p a or \p b. */
@@ -209,37 +250,49 @@ private:
         return false;
     }
 
-    /** The body of a double-buffered broadcast buffer's allocation (DoubleBuffer.h's shape:
-     * the first chunk's issue, then a serial loop whose body issues the next chunk and waits
-     * for its own slot) as a broadcast one chunk ahead:
+    /** The body of a double-buffered shared buffer's allocation (DoubleBuffer.h's shape: the
+     * first chunk's issue, then a serial loop whose body issues the next chunk and waits for
+     * its own slot) as a sharing one chunk ahead. By broadcast DMA:
      *     barrier; if (issuers) { chunk 0's pieces }
      *     for (i) { if (issuers) { wait for slot i }  barrier;
      *               if (i + 1 < end) { if (issuers) { chunk i + 1's pieces into the other slot } }
      *               the rest of the body }
      * One barrier per chunk: after it, chunk i is on every CPE and every CPE is done with
-     * chunk i - 1, whose slot chunk i + 1 then fills while chunk i is computed. */
-    Stmt double_buffered_group(std::pair<int, int> sites, const Stmt &body_in) {
+     * chunk i - 1, whose slot chunk i + 1 then fills while chunk i is computed. By register
+     * communication the source CPE(s) alone fetch, and the sharing of slot i replaces the
+     * barrier:
+     *     if (source) { chunk 0's requests }
+     *     for (i) { if (source) { wait for slot i }  share slot i;
+     *               if (i + 1 < end) { if (source) { chunk i + 1's requests into the other slot } }
+     *               the rest of the body }
+     * A receiver writes slot i only when it runs the sharing of chunk i, after it computed
+     * chunk i - 1 from the other slot; a source refills slot i - 1 after computing from it. */
+    Stmt double_buffered_group(std::pair<int, int> sites, const Stmt &body_in, const Slots &slots) {
         const auto [a, b] = sites;
         // The other broadcasts inside it first.
         const Stmt body = mutate(body_in);
-        const std::string &func = this->sites.at(a).func;
-        refuse_inside_block_dependent(func, true);
+        const MarkedSite &marked = this->sites.at(a);
+        const std::string &func = marked.func;
+        const bool dma = marked.how == Sharing::Dma;
+        refuse_inside_block_dependent(func, dma);
         std::vector<Stmt> flat = flatten_blocks(body);
         if (flat.size() < 2 || !issues_site(flat[0], a, b) || !only_issues_dma(flat[0]))
             refuse(func, "double buffered, but its first chunk is not issued ahead of its loop");
         // The issuers of the first chunk's requests (each later chunk's are the same requests
         // one chunk on).
-        const int n = issuers_of(func, true, flat[0]);
-        const Stmt first = pieces(func, true, flat[0], n);
+        Issue is{func, marked.how, dma ? issuers_of(func, true, flat[0]) : 1, slots};
+        const Stmt first = issued(is, flat[0]);
         Stmt rest = Block::make(std::vector<Stmt>(flat.begin() + 1, flat.end()));
         bool found = false;
-        rest = mutate_loop_issuing(rest, a, b, func, n, &found);
+        rest = mutate_loop_issuing(rest, a, b, is, &found);
         if (!found)
             refuse(func, "double buffered, but the loop that prefetches its chunks was not found");
-        issuers[a] = issuers[b] = n;
+        issuers[a] = issuers[b] = is.issuers;
         done.insert(a);
         done.insert(b);
-        return Block::make({ir::make_bcast_barrier(), first, rest});
+        if (dma)
+            return Block::make({ir::make_bcast_barrier(), first, rest});
+        return Block::make({first, rest});
     }
 
     /** The CPEs that issue \p issue's requests: their pieces in BCAST_MODE (\p bcast), or
@@ -277,19 +330,18 @@ private:
 
     /** In \p s, the serial loop whose body prefetches site a / b, rewritten as in
      * double_buffered_group. */
-    Stmt mutate_loop_issuing(const Stmt &s, int a, int b, const std::string &func, int n,
-                             bool *found) {
+    Stmt mutate_loop_issuing(const Stmt &s, int a, int b, const Issue &is, bool *found) {
         class Loop : public IRMutator {
         public:
-            Loop(Broadcaster &br, int a, int b, const std::string &func, int n, bool *found)
-                : br(br), a(a), b(b), func(func), n(n), found(found) {}
+            Loop(Broadcaster &br, int a, int b, const Issue &is, bool *found)
+                : br(br), a(a), b(b), is(is), func(is.func), found(found) {}
 
         private:
             using IRMutator::visit;
             Broadcaster &br;
             int a, b;
+            const Issue &is;
             const std::string &func;
-            int n;
             bool *found;
             Stmt visit(const For *op) override {
                 std::vector<Stmt> flat = flatten_blocks(op->body);
@@ -330,16 +382,26 @@ private:
                 if (!wait.defined())
                     br.refuse(func, "double buffered, but the wait for its slot was not found");
                 *found = true;
-                std::vector<Stmt> body = {
-                    IfThenElse::make(ir::bcast_issuer(n), wait), ir::make_bcast_barrier(),
-                    IfThenElse::make(prefetch->condition,
-                                     br.pieces(func, true, prefetch->then_case, n))};
+                std::vector<Stmt> body;
+                if (is.how == Sharing::Dma) {
+                    body = {IfThenElse::make(ir::bcast_issuer(is.issuers), wait),
+                            ir::make_bcast_barrier()};
+                } else {
+                    // The wait is `if (slot 0) wait(a) else wait(b)`: slot i's elements start
+                    // at 0 or one slot on.
+                    const Expr first_slot = wait.as<IfThenElse>()->condition;
+                    const Expr offset = select(first_slot, 0, int32_t(is.slots.elems));
+                    body = {IfThenElse::make(br.source(is.how), wait),
+                            ir::make_regcomm_share({func, is.slots.data_bytes, is.how, offset})};
+                }
+                body.push_back(
+                    IfThenElse::make(prefetch->condition, br.issued(is, prefetch->then_case)));
                 body.insert(body.end(), rest.begin(), rest.end());
                 return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
                                  Block::make(body));
             }
         };
-        return Loop(*this, a, b, func, n, found).mutate(s);
+        return Loop(*this, a, b, is, found).mutate(s);
     }
 
     Stmt visit(const Block *op) override {
@@ -793,13 +855,6 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
         if (mark == marked.end())
             continue;
         const Sharing how = mark->second;
-        if (doubled.count(b.name) && by_regcomm(how)) {
-            throw UserError("error: sw::broadcast(" + b.name + ", " + sharing_name(how) +
-                            ") together with sw::double_buffer(" + b.name +
-                            ") is not supported (the prefetch of the next tile would need the "
-                            "sharing one iteration ahead); drop one of the two directives, or "
-                            "share by broadcast DMA");
-        }
         if (by_regcomm(how) && !m.regcomm.available) {
             throw UserError("error: sw::broadcast(" + b.name + ", " + sharing_name(how) +
                             "): " + m.name +
@@ -831,7 +886,7 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
     // Double buffered (DoubleBuffer added the second slot's site, the first's twin).
     for (const std::string &name : doubled) {
         auto mark = marked.find(name);
-        if (mark == marked.end() || mark->second != Sharing::Dma)
+        if (mark == marked.end())
             continue;
         std::vector<int> filling;
         for (const auto &[s, site] : sites) {

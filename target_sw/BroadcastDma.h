@@ -27,9 +27,9 @@
  *     box (every request's addresses, sizes and the loops that issue them) does not depend
  *     on the CPE's block variables; every loop and branch around the transfer, inside the
  *     kernel, has bounds / conditions free of the block variables, so that every CPE reaches
- *     the barriers the same number of times; the Func is not also double buffered (not
- *     supported: the prefetch of iteration i+1 would need the broadcast and its barriers one
- *     iteration ahead, refused rather than done wrong).
+ *     the barriers the same number of times. A Func also double buffered (DoubleBuffer ran
+ *     first: its two slots' sites) is broadcast one chunk ahead (one barrier per chunk, see
+ *     the pass file); one whose staging Halide fills at more than two places is refused.
  *
  *  2. make_block_loop_uniform (the last pass): the CPEs take the blocks cyclically,
  *     `for (b = id; b < blocks; b += 64)`, which runs a different number of times on
@@ -66,6 +66,25 @@
  * receives). The buffer need not lie at the same address on every CPE. The loads, stores and
  * loop of the helper are counted by WorkCount (regcomm_share_work), the puts and gets are
  * timed by the emulator (Machine::regcomm).
+ *
+ * Third and fourth modes, `Sharing::RegCommRow` and `Sharing::RegCommColumn` (the operands of a
+ * register-communication GEMM, schedules/matmul_schedule.h): a staging the 8 CPEs of each mesh
+ * row (column) need, fetched in PE_MODE by the row's CPE in column 0 (the column's CPE in row
+ * 0) and passed on by sw_regcomm_row / sw_regcomm_column (simd_putr / simd_putc to the whole
+ * row / column, simd_getr / simd_getc on the 7 others). The CPEs take blocks round * 64 + id,
+ * id = row * 8 + col, so with an innermost block loop of 8 iterations a block's innermost
+ * variable is its CPE's column and the others depend on its row and round only (one with a
+ * multiple of 8 block iterations inside it, the innermost left out, is the same down a column
+ * for a whole round): the staged box of a row sharing must not depend on the innermost block
+ * variable, that of a column sharing on the others but those. Refused otherwise, and where the
+ * innermost block loop has other than 8 iterations or the blocks do not fill whole rounds
+ * (every CPE of a row or column must take part in every sharing).
+ *
+ * Any register-communication mode may be double buffered too: the source CPE(s) request chunk
+ * 0 before the loop; in iteration i they wait for slot i, every CPE shares slot i (the helper
+ * called at the slot's offset, with CpeKernel::slot_bytes bytes), and the sources request
+ * chunk i + 1 into the other slot. No barrier: a receiver writes a slot only in its sharing,
+ * after computing from the other slot; a source refills a slot after computing from it.
  */
 #ifndef SW_BROADCAST_DMA_H
 #define SW_BROADCAST_DMA_H
@@ -82,8 +101,9 @@ namespace sw {
 /* The schedule directive sw::broadcast(f, how) is declared in Directives.h: fetch the LDM
  * staging of f once per core group, by one CPE, and deliver it to all 64, by broadcast DMA
  * (Sharing::Dma: BCAST_MODE, between barriers) or by register communication
- * (Sharing::RegComm: one PE_MODE get by CPE (0, 0) passed along the mesh). f is the staged
- * wrapper, e.g. `input.in()`. Marking a Func again replaces its mode. */
+ * (Sharing::RegComm: one PE_MODE get by CPE (0, 0) passed along the mesh), or to the CPEs of
+ * each mesh row or column (Sharing::RegCommRow / RegCommColumn). f is the staged wrapper, e.g.
+ * `input.in()`. Marking a Func again replaces its mode. */
 
 /** Step 1: turns the DMA sites of the buffers named in \p d.shared into broadcasts (see the
  * file comment); a buffer also in \p d.double_buffered is refused. */

@@ -530,10 +530,15 @@ private:
             const std::string &buffer = share->buffer;
             const int64_t bytes = share->bytes;
             const ShareWork w = regcomm_share_work(bytes, m);
+            // (print_expr may print the offset's parts as statements first.)
+            const Expr offset = simplify(share->offset);
+            const std::string at = is_const_zero(offset)
+                                       ? id(buffer)
+                                       : "(" + id(buffer) + " + " + print_expr(offset) + ")";
             do_indent();
             out << "SW_FLUSH();\n";
             do_indent();
-            out << helper << "(" << id(buffer) << ", " << bytes << ");\n";
+            out << helper << "(" << at << ", " << bytes << ");\n";
             do_indent();
             out << "SW_WORK(" << w.cycles << ", 0, " << w.ldm_accesses << ", 0, "
                 << w.unpaired_cycles << ");\n";

@@ -226,6 +226,7 @@ void apply_double_buffering(CpeKernel &k, const Machine &m, const std::set<std::
             continue;
         }
         const int64_t slot_elems = align_up(b.bytes, m.ldm_alignment) / b.type.bytes();
+        k.slot_bytes[b.name] = b.bytes;
         for (int site : sites) {
             Transform t(k, b.name, site, slot_elems, b.type);
             k.body = t.mutate(k.body);

@@ -211,13 +211,13 @@ bool is_bcast_issuer(const Expr &e) {
 
 Stmt make_regcomm_share(const RegcommShare &r) {
     return evaluate(Int(32), regcomm_share_name,
-                    {StringImm::make(r.buffer), Expr(r.bytes), Expr(int(r.how))});
+                    {StringImm::make(r.buffer), Expr(r.bytes), Expr(int(r.how)), r.offset});
 }
 
 std::optional<RegcommShare> as_regcomm_share(const Call *c) {
     if (!named(c, regcomm_share_name))
         return std::nullopt;
-    if (c->args.size() != 3)
+    if (c->args.size() != 4)
         malformed(c, "wrong number of arguments");
     const int64_t *bytes = as_const_int(c->args[1]), *how = as_const_int(c->args[2]);
     if (!bytes)
@@ -225,7 +225,7 @@ std::optional<RegcommShare> as_regcomm_share(const Call *c) {
     if (!how || (*how != int(Sharing::RegComm) && *how != int(Sharing::RegCommRow) &&
                  *how != int(Sharing::RegCommColumn)))
         malformed(c, "a sharing that is not a register-communication one");
-    return RegcommShare{string_arg(c, 0), *bytes, Sharing(*how)};
+    return RegcommShare{string_arg(c, 0), *bytes, Sharing(*how), c->args[3]};
 }
 
 bool is_collective(const Call *c) {

@@ -21,10 +21,11 @@
  *                                              broadcast": CPEs 0 .. issuers - 1
  *   sw_cpe_id()                                Int(32), Extern: this CPE's id, 0..63 (the
  *                                              piece of a broadcast it issues)
- *   sw_regcomm_share("buffer", bytes, how)     Int(32), Extern, bytes an Int(64) constant,
- *                                              how an Int(32) constant (sw::Sharing: the
- *                                              whole mesh, along rows or down columns):
- *                                              statement; register-communication sharing
+ *   sw_regcomm_share("buffer", bytes, how,     Int(32), Extern, bytes an Int(64) constant,
+ *                    offset)                   how an Int(32) constant (sw::Sharing: the
+ *                                              whole mesh, along rows or down columns),
+ *                                              offset in elements: statement;
+ *                                              register-communication sharing
  *   sw_active                                  Bool Variable of a uniform block loop: this
  *                                              round's block exists on this CPE
  *   sw_acc*                                    Allocate/Load/Store names of accumulators
@@ -127,10 +128,13 @@ bool is_cpe_id(const Halide::Internal::Call *c);
 
 struct RegcommShare {
     std::string buffer;             ///< the LDM buffer passed on
-    int64_t bytes = 0;              ///< its size
+    int64_t bytes = 0;              ///< its size (of one slot, double buffered)
     Sharing how = Sharing::RegComm; ///< RegComm, RegCommRow or RegCommColumn
+    /** Where the bytes start in the buffer, in its elements: 0, or the slot of a double-
+     * buffered staging (DoubleBuffer.h), an Int(32) expression. */
+    Halide::Expr offset = 0;
 };
-/** Evaluate(sw_regcomm_share("buffer", bytes, how)). */
+/** Evaluate(sw_regcomm_share("buffer", bytes, how, offset)). */
 Halide::Internal::Stmt make_regcomm_share(const RegcommShare &r);
 std::optional<RegcommShare> as_regcomm_share(const Halide::Internal::Call *c);
 

@@ -10,6 +10,7 @@
 #include "target_sw/Machine.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct CpeKernel {
     std::vector<LdmBuffer> ldm;
     int64_t ldm_peak_bytes = 0; ///< most LDM live at once, aligned, per CPE
     std::vector<DmaSite> dma;
+    /** Double-buffered LDM buffers (DoubleBuffer.h): the bytes of one slot's data, before
+     * alignment (what a register-communication sharing of a slot passes on). */
+    std::map<std::string, int64_t> slot_bytes;
     std::vector<std::string> direct_accesses; ///< main-memory buffers read or written directly
     std::vector<std::string> notes;           ///< what the passes could not do, for the report
 };

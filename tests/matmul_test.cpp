@@ -35,15 +35,20 @@ struct MatMulCase {
 };
 
 Params params_of(const MatMulCase &c, const char *sharing) {
-    return {{"m", std::to_string(c.m)},           {"n", std::to_string(c.n)},
-            {"k", std::to_string(c.k)},           {"tile_m", std::to_string(c.tile_m)},
-            {"tile_n", std::to_string(c.tile_n)}, {"tile_k", std::to_string(c.tile_k)},
-            {"sharing", sharing},                 {"schedule", "sunway"}};
+    return {{"m", std::to_string(c.m)},
+            {"n", std::to_string(c.n)},
+            {"k", std::to_string(c.k)},
+            {"tile_m", std::to_string(c.tile_m)},
+            {"tile_n", std::to_string(c.tile_n)},
+            {"tile_k", std::to_string(c.tile_k)},
+            {"sharing", sharing},
+            {"schedule", "sunway"}};
 }
 
 struct GemmRun {
     long long get_bytes = 0, puts = 0, gets = 0;
-    double seconds = 0; ///< modelled
+    double seconds = 0;                                    ///< modelled
+    long long compute = 0, dma_wait = 0, regcomm_wait = 0; ///< CPE 0's cycles
     std::vector<float> out;
 };
 
@@ -52,7 +57,8 @@ GemmRun run_and_check(const sw_jit::JitLayer &layer, const MatMulCase &c) {
     const std::vector<float> a = sw_test::random_values(size_t(c.m) * c.k, 21);
     const std::vector<float> b = sw_test::random_values(size_t(c.k) * c.n, 22);
     std::vector<float> out(size_t(c.m) * c.n, NAN);
-    Buf ba(const_cast<float *>(a.data()), {c.k, c.m}), bb(const_cast<float *>(b.data()), {c.n, c.k});
+    Buf ba(const_cast<float *>(a.data()), {c.k, c.m}),
+        bb(const_cast<float *>(b.data()), {c.n, c.k});
     Buf bo(out.data(), {c.n, c.m});
     athread_emu_stats_reset();
     EXPECT_EQ(layer.call({ba.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
@@ -80,6 +86,9 @@ GemmRun run_and_check(const sw_jit::JitLayer &layer, const MatMulCase &c) {
         r.gets += s->cpe[i].regcomm_gets;
     }
     r.seconds = s->modelled_seconds;
+    r.compute = s->cpe[0].compute_cycles;
+    r.dma_wait = s->cpe[0].dma_wait_cycles;
+    r.regcomm_wait = s->cpe[0].regcomm_wait_cycles;
     r.out = out;
     return r;
 }
@@ -115,8 +124,7 @@ TEST_P(RegCommGemm, MatchesTheNaiveProductAndTheUnsharedTilesAndReadsEightTimesF
     ASSERT_TRUE(plain.ok()) << plain.log;
     const GemmRun without = run_and_check(*plain.layer, c);
     ASSERT_EQ(with.out.size(), without.out.size());
-    EXPECT_EQ(std::memcmp(with.out.data(), without.out.data(), with.out.size() * sizeof(float)),
-              0)
+    EXPECT_EQ(std::memcmp(with.out.data(), without.out.data(), with.out.size() * sizeof(float)), 0)
         << "same tiles, same order of the sums";
     EXPECT_EQ(without.puts + without.gets, 0);
     // Every A chunk is fetched by one CPE of its mesh row instead of by all 8, every B chunk
@@ -177,7 +185,8 @@ TEST(RegCommGemm, RefusedWithAClearError) {
     for (const Refusal &r : refusals) {
         sw_jit::JitOptions o;
         o.target = r.target;
-        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", r.params, o);
+        const sw_jit::JitBuild b =
+            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", r.params, o);
         ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
         EXPECT_NE(b.log.find(r.message), std::string::npos) << b.log;
     }
@@ -197,8 +206,10 @@ TEST(RegCommGemm, DISABLED_Figures) {
         ASSERT_TRUE(b.ok()) << b.log;
         const GemmRun r = run_and_check(*b.layer, c);
         const double gflops = 2.0 * n * n * n / r.seconds / 1e9;
-        std::printf("GEMM %d^3 sharing=%s: %.3f ms modelled, %.1f GFLOPS, %.2f MB read\n", n,
-                    sharing, r.seconds * 1e3, gflops, double(r.get_bytes) / 1e6);
+        std::printf("GEMM %d^3 sharing=%s: %.3f ms modelled, %.1f GFLOPS, %.2f MB read; CPE 0: "
+                    "compute %lld, DMA wait %lld, register-communication wait %lld cycles\n",
+                    n, sharing, r.seconds * 1e3, gflops, double(r.get_bytes) / 1e6, r.compute,
+                    r.dma_wait, r.regcomm_wait);
     }
 }
 

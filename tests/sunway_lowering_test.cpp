@@ -547,18 +547,20 @@ TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
         }
     }
     {
+        // Row sharing where the blocks are not dealt to the mesh by columns.
         Scaled16 p;
-        sw::broadcast(p.v.in(), sw::Sharing::RegComm);
-        sw::double_buffer(p.v.in());
+        sw::broadcast(p.v.in(), sw::Sharing::RegCommRow);
         try {
             p.lower();
             FAIL() << "expected a UserError";
         } catch (const sw::UserError &e) {
             const std::string msg = e.what();
-            EXPECT_NE(msg.find("error: sw::broadcast(" + p.v.in().name() +
-                               ", Sharing::RegComm) together with sw::double_buffer"),
-                      std::string::npos)
+            EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() +
+                                    ", Sharing::RegCommRow): the innermost block loop",
+                                0),
+                      0u)
                 << msg;
+            EXPECT_NE(msg.find("one per mesh column"), std::string::npos) << msg;
         }
     }
 }
