@@ -114,6 +114,10 @@ generate conv_phases_auto "$gen" -g conv2d -f conv_phases_auto -o "$out" -p "$pl
     auto_schedule=true target=sw26010 in_channels=3 out_channels=24 height=67 width=71 kernel=11 stride=4 pad=0
 generate dense_regcomm "$gen" -g dense -f dense_regcomm -o "$out" target=sw26010 batch=2 in_features=1001 \
     out_features=201 tile_o=3 tile_n=2 tile_i=77 broadcast=true sharing=regcomm
+# The register-communication GEMM: A along the mesh rows, B down the columns, both double
+# buffered (slot offsets), an A chunk of 3 x 37 floats (a tail).
+generate matmul_regcomm "$gen" -g matmul -f matmul_regcomm -o "$out" target=sw26010 m=96 n=64 k=111 \
+    tile_m=3 tile_n=8 tile_k=37 sharing=regcomm
 generate dense_auto_shared "$gen" -g dense -f dense_auto_shared -o "$out" -e mpe,cpe,h,report,schedule \
     -p "$plugin" -s Sunway auto_schedule=true target=sw26010 batch=16 in_features=1024 out_features=256
 # A dense layer of 400,000,000 inputs (divisors in O(sqrt(n))): scheduled at once.
