@@ -327,9 +327,11 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
  * store in a loop (WorkCount: 2 cycles); each window row of a tile with any padding costs
  * its bounds test and the heads of its fill loops; a box whose rows are whole source rows
  * narrower than the LDM rows comes compactly and is moved once, row by row, in vectors of four
- * and then one by one (InjectDma.cpp, compact_then_spread). */
+ * and then one by one (InjectDma.cpp, compact_then_spread), unless \p rows_in_place (a shared
+ * window: its rows come one request each, InjectDma.h). */
 double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan,
-                           const Bindings &bindings, const sw::Machine &m, Issue issue) {
+                           const Bindings &bindings, const sw::Machine &m, Issue issue,
+                           bool rows_in_place) {
     const SymBox &window = info.chunk_region.at(producer);
     const SymBox *in_bounds = nullptr; // the region of the input the producer pads
     int64_t source_width = 0;
@@ -383,7 +385,8 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
     // The spread moves each whole source row (source_width elements) backwards in vectors of
     // four (an unaligned load and store, two P1 each, and the loop), then its first
     // source_width % 4 elements one by one, in a loop per row.
-    const double spread_rows = source_width ? points * inside * spread / double(source_width) : 0;
+    const double spread_rows =
+        source_width && !rows_in_place ? points * inside * spread / double(source_width) : 0;
     const double spread_row_cycles = double(source_width / 4) * region(m, issue, 0, 4, 5) +
                                      double(source_width % 4) * region(m, issue, 0, 2, 4) +
                                      region(m, issue, 0, 0, 2);
@@ -485,11 +488,18 @@ private:
                                       info_.out_extents.empty() ? 1 : info_.out_extents[0]);
                 box = extents(info_.chunk_region.at(s.name), unrounded);
             }
-            bool shared = false;
-            for (const std::string &p : info_.producers)
+            bool shared = false, padded_rows = false;
+            for (const std::string &p : info_.producers) {
                 shared |= contains(shared_, p);
+                // The window's LDM rows are wider than whole source rows: rows in place come
+                // one request each (InjectDma.h), else compactly (one block) and are spread.
+                const std::vector<int64_t> window = region_extents_(info_.chunk_region.at(p));
+                padded_rows |= !window.empty() && !box.empty() && !s.source_extents.empty() &&
+                               box[0] >= s.source_extents[0] && window[0] > box[0];
+            }
+            const bool one_per_row = padded_rows && rows_in_place(shared);
             add(shared ? work_.chunk_shared : work_.chunk_get,
-                transfer(box, s.source_extents, m_, true, true));
+                transfer(box, s.source_extents, m_, !one_per_row, true));
             return;
         }
         const bool chunk_level =
@@ -518,13 +528,18 @@ private:
                plan_.serial_tiles > 1;
     }
 
+    /** Whether the rows of a zero-padded window whose box rows are whole source rows come one
+     * request each straight to their place (the lowering's rule, InjectDma.h: the window is
+     * shared) rather than compactly and then spread. */
+    static bool rows_in_place(bool shared) { return shared; }
+
     /** A producer staged per chunk: its window filled around its input's guarded copy. */
     void count_staged_producer(const Stage &s) {
         const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
         const bool shared = contains(shared_, s.name);
         buffer(s.name, 4 * prod(box) * (two_slots(shared) ? 2 : 1));
-        work_.chunk_compute +=
-            padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_, issue_);
+        work_.chunk_compute += padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_,
+                                                   issue_, rows_in_place(shared));
         split_window(s.name, s.name + " phases", box, work_.chunk_compute);
     }
 

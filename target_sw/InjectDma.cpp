@@ -151,13 +151,15 @@ private:
 
 class DmaInjector : public IRMutator {
 public:
-    DmaInjector(CpeKernel &k, const std::set<std::string> &ldm, const std::set<std::string> &main)
-        : k(k), ldm(ldm), main(main) {}
+    DmaInjector(CpeKernel &k, const std::set<std::string> &ldm, const std::set<std::string> &main,
+                const std::set<std::string> &rows_in_place)
+        : k(k), ldm(ldm), main(main), rows_in_place(rows_in_place) {}
 
 private:
     using IRMutator::visit;
     CpeKernel &k;
     const std::set<std::string> &ldm, &main;
+    const std::set<std::string> &rows_in_place; ///< inject_dma's parameter
     int next_site = 0;
 
     Stmt visit(const For *op) override {
@@ -431,7 +433,7 @@ private:
             return Stmt();
         const int site = next_site++;
         Stmt spread;
-        Stmt req = box_requests(*copy, *box, site, spread);
+        Stmt req = box_requests(*copy, *box, site, spread, !rows_in_place.count(copy->store->name));
         Expr nonempty = box->guard;
         for (size_t d = 0; d < copy->vars.size(); d++)
             nonempty = nonempty && box->ext[d] > 0;
@@ -564,8 +566,9 @@ private:
      * the LDM (the box spans the padded row), else one request per row; rows that are whole
      * rows of the source go as one contiguous block. Where they are whole rows of the source
      * but not consecutive in the LDM, the box comes compactly and \p spread (set here) moves
-     * it to its place. */
-    static Stmt box_requests(const GuardedCopy &c, const GuardedBox &b, int site, Stmt &spread) {
+     * it to its place; unless \p compact is false (rows_in_place): then one request per row. */
+    static Stmt box_requests(const GuardedCopy &c, const GuardedBox &b, int site, Stmt &spread,
+                             bool compact) {
         const size_t n = c.vars.size();
         const std::string &ldm_name = c.store->name, &main_name = c.load->name;
         std::vector<Expr> box_vars(n);
@@ -606,7 +609,7 @@ private:
         for (size_t d = 2; d < n; d++) {
             req = For::make(c.vars[d], b.lo[d], b.ext[d], ForType::Serial, DeviceAPI::None, req);
         }
-        if (n > 1 && !proved(pitch != b.ext[0]))
+        if (compact && n > 1 && !proved(pitch != b.ext[0]))
             req = compact_then_spread(c, b, site, box_vars, first, req_main, req, spread);
         return req;
     }
@@ -819,7 +822,7 @@ private:
 
 } // namespace
 
-void inject_dma(CpeKernel &k) {
+void inject_dma(CpeKernel &k, const std::set<std::string> &rows_in_place) {
     std::set<std::string> ldm, main;
     for (const LdmBuffer &b : k.ldm)
         ldm.insert(b.name);
@@ -827,7 +830,7 @@ void inject_dma(CpeKernel &k) {
         if (a.is_buffer)
             main.insert(a.name);
     }
-    k.body = DmaInjector(k, ldm, main).mutate(k.body);
+    k.body = DmaInjector(k, ldm, main, rows_in_place).mutate(k.body);
     DirectAccesses direct(main);
     k.body.accept(&direct);
     k.direct_accesses.assign(direct.found.begin(), direct.found.end());

@@ -33,10 +33,18 @@
 
 #include "target_sw/SwModule.h"
 
+#include <set>
+#include <string>
+
 namespace sw {
 
-/** Replaces the copy nests of \p k.body by DMA, and fills \p k.dma and \p k.direct_accesses. */
-void inject_dma(CpeKernel &k);
+/** Replaces the copy nests of \p k.body by DMA, and fills \p k.dma and \p k.direct_accesses.
+ * The zero-padded windows of the LDM buffers named in \p rows_in_place (the shared ones,
+ * sw::broadcast: their DMA is issued once for the core group, by up to eight CPEs) whose box
+ * rows are whole source rows come one request per row straight to their padded place, instead
+ * of compactly and then spread by every CPE. (A window each CPE fetches for itself keeps the
+ * compact request: one request per row would cost each CPE a request per row.) */
+void inject_dma(CpeKernel &k, const std::set<std::string> &rows_in_place = {});
 
 } // namespace sw
 

@@ -83,8 +83,13 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
         }
     }
 
+    // Shared windows: their rows placed by DMA, issued once for the core group, instead of
+    // spread by every CPE (InjectDma.h).
+    std::set<std::string> rows_in_place;
+    for (const auto &[name, how] : d.shared)
+        rows_in_place.insert(name);
     for (CpeKernel &k : f.kernels)
-        inject_dma(k);
+        inject_dma(k, rows_in_place);
     log_step(ir_log, "inject_dma", f);
 
     for (CpeKernel &k : f.kernels)
