@@ -86,9 +86,8 @@ std::vector<float> padded_first(const PrologueCase &c, const Data &d) {
                     padded[((size_t(n) * p.in_c + ch) * h + y + p.pad_top) * w + x + p.pad_left] =
                         d.in[((size_t(n) * p.in_c + ch) * p.h + y) * p.w + x];
                 }
-    const std::vector<float> pre =
-        reference::channel_affine({p.batch, p.in_c, h, w}, padded, d.scale, d.shift,
-                                  c.prologue_relu);
+    const std::vector<float> pre = reference::channel_affine({p.batch, p.in_c, h, w}, padded,
+                                                             d.scale, d.shift, c.prologue_relu);
     p.h = h, p.w = w;
     p.pad_left = p.pad_right = p.pad_top = p.pad_bottom = 0;
     return reference::conv2d(p, pre, d.wt, d.bias);
