@@ -115,7 +115,7 @@ struct PipelineInfo {
     std::vector<std::string> computing_producers;
     /** The computing producers whose definition runs on floatv4 along x: only vectorisable
      * operations (no select: an unpadded convolution's prologue), every index unit-stride or
-     * invariant along x (producer_on_vectors decides per plan). */
+     * invariant along x (producer_vectors decides per plan). */
     std::vector<std::string> vector_producers;
     /** Computed stages that only move data (one pure definition without float work, e.g.
      * the clamps and wrappers of Halide's BoundaryConditions), other than the main stage,

@@ -525,7 +525,7 @@ private:
             // Computed from its stagings in LDM, one slot: point by point (a scalar loop: its
             // loads, its operations, one store) or on floatv4 (a vector load of the window,
             // a splat of each value invariant along x, its constants splatted, a min / max
-            // as a subtraction and a select, an unaligned store).
+            // as a subtraction and a select, a store).
             buffer(s.name, 4 * prod(box));
             const OpCount &ops = info_.ops.at(s.name)[0];
             if (const int vectors = producer_vectors(info_, plan_, s.name)) {
