@@ -28,6 +28,8 @@ struct Options {
     std::string cache_dir;                 ///< --cache-dir; "" = the default
     std::string export_dir;                ///< --export: a folder for sw5cc (with --model)
     bool concat_copies = false;            ///< --concat-copies: no in-place concats (with --model)
+    /** --fuse-prologue (with --model): auto, always or never (graph/Lowering.h). */
+    std::string fuse_prologue = "auto";
     bool fc_split = false; ///< --fc-split: dense layers split by rows over the ranks
     /** --net's reduced variants (tests): channels divided, input size (0: the network's),
      * classes. */

@@ -184,6 +184,7 @@ int run_graph(const Options &o, const sw_dist::Job &job,
     eo.schedule = o.schedule.empty() ? "auto" : o.schedule;
     eo.jobs = o.jobs;
     eo.concat_in_place = !o.concat_copies;
+    eo.fuse_prologue = sw_graph::parse_prologue_fusion(o.fuse_prologue);
     eo.cache_dir = o.no_cache             ? ""
                    : !o.cache_dir.empty() ? o.cache_dir
                                           : sw_graph::default_cache_dir();

@@ -494,6 +494,53 @@ TileCounts tile_counts(const PipelineInfo &info, const Plan &plan) {
     return n;
 }
 
+bool staged_by_producer(const PipelineInfo &info, const Plan &plan, const std::string &name) {
+    if (plan.inline_producers || !contains(info.producer_inputs, name))
+        return false;
+    for (const std::string &producer : info.producers) {
+        if (contains(info.computing_producers, producer))
+            continue;
+        const Stage &ps = info.stages[info.by_name.at(producer)];
+        for (const auto &kv : find_direct_calls(ps.func)) {
+            if (kv.first == name)
+                return true;
+        }
+    }
+    return false;
+}
+
+int producer_vectors(const PipelineInfo &info, const Plan &plan, const std::string &name) {
+    if (!contains(info.vector_producers, name) || plan.inline_producers ||
+        plan.vector != Plan::Vector::Pure || info.out_extents.empty() ||
+        !info.chunk_region.count(name)) {
+        return 0;
+    }
+    // Every tile along x as wide (the output divides into tiles), its window along x whole
+    // vectors: the extent at any tile position (the window is not clamped) and chunk.
+    const int64_t extent = info.out_extents[0], tile = std::min<int64_t>(plan.tile[0], extent);
+    if (extent % tile != 0)
+        return 0;
+    Bindings b;
+    for (size_t d = 0; d < info.out_extents.size(); d++) {
+        b[tile_size_var(int(d))] = std::min<int64_t>(plan.tile[d], info.out_extents[d]);
+        b[tile_origin_var(int(d))] = 0;
+    }
+    const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
+    b[chunk_origin_var] = 0;
+    b[chunk_size_var] = chunked ? plan.chunk : info.reduction;
+    const int64_t width = info.main_width.defined() ? evaluate(info.main_width, b) : 1;
+    const int64_t loop = 4 * std::max(plan.block, 1);
+    b[rounded_width_var] = (width + loop - 1) / loop * loop;
+    const std::vector<int64_t> box = extents(info.chunk_region.at(name), b);
+    if (box.empty() || box[0] <= 0 || box[0] % 4 != 0)
+        return 0;
+    for (int unroll = 8; unroll > 1; unroll--) {
+        if (box[0] / 4 % unroll == 0)
+            return unroll;
+    }
+    return 1;
+}
+
 std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan) {
     std::vector<std::string> out;
     // Only inputs staged per chunk of a chunked reduction (a dense layer's input): a broadcast
@@ -512,10 +559,24 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
         // An input read by a staged producer moves with the producer's window (shared as the
         // producer: its input's box by DMA, then its padding on every CPE); an inlined
         // producer is not staged.
+        // A computing producer (a prologue) is computed by every CPE from its inputs, of which
+        // the window (the one of the producer's rank) is shared instead; the others (a
+        // prologue's scale and shift, a few values per chunk) are not worth a broadcast.
         const bool by_producer = contains(info.producer_inputs, name);
         const bool producer = contains(info.producers, name);
-        const bool per_chunk = contains(info.chunk_staged, name);
-        if (s.callers.empty() || by_producer || !per_chunk || (producer && plan.inline_producers))
+        bool per_chunk = contains(info.chunk_staged, name);
+        if (by_producer && !plan.inline_producers && !staged_by_producer(info, plan, name) &&
+            info.chunk_region.count(name)) {
+            for (const std::string &p : info.computing_producers) {
+                const auto window = info.chunk_region.find(p);
+                per_chunk |= window != info.chunk_region.end() &&
+                             window->second.size() == info.chunk_region.at(name).size();
+            }
+        } else if (by_producer) {
+            continue;
+        }
+        if (s.callers.empty() || !per_chunk || (producer && plan.inline_producers) ||
+            contains(info.computing_producers, name))
             continue;
         bool same = true;
         for (int d : moves)
@@ -768,6 +829,10 @@ void find_chunk_staged(const Stage &main, const Definition &update, PipelineInfo
             if (input.is_input && input.callers.size() == 1)
                 info.producer_inputs.push_back(input.name);
         }
+        // A zero-padding copy reads one Func and does no arithmetic besides its select.
+        const OpCount &ops = info.ops.at(producer)[0];
+        if (!ps.func.updates().empty() || ops.flops > 0 || ops.float_min_max > 0 || ops.loads > 1)
+            info.computing_producers.push_back(producer);
     }
 }
 
@@ -862,6 +927,11 @@ VectorAxes classify_update_loads(const Stage &main, const Definition &update, Pi
             if (stage == info.by_name.end() || info.stages[stage->second].is_input ||
                 std::find(info.producers.begin(), info.producers.end(), call->name) ==
                     info.producers.end()) {
+                axes.round_up = false;
+            } else if (contains(info.computing_producers, call->name) &&
+                       !info.stages[stage->second].func.values()[0].as<Select>()) {
+                // A computing producer without the zero padding's select (an unpadded
+                // convolution's prologue) reads its input unclamped: not defined past it.
                 axes.round_up = false;
             }
         }
@@ -1018,6 +1088,12 @@ PipelineInfo analyze(const Pipeline &p) {
         find_chunk_staged(main, update, info);
         derive_chunk_regions(main, update, info);
         find_wrappers(info);
+        for (const std::string &producer : info.computing_producers) {
+            const Stage &ps = info.stages[info.by_name.at(producer)];
+            if (ps.func.updates().empty() && !ps.args.empty() &&
+                info.ops.at(producer)[0].vector_safe && definition_unit_stride(ps))
+                info.vector_producers.push_back(producer);
+        }
         analyse_vectorisation(main, update, info);
         find_region_moves(info);
     } else if (!info.main.empty()) {

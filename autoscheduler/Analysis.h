@@ -107,6 +107,16 @@ struct PipelineInfo {
     std::vector<std::string> producers;
     /** Inputs read by the producers (staged per chunk when the producers are inlined). */
     std::vector<std::string> producer_inputs;
+    /** The producers among them that compute their values rather than copy and pad their
+     * input (a convolution's prologue: x * scale[c] + shift[c], a ReLU, before the zero
+     * padding). Staged, such a producer is computed in LDM from its inputs, which are staged
+     * per chunk on their own (by DMA, shared or double buffered like any chunk staging),
+     * once per staged element; it is neither double buffered nor shared itself. */
+    std::vector<std::string> computing_producers;
+    /** The computing producers whose definition runs on floatv4 along x: only vectorisable
+     * operations (no select: an unpadded convolution's prologue), every index unit-stride or
+     * invariant along x (producer_vectors decides per plan). */
+    std::vector<std::string> vector_producers;
     /** Computed stages that only move data (one pure definition without float work, e.g.
      * the clamps and wrappers of Halide's BoundaryConditions), other than the main stage,
      * the output and the producers: always inlined into their consumers (staging one would
@@ -225,6 +235,19 @@ struct PipelineInfo {
     std::shared_ptr<std::unordered_map<FillKey, std::array<double, 3>, FillKeyHash>> fill_cache =
         std::make_shared<std::unordered_map<FillKey, std::array<double, 3>, FillKeyHash>>();
 };
+
+/** Whether input \p name is staged by a staged producer's guarded copy under \p plan (its
+ * in-bounds box by DMA straight into the producer's zero-padded LDM window) rather than by
+ * a staging of its own: read by a producer that is staged (not inlined) and copies (does
+ * not compute). */
+bool staged_by_producer(const PipelineInfo &info, const Plan &plan, const std::string &name);
+
+/** How many floatv4 along x at once \p plan computes producer \p name on (0: none, scalar):
+ * a vector_producers one, staged, in a plan vectorised along x, whose window along x is a
+ * whole number of vectors on every tile (rounding its loop up to vectors computes nothing past
+ * it); its rows are then whole vectors (aligned accesses). The vectors are unrolled by the
+ * largest divisor of the vectors per row up to 8, so that their dependency chains overlap. */
+int producer_vectors(const PipelineInfo &info, const Plan &plan, const std::string &name);
 
 /** The inputs that \p plan shares (Plan::share): inputs staged per chunk of a chunked
  * reduction (not moved by a producer's copy), and producers staged per chunk (not inlined),

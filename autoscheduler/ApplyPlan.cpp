@@ -195,10 +195,11 @@ public:
             const bool producer = contains(info_.producers, s.name);
             if ((producer && plan_.inline_producers) || contains(info_.wrappers, s.name))
                 continue;
+            // The inputs of an inlined or computing producer are staged on their own.
             const bool per_chunk =
-                !stage_level_.empty() &&
-                (contains(info_.chunk_staged, s.name) ||
-                 (plan_.inline_producers && contains(info_.producer_inputs, s.name)));
+                !stage_level_.empty() && (contains(info_.chunk_staged, s.name) ||
+                                          (contains(info_.producer_inputs, s.name) &&
+                                           !staged_by_producer(info_, plan_, s.name)));
             if (plan_.vector == Plan::Vector::Reduction && contains(info_.chunk_staged, s.name)) {
                 if (plan_.double_buffer && chunked_)
                     double_buffered_.push_back(s.name);
@@ -208,7 +209,7 @@ public:
                 if (s.callers.empty())
                     continue;
                 // Moved by the producer's copy.
-                if (!plan_.inline_producers && contains(info_.producer_inputs, s.name))
+                if (staged_by_producer(info_, plan_, s.name))
                     continue;
             }
             stage_in_ldm(s, per_chunk);
@@ -611,6 +612,9 @@ private:
         Func f = writer_.func(s.name);
         Func staged = s.is_input ? f.in() : f;
         const std::string staged_ident = ident(s.name) + (s.is_input ? ".in()" : "");
+        // A computing producer (a prologue) is computed from its own stagings when its chunk
+        // starts: those are prefetched, not it.
+        const bool computing = contains(info_.computing_producers, s.name);
         if (per_chunk) {
             staged
                 .compute_at(Func(env_.at(info_.main)),
@@ -618,15 +622,31 @@ private:
                 .store_in(sw::LDM);
             writer_.line(staged_ident + ".compute_at(" + ident(info_.main) + ", " + stage_level_ +
                          ").store_in(::sw::LDM);");
-            if (plan_.double_buffer)
+            if (plan_.double_buffer && !computing)
                 double_buffered_.push_back(s.name);
         } else {
             staged.compute_at(out_, Var(block_)).store_in(sw::LDM);
             writer_.line(staged_ident + ".compute_at(" + out_ident_ + ", " + tile_ +
                          ").store_in(::sw::LDM);");
             // Tiles in turn: the next tile's staging prefetched.
-            if (plan_.serial_tiles > 1)
+            if (plan_.serial_tiles > 1 && !computing)
                 double_buffered_.push_back(s.name);
+        }
+        if (const int vectors = producer_vectors(info_, plan_, s.name)) {
+            // A prologue on floatv4 along x, `vectors` at once (its window rows are whole
+            // runs of them: nothing is computed past it).
+            const std::string x = s.args[0];
+            Var xv(x + "_pv"), xvo(x + "_pvo"), xvi(x + "_pvi");
+            f.split(Var(x), xv, xvo, 4 * vectors, TailStrategy::RoundUp)
+                .split(xvo, xvo, xvi, 4)
+                .vectorize(xvi)
+                .unroll(xvo);
+            writer_.line(ident(s.name) + ".split(" + writer_.var(x) + ", " +
+                         writer_.var(xv.name()) + ", " + writer_.var(xvo.name()) + ", " +
+                         std::to_string(4 * vectors) + ", TailStrategy::RoundUp).split(" +
+                         writer_.var(xvo.name()) + ", " + writer_.var(xvo.name()) + ", " +
+                         writer_.var(xvi.name()) + ", 4).vectorize(" + writer_.var(xvi.name()) +
+                         ").unroll(" + writer_.var(xvo.name()) + ");");
         }
         if (!s.is_input) {
             for (int update_index = 0; update_index < int(s.func.updates().size());

@@ -473,7 +473,7 @@ private:
     }
 
     void count_staged_input(const Stage &s) {
-        if (contains(info_.producer_inputs, s.name) && !plan_.inline_producers) {
+        if (staged_by_producer(info_, plan_, s.name)) {
             // Read by a staged producer: the producer's guarded copy moves its in-bounds box
             // (once for every CPE when the producer is shared). Of a window read by gathered
             // vectors (a stride > 1) only the points of the tile's own outputs are copied: the
@@ -502,9 +502,9 @@ private:
                 transfer(box, s.source_extents, m_, !one_per_row, true));
             return;
         }
+        // The inputs of an inlined or computing producer are staged per chunk on their own.
         const bool chunk_level =
-            contains(info_.chunk_staged, s.name) ||
-            (plan_.inline_producers && contains(info_.producer_inputs, s.name));
+            contains(info_.chunk_staged, s.name) || contains(info_.producer_inputs, s.name);
         const bool shared = contains(shared_, s.name);
         if (!s.callers.empty() && chunk_level && info_.chunk_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
@@ -536,6 +536,32 @@ private:
     /** A producer staged per chunk: its window filled around its input's guarded copy. */
     void count_staged_producer(const Stage &s) {
         const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
+        if (contains(info_.computing_producers, s.name)) {
+            // Computed from its stagings in LDM, one slot: point by point (a scalar loop: its
+            // loads, its operations, one store) or on floatv4 (a vector load of the window,
+            // a splat of each value invariant along x, its constants splatted, a min / max
+            // as a subtraction and a select, a store).
+            buffer(s.name, 4 * prod(box));
+            const OpCount &ops = info_.ops.at(s.name)[0];
+            if (const int vectors = producer_vectors(info_, plan_, s.name)) {
+                // Per run of `vectors` floatv4 (unrolled): an aligned load and store each, the
+                // splats once (WorkCount counts a repeated splat once), about four integer
+                // operations of address arithmetic each (what WorkCount counts on the generated
+                // code: 33 cycles for 7 vectors of a ReLU prologue); their chains overlap.
+                const double p1 = 2.0 * vectors + double(ops.loads - 1) * kLdmSplatP1 +
+                                  double(ops.float_constants * m_.splat_p1);
+                work_.chunk_compute +=
+                    double(prod(box)) / (kLanes * vectors) *
+                    region(m_, issue_, double(vectors) * (ops.float_ops + ops.float_min_max), p1,
+                           4.0 * vectors, ops.chain + ops.float_min_max, ops.slow_cycles);
+            } else {
+                work_.chunk_compute +=
+                    double(prod(box)) * region(m_, issue_, ops.float_ops, ops.loads + 2,
+                                               ops.int_ops + 2, ops.chain, ops.slow_cycles);
+            }
+            split_window(s.name, s.name + " phases", box, work_.chunk_compute);
+            return;
+        }
         const bool shared = contains(shared_, s.name);
         buffer(s.name, 4 * prod(box) * (two_slots(shared) ? 2 : 1));
         work_.chunk_compute += padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_,
@@ -692,17 +718,19 @@ private:
         // Inlined producers (a zero-padded input) add their work to each tap: their select
         // continues the chain, the half of their bounds tests and clamps that varies along the
         // innermost reduction variable is integer work.
+        // A computing producer (a prologue) also loads its other inputs at each tap.
         double float_ops = ops.float_ops, chain = ops.chain, int_ops = loads + 1,
-               slow_cycles = ops.slow_cycles;
+               slow_cycles = ops.slow_cycles, p1 = loads + 1;
         if (plan_.inline_producers) {
             for (const std::string &producer : info_.producers) {
                 const OpCount &producer_ops = info_.ops.at(producer)[0];
                 float_ops += producer_ops.float_ops, chain += producer_ops.chain,
                     int_ops += producer_ops.int_ops / 2.0, slow_cycles += producer_ops.slow_cycles;
+                if (contains(info_.computing_producers, producer))
+                    p1 += double(std::max<int64_t>(producer_ops.loads - 1, 0));
             }
         }
-        per_point +=
-            chunk_points * region(m_, issue_, float_ops, loads + 1, int_ops, chain, slow_cycles);
+        per_point += chunk_points * region(m_, issue_, float_ops, p1, int_ops, chain, slow_cycles);
         work_.chunk_compute += double(points) * per_point;
     }
 

@@ -6,6 +6,13 @@
  * shortcut) and an optional fused ReLU (or ReLU6-style clamp, relu_max) after it. Every shape is a
  * generator parameter, so each layer is compiled for its own shape and every LDM buffer has a
  * constant bound.
+ *
+ * An optional prologue on the input (prologue=scale_shift or scale_shift_relu: two more inputs
+ * pre_scale and pre_shift, one value per input channel): the convolution reads
+ * x * pre_scale[c] + pre_shift[c] (then max(., 0)) instead of x, a pre-activation network's
+ * BatchNorm (+ ReLU) fused into the conv that reads it. The zero padding applies after the
+ * prologue: a padded pixel is 0, not relu(pre_shift[c]). The schedules compute the prologue
+ * once per staged input element (the padded window computed in LDM from the staged input).
  */
 #include "generators/LayerGenerator.h"
 #include "schedules/conv2d_schedule.h"
@@ -38,6 +45,9 @@ public:
     GeneratorParam<bool> relu{"relu", true};
     /** With relu: the activation's upper bound too (ReLU6: 6, a fused Clip(0, max)); 0: none. */
     GeneratorParam<float> relu_max{"relu_max", 0.f};
+    /** The input's prologue: none, scale_shift (x * pre_scale[c] + pre_shift[c]) or
+     * scale_shift_relu (then max(., 0)), before the zero padding. */
+    GeneratorParam<std::string> prologue{"prologue", "none"};
     /** Tile sizes of the hand Sunway schedule; 0 lets it choose from the LDM budget. */
     GeneratorParam<int> tile_x{"tile_x", 0};
     GeneratorParam<int> tile_y{"tile_y", 0};
@@ -49,11 +59,22 @@ public:
     Input<Buffer<float>> bias{"bias", 1};       // co
     Output<Buffer<float>> output{"output", 4};  // x, y, co, n
     // With residual=true, configure() adds `residual` (x, y, co, n, the output's shape)
-    // after bias: the arguments are input, weights, bias, residual, output.
+    // after bias; with a prologue, `pre_scale` and `pre_shift` (ci) after them: the arguments
+    // are input, weights, bias[, residual][, pre_scale, pre_shift], output.
 
     void configure() {
         if (residual)
             residual_input = add_input<Buffer<float>>("residual", 4);
+        const std::string p = prologue;
+        if (p != "none" && p != "scale_shift" && p != "scale_shift_relu") {
+            sw::check_param(false, "conv2d: prologue must be none, scale_shift or "
+                                   "scale_shift_relu, not '" +
+                                       p + "'");
+        }
+        if (p != "none") {
+            pre_scale = add_input<Buffer<float>>("pre_scale", 1);
+            pre_shift = add_input<Buffer<float>>("pre_shift", 1);
+        }
     }
 
     void generate() {
@@ -106,12 +127,25 @@ public:
         // whose rows are not whole vectors (a 7x7 map seen as one row of 49 pixels) reads its
         // input through the same zero extension, so that a vector may run past the row's end
         // (into zeros, its lanes never stored) instead of shrinking the tiles to whole vectors.
+        // With a prologue the window is a computed Func (the prologue's values, zero outside
+        // the image), computed once per staged element by the schedules; without padding it
+        // has no select, so that it may run on floatv4.
         const bool padded_input = s.pad_left || s.pad_right || s.pad_top || s.pad_bottom ||
                                   (s.kernel_x == 1 && s.stride_x == 1 && s.out_width() % 4 != 0);
+        auto with_prologue = [&](Expr v) {
+            if (!s.prologue)
+                return v;
+            v = v * (*pre_scale)(c) + (*pre_shift)(c);
+            return std::string(prologue) == "scale_shift_relu" ? max(v, 0.f) : v;
+        };
         if (padded_input) {
             Expr inside = x >= 0 && x < s.width && y >= 0 && y < s.height;
             padded(x, y, c, n) = select(
-                inside, input(clamp(x, 0, s.width - 1), clamp(y, 0, s.height - 1), c, n), 0.f);
+                inside,
+                with_prologue(input(clamp(x, 0, s.width - 1), clamp(y, 0, s.height - 1), c, n)),
+                0.f);
+        } else if (s.prologue) {
+            padded(x, y, c, n) = with_prologue(input(x, y, c, n));
         } else {
             padded = Func(input);
         }
@@ -146,6 +180,10 @@ public:
                                 {s.out_width(), s.out_height(), s.out_channels, s.batch},
                                 {"width", "height", "out_channels", "batch"});
         }
+        if (pre_scale) {
+            sw::set_dense_shape(*pre_scale, {s.in_channels}, {"in_channels"});
+            sw::set_dense_shape(*pre_shift, {s.in_channels}, {"in_channels"});
+        }
     }
 
     void schedule() {
@@ -154,6 +192,10 @@ public:
                                    has_padding, x,    y,     c,       n,    r};
         if (residual_input)
             st.residual = *residual_input;
+        if (pre_scale) {
+            st.pre_scale = *pre_scale;
+            st.pre_shift = *pre_shift;
+        }
         apply_schedule(
             [&] {
                 sw::check_param(tile_x >= 0 && tile_y >= 0 && tile_c >= 0 && tile_ci >= 0,
@@ -175,6 +217,7 @@ private:
     bool has_padding = false;
     RDom r;
     Input<Buffer<float>> *residual_input = nullptr;
+    Input<Buffer<float>> *pre_scale = nullptr, *pre_shift = nullptr;
 
     schedules::Conv2DShape shape() const {
         return {batch,
@@ -193,7 +236,8 @@ private:
                 groups,
                 dilation,
                 layers::or_default(dilation_y, dilation, 0),
-                residual};
+                residual,
+                std::string(prologue) != "none"};
     }
 };
 

@@ -83,7 +83,7 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
         options.schedule != "baseline") {
         throw graph_->error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
-    lowered_ = lower_graph(*graph_);
+    lowered_ = lower_graph(*graph_, LowerOptions{options.fuse_prologue});
     placement_ = options.concat_in_place ? place_concats_in_place(*graph_, lowered_)
                                          : no_concat_placement(lowered_);
     // Found at run time beside the running executable's build or installed tree, or through
@@ -396,6 +396,11 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                 rec.read_bytes += 4 * elements(a.extents);
         }
         rec.write_bytes = 4 * out.size;
+        for (const Step::UnfusedPart &p : s.unfused) {
+            rec.unfused.push_back(
+                {sw_net::layer_gflop(p.generator, p.params, p.in_elements, p.write_elements),
+                 4 * p.read_elements, 4 * p.write_elements});
+        }
         rec.wall_seconds = wall;
         sw_net::add_emulator_records(rec, r.modelled_seconds, trace);
         athread_emu_stats_reset();

@@ -75,6 +75,9 @@ struct ExecOptions {
     /** Concats without copies where the producers can write into slices of one buffer
      * (ConcatInPlace.h); false keeps every concat a copying layer (for comparisons). */
     bool concat_in_place = true;
+    /** Where a ChannelScaleShift (+ Relu) is fused into the conv that reads it
+     * (Lowering.h). */
+    PrologueFusion fuse_prologue = PrologueFusion::Auto;
     /** Check each CPE source as strict C99 (slower builds). */
     bool strict_cpe_check = false;
     std::function<void(const BuildProgress &)> progress;

@@ -6,6 +6,13 @@
  * reads and writes and the Halide extents (x fastest: the ONNX dims reversed, regrouped as
  * the generator expects) it sees them with.
  *
+ *   ChannelScaleShift (+ Relu) -> Conv: the affine's output (or its fused Relu's) read by
+ *           that Conv alone (as its X) and no graph output: fused into the conv as its
+ *           prologue (conv2d prologue=scale_shift or scale_shift_relu, the affine's scale and
+ *           shift as the inputs pre_scale and pre_shift; the affine's step disappears and the
+ *           conv reads the affine's input), kind "ChannelScaleShift+Relu+Conv..." (see
+ *           PrologueFusion for where); the step records the two layers' unfused roofline
+ *           terms (Step::unfused)
  *   Conv -> conv2d (groups, dilations, strides, asymmetric pads; a Relu that is the conv's
  *           only consumer is fused: relu=true, and so is a Clip from 0 to a constant max
  *           (ReLU6): relu=true relu_max=max, "Conv+Clip"; a pointwise conv (1x1 kernel, no
@@ -72,6 +79,19 @@ struct Step {
     int64_t view_offset = 0;
     std::vector<LayerArg> inputs; ///< in the generator's input order
     LayerArg output;
+    /** A step that fuses a prologue into its conv: the element counts each of the two layers
+     * would read and write unfused (the affine: its input, scale and shift, and its output;
+     * the conv: the affine's output, the weights, bias and residual, and its output), for the
+     * per-layer roofline of the unfused layers (sw_net::LayerRecord::unfused). Empty
+     * otherwise. */
+    struct UnfusedPart {
+        std::string generator;
+        std::map<std::string, std::string> params;
+        int64_t in_elements = 0;   ///< of its first input (sw_net::layer_gflop)
+        int64_t read_elements = 0; ///< of its distinct inputs
+        int64_t write_elements = 0;
+    };
+    std::vector<UnfusedPart> unfused;
 };
 
 struct LoweredGraph {
@@ -101,8 +121,25 @@ WindowGeometry window_geometry(const Node &node, const std::vector<int64_t> &x,
  * differ from the plain ones unless always_y). */
 void window_params(const WindowGeometry &g, std::map<std::string, std::string> &p, bool always_y);
 
+/** Whether a ChannelScaleShift (with the Relu fused into it) is fused into the Conv that
+ * reads it, as the conv's prologue (conv2d prologue=scale_shift[_relu]).
+ *   Auto: where the conv's map has at least kPrologueMinPixels pixels per image (below it the
+ *         fused layer was measured slower than the two layers: see conv());
+ *   Always: wherever it may be (the tests); Never: not at all (for comparisons). */
+enum class PrologueFusion { Auto, Always, Never };
+
+/** The smallest map (pixels per image) on which PrologueFusion::Auto fuses a prologue. */
+constexpr int64_t kPrologueMinPixels = 56 * 56;
+
+struct LowerOptions {
+    PrologueFusion fuse_prologue = PrologueFusion::Auto;
+};
+
+/** "auto", "always" or "never" as a PrologueFusion; throws Error for anything else. */
+PrologueFusion parse_prologue_fusion(const std::string &s);
+
 /** Lowers a graph whose shapes are inferred. Throws Error naming the node. */
-LoweredGraph lower_graph(const Graph &g);
+LoweredGraph lower_graph(const Graph &g, const LowerOptions &options = {});
 
 } // namespace sw_graph
 

@@ -61,6 +61,10 @@ struct Conv2DStages {
     /** The fused residual input (the output's shape, added after the sums); undefined if
      * none. */
     Halide::Func residual = Halide::Func();
+    /** The prologue's per-input-channel scale and shift (padded then computes the prologue
+     * from the input); undefined if none. */
+    Halide::Func pre_scale = Halide::Func(), pre_shift = Halide::Func();
+    bool has_prologue() const { return pre_scale.defined(); }
 };
 
 struct Conv2DShape {
@@ -70,6 +74,8 @@ struct Conv2DShape {
     int groups;
     int dilation_x = 1, dilation_y = 1;
     bool residual = false; ///< a residual input is added: one more tile of LDM
+    /** A prologue on the input: the staged raw window and the computed one both in LDM. */
+    bool prologue = false;
     /** Input pixels one kernel window spans (kernel taps dilation apart). */
     int span_x() const { return (kernel_x - 1) * dilation_x + 1; }
     int span_y() const { return (kernel_y - 1) * dilation_y + 1; }
@@ -123,7 +129,10 @@ inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int 
     const int64_t win_h = int64_t(t.ty - 1) * s.stride_y + s.span_y();
     const int64_t acc = tx * t.ty * t.tc;
     const int64_t res = s.residual ? int64_t(t.tx) * t.ty * t.tc : 0;
-    const int64_t window = win_w * win_h * t.cc;
+    // With a prologue the raw window is staged too (the computed one is read by the taps),
+    // and the chunk's scale and shift.
+    const int64_t window =
+        win_w * win_h * t.cc * (s.prologue ? 2 : 1) + (s.prologue ? 2 * t.cc : 0);
     const int64_t w = int64_t(s.kernel_x) * s.kernel_y * t.cc * t.tc;
     // The window's phase planes (one more copy of it), when it is split into phases.
     const int64_t planes = conv2d_phases(s) && lanes > 1 ? window + s.stride_x * kVectorLanes : 0;
@@ -217,7 +226,15 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
     st.conv.update(0)
         .split(st.r.z, rco, rci, t.cc)
         .reorder(st.r.x, st.r.y, rci, st.x, st.y, st.c, rco, st.n); // the reduction innermost
-    if (simd && st.has_padding) {
+    if (st.has_prologue()) {
+        // The prologue: the raw window, the chunk's scale and shift come by DMA, and the
+        // window the taps read is computed from them in LDM, once per staged element (zero
+        // outside the image).
+        st.input.in().compute_at(st.conv, rco).store_in(sw::LDM);
+        st.pre_scale.in().compute_at(st.conv, rco).store_in(sw::LDM);
+        st.pre_shift.in().compute_at(st.conv, rco).store_in(sw::LDM);
+        st.padded.compute_at(st.conv, rco).store_in(sw::LDM);
+    } else if (simd && st.has_padding) {
         // The zero-padded window: its in-bounds box comes by DMA, the edges are zeroed in
         // LDM (InjectDma's guarded copies); the inner loop then needs no boundary test.
         st.padded.compute_at(st.conv, rco).store_in(sw::LDM);
@@ -227,10 +244,11 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
         st.input.in().compute_at(st.conv, rco).store_in(sw::LDM);
     }
     st.weights.in().compute_at(st.conv, rco).store_in(sw::LDM);
-    const Func window = simd && st.has_padding ? st.padded : st.input.in();
+    const Func window = (simd && st.has_padding) || st.has_prologue() ? st.padded : st.input.in();
     if (double_buffered) {
-        // The next chunk's window and weights arrive while this one is computed.
-        sw::double_buffer(window);
+        // The next chunk's window and weights arrive while this one is computed (with a
+        // prologue the raw window, the computed one is computed when its chunk starts).
+        sw::double_buffer(st.has_prologue() ? st.input.in() : window);
         sw::double_buffer(st.weights.in());
     }
     // A stride S > 1 along x: pixel vectors read every S-th input pixel. The window is also

@@ -106,6 +106,13 @@ generate conv_residual "$gen" -g conv2d -f conv_residual -o "$out" target=sw2601
 generate conv_residual_auto "$gen" -g conv2d -f conv_residual_auto -o "$out" -p "$plugin" -s Sunway \
     auto_schedule=true target=sw26010 in_channels=16 out_channels=16 height=14 width=14 kernel=3 pad=1 \
     residual=true relu=true
+# A BatchNorm + ReLU fused into the conv as its prologue: padded (a computing producer staged
+# from its own stagings) and unpadded (on floatv4), hand and autoscheduled.
+generate conv_prologue "$gen" -g conv2d -f conv_prologue -o "$out" target=sw26010 batch=2 in_channels=13 \
+    out_channels=7 height=13 width=11 kernel=3 stride=2 pad=1 prologue=scale_shift_relu
+generate conv_prologue_auto "$gen" -g conv2d -f conv_prologue_auto -o "$out" -e mpe,cpe,h,report,schedule \
+    -p "$plugin" -s Sunway auto_schedule=true target=sw26010 in_channels=64 out_channels=32 height=1 \
+    width=784 kernel=1 pad=0 prologue=scale_shift_relu
 # Windows split into stride phases (SplitPhases): an AlexNet conv1-like layer, hand and
 # autoscheduled (both split its window).
 generate conv_phases "$gen" -g conv2d -f conv_phases -o "$out" target=sw26010 batch=1 in_channels=3 \

@@ -1,6 +1,7 @@
 /** \file
  * The CPU schedules (Halide's own x86 build) of the ONNX operator generators — eltwise,
- * channel_affine, channel_shuffle, activation, global_pool, concat, dilated conv2d —
+ * channel_affine, channel_shuffle, activation, global_pool, concat, dilated conv2d, conv2d with
+ * a prologue —
  * against the naive references, on odd shapes with batch > 1.
  */
 #include "HalideBuffer.h"
@@ -9,6 +10,7 @@
 #include "cpu_channel_shuffle.h"
 #include "cpu_concat.h"
 #include "cpu_conv_dilated.h"
+#include "cpu_conv_prologue.h"
 #include "cpu_eltwise_bcast.h"
 #include "cpu_global_max_pool.h"
 #include "reference/naive_layers.h"
@@ -103,6 +105,26 @@ TEST(CpuOpSchedules, DilatedConv) {
     Buf bo(o.data(), p.out_w(), p.out_h(), p.out_c, p.batch);
     ASSERT_EQ(cpu_conv_dilated(bi, bw, bb, bo), 0);
     expect_close(reference::conv2d(p, in, w, b), o);
+}
+
+// conv2d with prologue=scale_shift_relu (the PARAMS of cpu_conv_prologue): the affine and ReLU
+// of the input, then the convolution with zero padding (the padding after the prologue).
+TEST(CpuOps, ConvPrologueStride2Padded) {
+    const reference::Conv2DParams p{2, 13, 7, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, true};
+    std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, 31),
+                       w = random_values(size_t(p.out_c) * p.in_c * 9, 32),
+                       b = random_values(p.out_c, 33), scale = random_values(p.in_c, 34),
+                       shift = random_values(p.in_c, 35);
+    for (float &v : shift)
+        v += 0.5f; // mostly positive: a border of relu(shift) instead of 0 would show
+    std::vector<float> o(size_t(p.batch) * p.out_c * p.out_h() * p.out_w());
+    Buf bi(in.data(), p.w, p.h, p.in_c, p.batch), bw(w.data(), 3, 3, p.in_c, p.out_c),
+        bb(b.data(), p.out_c), bs(scale.data(), p.in_c), bt(shift.data(), p.in_c);
+    Buf bo(o.data(), p.out_w(), p.out_h(), p.out_c, p.batch);
+    ASSERT_EQ(cpu_conv_prologue(bi, bw, bb, bs, bt, bo), 0);
+    const std::vector<float> pre =
+        reference::channel_affine({p.batch, p.in_c, p.h, p.w}, in, scale, shift, true);
+    expect_close(reference::conv2d(p, pre, w, b), o);
 }
 
 } // namespace

@@ -122,7 +122,7 @@ std::string exported(const std::string &dir, const Case &c) {
 }
 
 Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
-                  const std::string &report_dir) {
+                  const std::string &report_dir, sw_graph::PrologueFusion fuse_prologue) {
     const std::string base = exported(dir, c);
     const sw_graph::Graph g = sw_graph::import_onnx(base + ".onnx");
     if (g.inputs.size() != 1 || g.outputs.size() != 1)
@@ -138,6 +138,7 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
     sw_graph::ExecOptions o;
     o.schedule = "auto";
     o.cache_dir = cache;
+    o.fuse_prologue = fuse_prologue;
     const auto t0 = std::chrono::steady_clock::now();
     sw_graph::Executor ex(g, o);
     Figures f;
@@ -189,9 +190,9 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
         seconds += rec.modelled_seconds;
         f.unpaired_ms_per_image += rec.modelled_unpaired_seconds * 1e3 / c.batch;
         f.gflop += rec.gflop;
-        bound += sw::roofline(rec.gflop, double(rec.read_bytes), double(rec.write_bytes),
-                              rec.modelled_seconds, m)
-                     .bound_seconds;
+        // A fused layer's bound is the sum of the unfused layers' (report.h): the sum stays
+        // the unfused model's, and the fusion shows as a gain over it.
+        bound += sw_net::layer_roofline(rec, m).bound_seconds;
         for (const sw_graph::LayerArg &a : lw.steps[i].inputs) {
             const sw_graph::Tensor *t = g.find(a.tensor);
             const bool constant = (t && t->is_constant) || lw.extra_constants.count(a.tensor) != 0;
@@ -245,6 +246,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> only;
     std::string report_dir;
     bool no_batch8 = false, no_vgg19 = false;
+    std::string fuse_prologue = "auto";
     app.add_option("--models-dir", dir, "exported models (made on first use)");
     app.add_option("--only", only, "run only these models (repeatable)");
     app.add_option("--report-dir", report_dir,
@@ -252,6 +254,10 @@ int main(int argc, char **argv) {
                    "columns of sw_net --report)");
     app.add_flag("--no-batch8", no_batch8, "skip the batch-8 runs of ResNet-50 and MobileNetV2");
     app.add_flag("--no-vgg19", no_vgg19, "skip VGG-19 (vgg19_conv_peak_fraction)");
+    app.add_option("--fuse-prologue", fuse_prologue,
+                   "fuse a BatchNorm (+ ReLU) left unfolded into the Conv that reads it: auto, "
+                   "always or never (graph/Lowering.h; default auto)")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
     CLI11_PARSE(app, argc, argv);
 
     const std::vector<std::string> names = {"resnet18",           "resnet50",  "mobilenet_v2",
@@ -286,7 +292,8 @@ int main(int argc, char **argv) {
         std::printf("%s batch %d ...\n", c.name.c_str(), c.batch);
         std::fflush(stdout);
         try {
-            figs.push_back(run_model(dir, c, m, report_dir));
+            figs.push_back(
+                run_model(dir, c, m, report_dir, sw_graph::parse_prologue_fusion(fuse_prologue)));
         } catch (const std::exception &e) {
             fail(c.name + " at batch " + std::to_string(c.batch) + ": " + e.what());
         }

@@ -13,6 +13,8 @@
 #include "graph/Passes.h"
 #include "graph/tests/model_builder.h"
 #include "reference/naive_layers.h"
+#include "runtime/net/report.h"
+#include "target_sw/Roofline.h"
 
 #include <gtest/gtest.h>
 
@@ -343,6 +345,93 @@ TEST(Executor, MatMulAddReluIsOneDense) {
     const std::string m = error_of([&] { sw_graph::Executor e2(g2); });
     EXPECT_NE(m.find("product"), std::string::npos) << m;
     EXPECT_NE(m.find("not a constant matrix"), std::string::npos) << m;
+}
+
+// DenseNet's pre-activation, BN -> Relu -> Conv (3x3, pad 1) and BN -> Conv (1x1, stride 2:
+// through the subsample step), batch 2, 7 channels on 9x11: with the prologue fused (one conv2d
+// step each) as without (channel_affine then conv2d) against naive loops (the batch norm, the
+// ReLU, then the convolution with its zero padding); the fused step's per-layer roofline is the
+// sum of the two unfused layers', above its own.
+TEST(Executor, BatchNormReluConvFusedAsPrologue) {
+    const int N = 2, C = 7, H = 9, W = 11, K = 5;
+    ModelBuilder b;
+    b.input("x", {N, C, H, W});
+    const std::vector<float> g = b.init_random("g", {C}, 0.5f, 1.5f);
+    const std::vector<float> be = b.init_random("be", {C}, 0.2f, 1.0f); // positive shifts
+    const std::vector<float> m = b.init_random("m", {C});
+    const std::vector<float> v = b.init_random("v", {C}, 0.5f, 1.5f);
+    const std::vector<float> w = b.init_random("w", {K, C, 3, 3});
+    const std::vector<float> bias = b.init_random("bias", {K});
+    const std::vector<float> w1 = b.init_random("w1", {K, C, 1, 1});
+    const std::vector<float> bias1 = b.init_random("bias1", {K});
+    b.node("BatchNormalization", {"x", "g", "be", "m", "v"}, {"bn"}, "bn");
+    b.node("Relu", {"bn"}, {"a"}, "relu");
+    auto &c = b.node("Conv", {"a", "w", "bias"}, {"y"}, "conv");
+    ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+    b.node("BatchNormalization", {"x", "g", "be", "m", "v"}, {"bn_b"}, "bn_b");
+    auto &c1 = b.node("Conv", {"bn_b", "w1", "bias1"}, {"y1"}, "conv_1x1");
+    ModelBuilder::attr_ints(c1, "strides", {2, 2});
+    b.output("y");
+    b.output("y1");
+    sw_graph::Graph graph = b.infer();
+    sw_graph::run_passes(graph);
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> x(size_t(N) * C * H * W);
+    for (float &e : x)
+        e = d(rng);
+
+    // The naive loops: (x - mean) / sqrt(var + eps) * gamma + beta, the ReLU, the conv.
+    std::vector<float> scale(C), shift(C);
+    for (int ch = 0; ch < C; ch++) {
+        scale[size_t(ch)] = float(g[size_t(ch)] / std::sqrt(double(v[size_t(ch)]) + 1e-5));
+        shift[size_t(ch)] = float(be[size_t(ch)] - m[size_t(ch)] * double(scale[size_t(ch)]));
+    }
+    const reference::Shape4 s4{N, C, H, W};
+    const std::vector<float> want =
+        reference::conv2d(reference::Conv2DParams::square(N, C, K, H, W, 3, 1, 1, false),
+                          reference::channel_affine(s4, x, scale, shift, true), w, bias);
+    const std::vector<float> want1 =
+        reference::conv2d(reference::Conv2DParams::square(N, C, K, H, W, 1, 2, 0, false),
+                          reference::channel_affine(s4, x, scale, shift, false), w1, bias1);
+
+    for (sw_graph::PrologueFusion f :
+         {sw_graph::PrologueFusion::Always, sw_graph::PrologueFusion::Never}) {
+        const bool fused = f == sw_graph::PrologueFusion::Always;
+        sw_graph::ExecOptions o;
+        o.fuse_prologue = f;
+        sw_graph::Executor ex(graph, o);
+        const sw_graph::ExecResult r = ex.run({{"x", x}});
+        expect_close(r.outputs.at("y").f32, want, fused ? "y fused" : "y unfused");
+        expect_close(r.outputs.at("y1").f32, want1, fused ? "y1 fused" : "y1 unfused");
+        std::vector<std::string> kinds;
+        for (const sw_graph::StepResult &st : r.steps)
+            kinds.push_back(st.op_type);
+        if (!fused) {
+            EXPECT_EQ(kinds, (std::vector<std::string>{"ChannelScaleShift+Relu", "Conv",
+                                                       "ChannelScaleShift", "Subsample", "Conv"}));
+            continue;
+        }
+        EXPECT_EQ(kinds, (std::vector<std::string>{"ChannelScaleShift+Relu+Conv", "Subsample",
+                                                   "ChannelScaleShift+Conv"}));
+        const sw_net::LayerRecord &rec = r.steps[0].record;
+        ASSERT_EQ(rec.unfused.size(), 2u);
+        const sw::Machine &mach = sw::sw26010();
+        const double own =
+            sw::roofline(rec.gflop, double(rec.read_bytes), double(rec.write_bytes), 0, mach)
+                .bound_seconds;
+        double parts = 0;
+        for (const sw_net::LayerRecord::Part &p : rec.unfused)
+            parts += sw::roofline(p.gflop, double(p.read_bytes), double(p.write_bytes), 0, mach)
+                         .bound_seconds;
+        EXPECT_DOUBLE_EQ(sw_net::layer_roofline(rec, mach).bound_seconds, parts);
+        EXPECT_GT(parts, own); // the affine's output written and read again
+        // The unfused affine reads x, scale and shift and writes its output; the conv reads
+        // it, the weights and the bias.
+        EXPECT_EQ(rec.unfused[0].read_bytes, 4 * (int64_t(N) * C * H * W + 2 * C));
+        EXPECT_EQ(rec.unfused[1].read_bytes, 4 * (int64_t(N) * C * H * W + K * C * 9 + K));
+        EXPECT_EQ(rec.read_bytes, 4 * (int64_t(N) * C * H * W + K * C * 9 + K + 2 * C));
+    }
 }
 
 TEST(ExecutorErrors, UnsupportedOperatorNamesTheNode) {

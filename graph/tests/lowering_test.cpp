@@ -10,15 +10,17 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 using sw_graph::LoweredGraph;
 using sw_graph_test::ModelBuilder;
 
 namespace {
 
-LoweredGraph lower(const ModelBuilder &b) {
+LoweredGraph lower(const ModelBuilder &b, sw_graph::LowerOptions o = {}) {
     sw_graph::Graph g = b.infer();
     sw_graph::run_passes(g);
-    return sw_graph::lower_graph(g);
+    return sw_graph::lower_graph(g, o);
 }
 
 TEST(Lowering, ConvReluFusedAndAsymmetricPads) {
@@ -202,6 +204,115 @@ TEST(Lowering, ChannelScaleShiftReluFused) {
     EXPECT_EQ(l.layers[size_t(l.steps[0].layer)].params.at("relu"), "true");
     EXPECT_EQ(l.steps[0].output.tensor, "y");
     EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{20, 1, 3, 2}));
+}
+
+/** x -> BatchNormalization (not foldable: no conv before it) [-> Relu] -> Conv (3x3, pad 1)
+ * -> y, DenseNet's pre-activation; `extra` adds nodes reading the BN's (or Relu's) output. */
+ModelBuilder bn_conv(bool relu, int hw, const std::function<void(ModelBuilder &)> &extra = {}) {
+    ModelBuilder b;
+    b.input("x", {1, 5, hw, hw});
+    b.init_random("gamma", {5}, 0.5f, 1.5f);
+    b.init_random("beta", {5});
+    b.init_random("mean", {5});
+    b.init_random("var", {5}, 0.5f, 1.5f);
+    b.init_random("w", {4, 5, 3, 3});
+    b.init_random("bias", {4});
+    b.node("BatchNormalization", {"x", "gamma", "beta", "mean", "var"}, {"bn"}, "bn");
+    if (relu)
+        b.node("Relu", {"bn"}, {"a"}, "relu");
+    auto &c = b.node("Conv", {relu ? "a" : "bn", "w", "bias"}, {"y"}, "conv");
+    ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+    b.output("y");
+    if (extra)
+        extra(b);
+    return b;
+}
+
+// BN -> Relu -> Conv: one conv2d step with the affine as its prologue, reading x; the
+// affine's and the conv's unfused roofline terms kept for the report.
+TEST(Lowering, ChannelScaleShiftReluFusedIntoConvAsPrologue) {
+    const LoweredGraph l = lower(bn_conv(true, 6), {sw_graph::PrologueFusion::Always});
+    ASSERT_EQ(l.steps.size(), 1u);
+    const sw_graph::Step &s = l.steps[0];
+    EXPECT_EQ(s.op_type, "ChannelScaleShift+Relu+Conv");
+    const auto &p = l.layers[size_t(s.layer)].params;
+    EXPECT_EQ(l.layers[size_t(s.layer)].generator, "conv2d");
+    EXPECT_EQ(p.at("prologue"), "scale_shift_relu");
+    EXPECT_EQ(p.at("relu"), "false");
+    ASSERT_EQ(s.inputs.size(), 5u);
+    EXPECT_EQ(s.inputs[0].tensor, "x");
+    EXPECT_EQ(s.inputs[0].extents, (std::vector<int>{6, 6, 5, 1}));
+    EXPECT_EQ(s.inputs[1].tensor, "w");
+    EXPECT_EQ(s.inputs[3].extents, (std::vector<int>{5})); // scale
+    EXPECT_EQ(s.inputs[4].extents, (std::vector<int>{5})); // shift
+    EXPECT_EQ(s.output.tensor, "y");
+    ASSERT_EQ(s.unfused.size(), 2u);
+    EXPECT_EQ(s.unfused[0].generator, "channel_affine");
+    EXPECT_EQ(s.unfused[0].params.at("relu"), "true");
+    EXPECT_EQ(s.unfused[0].read_elements, 180 + 10);
+    EXPECT_EQ(s.unfused[0].write_elements, 180);
+    EXPECT_EQ(s.unfused[1].generator, "conv2d");
+    EXPECT_EQ(s.unfused[1].params.count("prologue"), 0u);
+    EXPECT_EQ(s.unfused[1].read_elements, 180 + 4 * 5 * 9 + 4);
+    EXPECT_EQ(s.unfused[1].write_elements, 4 * 36);
+}
+
+// Without the Relu: prologue=scale_shift. Auto fuses on maps of 56x56 and more only, Never
+// not at all: then the affine stays a channel_affine step.
+TEST(Lowering, PrologueFusionOptions) {
+    LoweredGraph l = lower(bn_conv(false, 6), {sw_graph::PrologueFusion::Always});
+    ASSERT_EQ(l.steps.size(), 1u);
+    EXPECT_EQ(l.steps[0].op_type, "ChannelScaleShift+Conv");
+    EXPECT_EQ(l.layers[size_t(l.steps[0].layer)].params.at("prologue"), "scale_shift");
+    l = lower(bn_conv(true, 6)); // Auto, a 6x6 map
+    ASSERT_EQ(l.steps.size(), 2u);
+    EXPECT_EQ(l.steps[0].op_type, "ChannelScaleShift+Relu");
+    EXPECT_EQ(l.steps[1].op_type, "Conv");
+    EXPECT_TRUE(l.steps[1].unfused.empty());
+    l = lower(bn_conv(true, 56)); // Auto, 56x56
+    ASSERT_EQ(l.steps.size(), 1u);
+    EXPECT_EQ(l.steps[0].op_type, "ChannelScaleShift+Relu+Conv");
+    l = lower(bn_conv(true, 56), {sw_graph::PrologueFusion::Never});
+    ASSERT_EQ(l.steps.size(), 2u);
+    EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].params.count("prologue"), 0u);
+    EXPECT_EQ(sw_graph::parse_prologue_fusion("never"), sw_graph::PrologueFusion::Never);
+    EXPECT_THROW(sw_graph::parse_prologue_fusion("sometimes"), sw_graph::Error);
+}
+
+// Not fused when another node reads the affine's (or its Relu's) output, or when it is a
+// graph output: the affine's result is needed as a tensor.
+TEST(Lowering, PrologueNotFusedWithTwoReadersOrAsGraphOutput) {
+    const sw_graph::LowerOptions always{sw_graph::PrologueFusion::Always};
+    for (bool relu : {false, true}) {
+        const std::string a = relu ? "a" : "bn";
+        LoweredGraph l = lower(bn_conv(relu, 6,
+                                       [&](ModelBuilder &b) {
+                                           b.node("GlobalAveragePool", {a}, {"gap"}, "gap");
+                                           b.output("gap");
+                                       }),
+                               always);
+        ASSERT_EQ(l.steps.size(), 3u) << relu;
+        EXPECT_EQ(l.steps[0].op_type, relu ? "ChannelScaleShift+Relu" : "ChannelScaleShift");
+        EXPECT_EQ(l.steps[1].op_type, "Conv");
+        EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].params.count("prologue"), 0u);
+        EXPECT_EQ(l.steps[1].inputs[0].tensor, a);
+
+        l = lower(bn_conv(relu, 6, [&](ModelBuilder &b) { b.output(a); }), always);
+        ASSERT_EQ(l.steps.size(), 2u) << relu;
+        EXPECT_EQ(l.steps[0].output.tensor, a);
+        EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].params.count("prologue"), 0u);
+    }
+    // A second Conv reading the same tensor: two readers, neither fused.
+    LoweredGraph l =
+        lower(bn_conv(true, 6,
+                      [](ModelBuilder &b) {
+                          auto &c = b.node("Conv", {"a", "w", "bias"}, {"y2"}, "conv2");
+                          ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+                          b.output("y2");
+                      }),
+              always);
+    ASSERT_EQ(l.steps.size(), 3u);
+    EXPECT_EQ(l.steps[0].op_type, "ChannelScaleShift+Relu");
 }
 
 // MatMul by a constant: the rows of A (all dims but the last) are the batch, a B with

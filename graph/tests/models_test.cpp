@@ -231,6 +231,25 @@ TEST_P(TorchvisionModel, MatchesPyTorch) {
                 auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), true, &fig);
 }
 
+// DenseNet-121 with every BatchNorm (+ ReLU) that a Conv alone reads fused into it as its
+// prologue (PrologueFusion::Always; Auto fuses none at this size, its maps are at most 8x8):
+// 61 fused steps (58 dense layers' conv1 and 3 transitions), and still PyTorch's result.
+TEST(TorchvisionModel, DenseNetWithEveryPrologueFusedMatchesPyTorch) {
+    const ModelCase c{"densenet121", 32, 1};
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s32b1";
+    sw_graph::ExecOptions o = auto_options(std::string(SW_MODELS_DIR) + "/layer_cache");
+    o.fuse_prologue = sw_graph::PrologueFusion::Always;
+    RunFigures fig;
+    check_model(c, dir, o, false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return;
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/densenet121.onnx");
+    int fused = 0;
+    for (const sw_graph::Step &s : sw_graph::lower_graph(g, {o.fuse_prologue}).steps)
+        fused += s.op_type.rfind("ChannelScaleShift+Relu+Conv", 0) == 0;
+    EXPECT_EQ(fused, 61);
+}
+
 std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
     return std::string(i.param.name) + "_" + std::to_string(i.param.size) + "_b" +
            std::to_string(i.param.batch);

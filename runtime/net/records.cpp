@@ -30,7 +30,12 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
     const double out = double(out_elements);
     if (kind == "conv2d") {
         const int k = p("kernel", 3), ky = p("kernel_y", 0) ? p("kernel_y", 0) : k;
-        return 2.0 * double(p("in_channels", 3) / std::max(1, p("groups", 1))) * k * ky * out / 1e9;
+        const auto prologue = params.find("prologue");
+        const double pre =
+            prologue != params.end() && prologue->second != "none" ? double(in_elements) : 0;
+        return (2.0 * double(p("in_channels", 3) / std::max(1, p("groups", 1))) * k * ky * out +
+                pre) /
+               1e9;
     }
     if (kind == "dense")
         return 2.0 * p("in_features", 16) * out / 1e9;

@@ -20,7 +20,8 @@ std::string shape_string(const Shape &s);
 int64_t elements(const Shape &s);
 
 /** Analytic GFLOP of one call of the generator \p kind with these generator params, reading
- * \p in_elements and writing \p out_elements values: 2 per multiply-add (conv2d, dense), the
+ * \p in_elements and writing \p out_elements values: 2 per multiply-add (conv2d, dense; a
+ * conv2d's prologue 1 more per input value, as channel_affine counts), the
  * window's area per output (pool), 2 * size + 4 per output (lrn), 4 per input (softmax), 1
  * per input (global_pool), 1 per output elsewhere. */
 double layer_gflop(const std::string &kind, const std::map<std::string, std::string> &params,
@@ -45,6 +46,19 @@ struct LayerRecord {
      * its inputs once (activations, weights, bias, a fused residual) and its output once, 4
      * bytes a value. */
     long long read_bytes = 0, write_bytes = 0;
+    /** The roofline terms of one layer of those a fused layer replaces, as it would run
+     * alone: its analytic GFLOP, and the bytes it would read and write once. */
+    struct Part {
+        double gflop = 0;
+        long long read_bytes = 0, write_bytes = 0;
+    };
+    /** A fused layer (a ChannelScaleShift prologue fused into the conv that reads it): the
+     * layers it replaces, unfused (the affine writing its output and the conv reading it
+     * again). Its per-layer roofline bound is the sum of theirs (layer_roofline, report.h),
+     * so that the fusion, which removes that tensor from both sides, shows as a gain; its
+     * own bound (gflop, read_bytes, write_bytes) is the report's fused_bound_ms. Empty: a
+     * layer of its own. */
+    std::vector<Part> unfused;
     int kernels = 0;
     /** Where the modelled time went on each kernel's busiest CPE (the one with the most
      * cycles, which sets the kernel's time), summed over the layer's kernels, in seconds

@@ -14,6 +14,30 @@
 
 namespace sw_net {
 
+sw::Roofline layer_roofline(const LayerRecord &r, const sw::Machine &m) {
+    if (r.unfused.empty()) {
+        return sw::roofline(r.gflop, double(r.read_bytes), double(r.write_bytes),
+                            r.modelled_seconds, m);
+    }
+    sw::Roofline sum;
+    double largest = -1;
+    for (const LayerRecord::Part &p : r.unfused) {
+        const sw::Roofline part =
+            sw::roofline(p.gflop, double(p.read_bytes), double(p.write_bytes), 0, m);
+        sum.compute_seconds += part.compute_seconds;
+        sum.read_seconds += part.read_seconds;
+        sum.write_seconds += part.write_seconds;
+        sum.bound_seconds += part.bound_seconds;
+        if (part.bound_seconds > largest) {
+            largest = part.bound_seconds;
+            sum.binding = part.binding;
+        }
+    }
+    if (r.modelled_seconds > 0)
+        sum.fraction = sum.bound_seconds / r.modelled_seconds;
+    return sum;
+}
+
 LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw::Machine &m) {
     LayerFigures f;
     if (r.modelled_seconds > 0) {
@@ -21,7 +45,8 @@ LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw
         f.peak_fraction = f.gflops / m.cg_peak_gflops();
         f.dma_gbps = double(r.dma_line_bytes) / r.modelled_seconds / 1e9;
     }
-    f.roof =
+    f.roof = layer_roofline(r, m);
+    f.fused_roof =
         sw::roofline(r.gflop, double(r.read_bytes), double(r.write_bytes), r.modelled_seconds, m);
     if (baseline && r.modelled_seconds > 0)
         f.speedup = baseline->modelled_seconds / r.modelled_seconds;
@@ -164,6 +189,7 @@ nlohmann::ordered_json layer_json(const std::string &net, const LayerRecord &r,
     j["bound_ms"] = f.roof.bound_seconds * 1e3;
     j["roofline_fraction"] = f.roof.fraction;
     j["bound_by"] = sw::binding_name(f.roof.binding);
+    j["fused_bound_ms"] = f.fused_roof.bound_seconds * 1e3;
     j["baseline_ms"] = b ? b->modelled_seconds * 1e3 : 0.0;
     j["speedup"] = f.speedup;
     j["wall_ms"] = r.wall_seconds * 1e3;

@@ -23,9 +23,18 @@ struct LayerFigures {
     double dma_gbps = 0;      ///< DMA bytes (lines touched) / modelled time
     double speedup = 0;       ///< baseline modelled time / this one (0: no baseline)
     /** The layer's roofline (target_sw/Roofline.h): its analytic flops, read_bytes and
-     * write_bytes against its modelled time. */
+     * write_bytes against its modelled time; for a fused layer the sum of the layers it
+     * replaces (layer_roofline). */
     sw::Roofline roof;
+    /** The layer's own roofline as one layer (== roof unless it is fused). */
+    sw::Roofline fused_roof;
 };
+
+/** A layer's per-layer roofline against its modelled time: of its own flops and bytes, or,
+ * for a fused layer (LayerRecord::unfused), the sum of the bounds of the layers it replaces
+ * (each term summed; bound by what binds the largest of them), so that the run's sum of
+ * per-layer bounds stays the unfused model's and a fusion shows as a gain over it. */
+sw::Roofline layer_roofline(const LayerRecord &r, const sw::Machine &m);
 
 LayerFigures figures(const LayerRecord &r, const LayerRecord *baseline, const sw::Machine &m);
 
@@ -39,7 +48,8 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
  * breakdown (compute, DMA wait, sync wait, register-communication wait, in ms) and the
  * machine's roofs (peak GFLOPS, the modelled DMA get plateau and the theoretical DMA
  * bandwidth in GB/s), which scripts/plot_report.py draws, and the roofline (read_bytes,
- * write_bytes, bound_ms, roofline_fraction, bound_by per layer; the run's sums: the JSON's
+ * write_bytes, bound_ms, roofline_fraction, bound_by per layer, then fused_bound_ms: a fused
+ * layer's own bound, which bound_ms, the unfused layers' sum, is not; the run's sums: the JSON's
  * "total" object, the CSV's net_modelled_ms, net_modelled_unpaired_ms, net_bound_ms and
  * net_roofline_fraction columns,
  * the same on every line; the roofline's DMA plateaus in the JSON's machine object as
