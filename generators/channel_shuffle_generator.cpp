@@ -24,9 +24,18 @@ public:
      * stages g contiguous runs of the input (one strided get) and puts one contiguous block,
      * instead of one channel per tile. */
     GeneratorParam<bool> transposed_view{"transposed_view", false};
+    /** 1, or `groups` (with transposed_view): one input per group, each (H*W, C/g, 1, N), a
+     * concatenation fused in (graph's fuse_concat_into_shuffle): out(p, j, i, n) = input j at
+     * (p, i, 0, n). The inputs after the first are input_1, input_2, ... */
+    GeneratorParam<int> inputs{"inputs", 1};
 
     Input<Buffer<float>> input{"input", 4};
     Output<Buffer<float>> output{"output", 4};
+
+    void configure() {
+        for (int k = 1; k < inputs; k++)
+            more_.push_back(add_input<Buffer<float>>("input_" + std::to_string(k), 4));
+    }
 
     void generate() {
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
@@ -42,6 +51,28 @@ public:
         // a one-channel tile of 116 channels of 28x28 staged 59 channels (185 KB of LDM).
         // Here a one-channel tile's box is one channel; the clamp, a no-op on the values,
         // keeps the box of a many-channel tile inside the input.
+        sw::check_param(int(inputs) == 1 || (int(inputs) == int(groups) && transposed_view),
+                        "channel_shuffle: inputs must be 1, or groups (" + std::to_string(groups) +
+                            ") with transposed_view=true");
+        if (transposed_view && inputs > 1) {
+            // One input per group j: the select picks input y.
+            Expr v = (*more_.back())(x, c, 0, n);
+            for (int k = int(inputs) - 2; k >= 0; k--) {
+                Expr in_k = k == 0 ? input(x, c, 0, n) : (*more_[size_t(k - 1)])(x, c, 0, n);
+                v = select(y == k, in_k, v);
+            }
+            output(x, y, c, n) = v;
+            const int plane = int(width) * int(height);
+            const std::vector<std::string> names = {"height * width", "channels / groups", "1",
+                                                    "batch"};
+            sw::set_dense_shape(input, {plane, per_group, 1, batch}, names);
+            for (Input<Buffer<float>> *m : more_)
+                sw::set_dense_shape(*m, {plane, per_group, 1, batch}, names);
+            sw::set_dense_shape(output, {plane, g, per_group, batch},
+                                {"height * width", "groups", "channels / groups", "batch"});
+            shape_ = {batch, per_group, g, plane, int(inputs), 0, false, false};
+            return;
+        }
         if (transposed_view) {
             // x: a pixel, y: the group j, c: the channel i within the group.
             output(x, y, c, n) = input(x, c, y, n);
@@ -66,7 +97,10 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        schedules::PointwiseStages st{output, Func(), {input}, x, y, c, n};
+        std::vector<Func> ins = {input};
+        for (Input<Buffer<float>> *m : more_)
+            ins.push_back(*m);
+        schedules::PointwiseStages st{output, Func(), ins, x, y, c, n};
         apply_schedule([&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
                        [&] { schedules::schedule_pointwise_baseline(st, shape_); },
                        [&] { schedules::schedule_pointwise_cpu(st); });
@@ -75,6 +109,7 @@ public:
 private:
     Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
     schedules::PointwiseShape shape_{};
+    std::vector<Input<Buffer<float>> *> more_; ///< input_1 ... with inputs > 1
 };
 
 } // namespace

@@ -796,7 +796,8 @@ struct Lowerer {
         const Tensor &x = float_in(n, 0);
         if (x.shape.size() != 4)
             throw NodeError("input of rank other than 4");
-        const int nb = to_int(x.shape[0], "batch"), c = to_int(x.shape[1], "channels");
+        const int inputs = int(n.inputs.size());
+        const int nb = to_int(x.shape[0], "batch"), c = to_int(x.shape[1] * inputs, "channels");
         const int h = to_int(x.shape[2], "height"), w = to_int(x.shape[3], "width");
         const int groups = to_int(n.attr_int("groups", 1), "groups");
         std::map<std::string, std::string> p = {{"batch", str(nb)},
@@ -804,6 +805,19 @@ struct Lowerer {
                                                 {"height", str(h)},
                                                 {"width", str(w)},
                                                 {"groups", str(groups)}};
+        if (inputs > 1) {
+            // A concat fused in (fuse_concat_into_shuffle): one input per group, each seen as
+            // (H*W, C/g, 1, N); the output as (H*W, g, C/g, N).
+            p["transposed_view"] = "true";
+            p["inputs"] = str(inputs);
+            Step &s = step(n, "channel_shuffle", p);
+            s.inputs.clear();
+            for (int k = 0; k < inputs; k++)
+                s.inputs.push_back({float_in(n, k).name, {w * h, c / groups, 1, nb}});
+            s.output = {out_tensor(n).name, {w * h, groups, c / groups, nb}};
+            s.op_type = "Concat+ChannelShuffle";
+            return;
+        }
         // The transpose it is (channel_shuffle's transposed_view): the input as
         // (H*W, C/g, g, N), the output as (H*W, g, C/g, N), the same memory.
         const bool transposed = groups >= 1 && c % groups == 0;

@@ -245,6 +245,42 @@ int fuse_channel_shuffle(Graph &g) {
     return changed;
 }
 
+int fuse_concat_into_shuffle(Graph &g) {
+    int changed = 0;
+    for (Node &shuffle : g.nodes) {
+        if (shuffle.domain != kInternalDomain || shuffle.op_type != "ChannelShuffle" ||
+            shuffle.inputs.size() != 1)
+            continue;
+        const std::string x = shuffle.input(0);
+        const int p = g.producer(x);
+        if (p < 0 || only_consumer(g, x) < 0 || !is_op(g.nodes[size_t(p)], "Concat"))
+            continue;
+        const Node &concat = g.nodes[size_t(p)];
+        const Tensor &y = g.tensor(x);
+        const int64_t groups = shuffle.attr_int("groups", 0);
+        if (y.shape.size() != 4 || groups < 2 || int64_t(concat.inputs.size()) != groups)
+            continue;
+        const int64_t axis = concat.attr_int("axis", 0);
+        if (axis != 1 && axis != -3)
+            continue;
+        // Each input one group: N x C/g x H x W.
+        bool equal = true;
+        for (const std::string &in : concat.inputs) {
+            const Tensor *t = g.find(in);
+            equal = equal && t &&
+                    t->shape == std::vector<int64_t>{y.shape[0], y.shape[1] / groups, y.shape[2],
+                                                     y.shape[3]};
+        }
+        if (!equal || y.shape[1] % groups)
+            continue;
+        shuffle.inputs = concat.inputs; // the Concat is now dead
+        changed++;
+    }
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
+}
+
 int eliminate_dead_nodes(Graph &g) {
     std::set<std::string> live(g.outputs.begin(), g.outputs.end());
     std::vector<bool> keep(g.nodes.size(), false);
@@ -286,6 +322,8 @@ std::vector<std::string> run_passes(Graph &g) {
     log.push_back("remove_identities: " + std::to_string(remove_identities(g)) + " nodes");
     log.push_back("fold_batch_norm: " + std::to_string(fold_batch_norm(g)) + " nodes");
     log.push_back("fuse_channel_shuffle: " + std::to_string(fuse_channel_shuffle(g)) + " nodes");
+    log.push_back("fuse_concat_into_shuffle: " + std::to_string(fuse_concat_into_shuffle(g)) +
+                  " nodes");
     log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
     return log;
 }

@@ -34,12 +34,19 @@ int fold_batch_norm(Graph &g);
  * reader and is no graph output. */
 int fuse_channel_shuffle(Graph &g);
 
+/** Concat (axis 1) of g inputs of N x C/g x H x W each -> ChannelShuffle (groups = g), when the
+ * concat's output has that one reader and is no graph output (ShuffleNetV2's units): the
+ * shuffle takes the g inputs and interleaves their channels, output channel i * g + j =
+ * channel i of input j, so the concatenated tensor is never written. */
+int fuse_concat_into_shuffle(Graph &g);
+
 /** Removes the nodes none of whose outputs reach a graph output, and the tensors no node
  * nor the graph's interface uses any more. Graph inputs stay even if unused. */
 int eliminate_dead_nodes(Graph &g);
 
 /** The passes in order: remove_identities, fold_batch_norm, fuse_channel_shuffle,
- * eliminate_dead_nodes. Returns one line per pass ("fold_batch_norm: 3 nodes") for logs. */
+ * fuse_concat_into_shuffle, eliminate_dead_nodes. Returns one line per pass ("fold_batch_norm: 3
+ * nodes") for logs. */
 std::vector<std::string> run_passes(Graph &g);
 
 } // namespace sw_graph

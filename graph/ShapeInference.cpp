@@ -437,6 +437,17 @@ void infer_channel_scale_shift(Ctx &c) {
 void infer_channel_shuffle(Ctx &c) {
     const Tensor &x = c.float_in(0);
     const int64_t g = c.node.attr_int("groups", 0);
+    if (c.num_inputs() > 1) {
+        // One input per group (fuse_concat_into_shuffle), each N x C/g x H x W.
+        if (x.shape.size() != 4 || int64_t(c.num_inputs()) != g)
+            throw NodeError("needs one N x C x H x W input per group");
+        for (size_t i = 1; i < c.num_inputs(); i++) {
+            if (c.float_in(i).shape != x.shape)
+                throw NodeError("its inputs must have one shape");
+        }
+        c.set_out(0, {x.shape[0], x.shape[1] * g, x.shape[2], x.shape[3]}, DType::Float32);
+        return;
+    }
     if (x.shape.size() != 4 || g < 1 || x.shape[1] % g)
         throw NodeError("input must be N x C x H x W with groups dividing C");
     c.set_out(0, x.shape, DType::Float32);

@@ -254,6 +254,36 @@ LayerCase channel_shuffle_case(const std::string &name, Shape4 s, int groups,
         }};
 }
 
+/** channel_shuffle with one input per group (inputs=groups, a concatenation fused in): input j
+ * is channels [j * C/g, (j + 1) * C/g) of the concatenated tensor, seen as (H*W, C/g, 1, N). */
+LayerCase channel_shuffle_inputs_case(const std::string &name, Shape4 s, int groups) {
+    Params params = {{"batch", str(s.n)},    {"channels", str(s.c)},  {"height", str(s.h)},
+                     {"width", str(s.w)},    {"groups", str(groups)}, {"transposed_view", "true"},
+                     {"inputs", str(groups)}};
+    return {name, "channel_shuffle", params, 0, [=](const auto &call) {
+                std::vector<float> in = random_values(s.size(), 16), o(s.size(), NAN);
+                const int plane = s.h * s.w, per_group = s.c / groups;
+                std::vector<std::vector<float>> parts(static_cast<size_t>(groups));
+                std::vector<Buf> bufs;
+                std::vector<halide_buffer_t *> args;
+                for (int j = 0; j < groups; j++) {
+                    for (int b = 0; b < s.n; b++) {
+                        const auto first =
+                            in.begin() + (size_t(b) * s.c + size_t(j) * per_group) * plane;
+                        parts[size_t(j)].insert(parts[size_t(j)].end(), first,
+                                                first + size_t(per_group) * plane);
+                    }
+                    bufs.push_back(view(parts[size_t(j)], {plane, per_group, 1, s.n}));
+                }
+                for (Buf &b : bufs)
+                    args.push_back(b.raw_buffer());
+                Buf bo = view(o, {plane, groups, per_group, s.n});
+                args.push_back(bo.raw_buffer());
+                ASSERT_EQ(call(args), 0);
+                expect_close(reference::channel_shuffle(s, in, groups), o);
+            }};
+}
+
 LayerCase channel_slice_case(const std::string &name, Shape4 s, int begin, int channels) {
     Params params = {{"batch", str(s.n)},         {"in_channels", str(s.c)}, {"begin", str(begin)},
                      {"channels", str(channels)}, {"height", str(s.h)},      {"width", str(s.w)}};
@@ -394,6 +424,8 @@ std::vector<LayerCase> all_cases() {
         channel_shuffle_case("channel_shuffle_wide_plane", {1, 116, 28, 28}, 2),
         channel_shuffle_case("channel_shuffle_transposed", {2, 12, 5, 7}, 3, true),
         channel_shuffle_case("channel_shuffle_transposed_wide_plane", {1, 116, 28, 28}, 2, true),
+        channel_shuffle_inputs_case("channel_shuffle_two_inputs", {2, 14, 5, 7}, 2),
+        channel_shuffle_inputs_case("channel_shuffle_three_inputs", {1, 33, 7, 7}, 3),
         channel_slice_case("channel_slice_upper_half", {2, 10, 5, 7}, 5, 5),
         channel_slice_case("channel_slice_middle", {1, 9, 3, 13}, 2, 3),
         global_pool_case("global_avg_pool", {2, 13, 7, 7}, false),

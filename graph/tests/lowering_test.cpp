@@ -396,8 +396,9 @@ TEST(Lowering, ShuffleUnitSliceSplitAndChannelShuffle) {
         std::vector<std::string> gens;
         for (const auto &s : l.steps)
             gens.push_back(s.layer < 0 ? "view" : l.layers[s.layer].generator);
+        // The concat fused into the shuffle (fuse_concat_into_shuffle): one input per group.
         EXPECT_EQ(gens, (std::vector<std::string>{"channel_slice", "channel_slice", "activation",
-                                                  "concat", "channel_shuffle"}))
+                                                  "channel_shuffle"}))
             << "split " << use_split;
         const auto &lo = l.layers[l.steps[0].layer].params, &hi = l.layers[l.steps[1].layer].params;
         EXPECT_EQ(lo.at("begin"), "0");
@@ -408,12 +409,27 @@ TEST(Lowering, ShuffleUnitSliceSplitAndChannelShuffle) {
         EXPECT_EQ(hi.at("width"), "15"); // H x W after the sliced axis
         EXPECT_EQ(l.steps[0].output.tensor, "lo");
         EXPECT_EQ(l.steps[1].output.tensor, "hi");
-        const auto &sh = l.layers[l.steps[4].layer].params;
+        const auto &sh = l.layers[l.steps[3].layer].params;
         EXPECT_EQ(sh.at("groups"), "2");
         EXPECT_EQ(sh.at("channels"), "8");
-        EXPECT_EQ(l.steps[4].inputs[0].tensor, "cat");
-        EXPECT_EQ(l.steps[4].output.tensor, "y");
+        EXPECT_EQ(sh.at("inputs"), "2");
+        EXPECT_EQ(sh.at("transposed_view"), "true");
+        ASSERT_EQ(l.steps[3].inputs.size(), 2u);
+        EXPECT_EQ(l.steps[3].inputs[0].tensor, "lo");
+        EXPECT_EQ(l.steps[3].inputs[1].tensor, "r");
+        EXPECT_EQ(l.steps[3].inputs[1].extents, (std::vector<int>{15, 4, 1, 2}));
+        EXPECT_EQ(l.steps[3].output.tensor, "y");
+        EXPECT_EQ(l.steps[3].op_type, "Concat+ChannelShuffle");
     }
+    // Not fused where the concatenation is read elsewhere too (here: a graph output).
+    ModelBuilder b = sw_graph_test::shuffle_unit(false);
+    b.output("cat");
+    const LoweredGraph l = lower(b);
+    std::vector<std::string> gens;
+    for (const auto &s : l.steps)
+        gens.push_back(s.layer < 0 ? "view" : l.layers[s.layer].generator);
+    EXPECT_EQ(gens, (std::vector<std::string>{"channel_slice", "channel_slice", "activation",
+                                              "concat", "channel_shuffle"}));
 }
 
 TEST(Lowering, ZeroPadRemovedOthersNamed) {

@@ -330,6 +330,48 @@ TEST(GraphShapes, ChannelShuffleFused) {
     EXPECT_FALSE(g.find("v"));
 }
 
+TEST(GraphShapes, ConcatFusedIntoTheShuffleWhenEachInputIsOneGroup) {
+    // Three inputs of 2 channels each, concatenated and shuffled in 3 groups.
+    ModelBuilder m;
+    for (const char *in : {"a", "b", "c"})
+        m.input(in, {2, 2, 2, 3});
+    auto &cat = m.node("Concat", {"a", "b", "c"}, {"x"}, "concat");
+    ModelBuilder::attr_i(cat, "axis", 1);
+    m.init_ints("s5", {2, 3, 2, 2, 3});
+    m.init_ints("s4", {2, 6, 2, 3});
+    m.node("Reshape", {"x", "s5"}, {"v"}, "view1");
+    auto &t = m.node("Transpose", {"v"}, {"t"}, "transpose");
+    ModelBuilder::attr_ints(t, "perm", {0, 2, 1, 3, 4});
+    m.node("Reshape", {"t", "s4"}, {"y"}, "view2");
+    m.output("y");
+    Graph g = m.infer();
+    EXPECT_EQ(fuse_channel_shuffle(g), 1);
+    EXPECT_EQ(fuse_concat_into_shuffle(g), 1);
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op_type, "ChannelShuffle");
+    EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_FALSE(g.find("x"));
+    infer_shapes(g); // one input per group: the output has all the channels
+    EXPECT_EQ(shape_of(g, "y"), (Dims{2, 6, 2, 3}));
+    // Groups that are not one input each stay a Concat.
+    ModelBuilder m2;
+    m2.input("a", {1, 4, 2, 3});
+    m2.input("b", {1, 2, 2, 3});
+    auto &cat2 = m2.node("Concat", {"a", "b"}, {"x"}, "concat");
+    ModelBuilder::attr_i(cat2, "axis", 1);
+    m2.init_ints("s5", {1, 2, 3, 2, 3});
+    m2.init_ints("s4", {1, 6, 2, 3});
+    m2.node("Reshape", {"x", "s5"}, {"v"}, "view1");
+    auto &t2 = m2.node("Transpose", {"v"}, {"t"}, "transpose");
+    ModelBuilder::attr_ints(t2, "perm", {0, 2, 1, 3, 4});
+    m2.node("Reshape", {"t", "s4"}, {"y"}, "view2");
+    m2.output("y");
+    Graph g2 = m2.infer();
+    EXPECT_EQ(fuse_channel_shuffle(g2), 1);
+    EXPECT_EQ(fuse_concat_into_shuffle(g2), 0);
+    EXPECT_EQ(g2.nodes.size(), 2u);
+}
+
 TEST(GraphShapes, UnsupportedOperatorNamesNodeAndOp) {
     ModelBuilder m;
     m.input("x", {1, 3, 4, 4});
