@@ -395,6 +395,10 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
  * reduction. */
 struct TileWork {
     Transfer tile_get, chunk_get, put;
+    /** Per tile, the inputs first read after the chunk loop (PipelineInfo::after_main): with
+     * a double-buffered chunk loop their get is issued after its last prefetch
+     * (DeferTileGets.h); otherwise estimate() moves them into tile_get. */
+    Transfer tile_late;
     /** Inputs read once by CPE 0 and shared with every CPE (Plan::share). */
     Transfer tile_shared, chunk_shared;
     double tile_compute = 0, chunk_compute = 0;
@@ -505,7 +509,11 @@ private:
             const std::vector<int64_t> &box = region_extents_(info_.tile_region.at(s.name));
             // Tiles in turn: the next tile's staging prefetched into a second slot.
             buffer(s.name + ".in()", 4 * prod(box) * (plan_.serial_tiles > 1 ? 2 : 1));
-            add(shared ? work_.tile_shared : work_.tile_get, transfer(box, s.source_extents, m_));
+            const bool late = !shared && contains(info_.after_main, s.name);
+            add(shared ? work_.tile_shared
+                : late ? work_.tile_late
+                       : work_.tile_get,
+                transfer(box, s.source_extents, m_));
             split_window(s.name, s.name + ".in() phases", box, work_.tile_compute);
         }
     }
@@ -869,10 +877,16 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
     double chunks_cycles = shape.double_buffered
                                ? first_chunk + (shape.chunks - 1) * period + chunk_compute
                                : shape.chunks * (chunk_get + chunk_compute);
-    const double tile = tile_get + chunks_cycles + work.tile_compute + put;
+    // A get issued after the last prefetch (DeferTileGets.h) moves behind it, while the last
+    // two chunks are computed; what is left of it is waited for after the loop.
+    const double late =
+        work.tile_late.blocks == 0 ? 0.0 : get_cycles(work.tile_late, get_rate, dma);
+    const double late_exposed = std::max(0.0, late - 2 * chunk_compute);
+    const double tile = tile_get + chunks_cycles + late_exposed + work.tile_compute + put;
     CpeCycles cycles;
     cycles.total = run.waves * tile;
-    cycles.dma = run.waves * (tile_get + shape.chunks * (chunk_get + shared.per_chunk) + put);
+    cycles.dma =
+        run.waves * (tile_get + late + shape.chunks * (chunk_get + shared.per_chunk) + put);
     cycles.compute =
         run.waves * (shape.chunks * (chunk_compute - (shared_ahead ? 0.0 : shared.per_chunk)) +
                      work.tile_compute);
@@ -883,7 +897,9 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
 double channel_busy_cycles(const TileWork &work, const PlanShape &shape, const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const double tiles = double(shape.tiles);
-    return tiles * (work.tile_get.line_bytes + shape.chunks * work.chunk_get.line_bytes) /
+    return tiles *
+               (work.tile_get.line_bytes + work.tile_late.line_bytes +
+                shape.chunks * work.chunk_get.line_bytes) /
                dma.get_bytes_per_cycle +
            tiles * work.put.line_bytes / dma.put_bytes_per_cycle;
 }
@@ -953,13 +969,13 @@ void count_traffic(const TileWork &work, const PlanShape &shape, const CoreGroup
                    Estimate &est) {
     const double tiles = double(shape.tiles);
     const int64_t chunks = shape.chunks;
-    est.dma_get_bytes =
-        int64_t(tiles * (work.tile_get.bytes + chunks * work.chunk_get.bytes) +
-                run.waves * (work.tile_shared.bytes + chunks * work.chunk_shared.bytes));
+    est.dma_get_bytes = int64_t(
+        tiles * (work.tile_get.bytes + work.tile_late.bytes + chunks * work.chunk_get.bytes) +
+        run.waves * (work.tile_shared.bytes + chunks * work.chunk_shared.bytes));
     est.dma_put_bytes = int64_t(tiles * work.put.bytes);
     est.line_bytes =
-        tiles *
-            (work.tile_get.line_bytes + chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
+        tiles * (work.tile_get.line_bytes + work.tile_late.line_bytes +
+                 chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
         run.waves * (work.tile_shared.line_bytes + chunks * work.chunk_shared.line_bytes);
 }
 
@@ -971,6 +987,12 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const PlanShape shape = shape_of(info, plan);
     est.tiles = shape.tiles;
     TileWork work = TileWorkCounter(info, plan, m, shape, est, ldm_detail).count();
+    // DeferTileGets moves a late get into a double-buffered chunk loop of two or more chunks;
+    // elsewhere it is issued with the tile's other gets.
+    if (!(shape.double_buffered && shape.chunks >= 2 && plan.serial_tiles <= 1)) {
+        add(work.tile_get, work.tile_late);
+        work.tile_late = Transfer{};
+    }
     est.fits = est.ldm_bytes <= m.ldm_data_budget();
 
     const CoreGroupRun run = core_group_run(info, plan, m);

@@ -5,6 +5,7 @@
 
 #include "target_sw/AlignVectorAccesses.h"
 #include "target_sw/BroadcastDma.h"
+#include "target_sw/DeferTileGets.h"
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
@@ -101,6 +102,11 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
     for (CpeKernel &k : f.kernels)
         delay_dma_waits(k);
     log_step(ir_log, "delay_dma_waits", f);
+
+    // A tile's get needed only after a double-buffered loop: issued after its last prefetch.
+    for (CpeKernel &k : f.kernels)
+        defer_tile_gets(k);
+    log_step(ir_log, "defer_tile_gets", f);
 
     for (CpeKernel &k : f.kernels)
         promote_accumulators(k, *f.machine);

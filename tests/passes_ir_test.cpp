@@ -1,7 +1,7 @@
 /** \file
  * IR-level tests of four Sunway passes that had none (issue 22): DelayDmaWaits,
- * PromoteAccumulators, AlignVectorAccesses and DoubleBuffer. Each test builds a small
- * sw::CpeKernel whose body is hand-made IR (the shape InjectDma and Halide's lowering give
+ * PromoteAccumulators, AlignVectorAccesses and DoubleBuffer; and of DeferTileGets. Each test builds
+ * a small sw::CpeKernel whose body is hand-made IR (the shape InjectDma and Halide's lowering give
  * the passes), runs the pass function directly and asserts on the IR it returns: where each
  * statement went, what was added, and that the pass leaves alone what its header says it
  * must not touch.
@@ -11,6 +11,7 @@
  */
 #include "Halide.h"
 #include "target_sw/AlignVectorAccesses.h"
+#include "target_sw/DeferTileGets.h"
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/InjectDma.h"
@@ -472,6 +473,97 @@ TEST(DelayDmaWaits, AWaitAlreadyAtItsFirstUseStaysThere) {
     const std::string before = trace(k.body);
     sw::delay_dma_waits(k);
     EXPECT_EQ(trace(k.body), before) << ir(k.body);
+}
+
+// =======================================================================================
+// DeferTileGets: a tile's get needed only after a double-buffered loop is issued in that loop,
+// after its last prefetch.
+
+/** A get of \p site as DelayDmaWaits leaves it when its wait moved away: begin, request and
+ * the no-op left in the wait's place. */
+Stmt get_issue(int site, const std::string &ldm, const std::string &main = "main") {
+    return block({sw::ir::make_dma_begin(site), request(site, false, ldm, 0, main, 0, 16),
+                  Evaluate::make(0)});
+}
+
+/** The tile body of a fused residual add: the residual R requested, the chunk loop over W
+ * (its prologue before the loop when \p prologue, its prefetch at the top of each iteration),
+ * then R waited for and read. */
+Stmt residual_tile(bool prologue, const Expr &extent, bool loop_reads_r = false) {
+    std::vector<Stmt> loop_body = {
+        block({sw::ir::make_dma_begin(1), request(1, false, "W", 0, "weights", var("r"), 16)}),
+        sw::ir::make_dma_wait(1), store("C", load("W", 0), var("r"))};
+    if (loop_reads_r)
+        loop_body.push_back(store("C", load("R", 0), var("r")));
+    std::vector<Stmt> tile = {get_issue(0, "R", "residual")};
+    if (prologue)
+        tile.push_back(
+            block({sw::ir::make_dma_begin(1), request(1, false, "W", 0, "weights", 0, 16)}));
+    tile.push_back(loop("r", 0, extent, block(loop_body)));
+    tile.push_back(sw::ir::make_dma_wait(0));
+    tile.push_back(store("C", load("R", 0), 0));
+    return alloc("R", 16, alloc("W", 16, alloc("C", 16, block(tile))));
+}
+
+TEST(DeferTileGets, AGetUsedAfterADoubleBufferedLoopIsIssuedAfterTheLastPrefetch) {
+    sw::CpeKernel k = kernel(residual_tile(true, 4), {"R", "W", "C"});
+    sw::defer_tile_gets(k);
+    EXPECT_EQ(trace(k.body), "alloc:R{ alloc:W{ alloc:C{ begin1 get1 for:r{ begin1 get1 if{ "
+                             "begin0 get0 } wait1 ld:W st:C } wait0 ld:R st:C } } }")
+        << ir(k.body);
+    // Only in the iteration that issues the last prefetch: r == min + extent - 2.
+    class Guard : public IRVisitor {
+    public:
+        Expr condition;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const IfThenElse *op) override { condition = op->condition; }
+    } guard;
+    k.body.accept(&guard);
+    ASSERT_TRUE(guard.condition.defined()) << ir(k.body);
+    EXPECT_TRUE(equal(guard.condition, var("r") == 2)) << guard.condition;
+}
+
+TEST(DeferTileGets, AGetStaysWhereItIsWithoutADoubleBufferedLoopAfterIt) {
+    // The loop's get is not a prefetch (nothing issued it before the loop): single buffered,
+    // the get stays at the top of the tile.
+    sw::CpeKernel single = kernel(residual_tile(false, 4), {"R", "W", "C"});
+    const std::string before = trace(single.body);
+    sw::defer_tile_gets(single);
+    EXPECT_EQ(trace(single.body), before) << ir(single.body);
+
+    // A loop of one iteration, or of an extent not known: nothing to overlap.
+    for (const Expr &extent : {Expr(1), var("n")}) {
+        sw::CpeKernel k = kernel(residual_tile(true, extent), {"R", "W", "C"});
+        const std::string was = trace(k.body);
+        sw::defer_tile_gets(k);
+        EXPECT_EQ(trace(k.body), was) << ir(k.body);
+    }
+}
+
+TEST(DeferTileGets, AGetStaysWhereItIsWhenTheLoopOrAStatementBeforeItUsesTheBuffer) {
+    sw::CpeKernel reads = kernel(residual_tile(true, 4, true), {"R", "W", "C"});
+    const std::string before = trace(reads.body);
+    sw::defer_tile_gets(reads);
+    EXPECT_EQ(trace(reads.body), before) << ir(reads.body);
+
+    // A statement before the loop writes the main-memory buffer the get reads.
+    sw::CpeKernel writes =
+        kernel(alloc("R", 16,
+                     alloc("W", 16,
+                           block({get_issue(0, "R", "residual"), store("residual", 1.f, 0),
+                                  block({sw::ir::make_dma_begin(1),
+                                         request(1, false, "W", 0, "weights", 0, 16)}),
+                                  loop("r", 0, 4,
+                                       block({sw::ir::make_dma_begin(1),
+                                              request(1, false, "W", 0, "weights", var("r"), 16),
+                                              sw::ir::make_dma_wait(1)})),
+                                  sw::ir::make_dma_wait(0), store("C", load("R", 0), 0)}))),
+               {"R", "W", "C"});
+    const std::string was = trace(writes.body);
+    sw::defer_tile_gets(writes);
+    EXPECT_EQ(trace(writes.body), was) << ir(writes.body);
 }
 
 // =======================================================================================
