@@ -242,8 +242,7 @@ private:
             return std::nullopt;
         const Expr at = Variable::make(Int(32), f->name) == Expr(int(*min + *extent - 2));
         body.insert(body.begin() + last + 1, IfThenElse::make(at, issue));
-        return For::make(f->name, f->min, f->extent, f->for_type, f->device_api,
-                         Block::make(body));
+        return For::make(f->name, f->min, f->extent, f->for_type, f->device_api, Block::make(body));
     }
 };
 

@@ -11,6 +11,7 @@
 #include "target_sw/Errors.h"
 #include "target_sw/FindCpeKernels.h"
 #include "target_sw/InjectDma.h"
+#include "target_sw/PipelineTilePuts.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/PromoteAccumulators.h"
 #include "target_sw/ShareOperands.h"
@@ -107,6 +108,11 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
     for (CpeKernel &k : f.kernels)
         defer_tile_gets(k);
     log_step(ir_log, "defer_tile_gets", f);
+
+    // Pixel tiles in turn: each tile's put in pieces over the next tile's chunks.
+    for (CpeKernel &k : f.kernels)
+        pipeline_tile_puts(k, m);
+    log_step(ir_log, "pipeline_tile_puts", f);
 
     for (CpeKernel &k : f.kernels)
         promote_accumulators(k, *f.machine);
