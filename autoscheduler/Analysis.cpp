@@ -836,6 +836,24 @@ void find_chunk_staged(const Stage &main, const Definition &update, PipelineInfo
     }
 }
 
+/** Inputs that only the main stage reads, and only in its definitions after the main update. */
+void find_after_main(const Stage &main, PipelineInfo &info) {
+    const std::vector<const Definition *> defs = definitions(main.func);
+    std::set<std::string> before, after;
+    for (size_t d = 0; d < defs.size(); d++) {
+        // defs[0] is the pure definition, defs[u + 1] update u.
+        for (const Call *call : calls_in(*defs[d]))
+            (int(d) > info.main_update + 1 ? after : before).insert(call->name);
+    }
+    for (const std::string &name : after) {
+        if (name == main.name || before.count(name) || !info.by_name.count(name))
+            continue;
+        const Stage &s = info.stages[info.by_name.at(name)];
+        if (s.is_input && s.callers.size() == 1)
+            info.after_main.push_back(name);
+    }
+}
+
 /** Chunk regions: the main update over one chunk of the reduction, then the producers. */
 void derive_chunk_regions(const Stage &main, const Definition &update, PipelineInfo &info) {
     const SymBox region = info.tile_region.at(main.name);
@@ -1086,6 +1104,7 @@ PipelineInfo analyze(const Pipeline &p) {
         const Definition &update = main.func.updates()[info.main_update];
         choose_chunked_reduction(main, update, info);
         find_chunk_staged(main, update, info);
+        find_after_main(main, info);
         derive_chunk_regions(main, update, info);
         find_wrappers(info);
         for (const std::string &producer : info.computing_producers) {

@@ -102,6 +102,10 @@ struct PipelineInfo {
     int chunk_rvar = -1; ///< the reduction variable that may be split into chunks (-1: none)
     /** Stages read only by the main stage's update: staged per chunk when chunking. */
     std::vector<std::string> chunk_staged;
+    /** Inputs read only by the main stage's definitions after its main update (a fused
+     * residual add's residual): staged per tile and first used after the chunk loop, so the
+     * lowering issues their get after the loop's last prefetch (target_sw/DeferTileGets.h). */
+    std::vector<std::string> after_main;
     /** The non-input ones among them (producers such as a zero-padded input), which may
      * instead be inlined (then their own inputs are staged per chunk). */
     std::vector<std::string> producers;

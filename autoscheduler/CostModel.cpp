@@ -398,6 +398,12 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
  * reduction. */
 struct TileWork {
     Transfer tile_get, chunk_get, put;
+    /** Per tile, the inputs first read after the chunk loop (PipelineInfo::after_main): with
+     * a double-buffered chunk loop their get is issued after its last prefetch
+     * (DeferTileGets.h); otherwise estimate() moves them into tile_get. */
+    Transfer tile_late;
+    /** The put's rows are compacted in the LDM first (not one plain request per tile). */
+    bool put_compacted = false;
     /** Inputs read once by CPE 0 and shared with every CPE (Plan::share). */
     Transfer tile_shared, chunk_shared;
     double tile_compute = 0, chunk_compute = 0;
@@ -515,7 +521,11 @@ private:
             const std::vector<int64_t> &box = region_extents_(info_.tile_region.at(s.name));
             // Tiles in turn: the next tile's staging prefetched into a second slot.
             buffer(s.name + ".in()", 4 * prod(box) * (plan_.serial_tiles > 1 ? 2 : 1));
-            add(shared ? work_.tile_shared : work_.tile_get, transfer(box, s.source_extents, m_));
+            const bool late = !shared && contains(info_.after_main, s.name);
+            add(shared ? work_.tile_shared
+                : late ? work_.tile_late
+                       : work_.tile_get,
+                transfer(box, s.source_extents, m_));
             split_window(s.name, s.name + ".in() phases", box, work_.tile_compute);
         }
     }
@@ -771,6 +781,7 @@ private:
         const bool compacted = !packed && box[0] >= info_.out_extents[0] && next < box.size() &&
                                next == 1 && shape_.rounded_width > box[0];
         work_.put = transfer(box, info_.out_extents, m_, packed || compacted);
+        work_.put_compacted = compacted;
         if (compacted) {
             // After the compaction each outer point is a request of one block of its own.
             work_.put.requests = work_.put.blocks;
@@ -885,7 +896,7 @@ std::pair<double, double> cpe_rates(const CoreGroupRun &run, const sw::DmaTiming
  * transfers are already in work.chunk_compute. */
 CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
                              const PlanShape &shape, const CoreGroupRun &run, bool shared_ahead,
-                             const sw::Machine &m) {
+                             double piped_rounds, const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const auto [get_rate, put_rate] = cpe_rates(run, dma);
     const double tile_get = get_cycles(work.tile_get, get_rate, dma) + shared.per_tile;
@@ -912,10 +923,51 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
     double chunks_cycles = shape.double_buffered
                                ? first_chunk + (shape.chunks - 1) * period + chunk_compute
                                : shape.chunks * (chunk_get + chunk_compute);
-    const double tile = tile_get + chunks_cycles + work.tile_compute + put;
+    // A get issued after the last prefetch (DeferTileGets.h) moves behind it, while the last
+    // two chunks are computed; what is left of it is waited for after the loop.
+    const double late =
+        work.tile_late.blocks == 0 ? 0.0 : get_cycles(work.tile_late, get_rate, dma);
+    const double late_exposed = std::max(0.0, late - 2 * chunk_compute);
+    double tile = tile_get + chunks_cycles + late_exposed + work.tile_compute + put;
+    double tail = 0;
+    if (piped_rounds > 0) {
+        // Pixel tiles in turn with the put in pieces (PipelineTilePuts.h): each chunk iteration
+        // puts 1 / chunks of the previous tile after its prefetch, which the next iteration's
+        // prefetch then follows in the engine; the last tile of each round is put whole.
+        const double n = double(shape.chunks);
+        // The pieces: chunk k puts blocks [ceil(k R / n), ceil((k + 1) R / n)) of R, each
+        // block its setup and its line bytes at the CPE's share.
+        const double R = std::round(work.put.blocks);
+        const double block_cycles =
+            dma.put_block_cycles + work.put.line_bytes / std::max(1.0, R) / put_rate;
+        auto piece_cycles = [&](int64_t k) {
+            return (std::ceil(double(k + 1) * R / n) - std::ceil(double(k) * R / n)) * block_cycles;
+        };
+        const double pieces_cycles = R * block_cycles;
+        const double last_piece_cycles = piece_cycles(shape.chunks - 1);
+        // A shared chunk not broadcast ahead (register communication) is fetched by CPE 0
+        // behind its piece, then passed on: it adds to the engine's time per chunk.
+        const double chunk_dma =
+            shared_ahead ? std::max(chunk_get - dma.get_latency_cycles, shared.per_chunk)
+                         : chunk_get - dma.get_latency_cycles + shared.per_chunk;
+        // A tile takes the longer of its compute path without the put (the next tile's first
+        // chunk follows the last piece in the engine) and its engine's work: every chunk's
+        // transfer and every piece, in order.
+        // Chunk k < n - 1: its prefetch and its piece, then the next prefetch, in order.
+        double piped_chunks = first_chunk + chunk_compute;
+        for (int64_t k = 0; k + 1 < shape.chunks; k++)
+            piped_chunks += std::max(period, chunk_dma + piece_cycles(k));
+        const double compute_path =
+            tile_get + piped_chunks + late_exposed + work.tile_compute +
+            std::max(0.0, last_piece_cycles - chunk_compute - work.tile_compute);
+        const double engine = n * chunk_dma + pieces_cycles;
+        tile = std::max(compute_path, engine);
+        tail = piped_rounds * put;
+    }
     CpeCycles cycles;
-    cycles.total = run.waves * tile;
-    cycles.dma = run.waves * (tile_get + shape.chunks * (chunk_get + shared.per_chunk) + put);
+    cycles.total = run.waves * tile + tail;
+    cycles.dma =
+        run.waves * (tile_get + late + shape.chunks * (chunk_get + shared.per_chunk) + put);
     cycles.compute =
         run.waves * (shape.chunks * (chunk_compute - (shared_ahead ? 0.0 : shared.per_chunk)) +
                      work.tile_compute);
@@ -926,7 +978,9 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
 double channel_busy_cycles(const TileWork &work, const PlanShape &shape, const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const double tiles = double(shape.tiles);
-    return tiles * (work.tile_get.line_bytes + shape.chunks * work.chunk_get.line_bytes) /
+    return tiles *
+               (work.tile_get.line_bytes + work.tile_late.line_bytes +
+                shape.chunks * work.chunk_get.line_bytes) /
                dma.get_bytes_per_cycle +
            tiles * work.put.line_bytes / dma.put_bytes_per_cycle;
 }
@@ -942,7 +996,8 @@ double first_setup(const Transfer &t, double block_cycles) {
  * add to the channel's time; double buffering hides them behind the data. A shared transfer
  * leaves the channel to one CPE: counted as idle, its bytes not again. */
 double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, const PlanShape &shape,
-                           const CoreGroupRun &run, bool shared_ahead, const sw::Machine &m) {
+                           const CoreGroupRun &run, bool shared_ahead, double piped_rounds,
+                           const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const double latency = dma.get_latency_cycles;
     const double chunk_setup = first_setup(work.chunk_get, dma.get_block_cycles);
@@ -951,10 +1006,19 @@ double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, con
         shape.double_buffered ? chunk_setup + latency + work.chunk_compute +
                                     (shared_ahead ? 0.0 : (shape.chunks - 1) * shared.per_chunk)
                               : shape.chunks * (chunk_setup + latency + work.chunk_compute);
+    const double put_idle = first_setup(work.put, dma.put_block_cycles) +
+                            (work.put.blocks ? dma.put_latency_cycles : 0);
+    const double tile_get_idle = work.tile_get.blocks ? tile_setup + latency : 0;
+    if (piped_rounds > 0) {
+        // A put in pieces over the next tile (PipelineTilePuts.h) keeps the channel busy while
+        // the CPEs compute: the compute leaves it idle only in the first tile of each round,
+        // and the put's setup and latency only after the last.
+        const double first = shape.chunks * work.chunk_compute + work.tile_compute;
+        return run.waves * (chunk_setup + latency + tile_get_idle + shared.per_tile) +
+               piped_rounds * (first + put_idle);
+    }
     return run.waves *
-           (idle_in_chunks + (work.tile_get.blocks ? tile_setup + latency : 0) + shared.per_tile +
-            work.tile_compute + first_setup(work.put, dma.put_block_cycles) +
-            (work.put.blocks ? dma.put_latency_cycles : 0));
+           (idle_in_chunks + tile_get_idle + shared.per_tile + work.tile_compute + put_idle);
 }
 
 /** Plan::serial_tiles: each CPE runs its tiles in turn (one reduction chunk each), the next
@@ -996,13 +1060,13 @@ void count_traffic(const TileWork &work, const PlanShape &shape, const CoreGroup
                    Estimate &est) {
     const double tiles = double(shape.tiles);
     const int64_t chunks = shape.chunks;
-    est.dma_get_bytes =
-        int64_t(tiles * (work.tile_get.bytes + chunks * work.chunk_get.bytes) +
-                run.waves * (work.tile_shared.bytes + chunks * work.chunk_shared.bytes));
+    est.dma_get_bytes = int64_t(
+        tiles * (work.tile_get.bytes + work.tile_late.bytes + chunks * work.chunk_get.bytes) +
+        run.waves * (work.tile_shared.bytes + chunks * work.chunk_shared.bytes));
     est.dma_put_bytes = int64_t(tiles * work.put.bytes);
     est.line_bytes =
-        tiles *
-            (work.tile_get.line_bytes + chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
+        tiles * (work.tile_get.line_bytes + work.tile_late.line_bytes +
+                 chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
         run.waves * (work.tile_shared.line_bytes + chunks * work.chunk_shared.line_bytes);
 }
 
@@ -1014,6 +1078,26 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const PlanShape shape = shape_of(info, plan);
     est.tiles = shape.tiles;
     TileWork work = TileWorkCounter(info, plan, m, shape, est, ldm_detail).count();
+    // Pixel tiles in turn, chunks double buffered: each tile's put goes in pieces over the next
+    // tile's chunks (PipelineTilePuts.h), the put's LDM tile in two slots.
+    const int64_t serial_tiles = tile_counts(info, plan).serial;
+    // As the pass requires: one put request per tile (no compaction, no loop of requests).
+    const bool piped = plan.serial_pixels && serial_tiles >= 2 && shape.double_buffered &&
+                       shape.chunks >= 2 && plan.serial_tiles <= 1 && work.put.blocks > 0 &&
+                       work.put.requests == 1 && !work.put_compacted;
+    if (piped) {
+        est.ldm_bytes +=
+            (int64_t(work.put.bytes / std::max(1.0, work.put.requests)) + m.ldm_alignment - 1) /
+            m.ldm_alignment * m.ldm_alignment;
+        if (ldm_detail)
+            est.ldm_detail += ", second slot of the put tile";
+    }
+    // DeferTileGets moves a late get into a double-buffered chunk loop of two or more chunks;
+    // elsewhere it is issued with the tile's other gets.
+    if (!(shape.double_buffered && shape.chunks >= 2 && plan.serial_tiles <= 1)) {
+        add(work.tile_get, work.tile_late);
+        work.tile_late = Transfer{};
+    }
     est.fits = est.ldm_bytes <= m.ldm_data_budget();
 
     const CoreGroupRun run = core_group_run(info, plan, m);
@@ -1028,7 +1112,8 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     if (plan.serial_tiles > 1) {
         std::tie(cpe, serial_idle) = serial_tiles_cycles(work, run, m);
     } else {
-        cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead, m);
+        cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
+                                 piped ? run.waves / double(serial_tiles) : 0.0, m);
     }
     est.dma_cycles = cpe.dma, est.compute_cycles = cpe.compute;
     // The whole kernel cannot beat the channel plus the time the CPEs leave it idle, and pays
@@ -1038,9 +1123,11 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                                 ? run.waves * double(shape.chunks) * work.chunk_shared.line_bytes /
                                       m.dma_timing.get_bytes_per_cycle
                                 : 0.0),
-                 idle = plan.serial_tiles > 1
-                            ? serial_idle
-                            : channel_idle_cycles(work, shared, shape, run, shared_ahead, m);
+                 idle =
+                     plan.serial_tiles > 1
+                         ? serial_idle
+                         : channel_idle_cycles(work, shared, shape, run, shared_ahead,
+                                               piped ? run.waves / double(serial_tiles) : 0.0, m);
     const double cycles =
         std::max(cpe.total, channel + idle) + m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
 

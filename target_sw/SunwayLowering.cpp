@@ -5,11 +5,13 @@
 
 #include "target_sw/AlignVectorAccesses.h"
 #include "target_sw/BroadcastDma.h"
+#include "target_sw/DeferTileGets.h"
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/FindCpeKernels.h"
 #include "target_sw/InjectDma.h"
+#include "target_sw/PipelineTilePuts.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/PromoteAccumulators.h"
 #include "target_sw/ShareOperands.h"
@@ -106,6 +108,16 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
     for (CpeKernel &k : f.kernels)
         delay_dma_waits(k);
     log_step(ir_log, "delay_dma_waits", f);
+
+    // A tile's get needed only after a double-buffered loop: issued after its last prefetch.
+    for (CpeKernel &k : f.kernels)
+        defer_tile_gets(k);
+    log_step(ir_log, "defer_tile_gets", f);
+
+    // Pixel tiles in turn: each tile's put in pieces over the next tile's chunks.
+    for (CpeKernel &k : f.kernels)
+        pipeline_tile_puts(k, m);
+    log_step(ir_log, "pipeline_tile_puts", f);
 
     for (CpeKernel &k : f.kernels)
         promote_accumulators(k, *f.machine);

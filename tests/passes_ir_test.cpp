@@ -1,7 +1,8 @@
 /** \file
  * IR-level tests of four Sunway passes that had none (issue 22): DelayDmaWaits,
- * PromoteAccumulators, AlignVectorAccesses and DoubleBuffer. Each test builds a small
- * sw::CpeKernel whose body is hand-made IR (the shape InjectDma and Halide's lowering give
+ * PromoteAccumulators, AlignVectorAccesses and DoubleBuffer; and of DeferTileGets and
+ * PipelineTilePuts. Each test builds
+ * a small sw::CpeKernel whose body is hand-made IR (the shape InjectDma and Halide's lowering give
  * the passes), runs the pass function directly and asserts on the IR it returns: where each
  * statement went, what was added, and that the pass leaves alone what its header says it
  * must not touch.
@@ -11,9 +12,11 @@
  */
 #include "Halide.h"
 #include "target_sw/AlignVectorAccesses.h"
+#include "target_sw/DeferTileGets.h"
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/InjectDma.h"
+#include "target_sw/PipelineTilePuts.h"
 #include "target_sw/PromoteAccumulators.h"
 #include "target_sw/SunwayIR.h"
 #include "target_sw/SwModule.h"
@@ -472,6 +475,175 @@ TEST(DelayDmaWaits, AWaitAlreadyAtItsFirstUseStaysThere) {
     const std::string before = trace(k.body);
     sw::delay_dma_waits(k);
     EXPECT_EQ(trace(k.body), before) << ir(k.body);
+}
+
+// =======================================================================================
+// DeferTileGets: a tile's get needed only after a double-buffered loop is issued in that loop,
+// after its last prefetch.
+
+/** A get of \p site as DelayDmaWaits leaves it when its wait moved away: begin, request and
+ * the no-op left in the wait's place. */
+Stmt get_issue(int site, const std::string &ldm, const std::string &main = "main") {
+    return block({sw::ir::make_dma_begin(site), request(site, false, ldm, 0, main, 0, 16),
+                  Evaluate::make(0)});
+}
+
+/** The tile body of a fused residual add: the residual R requested, the chunk loop over W
+ * (its prologue before the loop when \p prologue, its prefetch at the top of each iteration),
+ * then R waited for and read. */
+Stmt residual_tile(bool prologue, const Expr &extent, bool loop_reads_r = false) {
+    std::vector<Stmt> loop_body = {
+        block({sw::ir::make_dma_begin(1), request(1, false, "W", 0, "weights", var("r"), 16)}),
+        sw::ir::make_dma_wait(1), store("C", load("W", 0), var("r"))};
+    if (loop_reads_r)
+        loop_body.push_back(store("C", load("R", 0), var("r")));
+    std::vector<Stmt> tile = {get_issue(0, "R", "residual")};
+    if (prologue)
+        tile.push_back(
+            block({sw::ir::make_dma_begin(1), request(1, false, "W", 0, "weights", 0, 16)}));
+    tile.push_back(loop("r", 0, extent, block(loop_body)));
+    tile.push_back(sw::ir::make_dma_wait(0));
+    tile.push_back(store("C", load("R", 0), 0));
+    return alloc("R", 16, alloc("W", 16, alloc("C", 16, block(tile))));
+}
+
+TEST(DeferTileGets, AGetUsedAfterADoubleBufferedLoopIsIssuedAfterTheLastPrefetch) {
+    sw::CpeKernel k = kernel(residual_tile(true, 4), {"R", "W", "C"});
+    sw::defer_tile_gets(k);
+    EXPECT_EQ(trace(k.body), "alloc:R{ alloc:W{ alloc:C{ begin1 get1 for:r{ begin1 get1 if{ "
+                             "begin0 get0 } wait1 ld:W st:C } wait0 ld:R st:C } } }")
+        << ir(k.body);
+    // Only in the iteration that issues the last prefetch: r == min + extent - 2.
+    class Guard : public IRVisitor {
+    public:
+        Expr condition;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const IfThenElse *op) override { condition = op->condition; }
+    } guard;
+    k.body.accept(&guard);
+    ASSERT_TRUE(guard.condition.defined()) << ir(k.body);
+    EXPECT_TRUE(equal(guard.condition, var("r") == 2)) << guard.condition;
+}
+
+TEST(DeferTileGets, AGetStaysWhereItIsWithoutADoubleBufferedLoopAfterIt) {
+    // The loop's get is not a prefetch (nothing issued it before the loop): single buffered,
+    // the get stays at the top of the tile.
+    sw::CpeKernel single = kernel(residual_tile(false, 4), {"R", "W", "C"});
+    const std::string before = trace(single.body);
+    sw::defer_tile_gets(single);
+    EXPECT_EQ(trace(single.body), before) << ir(single.body);
+
+    // A loop of one iteration, or of an extent not known: nothing to overlap.
+    for (const Expr &extent : {Expr(1), var("n")}) {
+        sw::CpeKernel k = kernel(residual_tile(true, extent), {"R", "W", "C"});
+        const std::string was = trace(k.body);
+        sw::defer_tile_gets(k);
+        EXPECT_EQ(trace(k.body), was) << ir(k.body);
+    }
+}
+
+TEST(DeferTileGets, AGetStaysWhereItIsWhenTheLoopOrAStatementBeforeItUsesTheBuffer) {
+    sw::CpeKernel reads = kernel(residual_tile(true, 4, true), {"R", "W", "C"});
+    const std::string before = trace(reads.body);
+    sw::defer_tile_gets(reads);
+    EXPECT_EQ(trace(reads.body), before) << ir(reads.body);
+
+    // A statement before the loop writes the main-memory buffer the get reads.
+    sw::CpeKernel writes =
+        kernel(alloc("R", 16,
+                     alloc("W", 16,
+                           block({get_issue(0, "R", "residual"), store("residual", 1.f, 0),
+                                  block({sw::ir::make_dma_begin(1),
+                                         request(1, false, "W", 0, "weights", 0, 16)}),
+                                  loop("r", 0, 4,
+                                       block({sw::ir::make_dma_begin(1),
+                                              request(1, false, "W", 0, "weights", var("r"), 16),
+                                              sw::ir::make_dma_wait(1)})),
+                                  sw::ir::make_dma_wait(0), store("C", load("R", 0), 0)}))),
+               {"R", "W", "C"});
+    const std::string was = trace(writes.body);
+    sw::defer_tile_gets(writes);
+    EXPECT_EQ(trace(writes.body), was) << ir(writes.body);
+}
+
+// =======================================================================================
+// PipelineTilePuts: a tile's put in pieces over the next tile's chunk loop, two output slots.
+
+/** Pixel tiles in turn: for p in [0, tiles), the output tile O (2 rows of 8) computed over a
+ * double-buffered chunk loop of \p chunks over W, then put (site 0, rows 64 apart in `out`)
+ * and waited for. Sites: 0 the put of O, 1 the gets of W. */
+sw::CpeKernel tiles_in_turn(int tiles, int chunks) {
+    sw::ir::DmaRequest put;
+    put.is_put = true;
+    put.ldm_buffer = "O";
+    put.ldm_index = 0;
+    put.main_buffer = "out";
+    put.main_index = var("p") * 8;
+    put.block_elems = 8;
+    put.rows = 2;
+    put.pitch_elems = 64;
+    put.site = 0;
+    const Stmt chunk_loop =
+        loop("r", 0, chunks,
+             block({block({sw::ir::make_dma_begin(1),
+                           request(1, false, "W", 0, "weights", var("r") + 1, 16)}),
+                    sw::ir::make_dma_wait(1), store("O", load("W", 0), var("r"))}));
+    const Stmt tile = alloc(
+        "O", 16,
+        block({store("O", 0.f, 0),
+               block({sw::ir::make_dma_begin(1), request(1, false, "W", 0, "weights", 0, 16)}),
+               chunk_loop,
+               ProducerConsumer::make_consume(
+                   "O", block({sw::ir::make_dma_begin(0), sw::ir::make_dma_request(put),
+                               Evaluate::make(0)})),
+               sw::ir::make_dma_wait(0), Free::make("O")}));
+    sw::CpeKernel k = kernel(alloc("W", 16, loop("p", 0, tiles, tile)), {"O", "W"});
+    k.dma = {{"O", "out", true, "put"}, {"W", "weights", false, "get"}};
+    return k;
+}
+
+TEST(PipelineTilePuts, EachChunkPutsItsShareOfThePreviousTileAndTheLastTileIsPutAfterTheLoop) {
+    sw::CpeKernel k = tiles_in_turn(4, 2);
+    sw::pipeline_tile_puts(k, sw::sw26010());
+    // O in two slots around the tile loop; a tile waits for the put of its slot two tiles
+    // back; each chunk, after its prefetch, puts one of the previous tile's two rows (site 0
+    // for slot 0, the new site 2 for slot 1, begun at the first chunk); after the loop the last
+    // tile (slot 1) is put whole and both slots are waited for.
+    EXPECT_EQ(trace(k.body),
+              "alloc:W{ alloc:O{ for:p{ if{ if{ wait0 } else{ wait2 } } st:O begin1 get1 "
+              "for:r{ begin1 get1 if{ if{ if{ begin0 } put0 } else{ if{ begin2 } put2 } } "
+              "wait1 ld:W st:O } } begin2 put2 wait0 wait2 } }")
+        << ir(k.body);
+    ASSERT_EQ(k.dma.size(), 3u);
+    EXPECT_TRUE(k.dma[2].is_put && k.dma[2].ldm_buffer == "O");
+    // Slot p % 2: the stores of tile p at (p % 2) * 32 (16 floats aligned to 128 bytes); the
+    // piece of chunk r: row r of tile p - 1, from its slot, to out + (p - 1) * 8 + r * 64.
+    const std::vector<const Call *> reqs = requests(k.body);
+    ASSERT_EQ(reqs.size(), 5u) << ir(k.body);
+    const sw::ir::DmaRequest slot0 = *sw::ir::as_dma_request(reqs[2]);
+    const sw::ir::DmaRequest slot1 = *sw::ir::as_dma_request(reqs[3]);
+    const sw::ir::DmaRequest last = *sw::ir::as_dma_request(reqs[4]);
+    EXPECT_TRUE(same(slot0.ldm_index, var("r") * 8)) << slot0.ldm_index;
+    EXPECT_TRUE(same(slot1.ldm_index, var("r") * 8 + 32)) << slot1.ldm_index;
+    EXPECT_TRUE(same(slot0.main_index, (var("p") - 1) * 8 + var("r") * 64)) << slot0.main_index;
+    EXPECT_TRUE(same(slot0.rows, 1)) << slot0.rows;
+    EXPECT_TRUE(same(last.ldm_index, 32) && same(last.main_index, 24) && same(last.rows, 2))
+        << last.ldm_index << " " << last.main_index << " " << last.rows;
+    const std::vector<Access> stores = accesses(k.body, "O");
+    ASSERT_FALSE(stores.empty());
+    EXPECT_TRUE(same(stores[0].index, (var("p") % 2) * 32)) << stores[0].index;
+}
+
+TEST(PipelineTilePuts, AKernelWithoutADoubleBufferedChunkLoopOrOfOneTileIsLeftAlone) {
+    for (const auto &[tiles, chunks] : std::vector<std::pair<int, int>>{{1, 2}, {4, 1}}) {
+        sw::CpeKernel k = tiles_in_turn(tiles, chunks);
+        const std::string before = trace(k.body);
+        sw::pipeline_tile_puts(k, sw::sw26010());
+        EXPECT_EQ(trace(k.body), before) << tiles << " tiles, " << chunks << " chunks";
+        EXPECT_EQ(k.dma.size(), 2u);
+    }
 }
 
 // =======================================================================================

@@ -1,0 +1,455 @@
+/** \file
+ * A tile's put spread over the next tile's chunk loop, the output tile in two slots (see the
+ * header).
+ */
+#include "target_sw/PipelineTilePuts.h"
+
+#include "target_sw/PlaceLdmBuffers.h"
+#include "target_sw/SunwayIR.h"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sw {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+void flatten(const Stmt &s, std::vector<Stmt> &out) {
+    if (const Block *b = s.as<Block>()) {
+        flatten(b->first, out);
+        flatten(b->rest, out);
+    } else if (s.defined()) {
+        out.push_back(s);
+    }
+}
+
+/** The put a statement issues when it only issues one (a begin and one put request of its
+ * site, through lets and producer/consumer marks, and no-ops), with the lets on the way. */
+struct PutIssue {
+    ir::DmaRequest request;
+    std::vector<std::pair<std::string, Expr>> lets; ///< outermost first
+};
+
+bool only_put_issue(const Stmt &s, std::optional<PutIssue> &p, int &site,
+                    std::vector<std::pair<std::string, Expr>> &lets) {
+    if (const LetStmt *l = s.as<LetStmt>()) {
+        lets.emplace_back(l->name, l->value);
+        return only_put_issue(l->body, p, site, lets);
+    }
+    if (const ProducerConsumer *pc = s.as<ProducerConsumer>())
+        return only_put_issue(pc->body, p, site, lets);
+    if (const Block *b = s.as<Block>())
+        return only_put_issue(b->first, p, site, lets) && only_put_issue(b->rest, p, site, lets);
+    const Evaluate *e = s.as<Evaluate>();
+    if (e && is_const(e->value))
+        return true;
+    const Call *c = e ? e->value.as<Call>() : nullptr;
+    if (!c)
+        return false;
+    std::optional<int> this_site;
+    if (std::optional<ir::DmaRequest> r = ir::as_dma_request(c)) {
+        if (!r->is_put || p)
+            return false; // a get, or a second request
+        p = PutIssue{*r, lets};
+        this_site = r->site;
+    } else {
+        this_site = ir::as_dma_begin(c);
+        if (!this_site)
+            return false;
+    }
+    if (site >= 0 && *this_site != site)
+        return false;
+    site = *this_site;
+    return true;
+}
+
+std::optional<PutIssue> as_put_issue(const Stmt &s) {
+    std::optional<PutIssue> p;
+    int site = -1;
+    std::vector<std::pair<std::string, Expr>> lets;
+    if (only_put_issue(s, p, site, lets) && p)
+        return p;
+    return std::nullopt;
+}
+
+/** Sites of the get requests of a statement (\p skip_loops: not inside nested loops), and
+ * whether it issues any request. */
+class Requests : public IRVisitor {
+public:
+    explicit Requests(bool skip_loops) : skip_loops(skip_loops) {}
+    std::set<int> gets;
+    bool any = false;
+
+private:
+    using IRVisitor::visit;
+    bool skip_loops;
+    void visit(const For *op) override {
+        if (!skip_loops)
+            IRVisitor::visit(op);
+    }
+    void visit(const Call *op) override {
+        if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
+            any = true;
+            if (!r->is_put)
+                gets.insert(r->site);
+        }
+        IRVisitor::visit(op);
+    }
+};
+
+Requests requests_of(const Stmt &s, bool skip_loops) {
+    Requests r(skip_loops);
+    s.accept(&r);
+    return r;
+}
+
+/** Names bound (lets, loops) anywhere in a statement. */
+class Bound : public IRVisitor {
+public:
+    std::set<std::string> names;
+
+private:
+    using IRVisitor::visit;
+    void visit(const LetStmt *op) override {
+        names.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Let *op) override {
+        names.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const For *op) override {
+        names.insert(op->name);
+        IRVisitor::visit(op);
+    }
+};
+
+class FreeNames : public IRVisitor {
+public:
+    std::set<std::string> names;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { names.insert(op->name); }
+};
+
+/** What the pass needs from a tile loop's body: the output buffer's allocation, its put and
+ * the chunk loop before it. */
+struct Found {
+    const Allocate *buffer = nullptr;
+    Stmt issue; ///< the put's issue statement
+    PutIssue put;
+    const For *chunks = nullptr;
+};
+
+/** Walks a tile loop's body in program order through allocations, lets, producer/consumer
+ * marks and blocks (not into loops or branches). */
+class Finder {
+public:
+    Finder(const CpeKernel &k) : k(k) {}
+    Found found;
+    bool failed = false;
+
+    void walk(const Stmt &s, std::vector<std::pair<std::string, Expr>> &lets) {
+        if (failed || found.issue.defined())
+            return;
+        if (const Block *b = s.as<Block>()) {
+            walk(b->first, lets);
+            walk(b->rest, lets);
+            return;
+        }
+        if (std::optional<PutIssue> p = as_put_issue(s)) {
+            if (found.buffer && p->request.ldm_buffer == found.buffer->name && found.chunks) {
+                found.issue = s;
+                found.put = *p;
+                found.put.lets.insert(found.put.lets.begin(), lets.begin(), lets.end());
+            } else {
+                failed = true; // a put before the chunk loop, or of another buffer
+            }
+            return;
+        }
+        if (const Allocate *a = s.as<Allocate>()) {
+            if (!found.buffer && is_put_source(a->name))
+                found.buffer = a;
+            walk(a->body, lets);
+            return;
+        }
+        if (const LetStmt *l = s.as<LetStmt>()) {
+            lets.emplace_back(l->name, l->value);
+            walk(l->body, lets);
+            lets.pop_back();
+            return;
+        }
+        if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) {
+            walk(pc->body, lets);
+            return;
+        }
+        if (const For *f = s.as<For>()) {
+            if (found.buffer && !found.chunks && is_prefetching(f))
+                found.chunks = f;
+        }
+        const Requests r = requests_of(s, false);
+        issued.insert(r.gets.begin(), r.gets.end());
+    }
+
+private:
+    const CpeKernel &k;
+    std::set<int> issued;
+
+    bool is_put_source(const std::string &name) const {
+        bool put = false, get = false;
+        for (const DmaSite &d : k.dma) {
+            if (d.ldm_buffer == name)
+                (d.is_put ? put : get) = true;
+        }
+        return put && !get;
+    }
+    bool is_prefetching(const For *f) const {
+        const int64_t *extent = as_const_int(f->extent);
+        if (f->for_type != ForType::Serial || !as_const_int(f->min) || !extent || *extent < 2)
+            return false;
+        const Requests r = requests_of(f->body, true);
+        for (int site : r.gets) {
+            if (issued.count(site))
+                return true;
+        }
+        return false;
+    }
+};
+
+/** Inlines \p lets (outermost first) into \p e. */
+Expr inline_lets(Expr e, const std::vector<std::pair<std::string, Expr>> &lets) {
+    for (size_t i = lets.size(); i-- > 0;)
+        e = substitute(lets[i].first, lets[i].second, e);
+    return simplify(e);
+}
+
+/** Rewrites the tile loop's body: the output buffer's accesses into the tile's slot, its
+ * allocation, free, put and waits removed, the pieces of the previous tile's put in the chunk
+ * loop. */
+class Rewrite : public IRMutator {
+public:
+    Rewrite(const Found &f, Expr slot, Expr slot_elems, Stmt piece, int site)
+        : f(f), slot(slot), slot_elems(slot_elems), piece(piece), site(site) {}
+
+private:
+    using IRMutator::visit;
+    const Found &f;
+    Expr slot, slot_elems;
+    Stmt piece;
+    int site;
+
+    const std::string &name() const { return f.buffer->name; }
+    Expr shifted(const Expr &index) {
+        Expr i = mutate(index);
+        if (const Ramp *r = i.as<Ramp>())
+            return Ramp::make(r->base + slot * slot_elems, r->stride, r->lanes);
+        return i + slot * slot_elems;
+    }
+    Expr visit(const Load *op) override {
+        if (op->name != name())
+            return IRMutator::visit(op);
+        return Load::make(op->type, op->name, shifted(op->index), op->image, op->param,
+                          op->predicate, ModulusRemainder());
+    }
+    Stmt visit(const Store *op) override {
+        if (op->name != name())
+            return IRMutator::visit(op);
+        return Store::make(op->name, mutate(op->value), shifted(op->index), op->param,
+                           op->predicate, ModulusRemainder());
+    }
+    Stmt visit(const Free *op) override {
+        return op->name == name() ? Evaluate::make(0) : Stmt(op);
+    }
+    Stmt visit(const Allocate *op) override {
+        return op == f.buffer ? mutate(op->body) : IRMutator::visit(op);
+    }
+    Stmt visit(const Evaluate *op) override {
+        if (ir::as_dma_wait(op->value.as<Call>()) == site)
+            return Evaluate::make(0);
+        return IRMutator::visit(op);
+    }
+public:
+    Stmt mutate(const Stmt &s) override {
+        if (s.same_as(f.issue))
+            return Evaluate::make(0);
+        return IRMutator::mutate(s);
+    }
+    using IRMutator::mutate;
+
+private:
+    Stmt visit(const For *op) override {
+        if (op != f.chunks)
+            return IRMutator::visit(op);
+        std::vector<Stmt> body;
+        flatten(mutate(op->body), body);
+        int last = -1;
+        for (size_t i = 0; i < body.size(); i++) {
+            if (requests_of(body[i], true).any)
+                last = int(i);
+        }
+        body.insert(body.begin() + last + 1, piece);
+        return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
+                         Block::make(body));
+    }
+};
+
+class Transform : public IRMutator {
+public:
+    Transform(CpeKernel &k, const Machine &m) : k(k), m(m) {}
+    bool done = false;
+
+private:
+    using IRMutator::visit;
+    CpeKernel &k;
+    const Machine &m;
+
+    Stmt visit(const For *op) override {
+        if (done)
+            return op;
+        std::optional<Stmt> s = pipeline(op);
+        if (s) {
+            done = true;
+            return *s;
+        }
+        return IRMutator::visit(op);
+    }
+
+    std::optional<Stmt> pipeline(const For *op) {
+        const int64_t *min = as_const_int(op->min), *extent = as_const_int(op->extent);
+        if (op->for_type != ForType::Serial || !min || !extent || *extent < 2)
+            return std::nullopt;
+        Finder finder(k);
+        std::vector<std::pair<std::string, Expr>> lets;
+        finder.walk(op->body, lets);
+        const Found &f = finder.found;
+        if (finder.failed || !f.issue.defined())
+            return std::nullopt;
+        const ir::DmaRequest &put = f.put.request;
+        const int site = put.site;
+        // One request of the site in the kernel; constant rows, block, pitch and size.
+        class Count : public IRVisitor {
+        public:
+            int site, n = 0;
+
+        private:
+            using IRVisitor::visit;
+            void visit(const Call *c) override {
+                if (std::optional<ir::DmaRequest> r = ir::as_dma_request(c))
+                    n += r->site == site;
+                IRVisitor::visit(c);
+            }
+        } count;
+        count.site = site;
+        k.body.accept(&count);
+        const int requests = count.n;
+        const Expr rows_e = simplify(put.rows), block_e = simplify(put.block_elems),
+                   pitch_e = simplify(put.pitch_elems);
+        const int64_t *rows = as_const_int(rows_e), *block = as_const_int(block_e),
+                      *pitch = as_const_int(pitch_e);
+        int64_t elems = 1;
+        for (const Expr &e : f.buffer->extents) {
+            const Expr v = simplify(e);
+            const int64_t *c = as_const_int(v);
+            if (!c)
+                return std::nullopt;
+            elems *= *c;
+        }
+        if (requests != 1 || !rows || !block || !pitch || *rows < 1)
+            return std::nullopt;
+        // Every value the put reads is bound outside the loop, or is the loop's variable.
+        const Expr ldm_index = inline_lets(put.ldm_index, f.put.lets);
+        const Expr main_index = inline_lets(put.main_index, f.put.lets);
+        Bound bound;
+        op->body.accept(&bound);
+        FreeNames free_names;
+        ldm_index.accept(&free_names);
+        main_index.accept(&free_names);
+        for (const std::string &n : free_names.names) {
+            if (bound.names.count(n))
+                return std::nullopt;
+        }
+        // Room for a second slot.
+        const int64_t bytes = f.buffer->type.bytes();
+        const int64_t slot_bytes = align_up(elems * bytes, m.ldm_alignment);
+        if (k.ldm_peak_bytes + slot_bytes > m.ldm_data_budget()) {
+            k.notes.push_back("the put of " + f.buffer->name +
+                              " not spread over the next tile: no LDM for a second slot");
+            return std::nullopt;
+        }
+        const int64_t slot_elems = slot_bytes / bytes;
+        const int other = int(k.dma.size());
+        k.dma.push_back(k.dma[size_t(site)]);
+        k.dma[size_t(site)].shape += " (in pieces over the next tile's chunks, slot 0)";
+        k.dma.back().shape += " (in pieces over the next tile's chunks, slot 1)";
+
+        const Expr p = Variable::make(Int(32), op->name);
+        const Expr E = Expr(int32_t(slot_elems));
+        auto slot_of = [&](const Expr &tile) { return simplify((tile - op->min) % 2); };
+        auto request_at = [&](const Expr &tile, int which, const Expr &row0, const Expr &n) {
+            ir::DmaRequest r = put;
+            r.site = which == 0 ? site : other;
+            const Type lt = ldm_index.type(), mt = main_index.type();
+            r.ldm_index = simplify(ldm_index + make_const(lt, which * slot_elems) +
+                                   cast(lt, row0) * make_const(lt, *block));
+            r.main_index = simplify(substitute(op->name, tile, main_index) +
+                                    cast(mt, row0) * make_const(mt, *pitch));
+            r.rows = n;
+            return ir::make_dma_request(r);
+        };
+        // The piece of chunk iteration kk of the previous tile's put.
+        const For *L = f.chunks;
+        const Expr kk = simplify(Variable::make(Int(32), L->name) - L->min);
+        const int64_t C = *as_const_int(L->extent), R = *rows;
+        // Rows [ceil(k R / C), ceil((k + 1) R / C)): fewer than C rows go to the first
+        // iterations, and the last iteration's piece, which the next tile's first chunk
+        // follows in the engine, is the smallest.
+        const Expr row0 = simplify((kk * int32_t(R) + int32_t(C - 1)) / int32_t(C));
+        const Expr n =
+            simplify(((kk + 1) * int32_t(R) + int32_t(C - 1)) / int32_t(C) - row0);
+        auto piece_for = [&](int which) {
+            const int s = which == 0 ? site : other;
+            Stmt req = request_at(p - 1, which, row0, n);
+            if (R % C != 0)
+                req = IfThenElse::make(n > 0, req);
+            return Block::make(IfThenElse::make(kk == 0, ir::make_dma_begin(s)), req);
+        };
+        const Stmt piece = IfThenElse::make(
+            p > op->min, IfThenElse::make(slot_of(p - 1) == 0, piece_for(0), piece_for(1)));
+        Stmt body = Rewrite(f, slot_of(p), E, piece, site).mutate(op->body);
+        const Stmt wait_slot = IfThenElse::make(
+            p >= op->min + 2, IfThenElse::make(slot_of(p) == 0, ir::make_dma_wait(site),
+                                               ir::make_dma_wait(other)));
+        body = Block::make(wait_slot, body);
+        Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        // After the loop: the last tile's put whole, then both slots waited for.
+        const int64_t last = *min + *extent - 1;
+        const int last_slot = int((last - *min) % 2);
+        const Stmt tail = Block::make(
+            {ir::make_dma_begin(last_slot == 0 ? site : other),
+             request_at(Expr(int32_t(last)), last_slot, Expr(0), Expr(int32_t(R))),
+             ir::make_dma_wait(site), ir::make_dma_wait(other)});
+        return Allocate::make(f.buffer->name, f.buffer->type, MemoryType::GPUShared,
+                              {Expr(int32_t(2 * slot_elems))}, const_true(),
+                              Block::make(loop, tail));
+    }
+};
+
+} // namespace
+
+void pipeline_tile_puts(CpeKernel &k, const Machine &m) {
+    Transform t(k, m);
+    Stmt body = t.mutate(k.body);
+    if (!t.done)
+        return;
+    k.body = body;
+    k.ldm.clear();
+    place_ldm_buffers(k, m);
+}
+
+} // namespace sw
