@@ -274,6 +274,7 @@ private:
             return Evaluate::make(0);
         return IRMutator::visit(op);
     }
+
 public:
     Stmt mutate(const Stmt &s) override {
         if (s.same_as(f.issue))
@@ -410,8 +411,7 @@ private:
         // iterations, and the last iteration's piece, which the next tile's first chunk
         // follows in the engine, is the smallest.
         const Expr row0 = simplify((kk * int32_t(R) + int32_t(C - 1)) / int32_t(C));
-        const Expr n =
-            simplify(((kk + 1) * int32_t(R) + int32_t(C - 1)) / int32_t(C) - row0);
+        const Expr n = simplify(((kk + 1) * int32_t(R) + int32_t(C - 1)) / int32_t(C) - row0);
         auto piece_for = [&](int which) {
             const int s = which == 0 ? site : other;
             Stmt req = request_at(p - 1, which, row0, n);
@@ -423,17 +423,17 @@ private:
             p > op->min, IfThenElse::make(slot_of(p - 1) == 0, piece_for(0), piece_for(1)));
         Stmt body = Rewrite(f, slot_of(p), E, piece, site).mutate(op->body);
         const Stmt wait_slot = IfThenElse::make(
-            p >= op->min + 2, IfThenElse::make(slot_of(p) == 0, ir::make_dma_wait(site),
-                                               ir::make_dma_wait(other)));
+            p >= op->min + 2,
+            IfThenElse::make(slot_of(p) == 0, ir::make_dma_wait(site), ir::make_dma_wait(other)));
         body = Block::make(wait_slot, body);
         Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
         // After the loop: the last tile's put whole, then both slots waited for.
         const int64_t last = *min + *extent - 1;
         const int last_slot = int((last - *min) % 2);
-        const Stmt tail = Block::make(
-            {ir::make_dma_begin(last_slot == 0 ? site : other),
-             request_at(Expr(int32_t(last)), last_slot, Expr(0), Expr(int32_t(R))),
-             ir::make_dma_wait(site), ir::make_dma_wait(other)});
+        const Stmt tail =
+            Block::make({ir::make_dma_begin(last_slot == 0 ? site : other),
+                         request_at(Expr(int32_t(last)), last_slot, Expr(0), Expr(int32_t(R))),
+                         ir::make_dma_wait(site), ir::make_dma_wait(other)});
         return Allocate::make(f.buffer->name, f.buffer->type, MemoryType::GPUShared,
                               {Expr(int32_t(2 * slot_elems))}, const_true(),
                               Block::make(loop, tail));

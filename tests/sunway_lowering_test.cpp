@@ -1058,11 +1058,21 @@ TEST(SunwayIR, BuildersMakeTheDocumentedCallsAndMatchersReadThemBack) {
     EXPECT_TRUE(ir::is_cpe_id(id) && ir::is_sunway_intrinsic(id) && !ir::is_collective(id));
     const Stmt share = ir::make_regcomm_share({"input_im", 1234});
     const Call *sc = call_of(share);
-    expect_extern(sc, "sw_regcomm_share", Int(32), 2);
+    expect_extern(sc, "sw_regcomm_share", Int(32), 4);
     EXPECT_EQ(sc->args[0].as<StringImm>()->value, "input_im");
     EXPECT_EQ(sc->args[1].type(), Int(64));
     EXPECT_EQ(ir::as_regcomm_share(sc)->bytes, 1234);
     EXPECT_EQ(ir::as_regcomm_share(sc)->buffer, "input_im");
+    EXPECT_EQ(ir::as_regcomm_share(sc)->how, sw::Sharing::RegComm);
+    EXPECT_TRUE(is_const_zero(ir::as_regcomm_share(sc)->offset));
+    // Along the mesh rows, at a slot's offset (a double-buffered staging).
+    const Expr slot = Variable::make(Int(32), "slot");
+    const Stmt row = ir::make_regcomm_share({"a_im", 444, sw::Sharing::RegCommRow, slot * 128});
+    const std::optional<ir::RegcommShare> rs = ir::as_regcomm_share(call_of(row));
+    ASSERT_TRUE(rs.has_value());
+    EXPECT_EQ(rs->how, sw::Sharing::RegCommRow);
+    EXPECT_EQ(rs->bytes, 444);
+    EXPECT_TRUE(equal(rs->offset, slot * 128));
     EXPECT_TRUE(ir::has_collective(Block::make(ir::make_dma_begin(0), share)));
     EXPECT_FALSE(ir::has_collective(ir::make_dma_begin(0)));
     EXPECT_FALSE(ir::has_collective(Stmt()));
