@@ -49,7 +49,8 @@ public:
                 vars.push_back(b.var);
             bounds.push(b.var, Interval(b.min, simplify(b.min + b.extent - 1)));
             if (!innermost) {
-                const int64_t *e = as_const_int(simplify(b.extent));
+                const Expr extent = simplify(b.extent);
+                const int64_t *e = as_const_int(extent);
                 known = known && e;
                 inside *= e ? *e : 1;
             }
@@ -821,11 +822,14 @@ void check_mesh_blocks(const CpeKernel &k, const Machine &m, const std::string &
     const std::string what = "sw::broadcast(" + func + ", " + sharing_name(how) + ")";
     if (k.blocks.empty())
         throw UserError("error: " + what + ": the kernel has no block loop");
-    const int64_t *inner = as_const_int(simplify(k.blocks.back().extent));
+    // (The simplified Exprs are kept: as_const_int points into them.)
+    const Expr inner_extent = simplify(k.blocks.back().extent);
+    const int64_t *inner = as_const_int(inner_extent);
     Expr total = 1;
     for (const BlockLoop &b : k.blocks)
         total = total * b.extent;
-    const int64_t *blocks = as_const_int(simplify(total));
+    total = simplify(total);
+    const int64_t *blocks = as_const_int(total);
     if (!inner || *inner != m.cpe_mesh_cols) {
         throw UserError("error: " + what + ": the innermost block loop (" + k.blocks.back().var +
                         ") must have " + std::to_string(m.cpe_mesh_cols) +

@@ -220,7 +220,8 @@ private:
         for (const Expr &e : op->extents)
             size = size * cast<int64_t>(e);
         const std::optional<int64_t> elems = constant_upper_bound(lets.expand(size), blocks, loops);
-        const int64_t *pitch = as_const_int(simplify(lets.expand(op->extents[0])));
+        const Expr row = simplify(lets.expand(op->extents[0])); // kept: pitch points into it
+        const int64_t *pitch = as_const_int(row);
         if (!elems || !pitch || *pitch <= 0) {
             note(buffer, "its size or row pitch is not a constant");
             return unchanged(body);
