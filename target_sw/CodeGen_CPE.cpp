@@ -380,6 +380,29 @@ private:
         CodeGen_C99::visit(op);
     }
 
+    /** The end of a register-communication helper: the last 1..15 bytes of the buffer, sent by
+     * the CPEs where \p source holds (\p send, after v is loaded) and received by the others
+     * (\p receive, before v is stored), through a 16-byte local. */
+    static std::string regcomm_tail(const std::string &source, const std::string &send,
+                                    const std::string &receive) {
+        return "    if (tail) {\n"
+               "        /* The last 1..15 bytes: one vector through a local, nothing read or "
+               "written past p. */\n"
+               "        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
+               "        unsigned char *last = (unsigned char *)p + 16 * vectors, *b = "
+               "(unsigned char *)t;\n"
+               "        if (" +
+               source +
+               ") {\n"
+               "            for (i = 0; i < tail; i++) b[i] = last[i];\n"
+               "            simd_loadu(v, t);\n" +
+               send + "        } else {\n" + receive +
+               "            simd_storeu(v, t);\n"
+               "            for (i = 0; i < tail; i++) last[i] = b[i];\n"
+               "        }\n"
+               "    }\n";
+    }
+
     /** The static helper of Sharing::RegComm (BroadcastDma.h), defined once per file: CPE
      * (0, 0) holds `bytes` bytes at p (16-byte aligned: an ldm_malloc block); afterwards every
      * CPE of the mesh holds them at its own p. */
@@ -420,29 +443,16 @@ private:
                           "            v = simd_getc(v);\n"
                           "            simd_store(v, &f[4 * i]);\n"
                           "        }\n"
-                          "    }\n"
-                          "    if (tail) {\n"
-                          "        /* The last 1..15 bytes: one vector through a local, nothing "
-                          "read or written past p. */\n"
-                          "        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
-                          "        unsigned char *last = (unsigned char *)p + 16 * vectors, *b = "
-                          "(unsigned char *)t;\n"
-                          "        if (row == 0 && col == 0) {\n"
-                          "            for (i = 0; i < tail; i++) b[i] = last[i];\n"
-                          "            simd_loadu(v, t);\n"
-                          "            simd_putr(v, 8);\n"
-                          "            simd_putc(v, 8);\n"
-                          "        } else {\n"
-                          "            if (row == 0) {\n"
-                          "                v = simd_getr(v);\n"
-                          "                simd_putc(v, 8);\n"
-                          "            } else {\n"
-                          "                v = simd_getc(v);\n"
-                          "            }\n"
-                          "            simd_storeu(v, t);\n"
-                          "            for (i = 0; i < tail; i++) last[i] = b[i];\n"
-                          "        }\n"
-                          "    }\n"
+                          "    }\n" +
+                          regcomm_tail("row == 0 && col == 0",
+                                       "            simd_putr(v, 8);\n"
+                                       "            simd_putc(v, 8);\n",
+                                       "            if (row == 0) {\n"
+                                       "                v = simd_getr(v);\n"
+                                       "                simd_putc(v, 8);\n"
+                                       "            } else {\n"
+                                       "                v = simd_getc(v);\n"
+                                       "            }\n") +
                           "}\n");
     }
 
@@ -490,27 +500,9 @@ private:
                           "(v);\n"
                           "            simd_store(v, &f[4 * i]);\n"
                           "        }\n"
-                          "    }\n"
-                          "    if (tail) {\n"
-                          "        /* The last 1..15 bytes: one vector through a local, nothing "
-                          "read or written past p. */\n"
-                          "        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
-                          "        unsigned char *last = (unsigned char *)p + 16 * vectors, *b = "
-                          "(unsigned char *)t;\n"
-                          "        if (source) {\n"
-                          "            for (i = 0; i < tail; i++) b[i] = last[i];\n"
-                          "            simd_loadu(v, t);\n"
-                          "            " +
-                          put +
-                          "(v, 8);\n"
-                          "        } else {\n"
-                          "            v = " +
-                          get +
-                          "(v);\n"
-                          "            simd_storeu(v, t);\n"
-                          "            for (i = 0; i < tail; i++) last[i] = b[i];\n"
-                          "        }\n"
-                          "    }\n"
+                          "    }\n" +
+                          regcomm_tail("source", "            " + put + "(v, 8);\n",
+                                       "            v = " + get + "(v);\n") +
                           "}\n");
     }
 

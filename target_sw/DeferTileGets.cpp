@@ -116,37 +116,6 @@ bool touches(const Stmt &s, const GetIssue &g) {
     return t.found;
 }
 
-/** The sites of the get requests (all) and of every request (any direction) of a statement,
- * not counting those inside nested loops when \p skip_loops. */
-class Requests : public IRVisitor {
-public:
-    explicit Requests(bool skip_loops) : skip_loops(skip_loops) {}
-    std::set<int> gets;
-    bool any = false;
-
-private:
-    using IRVisitor::visit;
-    bool skip_loops;
-    void visit(const For *op) override {
-        if (!skip_loops)
-            IRVisitor::visit(op);
-    }
-    void visit(const Call *op) override {
-        if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
-            any = true;
-            if (!r->is_put)
-                gets.insert(r->site);
-        }
-        IRVisitor::visit(op);
-    }
-};
-
-Requests requests_of(const Stmt &s, bool skip_loops) {
-    Requests r(skip_loops);
-    s.accept(&r);
-    return r;
-}
-
 /** The names of the variables an expression or statement reads. */
 class FreeNames : public IRVisitor {
 public:
@@ -210,7 +179,7 @@ public:
                 return *placed;
             }
         }
-        const Requests r = requests_of(s, false);
+        const ir::RequestSites r = ir::request_sites(s, false);
         issued.insert(r.gets.begin(), r.gets.end());
         return s;
     }
@@ -232,7 +201,7 @@ private:
         int last = -1;
         bool prefetches = false;
         for (size_t i = 0; i < body.size(); i++) {
-            const Requests r = requests_of(body[i], true);
+            const ir::RequestSites r = ir::request_sites(body[i], true);
             if (r.any)
                 last = int(i);
             for (int site : r.gets)

@@ -77,37 +77,6 @@ std::optional<PutIssue> as_put_issue(const Stmt &s) {
     return std::nullopt;
 }
 
-/** Sites of the get requests of a statement (\p skip_loops: not inside nested loops), and
- * whether it issues any request. */
-class Requests : public IRVisitor {
-public:
-    explicit Requests(bool skip_loops) : skip_loops(skip_loops) {}
-    std::set<int> gets;
-    bool any = false;
-
-private:
-    using IRVisitor::visit;
-    bool skip_loops;
-    void visit(const For *op) override {
-        if (!skip_loops)
-            IRVisitor::visit(op);
-    }
-    void visit(const Call *op) override {
-        if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
-            any = true;
-            if (!r->is_put)
-                gets.insert(r->site);
-        }
-        IRVisitor::visit(op);
-    }
-};
-
-Requests requests_of(const Stmt &s, bool skip_loops) {
-    Requests r(skip_loops);
-    s.accept(&r);
-    return r;
-}
-
 /** Names bound (lets, loops) anywhere in a statement. */
 class Bound : public IRVisitor {
 public:
@@ -193,7 +162,7 @@ public:
             if (found.buffer && !found.chunks && is_prefetching(f))
                 found.chunks = f;
         }
-        const Requests r = requests_of(s, false);
+        const ir::RequestSites r = ir::request_sites(s, false);
         issued.insert(r.gets.begin(), r.gets.end());
     }
 
@@ -213,7 +182,7 @@ private:
         const int64_t *extent = as_const_int(f->extent);
         if (f->for_type != ForType::Serial || !as_const_int(f->min) || !extent || *extent < 2)
             return false;
-        const Requests r = requests_of(f->body, true);
+        const ir::RequestSites r = ir::request_sites(f->body, true);
         for (int site : r.gets) {
             if (issued.count(site))
                 return true;
@@ -291,7 +260,7 @@ private:
         flatten(mutate(op->body), body);
         int last = -1;
         for (size_t i = 0; i < body.size(); i++) {
-            if (requests_of(body[i], true).any)
+            if (ir::request_sites(body[i], true).any)
                 last = int(i);
         }
         body.insert(body.begin() + last + 1, piece);

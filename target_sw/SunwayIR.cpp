@@ -268,5 +268,32 @@ bool vector_access_aligned(const Type &t, const ModulusRemainder &a) {
     return lanes > 1 && a.modulus % lanes == 0 && a.remainder % lanes == 0;
 }
 
+RequestSites request_sites(const Stmt &s, bool skip_loops) {
+    class Find : public IRVisitor {
+    public:
+        explicit Find(bool skip_loops) : skip_loops(skip_loops) {}
+        RequestSites found;
+
+    private:
+        using IRVisitor::visit;
+        bool skip_loops;
+        void visit(const For *op) override {
+            if (!skip_loops)
+                IRVisitor::visit(op);
+        }
+        void visit(const Call *op) override {
+            if (std::optional<DmaRequest> r = as_dma_request(op)) {
+                found.any = true;
+                if (!r->is_put)
+                    found.gets.insert(r->site);
+            }
+            IRVisitor::visit(op);
+        }
+    } f(skip_loops);
+    if (s.defined())
+        s.accept(&f);
+    return f.found;
+}
+
 } // namespace ir
 } // namespace sw

@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace sw {
@@ -159,6 +160,14 @@ bool is_register(const std::string &name);
 /** Whether a dense vector access of type \p t at an index whose base has alignment \p a
  * (in elements, as recorded by align_vector_accesses) starts on a whole vector. */
 bool vector_access_aligned(const Halide::Type &t, const Halide::Internal::ModulusRemainder &a);
+
+/** The sites of the DMA get requests of a statement, and whether it issues any request (get or
+ * put); with \p skip_loops, not counting the requests inside nested loops. */
+struct RequestSites {
+    std::set<int> gets;
+    bool any = false;
+};
+RequestSites request_sites(const Halide::Internal::Stmt &s, bool skip_loops);
 
 } // namespace ir
 } // namespace sw
