@@ -4,6 +4,7 @@
  */
 #include "target_sw/DeferTileGets.h"
 
+#include "target_sw/PassSupport.h"
 #include "target_sw/SunwayIR.h"
 
 #include <optional>
@@ -116,21 +117,11 @@ bool touches(const Stmt &s, const GetIssue &g) {
     return t.found;
 }
 
-/** The names of the variables an expression or statement reads. */
-class FreeNames : public IRVisitor {
-public:
-    std::set<std::string> names;
-
-private:
-    using IRVisitor::visit;
-    void visit(const Variable *op) override { names.insert(op->name); }
-};
-
 /** Moves one get issue into the first double-buffered loop after it (the header's rule). */
 class Placer {
 public:
     Placer(const GetIssue &g, const Stmt &issue) : g(g), issue(issue) {
-        FreeNames f;
+        VariableNames f;
         issue.accept(&f);
         uses = f.names;
     }

@@ -7,6 +7,7 @@
 
 #include "Halide.h"
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,17 @@ inline const Halide::Internal::Call *evaluated_call(const Halide::Internal::Stmt
     const Halide::Internal::Evaluate *e = s.as<Halide::Internal::Evaluate>();
     return e ? e->value.as<Halide::Internal::Call>() : nullptr;
 }
+
+/** Collects the names of the variables an expression or statement reads (visit with it, then
+ * read `names`). */
+class VariableNames : public Halide::Internal::IRVisitor {
+public:
+    std::set<std::string> names;
+
+private:
+    using Halide::Internal::IRVisitor::visit;
+    void visit(const Halide::Internal::Variable *op) override { names.insert(op->name); }
+};
 
 } // namespace sw
 

@@ -4,6 +4,7 @@
  */
 #include "target_sw/PipelineTilePuts.h"
 
+#include "target_sw/PassSupport.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/SunwayIR.h"
 
@@ -96,15 +97,6 @@ private:
         names.insert(op->name);
         IRVisitor::visit(op);
     }
-};
-
-class FreeNames : public IRVisitor {
-public:
-    std::set<std::string> names;
-
-private:
-    using IRVisitor::visit;
-    void visit(const Variable *op) override { names.insert(op->name); }
 };
 
 /** What the pass needs from a tile loop's body: the output buffer's allocation, its put and
@@ -337,7 +329,7 @@ private:
         const Expr main_index = inline_lets(put.main_index, f.put.lets);
         Bound bound;
         op->body.accept(&bound);
-        FreeNames free_names;
+        VariableNames free_names;
         ldm_index.accept(&free_names);
         main_index.accept(&free_names);
         for (const std::string &n : free_names.names) {
