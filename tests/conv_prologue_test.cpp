@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -112,17 +113,26 @@ Params params_of(const PrologueCase &c, const std::string &schedule) {
 }
 
 /** Runs \p layer on the case's data; the output, or empty if the call failed. */
-std::vector<float> run(const sw_jit::JitLayer &layer, const PrologueCase &c, Data d) {
+/** \p v in a buffer that starts on a 128-byte DMA line, as sw_net allocates its tensors (the
+ * cost model assumes so; a tensor elsewhere moves more lines). */
+Buf line_aligned(const std::vector<float> &v, const std::vector<int> &extents) {
+    Buf b(extents); // Halide::Runtime::Buffer allocates 128-byte aligned
+    std::copy(v.begin(), v.end(), b.data());
+    return b;
+}
+
+std::vector<float> run(const sw_jit::JitLayer &layer, const PrologueCase &c, const Data &d) {
     const Conv2DParams &p = c.conv;
-    std::vector<float> out(size_t(p.batch) * p.out_c * p.out_h() * p.out_w(), NAN);
-    Buf bi(d.in.data(), {p.w, p.h, p.in_c, p.batch});
-    Buf bw(d.wt.data(), {p.kernel_x, p.kernel_y, p.in_c / p.groups, p.out_c});
-    Buf bb(d.bias.data(), {p.out_c}), bs(d.scale.data(), {p.in_c}), bt(d.shift.data(), {p.in_c});
-    Buf bo(out.data(), {p.out_w(), p.out_h(), p.out_c, p.batch});
+    Buf bi = line_aligned(d.in, {p.w, p.h, p.in_c, p.batch});
+    Buf bw = line_aligned(d.wt, {p.kernel_x, p.kernel_y, p.in_c / p.groups, p.out_c});
+    Buf bb = line_aligned(d.bias, {p.out_c}), bs = line_aligned(d.scale, {p.in_c}),
+        bt = line_aligned(d.shift, {p.in_c});
+    Buf bo(std::vector<int>{p.out_w(), p.out_h(), p.out_c, p.batch});
+    bo.fill(NAN);
     if (layer.call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bs.raw_buffer(),
                     bt.raw_buffer(), bo.raw_buffer()}) != 0)
         return {};
-    return out;
+    return std::vector<float>(bo.data(), bo.data() + bo.number_of_elements());
 }
 
 std::vector<PrologueCase> cases() {
