@@ -697,11 +697,7 @@ private:
      * The block's column is its innermost block variable (mesh_blocks), so the eight CPEs of a
      * row (column) stage the same box, which the requests' check makes sure of. */
     Stmt make_mesh_group(const MarkedSite &marked, const std::vector<Stmt> &group) {
-        Requests r(*this, marked.func, false, lets, marked.how);
-        const Stmt requests = r.mutate(Block::make(group));
-        const Expr id = ir::cpe_id(), cols = Expr(mesh_cols);
-        const Expr source = marked.how == Sharing::RegCommRow ? id % cols == 0 : id < cols;
-        return Block::make({IfThenElse::make(source, requests),
+        return Block::make({issued({marked.func, marked.how}, Block::make(group)),
                             ir::make_regcomm_share({marked.func, marked.bytes, marked.how})});
     }
 };

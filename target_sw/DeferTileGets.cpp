@@ -25,16 +25,6 @@ struct GetIssue {
     std::string ldm_buffer, main_buffer;
 };
 
-/** The statements of \p s, its nested Blocks flattened. */
-void flatten(const Stmt &s, std::vector<Stmt> &out) {
-    if (const Block *b = s.as<Block>()) {
-        flatten(b->first, out);
-        flatten(b->rest, out);
-    } else if (s.defined()) {
-        out.push_back(s);
-    }
-}
-
 /** Whether \p s only issues gets of one site (through lets and producer/consumer marks): its
  * begin and its requests, nothing else. */
 bool only_get_issue(const Stmt &s, GetIssue &g, bool &requested) {
@@ -187,8 +177,7 @@ private:
         const int64_t *min = as_const_int(f->min), *extent = as_const_int(f->extent);
         if (f->for_type != ForType::Serial || !min || !extent || *extent < 2)
             return std::nullopt;
-        std::vector<Stmt> body;
-        flatten(f->body, body);
+        std::vector<Stmt> body = flatten_blocks(f->body);
         int last = -1;
         bool prefetches = false;
         for (size_t i = 0; i < body.size(); i++) {
@@ -243,8 +232,8 @@ bool continues_issue(const Stmt &s, int site) {
 
 Stmt process(const Stmt &s) {
     if (s.as<Block>()) {
-        std::vector<Stmt> flat, stmts;
-        flatten(s, flat);
+        const std::vector<Stmt> flat = flatten_blocks(s);
+        std::vector<Stmt> stmts;
         // A begin and the requests (and no-ops) of its site that follow it form one issue.
         for (size_t i = 0; i < flat.size(); i++) {
             const std::optional<int> site = ir::as_dma_begin(flat[i]);

@@ -20,15 +20,6 @@ using namespace Halide::Internal;
 
 namespace {
 
-void flatten(const Stmt &s, std::vector<Stmt> &out) {
-    if (const Block *b = s.as<Block>()) {
-        flatten(b->first, out);
-        flatten(b->rest, out);
-    } else if (s.defined()) {
-        out.push_back(s);
-    }
-}
-
 /** The put a statement issues when it only issues one (a begin and one put request of its
  * site, through lets and producer/consumer marks, and no-ops), with the lets on the way. */
 struct PutIssue {
@@ -248,8 +239,7 @@ private:
     Stmt visit(const For *op) override {
         if (op != f.chunks)
             return IRMutator::visit(op);
-        std::vector<Stmt> body;
-        flatten(mutate(op->body), body);
+        std::vector<Stmt> body = flatten_blocks(mutate(op->body));
         int last = -1;
         for (size_t i = 0; i < body.size(); i++) {
             if (ir::request_sites(body[i], true).any)
