@@ -810,34 +810,27 @@ private:
     }
 };
 
-/** The conditions of a staging shared along mesh rows or down mesh columns (\p how): the
+/** The condition of a staging shared along mesh rows or down mesh columns (\p how): the
  * kernel's blocks are dealt to the CPEs so that the innermost block variable is the CPE's mesh
  * column and the others depend only on its mesh row (and the round): the innermost block loop
- * has as many iterations as the mesh has columns and the blocks fill every round. */
+ * has as many iterations as the mesh has columns. The blocks need not fill the last round:
+ * every CPE runs the same rounds (make_block_loop_uniform), a mesh row past the last block
+ * has every CPE of it past (the blocks fill the rows in order), and its CPE in column 0 still
+ * fetches (the last block's box, in bounds) and passes on what the row's others receive; a
+ * column's source, in row 0, is past the last block only in a round that has none. */
 void check_mesh_blocks(const CpeKernel &k, const Machine &m, const std::string &func, Sharing how) {
     const std::string what = "sw::broadcast(" + func + ", " + sharing_name(how) + ")";
     if (k.blocks.empty())
         throw UserError("error: " + what + ": the kernel has no block loop");
-    // (The simplified Exprs are kept: as_const_int points into them.)
+    // (The simplified Expr is kept: as_const_int points into it.)
     const Expr inner_extent = simplify(k.blocks.back().extent);
     const int64_t *inner = as_const_int(inner_extent);
-    Expr total = 1;
-    for (const BlockLoop &b : k.blocks)
-        total = total * b.extent;
-    total = simplify(total);
-    const int64_t *blocks = as_const_int(total);
     if (!inner || *inner != m.cpe_mesh_cols) {
         throw UserError("error: " + what + ": the innermost block loop (" + k.blocks.back().var +
                         ") must have " + std::to_string(m.cpe_mesh_cols) +
                         " iterations, one per mesh column, so that a block's column is the "
                         "CPE's; it has " +
                         (inner ? std::to_string(*inner) : std::string("a run-time number of")));
-    }
-    if (!blocks || *blocks % m.cpes_per_core_group != 0) {
-        throw UserError("error: " + what + ": the blocks (" +
-                        (blocks ? std::to_string(*blocks) : std::string("a run-time number")) +
-                        ") must be a multiple of " + std::to_string(m.cpes_per_core_group) +
-                        ", so that every CPE of a row or column works on the same round");
     }
 }
 

@@ -77,8 +77,10 @@
  * multiple of 8 block iterations inside it, the innermost left out, is the same down a column
  * for a whole round): the staged box of a row sharing must not depend on the innermost block
  * variable, that of a column sharing on the others but those. Refused otherwise, and where the
- * innermost block loop has other than 8 iterations or the blocks do not fill whole rounds
- * (every CPE of a row or column must take part in every sharing).
+ * innermost block loop has other than 8 iterations. The blocks need not fill the last round:
+ * as with any sharing, every CPE runs every round and one past the last block still takes
+ * part (a mesh row past the last block is past it whole, its source fetching the last
+ * block's box; a column's source, in row 0, always has a block).
  *
  * Any register-communication mode may be double buffered too: the source CPE(s) request chunk
  * 0 before the loop; in iteration i they wait for slot i, every CPE shares slot i (the helper
