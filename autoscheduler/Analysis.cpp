@@ -550,6 +550,9 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
     const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
     if (plan.share == Plan::Share::None || !chunked)
         return out;
+    const bool mesh = plan.share == Plan::Share::Mesh;
+    if (mesh && plan.mesh_dim < 0)
+        return out;
     for (size_t d = 0; d < info.out_extents.size(); d++) {
         if (info.out_extents[d] % std::min<int64_t>(plan.tile[d], info.out_extents[d]) != 0)
             return out;
@@ -578,6 +581,11 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
         if (s.callers.empty() || !per_chunk || (producer && plan.inline_producers) ||
             contains(info.computing_producers, name))
             continue;
+        if (mesh) {
+            if (mesh_axis(info, plan, name) != MeshAxis::None)
+                out.push_back(name);
+            continue;
+        }
         bool same = true;
         for (int d : moves)
             same &= plan.tile[size_t(d)] >= info.out_extents[size_t(d)] || serial_dim(plan, d);
@@ -585,6 +593,31 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
             out.push_back(name);
     }
     return out;
+}
+
+int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int columns) {
+    const size_t dims = info.out_extents.size();
+    if (dims < 2 || tile.size() != dims)
+        return -1;
+    const int d = dims >= 3 ? 2 : 0;
+    const int64_t extent = info.out_extents[size_t(d)];
+    const int64_t size = std::min<int64_t>(tile[size_t(d)], extent);
+    return (extent + size - 1) / size == columns ? d : -1;
+}
+
+MeshAxis mesh_axis(const PipelineInfo &info, const Plan &plan, const std::string &name) {
+    const auto moves = info.region_moves.find(name);
+    if (plan.share != Plan::Share::Mesh || plan.mesh_dim < 0 || moves == info.region_moves.end())
+        return MeshAxis::None;
+    bool along_mesh_dim = false, along_others = false;
+    for (int d : moves->second) {
+        if (plan.tile[size_t(d)] >= info.out_extents[size_t(d)])
+            continue; // one tile
+        (d == plan.mesh_dim ? along_mesh_dim : along_others) = true;
+    }
+    if (!along_mesh_dim)
+        return MeshAxis::Row;
+    return along_others ? MeshAxis::None : MeshAxis::Column;
 }
 
 namespace {

@@ -258,8 +258,23 @@ int producer_vectors(const PipelineInfo &info, const Plan &plan, const std::stri
  * whose region moves along no dimension with more than one tile spread over the CPEs (a
  * dimension whose tiles each CPE runs in turn, Plan::serial_pixels, may have many), when every
  * tile divides the output (the CPEs then all run the same number of rounds of identical loops,
- * as a broadcast's barriers need). Empty when the plan shares nothing. */
+ * as a broadcast's barriers need; shifted edge tiles would also make Halide split the loop
+ * nest, which double buffering refuses). Under Plan::Share::Mesh: those that mesh_axis shares
+ * along the mesh's rows or columns. Empty when the plan shares nothing. */
 std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &plan);
+
+/** The output dimension a Plan::Share::Mesh plan with tiles \p tile lays over the \p columns
+ * of the mesh (Machine::cpe_mesh_cols), or -1: the third (a convolution's output channels; the
+ * first two are its pixels) or, in a two-dimensional output, the first (a matrix product's
+ * columns), when it has exactly \p columns tiles. */
+int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int columns);
+
+/** Under a Plan::Share::Mesh plan, how stage \p name's staged region is shared: the same
+ * along each mesh row (Row: it does not move along plan.mesh_dim), down each column
+ * (Column: it moves along mesh_dim alone), or not at all (it moves along both). Dimensions
+ * of one tile do not count. (shared_inputs lists which stagings are shared at all.) */
+enum class MeshAxis { None, Row, Column };
+MeshAxis mesh_axis(const PipelineInfo &info, const Plan &plan, const std::string &name);
 
 /** Whether \p plan runs update definition \p d (1: the first update) of the main stage,
  * other than the reduction, on floatv4 along x (Vector::Pure plans, where the definition

@@ -230,11 +230,17 @@ public:
             // An input is staged by its wrapper, a producer (a zero-padded window) by itself.
             const bool input = stage(n).is_input;
             const Func staged = input ? Func(env_.at(n)).in() : Func(env_.at(n));
-            const sw::Sharing how = by_regcomm ? sw::Sharing::RegComm : sw::Sharing::Dma;
+            sw::Sharing how = by_regcomm ? sw::Sharing::RegComm : sw::Sharing::Dma;
+            std::string how_source = by_regcomm ? ", ::sw::Sharing::RegComm" : "";
+            if (plan_.share == Plan::Share::Mesh) {
+                const bool row = mesh_axis(info_, plan_, n) == MeshAxis::Row;
+                how = row ? sw::Sharing::RegCommRow : sw::Sharing::RegCommColumn;
+                how_source = row ? ", ::sw::Sharing::RegCommRow" : ", ::sw::Sharing::RegCommColumn";
+            }
             sw::broadcast(staged, how);
             marked_.shared[staged.name()] = how;
-            writer_.line("::sw::broadcast(" + ident(n) + (input ? ".in()" : "") +
-                         (by_regcomm ? ", ::sw::Sharing::RegComm" : "") + ");");
+            writer_.line("::sw::broadcast(" + ident(n) + (input ? ".in()" : "") + how_source +
+                         ");");
         }
     }
 
@@ -325,6 +331,10 @@ private:
             serial_tiles_prefetched(outer);
             return;
         }
+        if (plan_.share == Plan::Share::Mesh) {
+            mesh_tiles(outer);
+            return;
+        }
         block_ = outer[0];
         const size_t fused_dims = dims >= 2 ? dims - 1 : 1;
         for (size_t d = 1; d < fused_dims; d++) {
@@ -365,6 +375,36 @@ private:
                          ", ::Halide::DeviceAPI::Host);");
         }
         block_ = pixels;
+        tile_ = ident(block_);
+    }
+
+    /** Plan::Share::Mesh: the tiles along mesh_dim the innermost block loop (8 of them: a
+     * block's mesh column is its CPE's, BroadcastDma.h), the tiles of every other dimension
+     * fused, innermost first, into the second (the mesh rows, round after round). */
+    void mesh_tiles(const std::vector<std::string> &outer) {
+        const std::string columns = outer[size_t(plan_.mesh_dim)];
+        std::vector<std::string> others;
+        for (size_t d = 0; d < outer.size(); d++) {
+            if (int(d) != plan_.mesh_dim)
+                others.push_back(outer[d]);
+        }
+        std::vector<std::pair<std::string, bool>> order{{columns, false}};
+        std::vector<std::string> names{ident(columns)};
+        for (const std::string &o : others)
+            order.push_back({o, false}), names.push_back(ident(o));
+        out_.reorder(vrs(order));
+        writer_.line(out_ident_ + ".reorder(" + list(names) + ");");
+        std::string rows = others[0];
+        for (size_t k = 1; k < others.size(); k++) {
+            out_.fuse(Var(rows), Var(others[k]), Var("sw_rows"));
+            writer_.line(out_ident_ + ".fuse(" + writer_.var(rows) + ", " + writer_.var(others[k]) +
+                         ", " + writer_.var("sw_rows") + ");");
+            rows = "sw_rows";
+        }
+        out_.gpu_blocks(Var(columns), Var(rows), DeviceAPI::Host);
+        writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(columns) + ", " + writer_.var(rows) +
+                     ", ::Halide::DeviceAPI::Host);");
+        block_ = columns;
         tile_ = ident(block_);
     }
 

@@ -327,8 +327,8 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
  * store in a loop (WorkCount: 2 cycles); each window row of a tile with any padding costs
  * its bounds test and the heads of its fill loops; a box whose rows are whole source rows
  * narrower than the LDM rows comes compactly and is moved once, row by row, in vectors of four
- * and then one by one (InjectDma.cpp, compact_then_spread), unless \p rows_in_place (a shared
- * window: its rows come one request each, InjectDma.h). */
+ * and then one by one (InjectDma.cpp, compact_then_spread), unless \p rows_in_place (a window
+ * shared by broadcast DMA window: its rows come one request each, InjectDma.h). */
 double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan,
                            const Bindings &bindings, const sw::Machine &m, Issue issue,
                            bool rows_in_place) {
@@ -404,8 +404,13 @@ struct TileWork {
     Transfer tile_late;
     /** The put's rows are compacted in the LDM first (not one plain request per tile). */
     bool put_compacted = false;
-    /** Inputs read once by CPE 0 and shared with every CPE (Plan::share). */
-    Transfer tile_shared, chunk_shared;
+    /** Inputs read once by CPE 0 and shared with every CPE (Plan::share). Under
+     * Plan::Share::Mesh, chunk_shared holds those shared along the mesh rows (each fetched
+     * by the row's CPE in column 0) and chunk_column those shared down the columns. */
+    Transfer tile_shared, chunk_shared, chunk_column;
+    /** Mesh: the bytes of one LDM slot of the row and of the column stagings (what the
+     * sharing passes on: the whole window, its padding too). */
+    double row_slot_bytes = 0, column_slot_bytes = 0;
     double tile_compute = 0, chunk_compute = 0;
 };
 
@@ -494,9 +499,10 @@ private:
                                       info_.out_extents.empty() ? 1 : info_.out_extents[0]);
                 box = extents(info_.chunk_region.at(s.name), unrounded);
             }
-            bool shared = false, padded_rows = false;
+            bool shared = false, padded_rows = false, column = false;
             for (const std::string &p : info_.producers) {
                 shared |= contains(shared_, p);
+                column |= contains(shared_, p) && mesh_axis(info_, plan_, p) == MeshAxis::Column;
                 // The window's LDM rows are wider than whole source rows: rows in place come
                 // one request each (InjectDma.h), else compactly (one block) and are spread.
                 const std::vector<int64_t> window = region_extents_(info_.chunk_region.at(p));
@@ -504,7 +510,7 @@ private:
                                box[0] >= s.source_extents[0] && window[0] > box[0];
             }
             const bool one_per_row = padded_rows && rows_in_place(shared);
-            add(shared ? work_.chunk_shared : work_.chunk_get,
+            add(shared ? (column ? work_.chunk_column : work_.chunk_shared) : work_.chunk_get,
                 transfer(box, s.source_extents, m_, !one_per_row, true));
             return;
         }
@@ -515,7 +521,12 @@ private:
         if (!s.callers.empty() && chunk_level && info_.chunk_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
             buffer(s.name + ".in()", 4 * prod(box) * (two_slots(shared) ? 2 : 1));
-            add(shared ? work_.chunk_shared : work_.chunk_get, transfer(box, s.source_extents, m_));
+            const bool column = shared && mesh_axis(info_, plan_, s.name) == MeshAxis::Column;
+            if (shared && plan_.share == Plan::Share::Mesh)
+                (column ? work_.column_slot_bytes : work_.row_slot_bytes) +=
+                    4.0 * double(prod(box));
+            add(shared ? (column ? work_.chunk_column : work_.chunk_shared) : work_.chunk_get,
+                transfer(box, s.source_extents, m_));
             split_window(s.name, s.name + ".in() phases", box, work_.chunk_compute);
         } else if (info_.tile_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.tile_region.at(s.name));
@@ -531,17 +542,18 @@ private:
     }
 
     /** Whether a chunk staging has two slots: double buffered, shared ones too when they are
-     * broadcast one chunk ahead (not when shared by register communication); with tiles in
+     * broadcast one chunk ahead or shared over the mesh's rows or columns (not when shared by
+     * register communication over the whole mesh); with tiles in
      * turn (one chunk: staged per tile) the next tile's staging prefetched. */
     bool two_slots(bool shared) const {
-        return (shape_.double_buffered && (!shared || plan_.share == Plan::Share::Dma)) ||
+        return (shape_.double_buffered && (!shared || plan_.share != Plan::Share::RegComm)) ||
                plan_.serial_tiles > 1;
     }
 
     /** Whether the rows of a zero-padded window whose box rows are whole source rows come one
      * request each straight to their place (the lowering's rule, InjectDma.h: the window is
-     * shared) rather than compactly and then spread. */
-    static bool rows_in_place(bool shared) { return shared; }
+     * shared by broadcast DMA) rather than compactly and then spread. */
+    bool rows_in_place(bool shared) const { return shared && plan_.share == Plan::Share::Dma; }
 
     /** A producer staged per chunk: its window filled around its input's guarded copy. */
     void count_staged_producer(const Stage &s) {
@@ -574,6 +586,10 @@ private:
         }
         const bool shared = contains(shared_, s.name);
         buffer(s.name, 4 * prod(box) * (two_slots(shared) ? 2 : 1));
+        if (shared && plan_.share == Plan::Share::Mesh) {
+            const bool column = mesh_axis(info_, plan_, s.name) == MeshAxis::Column;
+            (column ? work_.column_slot_bytes : work_.row_slot_bytes) += 4.0 * double(prod(box));
+        }
         work_.chunk_compute += padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_,
                                                    issue_, rows_in_place(shared));
         split_window(s.name, s.name + " phases", box, work_.chunk_compute);
@@ -873,6 +889,54 @@ double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Mac
     return cycles;
 }
 
+/** Plan::Share::Mesh, per chunk: the sources' gets, every CPE's part in passing the
+ * stagings on, and the sources. The CPE in column 0 of each mesh row with blocks fetches its
+ * row's staging and the CPE in row 0 of each column its column's, all at once; CPE (0, 0),
+ * which fetches both, is the slowest. Then every CPE passes on or receives each floatv4 of
+ * both LDM slots (sw_regcomm_row, sw_regcomm_column: the helper's loop as WorkCount counts
+ * it and the put or get, or a receive buffer's round trip when that is longer) and waits one
+ * hop's latency per staging. */
+struct MeshChunk {
+    double fetch = 0, relay = 0, relay_unpaired = 0;
+    double rows = 0, columns = 0; ///< the sources of row and of column stagings
+};
+MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const sw::Machine &m) {
+    MeshChunk c;
+    const sw::DmaTiming &dma = m.dma_timing;
+    const Transfer &row = work.chunk_shared, &column = work.chunk_column;
+    c.rows = row.blocks > 0
+                 ? std::min<double>(m.cpe_mesh_rows, std::ceil(run.active_cpes / m.cpe_mesh_cols))
+                 : 0.0;
+    c.columns = column.blocks > 0 ? double(m.cpe_mesh_cols) : 0.0;
+    // The channel shared by every source and every CPE's own gets: CPE (0, 0), with the most
+    // bytes, finishes when the channel has moved them all (processor sharing), or at its cap.
+    Transfer both = row;
+    add(both, column);
+    const double channel = c.rows * row.line_bytes + c.columns * column.line_bytes +
+                           run.active_cpes * work.chunk_get.line_bytes;
+    const double rate =
+        both.line_bytes <= 0
+            ? dma.cpe_cap_bytes_per_cycle
+            : std::min(dma.cpe_cap_bytes_per_cycle,
+                       dma.get_bytes_per_cycle * both.line_bytes / std::max(channel, 1.0));
+    c.fetch = get_cycles(both, rate, dma);
+    const sw::RegComm &rc = m.regcomm;
+    for (const double bytes : {work.row_slot_bytes, work.column_slot_bytes}) {
+        if (bytes <= 0)
+            continue;
+        const sw::ShareWork w = sw::regcomm_share_work(int64_t(std::llround(bytes)), m);
+        const double vectors = std::ceil(bytes / (4.0 * kLanes));
+        const double round_trip =
+            vectors * (rc.latency_cycles + rc.put_cycles + rc.get_cycles + 1) / rc.buffer_entries;
+        c.relay +=
+            std::max(double(w.cycles) + vectors * rc.put_cycles, round_trip) + rc.latency_cycles;
+        c.relay_unpaired +=
+            std::max(double(w.unpaired_cycles) + vectors * rc.put_cycles, round_trip) +
+            rc.latency_cycles;
+    }
+    return c;
+}
+
 SharedCycles shared_cycles(const TileWork &work, const Plan &plan, const sw::Machine &m) {
     return {shared_transfer_cycles(work.tile_shared, plan, m),
             shared_transfer_cycles(work.chunk_shared, plan, m)};
@@ -1057,17 +1121,21 @@ std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const Cor
 
 /** The kernel's bytes: requested (whole kernel) and moved in 128-byte lines. */
 void count_traffic(const TileWork &work, const PlanShape &shape, const CoreGroupRun &run,
-                   Estimate &est) {
+                   const MeshChunk *mesh, Estimate &est) {
     const double tiles = double(shape.tiles);
     const int64_t chunks = shape.chunks;
+    // Shared stagings: once per round (by CPE 0), or on the mesh once per source.
+    const double rows = mesh ? mesh->rows : 1.0, columns = mesh ? mesh->columns : 0.0;
     est.dma_get_bytes = int64_t(
         tiles * (work.tile_get.bytes + work.tile_late.bytes + chunks * work.chunk_get.bytes) +
-        run.waves * (work.tile_shared.bytes + chunks * work.chunk_shared.bytes));
+        run.waves * (work.tile_shared.bytes + chunks * (rows * work.chunk_shared.bytes +
+                                                        columns * work.chunk_column.bytes)));
     est.dma_put_bytes = int64_t(tiles * work.put.bytes);
-    est.line_bytes =
-        tiles * (work.tile_get.line_bytes + work.tile_late.line_bytes +
-                 chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
-        run.waves * (work.tile_shared.line_bytes + chunks * work.chunk_shared.line_bytes);
+    est.line_bytes = tiles * (work.tile_get.line_bytes + work.tile_late.line_bytes +
+                              chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
+                     run.waves * (work.tile_shared.line_bytes +
+                                  chunks * (rows * work.chunk_shared.line_bytes +
+                                            columns * work.chunk_column.line_bytes));
 }
 
 } // namespace
@@ -1101,10 +1169,18 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     est.fits = est.ldm_bytes <= m.ldm_data_budget();
 
     const CoreGroupRun run = core_group_run(info, plan, m);
-    const SharedCycles shared = shared_cycles(work, plan, m);
+    SharedCycles shared = shared_cycles(work, plan, m);
+    // On the mesh the sources' gets take the place of the shared transfer; every CPE's part
+    // in passing the stagings on is compute.
+    const bool on_mesh = plan.share == Plan::Share::Mesh;
+    const MeshChunk mesh = on_mesh ? mesh_chunk(work, run, m) : MeshChunk{};
+    if (on_mesh) {
+        shared.per_chunk = mesh.fetch;
+        work.chunk_compute += mesh.relay;
+    }
     // The shared transfer of each chunk runs before its compute, not overlapped, unless it is
-    // broadcast one chunk ahead (double buffered).
-    const bool shared_ahead = shape.double_buffered && plan.share == Plan::Share::Dma;
+    // broadcast (or, on the mesh, fetched) one chunk ahead (double buffered).
+    const bool shared_ahead = shape.double_buffered && (plan.share == Plan::Share::Dma || on_mesh);
     if (!shared_ahead)
         work.chunk_compute += shared.per_chunk;
     CpeCycles cpe;
@@ -1118,11 +1194,13 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     est.dma_cycles = cpe.dma, est.compute_cycles = cpe.compute;
     // The whole kernel cannot beat the channel plus the time the CPEs leave it idle, and pays
     // the launch and join.
+    // The shared bytes: broadcast ahead, once per chunk; on the mesh, once per source.
+    const double shared_lines = on_mesh ? mesh.rows * work.chunk_shared.line_bytes +
+                                              mesh.columns * work.chunk_column.line_bytes
+                                        : (shared_ahead ? work.chunk_shared.line_bytes : 0.0);
     const double channel = channel_busy_cycles(work, shape, m) +
-                           (shared_ahead
-                                ? run.waves * double(shape.chunks) * work.chunk_shared.line_bytes /
-                                      m.dma_timing.get_bytes_per_cycle
-                                : 0.0),
+                           run.waves * double(shape.chunks) * shared_lines /
+                               m.dma_timing.get_bytes_per_cycle,
                  idle =
                      plan.serial_tiles > 1
                          ? serial_idle
@@ -1133,14 +1211,15 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
 
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;
-    count_traffic(work, shape, run, est);
+    count_traffic(work, shape, run, on_mesh ? &mesh : nullptr, est);
 
     // No P0/P1 pairing: the busiest CPE's compute counted again region by region with
     // region_unpaired_cycles; its extra cycles added to the kernel's, every DMA wait kept (the
     // emulator's no-pairing bound, athread_emu.h).
     Estimate scratch; // the LDM buffers are counted once, above
-    const TileWork unpaired =
+    TileWork unpaired =
         TileWorkCounter(info, plan, m, shape, scratch, false, Issue::Unpaired).count();
+    unpaired.chunk_compute += mesh.relay_unpaired;
     est.compute_cycles_unpaired =
         run.waves * (double(shape.chunks) * unpaired.chunk_compute + unpaired.tile_compute);
     const double extra = std::max(0.0, est.compute_cycles_unpaired - est.compute_cycles);

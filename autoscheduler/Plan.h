@@ -29,9 +29,18 @@ struct Plan {
     bool phases = false;
     /** How the inputs whose staged box is the same on every CPE (shared_inputs in
      * Analysis.h) reach the CPEs: each CPE reads them itself, or CPE 0 reads them once and
-     * they are shared by broadcast DMA or by register communication (sw::broadcast). A
-     * shared input is not double buffered. */
-    enum class Share { None, Dma, RegComm } share = Share::None;
+     * they are shared by broadcast DMA or by register communication (sw::broadcast). An
+     * input shared by register communication over the whole mesh is not double buffered.
+     * Mesh: the CPEs as their 8 x 8 mesh, the tiles along output dimension mesh_dim (exactly
+     * 8 of them) over its columns, the other tiles over its rows; a per-chunk staging whose
+     * region does not move along mesh_dim is the same along each mesh row: the row's CPE in
+     * column 0 fetches it and passes it along the row by register communication
+     * (Sharing::RegCommRow); one whose region moves along mesh_dim alone is the same down
+     * each column, fetched by the CPE in row 0 (Sharing::RegCommColumn). Both double
+     * buffered with the plan (a convolution's window along the rows, its weights down the
+     * columns: the register-communication GEMM's layout, schedules/matmul_schedule.h). */
+    enum class Share { None, Dma, RegComm, Mesh } share = Share::None;
+    int mesh_dim = -1; ///< Share::Mesh: the output dimension over the mesh columns
     /** Only the tiles of the third dimension and beyond (a convolution's output channels and
      * images) are spread over the CPEs; each CPE runs the tiles of the first two (its pixels)
      * in turn. The CPEs then work on the same pixels at once, so an input that moves only
@@ -72,6 +81,9 @@ struct Plan {
             s += ", shared input by broadcast DMA";
         if (share == Share::RegComm)
             s += ", shared input by register communication";
+        if (share == Share::Mesh)
+            s += ", dimension " + std::to_string(mesh_dim) +
+                 " over the mesh columns, inputs shared along mesh rows / columns";
         if (serial_pixels)
             s += ", pixel tiles in turn on each CPE";
         if (serial_tiles > 1)

@@ -66,6 +66,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
         const bool outermost = d + 1 == info.out_extents.size() && d > 0;
         sizes.push_back(tile_sizes(info.out_extents[d], outermost ? 16 : 1 << 20));
     }
+
     std::vector<std::vector<int>> tiles{{}};
     for (const std::vector<int> &opts : sizes) {
         std::vector<std::vector<int>> next;
@@ -237,6 +238,14 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                                 sh.share = Plan::Share::RegComm;
                                 plans.push_back(sh);
                             }
+                        }
+                        // The mesh: the window along the rows, the weights down the columns.
+                        if (m.regcomm.available && d.serial_tiles <= 1) {
+                            Plan mesh = d;
+                            mesh.share = Plan::Share::Mesh;
+                            mesh.mesh_dim = mesh_column_dim(info, d.tile, m.cpe_mesh_cols);
+                            if (mesh.mesh_dim >= 0 && !shared_inputs(info, mesh).empty())
+                                plans.push_back(mesh);
                         }
                     }
                 }

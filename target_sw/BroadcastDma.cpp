@@ -263,11 +263,13 @@ private:
      * communication the source CPE(s) alone fetch, and the sharing of slot i replaces the
      * barrier:
      *     if (source) { chunk 0's requests }
-     *     for (i) { if (source) { wait for slot i }  share slot i;
+     *     for (i) { if (source) { wait for slot i }
      *               if (i + 1 < end) { if (source) { chunk i + 1's requests into the other slot } }
+     *               share slot i;
      *               the rest of the body }
      * A receiver writes slot i only when it runs the sharing of chunk i, after it computed
-     * chunk i - 1 from the other slot; a source refills slot i - 1 after computing from it. */
+     * chunk i - 1 from the other slot; a source refills slot i - 1 after computing from it and
+     * passing it on, its next request moving while it passes slot i on and computes. */
     Stmt double_buffered_group(std::pair<int, int> sites, const Stmt &body_in, const Slots &slots) {
         const auto [a, b] = sites;
         // The other broadcasts inside it first.
@@ -384,19 +386,22 @@ private:
                     br.refuse(func, "double buffered, but the wait for its slot was not found");
                 *found = true;
                 std::vector<Stmt> body;
+                const Stmt next =
+                    IfThenElse::make(prefetch->condition, br.issued(is, prefetch->then_case));
                 if (is.how == Sharing::Dma) {
                     body = {IfThenElse::make(ir::bcast_issuer(is.issuers), wait),
-                            ir::make_bcast_barrier()};
+                            ir::make_bcast_barrier(), next};
                 } else {
                     // The wait is `if (slot 0) wait(a) else wait(b)`: slot i's elements start
-                    // at 0 or one slot on.
+                    // at 0 or one slot on. The source requests the next chunk before it passes
+                    // this one on (its other slot holds chunk i - 1, computed and passed on
+                    // already; the receivers' slots are written by the sharing only), so that
+                    // the transfer overlaps the sharing too.
                     const Expr first_slot = wait.as<IfThenElse>()->condition;
                     const Expr offset = select(first_slot, 0, int32_t(is.slots.elems));
-                    body = {IfThenElse::make(br.source(is.how), wait),
+                    body = {IfThenElse::make(br.source(is.how), wait), next,
                             ir::make_regcomm_share({func, is.slots.data_bytes, is.how, offset})};
                 }
-                body.push_back(
-                    IfThenElse::make(prefetch->condition, br.issued(is, prefetch->then_case)));
                 body.insert(body.end(), rest.begin(), rest.end());
                 return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
                                  Block::make(body));

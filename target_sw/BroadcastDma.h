@@ -83,10 +83,11 @@
  * block's box; a column's source, in row 0, always has a block).
  *
  * Any register-communication mode may be double buffered too: the source CPE(s) request chunk
- * 0 before the loop; in iteration i they wait for slot i, every CPE shares slot i (the helper
- * called at the slot's offset, with CpeKernel::slot_bytes bytes), and the sources request
- * chunk i + 1 into the other slot. No barrier: a receiver writes a slot only in its sharing,
- * after computing from the other slot; a source refills a slot after computing from it.
+ * 0 before the loop; in iteration i they wait for slot i and request chunk i + 1 into the
+ * other slot, then every CPE shares slot i (the helper called at the slot's offset, with
+ * CpeKernel::slot_bytes bytes). No barrier: a receiver writes a slot only in its sharing,
+ * after computing from the other slot; a source refills a slot after computing from it and
+ * passing it on.
  */
 #ifndef SW_BROADCAST_DMA_H
 #define SW_BROADCAST_DMA_H

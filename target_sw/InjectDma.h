@@ -39,8 +39,9 @@
 namespace sw {
 
 /** Replaces the copy nests of \p k.body by DMA, and fills \p k.dma and \p k.direct_accesses.
- * The zero-padded windows of the LDM buffers named in \p rows_in_place (the shared ones,
- * sw::broadcast: their DMA is issued once for the core group, by up to eight CPEs) whose box
+ * The zero-padded windows of the LDM buffers named in \p rows_in_place (those shared by
+ * broadcast DMA, sw::broadcast: their DMA is issued once for the core group, by up to eight
+ * CPEs) whose box
  * rows are whole source rows come one request per row straight to their padded place, instead
  * of compactly and then spread by every CPE. (A window each CPE fetches for itself keeps the
  * compact request: one request per row would cost each CPE a request per row.) */

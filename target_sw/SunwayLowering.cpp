@@ -85,11 +85,15 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
         }
     }
 
-    // Shared windows: their rows placed by DMA, issued once for the core group, instead of
-    // spread by every CPE (InjectDma.h).
+    // Windows shared by broadcast DMA: their rows placed by DMA, issued once for the core
+    // group by up to eight CPEs, instead of spread by every CPE (InjectDma.h). (One shared by
+    // register communication is fetched by one CPE per row, column or core group, whose
+    // engine would set up every row's request: it comes compactly, spread after the sharing.)
     std::set<std::string> rows_in_place;
-    for (const auto &[name, how] : d.shared)
-        rows_in_place.insert(name);
+    for (const auto &[name, how] : d.shared) {
+        if (how == Sharing::Dma)
+            rows_in_place.insert(name);
+    }
     for (CpeKernel &k : f.kernels)
         inject_dma(k, rows_in_place);
     log_step(ir_log, "inject_dma", f);
