@@ -257,8 +257,9 @@ TEST(RegCommDense, RefusedWhereTheRegionDependsOnTheBlockAndOnSW26010Pro) {
  * image (135 floats: a 12-byte tail) staged per block of one output channel, 70 blocks (two
  * rounds). Shared by broadcast DMA or by register communication it gives, bit for bit, the
  * result of the plain staging (which the naive loop checks): the padding that InjectDma writes
- * after the DMA runs on every CPE after the sharing; the shared window's rows come one request
- * each to their padded place where the plain one comes compactly and is spread. */
+ * after the DMA runs on every CPE after the sharing; the broadcast window's rows come one
+ * request each to their padded place where the plain one (and the one shared by register
+ * communication) comes compactly and is spread. */
 TEST(PaddedShare, ZeroPaddedWindowSharedByEitherModeEqualsThePlainStaging) {
     const int w = 13, h = 7, channels = 70;
     std::vector<float> in = random_values(size_t(w) * h, 21),
@@ -292,10 +293,12 @@ TEST(PaddedShare, ZeroPaddedWindowSharedByEitherModeEqualsThePlainStaging) {
         EXPECT_EQ(cpe.find("BCAST_MODE") != std::string::npos, how == "dma");
         EXPECT_EQ(cpe.find("sw_regcomm_share(") != std::string::npos, how == "regcomm");
         // The window's rows are whole source rows narrower than its LDM rows: a window each
-        // CPE fetches comes compactly and is spread in the LDM; a shared one comes one request
-        // per row straight to its place (InjectDma.h), nothing spread on every CPE.
-        EXPECT_EQ(cpe.find("spread") != std::string::npos, how == "none") << cpe;
-        if (how != "none")
+        // CPE fetches comes compactly and is spread in the LDM; one broadcast by DMA comes one
+        // request per row straight to its place (InjectDma.h), nothing spread on every CPE;
+        // one shared by register communication comes compactly (one CPE's requests) and is
+        // spread on every CPE after the sharing.
+        EXPECT_EQ(cpe.find("spread") != std::string::npos, how != "dma") << cpe;
+        if (how == "dma")
             EXPECT_NE(cpe.find("dma_row"), std::string::npos) << cpe;
         std::vector<float> out(want.size(), NAN);
         Buf bi(in.data(), {w, h}), bw(wt.data(), {3, 3, channels}),
