@@ -616,8 +616,8 @@ MeshAxis mesh_axis(const PipelineInfo &info, const Plan &plan, const std::string
         (d == plan.mesh_dim ? along_mesh_dim : along_others) = true;
     }
     if (!along_mesh_dim)
-        return MeshAxis::Row;
-    return along_others ? MeshAxis::None : MeshAxis::Column;
+        return plan.mesh_rows ? MeshAxis::Row : MeshAxis::None;
+    return along_others || !plan.mesh_columns ? MeshAxis::None : MeshAxis::Column;
 }
 
 namespace {

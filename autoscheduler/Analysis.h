@@ -271,8 +271,9 @@ int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int 
 
 /** Under a Plan::Share::Mesh plan, how stage \p name's staged region is shared: the same
  * along each mesh row (Row: it does not move along plan.mesh_dim), down each column
- * (Column: it moves along mesh_dim alone), or not at all (it moves along both). Dimensions
- * of one tile do not count. (shared_inputs lists which stagings are shared at all.) */
+ * (Column: it moves along mesh_dim alone), or not at all (it moves along both, or the plan
+ * shares no staging of its kind: Plan::mesh_rows, mesh_columns). Dimensions of one tile do
+ * not count. (shared_inputs lists which stagings are shared at all.) */
 enum class MeshAxis { None, Row, Column };
 MeshAxis mesh_axis(const PipelineInfo &info, const Plan &plan, const std::string &name);
 

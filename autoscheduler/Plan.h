@@ -41,6 +41,9 @@ struct Plan {
      * columns: the register-communication GEMM's layout, schedules/matmul_schedule.h). */
     enum class Share { None, Dma, RegComm, Mesh } share = Share::None;
     int mesh_dim = -1; ///< Share::Mesh: the output dimension over the mesh columns
+    /** Share::Mesh: which of the two kinds of stagings are shared (the others each CPE
+     * fetches itself): along the rows, down the columns. */
+    bool mesh_rows = true, mesh_columns = true;
     /** Only the tiles of the third dimension and beyond (a convolution's output channels and
      * images) are spread over the CPEs; each CPE runs the tiles of the first two (its pixels)
      * in turn. The CPEs then work on the same pixels at once, so an input that moves only
@@ -81,9 +84,13 @@ struct Plan {
             s += ", shared input by broadcast DMA";
         if (share == Share::RegComm)
             s += ", shared input by register communication";
-        if (share == Share::Mesh)
+        if (share == Share::Mesh) {
             s += ", dimension " + std::to_string(mesh_dim) +
-                 " over the mesh columns, inputs shared along mesh rows / columns";
+                 " over the mesh columns, inputs shared " +
+                 (mesh_rows && mesh_columns ? "along mesh rows / columns"
+                  : mesh_rows               ? "along mesh rows"
+                                            : "down mesh columns");
+        }
         if (serial_pixels)
             s += ", pixel tiles in turn on each CPE";
         if (serial_tiles > 1)

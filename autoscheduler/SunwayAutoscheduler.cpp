@@ -239,13 +239,19 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                                 plans.push_back(sh);
                             }
                         }
-                        // The mesh: the window along the rows, the weights down the columns.
+                        // The mesh: the window along the rows, the weights down the columns,
+                        // or only one of the two (the other fetched by every CPE: small
+                        // weights by 64 engines rather than 8).
                         if (m.regcomm.available && d.serial_tiles <= 1) {
                             Plan mesh = d;
                             mesh.share = Plan::Share::Mesh;
                             mesh.mesh_dim = mesh_column_dim(info, d.tile, m.cpe_mesh_cols);
-                            if (mesh.mesh_dim >= 0 && !shared_inputs(info, mesh).empty())
-                                plans.push_back(mesh);
+                            for (const auto &[rows, columns] :
+                                 {std::pair{true, true}, {true, false}, {false, true}}) {
+                                mesh.mesh_rows = rows, mesh.mesh_columns = columns;
+                                if (mesh.mesh_dim >= 0 && !shared_inputs(info, mesh).empty())
+                                    plans.push_back(mesh);
+                            }
                         }
                     }
                 }

@@ -872,8 +872,7 @@ TEST(AutoscheduleRandom, SmallMapsOnTheMesh) {
         ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
         const std::string plan = sw_jit::read_layer_schedule(*builds[i].layer).plan;
         ASSERT_FALSE(plan.empty()) << cases[i].describe() << ": no schedule header";
-        EXPECT_NE(plan.find("over the mesh columns, inputs shared along mesh rows / columns"),
-                  std::string::npos)
+        EXPECT_NE(plan.find("over the mesh columns, inputs shared"), std::string::npos)
             << cases[i].describe() << ": expected a mesh plan, the plan is\n"
             << plan;
     }
