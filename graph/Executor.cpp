@@ -11,6 +11,7 @@
 #include "HalideBuffer.h"
 #include <athread_emu.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -62,6 +63,70 @@ std::string default_cache_dir() {
     return "";
 }
 
+LayerCoster autoscheduler_coster(const ExecOptions &options) {
+    // The estimates so far, by LayerSpec::key (0: the autoscheduler gave none), shared by the
+    // copies of the coster.
+    struct Estimates {
+        std::mutex mutex;
+        std::map<std::string, double> seconds;
+    };
+    auto known = std::make_shared<Estimates>();
+    const std::string generator = options.generator, plugin = options.autoschedule_plugin;
+    const std::string cache_dir = options.cache_dir;
+    const int jobs = options.jobs;
+    return [known, generator, plugin, cache_dir, jobs](const std::vector<LayerSpec> &layers) {
+        std::vector<double> result(layers.size(), 0.0);
+        std::vector<size_t> missing;
+        {
+            std::lock_guard<std::mutex> lock(known->mutex);
+            for (size_t i = 0; i < layers.size(); i++) {
+                auto it = known->seconds.find(layers[i].key());
+                if (it != known->seconds.end())
+                    result[i] = it->second;
+                else
+                    missing.push_back(i);
+            }
+        }
+        if (missing.empty())
+            return result;
+        sw_jit::JitOptions o;
+        o.cache_dir = cache_dir;
+        std::string gen;
+        try {
+            gen = generator.empty() ? sw::find_tool(sw::kLayersGenerator) : generator;
+            o.extra_args = {"-p", plugin.empty() ? sw::find_tool(sw::kAutoschedulePlugin) : plugin,
+                            "-s", "Sunway", "auto_schedule=true"};
+        } catch (const std::exception &) {
+            return result; // no autoscheduler: every cost unknown (the map-size rule decides)
+        }
+        std::atomic<size_t> next{0};
+        auto worker = [&]() {
+            for (size_t k = next++; k < missing.size(); k = next++) {
+                const LayerSpec &l = layers[missing[k]];
+                try {
+                    const sw_jit::JitEstimate e =
+                        sw_jit::jit_estimate_layer(gen, l.generator, l.params, o);
+                    result[missing[k]] = e.ok ? e.schedule.predicted_seconds : 0.0;
+                } catch (const std::exception &) {
+                    result[missing[k]] = 0.0; // unknown
+                }
+            }
+        };
+        int n = jobs > 0 ? jobs : (int)std::thread::hardware_concurrency();
+        n = std::max(1, std::min(n, (int)missing.size()));
+        std::vector<std::thread> threads;
+        for (int t = 1; t < n; t++)
+            threads.emplace_back(worker);
+        worker();
+        for (std::thread &t : threads)
+            t.join();
+        std::lock_guard<std::mutex> lock(known->mutex);
+        for (size_t i : missing)
+            known->seconds[layers[i].key()] = result[i];
+        return result;
+    };
+}
+
 struct Executor::Impl {
     std::vector<std::shared_ptr<sw_jit::JitLayer>> layers; ///< null: not built (skip_build)
     LayerHook hook;
@@ -83,7 +148,17 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
         options.schedule != "baseline") {
         throw graph_->error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
-    lowered_ = lower_graph(*graph_, LowerOptions{options.fuse_prologue});
+    const auto lowering_start = std::chrono::steady_clock::now();
+    LowerOptions lo;
+    lo.fuse_prologue = options.fuse_prologue;
+    if (options.fuse_prologue == PrologueFusion::Auto) {
+        prologue_coster_ =
+            options.prologue_coster ? options.prologue_coster : autoscheduler_coster(options);
+        lo.coster = prologue_coster_;
+    }
+    lowered_ = lower_graph(*graph_, lo);
+    lowering_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - lowering_start).count();
     placement_ = options.concat_in_place ? place_concats_in_place(*graph_, lowered_)
                                          : no_concat_placement(lowered_);
     // Found at run time beside the running executable's build or installed tree, or through

@@ -15,6 +15,8 @@
  *   no-pair    ms / img if the compiler paired no P0/P1 instructions (the other end of the
  *              compute band, docs/timing-model.md; ms/img assumes every pair it can)
  *   layers     distinct layers; build s: scheduling, generating and compiling them, cold
+ *              (with the costing of the prologue fusions, Lowering.h: a "[prologue]" line
+ *              says how many candidates were fused and how long the lowering and costing took)
  *   cm err     the autoscheduler's cost model against the emulator: the largest
  *              |predicted / modelled - 1| over the model's autoscheduled layers (SUMMARY line:
  *              the largest over all models, and its layer and plan)
@@ -144,6 +146,17 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
     Figures f;
     f.c = c;
     f.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::vector<sw_graph::PrologueChoice> &choices = ex.lowered().prologue_choices;
+    if (!choices.empty()) {
+        int fused = 0, costed = 0;
+        for (const sw_graph::PrologueChoice &p : choices) {
+            fused += p.fuse;
+            costed += p.costed;
+        }
+        std::printf("  [prologue] %zu candidates, %d fused (%d costed by the autoscheduler); "
+                    "lowering and costing %.1f s of the build\n",
+                    choices.size(), fused, costed, ex.lowering_seconds());
+    }
     for (const sw_graph::LayerBuildInfo &b : ex.builds()) {
         if (!b.note.empty())
             std::printf("  [build] %s\n", b.note.c_str());
