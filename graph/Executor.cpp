@@ -63,41 +63,64 @@ std::string default_cache_dir() {
     return "";
 }
 
-LayerCoster autoscheduler_coster(const ExecOptions &options) {
-    // The estimates so far, by LayerSpec::key (0: the autoscheduler gave none), shared by the
-    // copies of the coster.
-    struct Estimates {
-        std::mutex mutex;
-        std::map<std::string, double> seconds;
-    };
-    auto known = std::make_shared<Estimates>();
-    const std::string generator = options.generator, plugin = options.autoschedule_plugin;
-    const std::string cache_dir = options.cache_dir;
-    const int jobs = options.jobs;
-    return [known, generator, plugin, cache_dir, jobs](const std::vector<LayerSpec> &layers) {
-        std::vector<double> result(layers.size(), 0.0);
+namespace {
+
+/** The Sunway autoscheduler's estimates of layers (autoscheduler_coster): each distinct
+ * layer's predicted seconds and the plan the autoscheduler chose for it, by LayerSpec::key
+ * (0 and "": no estimate). */
+class AutoschedulerEstimates {
+public:
+    explicit AutoschedulerEstimates(const ExecOptions &o)
+        : generator_(o.generator), plugin_(o.autoschedule_plugin), cache_dir_(o.cache_dir),
+          jobs_(o.jobs) {}
+
+    /** The seconds of each layer, estimating the ones not known yet, jobs_ at once. */
+    std::vector<double> cost(const std::vector<LayerSpec> &layers) {
+        std::vector<Known> result(layers.size());
         std::vector<size_t> missing;
         {
-            std::lock_guard<std::mutex> lock(known->mutex);
+            std::lock_guard<std::mutex> lock(mutex_);
             for (size_t i = 0; i < layers.size(); i++) {
-                auto it = known->seconds.find(layers[i].key());
-                if (it != known->seconds.end())
+                auto it = known_.find(layers[i].key());
+                if (it != known_.end())
                     result[i] = it->second;
                 else
                     missing.push_back(i);
             }
         }
-        if (missing.empty())
-            return result;
+        if (!missing.empty())
+            estimate(layers, missing, result);
+        std::vector<double> seconds;
+        for (const Known &k : result)
+            seconds.push_back(k.seconds);
+        return seconds;
+    }
+
+    /** The plan the autoscheduler chose for \p layer when it estimated it; "" if it did not. */
+    std::string plan(const LayerSpec &layer) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = known_.find(layer.key());
+        return it != known_.end() ? it->second.plan : std::string();
+    }
+
+private:
+    struct Known {
+        double seconds = 0;
+        std::string plan;
+    };
+
+    void estimate(const std::vector<LayerSpec> &layers, const std::vector<size_t> &missing,
+                  std::vector<Known> &result) {
         sw_jit::JitOptions o;
-        o.cache_dir = cache_dir;
+        o.cache_dir = cache_dir_;
         std::string gen;
         try {
-            gen = generator.empty() ? sw::find_tool(sw::kLayersGenerator) : generator;
-            o.extra_args = {"-p", plugin.empty() ? sw::find_tool(sw::kAutoschedulePlugin) : plugin,
+            gen = generator_.empty() ? sw::find_tool(sw::kLayersGenerator) : generator_;
+            o.extra_args = {"-p",
+                            plugin_.empty() ? sw::find_tool(sw::kAutoschedulePlugin) : plugin_,
                             "-s", "Sunway", "auto_schedule=true"};
         } catch (const std::exception &) {
-            return result; // no autoscheduler: every cost unknown (the map-size rule decides)
+            return; // no autoscheduler: every cost unknown (the map-size rule decides)
         }
         std::atomic<size_t> next{0};
         auto worker = [&]() {
@@ -106,13 +129,14 @@ LayerCoster autoscheduler_coster(const ExecOptions &options) {
                 try {
                     const sw_jit::JitEstimate e =
                         sw_jit::jit_estimate_layer(gen, l.generator, l.params, o);
-                    result[missing[k]] = e.ok ? e.schedule.predicted_seconds : 0.0;
+                    if (e.ok)
+                        result[missing[k]] = {e.schedule.predicted_seconds, e.schedule.plan};
                 } catch (const std::exception &) {
-                    result[missing[k]] = 0.0; // unknown
+                    // unknown
                 }
             }
         };
-        int n = jobs > 0 ? jobs : (int)std::thread::hardware_concurrency();
+        int n = jobs_ > 0 ? jobs_ : (int)std::thread::hardware_concurrency();
         n = std::max(1, std::min(n, (int)missing.size()));
         std::vector<std::thread> threads;
         for (int t = 1; t < n; t++)
@@ -120,11 +144,25 @@ LayerCoster autoscheduler_coster(const ExecOptions &options) {
         worker();
         for (std::thread &t : threads)
             t.join();
-        std::lock_guard<std::mutex> lock(known->mutex);
+        std::lock_guard<std::mutex> lock(mutex_);
         for (size_t i : missing)
-            known->seconds[layers[i].key()] = result[i];
-        return result;
-    };
+            known_[layers[i].key()] = result[i];
+    }
+
+    const std::string generator_, plugin_, cache_dir_;
+    const int jobs_;
+    std::mutex mutex_;
+    std::map<std::string, Known> known_;
+};
+
+LayerCoster coster_of(const std::shared_ptr<AutoschedulerEstimates> &estimates) {
+    return [estimates](const std::vector<LayerSpec> &layers) { return estimates->cost(layers); };
+}
+
+} // namespace
+
+LayerCoster autoscheduler_coster(const ExecOptions &options) {
+    return coster_of(std::make_shared<AutoschedulerEstimates>(options));
 }
 
 struct Executor::Impl {
@@ -151,9 +189,13 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
     const auto lowering_start = std::chrono::steady_clock::now();
     LowerOptions lo;
     lo.fuse_prologue = options.fuse_prologue;
+    // The executor's own estimates also give the builds of the layers they cover the plan
+    // the autoscheduler chose for each (not searched again: $SW_AUTOSCHEDULE_PLAN).
+    std::shared_ptr<AutoschedulerEstimates> estimates;
     if (options.fuse_prologue == PrologueFusion::Auto) {
-        prologue_coster_ =
-            options.prologue_coster ? options.prologue_coster : autoscheduler_coster(options);
+        if (!options.prologue_coster)
+            estimates = std::make_shared<AutoschedulerEstimates>(options);
+        prologue_coster_ = estimates ? coster_of(estimates) : options.prologue_coster;
         lo.coster = prologue_coster_;
     }
     lowered_ = lower_graph(*graph_, lo);
@@ -201,6 +243,9 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
             sw_jit::JitOptions ao = base;
             ao.extra_args = {"-p", plugin, "-s", "Sunway", "auto_schedule=true"};
             ao.emit += ",schedule"; // the plan and its predicted time (read_layer_schedule)
+            const std::string plan = estimates ? estimates->plan(spec) : std::string();
+            if (!plan.empty())
+                ao.env["SW_AUTOSCHEDULE_PLAN"] = plan;
             b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, ao);
             info.schedule = "auto";
             if (b.ok()) {

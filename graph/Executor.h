@@ -123,9 +123,11 @@ std::string default_cache_dir();
  * empty, as for the builds). Each distinct layer is estimated once for the life of the coster
  * and its copies (its estimates are shared), and kept on disk under options.cache_dir. A layer
  * it cannot estimate (the autoscheduler refuses it, the plugin is not found) is unknown: the
- * lowering's map-size rule decides that candidate. The same predictions whatever
- * options.schedule is, so that an autoscheduled run and its baseline comparison lower the same
- * steps (for the hand schedules the autoscheduler's predictions are only a guide). */
+ * lowering's map-size rule decides that candidate. The executor's own coster also hands each
+ * estimated layer's plan to its build ($SW_AUTOSCHEDULE_PLAN, sw_auto::Options::plan): the
+ * build applies the plan the estimate chose instead of searching again. The same predictions
+ * whatever options.schedule is, so that an autoscheduled run and its baseline comparison lower the
+ * same steps (for the hand schedules the autoscheduler's predictions are only a guide). */
 LayerCoster autoscheduler_coster(const ExecOptions &options);
 
 /** Runs a step in place of its generated layer: given the step, its layer and the buffers

@@ -12,7 +12,9 @@
 #include "graph/OnnxReader.h"
 #include "graph/Passes.h"
 #include "graph/tests/model_builder.h"
+#include "jit/jit_layer.h"
 #include "reference/naive_layers.h"
+#include "runtime/locate.h"
 #include "runtime/net/report.h"
 #include "target_sw/Roofline.h"
 
@@ -454,6 +456,30 @@ TEST(Executor, BatchNormReluConvFusedAsPrologue) {
         const std::string fused_kind =
             relu ? "ChannelScaleShift+Relu+Conv" : "ChannelScaleShift+Conv";
         EXPECT_EQ(std::count(kinds.begin(), kinds.end(), fused_kind), c.fuse ? 1 : 0) << c.conv;
+        // The layers of the chosen form were built with the plans their estimates chose (not
+        // searched again), and carry the predictions that decided.
+        std::vector<std::pair<const sw_graph::LayerSpec *, double>> chosen;
+        if (c.fuse)
+            chosen = {{&c.fused, c.fused_seconds}};
+        else
+            chosen = {{&c.unfused_affine, c.affine_seconds}, {&c.unfused_conv, c.conv_seconds}};
+        for (const auto &[spec, seconds] : chosen) {
+            int found = 0;
+            for (size_t i = 0; i < ex.lowered().layers.size(); i++) {
+                if (ex.lowered().layers[i].key() != spec->key())
+                    continue;
+                found++;
+                const sw_graph::LayerBuildInfo &info = ex.builds()[i];
+                EXPECT_EQ(info.schedule, "auto");
+                EXPECT_NEAR(info.predicted_seconds, seconds, 1e-12) << spec->key();
+                std::ifstream h(ex.layer_directory(int(i)) + "/" + ex.layer_function(int(i)) +
+                                ".schedule.h");
+                const std::string text((std::istreambuf_iterator<char>(h)),
+                                       std::istreambuf_iterator<char>());
+                EXPECT_NE(text.find("(1 plans costed"), std::string::npos) << text.substr(0, 600);
+            }
+            EXPECT_EQ(found, 1) << spec->key();
+        }
     }
 }
 
@@ -572,6 +598,35 @@ TEST(Executor, AutoschedulerCosterPredictsWhatTheBuildGets) {
     EXPECT_DOUBLE_EQ(again[0], s[1]);
     EXPECT_DOUBLE_EQ(again[1], 0.125);
     std::filesystem::remove_all(dir);
+
+    // The plan of the estimate, given to a build ($SW_AUTOSCHEDULE_PLAN), is applied without
+    // the search: the same plan and prediction, one plan costed. A plan the layer does not
+    // have: the whole search, the same choice.
+    const std::string gen = sw::find_tool(sw::kLayersGenerator);
+    sw_jit::JitOptions jo;
+    jo.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s", "Sunway",
+                     "auto_schedule=true"};
+    const sw_jit::JitEstimate e = sw_jit::jit_estimate_layer(gen, conv.generator, conv.params, jo);
+    ASSERT_TRUE(e.ok) << e.log;
+    EXPECT_FALSE(e.from_cache);
+    EXPECT_EQ(e.schedule.plan, ex.builds()[0].plan);
+    EXPECT_DOUBLE_EQ(e.schedule.predicted_seconds, built);
+    jo.emit += ",schedule";
+    for (const std::string &plan : {e.schedule.plan, std::string("tile 1x2x3, no such plan")}) {
+        sw_jit::JitOptions hinted = jo;
+        hinted.env["SW_AUTOSCHEDULE_PLAN"] = plan;
+        const sw_jit::JitBuild h =
+            sw_jit::jit_build_layer(gen, conv.generator, conv.params, hinted);
+        ASSERT_TRUE(h.ok()) << h.log;
+        const sw_jit::LayerSchedule hs = sw_jit::read_layer_schedule(*h.layer);
+        EXPECT_EQ(hs.plan, e.schedule.plan) << plan;
+        EXPECT_DOUBLE_EQ(hs.predicted_seconds, built) << plan;
+        std::ifstream header(h.layer->dir() + "/" + h.layer->function_name() + ".schedule.h");
+        const std::string text((std::istreambuf_iterator<char>(header)),
+                               std::istreambuf_iterator<char>());
+        const bool searched = text.find("(1 plans costed") == std::string::npos;
+        EXPECT_EQ(searched, plan != e.schedule.plan) << text.substr(0, 600);
+    }
 }
 
 TEST(ExecutorErrors, UnsupportedOperatorNamesTheNode) {
