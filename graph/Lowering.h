@@ -146,8 +146,10 @@ void window_params(const WindowGeometry &g, std::map<std::string, std::string> &
  *         channel_affine layer plus the conv without prologue, and fused where (a) costs less
  *         than (b). Without a coster (or where it knows no cost of a candidate's layers) the
  *         map-size rule decides: fused on maps of at least kPrologueMinPixels pixels per
- *         image, the rule the autoscheduler's predictions gave on DenseNet-121 before the
- *         costing (fused faster on 56x56, slower on 28x28 and below: docs/kernels.md);
+ *         image, the rule measured on DenseNet-121's layers before the costing was built
+ *         (fused faster on 56x56 maps, slower on 28x28 and below; the costs find that 3 of its
+ *         7 candidates on 56x56 are not, and that every candidate at 32x32 input is:
+ *         docs/kernels.md);
  *   Always: wherever it may be (the tests); Never: not at all (for comparisons). */
 enum class PrologueFusion { Auto, Always, Never };
 
@@ -156,8 +158,8 @@ enum class PrologueFusion { Auto, Always, Never };
 constexpr int64_t kPrologueMinPixels = 56 * 56;
 
 /** Predicted costs of layers, for PrologueFusion::Auto: given distinct layers, the seconds of
- * one call of each, in their order (as many values as layers; a value that is not finite and
- * > 0 means unknown). Called once per lowering, with every layer of every candidate (see
+ * one call of each, in their order (as many values as layers; a value that is not a finite
+ * number > 0 means unknown). Called once per lowering, with every layer of every candidate (see
  * LowerOptions::coster), and only if there is a candidate. May throw Error. The executor's
  * implementation (graph/Executor.h, autoscheduler_coster) asks the Sunway autoscheduler for
  * the time it predicts for the plan it would choose. */
