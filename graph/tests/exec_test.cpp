@@ -599,6 +599,41 @@ TEST(Executor, AutoschedulerCosterPredictsWhatTheBuildGets) {
     EXPECT_DOUBLE_EQ(again[1], 0.125);
     std::filesystem::remove_all(dir);
 
+    // The generator with -e schedule alone writes the schedule and nothing else (the module
+    // is not lowered: no C sources, no header, no report).
+    {
+        const std::string out = ::testing::TempDir() + "/sw_exec_schedule_only";
+        std::filesystem::remove_all(out);
+        std::filesystem::create_directories(out);
+        std::vector<std::string> argv = {sw::find_tool(sw::kLayersGenerator),
+                                         "-g",
+                                         conv.generator,
+                                         "-f",
+                                         "only",
+                                         "-o",
+                                         out,
+                                         "-e",
+                                         "schedule",
+                                         "-p",
+                                         sw::find_tool(sw::kAutoschedulePlugin),
+                                         "-s",
+                                         "Sunway",
+                                         "auto_schedule=true",
+                                         "target=sw26010"};
+        for (const auto &kv : conv.params)
+            argv.push_back(kv.first + "=" + kv.second);
+        std::string log;
+        ASSERT_EQ(sw_jit::run_command(argv, &log), 0) << log;
+        std::vector<std::string> files;
+        for (const auto &f : std::filesystem::directory_iterator(out))
+            files.push_back(f.path().filename().string());
+        EXPECT_EQ(files, std::vector<std::string>{"only.schedule.h"});
+        const sw_jit::LayerSchedule only = sw_jit::read_schedule_header(out + "/only.schedule.h");
+        EXPECT_EQ(only.plan, ex.builds()[0].plan);
+        EXPECT_DOUBLE_EQ(only.predicted_seconds, built);
+        std::filesystem::remove_all(out);
+    }
+
     // The plan of the estimate, given to a build ($SW_AUTOSCHEDULE_PLAN), is applied without
     // the search: the same plan and prediction, one plan costed. A plan the layer does not
     // have: the whole search, the same choice.
