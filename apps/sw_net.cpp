@@ -236,8 +236,8 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
         "slices of the concat's buffer where they can, graph/ConcatInPlace.h)");
     app.add_option("--fuse-prologue", o.fuse_prologue,
                    "--model: fuse a BatchNorm (+ ReLU) left unfolded into the Conv that alone "
-                   "reads it: auto (on maps of 56x56 pixels or more, where it pays), always or "
-                   "never (graph/Lowering.h)")
+                   "reads it: auto (where the autoscheduler predicts the fused conv faster than "
+                   "the two layers), always or never (graph/Lowering.h)")
         ->check(CLI::IsMember({"auto", "always", "never"}));
     app.add_option("--jobs", o.jobs, "layers compiled at once (default: one per core)")
         ->check(CLI::Range(1, 256));

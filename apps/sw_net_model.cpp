@@ -66,6 +66,22 @@ void print_concat_summary(const sw_graph::ConcatInPlaceStats &st, bool enabled) 
         std::printf("  concat %s\n", n.c_str());
 }
 
+/** How --fuse-prologue auto decided (graph/Lowering.h: PrologueChoice). */
+void print_prologue_summary(const sw_graph::Executor &ex) {
+    const std::vector<sw_graph::PrologueChoice> &choices = ex.lowered().prologue_choices;
+    if (choices.empty())
+        return;
+    int fused = 0, costed = 0;
+    for (const sw_graph::PrologueChoice &c : choices) {
+        fused += c.fuse;
+        costed += c.costed;
+    }
+    std::printf("prologue fusion: %d of %zu BatchNorm (+ ReLU) -> Conv fused into the conv (%d "
+                "decided by the autoscheduler's predictions, %d by the map-size rule); lowering "
+                "and costing %.1f s\n",
+                fused, choices.size(), costed, int(choices.size()) - costed, ex.lowering_seconds());
+}
+
 std::string dims_of(const std::vector<int64_t> &shape) {
     return sw_io::shape_to_string(shape);
 }
@@ -249,6 +265,7 @@ int run_graph(const Options &o, const sw_dist::Job &job,
                     job.size, fc->describe().c_str());
     }
     print_concat_summary(ex.concat_placement().stats, eo.concat_in_place);
+    print_prologue_summary(ex);
     if (!o.export_dir.empty() && job.rank == 0) {
         const sw_graph::ExportSummary e = sw_graph::export_model(ex, what.title, o.export_dir);
         std::printf(
@@ -262,6 +279,8 @@ int run_graph(const Options &o, const sw_dist::Job &job,
         sw_graph::ExecOptions bo = eo;
         bo.schedule = "baseline";
         bo.constants = ex.constants(); // one aligned copy of the weights for both
+        // The same prologue fusions (the estimates kept, not made again): the same steps.
+        bo.prologue_coster = ex.prologue_coster();
         baseline = std::make_unique<sw_graph::Executor>(graph, bo);
     }
 

@@ -2,7 +2,9 @@
  * The plugin libsw_autoschedule.so: loading it registers the Sunway autoscheduler with
  * Halide under the name "Sunway" (Pipeline::add_autoscheduler), as Halide's own
  * autoscheduler plugins do. $SW_AUTOSCHEDULE_PICK=k applies the k-th best plan instead of
- * the best (the tuner uses it to build the runners-up). $SW_AUTOSCHEDULE_SUMMARY=FILE writes
+ * the best (the tuner uses it to build the runners-up); $SW_AUTOSCHEDULE_PLAN=DESCRIPTION
+ * applies the plan an earlier search chose without searching again (Options::plan: the
+ * executor's builds of layers it estimated, graph/Executor.h). $SW_AUTOSCHEDULE_SUMMARY=FILE writes
  * what the autoschedule CLI prints of the run to FILE (Summary.h; `autoschedule --generator`).
  */
 #include "autoscheduler/Summary.h"
@@ -20,6 +22,8 @@ void schedule_for_sunway(const Halide::Pipeline &p, const Halide::Target &target
     sw_auto::Options o;
     if (const char *pick = std::getenv("SW_AUTOSCHEDULE_PICK"))
         o.pick = std::atoi(pick);
+    if (const char *plan = std::getenv("SW_AUTOSCHEDULE_PLAN"))
+        o.plan = plan;
     const sw::Machine &m = sw_auto::machine_for(params);
     std::string name = p.outputs().empty() ? "pipeline" : p.outputs()[0].name();
     const sw_auto::Result r = sw_auto::autoschedule(p, m, o, name);

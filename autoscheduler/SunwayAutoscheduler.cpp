@@ -274,17 +274,14 @@ const sw::Machine &machine_for(const MachineParams &params) {
         " bytes of LDM (machine_params: 64,65536,1 for sw26010, 64,262144,1 for sw26010-pro)");
 }
 
-Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o,
-                    const std::string &function_name) {
-    const auto start = std::chrono::steady_clock::now();
-    const PipelineInfo info = analyze(p);
-    // A copy pipeline (concat): each update planned as the copy it is (CopyUpdates.h).
-    const std::vector<CopyUpdate> copies = copy_updates(p, info.out_extents);
-    if (!copies.empty()) {
-        return autoschedule_copies(p, info, copies, m, function_name);
-    }
+namespace {
+
+/** The search over \p plans: each costed, the best that fit lowered until enough pass
+ * (Options::pick), the chosen one applied to \p p. */
+Result search(const Pipeline &p, const PipelineInfo &info, const std::vector<Plan> &plans,
+              const sw::Machine &m, const Options &o, const std::string &function_name,
+              std::chrono::steady_clock::time_point start) {
     Result r;
-    std::vector<Plan> plans = enumerate_plans(info, m);
     std::vector<Candidate> fit;
     Candidate smallest;
     smallest.estimate.ldm_bytes = -1;
@@ -398,6 +395,34 @@ Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o,
     r.info = info;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
+}
+
+} // namespace
+
+Result autoschedule(const Pipeline &p, const sw::Machine &m, const Options &o,
+                    const std::string &function_name) {
+    const auto start = std::chrono::steady_clock::now();
+    const PipelineInfo info = analyze(p);
+    // A copy pipeline (concat): each update planned as the copy it is (CopyUpdates.h).
+    const std::vector<CopyUpdate> copies = copy_updates(p, info.out_extents);
+    if (!copies.empty()) {
+        return autoschedule_copies(p, info, copies, m, function_name);
+    }
+    const std::vector<Plan> plans = enumerate_plans(info, m);
+    if (!o.plan.empty() && o.pick == 0) {
+        // The plan an earlier search chose: costed and checked alone. The search's trial
+        // lowerings work on copies, so a plan that fails leaves the pipeline as it was.
+        for (const Plan &plan : plans) {
+            if (plan.describe() != o.plan)
+                continue;
+            try {
+                return search(p, info, {plan}, m, o, function_name, start);
+            } catch (const std::exception &) { // sw::UserError, Halide::Error
+                break;                         // the whole search below
+            }
+        }
+    }
+    return search(p, info, plans, m, o, function_name, start);
 }
 
 } // namespace sw_auto

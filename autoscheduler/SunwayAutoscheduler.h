@@ -40,6 +40,12 @@ struct Options {
     int pick = 0;
     /** How many of the best candidates to keep in Result::ranked. */
     int keep = 8;
+    /** The plan an earlier search of the same pipeline chose (Plan::describe(), e.g. from
+     * the head of a schedule it wrote): with pick 0, only that plan is costed and checked by
+     * the lowering (the same choice without the search); if the pipeline has no such plan,
+     * or it does not fit or fails the lowering, the whole search runs as without it. The
+     * plugin reads it from $SW_AUTOSCHEDULE_PLAN. */
+    std::string plan;
 };
 
 struct Result {

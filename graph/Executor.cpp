@@ -11,6 +11,7 @@
 #include "HalideBuffer.h"
 #include <athread_emu.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -62,6 +63,108 @@ std::string default_cache_dir() {
     return "";
 }
 
+namespace {
+
+/** The Sunway autoscheduler's estimates of layers (autoscheduler_coster): each distinct
+ * layer's predicted seconds and the plan the autoscheduler chose for it, by LayerSpec::key
+ * (0 and "": no estimate). */
+class AutoschedulerEstimates {
+public:
+    explicit AutoschedulerEstimates(const ExecOptions &o)
+        : generator_(o.generator), plugin_(o.autoschedule_plugin), cache_dir_(o.cache_dir),
+          jobs_(o.jobs) {}
+
+    /** The seconds of each layer, estimating the ones not known yet, jobs_ at once. */
+    std::vector<double> cost(const std::vector<LayerSpec> &layers) {
+        std::vector<Known> result(layers.size());
+        std::vector<size_t> missing;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (size_t i = 0; i < layers.size(); i++) {
+                auto it = known_.find(layers[i].key());
+                if (it != known_.end())
+                    result[i] = it->second;
+                else
+                    missing.push_back(i);
+            }
+        }
+        if (!missing.empty())
+            estimate(layers, missing, result);
+        std::vector<double> seconds;
+        for (const Known &k : result)
+            seconds.push_back(k.seconds);
+        return seconds;
+    }
+
+    /** The plan the autoscheduler chose for \p layer when it estimated it; "" if it did not. */
+    std::string plan(const LayerSpec &layer) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = known_.find(layer.key());
+        return it != known_.end() ? it->second.plan : std::string();
+    }
+
+private:
+    struct Known {
+        double seconds = 0;
+        std::string plan;
+    };
+
+    void estimate(const std::vector<LayerSpec> &layers, const std::vector<size_t> &missing,
+                  std::vector<Known> &result) {
+        sw_jit::JitOptions o;
+        o.cache_dir = cache_dir_;
+        std::string gen;
+        try {
+            gen = generator_.empty() ? sw::find_tool(sw::kLayersGenerator) : generator_;
+            o.extra_args = {"-p",
+                            plugin_.empty() ? sw::find_tool(sw::kAutoschedulePlugin) : plugin_,
+                            "-s", "Sunway", "auto_schedule=true"};
+        } catch (const std::exception &) {
+            return; // no autoscheduler: every cost unknown (the map-size rule decides)
+        }
+        std::atomic<size_t> next{0};
+        auto worker = [&]() {
+            for (size_t k = next++; k < missing.size(); k = next++) {
+                const LayerSpec &l = layers[missing[k]];
+                try {
+                    const sw_jit::JitEstimate e =
+                        sw_jit::jit_estimate_layer(gen, l.generator, l.params, o);
+                    if (e.ok)
+                        result[missing[k]] = {e.schedule.predicted_seconds, e.schedule.plan};
+                } catch (const std::exception &) {
+                    // unknown
+                }
+            }
+        };
+        int n = jobs_ > 0 ? jobs_ : (int)std::thread::hardware_concurrency();
+        n = std::max(1, std::min(n, (int)missing.size()));
+        std::vector<std::thread> threads;
+        for (int t = 1; t < n; t++)
+            threads.emplace_back(worker);
+        worker();
+        for (std::thread &t : threads)
+            t.join();
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (size_t i : missing)
+            known_[layers[i].key()] = result[i];
+    }
+
+    const std::string generator_, plugin_, cache_dir_;
+    const int jobs_;
+    std::mutex mutex_;
+    std::map<std::string, Known> known_;
+};
+
+LayerCoster coster_of(const std::shared_ptr<AutoschedulerEstimates> &estimates) {
+    return [estimates](const std::vector<LayerSpec> &layers) { return estimates->cost(layers); };
+}
+
+} // namespace
+
+LayerCoster autoscheduler_coster(const ExecOptions &options) {
+    return coster_of(std::make_shared<AutoschedulerEstimates>(options));
+}
+
 struct Executor::Impl {
     std::vector<std::shared_ptr<sw_jit::JitLayer>> layers; ///< null: not built (skip_build)
     LayerHook hook;
@@ -83,7 +186,21 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
         options.schedule != "baseline") {
         throw graph_->error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
-    lowered_ = lower_graph(*graph_, LowerOptions{options.fuse_prologue});
+    const auto lowering_start = std::chrono::steady_clock::now();
+    LowerOptions lo;
+    lo.fuse_prologue = options.fuse_prologue;
+    // The executor's own estimates also give the builds of the layers they cover the plan
+    // the autoscheduler chose for each (not searched again: $SW_AUTOSCHEDULE_PLAN).
+    std::shared_ptr<AutoschedulerEstimates> estimates;
+    if (options.fuse_prologue == PrologueFusion::Auto) {
+        if (!options.prologue_coster)
+            estimates = std::make_shared<AutoschedulerEstimates>(options);
+        prologue_coster_ = estimates ? coster_of(estimates) : options.prologue_coster;
+        lo.coster = prologue_coster_;
+    }
+    lowered_ = lower_graph(*graph_, lo);
+    lowering_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - lowering_start).count();
     placement_ = options.concat_in_place ? place_concats_in_place(*graph_, lowered_)
                                          : no_concat_placement(lowered_);
     // Found at run time beside the running executable's build or installed tree, or through
@@ -126,6 +243,9 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
             sw_jit::JitOptions ao = base;
             ao.extra_args = {"-p", plugin, "-s", "Sunway", "auto_schedule=true"};
             ao.emit += ",schedule"; // the plan and its predicted time (read_layer_schedule)
+            const std::string plan = estimates ? estimates->plan(spec) : std::string();
+            if (!plan.empty())
+                ao.env["SW_AUTOSCHEDULE_PLAN"] = plan;
             b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, ao);
             info.schedule = "auto";
             if (b.ok()) {

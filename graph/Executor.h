@@ -78,6 +78,10 @@ struct ExecOptions {
     /** Where a ChannelScaleShift (+ Relu) is fused into the conv that reads it
      * (Lowering.h). */
     PrologueFusion fuse_prologue = PrologueFusion::Auto;
+    /** PrologueFusion::Auto: the costs that decide each candidate (LowerOptions::coster);
+     * empty: autoscheduler_coster(*this), the Sunway autoscheduler's predictions. Another
+     * executor's coster (Executor::prologue_coster()) reuses its estimates. */
+    LayerCoster prologue_coster;
     /** Check each CPE source as strict C99 (slower builds). */
     bool strict_cpe_check = false;
     std::function<void(const BuildProgress &)> progress;
@@ -111,6 +115,20 @@ struct ExecResult {
 /** The default persistent cache directory: $SW_NET_CACHE_DIR, else $XDG_CACHE_HOME/sw_net,
  * else $HOME/.cache/sw_net, else "" (no cache). */
 std::string default_cache_dir();
+
+/** A LayerCoster (Lowering.h) that asks the Sunway autoscheduler for the time it predicts
+ * for one call of each layer, without building it (sw_jit::jit_estimate_layer: the generator
+ * autoschedules the layer and stops, neither lowering nor compiling it), options.jobs layers at
+ * once, through options.generator and options.autoschedule_plugin (found at run time when
+ * empty, as for the builds). Each distinct layer is estimated once for the life of the coster
+ * and its copies (its estimates are shared), and kept on disk under options.cache_dir. A layer
+ * it cannot estimate (the autoscheduler refuses it, the plugin is not found) is unknown: the
+ * lowering's map-size rule decides that candidate. The executor's own coster also hands each
+ * estimated layer's plan to its build ($SW_AUTOSCHEDULE_PLAN, sw_auto::Options::plan): the
+ * build applies the plan the estimate chose instead of searching again. The same predictions
+ * whatever options.schedule is, so that an autoscheduled run and its baseline comparison lower the
+ * same steps (for the hand schedules the autoscheduler's predictions are only a guide). */
+LayerCoster autoscheduler_coster(const ExecOptions &options);
 
 /** Runs a step in place of its generated layer: given the step, its layer and the buffers
  * the layer would take (inputs in the generator's order, then the output), sets *status to
@@ -149,6 +167,12 @@ public:
     /** How each of lowered().layers was built. */
     const std::vector<LayerBuildInfo> &builds() const { return builds_; }
     double build_seconds() const { return build_seconds_; } ///< wall time of all builds
+    /** Wall time of the lowering, the costing of the prologue fusions included
+     * (lowered().prologue_choices), before the builds. */
+    double lowering_seconds() const { return lowering_seconds_; }
+    /** The coster the lowering used (ExecOptions::prologue_coster or the executor's own);
+     * empty unless PrologueFusion::Auto. */
+    const LayerCoster &prologue_coster() const { return prologue_coster_; }
     /** Layer i's generated files (<dir>/<function>.mpe.c, .cpe.c, .h, .sw_args.h) and C
      * function name, while this Executor lives. */
     std::string layer_directory(int i) const;
@@ -161,7 +185,8 @@ private:
     LoweredGraph lowered_;
     ConcatPlacement placement_;
     std::vector<LayerBuildInfo> builds_;
-    double build_seconds_ = 0;
+    double build_seconds_ = 0, lowering_seconds_ = 0;
+    LayerCoster prologue_coster_;
     Impl *impl_ = nullptr;
 };
 

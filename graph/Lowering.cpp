@@ -185,6 +185,7 @@ struct Lowerer {
      * its prologue. */
     struct Prologue {
         int affine = -1, relu = -1;
+        int64_t pixels = 0; ///< of the conv's input map, per image
     };
     /** The prologues fused into Conv nodes (node index of the conv -> its prologue). */
     std::map<int, Prologue> prologue_of;
@@ -204,14 +205,27 @@ struct Lowerer {
         return sc->elements() == x->shape[1] && sh->elements() == x->shape[1];
     }
 
+    /** PrologueFusion::Auto, decided by costs (lower_graph): the Conv nodes whose candidate
+     * prologue is fused; null: options.fuse_prologue alone decides. */
+    const std::set<int> *fuse_convs = nullptr;
+
+    /** A fused prologue as conv() lowered it: the conv's and the affine's nodes, the fused
+     * layer (index into out.layers) and the two unfused layers (Step::unfused). */
+    struct FusedPrologue {
+        int conv = -1, affine = -1;
+        int64_t pixels = 0;
+        int layer = -1;
+        std::vector<Step::UnfusedPart> unfused;
+    };
+    std::vector<FusedPrologue> fused_prologues;
+
     /** Finds the ChannelScaleShift nodes (with the Relu fused into them) whose output only one
      * Conv reads, as its X, and is no graph output, and fuses each into that conv as its
-     * prologue where options.fuse_prologue allows: the affine's step disappears. Measured
-     * (autoschedule --tune, DenseNet-121's pointwise convs at 224x224): fused on a 56x56 map
-     * the conv costs less than the two layers (128 -> 128 channels: 0.505 ms against 0.163 +
-     * 0.387), on 28x28 and smaller more (192 -> 128 on 28x28: 0.248 ms against 0.074 + 0.112):
-     * there the conv's plan has every CPE read the whole input window (a broadcast), and each
-     * computes the prologue on all of it. Auto fuses on maps of kPrologueMinPixels or more. */
+     * prologue where options.fuse_prologue allows (Always; Auto: where fuse_convs has the conv,
+     * or without fuse_convs on maps of kPrologueMinPixels or more): the affine's step
+     * disappears. Why the fused conv can cost more than the two layers (a conv plan that
+     * broadcasts its input window to every CPE computes the prologue on all of it in each):
+     * docs/kernels.md. */
     void find_prologues() {
         if (options.fuse_prologue == PrologueFusion::Never)
             return;
@@ -238,9 +252,10 @@ struct Lowerer {
             int64_t pixels = 1;
             for (size_t d = 2; d < x.size(); d++)
                 pixels *= x[d];
-            if (options.fuse_prologue == PrologueFusion::Auto && pixels < kPrologueMinPixels)
+            if (options.fuse_prologue == PrologueFusion::Auto &&
+                (fuse_convs ? !fuse_convs->count(readers[0]) : pixels < kPrologueMinPixels))
                 continue;
-            prologue_of[readers[0]] = {i, r};
+            prologue_of[readers[0]] = {i, r, pixels};
             fused.insert(i);
             if (r >= 0)
                 fused.insert(r);
@@ -337,8 +352,11 @@ struct Lowerer {
             const Node &a = g.nodes[add];
             s.inputs.push_back({a.input(a.input(0) == n.output(0) ? 1 : 0), s.output.extents});
         }
-        if (affine)
+        if (affine) {
             add_prologue(*affine, prologue_relu, unfused_params, s);
+            fused_prologues.push_back(
+                {i, prologue->second.affine, prologue->second.pixels, s.layer, s.unfused});
+        }
     }
 
     /** The prologue's inputs of a conv step \p s (its scale and shift, after the others) and
@@ -1161,9 +1179,81 @@ PrologueFusion parse_prologue_fusion(const std::string &s) {
     throw Error("prologue fusion must be auto, always or never, not '" + s + "'");
 }
 
+namespace {
+
+bool known(double seconds) {
+    return std::isfinite(seconds) && seconds > 0;
+}
+
+} // namespace
+
 LoweredGraph lower_graph(const Graph &g, const LowerOptions &options) {
+    if (options.fuse_prologue != PrologueFusion::Auto) {
+        Lowerer l(g, options);
+        l.run();
+        return std::move(l.out);
+    }
+    // Auto: first every candidate fused, which gives each candidate's layers in both forms
+    // (the fused conv, and Step::unfused: the channel_affine and the conv without prologue).
+    LowerOptions all = options;
+    all.fuse_prologue = PrologueFusion::Always;
+    Lowerer first(g, all);
+    first.run();
+    if (first.fused_prologues.empty())
+        return std::move(first.out);
+    std::vector<PrologueChoice> choices;
+    std::vector<LayerSpec> specs; // distinct, for the coster
+    std::map<std::string, size_t> spec_index;
+    auto add_spec = [&](const LayerSpec &l) {
+        const std::string k = l.key();
+        if (!spec_index.count(k)) {
+            spec_index[k] = specs.size();
+            specs.push_back(l);
+        }
+    };
+    for (const auto &f : first.fused_prologues) {
+        PrologueChoice c;
+        c.conv = g.nodes[size_t(f.conv)].label();
+        c.affine = g.nodes[size_t(f.affine)].label();
+        c.pixels = f.pixels;
+        c.fused = first.out.layers[size_t(f.layer)];
+        c.unfused_affine = {f.unfused.at(0).generator, f.unfused.at(0).params};
+        c.unfused_conv = {f.unfused.at(1).generator, f.unfused.at(1).params};
+        for (const LayerSpec *l : {&c.fused, &c.unfused_affine, &c.unfused_conv})
+            add_spec(*l);
+        choices.push_back(c);
+    }
+    std::vector<double> seconds;
+    if (options.coster) {
+        seconds = options.coster(specs);
+        if (seconds.size() != specs.size()) {
+            throw Error("the layer coster returned " + std::to_string(seconds.size()) +
+                        " costs for " + std::to_string(specs.size()) + " layers");
+        }
+    }
+    auto cost = [&](const LayerSpec &l) {
+        return seconds.empty() ? 0.0 : seconds[spec_index.at(l.key())];
+    };
+    std::set<int> fuse_convs;
+    for (size_t k = 0; k < choices.size(); k++) {
+        PrologueChoice &c = choices[k];
+        c.fused_seconds = cost(c.fused);
+        c.affine_seconds = cost(c.unfused_affine);
+        c.conv_seconds = cost(c.unfused_conv);
+        c.costed = known(c.fused_seconds) && known(c.affine_seconds) && known(c.conv_seconds);
+        for (double *v : {&c.fused_seconds, &c.affine_seconds, &c.conv_seconds}) {
+            if (!known(*v))
+                *v = 0;
+        }
+        c.fuse = c.costed ? c.fused_seconds < c.affine_seconds + c.conv_seconds
+                          : c.pixels >= kPrologueMinPixels;
+        if (c.fuse)
+            fuse_convs.insert(first.fused_prologues[k].conv);
+    }
     Lowerer l(g, options);
+    l.fuse_convs = &fuse_convs;
     l.run();
+    l.out.prologue_choices = std::move(choices);
     return std::move(l.out);
 }
 

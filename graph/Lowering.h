@@ -10,9 +10,10 @@
  *           that Conv alone (as its X) and no graph output: fused into the conv as its
  *           prologue (conv2d prologue=scale_shift or scale_shift_relu, the affine's scale and
  *           shift as the inputs pre_scale and pre_shift; the affine's step disappears and the
- *           conv reads the affine's input), kind "ChannelScaleShift+Relu+Conv..." (see
- *           PrologueFusion for where); the step records the two layers' unfused roofline
- *           terms (Step::unfused)
+ *           conv reads the affine's input), kind "ChannelScaleShift+Relu+Conv..." where
+ *           PrologueFusion decides (by default where the layers' predicted costs say the fused
+ *           conv is faster: LowerOptions::coster); the step records the two layers' unfused
+ *           roofline terms (Step::unfused)
  *   Conv -> conv2d (groups, dilations, strides, asymmetric pads; a Relu that is the conv's
  *           only consumer is fused: relu=true, and so is a Clip from 0 to a constant max
  *           (ReLU6): relu=true relu_max=max, "Conv+Clip"; a pointwise conv (1x1 kernel, no
@@ -48,6 +49,7 @@
 
 #include "graph/Graph.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -94,12 +96,28 @@ struct Step {
     std::vector<UnfusedPart> unfused;
 };
 
+/** How PrologueFusion::Auto decided one candidate (LoweredGraph::prologue_choices). */
+struct PrologueChoice {
+    std::string conv;   ///< label of the Conv node (Node::label)
+    std::string affine; ///< label of the ChannelScaleShift node
+    int64_t pixels = 0; ///< of the conv's input map, per image
+    /** (a) the conv with the prologue; (b) the channel_affine layer and the conv without. */
+    LayerSpec fused, unfused_affine, unfused_conv;
+    /** Their predicted seconds per call; 0 where unknown (no coster). */
+    double fused_seconds = 0, affine_seconds = 0, conv_seconds = 0;
+    bool costed = false; ///< decided by the costs (false: by the map-size rule)
+    bool fuse = false;
+};
+
 struct LoweredGraph {
     std::vector<LayerSpec> layers;
     std::vector<Step> steps; ///< topological order
     /** Constants the lowering adds (a missing conv bias as zeros, a scalar Gemm C
      * broadcast): name -> values. The graph's own constants are read from the Graph. */
     std::map<std::string, std::vector<float>> extra_constants;
+    /** PrologueFusion::Auto: each candidate of a prologue fusion, in node order, and how it
+     * was decided. Empty for Always and Never. */
+    std::vector<PrologueChoice> prologue_choices;
 };
 
 /** The shortest decimal that reads back as the same float (generator parameter values). */
@@ -123,16 +141,37 @@ void window_params(const WindowGeometry &g, std::map<std::string, std::string> &
 
 /** Whether a ChannelScaleShift (with the Relu fused into it) is fused into the Conv that
  * reads it, as the conv's prologue (conv2d prologue=scale_shift[_relu]).
- *   Auto: where the conv's map has at least kPrologueMinPixels pixels per image (below it the
- *         fused layer was measured slower than the two layers: see conv());
+ *   Auto: where it is predicted faster. With a LowerOptions::coster, each candidate is
+ *         costed in both forms, (a) the fused conv and (b) the unfused pair, the
+ *         channel_affine layer plus the conv without prologue, and fused where (a) costs less
+ *         than (b). Without a coster (or where it knows no cost of a candidate's layers) the
+ *         map-size rule decides: fused on maps of at least kPrologueMinPixels pixels per
+ *         image, the rule measured on DenseNet-121's layers before the costing was built
+ *         (fused faster on 56x56 maps, slower on 28x28 and below; the costs find that 3 of its
+ *         7 candidates on 56x56 are not, and that every candidate at 32x32 input is:
+ *         docs/kernels.md);
  *   Always: wherever it may be (the tests); Never: not at all (for comparisons). */
 enum class PrologueFusion { Auto, Always, Never };
 
-/** The smallest map (pixels per image) on which PrologueFusion::Auto fuses a prologue. */
+/** The smallest map (pixels per image) on which PrologueFusion::Auto fuses a prologue when no
+ * coster decides. */
 constexpr int64_t kPrologueMinPixels = 56 * 56;
+
+/** Predicted costs of layers, for PrologueFusion::Auto: given distinct layers, the seconds of
+ * one call of each, in their order (as many values as layers; a value that is not a finite
+ * number > 0 means unknown). Called once per lowering, with every layer of every candidate (see
+ * LowerOptions::coster), and only if there is a candidate. May throw Error. The executor's
+ * implementation (graph/Executor.h, autoscheduler_coster) asks the Sunway autoscheduler for
+ * the time it predicts for the plan it would choose. */
+using LayerCoster = std::function<std::vector<double>(const std::vector<LayerSpec> &layers)>;
 
 struct LowerOptions {
     PrologueFusion fuse_prologue = PrologueFusion::Auto;
+    /** PrologueFusion::Auto: the costs that decide each candidate (fused where
+     * fused_seconds < affine_seconds + conv_seconds); empty: the map-size rule
+     * (kPrologueMinPixels). The graph is lowered twice when there is a candidate: once with
+     * every candidate fused, to know each one's layers in both forms, then as decided. */
+    LayerCoster coster;
 };
 
 /** "auto", "always" or "never" as a PrologueFusion; throws Error for anything else. */

@@ -152,8 +152,12 @@ struct JitAccess {
 };
 
 LayerSchedule read_layer_schedule(const JitLayer &layer) {
+    return read_schedule_header(layer.dir() + "/" + layer.function_name() + ".schedule.h");
+}
+
+LayerSchedule read_schedule_header(const std::string &path) {
     LayerSchedule r;
-    std::ifstream f(layer.dir() + "/" + layer.function_name() + ".schedule.h");
+    std::ifstream f(path);
     std::string line;
     while (std::getline(f, line)) {
         const size_t head = line.find("// Sunway autoscheduler, ");
@@ -504,6 +508,112 @@ JitBuild build_uncached(const std::string &gen, const std::string &name,
 }
 
 } // namespace
+
+namespace {
+
+/** An estimate kept on disk: the key, then a line "predicted <seconds>", then "plan <plan>". */
+bool read_estimate(const std::string &path, const std::string &key, LayerSchedule *s) {
+    const std::string text = read_text(path);
+    if (text.size() <= key.size() || text.compare(0, key.size(), key) != 0)
+        return false;
+    std::istringstream in(text.substr(key.size()));
+    in.imbue(std::locale::classic());
+    std::string word, plan;
+    double seconds = 0;
+    if (!(in >> word >> seconds) || word != "predicted" || !(seconds > 0))
+        return false;
+    in >> word;
+    if (word != "plan")
+        return false;
+    std::getline(in >> std::ws, plan);
+    s->predicted_seconds = seconds;
+    s->plan = plan;
+    return true;
+}
+
+/** Writes the estimate through a temporary file and a rename (another process reading the
+ *  cache sees the whole file or none); failures leave no entry and are not errors. */
+void write_estimate(const std::string &dir, const std::string &path, const std::string &key,
+                    const LayerSchedule &s) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+        return;
+    std::string error;
+    const std::string work = make_temp_dir(dir, ".estimate-", &error);
+    if (work.empty())
+        return;
+    {
+        std::ofstream f(work + "/estimate.txt", std::ios::binary);
+        f.imbue(std::locale::classic());
+        char seconds[64];
+        std::snprintf(seconds, sizeof seconds, "%.17g", s.predicted_seconds);
+        f << key << "predicted " << seconds << "\nplan " << s.plan << "\n";
+        if (f.flush())
+            std::rename((work + "/estimate.txt").c_str(), path.c_str());
+    }
+    remove_tree(work);
+}
+
+} // namespace
+
+JitEstimate jit_estimate_layer(const std::string &generator_exe, const std::string &generator_name,
+                               const std::map<std::string, std::string> &params,
+                               const JitOptions &options) {
+    static std::atomic<int> counter{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    JitEstimate r;
+    auto done = [&]() {
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return r;
+    };
+    JitOptions o = options;
+    o.emit = "schedule";
+    o.strict_cpe_check = false;
+    o.cc.clear();
+    const std::string key =
+        disk_key(generator_exe, cache_key(generator_exe, generator_name, params, o), o);
+    const std::string cache = o.cache_dir.empty() ? "" : o.cache_dir + "/estimates";
+    const std::string cached =
+        cache.empty() ? "" : cache + "/" + sanitize(generator_name) + "-" + fnv1a_hex(key) + ".txt";
+    if (!cached.empty() && read_estimate(cached, key, &r.schedule)) {
+        r.ok = r.from_cache = true;
+        return done();
+    }
+    const char *tmp = std::getenv("TMPDIR");
+    const std::string dir = make_temp_dir(tmp && *tmp ? tmp : "/tmp",
+                                          "sw_estimate_" + sanitize(generator_name) + "_", &r.log);
+    if (dir.empty())
+        return done();
+    const std::string fn = "estimate_" + sanitize(generator_name) + "_" + std::to_string(getpid()) +
+                           "_" + std::to_string(counter++);
+    std::vector<std::string> g = {generator_exe, "-g", generator_name, "-f",      fn,
+                                  "-o",          dir,  "-e",           "schedule"};
+    g.insert(g.end(), o.extra_args.begin(), o.extra_args.end());
+    g.push_back("target=" + o.target);
+    for (const auto &p : params)
+        g.push_back(p.first + "=" + p.second);
+    if (env_flag("SW_JIT_VERBOSE"))
+        std::fprintf(stderr, "[jit] %s\n", join(g).c_str());
+    std::string out;
+    const int rc = run_command(g, &out, o.env);
+    if (rc == 0)
+        r.schedule = read_schedule_header(dir + "/" + fn + ".schedule.h");
+    remove_tree(dir);
+    if (rc != 0) {
+        r.log =
+            "generator failed (exit status " + std::to_string(rc) + "): " + join(g) + "\n" + out;
+        return done();
+    }
+    if (!(r.schedule.predicted_seconds > 0)) {
+        r.log = "no predicted time in the schedule the generator wrote: " + join(g) + "\n" + out;
+        return done();
+    }
+    r.ok = true;
+    if (!cached.empty())
+        write_estimate(cache, cached, key, r.schedule);
+    return done();
+}
 
 JitBuild jit_build_layer(const std::string &generator_exe, const std::string &generator_name,
                          const std::map<std::string, std::string> &params,

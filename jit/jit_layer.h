@@ -137,6 +137,33 @@ struct LayerSchedule {
  *  then "// predicted <ms> ms, ..."); empty if there is no header (a hand schedule). */
 LayerSchedule read_layer_schedule(const JitLayer &layer);
 
+/** What the autoscheduler predicts for one layer, found without building the layer. */
+struct JitEstimate {
+    bool ok = false;
+    LayerSchedule schedule;  ///< the plan and its predicted seconds per call
+    bool from_cache = false; ///< read from JitOptions::cache_dir
+    double seconds = 0;      ///< wall time of the estimate (or the cache lookup)
+    std::string log;         ///< on failure: the command and the generator's output
+};
+
+/** The autoscheduler's prediction for a layer, without lowering or compiling it: runs
+ *   <generator> -g <name> -f <fn> -o <tmpdir> -e schedule <extra args> target=... k=v ...
+ * (with -e schedule alone the generator driver stops once the autoscheduler has chosen,
+ * target_sw/SunwayGenGen.cpp) and reads the head of <fn>.schedule.h (read_layer_schedule).
+ * options.extra_args must autoschedule the layer (e.g. {"-p", plugin, "-s", "Sunway",
+ * "auto_schedule=true"}); options.emit, cc and the checks are not used. No cache in the
+ * process (the caller keeps one, e.g. graph/Executor.h's autoscheduler_coster); with
+ * options.cache_dir a successful estimate is kept on disk as
+ * <cache_dir>/estimates/<name>-<hash>.txt under the key of a layer build (the generator's and
+ * the plugin's identities included) and read back by a later call. Thread-safe. */
+JitEstimate jit_estimate_layer(const std::string &generator_exe, const std::string &generator_name,
+                               const std::map<std::string, std::string> &params,
+                               const JitOptions &options = JitOptions());
+
+/** The head of a schedule header written by the generator driver (-e schedule): see
+ *  read_layer_schedule. Empty if the file has none. */
+LayerSchedule read_schedule_header(const std::string &path);
+
 /** Reads \p fd (the read end of a child's output pipe) to its end into *output, closes it,
  *  and waits for the child \p pid: returns its wait status (see waitpid), or -1 if waiting
  *  failed. */

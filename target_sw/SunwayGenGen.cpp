@@ -20,7 +20,10 @@
  * autoscheduler is told the targeted machine by sunway_machine_params (GeneratorSupport.h):
  * parallelism = the CPEs of a core group, last_level_cache_size = the LDM bytes of a CPE;
  * machine_params=P,C,B overrides that. -e schedule then also writes FUNCTION.schedule.h,
- * the schedule the autoscheduler chose as C++ source.
+ * the schedule the autoscheduler chose as C++ source, with its predicted time at its head.
+ * With -e schedule alone the driver stops once the autoscheduler has chosen: it writes only
+ * FUNCTION.schedule.h and neither lowers the module nor generates code (the executor's cost
+ * estimates, jit_estimate_layer in jit/jit_layer.h).
  */
 #include "Halide.h"
 #include "target_sw/ArgumentShapes.h"
@@ -51,7 +54,8 @@ const char *usage =
     "                 [param=value ...]\n"
     "       auto_schedule=true schedules with the autoscheduler -s names (loaded with -p), told\n"
     "       the machine's CPEs and LDM bytes unless machine_params= is given; -e schedule writes\n"
-    "       the schedule it chose (FUNCTION.schedule.h); -e example writes FUNCTION.example.c\n"
+    "       the schedule it chose (FUNCTION.schedule.h; -e schedule alone: only that, the module\n"
+    "       is not lowered); -e example writes FUNCTION.example.c\n"
     "       (any other target= is handed to Halide's GenGen)\n"
     "       the generator's `machine` GeneratorParam, if it declares one, is set from target=;\n"
     "       a pipeline without a CPE kernel (host-only code) is built with a warning\n";
@@ -204,6 +208,12 @@ std::string schedule_header(const Options &o, const sw::Machine &machine,
     return h.str();
 }
 
+/** Thrown by the wrapped autoscheduler of a build for -e schedule alone: the schedule it
+ * chose, which ends the build before the lowering. */
+struct ScheduleChosen {
+    Halide::AutoSchedulerResults results;
+};
+
 int run_sunway(const Options &o) {
     const sw::Machine *machine = sw::machine_by_name(o.target);
     for (const std::string &p : o.plugins) {
@@ -260,6 +270,33 @@ int run_sunway(const Options &o) {
     Halide::GeneratorContext context(sw::halide_target_for_sunway(), auto_schedule, machine_params);
     auto gen = Halide::Internal::GeneratorRegistry::create(o.generator, context);
     sw::set_sunway_generator_params(*gen, params, *machine);
+    if (o.emit == std::set<std::string>{"schedule"}) {
+        // The schedule alone: Generator::build_module autoschedules the pipeline and then
+        // lowers it; the autoscheduler is wrapped for this build so that it ends the build
+        // (ScheduleChosen) as soon as it has chosen, before the lowering.
+        std::map<std::string, Halide::AutoSchedulerFn> &map = autoscheduler_map_fn()();
+        const Halide::AutoSchedulerFn chosen = map.at(o.autoscheduler);
+        map[o.autoscheduler] = [chosen](const Halide::Pipeline &p, const Halide::Target &t,
+                                        const Halide::MachineParams &mp,
+                                        Halide::AutoSchedulerResults *r) {
+            Halide::AutoSchedulerResults results = r ? *r : Halide::AutoSchedulerResults();
+            chosen(p, t, mp, &results);
+            throw ScheduleChosen{results};
+        };
+        try {
+            gen->build_module(o.function);
+        } catch (const ScheduleChosen &s) {
+            if (s.results.schedule_source.empty()) {
+                throw sw::UserError("the autoscheduler '" + o.autoscheduler +
+                                    "' returned no schedule source for " + o.function);
+            }
+            write_file(o.out_dir + "/" + o.function + ".schedule.h",
+                       schedule_header(o, *machine, s.results));
+            return 0;
+        }
+        throw sw::UserError("the autoscheduler '" + o.autoscheduler + "' was not called for " +
+                            o.function);
+    }
     Halide::Module module = gen->build_module(o.function);
 
     const Halide::Internal::LoweredFunc *fn = nullptr;

@@ -15,6 +15,8 @@
  *   no-pair    ms / img if the compiler paired no P0/P1 instructions (the other end of the
  *              compute band, docs/timing-model.md; ms/img assumes every pair it can)
  *   layers     distinct layers; build s: scheduling, generating and compiling them, cold
+ *              (with the costing of the prologue fusions, Lowering.h: a "[prologue]" line
+ *              says how many candidates were fused and how long the lowering and costing took)
  *   cm err     the autoscheduler's cost model against the emulator: the largest
  *              |predicted / modelled - 1| over the model's autoscheduled layers (SUMMARY line:
  *              the largest over all models, and its layer and plan)
@@ -31,7 +33,9 @@
  *   cmake --build build --target model_bench && build/apps/bench/model_bench
  *   options: --models-dir DIR (exported models, default build/apps/bench/torchvision_models),
  *            --only NAME (repeatable), --no-batch8, --no-vgg19, --report-dir DIR (each model's
- *            per-layer report as CSV, the columns of sw_net --report)
+ *            per-layer report as CSV, the columns of sw_net --report), --fuse-prologue
+ *            auto|rule|always|never (rule: the map-size rule instead of the autoscheduler's
+ *            predictions, for comparisons)
  * The models are exported on first use by scripts/export_torchvision.py (python3-torch and
  * python3-torchvision, scripts/install_deps.sh --tests).
  */
@@ -122,7 +126,7 @@ std::string exported(const std::string &dir, const Case &c) {
 }
 
 Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
-                  const std::string &report_dir, sw_graph::PrologueFusion fuse_prologue) {
+                  const std::string &report_dir, const std::string &fuse_prologue) {
     const std::string base = exported(dir, c);
     const sw_graph::Graph g = sw_graph::import_onnx(base + ".onnx");
     if (g.inputs.size() != 1 || g.outputs.size() != 1)
@@ -138,12 +142,34 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
     sw_graph::ExecOptions o;
     o.schedule = "auto";
     o.cache_dir = cache;
-    o.fuse_prologue = fuse_prologue;
+    // "rule": Auto with every cost unknown, so that the map-size rule decides (the lowering's
+    // fallback without a coster); the others as sw_net --fuse-prologue.
+    o.fuse_prologue =
+        sw_graph::parse_prologue_fusion(fuse_prologue == "rule" ? "auto" : fuse_prologue);
+    if (fuse_prologue == "rule") {
+        o.prologue_coster = [](const std::vector<sw_graph::LayerSpec> &layers) {
+            return std::vector<double>(layers.size(), 0.0);
+        };
+    }
     const auto t0 = std::chrono::steady_clock::now();
     sw_graph::Executor ex(g, o);
     Figures f;
     f.c = c;
     f.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::vector<sw_graph::PrologueChoice> &choices = ex.lowered().prologue_choices;
+    if (!choices.empty()) {
+        int fused = 0, costed = 0;
+        std::set<std::string> layers; // the distinct layers of the candidates' two forms
+        for (const sw_graph::PrologueChoice &p : choices) {
+            fused += p.fuse;
+            costed += p.costed;
+            for (const sw_graph::LayerSpec *l : {&p.fused, &p.unfused_affine, &p.unfused_conv})
+                layers.insert(l->key());
+        }
+        std::printf("  [prologue] %zu candidates (%zu distinct layers), %d fused (%d costed by "
+                    "the autoscheduler); lowering and costing %.1f s of the build\n",
+                    choices.size(), layers.size(), fused, costed, ex.lowering_seconds());
+    }
     for (const sw_graph::LayerBuildInfo &b : ex.builds()) {
         if (!b.note.empty())
             std::printf("  [build] %s\n", b.note.c_str());
@@ -255,9 +281,11 @@ int main(int argc, char **argv) {
     app.add_flag("--no-batch8", no_batch8, "skip the batch-8 runs of ResNet-50 and MobileNetV2");
     app.add_flag("--no-vgg19", no_vgg19, "skip VGG-19 (vgg19_conv_peak_fraction)");
     app.add_option("--fuse-prologue", fuse_prologue,
-                   "fuse a BatchNorm (+ ReLU) left unfolded into the Conv that reads it: auto, "
-                   "always or never (graph/Lowering.h; default auto)")
-        ->check(CLI::IsMember({"auto", "always", "never"}));
+                   "fuse a BatchNorm (+ ReLU) left unfolded into the Conv that reads it: auto "
+                   "(where the autoscheduler predicts it faster), rule (auto without the "
+                   "predictions: on maps of 56x56 and more), always or never (graph/Lowering.h; "
+                   "default auto)")
+        ->check(CLI::IsMember({"auto", "rule", "always", "never"}));
     CLI11_PARSE(app, argc, argv);
 
     const std::vector<std::string> names = {"resnet18",           "resnet50",  "mobilenet_v2",
@@ -292,8 +320,7 @@ int main(int argc, char **argv) {
         std::printf("%s batch %d ...\n", c.name.c_str(), c.batch);
         std::fflush(stdout);
         try {
-            figs.push_back(
-                run_model(dir, c, m, report_dir, sw_graph::parse_prologue_fusion(fuse_prologue)));
+            figs.push_back(run_model(dir, c, m, report_dir, fuse_prologue));
         } catch (const std::exception &e) {
             fail(c.name + " at batch " + std::to_string(c.batch) + ": " + e.what());
         }

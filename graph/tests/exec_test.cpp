@@ -12,7 +12,9 @@
 #include "graph/OnnxReader.h"
 #include "graph/Passes.h"
 #include "graph/tests/model_builder.h"
+#include "jit/jit_layer.h"
 #include "reference/naive_layers.h"
+#include "runtime/locate.h"
 #include "runtime/net/report.h"
 #include "target_sw/Roofline.h"
 
@@ -21,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -432,6 +435,232 @@ TEST(Executor, BatchNormReluConvFusedAsPrologue) {
         EXPECT_EQ(rec.unfused[0].read_bytes, 4 * (int64_t(N) * C * H * W + 2 * C));
         EXPECT_EQ(rec.unfused[1].read_bytes, 4 * (int64_t(N) * C * H * W + K * C * 9 + K));
         EXPECT_EQ(rec.read_bytes, 4 * (int64_t(N) * C * H * W + K * C * 9 + K + 2 * C));
+    }
+
+    // Auto: the autoscheduler's predictions decide each of the two candidates (the executor's
+    // own coster), and the result is the same either way.
+    sw_graph::Executor ex(graph, sw_graph::ExecOptions{});
+    const std::vector<sw_graph::PrologueChoice> &choices = ex.lowered().prologue_choices;
+    ASSERT_EQ(choices.size(), 2u);
+    const sw_graph::ExecResult r = ex.run({{"x", x}});
+    expect_close(r.outputs.at("y").f32, want, "y auto");
+    expect_close(r.outputs.at("y1").f32, want1, "y1 auto");
+    std::vector<std::string> kinds;
+    for (const sw_graph::StepResult &st : r.steps)
+        kinds.push_back(st.op_type);
+    for (const sw_graph::PrologueChoice &c : choices) {
+        EXPECT_TRUE(c.costed) << c.conv;
+        EXPECT_GT(c.fused_seconds, 0) << c.conv;
+        EXPECT_EQ(c.fuse, c.fused_seconds < c.affine_seconds + c.conv_seconds) << c.conv;
+        const bool relu = c.affine.find("bn_b") == std::string::npos;
+        const std::string fused_kind =
+            relu ? "ChannelScaleShift+Relu+Conv" : "ChannelScaleShift+Conv";
+        EXPECT_EQ(std::count(kinds.begin(), kinds.end(), fused_kind), c.fuse ? 1 : 0) << c.conv;
+        // The layers of the chosen form were built with the plans their estimates chose (not
+        // searched again), and carry the predictions that decided.
+        std::vector<std::pair<const sw_graph::LayerSpec *, double>> chosen;
+        if (c.fuse)
+            chosen = {{&c.fused, c.fused_seconds}};
+        else
+            chosen = {{&c.unfused_affine, c.affine_seconds}, {&c.unfused_conv, c.conv_seconds}};
+        for (const auto &[spec, seconds] : chosen) {
+            int found = 0;
+            for (size_t i = 0; i < ex.lowered().layers.size(); i++) {
+                if (ex.lowered().layers[i].key() != spec->key())
+                    continue;
+                found++;
+                const sw_graph::LayerBuildInfo &info = ex.builds()[i];
+                EXPECT_EQ(info.schedule, "auto");
+                EXPECT_NEAR(info.predicted_seconds, seconds, 1e-12) << spec->key();
+                std::ifstream h(ex.layer_directory(int(i)) + "/" + ex.layer_function(int(i)) +
+                                ".schedule.h");
+                const std::string text((std::istreambuf_iterator<char>(h)),
+                                       std::istreambuf_iterator<char>());
+                EXPECT_NE(text.find("(1 plans costed"), std::string::npos) << text.substr(0, 600);
+            }
+            EXPECT_EQ(found, 1) << spec->key();
+        }
+    }
+}
+
+// The executor's prologue costs: ExecOptions::prologue_coster decides, and the executor
+// keeps it (Executor::prologue_coster, for a second executor of the same graph).
+TEST(Executor, PrologueCosterOfTheOptionsDecides) {
+    const int N = 1, C = 4, H = 5, W = 6, K = 3;
+    ModelBuilder b;
+    b.input("x", {N, C, H, W});
+    const std::vector<float> g = b.init_random("g", {C}, 0.5f, 1.5f);
+    const std::vector<float> be = b.init_random("be", {C});
+    const std::vector<float> m = b.init_random("m", {C});
+    const std::vector<float> v = b.init_random("v", {C}, 0.5f, 1.5f);
+    const std::vector<float> w = b.init_random("w", {K, C, 3, 3});
+    const std::vector<float> bias = b.init_random("bias", {K});
+    b.node("BatchNormalization", {"x", "g", "be", "m", "v"}, {"bn"}, "bn");
+    b.node("Relu", {"bn"}, {"a"}, "relu");
+    auto &c = b.node("Conv", {"a", "w", "bias"}, {"y"}, "conv");
+    ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+    b.output("y");
+    sw_graph::Graph graph = b.infer();
+    sw_graph::run_passes(graph);
+    std::vector<float> x(size_t(N) * C * H * W);
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    for (float &e : x)
+        e = d(rng);
+    std::vector<float> scale(C), shift(C);
+    for (int ch = 0; ch < C; ch++) {
+        scale[size_t(ch)] = float(g[size_t(ch)] / std::sqrt(double(v[size_t(ch)]) + 1e-5));
+        shift[size_t(ch)] = float(be[size_t(ch)] - m[size_t(ch)] * double(scale[size_t(ch)]));
+    }
+    const std::vector<float> want =
+        reference::conv2d(reference::Conv2DParams::square(N, C, K, H, W, 3, 1, 1, false),
+                          reference::channel_affine({N, C, H, W}, x, scale, shift, true), w, bias);
+    for (bool prefer_fused : {true, false}) {
+        int calls = 0;
+        sw_graph::ExecOptions o;
+        o.schedule = "hand";
+        o.prologue_coster = [&](const std::vector<sw_graph::LayerSpec> &layers) {
+            calls++;
+            std::vector<double> r;
+            for (const sw_graph::LayerSpec &l : layers)
+                r.push_back(l.params.count("prologue") ? (prefer_fused ? 1e-4 : 1e-2) : 1e-3);
+            return r;
+        };
+        sw_graph::Executor ex(graph, o);
+        EXPECT_EQ(calls, 1);
+        const sw_graph::ExecResult r = ex.run({{"x", x}});
+        expect_close(r.outputs.at("y").f32, want, prefer_fused ? "fused" : "unfused");
+        ASSERT_EQ(r.steps.size(), prefer_fused ? 1u : 2u);
+        EXPECT_EQ(r.steps.back().op_type, prefer_fused ? "ChannelScaleShift+Relu+Conv" : "Conv");
+        // A second executor given this one's coster lowers the same steps.
+        sw_graph::ExecOptions o2;
+        o2.schedule = "baseline";
+        o2.prologue_coster = ex.prologue_coster();
+        sw_graph::Executor ex2(graph, o2);
+        EXPECT_EQ(calls, 2);
+        EXPECT_EQ(ex2.lowered().steps.size(), ex.lowered().steps.size());
+    }
+}
+
+// The autoscheduler's estimate of a layer (autoscheduler_coster, jit_estimate_layer: the
+// generator stops once the autoscheduler has chosen) is the prediction the layer's build gets
+// from the same autoscheduler; repeated layers are estimated once, and a second coster reads
+// the estimates kept in the cache directory.
+TEST(Executor, AutoschedulerCosterPredictsWhatTheBuildGets) {
+    ModelBuilder b;
+    b.input("x", {1, 24, 14, 14});
+    b.init_random("w", {16, 24, 1, 1});
+    b.node("Conv", {"x", "w"}, {"y"}, "conv");
+    b.output("y");
+    const sw_graph::Graph g = b.infer();
+    const std::string dir = ::testing::TempDir() + "/sw_exec_estimates";
+    std::filesystem::remove_all(dir);
+    sw_graph::ExecOptions o;
+    o.cache_dir = dir;
+    sw_graph::Executor ex(g, o);
+    ASSERT_EQ(ex.builds().size(), 1u);
+    ASSERT_EQ(ex.builds()[0].schedule, "auto");
+    const double built = ex.builds()[0].predicted_seconds;
+    ASSERT_GT(built, 0);
+    const sw_graph::LayerSpec &conv = ex.lowered().layers[0];
+    sw_graph::LayerSpec affine{
+        "channel_affine",
+        {{"batch", "1"}, {"channels", "24"}, {"height", "1"}, {"width", "196"}, {"relu", "true"}}};
+    sw_graph::LayerSpec bad{"conv2d", {{"in_channels", "0"}}}; // the generator refuses it
+    const sw_graph::LayerCoster coster = sw_graph::autoscheduler_coster(o);
+    const std::vector<double> s = coster({conv, affine, conv, bad});
+    ASSERT_EQ(s.size(), 4u);
+    EXPECT_DOUBLE_EQ(s[0], built);
+    EXPECT_GT(s[1], 0);
+    EXPECT_DOUBLE_EQ(s[2], built);
+    EXPECT_EQ(s[3], 0.0); // unknown
+    size_t kept = 0;
+    for (const auto &e : std::filesystem::directory_iterator(dir + "/estimates"))
+        kept += e.path().extension() == ".txt";
+    EXPECT_EQ(kept, 2u); // conv and affine; no failed estimate
+    // A new coster (no estimate in memory) reads them from disk: the conv's entry, changed
+    // here to 0.125 s, gives 0.125.
+    int changed = 0;
+    for (const auto &e : std::filesystem::directory_iterator(dir + "/estimates")) {
+        if (e.path().filename().string().rfind("conv2d-", 0) != 0)
+            continue;
+        std::ifstream in(e.path());
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        in.close();
+        const size_t at = text.find("\npredicted ");
+        ASSERT_NE(at, std::string::npos) << text;
+        text = text.substr(0, at) + "\npredicted 0.125" + text.substr(text.find('\n', at + 1));
+        std::ofstream(e.path()) << text;
+        changed++;
+    }
+    ASSERT_EQ(changed, 1);
+    const std::vector<double> again = sw_graph::autoscheduler_coster(o)({affine, conv});
+    EXPECT_DOUBLE_EQ(again[0], s[1]);
+    EXPECT_DOUBLE_EQ(again[1], 0.125);
+    std::filesystem::remove_all(dir);
+
+    // The generator with -e schedule alone writes the schedule and nothing else (the module
+    // is not lowered: no C sources, no header, no report).
+    {
+        const std::string out = ::testing::TempDir() + "/sw_exec_schedule_only";
+        std::filesystem::remove_all(out);
+        std::filesystem::create_directories(out);
+        std::vector<std::string> argv = {sw::find_tool(sw::kLayersGenerator),
+                                         "-g",
+                                         conv.generator,
+                                         "-f",
+                                         "only",
+                                         "-o",
+                                         out,
+                                         "-e",
+                                         "schedule",
+                                         "-p",
+                                         sw::find_tool(sw::kAutoschedulePlugin),
+                                         "-s",
+                                         "Sunway",
+                                         "auto_schedule=true",
+                                         "target=sw26010"};
+        for (const auto &kv : conv.params)
+            argv.push_back(kv.first + "=" + kv.second);
+        std::string log;
+        ASSERT_EQ(sw_jit::run_command(argv, &log), 0) << log;
+        std::vector<std::string> files;
+        for (const auto &f : std::filesystem::directory_iterator(out))
+            files.push_back(f.path().filename().string());
+        EXPECT_EQ(files, std::vector<std::string>{"only.schedule.h"});
+        const sw_jit::LayerSchedule only = sw_jit::read_schedule_header(out + "/only.schedule.h");
+        EXPECT_EQ(only.plan, ex.builds()[0].plan);
+        EXPECT_DOUBLE_EQ(only.predicted_seconds, built);
+        std::filesystem::remove_all(out);
+    }
+
+    // The plan of the estimate, given to a build ($SW_AUTOSCHEDULE_PLAN), is applied without
+    // the search: the same plan and prediction, one plan costed. A plan the layer does not
+    // have: the whole search, the same choice.
+    const std::string gen = sw::find_tool(sw::kLayersGenerator);
+    sw_jit::JitOptions jo;
+    jo.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s", "Sunway",
+                     "auto_schedule=true"};
+    const sw_jit::JitEstimate e = sw_jit::jit_estimate_layer(gen, conv.generator, conv.params, jo);
+    ASSERT_TRUE(e.ok) << e.log;
+    EXPECT_FALSE(e.from_cache);
+    EXPECT_EQ(e.schedule.plan, ex.builds()[0].plan);
+    EXPECT_DOUBLE_EQ(e.schedule.predicted_seconds, built);
+    jo.emit += ",schedule";
+    for (const std::string &plan : {e.schedule.plan, std::string("tile 1x2x3, no such plan")}) {
+        sw_jit::JitOptions hinted = jo;
+        hinted.env["SW_AUTOSCHEDULE_PLAN"] = plan;
+        const sw_jit::JitBuild h =
+            sw_jit::jit_build_layer(gen, conv.generator, conv.params, hinted);
+        ASSERT_TRUE(h.ok()) << h.log;
+        const sw_jit::LayerSchedule hs = sw_jit::read_layer_schedule(*h.layer);
+        EXPECT_EQ(hs.plan, e.schedule.plan) << plan;
+        EXPECT_DOUBLE_EQ(hs.predicted_seconds, built) << plan;
+        std::ifstream header(h.layer->dir() + "/" + h.layer->function_name() + ".schedule.h");
+        const std::string text((std::istreambuf_iterator<char>(header)),
+                               std::istreambuf_iterator<char>());
+        const bool searched = text.find("(1 plans costed") == std::string::npos;
+        EXPECT_EQ(searched, plan != e.schedule.plan) << text.substr(0, 600);
     }
 }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 using sw_graph::LoweredGraph;
@@ -277,6 +278,172 @@ TEST(Lowering, PrologueFusionOptions) {
     EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].params.count("prologue"), 0u);
     EXPECT_EQ(sw_graph::parse_prologue_fusion("never"), sw_graph::PrologueFusion::Never);
     EXPECT_THROW(sw_graph::parse_prologue_fusion("sometimes"), sw_graph::Error);
+}
+
+/** A coster for the tests: the seconds of a fused conv, of a channel_affine and of a conv
+ * without prologue; records every call. */
+struct FakeCoster {
+    double fused = 0, affine = 0, conv = 0;
+    std::vector<std::vector<sw_graph::LayerSpec>> calls;
+    sw_graph::LayerCoster coster() {
+        return [this](const std::vector<sw_graph::LayerSpec> &layers) {
+            calls.push_back(layers);
+            std::vector<double> r;
+            for (const sw_graph::LayerSpec &l : layers) {
+                r.push_back(l.generator == "channel_affine" ? affine
+                            : l.params.count("prologue")    ? fused
+                                                            : conv);
+            }
+            return r;
+        };
+    }
+};
+
+sw_graph::LowerOptions with(const sw_graph::LayerCoster &coster) {
+    sw_graph::LowerOptions o;
+    o.coster = coster;
+    return o;
+}
+
+// PrologueFusion::Auto with a coster: the coster sees the candidate's layers in both forms
+// (the conv with its prologue, the channel_affine and the conv without) once each, and its
+// answer decides against the map-size rule both ways: fused on a 6x6 map when the fused conv
+// costs less than the two layers, not fused on 56x56 when it costs more.
+TEST(Lowering, PrologueFusionDecidedByTheCoster) {
+    FakeCoster cheap_fused{1e-3, 0.6e-3, 0.6e-3};
+    LoweredGraph l = lower(bn_conv(true, 6), with(cheap_fused.coster()));
+    ASSERT_EQ(cheap_fused.calls.size(), 1u);
+    const std::vector<sw_graph::LayerSpec> &asked = cheap_fused.calls[0];
+    ASSERT_EQ(asked.size(), 3u);
+    int prologue = 0, affine = 0, plain = 0;
+    for (const sw_graph::LayerSpec &a : asked) {
+        if (a.generator == "channel_affine") {
+            affine++;
+            EXPECT_EQ(a.params.at("channels"), "5");
+            EXPECT_EQ(a.params.at("width"), "36");
+            EXPECT_EQ(a.params.at("relu"), "true");
+        } else {
+            EXPECT_EQ(a.generator, "conv2d");
+            EXPECT_EQ(a.params.at("in_channels"), "5");
+            EXPECT_EQ(a.params.at("height"), "6");
+            (a.params.count("prologue") ? prologue : plain)++;
+            if (a.params.count("prologue"))
+                EXPECT_EQ(a.params.at("prologue"), "scale_shift_relu");
+        }
+    }
+    EXPECT_EQ(prologue, 1);
+    EXPECT_EQ(affine, 1);
+    EXPECT_EQ(plain, 1);
+    ASSERT_EQ(l.steps.size(), 1u);
+    EXPECT_EQ(l.steps[0].op_type, "ChannelScaleShift+Relu+Conv");
+    ASSERT_EQ(l.prologue_choices.size(), 1u);
+    const sw_graph::PrologueChoice &c = l.prologue_choices[0];
+    EXPECT_TRUE(c.costed);
+    EXPECT_TRUE(c.fuse);
+    EXPECT_EQ(c.pixels, 36);
+    EXPECT_DOUBLE_EQ(c.fused_seconds, 1e-3);
+    EXPECT_DOUBLE_EQ(c.affine_seconds + c.conv_seconds, 1.2e-3);
+    // The layers the choice names are the ones each form lowers to.
+    EXPECT_EQ(l.layers[size_t(l.steps[0].layer)].key(), c.fused.key());
+    EXPECT_EQ(c.unfused_affine.generator, "channel_affine");
+    EXPECT_EQ(c.unfused_conv.params.count("prologue"), 0u);
+
+    FakeCoster dear_fused{1.3e-3, 0.6e-3, 0.6e-3};
+    l = lower(bn_conv(true, 56), with(dear_fused.coster()));
+    ASSERT_EQ(dear_fused.calls.size(), 1u);
+    ASSERT_EQ(l.steps.size(), 2u);
+    EXPECT_EQ(l.steps[0].op_type, "ChannelScaleShift+Relu");
+    EXPECT_EQ(l.steps[1].op_type, "Conv");
+    ASSERT_EQ(l.prologue_choices.size(), 1u);
+    EXPECT_TRUE(l.prologue_choices[0].costed);
+    EXPECT_FALSE(l.prologue_choices[0].fuse);
+    // The unfused steps are the layers the coster was asked about.
+    EXPECT_EQ(l.layers[size_t(l.steps[0].layer)].key(), l.prologue_choices[0].unfused_affine.key());
+    EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].key(), l.prologue_choices[0].unfused_conv.key());
+
+    // Always and Never do not ask.
+    FakeCoster unused{1e-3, 1e-3, 1e-3};
+    sw_graph::LowerOptions o = with(unused.coster());
+    o.fuse_prologue = sw_graph::PrologueFusion::Never;
+    EXPECT_EQ(lower(bn_conv(true, 6), o).steps.size(), 2u);
+    o.fuse_prologue = sw_graph::PrologueFusion::Always;
+    EXPECT_EQ(lower(bn_conv(true, 56), o).steps.size(), 1u);
+    EXPECT_TRUE(unused.calls.empty());
+}
+
+// Two candidates with the same layers: the coster is asked once, about each distinct layer
+// once, and both follow its answer. A graph without a candidate does not ask.
+TEST(Lowering, PrologueCosterAskedOnceAboutEachDistinctLayer) {
+    FakeCoster coster{1e-3, 0.1e-3, 0.2e-3}; // unfused cheaper
+    const LoweredGraph l =
+        lower(bn_conv(true, 6,
+                      [](ModelBuilder &b) {
+                          b.input("x2", {1, 5, 6, 6});
+                          b.node("BatchNormalization", {"x2", "gamma", "beta", "mean", "var"},
+                                 {"bn2"}, "bn2");
+                          b.node("Relu", {"bn2"}, {"a2"}, "relu2");
+                          auto &c = b.node("Conv", {"a2", "w", "bias"}, {"y2"}, "conv2");
+                          ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+                          b.output("y2");
+                      }),
+              with(coster.coster()));
+    ASSERT_EQ(coster.calls.size(), 1u);
+    EXPECT_EQ(coster.calls[0].size(), 3u);
+    ASSERT_EQ(l.prologue_choices.size(), 2u);
+    for (const sw_graph::PrologueChoice &c : l.prologue_choices) {
+        EXPECT_TRUE(c.costed);
+        EXPECT_FALSE(c.fuse);
+    }
+    EXPECT_EQ(l.steps.size(), 4u);
+    EXPECT_EQ(l.layers.size(), 2u); // the two branches share their two layers
+
+    FakeCoster never_asked{1e-3, 1e-3, 1e-3};
+    ModelBuilder b;
+    b.input("x", {1, 3, 6, 6});
+    b.init_random("w", {4, 3, 3, 3});
+    b.node("Conv", {"x", "w"}, {"y"}, "conv");
+    b.output("y");
+    EXPECT_TRUE(lower(b, with(never_asked.coster())).prologue_choices.empty());
+    EXPECT_TRUE(never_asked.calls.empty());
+}
+
+// Where the coster knows no cost of a candidate's layers (0, negative, not finite), or there
+// is no coster, the map-size rule decides (kPrologueMinPixels); a coster that answers for
+// the wrong number of layers is an error.
+TEST(Lowering, PrologueFusionFallsBackToTheMapSizeRule) {
+    for (double unknown : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+        FakeCoster c{unknown, 1e-3, 1e-3};
+        LoweredGraph l = lower(bn_conv(true, 56), with(c.coster()));
+        ASSERT_EQ(l.prologue_choices.size(), 1u);
+        EXPECT_FALSE(l.prologue_choices[0].costed) << unknown;
+        EXPECT_TRUE(l.prologue_choices[0].fuse) << unknown;
+        EXPECT_EQ(l.prologue_choices[0].fused_seconds, 0.0) << unknown;
+        EXPECT_EQ(l.steps.size(), 1u) << unknown;
+        c.calls.clear();
+        l = lower(bn_conv(true, 6), with(c.coster()));
+        EXPECT_FALSE(l.prologue_choices.at(0).fuse) << unknown;
+        EXPECT_EQ(l.steps.size(), 2u) << unknown;
+    }
+    // No coster: the rule, and the choices say so.
+    for (int hw : {6, 55, 56, 60}) {
+        const LoweredGraph l = lower(bn_conv(true, hw));
+        ASSERT_EQ(l.prologue_choices.size(), 1u);
+        const bool big = hw * hw >= sw_graph::kPrologueMinPixels;
+        EXPECT_FALSE(l.prologue_choices[0].costed);
+        EXPECT_EQ(l.prologue_choices[0].fuse, big) << hw;
+        EXPECT_EQ(l.steps.size(), big ? 1u : 2u) << hw;
+    }
+    sw_graph::LowerOptions wrong;
+    wrong.coster = [](const std::vector<sw_graph::LayerSpec> &) {
+        return std::vector<double>{1e-3};
+    };
+    try {
+        lower(bn_conv(true, 6), wrong);
+        ADD_FAILURE() << "no error";
+    } catch (const sw_graph::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("1 costs for 3 layers"), std::string::npos)
+            << e.what();
+    }
 }
 
 // Not fused when another node reads the affine's (or its Relu's) output, or when it is a

@@ -232,8 +232,10 @@ TEST_P(TorchvisionModel, MatchesPyTorch) {
 }
 
 // DenseNet-121 with every BatchNorm (+ ReLU) that a Conv alone reads fused into it as its
-// prologue (PrologueFusion::Always; Auto fuses none at this size, its maps are at most 8x8):
-// 61 fused steps (58 dense layers' conv1 and 3 transitions), and still PyTorch's result.
+// prologue (PrologueFusion::Always): 61 fused steps (58 dense layers' conv1 and 3
+// transitions), and still PyTorch's result. (Auto, in MatchesPyTorch, decides by the
+// autoscheduler's predictions; the map-size rule alone would fuse none at this size, its maps
+// are at most 8x8.)
 TEST(TorchvisionModel, DenseNetWithEveryPrologueFusedMatchesPyTorch) {
     const ModelCase c{"densenet121", 32, 1};
     const std::string dir = std::string(SW_MODELS_DIR) + "/s32b1";
