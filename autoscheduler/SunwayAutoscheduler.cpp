@@ -246,11 +246,20 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                             Plan mesh = d;
                             mesh.share = Plan::Share::Mesh;
                             mesh.mesh_dim = mesh_column_dim(info, d.tile, m.cpe_mesh_cols);
+                            // (One kind alone only where the plan has stagings of both:
+                            // elsewhere it is the same plan.)
+                            size_t both = 0;
                             for (const auto &[rows, columns] :
                                  {std::pair{true, true}, {true, false}, {false, true}}) {
                                 mesh.mesh_rows = rows, mesh.mesh_columns = columns;
-                                if (mesh.mesh_dim >= 0 && !shared_inputs(info, mesh).empty())
+                                const size_t n =
+                                    mesh.mesh_dim >= 0 ? shared_inputs(info, mesh).size() : 0;
+                                if (rows && columns)
+                                    both = n;
+                                if (n > 0 && (n < both || (rows && columns)))
                                     plans.push_back(mesh);
+                                if (both == 0)
+                                    break;
                             }
                         }
                     }
