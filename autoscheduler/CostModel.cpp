@@ -328,7 +328,7 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
  * its bounds test and the heads of its fill loops; a box whose rows are whole source rows
  * narrower than the LDM rows comes compactly and is moved once, row by row, in vectors of four
  * and then one by one (InjectDma.cpp, compact_then_spread), unless \p rows_in_place (a window
- * shared by broadcast DMA window: its rows come one request each, InjectDma.h). */
+ * shared by broadcast DMA: its rows come one request each, InjectDma.h). */
 double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan,
                            const Bindings &bindings, const sw::Machine &m, Issue issue,
                            bool rows_in_place) {
