@@ -15,7 +15,8 @@ non-trivial values (so folding a BN into its conv is really exercised), then the
 linear layer scaled so the logits of this input have a standard deviation of about 2
 (so the softmax is neither flat nor one-hot and the probability check means something).
 GoogLeNet is built with aux_logits=False, transform_input=False (no auxiliary heads, no
-input re-normalisation). Needs Debian's python3-torch and python3-torchvision; run with
+input re-normalisation). MobileNetV3's Hardswish exports at opset 13 as a HardSigmoid
+(alpha 1/6, beta 0.5) and a Mul; its squeeze-excitation gate as a HardSigmoid. Needs Debian's python3-torch and python3-torchvision; run with
 /usr/bin/python3.
 
 Usage: export_torchvision.py --model NAME|all [--size H] [--batch N] [--out DIR] [--seed S]
@@ -35,6 +36,8 @@ MODELS = [
     "densenet121",
     "shufflenet_v2_x1_0",
     "vgg16_bn",
+    "mobilenet_v3_small",
+    "mobilenet_v3_large",
 ]
 TORCH_MISSING = 2
 

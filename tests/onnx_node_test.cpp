@@ -81,7 +81,8 @@ const std::set<std::string> kOps = {"Conv",          "MaxPool",
                                     "Sum",           "GlobalAveragePool",
                                     "GlobalMaxPool", "ReduceMean",
                                     "Concat",        "BatchNormalization",
-                                    "MatMul"};
+                                    "MatMul",        "HardSigmoid",
+                                    "HardSwish"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");

@@ -265,7 +265,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ModelCase{"resnet18", 64, 2}, ModelCase{"resnet50", 32, 1},
                       ModelCase{"mobilenet_v2", 32, 1}, ModelCase{"squeezenet1_1", 64, 1},
                       ModelCase{"googlenet", 32, 1}, ModelCase{"densenet121", 32, 1},
-                      ModelCase{"shufflenet_v2_x1_0", 32, 2}, ModelCase{"vgg16_bn", 224, 1}),
+                      ModelCase{"shufflenet_v2_x1_0", 32, 2}, ModelCase{"vgg16_bn", 224, 1},
+                      ModelCase{"mobilenet_v3_small", 64, 1},
+                      ModelCase{"mobilenet_v3_large", 32, 1}),
     case_name);
 
 // ------------------------------------------------------------- full-size figures
@@ -301,7 +303,7 @@ TEST_P(FullSize, Figures) {
 INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
                          ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
                                            "googlenet", "densenet121", "shufflenet_v2_x1_0",
-                                           "vgg16_bn"),
+                                           "vgg16_bn", "mobilenet_v3_small", "mobilenet_v3_large"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string(i.param);
                          });
