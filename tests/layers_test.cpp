@@ -579,4 +579,32 @@ INSTANTIATE_TEST_SUITE_P(AllLayers, Layers, testing::ValuesIn(runs()),
                              return i.param.layer.name + "_" + i.param.schedule;
                          });
 
+// Bad parameters of the hard activations: an error naming what is wrong, no layer.
+TEST(Layers, HardActivationsRefuseBadParameters) {
+    auto error_of = [](const std::string &gen, const Params &p) {
+        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, gen, p);
+        EXPECT_FALSE(b.ok()) << gen;
+        return b.log;
+    };
+    Params conv =
+        sw_test::conv2d_params(reference::Conv2DParams::square(1, 3, 4, 8, 8, 3, 1, 1, false));
+    conv["activation"] = "swish";
+    EXPECT_NE(error_of("conv2d", conv)
+                  .find("conv2d: activation must be none, hard_sigmoid or "
+                        "hard_swish, not 'swish'"),
+              std::string::npos);
+    conv["activation"] = "hard_swish";
+    conv["relu"] = "true";
+    EXPECT_NE(error_of("conv2d", conv).find("conv2d: activation=hard_swish needs relu=false"),
+              std::string::npos);
+    conv["relu"] = "false";
+    // A non-finite alpha or beta: Halide's parser refuses it ("Unable to parse: inf").
+    conv["alpha"] = "inf";
+    EXPECT_NE(error_of("conv2d", conv).find("inf"), std::string::npos);
+    const Params act = {{"op", "hard_sigmoid"}, {"size", "64"}, {"beta", "nan"}};
+    EXPECT_NE(error_of("activation", act).find("nan"), std::string::npos);
+    const Params unknown = {{"op", "hardswish"}, {"size", "64"}};
+    EXPECT_NE(error_of("activation", unknown).find("not 'hardswish'"), std::string::npos);
+}
+
 } // namespace
