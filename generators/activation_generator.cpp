@@ -6,6 +6,11 @@
  *                  min > max gives max, as ONNX's Clip)
  *   op=leaky_relu  v < 0 ? alpha * v : v
  *   op=sigmoid     1 / (1 + exp(-v))
+ *   op=hard_sigmoid  max(0, min(1, alpha * v + beta))   (ONNX HardSigmoid; give alpha,
+ *                  ONNX's default is 0.2; beta defaults to 0.5)
+ *   op=hard_swish  v * max(0, min(1, alpha * v + beta))   (ONNX HardSwish: alpha=1/6,
+ *                  beta=0.5; also a HardSigmoid followed by a Mul of its input)
+ * A NaN in gives NaN out (min and max keep NaN, as PyTorch's).
  */
 #include "generators/LayerGenerator.h"
 #include "schedules/elementwise_schedule.h"
@@ -23,6 +28,7 @@ public:
     GeneratorParam<float> min_value{"min", -std::numeric_limits<float>::infinity()};
     GeneratorParam<float> max_value{"max", std::numeric_limits<float>::infinity()};
     GeneratorParam<float> alpha{"alpha", 0.01f};
+    GeneratorParam<float> beta{"beta", 0.5f};
 
     Input<Buffer<float>> input{"input", 1};
     Output<Buffer<float>> output{"output", 1};
@@ -43,8 +49,15 @@ public:
             v = select(v < 0.f, float(alpha) * v, v);
         } else if (kind == "sigmoid") {
             v = 1.f / (1.f + exp(-v));
+        } else if (kind == "hard_sigmoid" || kind == "hard_swish") {
+            sw::check_param(std::isfinite(float(alpha)) && std::isfinite(float(beta)),
+                            "activation: " + kind + ": alpha and beta must be finite");
+            // min before max, as ONNX's max(0, min(1, .)): a NaN stays NaN either way.
+            Expr h = max(min(float(alpha) * v + float(beta), 1.f), 0.f);
+            v = kind == "hard_swish" ? v * h : h;
         } else {
-            throw sw::UserError("activation: op must be relu, clip, leaky_relu or sigmoid, not '" +
+            throw sw::UserError("activation: op must be relu, clip, leaky_relu, sigmoid, "
+                                "hard_sigmoid or hard_swish, not '" +
                                 kind + "'");
         }
         result(i) = v;

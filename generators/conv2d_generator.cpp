@@ -3,7 +3,9 @@
  * PyTorch's OIHW layout (Halide dims kx, ky, ci of the group, co), bias per output channel,
  * groups, asymmetric kernels, strides, dilations and padding, an optional fused residual add
  * (residual=true: a fourth input of the output's shape added to the sums, as a ResNet block's
- * shortcut) and an optional fused ReLU (or ReLU6-style clamp, relu_max) after it. Every shape is a
+ * shortcut) and an optional fused ReLU (or ReLU6-style clamp, relu_max), or with relu=false a
+ * hard sigmoid or hard swish (activation=hard_sigmoid|hard_swish: h = max(0, min(1, alpha * v +
+ * beta)), then h or v * h; MobileNetV3's), after it. Every shape is a
  * generator parameter, so each layer is compiled for its own shape and every LDM buffer has a
  * constant bound.
  *
@@ -16,6 +18,8 @@
  */
 #include "generators/LayerGenerator.h"
 #include "schedules/conv2d_schedule.h"
+
+#include <cmath>
 
 namespace {
 
@@ -45,6 +49,10 @@ public:
     GeneratorParam<bool> relu{"relu", true};
     /** With relu: the activation's upper bound too (ReLU6: 6, a fused Clip(0, max)); 0: none. */
     GeneratorParam<float> relu_max{"relu_max", 0.f};
+    /** Without relu: none, hard_sigmoid or hard_swish after the conv (and its residual). */
+    GeneratorParam<std::string> activation{"activation", "none"};
+    GeneratorParam<float> alpha{"alpha", 1.f / 6.f}; ///< of the hard sigmoid (and swish)
+    GeneratorParam<float> beta{"beta", 0.5f};
     /** The input's prologue: none, scale_shift (x * pre_scale[c] + pre_shift[c]) or
      * scale_shift_relu (then max(., 0)), before the zero padding. */
     GeneratorParam<std::string> prologue{"prologue", "none"};
@@ -166,6 +174,18 @@ public:
             conv(x, y, c, n) = clamp(conv(x, y, c, n), 0.f, float(relu_max));
         else if (relu)
             conv(x, y, c, n) = max(conv(x, y, c, n), 0.f);
+        const std::string act = activation;
+        sw::check_param(act == "none" || act == "hard_sigmoid" || act == "hard_swish",
+                        "conv2d: activation must be none, hard_sigmoid or hard_swish, not '" + act +
+                            "'");
+        sw::check_param(act == "none" || !relu, "conv2d: activation=" + act + " needs relu=false");
+        sw::check_param(std::isfinite(float(alpha)) && std::isfinite(float(beta)),
+                        "conv2d: alpha and beta must be finite");
+        if (act != "none") {
+            Expr v = conv(x, y, c, n);
+            Expr h = max(min(float(alpha) * v + float(beta), 1.f), 0.f);
+            conv(x, y, c, n) = act == "hard_swish" ? v * h : h;
+        }
         output(x, y, c, n) = conv(x, y, c, n);
 
         sw::set_dense_shape(input, {s.width, s.height, s.in_channels, s.batch},

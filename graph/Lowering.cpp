@@ -161,6 +161,37 @@ struct Lowerer {
         return c;
     }
 
+    /** alpha and beta of a HardSigmoid (ONNX's defaults 0.2, 0.5), of ONNX's HardSwish (1/6,
+     * 0.5) or of the sw_graph.HardSwish that fuse_hard_swish makes (its HardSigmoid's). */
+    struct HardParams {
+        float alpha, beta;
+    };
+    static HardParams hard_params(const Node &n) {
+        if (n.op_type == "HardSwish" && n.domain.empty())
+            return {1.f / 6.f, 0.5f};
+        const float a = n.attr_float("alpha", 0.2f), b = n.attr_float("beta", 0.5f);
+        if (!std::isfinite(a) || !std::isfinite(b))
+            throw NodeError(std::string("attribute '") + (std::isfinite(a) ? "beta" : "alpha") +
+                            "' of " + n.op_type + " is not finite");
+        return {a, b};
+    }
+
+    /** The node's only consumer, if it is a HardSigmoid or a HardSwish (ONNX's, or
+     * fuse_hard_swish's) of its output and the output is no graph output; else -1. */
+    int fusable_hard(int i) {
+        const Node &n = g.nodes[i];
+        if (g.is_graph_output(n.output(0)))
+            return -1;
+        const std::vector<int> c = g.consumers(n.output(0));
+        if (c.size() != 1)
+            return -1;
+        const Node &h = g.nodes[c[0]];
+        const bool onnx =
+            h.domain.empty() && (h.op_type == "HardSigmoid" || h.op_type == "HardSwish");
+        const bool fused_swish = h.domain == kInternalDomain && h.op_type == "HardSwish";
+        return (onnx || fused_swish) && h.input(0) == n.output(0) ? c[0] : -1;
+    }
+
     /** The Add that a conv's output feeds, if it can be fused into the conv as a residual
      * input: the conv's output is no graph output and only that Add reads it, the Add has
      * two float inputs of the output's shape (no broadcasting) and the other one is not the
@@ -317,10 +348,18 @@ struct Lowerer {
         float clip_max = 0;
         const int relu = fusable_relu(tail);
         const int clip = relu < 0 ? fusable_clip(tail, &clip_max) : -1;
-        const int r = relu >= 0 ? relu : clip;
-        p["relu"] = r >= 0 ? "true" : "false";
+        const int hard = relu < 0 && clip < 0 ? fusable_hard(tail) : -1;
+        const int r = relu >= 0 ? relu : clip >= 0 ? clip : hard;
+        p["relu"] = relu >= 0 || clip >= 0 ? "true" : "false";
         if (clip >= 0)
             p["relu_max"] = format_float(clip_max);
+        if (hard >= 0) {
+            const Node &h = g.nodes[size_t(hard)];
+            const HardParams hp = hard_params(h);
+            p["activation"] = h.op_type == "HardSigmoid" ? "hard_sigmoid" : "hard_swish";
+            p["alpha"] = format_float(hp.alpha);
+            p["beta"] = format_float(hp.beta);
+        }
         if (add >= 0)
             p["residual"] = "true";
         std::string bias = n.input(2);
@@ -339,7 +378,8 @@ struct Lowerer {
                     (prologue_relu ? "Relu+" : "") + "Conv" + (add >= 0 ? "+Add" : "") +
                     (relu >= 0   ? "+Relu"
                      : clip >= 0 ? "+Clip"
-                                 : "");
+                     : hard >= 0 ? "+" + g.nodes[size_t(hard)].op_type
+                                 : std::string());
         if (r >= 0)
             fused.insert(r);
         s.inputs = {{x_name, {geo.w, geo.h, geo.c, geo.n}},
@@ -612,6 +652,11 @@ struct Lowerer {
         } else if (n.op_type == "LeakyRelu") {
             p["op"] = "leaky_relu";
             p["alpha"] = format_float(n.attr_float("alpha", 0.01f));
+        } else if (n.op_type == "HardSigmoid" || n.op_type == "HardSwish") {
+            const HardParams h = hard_params(n);
+            p["op"] = n.op_type == "HardSigmoid" ? "hard_sigmoid" : "hard_swish";
+            p["alpha"] = format_float(h.alpha);
+            p["beta"] = format_float(h.beta);
         } else { // Clip
             p["op"] = "clip";
             if (g.opset < 11) {
@@ -993,6 +1038,8 @@ struct Lowerer {
             return channel_affine(i);
         if (n.domain == kInternalDomain && op == "ChannelShuffle")
             return channel_shuffle(n);
+        if (n.domain == kInternalDomain && op == "HardSwish")
+            return activation(n);
         if (!n.domain.empty() && n.domain != "ai.onnx") {
             throw NodeError("operator of domain '" + n.domain + "' has no layer");
         }
@@ -1007,7 +1054,8 @@ struct Lowerer {
             return pool(n);
         if (op == "Gemm")
             return gemm(i);
-        if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid")
+        if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid" ||
+            op == "HardSigmoid" || op == "HardSwish")
             return activation(n);
         if (op == "Add" || op == "Mul")
             return binary(n);

@@ -30,7 +30,10 @@
  *   MatMul -> dense (any A by a constant matrix B: the rows of A as the batch, B
  *           transposed; an Add of a constant vector of N that is the MatMul's only consumer
  *           is fused as the bias, and a Relu after it: "MatMul+Add+Relu")
- *   Relu / Clip / LeakyRelu / Sigmoid -> activation; Add / Mul / Sum of two -> eltwise
+ *   Relu / Clip / LeakyRelu / Sigmoid / HardSigmoid / HardSwish (and fuse_hard_swish's
+ *   sw_graph.HardSwish) -> activation (a HardSigmoid or HardSwish that is a Conv's only
+ *   consumer is fused into the conv: activation=hard_sigmoid|hard_swish, "Conv+HardSwish");
+ *   Add / Mul / Sum of two -> eltwise
  *   (numpy broadcasting)
  *   MaxPool / AveragePool -> pool; GlobalAveragePool / GlobalMaxPool / ReduceMean (trailing
  *   axes) -> global_pool; Concat -> concat; ChannelScaleShift -> channel_affine (a Relu

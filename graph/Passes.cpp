@@ -281,6 +281,41 @@ int fuse_concat_into_shuffle(Graph &g) {
     return changed;
 }
 
+int fuse_hard_swish(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        if (!is_op(g.nodes[i], "HardSigmoid"))
+            continue;
+        const Node &h = g.nodes[i];
+        const int m = only_consumer(g, h.output(0));
+        if (m < 0 || !is_op(g.nodes[size_t(m)], "Mul"))
+            continue;
+        const Node &mul = g.nodes[size_t(m)];
+        const std::string x = h.input(0);
+        if (mul.inputs.size() != 2 || !((mul.input(0) == x && mul.input(1) == h.output(0)) ||
+                                        (mul.input(1) == x && mul.input(0) == h.output(0))))
+            continue;
+        const Tensor *xt = g.find(x), *y = g.find(mul.output(0));
+        if (!xt || !y || !xt->has_shape || !y->has_shape || xt->shape != y->shape ||
+            xt->dtype != DType::Float32)
+            continue;
+        Node n;
+        n.name = mul.name;
+        n.op_type = "HardSwish";
+        n.domain = kInternalDomain;
+        n.index = mul.index;
+        n.inputs = {x};
+        n.outputs = {y->name};
+        n.attributes["alpha"] = Attribute::make_float(h.attr_float("alpha", 0.2f));
+        n.attributes["beta"] = Attribute::make_float(h.attr_float("beta", 0.5f));
+        g.nodes[size_t(m)] = n; // the HardSigmoid is now dead
+        changed++;
+    }
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
+}
+
 int eliminate_dead_nodes(Graph &g) {
     std::set<std::string> live(g.outputs.begin(), g.outputs.end());
     std::vector<bool> keep(g.nodes.size(), false);
@@ -324,6 +359,7 @@ std::vector<std::string> run_passes(Graph &g) {
     log.push_back("fuse_channel_shuffle: " + std::to_string(fuse_channel_shuffle(g)) + " nodes");
     log.push_back("fuse_concat_into_shuffle: " + std::to_string(fuse_concat_into_shuffle(g)) +
                   " nodes");
+    log.push_back("fuse_hard_swish: " + std::to_string(fuse_hard_swish(g)) + " nodes");
     log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
     return log;
 }

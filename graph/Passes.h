@@ -40,13 +40,19 @@ int fuse_channel_shuffle(Graph &g);
  * channel i of input j, so the concatenated tensor is never written. */
 int fuse_concat_into_shuffle(Graph &g);
 
+/** HardSigmoid(x) (alpha, beta) whose output only a Mul by x reads (either order), and is
+ * no graph output -> HardSwish (domain sw_graph, attributes alpha and beta): x * max(0, min(1,
+ * alpha * x + beta)). torch.onnx below opset 14 exports PyTorch's Hardswish this way
+ * (alpha = 1/6, beta = 0.5: MobileNetV3). */
+int fuse_hard_swish(Graph &g);
+
 /** Removes the nodes none of whose outputs reach a graph output, and the tensors no node
  * nor the graph's interface uses any more. Graph inputs stay even if unused. */
 int eliminate_dead_nodes(Graph &g);
 
 /** The passes in order: remove_identities, fold_batch_norm, fuse_channel_shuffle,
- * fuse_concat_into_shuffle, eliminate_dead_nodes. Returns one line per pass ("fold_batch_norm: 3
- * nodes") for logs. */
+ * fuse_concat_into_shuffle, fuse_hard_swish, eliminate_dead_nodes. Returns one line per pass
+ * ("fold_batch_norm: 3 nodes") for logs. */
 std::vector<std::string> run_passes(Graph &g);
 
 } // namespace sw_graph

@@ -165,6 +165,18 @@ void infer_leaky_relu(Ctx &c) {
     infer_unary_float(c);
 }
 
+/** HardSigmoid (and the fused sw_graph.HardSwish): alpha and beta finite floats. */
+void infer_hard_sigmoid(Ctx &c) {
+    for (const char *a : {"alpha", "beta"}) {
+        const float v = c.node.attr_float(a, 0.5f);
+        if (!std::isfinite(v)) {
+            throw NodeError(std::string("attribute '") + a + "' of " + c.node.op_type + " is " +
+                            std::to_string(v) + " (a finite value is supported)");
+        }
+    }
+    infer_unary_float(c);
+}
+
 void infer_clip(Ctx &c) {
     float lo = c.node.attr_float("min", -std::numeric_limits<float>::infinity());
     float hi = c.node.attr_float("max", std::numeric_limits<float>::infinity());
@@ -1008,6 +1020,8 @@ const std::map<std::string, OpRule> &rules() {
         {"Gemm", {infer_gemm, {"alpha", "beta", "broadcast", "transA", "transB"}}},
         {"GlobalAveragePool", {infer_global_pool, {}}},
         {"GlobalMaxPool", {infer_global_pool, {}}},
+        {"HardSigmoid", {infer_hard_sigmoid, {"alpha", "beta"}}},
+        {"HardSwish", {infer_unary_float, {}}},
         {"Identity", {infer_identity, {}}},
         {"LeakyRelu", {infer_leaky_relu, {"alpha"}}},
         {"LRN", {infer_lrn, {"alpha", "beta", "bias", "size"}}},
@@ -1034,6 +1048,7 @@ const std::map<std::string, OpRule> &rules() {
         // Operators the passes create (domain sw_graph):
         {"sw_graph.ChannelScaleShift", {infer_channel_scale_shift, {}}},
         {"sw_graph.ChannelShuffle", {infer_channel_shuffle, {"groups"}}},
+        {"sw_graph.HardSwish", {infer_hard_sigmoid, {"alpha", "beta"}}},
     };
     return table;
 }

@@ -4,6 +4,7 @@
  * infer_shapes gives every tensor of a sorted Graph a static shape and element type, node by
  * node, with one rule per operator (a table keyed by op type, each rule listing the
  * attributes it understands): Conv, BatchNormalization, Relu, Clip, LeakyRelu, Sigmoid,
+ * HardSigmoid, HardSwish,
  * Add / Mul (numpy broadcasting), Concat, MaxPool / AveragePool (ceil_mode, pads, auto_pad),
  * GlobalAveragePool, GlobalMaxPool, ReduceMean, Gemm, MatMul, Flatten, Reshape (0 and -1),
  * Transpose, Split, Slice (steps, negative indices), Pad, Softmax, LRN, Sum (of two inputs),

@@ -321,6 +321,21 @@ inline std::vector<float> sigmoid(std::vector<float> v) {
     return v;
 }
 
+/** ONNX HardSigmoid: max(0, min(1, alpha * v + beta)), in double. */
+inline std::vector<float> hard_sigmoid(std::vector<float> v, float alpha, float beta) {
+    for (float &x : v)
+        x = float(std::max(0.0, std::min(1.0, double(alpha) * x + double(beta))));
+    return v;
+}
+
+/** ONNX HardSwish (alpha = 1/6, beta = 0.5): v * hard_sigmoid(v), in double. */
+inline std::vector<float> hard_swish(std::vector<float> v, float alpha = 1.f / 6.f,
+                                     float beta = 0.5f) {
+    for (float &x : v)
+        x = float(double(x) * std::max(0.0, std::min(1.0, double(alpha) * x + double(beta))));
+    return v;
+}
+
 } // namespace reference
 
 #endif

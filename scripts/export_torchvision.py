@@ -4,7 +4,7 @@ downloads), a seeded random input and PyTorch's output, as references for the im
 (graph/) and its model tests (graph/tests/models_test.cpp).
 
 For each model NAME it writes into --out:
-  NAME.onnx         the model in eval mode (opset 13, static shapes)
+  NAME.onnx         the model in eval mode (opset 13 unless --opset, static shapes)
   NAME.input.npy    the input, float32 (batch, 3, size, size), uniform in [-1, 1)
   NAME.logits.npy   PyTorch's output for that input, float32 (batch, 1000)
   NAME.probs.npy    softmax of the logits over the classes, float32 (batch, 1000)
@@ -15,10 +15,12 @@ non-trivial values (so folding a BN into its conv is really exercised), then the
 linear layer scaled so the logits of this input have a standard deviation of about 2
 (so the softmax is neither flat nor one-hot and the probability check means something).
 GoogLeNet is built with aux_logits=False, transform_input=False (no auxiliary heads, no
-input re-normalisation). Needs Debian's python3-torch and python3-torchvision; run with
+input re-normalisation). MobileNetV3's Hardswish exports at opset 13 as a HardSigmoid
+(alpha 1/6, beta 0.5) and a Mul; its squeeze-excitation gate as a HardSigmoid. Needs Debian's python3-torch and python3-torchvision; run with
 /usr/bin/python3.
 
 Usage: export_torchvision.py --model NAME|all [--size H] [--batch N] [--out DIR] [--seed S]
+                             [--opset V]
 Exit status 1 with "error: ..." for an unknown model or a bad option value; 2 (and a
 message) if torch or torchvision cannot be imported, so tests can skip.
 """
@@ -35,6 +37,8 @@ MODELS = [
     "densenet121",
     "shufflenet_v2_x1_0",
     "vgg16_bn",
+    "mobilenet_v3_small",
+    "mobilenet_v3_large",
 ]
 TORCH_MISSING = 2
 
@@ -65,7 +69,7 @@ def last_linear(model, torch):
     return last
 
 
-def export(name, size, batch, out, seed, torch, torchvision, np):
+def export(name, size, batch, out, seed, torch, torchvision, np, opset=13):
     torch.manual_seed(seed)
     model = build(name, torchvision)
     gen = torch.Generator().manual_seed(seed + 1)
@@ -86,7 +90,7 @@ def export(name, size, batch, out, seed, torch, torchvision, np):
         logits = model(x)
         probs = torch.softmax(logits, dim=1)
     path = os.path.join(out, name)
-    torch.onnx.export(model, x, path + ".onnx", opset_version=13, input_names=["input"],
+    torch.onnx.export(model, x, path + ".onnx", opset_version=opset, input_names=["input"],
                       output_names=["logits"], do_constant_folding=True)
     np.save(path + ".input.npy", x.numpy().astype(np.float32))
     np.save(path + ".logits.npy", logits.numpy().astype(np.float32))
@@ -111,6 +115,8 @@ def main():
     ap.add_argument("--batch", type=int, default=1, help="batch (default 1)")
     ap.add_argument("--out", default=".", help="output folder (created; default .)")
     ap.add_argument("--seed", type=int, default=0, help="seed of weights and input (default 0)")
+    ap.add_argument("--opset", type=int, default=13,
+                    help="ONNX opset (default 13; from 14 on Hardswish is one HardSwish node)")
     a = ap.parse_args()
     names = MODELS if a.model == "all" else [a.model]
     if any(n not in MODELS for n in names):
@@ -122,6 +128,9 @@ def main():
         return 1
     if a.batch < 1 or a.batch > 64:
         print("error: --batch %d: must be in [1, 64]" % a.batch, file=sys.stderr)
+        return 1
+    if a.opset < 11 or a.opset > 17:
+        print("error: --opset %d: must be in [11, 17]" % a.opset, file=sys.stderr)
         return 1
     try:
         import numpy as np
@@ -135,7 +144,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     for n in names:
         try:
-            export(n, a.size, a.batch, a.out, a.seed, torch, torchvision, np)
+            export(n, a.size, a.batch, a.out, a.seed, torch, torchvision, np, a.opset)
         except Exception as e:  # an export failure (e.g. an unsupported size) names the model
             print("error: %s at size %d: %s" % (n, a.size, e), file=sys.stderr)
             return 1

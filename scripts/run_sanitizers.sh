@@ -88,6 +88,11 @@ generate lrn "$gen" -g lrn -f lrn -o "$out" target=sw26010 batch=1 channels=16 h
 generate softmax "$gen" -g softmax -f softmax -o "$out" target=sw26010 batch=2 classes=1000
 generate relu "$gen" -g relu -f relu -o "$out" target=sw26010 schedule=baseline size=10007
 generate sigmoid "$gen" -g activation -f sigmoid -o "$out" target=sw26010 op=sigmoid size=1001
+generate hard_swish "$gen" -g activation -f hard_swish -o "$out" target=sw26010 op=hard_swish \
+    alpha=0.16666667 beta=0.5 size=1001
+generate conv_hard_swish_auto "$gen" -g conv2d -f conv_hard_swish_auto -o "$out" -p "$plugin" -s Sunway \
+    auto_schedule=true target=sw26010 in_channels=24 out_channels=24 height=14 width=14 kernel=3 pad=1 \
+    groups=24 relu=false activation=hard_swish alpha=0.16666667 beta=0.5
 generate eltwise "$gen" -g eltwise -f eltwise -o "$out" target=sw26010 op=add activation=relu batch=2 \
     channels=5 height=7 width=9 b_height=1 b_width=1
 generate channel_affine "$gen" -g channel_affine -f channel_affine -o "$out" target=sw26010 batch=2 \

@@ -5,11 +5,13 @@
  * against the naive references, on odd shapes with batch > 1.
  */
 #include "HalideBuffer.h"
+#include "cpu_activation_hard_swish.h"
 #include "cpu_activation_sigmoid.h"
 #include "cpu_channel_affine.h"
 #include "cpu_channel_shuffle.h"
 #include "cpu_concat.h"
 #include "cpu_conv_dilated.h"
+#include "cpu_conv_hard_swish.h"
 #include "cpu_conv_prologue.h"
 #include "cpu_eltwise_bcast.h"
 #include "cpu_global_max_pool.h"
@@ -70,6 +72,24 @@ TEST(CpuOpSchedules, Sigmoid) {
     Buf bi(in.data(), 1001), bo(o.data(), 1001);
     ASSERT_EQ(cpu_activation_sigmoid(bi, bo), 0);
     expect_close(reference::sigmoid(in), o);
+}
+
+TEST(CpuOpSchedules, HardSwish) {
+    std::vector<float> in = random_values(1001, 7, 8.f), o(1001);
+    Buf bi(in.data(), 1001), bo(o.data(), 1001);
+    ASSERT_EQ(cpu_activation_hard_swish(bi, bo), 0);
+    expect_close(reference::hard_swish(in, 0.16666667f, 0.5f), o);
+}
+
+TEST(CpuOpSchedules, DepthwiseConvHardSwish) {
+    reference::Conv2DParams p{2, 6, 6, 11, 9, 3, 3, 1, 1, 1, 1, 1, 1, 6, false};
+    std::vector<float> in = random_values(size_t(2) * 6 * 11 * 9, 1);
+    std::vector<float> wt = random_values(6 * 9, 2), b = random_values(6, 3);
+    std::vector<float> o(size_t(2) * 6 * 11 * 9);
+    Buf bi(in.data(), 9, 11, 6, 2), bw(wt.data(), 3, 3, 1, 6), bb(b.data(), 6);
+    Buf bo(o.data(), 9, 11, 6, 2);
+    ASSERT_EQ(cpu_conv_hard_swish(bi, bw, bb, bo), 0);
+    expect_close(reference::hard_swish(reference::conv2d(p, in, wt, b), 0.16666667f, 0.5f), o);
 }
 
 TEST(CpuOpSchedules, GlobalMaxPool) {

@@ -61,11 +61,18 @@ std::string str(int v) {
 
 /** A conv2d layer; with \p residual, the fused residual add (a fourth input of the output's
  * shape, added before the ReLU). */
+/** \p act: "" (p.relu says), or hard_sigmoid / hard_swish (alpha 1/6, beta 0.5) fused after
+ * the conv (and its residual), p.relu false. */
 LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p,
-                    bool residual = false) {
+                    bool residual = false, const std::string &act = "") {
     Params params = sw_test::conv2d_params(p);
     if (residual)
         params["residual"] = "true";
+    if (!act.empty()) {
+        params["activation"] = act;
+        params["alpha"] = "0.16666667";
+        params["beta"] = "0.5";
+    }
     if (p.dilation_x != 1 || p.dilation_y != 1) {
         params["dilation"] = std::to_string(p.dilation_x);
         params["dilation_y"] = std::to_string(p.dilation_y);
@@ -83,7 +90,7 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p,
     const double flops = 2.0 * p.batch * p.out_c * (p.in_c / p.groups) *
                          taps(p.out_w(), p.kernel_x, p.stride_x, p.dilation_x, p.pad_left, p.w) *
                          taps(p.out_h(), p.kernel_y, p.stride_y, p.dilation_y, p.pad_top, p.h);
-    return {name, "conv2d", params, flops, [p, residual](const auto &call) {
+    return {name, "conv2d", params, flops, [p, residual, act](const auto &call) {
                 std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, 1);
                 std::vector<float> wt = random_values(
                     size_t(p.out_c) * (p.in_c / p.groups) * p.kernel_x * p.kernel_y, 2);
@@ -104,7 +111,12 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p,
                 }
                 args.push_back(bo.raw_buffer());
                 ASSERT_EQ(call(args), 0);
-                expect_close(reference::conv2d(p, in, wt, b, residual ? &res : nullptr), out);
+                std::vector<float> ref = reference::conv2d(p, in, wt, b, residual ? &res : nullptr);
+                if (act == "hard_sigmoid")
+                    ref = reference::hard_sigmoid(ref, 0.16666667f, 0.5f);
+                else if (act == "hard_swish")
+                    ref = reference::hard_swish(ref, 0.16666667f, 0.5f);
+                expect_close(ref, out);
             }};
 }
 
@@ -377,6 +389,15 @@ std::vector<LayerCase> all_cases() {
         // Stride 2: the copy into the two planes runs on floatv4 (simd_vshff), rows of 23
         // (not whole groups of 8), batch 2, odd channels.
         conv_case("conv_stride2_phases", {2, 5, 7, 19, 21, 3, 3, 2, 2, 1, 1, 1, 1, 1, true}),
+        // MobileNetV3's epilogues: a depthwise conv + hard swish (odd sizes, batch 2), a
+        // pointwise one + residual + hard swish, and the SE block's 1x1 conv + hard sigmoid
+        // on a 1x1 map.
+        conv_case("conv_depthwise_hard_swish", {2, 6, 6, 11, 9, 3, 3, 1, 1, 1, 1, 1, 1, 6, false},
+                  false, "hard_swish"),
+        conv_case("conv_residual_hard_swish", {1, 9, 12, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, false},
+                  true, "hard_swish"),
+        conv_case("conv_se_hard_sigmoid", {2, 16, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, false},
+                  false, "hard_sigmoid"),
         dense_case("dense_batch3", 3, 37, 19, true),
         dense_case("dense_alpha_beta", 2, 100, 70, false, 0.5, 2.0),
         dense_case("dense_wide", 1, 3000, 130, true),
@@ -444,6 +465,16 @@ std::vector<LayerCase> all_cases() {
                         [](const std::vector<float> &v) { return reference::leaky_relu(v, 0.1f); }),
         activation_case("sigmoid", 4099, {{"op", "sigmoid"}},
                         [](const std::vector<float> &v) { return reference::sigmoid(v); }),
+        // Inputs in [-8, 8): both clamps and the linear part are hit.
+        activation_case(
+            "hard_sigmoid", 1003, {{"op", "hard_sigmoid"}, {"alpha", "0.2"}, {"beta", "0.5"}},
+            [](const std::vector<float> &v) { return reference::hard_sigmoid(v, 0.2f, 0.5f); }),
+        activation_case(
+            "hard_sigmoid_other", 517, {{"op", "hard_sigmoid"}, {"alpha", "0.5"}, {"beta", "0.6"}},
+            [](const std::vector<float> &v) { return reference::hard_sigmoid(v, 0.5f, 0.6f); }),
+        activation_case("hard_swish", 4099,
+                        {{"op", "hard_swish"}, {"alpha", "0.16666667"}, {"beta", "0.5"}},
+                        [](const std::vector<float> &v) { return reference::hard_swish(v); }),
     };
 }
 
@@ -547,5 +578,33 @@ INSTANTIATE_TEST_SUITE_P(AllLayers, Layers, testing::ValuesIn(runs()),
                          [](const testing::TestParamInfo<LayerRun> &i) {
                              return i.param.layer.name + "_" + i.param.schedule;
                          });
+
+// Bad parameters of the hard activations: an error naming what is wrong, no layer.
+TEST(Layers, HardActivationsRefuseBadParameters) {
+    auto error_of = [](const std::string &gen, const Params &p) {
+        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, gen, p);
+        EXPECT_FALSE(b.ok()) << gen;
+        return b.log;
+    };
+    Params conv =
+        sw_test::conv2d_params(reference::Conv2DParams::square(1, 3, 4, 8, 8, 3, 1, 1, false));
+    conv["activation"] = "swish";
+    EXPECT_NE(error_of("conv2d", conv)
+                  .find("conv2d: activation must be none, hard_sigmoid or "
+                        "hard_swish, not 'swish'"),
+              std::string::npos);
+    conv["activation"] = "hard_swish";
+    conv["relu"] = "true";
+    EXPECT_NE(error_of("conv2d", conv).find("conv2d: activation=hard_swish needs relu=false"),
+              std::string::npos);
+    conv["relu"] = "false";
+    // A non-finite alpha or beta: Halide's parser refuses it ("Unable to parse: inf").
+    conv["alpha"] = "inf";
+    EXPECT_NE(error_of("conv2d", conv).find("inf"), std::string::npos);
+    const Params act = {{"op", "hard_sigmoid"}, {"size", "64"}, {"beta", "nan"}};
+    EXPECT_NE(error_of("activation", act).find("nan"), std::string::npos);
+    const Params unknown = {{"op", "hardswish"}, {"size", "64"}};
+    EXPECT_NE(error_of("activation", unknown).find("not 'hardswish'"), std::string::npos);
+}
 
 } // namespace

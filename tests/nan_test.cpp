@@ -9,6 +9,7 @@
 #include "HalideBuffer.h"
 #include "nan_clip6.h"
 #include "nan_dense_relu.h"
+#include "nan_hard_swish.h"
 #include "nan_maxpool.h"
 #include "nan_maxpool_baseline.h"
 #include "nan_relu.h"
@@ -61,6 +62,27 @@ TEST(NaN, ReluPropagatesIt) {
 
 TEST(NaN, Relu6PropagatesIt) {
     check_activation(nan_clip6, 0.f, 6.f);
+}
+
+// ONNX's (and PyTorch's) x * max(0, min(1, x / 6 + 0.5)): NaN in, NaN out; -inf * 0 is NaN too,
+// +inf stays +inf.
+TEST(NaN, HardSwishPropagatesIt) {
+    std::vector<float> in = activation_input();
+    Buf bin(in.data(), 37), bout(37);
+    ASSERT_EQ(nan_hard_swish(bin.raw_buffer(), bout.raw_buffer()), 0);
+    for (int i = 0; i < 37; i++) {
+        const double x = in[i], want = x * std::max(0.0, std::min(1.0, x * (1.0 / 6) + 0.5));
+        if (std::isnan(want)) {
+            EXPECT_TRUE(std::isnan(bout(i)))
+                << "element " << i << ": " << bout(i) << " instead of NaN";
+        } else if (std::isinf(want)) {
+            EXPECT_EQ(bout(i), want) << "element " << i;
+        } else {
+            EXPECT_NEAR(bout(i), want, 1e-6 * (1 + std::fabs(want))) << "element " << i;
+        }
+    }
+    EXPECT_TRUE(std::isnan(bout(9))); // -inf
+    EXPECT_EQ(bout(10), kInf);        // +inf
 }
 
 TEST(NaN, MaxPoolWindowWithANaNGivesNaN) {

@@ -1,10 +1,9 @@
 /** \file
  * The ONNX conformance node tests (Debian's libonnx-testdata, data/node/) of the operators
  * our layers implement — Conv (dilations too), MaxPool, AveragePool, Gemm, Relu, Softmax,
- * LRN, Clip, LeakyRelu, Sigmoid, Add, Mul, Sum (of two inputs), GlobalAveragePool,
- * GlobalMaxPool, ReduceMean (trailing axes), Concat, BatchNormalization, MatMul (by a
- * constant B, as dense) — run on the
- * emulated SW26010 core group.
+ * LRN, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Sum (of two inputs),
+ * GlobalAveragePool, GlobalMaxPool, ReduceMean (trailing axes), Concat, BatchNormalization, MatMul
+ * (by a constant B, as dense) — run on the emulated SW26010 core group.
  *
  * Every test folder holds model.onnx (one node) and test_data_set_N/{input,output}_K.pb
  * (TensorProto). For each folder whose single node has one of those op types (the
@@ -17,8 +16,8 @@
  * BatchNormalization becomes ChannelScaleShift: channel_affine with the folded scale and
  * shift) and lower_graph (Gemm with transB=0 and constant B: B transposed; a scalar or
  * row C: our bias vector; a missing bias: zeros; 1-D windows as 2-D with height 1; Relu,
- * Clip, LeakyRelu, Sigmoid: activation on the flattened tensor; Add, Mul, Sum of two:
- * eltwise with NCHW broadcasting; ReduceMean over trailing axes and the global pools:
+ * Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish: activation on the flattened tensor; Add, Mul,
+ * Sum of two: eltwise with NCHW broadcasting; ReduceMean over trailing axes and the global pools:
  * global_pool; Concat along any axis: concat with the dims before the axis as the batch).
  * It builds that layer for this shape at run time (JitLayer: generator, cc, dlopen), runs it
  * on every data set and compares with the expected outputs:
@@ -81,7 +80,8 @@ const std::set<std::string> kOps = {"Conv",          "MaxPool",
                                     "Sum",           "GlobalAveragePool",
                                     "GlobalMaxPool", "ReduceMean",
                                     "Concat",        "BatchNormalization",
-                                    "MatMul"};
+                                    "MatMul",        "HardSigmoid",
+                                    "HardSwish"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");

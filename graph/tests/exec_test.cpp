@@ -91,7 +91,10 @@ INSTANTIATE_TEST_SUITE_P(Onnx, NodeTest,
                          ::testing::Values("test_conv_with_strides_padding", "test_maxpool_2d_pads",
                                            "test_relu", "test_add_bcast", "test_globalaveragepool",
                                            "test_gemm_transposeB", "test_concat_3d_axis_1",
-                                           "test_softmax_example", "test_averagepool_2d_pads"),
+                                           "test_softmax_example", "test_averagepool_2d_pads",
+                                           "test_hardsigmoid", "test_hardswish",
+                                           // HardSigmoid + Mul, fused by fuse_hard_swish
+                                           "test_hardswish_expanded"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string(i.param);
                          });

@@ -186,6 +186,52 @@ TEST(Lowering, ConvClipFusedAsRelu6) {
     EXPECT_EQ(l.layers[size_t(l.steps[2].layer)].generator, "activation");
 }
 
+// MobileNetV3: a conv followed by HardSwish as torch.onnx exports it at opset 13
+// (HardSigmoid(c), Mul(c, .)) is one step, conv2d with activation=hard_swish; the SE block's
+// conv + HardSigmoid is one step with activation=hard_sigmoid; ONNX's HardSwish node (opset 14)
+// after a conv that has another reader stays an activation layer of its own.
+TEST(Lowering, ConvHardSwishAndHardSigmoidFused) {
+    ModelBuilder b(14);
+    b.input("x", {1, 3, 6, 6});
+    b.init_random("w", {4, 3, 3, 3});
+    b.init_random("w2", {4, 4, 1, 1});
+    b.init_random("w3", {4, 4, 1, 1});
+    b.node("Conv", {"x", "w"}, {"c1"}, "conv1");
+    auto &h = b.node("HardSigmoid", {"c1"}, {"h1"}, "hsig1");
+    ModelBuilder::attr_f(h, "alpha", 1.f / 6.f);
+    b.node("Mul", {"c1", "h1"}, {"s1"}, "hswish1");
+    b.node("Conv", {"s1", "w2"}, {"c2"}, "conv2");
+    auto &h2 = b.node("HardSigmoid", {"c2"}, {"g"}, "gate");
+    ModelBuilder::attr_f(h2, "alpha", 0.25f);
+    ModelBuilder::attr_f(h2, "beta", 0.375f);
+    b.node("Conv", {"g", "w3"}, {"c3"}, "conv3");
+    b.node("HardSwish", {"c3"}, {"y1"}, "hswish3");
+    b.node("Add", {"c3", "y1"}, {"y"}, "add");
+    b.output("y");
+    const LoweredGraph l = lower(b);
+    ASSERT_EQ(l.steps.size(), 5u);
+    EXPECT_EQ(l.steps[0].op_type, "Conv+HardSwish");
+    EXPECT_EQ(l.steps[0].output.tensor, "s1");
+    const auto &p = l.layers[size_t(l.steps[0].layer)].params;
+    EXPECT_EQ(l.layers[size_t(l.steps[0].layer)].generator, "conv2d");
+    EXPECT_EQ(p.at("relu"), "false");
+    EXPECT_EQ(p.at("activation"), "hard_swish");
+    EXPECT_EQ(std::stof(p.at("alpha")), 1.f / 6.f);
+    EXPECT_EQ(p.at("beta"), "0.5");
+    EXPECT_EQ(l.steps[1].op_type, "Conv+HardSigmoid");
+    EXPECT_EQ(l.steps[1].output.tensor, "g");
+    const auto &p2 = l.layers[size_t(l.steps[1].layer)].params;
+    EXPECT_EQ(p2.at("activation"), "hard_sigmoid");
+    EXPECT_EQ(p2.at("alpha"), "0.25");
+    EXPECT_EQ(p2.at("beta"), "0.375");
+    EXPECT_EQ(l.steps[2].op_type, "Conv");
+    const auto &p3 = l.layers[size_t(l.steps[3].layer)];
+    EXPECT_EQ(p3.generator, "activation");
+    EXPECT_EQ(p3.params.at("op"), "hard_swish");
+    EXPECT_EQ(std::stof(p3.params.at("alpha")), 1.f / 6.f);
+    EXPECT_EQ(p3.params.at("size"), "64"); // 1 x 4 x 4 x 4: the 3x3 conv shrinks 6x6 to 4x4
+}
+
 // A BatchNormalization that is not folded into a conv (DenseNet's pre-activation) becomes
 // channel_affine, and the Relu after it is fused.
 TEST(Lowering, ChannelScaleShiftReluFused) {

@@ -50,6 +50,7 @@ struct ModelCase {
     const char *name;
     int size;
     int batch;
+    int opset = 13; ///< the export script's --opset
 };
 
 std::ostream &operator<<(std::ostream &os, const ModelCase &c) {
@@ -78,7 +79,8 @@ const std::string kScript = std::string("'") + SW_EXPORT_SCRIPT + "'";
 /** Runs the export script for one model into `dir`. */
 int export_model(const ModelCase &c, const std::string &dir, std::string *log) {
     return run_python(kScript + " --model " + c.name + " --size " + std::to_string(c.size) +
-                          " --batch " + std::to_string(c.batch) + " --out '" + dir + "'",
+                          " --batch " + std::to_string(c.batch) + " --opset " +
+                          std::to_string(c.opset) + " --out '" + dir + "'",
                       std::string(SW_MODELS_DIR) + "/" + c.name + "_" + std::to_string(c.size) +
                           ".export.log",
                       log);
@@ -213,6 +215,8 @@ TEST(ExportScript, ExitStatuses) {
     EXPECT_EQ(run_python(kScript + " --model resnet18 --size abc", lp, &log), 1);
     EXPECT_NE(log.find("error: argument --size"), std::string::npos) << log;
     EXPECT_EQ(run_python(kScript + " --model resnet18 --batch 0", lp, &log), 1);
+    EXPECT_EQ(run_python(kScript + " --model resnet18 --opset 9", lp, &log), 1);
+    EXPECT_NE(log.find("error: --opset 9: must be in [11, 17]"), std::string::npos) << log;
     EXPECT_EQ(
         run_python("-S " + kScript + " --model resnet18 --out '" + SW_MODELS_DIR + "/no_torch'", lp,
                    &log),
@@ -252,6 +256,32 @@ TEST(TorchvisionModel, DenseNetWithEveryPrologueFusedMatchesPyTorch) {
     EXPECT_EQ(fused, 61);
 }
 
+// MobileNetV3-Small exported at opset 14, where torch.onnx writes each Hardswish as one ONNX
+// HardSwish node (at 13: HardSigmoid and Mul, fused back by fuse_hard_swish): every HardSwish
+// after a conv is fused into it, and still PyTorch's result. Batch 1: the layers are those of
+// the opset-13 case (one layer cache).
+TEST(TorchvisionModel, MobileNetV3SmallWithHardSwishNodesMatchesPyTorch) {
+    const ModelCase c{"mobilenet_v3_small", 64, 1, 14};
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s64b1o14";
+    RunFigures fig;
+    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return;
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/mobilenet_v3_small.onnx");
+    int nodes = 0, fused = 0, alone = 0;
+    for (const sw_graph::Node &n : g.nodes) {
+        nodes += n.op_type == "HardSwish" && n.domain.empty();
+        EXPECT_FALSE(n.op_type == "HardSwish" && !n.domain.empty()) << "fused from a Mul";
+    }
+    for (const sw_graph::Step &s : sw_graph::lower_graph(g).steps) {
+        fused += s.op_type == "Conv+HardSwish";
+        alone += s.op_type == "HardSwish";
+    }
+    EXPECT_EQ(nodes, 19); // 18 after convs, 1 after the classifier's first Linear
+    EXPECT_EQ(fused, 18);
+    EXPECT_EQ(alone, 1);
+}
+
 std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
     return std::string(i.param.name) + "_" + std::to_string(i.param.size) + "_b" +
            std::to_string(i.param.batch);
@@ -265,7 +295,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ModelCase{"resnet18", 64, 2}, ModelCase{"resnet50", 32, 1},
                       ModelCase{"mobilenet_v2", 32, 1}, ModelCase{"squeezenet1_1", 64, 1},
                       ModelCase{"googlenet", 32, 1}, ModelCase{"densenet121", 32, 1},
-                      ModelCase{"shufflenet_v2_x1_0", 32, 2}, ModelCase{"vgg16_bn", 224, 1}),
+                      ModelCase{"shufflenet_v2_x1_0", 32, 2}, ModelCase{"vgg16_bn", 224, 1},
+                      ModelCase{"mobilenet_v3_small", 64, 1},
+                      ModelCase{"mobilenet_v3_large", 32, 1}),
     case_name);
 
 // ------------------------------------------------------------- full-size figures
@@ -301,7 +333,7 @@ TEST_P(FullSize, Figures) {
 INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
                          ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
                                            "googlenet", "densenet121", "shufflenet_v2_x1_0",
-                                           "vgg16_bn"),
+                                           "vgg16_bn", "mobilenet_v3_small", "mobilenet_v3_large"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string(i.param);
                          });

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace sw_graph;
 using sw_graph_test::ModelBuilder;
 using Dims = std::vector<int64_t>;
@@ -370,6 +372,82 @@ TEST(GraphShapes, ConcatFusedIntoTheShuffleWhenEachInputIsOneGroup) {
     EXPECT_EQ(fuse_channel_shuffle(g2), 1);
     EXPECT_EQ(fuse_concat_into_shuffle(g2), 0);
     EXPECT_EQ(g2.nodes.size(), 2u);
+}
+
+// torch.onnx's HardSwish below opset 14: HardSigmoid(x) then Mul(x, .), fused into one
+// HardSwish with the HardSigmoid's alpha and beta; a Mul by something else is not.
+TEST(GraphShapes, HardSigmoidMulFusedIntoHardSwish) {
+    ModelBuilder m;
+    m.input("x", {2, 3, 4, 5});
+    auto &h = m.node("HardSigmoid", {"x"}, {"h"}, "hsig");
+    ModelBuilder::attr_f(h, "alpha", 1.f / 6.f);
+    m.node("Mul", {"h", "x"}, {"y"}, "mul");
+    auto &h2 = m.node("HardSigmoid", {"y"}, {"h2"}, "hsig2"); // defaults 0.2, 0.5
+    m.node("Mul", {"h2", "x"}, {"z"}, "mul2");                // not y * hardsigmoid(y)
+    m.output("z");
+    Graph g = m.infer();
+    EXPECT_EQ(shape_of(g, "h2"), (Dims{2, 3, 4, 5}));
+    EXPECT_EQ(fuse_hard_swish(g), 1);
+    ASSERT_EQ(g.nodes.size(), 3u); // hsig is dead
+    const Node &hs = g.nodes[0];
+    EXPECT_EQ(hs.op_type, "HardSwish");
+    EXPECT_EQ(hs.domain, kInternalDomain);
+    EXPECT_EQ(hs.name, "mul");
+    EXPECT_EQ(hs.inputs, (std::vector<std::string>{"x"}));
+    EXPECT_EQ(hs.output(0), "y");
+    EXPECT_FLOAT_EQ(hs.attr_float("alpha", 0), 1.f / 6.f);
+    EXPECT_FLOAT_EQ(hs.attr_float("beta", 0), 0.5f);
+    EXPECT_EQ(g.nodes[1].op_type, "HardSigmoid");
+    EXPECT_EQ(g.nodes[2].op_type, "Mul");
+    infer_shapes(g); // the fused node has a rule too
+    EXPECT_EQ(shape_of(g, "y"), (Dims{2, 3, 4, 5}));
+    // Its output read by another node too: not fused.
+    ModelBuilder m2;
+    m2.input("x", {1, 3, 4, 4});
+    m2.node("HardSigmoid", {"x"}, {"h"}, "hsig");
+    m2.node("Mul", {"x", "h"}, {"y"}, "mul");
+    m2.node("Add", {"y", "h"}, {"z"}, "add");
+    m2.output("z");
+    Graph g2 = m2.infer();
+    EXPECT_EQ(fuse_hard_swish(g2), 0);
+}
+
+// HardSigmoid's alpha and beta must be finite; other attributes are refused by name.
+TEST(GraphShapes, HardSigmoidBadAttributesNameNodeAndAttribute) {
+    ModelBuilder m;
+    m.input("x", {1, 3, 4, 4});
+    auto &h = m.node("HardSigmoid", {"x"}, {"y"}, "hs");
+    ModelBuilder::attr_f(h, "beta", NAN);
+    m.output("y");
+    EXPECT_EQ(error_of(m).rfind("error: test.onnx: node 'hs' (HardSigmoid): attribute 'beta' of "
+                                "HardSigmoid is nan (a finite value is supported)",
+                                0),
+              0u)
+        << error_of(m);
+    ModelBuilder m2;
+    m2.input("x", {1, 3, 4, 4});
+    auto &h2 = m2.node("HardSigmoid", {"x"}, {"y"}, "hs");
+    ModelBuilder::attr_f(h2, "alpha", INFINITY);
+    m2.output("y");
+    EXPECT_NE(error_of(m2).find("node 'hs' (HardSigmoid): attribute 'alpha' of HardSigmoid is inf"),
+              std::string::npos)
+        << error_of(m2);
+    ModelBuilder m3;
+    m3.input("x", {1, 3, 4, 4});
+    auto &h3 = m3.node("HardSwish", {"x"}, {"y"}, "hsw");
+    ModelBuilder::attr_f(h3, "alpha", 0.2f);
+    m3.output("y");
+    EXPECT_NE(error_of(m3).find("node 'hsw' (HardSwish): attribute 'alpha' of HardSwish is not "
+                                "supported"),
+              std::string::npos)
+        << error_of(m3);
+    ModelBuilder m4;
+    m4.input("x", {1, 3, 4, 4});
+    auto &h4 = m4.node("HardSigmoid", {"x"}, {"y"}, "hs");
+    ModelBuilder::attr_i(h4, "alpha", 1); // an int, not a float
+    m4.output("y");
+    EXPECT_NE(error_of(m4).find("node 'hs' (HardSigmoid)"), std::string::npos) << error_of(m4);
+    EXPECT_NE(error_of(m4).find("alpha"), std::string::npos) << error_of(m4);
 }
 
 TEST(GraphShapes, UnsupportedOperatorNamesNodeAndOp) {
