@@ -68,18 +68,14 @@ void print_concat_summary(const sw_graph::ConcatInPlaceStats &st, bool enabled) 
 
 /** How --fuse-prologue auto decided (graph/Lowering.h: PrologueChoice). */
 void print_prologue_summary(const sw_graph::Executor &ex) {
-    const std::vector<sw_graph::PrologueChoice> &choices = ex.lowered().prologue_choices;
-    if (choices.empty())
+    const sw_graph::PrologueCounts n =
+        sw_graph::count_prologue_choices(ex.lowered().prologue_choices);
+    if (n.candidates == 0)
         return;
-    int fused = 0, costed = 0;
-    for (const sw_graph::PrologueChoice &c : choices) {
-        fused += c.fuse;
-        costed += c.costed;
-    }
-    std::printf("prologue fusion: %d of %zu BatchNorm (+ ReLU) -> Conv fused into the conv (%d "
+    std::printf("prologue fusion: %d of %d BatchNorm (+ ReLU) -> Conv fused into the conv (%d "
                 "decided by the autoscheduler's predictions, %d by the map-size rule); lowering "
                 "and costing %.1f s\n",
-                fused, choices.size(), costed, int(choices.size()) - costed, ex.lowering_seconds());
+                n.fused, n.candidates, n.costed, n.candidates - n.costed, ex.lowering_seconds());
 }
 
 std::string dims_of(const std::vector<int64_t> &shape) {

@@ -335,25 +335,37 @@ private:
             mesh_tiles(outer);
             return;
         }
-        block_ = outer[0];
         const size_t fused_dims = dims >= 2 ? dims - 1 : 1;
-        for (size_t d = 1; d < fused_dims; d++) {
-            const std::string fused = "sw_tile";
-            out_.fuse(Var(block_), Var(outer[d]), Var(fused));
-            writer_.line(out_ident_ + ".fuse(" + writer_.var(block_) + ", " +
-                         writer_.var(outer[d]) + ", " + writer_.var(fused) + ");");
-            block_ = fused;
-        }
-        if (dims >= 2) {
-            out_.gpu_blocks(Var(block_), Var(outer[dims - 1]), DeviceAPI::Host);
-            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) + ", " +
-                         writer_.var(outer[dims - 1]) + ", ::Halide::DeviceAPI::Host);");
-        } else {
-            out_.gpu_blocks(Var(block_), DeviceAPI::Host);
-            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(block_) +
-                         ", ::Halide::DeviceAPI::Host);");
-        }
+        block_ = fuse_loops({outer.begin(), outer.begin() + long(fused_dims)}, "sw_tile");
+        block_loops(block_, dims >= 2 ? outer[dims - 1] : "");
         tile_ = ident(block_);
+    }
+
+    /** The loops \p loops (innermost first) of the output fused into one, named \p fused
+     * (the first loop's name if there is only one); returns its name. */
+    std::string fuse_loops(const std::vector<std::string> &loops, const std::string &fused) {
+        std::string into = loops[0];
+        for (size_t k = 1; k < loops.size(); k++) {
+            out_.fuse(Var(into), Var(loops[k]), Var(fused));
+            writer_.line(out_ident_ + ".fuse(" + writer_.var(into) + ", " + writer_.var(loops[k]) +
+                         ", " + writer_.var(fused) + ");");
+            into = fused;
+        }
+        return into;
+    }
+
+    /** The output's loop \p inner (and \p outer, unless empty) as the block loops over the
+     * CPEs. */
+    void block_loops(const std::string &inner, const std::string &outer) {
+        if (outer.empty()) {
+            out_.gpu_blocks(Var(inner), DeviceAPI::Host);
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(inner) +
+                         ", ::Halide::DeviceAPI::Host);");
+            return;
+        }
+        out_.gpu_blocks(Var(inner), Var(outer), DeviceAPI::Host);
+        writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(inner) + ", " + writer_.var(outer) +
+                     ", ::Halide::DeviceAPI::Host);");
     }
 
     /** Plan::serial_pixels: the tiles of the first two dimensions fused into one loop that
@@ -361,20 +373,8 @@ private:
      * dimension's tiles the block loop over the CPEs, the fourth's (images) a second one. */
     void serial_pixel_tiles(const std::vector<std::string> &outer) {
         const size_t dims = outer.size();
-        const std::string pixels = "sw_pixels";
-        out_.fuse(Var(outer[0]), Var(outer[1]), Var(pixels));
-        writer_.line(out_ident_ + ".fuse(" + writer_.var(outer[0]) + ", " + writer_.var(outer[1]) +
-                     ", " + writer_.var(pixels) + ");");
-        if (dims >= 4) {
-            out_.gpu_blocks(Var(outer[2]), Var(outer[3]), DeviceAPI::Host);
-            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(outer[2]) + ", " +
-                         writer_.var(outer[3]) + ", ::Halide::DeviceAPI::Host);");
-        } else {
-            out_.gpu_blocks(Var(outer[2]), DeviceAPI::Host);
-            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(outer[2]) +
-                         ", ::Halide::DeviceAPI::Host);");
-        }
-        block_ = pixels;
+        block_ = fuse_loops({outer[0], outer[1]}, "sw_pixels");
+        block_loops(outer[2], dims >= 4 ? outer[3] : "");
         tile_ = ident(block_);
     }
 
@@ -394,16 +394,7 @@ private:
             order.push_back({o, false}), names.push_back(ident(o));
         out_.reorder(vrs(order));
         writer_.line(out_ident_ + ".reorder(" + list(names) + ");");
-        std::string rows = others[0];
-        for (size_t k = 1; k < others.size(); k++) {
-            out_.fuse(Var(rows), Var(others[k]), Var("sw_rows"));
-            writer_.line(out_ident_ + ".fuse(" + writer_.var(rows) + ", " + writer_.var(others[k]) +
-                         ", " + writer_.var("sw_rows") + ");");
-            rows = "sw_rows";
-        }
-        out_.gpu_blocks(Var(columns), Var(rows), DeviceAPI::Host);
-        writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(columns) + ", " + writer_.var(rows) +
-                     ", ::Halide::DeviceAPI::Host);");
+        block_loops(columns, fuse_loops(others, "sw_rows"));
         block_ = columns;
         tile_ = ident(block_);
     }
@@ -412,19 +403,12 @@ private:
      * blocks of serial_tiles tiles (the block loop over the CPEs) and the tiles of a block
      * (block_, a serial loop where the stagings are computed and double buffered). */
     void serial_tiles_prefetched(const std::vector<std::string> &outer) {
-        std::string fused = outer[0];
-        for (size_t d = 1; d < outer.size(); d++) {
-            out_.fuse(Var(fused), Var(outer[d]), Var("sw_tile"));
-            writer_.line(out_ident_ + ".fuse(" + writer_.var(fused) + ", " + writer_.var(outer[d]) +
-                         ", " + writer_.var("sw_tile") + ");");
-            fused = "sw_tile";
-        }
+        const std::string fused = fuse_loops(outer, "sw_tile");
         const std::string blocks = "sw_block", serial = "sw_serial";
         out_.split(Var(fused), Var(blocks), Var(serial), plan_.serial_tiles);
         writer_.line(out_ident_ + ".split(" + writer_.var(fused) + ", " + writer_.var(blocks) +
                      ", " + writer_.var(serial) + ", " + std::to_string(plan_.serial_tiles) + ");");
-        out_.gpu_blocks(Var(blocks), DeviceAPI::Host);
-        writer_.line(out_ident_ + ".gpu_blocks(" + ident(blocks) + ", ::Halide::DeviceAPI::Host);");
+        block_loops(blocks, "");
         block_ = serial;
         tile_ = ident(block_);
     }

@@ -499,18 +499,19 @@ private:
                                       info_.out_extents.empty() ? 1 : info_.out_extents[0]);
                 box = extents(info_.chunk_region.at(s.name), unrounded);
             }
-            bool shared = false, padded_rows = false, column = false;
+            bool padded_rows = false;
+            std::string sharer; // the shared producer whose staging this copy fills
             for (const std::string &p : info_.producers) {
-                shared |= contains(shared_, p);
-                column |= contains(shared_, p) && mesh_axis(info_, plan_, p) == MeshAxis::Column;
+                if (sharer.empty() && contains(shared_, p))
+                    sharer = p;
                 // The window's LDM rows are wider than whole source rows: rows in place come
                 // one request each (InjectDma.h), else compactly (one block) and are spread.
                 const std::vector<int64_t> window = region_extents_(info_.chunk_region.at(p));
                 padded_rows |= !window.empty() && !box.empty() && !s.source_extents.empty() &&
                                box[0] >= s.source_extents[0] && window[0] > box[0];
             }
-            const bool one_per_row = padded_rows && rows_in_place(shared);
-            add(shared ? (column ? work_.chunk_column : work_.chunk_shared) : work_.chunk_get,
+            const bool one_per_row = padded_rows && rows_in_place(!sharer.empty());
+            add(sharer.empty() ? work_.chunk_get : chunk_transfer(sharer),
                 transfer(box, s.source_extents, m_, !one_per_row, true));
             return;
         }
@@ -521,12 +522,8 @@ private:
         if (!s.callers.empty() && chunk_level && info_.chunk_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
             buffer(s.name + ".in()", 4 * prod(box) * (two_slots(shared) ? 2 : 1));
-            const bool column = shared && mesh_axis(info_, plan_, s.name) == MeshAxis::Column;
-            if (shared && plan_.share == Plan::Share::Mesh)
-                (column ? work_.column_slot_bytes : work_.row_slot_bytes) +=
-                    4.0 * double(prod(box));
-            add(shared ? (column ? work_.chunk_column : work_.chunk_shared) : work_.chunk_get,
-                transfer(box, s.source_extents, m_));
+            count_mesh_slot(s.name, box);
+            add(chunk_transfer(s.name), transfer(box, s.source_extents, m_));
             split_window(s.name, s.name + ".in() phases", box, work_.chunk_compute);
         } else if (info_.tile_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.tile_region.at(s.name));
@@ -539,6 +536,24 @@ private:
                 transfer(box, s.source_extents, m_));
             split_window(s.name, s.name + ".in() phases", box, work_.tile_compute);
         }
+    }
+
+    /** Where the transfer of chunk staging \p stage counts: fetched by every CPE, or shared
+     * (on the mesh: down the columns, chunk_column, or along the rows). */
+    Transfer &chunk_transfer(const std::string &stage) {
+        if (!contains(shared_, stage))
+            return work_.chunk_get;
+        return mesh_axis(info_, plan_, stage) == MeshAxis::Column ? work_.chunk_column
+                                                                  : work_.chunk_shared;
+    }
+
+    /** A staging shared on the mesh: the bytes of one LDM slot of \p box, which the sharing
+     * passes on (TileWork::row_slot_bytes, column_slot_bytes). */
+    void count_mesh_slot(const std::string &stage, const std::vector<int64_t> &box) {
+        if (plan_.share != Plan::Share::Mesh || !contains(shared_, stage))
+            return;
+        const bool column = mesh_axis(info_, plan_, stage) == MeshAxis::Column;
+        (column ? work_.column_slot_bytes : work_.row_slot_bytes) += 4.0 * double(prod(box));
     }
 
     /** Whether a chunk staging has two slots: double buffered, shared ones too when they are
@@ -586,10 +601,7 @@ private:
         }
         const bool shared = contains(shared_, s.name);
         buffer(s.name, 4 * prod(box) * (two_slots(shared) ? 2 : 1));
-        if (shared && plan_.share == Plan::Share::Mesh) {
-            const bool column = mesh_axis(info_, plan_, s.name) == MeshAxis::Column;
-            (column ? work_.column_slot_bytes : work_.row_slot_bytes) += 4.0 * double(prod(box));
-        }
+        count_mesh_slot(s.name, box);
         work_.chunk_compute += padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_,
                                                    issue_, rows_in_place(shared));
         split_window(s.name, s.name + " phases", box, work_.chunk_compute);

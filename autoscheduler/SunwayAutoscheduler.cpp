@@ -66,7 +66,6 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
         const bool outermost = d + 1 == info.out_extents.size() && d > 0;
         sizes.push_back(tile_sizes(info.out_extents[d], outermost ? 16 : 1 << 20));
     }
-
     std::vector<std::vector<int>> tiles{{}};
     for (const std::vector<int> &opts : sizes) {
         std::vector<std::vector<int>> next;
@@ -246,20 +245,18 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                             Plan mesh = d;
                             mesh.share = Plan::Share::Mesh;
                             mesh.mesh_dim = mesh_column_dim(info, d.tile, m.cpe_mesh_cols);
-                            // (One kind alone only where the plan has stagings of both:
-                            // elsewhere it is the same plan.)
-                            size_t both = 0;
-                            for (const auto &[rows, columns] :
-                                 {std::pair{true, true}, {true, false}, {false, true}}) {
-                                mesh.mesh_rows = rows, mesh.mesh_columns = columns;
-                                const size_t n =
-                                    mesh.mesh_dim >= 0 ? shared_inputs(info, mesh).size() : 0;
-                                if (rows && columns)
-                                    both = n;
-                                if (n > 0 && (n < both || (rows && columns)))
-                                    plans.push_back(mesh);
-                                if (both == 0)
-                                    break;
+                            const size_t both =
+                                mesh.mesh_dim >= 0 ? shared_inputs(info, mesh).size() : 0;
+                            if (both > 0)
+                                plans.push_back(mesh);
+                            // One kind alone only where the plan has stagings of both
+                            // (elsewhere it is the same plan).
+                            for (const bool rows : {true, false}) {
+                                Plan one = mesh;
+                                one.mesh_rows = rows, one.mesh_columns = !rows;
+                                const size_t n = both > 0 ? shared_inputs(info, one).size() : 0;
+                                if (n > 0 && n < both)
+                                    plans.push_back(one);
                             }
                         }
                     }

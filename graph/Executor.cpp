@@ -65,6 +65,26 @@ std::string default_cache_dir() {
 
 namespace {
 
+/** work(0) .. work(n - 1), each once, on up to \p jobs threads (<= 0: one per hardware
+ * thread), the calling thread among them. */
+void parallel_for(size_t n, int jobs, const std::function<void(size_t)> &work) {
+    if (n == 0)
+        return;
+    int threads_wanted = jobs > 0 ? jobs : int(std::thread::hardware_concurrency());
+    threads_wanted = std::max(1, int(std::min<size_t>(size_t(threads_wanted), n)));
+    std::atomic<size_t> next{0};
+    auto worker = [&]() {
+        for (size_t i = next++; i < n; i = next++)
+            work(i);
+    };
+    std::vector<std::thread> threads;
+    for (int t = 1; t < threads_wanted; t++)
+        threads.emplace_back(worker);
+    worker();
+    for (std::thread &t : threads)
+        t.join();
+}
+
 /** The Sunway autoscheduler's estimates of layers (autoscheduler_coster): each distinct
  * layer's predicted seconds and the plan the autoscheduler chose for it, by LayerSpec::key
  * (0 and "": no estimate). */
@@ -122,28 +142,17 @@ private:
         } catch (const std::exception &) {
             return; // no autoscheduler: every cost unknown (the map-size rule decides)
         }
-        std::atomic<size_t> next{0};
-        auto worker = [&]() {
-            for (size_t k = next++; k < missing.size(); k = next++) {
-                const LayerSpec &l = layers[missing[k]];
-                try {
-                    const sw_jit::JitEstimate e =
-                        sw_jit::jit_estimate_layer(gen, l.generator, l.params, o);
-                    if (e.ok)
-                        result[missing[k]] = {e.schedule.predicted_seconds, e.schedule.plan};
-                } catch (const std::exception &) {
-                    // unknown
-                }
+        parallel_for(missing.size(), jobs_, [&](size_t k) {
+            const LayerSpec &l = layers[missing[k]];
+            try {
+                const sw_jit::JitEstimate e =
+                    sw_jit::jit_estimate_layer(gen, l.generator, l.params, o);
+                if (e.ok)
+                    result[missing[k]] = {e.schedule.predicted_seconds, e.schedule.plan};
+            } catch (const std::exception &) {
+                // unknown
             }
-        };
-        int n = jobs_ > 0 ? jobs_ : (int)std::thread::hardware_concurrency();
-        n = std::max(1, std::min(n, (int)missing.size()));
-        std::vector<std::thread> threads;
-        for (int t = 1; t < n; t++)
-            threads.emplace_back(worker);
-        worker();
-        for (std::thread &t : threads)
-            t.join();
+        });
         std::lock_guard<std::mutex> lock(mutex_);
         for (size_t i : missing)
             known_[layers[i].key()] = result[i];
@@ -219,7 +228,6 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
     std::vector<std::shared_ptr<sw_jit::JitLayer>> built(static_cast<size_t>(total));
     std::vector<std::string> failures(static_cast<size_t>(total));
     builds_.assign(size_t(total), LayerBuildInfo());
-    std::atomic<int> next{0};
     std::mutex progress_mutex;
     int done = 0;
     const auto t0 = std::chrono::steady_clock::now();
@@ -284,18 +292,7 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
             options.progress(p);
         }
     };
-    int jobs = options.jobs > 0 ? options.jobs : (int)std::thread::hardware_concurrency();
-    jobs = std::max(1, std::min(jobs, total));
-    auto worker = [&]() {
-        for (int i = next++; i < total; i = next++)
-            build_one(i);
-    };
-    std::vector<std::thread> threads;
-    for (int t = 1; t < jobs; t++)
-        threads.emplace_back(worker);
-    worker();
-    for (std::thread &t : threads)
-        t.join();
+    parallel_for(size_t(total), options.jobs, [&](size_t i) { build_one(int(i)); });
     build_seconds_ = seconds_since(t0);
 
     for (int i = 0; i < total; i++) {

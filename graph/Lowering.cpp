@@ -107,14 +107,15 @@ struct Lowerer {
         return name;
     }
 
-    /** The only consumer of node \p i's output, if it is an \p op of the default domain and
-     * the output is no graph output (a node that may be fused into node i's step); else -1. */
-    int sole_consumer(int i, const char *op) {
+    /** The only consumer of node \p i's output, if it is an \p op of \p domain (the default
+     * domain unless given) and the output is no graph output (a node that may be fused into
+     * node i's step); else -1. */
+    int sole_consumer(int i, const char *op, const std::string &domain = "") {
         const Node &n = g.nodes[i];
         if (g.is_graph_output(n.output(0)))
             return -1;
         const std::vector<int> c = g.consumers(n.output(0));
-        if (c.size() != 1 || g.nodes[c[0]].op_type != op || !g.nodes[c[0]].domain.empty())
+        if (c.size() != 1 || g.nodes[c[0]].op_type != op || g.nodes[c[0]].domain != domain)
             return -1;
         return c[0];
     }
@@ -179,17 +180,14 @@ struct Lowerer {
     /** The node's only consumer, if it is a HardSigmoid or a HardSwish (ONNX's, or
      * fuse_hard_swish's) of its output and the output is no graph output; else -1. */
     int fusable_hard(int i) {
-        const Node &n = g.nodes[i];
-        if (g.is_graph_output(n.output(0)))
-            return -1;
-        const std::vector<int> c = g.consumers(n.output(0));
-        if (c.size() != 1)
-            return -1;
-        const Node &h = g.nodes[c[0]];
-        const bool onnx =
-            h.domain.empty() && (h.op_type == "HardSigmoid" || h.op_type == "HardSwish");
-        const bool fused_swish = h.domain == kInternalDomain && h.op_type == "HardSwish";
-        return (onnx || fused_swish) && h.input(0) == n.output(0) ? c[0] : -1;
+        const std::pair<const char *, std::string> kinds[] = {
+            {"HardSigmoid", ""}, {"HardSwish", ""}, {"HardSwish", kInternalDomain}};
+        for (const auto &[op, domain] : kinds) {
+            const int h = sole_consumer(i, op, domain);
+            if (h >= 0)
+                return g.nodes[h].input(0) == g.nodes[i].output(0) ? h : -1;
+        }
+        return -1;
     }
 
     /** The Add that a conv's output feeds, if it can be fused into the conv as a residual
@@ -1234,6 +1232,20 @@ bool known(double seconds) {
 }
 
 } // namespace
+
+PrologueCounts count_prologue_choices(const std::vector<PrologueChoice> &choices) {
+    PrologueCounts n;
+    std::set<std::string> layers;
+    for (const PrologueChoice &c : choices) {
+        n.candidates++;
+        n.fused += c.fuse;
+        n.costed += c.costed;
+        for (const LayerSpec *l : {&c.fused, &c.unfused_affine, &c.unfused_conv})
+            layers.insert(l->key());
+    }
+    n.distinct_layers = layers.size();
+    return n;
+}
 
 LoweredGraph lower_graph(const Graph &g, const LowerOptions &options) {
     if (options.fuse_prologue != PrologueFusion::Auto) {

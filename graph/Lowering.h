@@ -112,6 +112,14 @@ struct PrologueChoice {
     bool fuse = false;
 };
 
+/** What PrologueFusion::Auto decided, counted: the candidates fused, those the costs
+ * decided (the others by the map-size rule), and the distinct layers of their two forms. */
+struct PrologueCounts {
+    int candidates = 0, fused = 0, costed = 0;
+    size_t distinct_layers = 0;
+};
+PrologueCounts count_prologue_choices(const std::vector<PrologueChoice> &choices);
+
 struct LoweredGraph {
     std::vector<LayerSpec> layers;
     std::vector<Step> steps; ///< topological order

@@ -289,6 +289,26 @@ int JitLayer::call(const std::vector<halide_buffer_t *> &a) const {
 
 namespace {
 
+/** The generator's command line: layer \p name as function \p fn into \p dir, emitting
+ *  o.emit, with o.extra_args, o.target and \p params. */
+std::vector<std::string> generator_command(const std::string &gen, const std::string &name,
+                                           const std::map<std::string, std::string> &params,
+                                           const JitOptions &o, const std::string &dir,
+                                           const std::string &fn) {
+    std::vector<std::string> g = {gen, "-g", name, "-f", fn, "-o", dir, "-e", o.emit};
+    g.insert(g.end(), o.extra_args.begin(), o.extra_args.end());
+    g.push_back("target=" + o.target);
+    for (const auto &p : params)
+        g.push_back(p.first + "=" + p.second);
+    return g;
+}
+
+/** $TMPDIR, else /tmp: where a build or an estimate makes its temporary directory. */
+std::string temp_parent() {
+    const char *tmp = std::getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
 /** Runs the generator and the compiler (and the strict C99 check) in \p dir for function
  *  \p fn. Returns "" on success, else sets *status and returns the log. */
 std::string generate_and_compile(const std::string &gen, const std::string &name,
@@ -297,11 +317,7 @@ std::string generate_and_compile(const std::string &gen, const std::string &name
                                  JitBuild::Status *status) {
     const bool verbose = env_flag("SW_JIT_VERBOSE");
     // 1. Generate.
-    std::vector<std::string> g = {gen, "-g", name, "-f", fn, "-o", dir, "-e", o.emit};
-    g.insert(g.end(), o.extra_args.begin(), o.extra_args.end());
-    g.push_back("target=" + o.target);
-    for (const auto &p : params)
-        g.push_back(p.first + "=" + p.second);
+    const std::vector<std::string> g = generator_command(gen, name, params, o, dir, fn);
     std::string out;
     if (verbose)
         std::fprintf(stderr, "[jit] %s\n", join(g).c_str());
@@ -412,9 +428,7 @@ JitBuild build_temporary(const std::string &gen, const std::string &name,
     static std::atomic<int> counter{0};
     const bool keep = env_flag("SW_JIT_KEEP");
     JitBuild r;
-    const char *tmp = std::getenv("TMPDIR");
-    const std::string dir =
-        make_temp_dir(tmp && *tmp ? tmp : "/tmp", "sw_jit_" + sanitize(name) + "_", &r.log);
+    const std::string dir = make_temp_dir(temp_parent(), "sw_jit_" + sanitize(name) + "_", &r.log);
     if (dir.empty()) {
         r.status = JitBuild::GeneratorFailed;
         return r;
@@ -580,19 +594,14 @@ JitEstimate jit_estimate_layer(const std::string &generator_exe, const std::stri
         r.ok = r.from_cache = true;
         return done();
     }
-    const char *tmp = std::getenv("TMPDIR");
-    const std::string dir = make_temp_dir(tmp && *tmp ? tmp : "/tmp",
-                                          "sw_estimate_" + sanitize(generator_name) + "_", &r.log);
+    const std::string dir =
+        make_temp_dir(temp_parent(), "sw_estimate_" + sanitize(generator_name) + "_", &r.log);
     if (dir.empty())
         return done();
     const std::string fn = "estimate_" + sanitize(generator_name) + "_" + std::to_string(getpid()) +
                            "_" + std::to_string(counter++);
-    std::vector<std::string> g = {generator_exe, "-g", generator_name, "-f",      fn,
-                                  "-o",          dir,  "-e",           "schedule"};
-    g.insert(g.end(), o.extra_args.begin(), o.extra_args.end());
-    g.push_back("target=" + o.target);
-    for (const auto &p : params)
-        g.push_back(p.first + "=" + p.second);
+    const std::vector<std::string> g =
+        generator_command(generator_exe, generator_name, params, o, dir, fn);
     if (env_flag("SW_JIT_VERBOSE"))
         std::fprintf(stderr, "[jit] %s\n", join(g).c_str());
     std::string out;

@@ -156,19 +156,12 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
     Figures f;
     f.c = c;
     f.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const std::vector<sw_graph::PrologueChoice> &choices = ex.lowered().prologue_choices;
-    if (!choices.empty()) {
-        int fused = 0, costed = 0;
-        std::set<std::string> layers; // the distinct layers of the candidates' two forms
-        for (const sw_graph::PrologueChoice &p : choices) {
-            fused += p.fuse;
-            costed += p.costed;
-            for (const sw_graph::LayerSpec *l : {&p.fused, &p.unfused_affine, &p.unfused_conv})
-                layers.insert(l->key());
-        }
-        std::printf("  [prologue] %zu candidates (%zu distinct layers), %d fused (%d costed by "
+    const sw_graph::PrologueCounts n =
+        sw_graph::count_prologue_choices(ex.lowered().prologue_choices);
+    if (n.candidates > 0) {
+        std::printf("  [prologue] %d candidates (%zu distinct layers), %d fused (%d costed by "
                     "the autoscheduler); lowering and costing %.1f s of the build\n",
-                    choices.size(), layers.size(), fused, costed, ex.lowering_seconds());
+                    n.candidates, n.distinct_layers, n.fused, n.costed, ex.lowering_seconds());
     }
     for (const sw_graph::LayerBuildInfo &b : ex.builds()) {
         if (!b.note.empty())
