@@ -609,41 +609,216 @@ struct Lowerer {
         std::vector<int64_t> bd = b.shape;
         while (bd.size() > 2 && bd.front() == 1)
             bd.erase(bd.begin());
-        if (!b.is_constant || bd.size() != 2) {
-            throw NodeError(
-                "B of shape " + dims_str(b.shape) +
-                " is not a constant matrix (dense multiplies by weights; a product of two "
-                "computed tensors, or a batch of B matrices, is not supported)");
-        }
+        if (!b.is_constant || bd.size() != 2)
+            return batch_matmul(i);
         if (a.shape.empty() || a.shape.back() != bd[0])
             throw NodeError("A and B shapes do not match");
         const int K = to_int(bd[0], "K"), N = to_int(bd[1], "N");
         const int M = to_int(a.elements() / K, "rows of A");
         const auto [add, vec] = fusable_bias(i, N);
         const int r = fusable_relu(add >= 0 ? add : i);
+        // A GELU after the bias (fuse_gelu's; a Transformer's feed-forward layer): fused too.
+        const int gelu = r < 0 && add >= 0 ? sole_consumer(add, "Gelu", kInternalDomain) : -1;
         std::map<std::string, std::string> p = {
             {"batch", str(M)},        {"in_features", str(K)},
             {"out_features", str(N)}, {"relu", r >= 0 ? "true" : "false"},
             {"alpha", "1"},           {"beta", "1"}};
+        if (gelu >= 0)
+            p["activation"] = gelu_op(g.nodes[size_t(gelu)]);
         const std::string bias =
             vec ? vec->name : extra(n, "zero_bias", std::vector<float>(N, 0.f));
-        const Node &last = r >= 0 ? g.nodes[r] : add >= 0 ? g.nodes[add] : n;
+        const Node &last = r >= 0      ? g.nodes[r]
+                           : gelu >= 0 ? g.nodes[size_t(gelu)]
+                           : add >= 0  ? g.nodes[add]
+                                       : n;
         const std::string wname = transposed(n, b, K, N);
         const Tensor &y = out_tensor(last);
         Step &s = step(n, "dense", p);
-        s.op_type = std::string("MatMul") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "");
+        s.op_type = std::string("MatMul") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "") +
+                    (gelu >= 0 ? "+Gelu" : "");
         if (add >= 0)
             fused.insert(add);
         if (r >= 0)
             fused.insert(r);
+        if (gelu >= 0)
+            fused.insert(gelu);
         s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
         s.output = {y.name, {N, M}};
+    }
+
+    /** The activation op of a Gelu node (fuse_gelu): gelu (the erf form) or gelu_tanh. */
+    static std::string gelu_op(const Node &n) {
+        return n.attr_string("approximate", "none") == "tanh" ? "gelu_tanh" : "gelu";
+    }
+
+    /** The product of the dims of \p shape in [from, to). */
+    static int64_t dims_product(const std::vector<int64_t> &shape, size_t from, size_t to) {
+        int64_t r = 1;
+        for (size_t d = from; d < to && d < shape.size(); d++)
+            r *= shape[d];
+        return r;
+    }
+
+    /** MatMul of two tensors of rank >= 2 where B is not a constant matrix (attention's
+     * Q.K^T and P.V): batch_matmul over the batch dims (numpy broadcasting: each operand's batch
+     * is the output's or 1); a Div by (or Mul by) a constant scalar that is the MatMul's only
+     * consumer is fused as alpha (attention's 1 / sqrt(d)). */
+    void batch_matmul(int i) {
+        const Node &n = g.nodes[i];
+        const Tensor &a = float_in(n, 0), &b = float_in(n, 1);
+        if (a.shape.size() < 2 || b.shape.size() < 2) {
+            throw NodeError("a product of " + dims_str(a.shape) + " and " + dims_str(b.shape) +
+                            ": with a computed B both must have rank >= 2");
+        }
+        const size_t ra = a.shape.size(), rb = b.shape.size();
+        const int64_t M = a.shape[ra - 2], K = a.shape[ra - 1], N = b.shape[rb - 1];
+        if (b.shape[rb - 2] != K)
+            throw NodeError("A and B shapes do not match");
+        float alpha = 1.f;
+        int scale = -1;
+        for (const char *op : {"Div", "Mul"}) {
+            const int d = sole_consumer(i, op);
+            if (d < 0 || g.nodes[size_t(d)].input(0) != n.output(0))
+                continue;
+            const Tensor *c = g.find(g.nodes[size_t(d)].input(1));
+            if (!c || !c->is_constant || c->dtype != DType::Float32 || c->f32.size() != 1 ||
+                !std::isfinite(c->f32[0]) || c->f32[0] == 0.f)
+                continue;
+            const Tensor *z = g.find(g.nodes[size_t(d)].output(0));
+            if (!z || z->shape != g.tensor(n.output(0)).shape)
+                continue;
+            alpha = std::string(op) == "Div" ? 1.f / c->f32[0] : c->f32[0];
+            scale = d;
+        }
+        const Tensor &y = out_tensor(scale >= 0 ? g.nodes[size_t(scale)] : n);
+        const int64_t batch = dims_product(y.shape, 0, y.shape.size() - 2);
+        const int64_t ab = dims_product(a.shape, 0, ra - 2), bb = dims_product(b.shape, 0, rb - 2);
+        if ((ab != batch && ab != 1) || (bb != batch && bb != 1)) {
+            throw NodeError("batch dims of " + dims_str(a.shape) + " and " + dims_str(b.shape) +
+                            " broadcast partially (each operand's batch must be the output's "
+                            "or 1)");
+        }
+        const int m = to_int(M, "M"), k = to_int(K, "K"), nn = to_int(N, "N");
+        const int nb = to_int(batch, "batch"), na = to_int(ab, "batch"), nbb = to_int(bb, "batch");
+        std::map<std::string, std::string> p = {{"batch", str(nb)},
+                                                {"m", str(m)},
+                                                {"n", str(nn)},
+                                                {"k", str(k)},
+                                                {"a_batch", str(na)},
+                                                {"b_batch", str(nbb)},
+                                                {"alpha", format_float(alpha)}};
+        Step &s = step(n, "batch_matmul", p);
+        if (scale >= 0) {
+            fused.insert(scale);
+            s.op_type += "+" + g.nodes[size_t(scale)].op_type;
+        }
+        s.inputs = {{a.name, {k, m, na}}, {b.name, {nn, k, nbb}}};
+        s.output = {y.name, {nn, m, nb}};
+    }
+
+    /** LayerNormalization over the dims from `axis` on: layer_norm with the dims before it as
+     * the rows (a missing B as zeros). */
+    void layer_norm(const Node &n) {
+        const Tensor &x = float_in(n, 0), &scale = float_in(n, 1);
+        const int64_t rank = (int64_t)x.shape.size();
+        int64_t axis = n.attr_int("axis", -1);
+        if (axis < 0)
+            axis += rank;
+        const int rows = to_int(dims_product(x.shape, 0, size_t(axis)), "rows");
+        const int size = to_int(dims_product(x.shape, size_t(axis), size_t(rank)), "size");
+        const std::string bias = n.input(2).empty()
+                                     ? extra(n, "zero_bias", std::vector<float>(size, 0.f))
+                                     : float_in(n, 2).name;
+        std::map<std::string, std::string> p = {
+            {"rows", str(rows)},
+            {"size", str(size)},
+            {"epsilon", format_float(n.attr_float("epsilon", 1e-5f))}};
+        Step &s = step(n, "layer_norm", p);
+        s.inputs = {{x.name, {size, rows}}, {scale.name, {size}}, {bias, {size}}};
+        s.output = {out_tensor(n).name, {size, rows}};
+    }
+
+    /** Transpose of rank <= 4: a view when only dims of 1 move, else transpose (the shape
+     * padded with leading 1s to rank 4). */
+    void transpose(const Node &n) {
+        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+        const int64_t rank = (int64_t)x.shape.size();
+        std::vector<int64_t> perm(static_cast<size_t>(rank));
+        for (int64_t d = 0; d < rank; d++)
+            perm[size_t(d)] = rank - 1 - d;
+        perm = n.attr_ints("perm", perm);
+        int64_t last = -1;
+        bool order_kept = true;
+        for (int64_t p : perm) {
+            if (x.shape[size_t(p)] == 1)
+                continue;
+            order_kept = order_kept && p > last;
+            last = p;
+        }
+        if (order_kept)
+            return view_of(n, x, y); // the same row-major order
+        if (rank > 4)
+            throw NodeError("a Transpose of rank " + str(rank) + " (at most 4 is supported)");
+        const int64_t pad = 4 - rank;
+        std::vector<int> shape4(4, 1), perm4(4), out4(4);
+        for (int64_t d = 0; d < 4; d++) {
+            if (d >= pad)
+                shape4[size_t(d)] = to_int(x.shape[size_t(d - pad)], "dim");
+            perm4[size_t(d)] = d < pad ? int(d) : int(perm[size_t(d - pad)] + pad);
+        }
+        std::string sh, pe;
+        for (int d = 0; d < 4; d++) {
+            out4[size_t(d)] = shape4[size_t(perm4[size_t(d)])];
+            sh += (d ? "," : "") + str(shape4[size_t(d)]);
+            pe += (d ? "," : "") + str(perm4[size_t(d)]);
+        }
+        Step &s = step(n, "transpose", {{"shape", sh}, {"perm", pe}});
+        s.inputs = {{x.name, {shape4[3], shape4[2], shape4[1], shape4[0]}}};
+        s.output = {y.name, {out4[3], out4[2], out4[1], out4[0]}};
+    }
+
+    /** Gather along axis 0 with computed (or unfolded constant) int64 indices: an embedding
+     * lookup, gather (the table's first dim as the vocabulary, the others as a row). */
+    void gather(const Node &n) {
+        const Tensor &table = float_in(n, 0), &idx = in(n, 1);
+        if (idx.dtype != DType::Int64)
+            throw NodeError("indices must be int64");
+        const int64_t rank = (int64_t)table.shape.size();
+        int64_t axis = n.attr_int("axis", 0);
+        if (axis < 0)
+            axis += rank;
+        if (axis != 0) {
+            throw NodeError("Gather along axis " + str(n.attr_int("axis", 0)) +
+                            " of a computed tensor (axis 0, an embedding lookup, is supported)");
+        }
+        const int vocab = to_int(table.shape[0], "vocabulary");
+        const int size = to_int(dims_product(table.shape, 1, size_t(rank)), "row size");
+        const int rows = to_int(idx.elements(), "indices");
+        Step &s =
+            step(n, "gather", {{"rows", str(rows)}, {"vocab", str(vocab)}, {"size", str(size)}});
+        s.inputs = {{table.name, {size, vocab}}, {idx.name, {rows}}};
+        s.output = {out_tensor(n).name, {size, rows}};
+    }
+
+    /** Cast of a computed int64 tensor to float32: cast. */
+    void cast(const Node &n) {
+        const Tensor &x = in(n, 0), &y = out_tensor(n);
+        if (x.dtype != DType::Int64)
+            throw NodeError(std::string("Cast from ") + dtype_name(x.dtype) + " to float32");
+        const int size = to_int(x.elements(), "size");
+        Step &s = step(n, "cast", {{"size", str(size)}});
+        s.inputs = {{x.name, {size}}};
+        s.output = {y.name, {size}};
     }
 
     void activation(const Node &n) {
         const Tensor &x = float_in(n, 0);
         std::map<std::string, std::string> p;
-        if (n.op_type == "Relu") {
+        if (n.op_type == "Gelu") {
+            p["op"] = gelu_op(n);
+        } else if (n.op_type == "Erf" || n.op_type == "Tanh") {
+            p["op"] = n.op_type == "Erf" ? "erf" : "tanh";
+        } else if (n.op_type == "Relu") {
             p["op"] = "relu";
         } else if (n.op_type == "Sigmoid") {
             p["op"] = "sigmoid";
@@ -692,7 +867,10 @@ struct Lowerer {
         }
         static const char *const dim[] = {"batch", "channels", "height", "width"};
         std::map<std::string, std::string> p;
-        p["op"] = n.op_type == "Mul" ? "mul" : "add";
+        p["op"] = n.op_type == "Mul"   ? "mul"
+                  : n.op_type == "Sub" ? "sub"
+                  : n.op_type == "Div" ? "div"
+                                       : "add";
         for (int i = 0; i < 4; i++) {
             p[dim[i]] = str(od[i]);
             p[std::string("a_") + dim[i]] = str(ad[i]);
@@ -1009,7 +1187,14 @@ struct Lowerer {
         s.output = {out_tensor(n).name, {cl, rw}};
     }
 
-    void view(const Node &n) { view_of(n, float_in(n, 0), out_tensor(n)); }
+    /** Flatten, Reshape, Squeeze, Unsqueeze: views of float32 or int64 tensors (an attention
+     * mask's Unsqueeze). */
+    void view(const Node &n) {
+        const Tensor &x = in(n, 0), &y = g.tensor(n.output(0));
+        if (x.dtype != y.dtype || (x.dtype != DType::Float32 && x.dtype != DType::Int64))
+            throw NodeError(std::string("a view of a ") + dtype_name(x.dtype) + " tensor");
+        view_of(n, x, y);
+    }
 
     /** y as a view of x: all of it, or (\p offset, a slice) the contiguous range of y's
      * elements from \p offset on. */
@@ -1036,7 +1221,7 @@ struct Lowerer {
             return channel_affine(i);
         if (n.domain == kInternalDomain && op == "ChannelShuffle")
             return channel_shuffle(n);
-        if (n.domain == kInternalDomain && op == "HardSwish")
+        if (n.domain == kInternalDomain && (op == "HardSwish" || op == "Gelu"))
             return activation(n);
         if (!n.domain.empty() && n.domain != "ai.onnx") {
             throw NodeError("operator of domain '" + n.domain + "' has no layer");
@@ -1053,10 +1238,18 @@ struct Lowerer {
         if (op == "Gemm")
             return gemm(i);
         if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid" ||
-            op == "HardSigmoid" || op == "HardSwish")
+            op == "HardSigmoid" || op == "HardSwish" || op == "Erf" || op == "Tanh")
             return activation(n);
-        if (op == "Add" || op == "Mul")
+        if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div")
             return binary(n);
+        if (op == "LayerNormalization")
+            return layer_norm(n);
+        if (op == "Transpose")
+            return transpose(n);
+        if (op == "Gather")
+            return gather(n);
+        if (op == "Cast")
+            return cast(n);
         if (op == "Sum") {
             if (n.inputs.size() != 2)
                 throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");

@@ -316,6 +316,94 @@ int fuse_hard_swish(Graph &g) {
     return changed;
 }
 
+namespace {
+
+/** A float32 scalar constant (one element) within 1e-6 relative of `value`. */
+bool is_scalar(const Graph &g, const std::string &name, double value) {
+    const Tensor *t = constant(g, name, 1);
+    return t && std::fabs(double(t->f32[0]) - value) <= 1e-6 * std::fabs(value);
+}
+
+/** The input of a binary node other than `one` (either order), "" if `one` is not an input. */
+std::string other_input(const Node &n, const std::string &one) {
+    if (n.inputs.size() != 2)
+        return "";
+    return n.input(0) == one ? n.input(1) : n.input(1) == one ? n.input(0) : "";
+}
+
+/** The node reading `t` as its only reader, if its operator is `op` and `t` is no graph
+ * output; else -1. */
+int only_consumer_op(const Graph &g, const std::string &t, const char *op) {
+    const int m = only_consumer(g, t);
+    return m >= 0 && is_op(g.nodes[size_t(m)], op) ? m : -1;
+}
+
+} // namespace
+
+int fuse_gelu(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        const Node &erf = g.nodes[i];
+        if (!is_op(erf, "Erf"))
+            continue;
+        // The argument: Div(x, sqrt 2) or Mul(x, 1 / sqrt 2), read only by the Erf.
+        const int d = g.producer(erf.input(0));
+        if (d < 0 || only_consumer(g, erf.input(0)) != int(i))
+            continue;
+        const Node &scale = g.nodes[size_t(d)];
+        std::string x;
+        if (is_op(scale, "Div") && is_scalar(g, scale.input(1), std::sqrt(2.0)))
+            x = scale.input(0);
+        else if (is_op(scale, "Mul") && is_scalar(g, scale.input(1), std::sqrt(0.5)))
+            x = scale.input(0);
+        else if (is_op(scale, "Mul") && is_scalar(g, scale.input(0), std::sqrt(0.5)))
+            x = scale.input(1);
+        const Tensor *xt = x.empty() ? nullptr : g.find(x);
+        if (!xt || xt->dtype != DType::Float32 || !xt->has_shape)
+            continue;
+        // 1 + erf(.)
+        const int a = only_consumer_op(g, erf.output(0), "Add");
+        if (a < 0 || !is_scalar(g, other_input(g.nodes[size_t(a)], erf.output(0)), 1.0))
+            continue;
+        const std::string one_plus = g.nodes[size_t(a)].output(0);
+        // (x * (1 + erf)) * 0.5, or (x * 0.5) * (1 + erf).
+        const int m1 = only_consumer_op(g, one_plus, "Mul");
+        if (m1 < 0)
+            continue;
+        const std::string other = other_input(g.nodes[size_t(m1)], one_plus);
+        int last = -1;
+        if (other == x) {
+            const int m2 = only_consumer_op(g, g.nodes[size_t(m1)].output(0), "Mul");
+            if (m2 >= 0 &&
+                is_scalar(g, other_input(g.nodes[size_t(m2)], g.nodes[size_t(m1)].output(0)), 0.5))
+                last = m2;
+        } else {
+            const int h = g.producer(other);
+            if (h >= 0 && only_consumer(g, other) == m1 && is_op(g.nodes[size_t(h)], "Mul") &&
+                is_scalar(g, other_input(g.nodes[size_t(h)], x), 0.5))
+                last = m1;
+        }
+        if (last < 0)
+            continue;
+        const Tensor *y = g.find(g.nodes[size_t(last)].output(0));
+        if (!y || !y->has_shape || y->shape != xt->shape)
+            continue;
+        Node n;
+        n.name = g.nodes[size_t(last)].name;
+        n.op_type = "Gelu";
+        n.domain = kInternalDomain;
+        n.index = g.nodes[size_t(last)].index;
+        n.inputs = {x};
+        n.outputs = {y->name};
+        n.attributes["approximate"] = Attribute::make_string("none");
+        g.nodes[size_t(last)] = n; // the others are now dead
+        changed++;
+    }
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
+}
+
 int eliminate_dead_nodes(Graph &g) {
     std::set<std::string> live(g.outputs.begin(), g.outputs.end());
     std::vector<bool> keep(g.nodes.size(), false);
@@ -360,6 +448,7 @@ std::vector<std::string> run_passes(Graph &g) {
     log.push_back("fuse_concat_into_shuffle: " + std::to_string(fuse_concat_into_shuffle(g)) +
                   " nodes");
     log.push_back("fuse_hard_swish: " + std::to_string(fuse_hard_swish(g)) + " nodes");
+    log.push_back("fuse_gelu: " + std::to_string(fuse_gelu(g)) + " nodes");
     log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
     return log;
 }

@@ -160,6 +160,14 @@ void infer_identity(Ctx &c) {
     fold_view(c);
 }
 
+/** Gelu (fuse_gelu): approximate = "none" (the erf form) or "tanh". */
+void infer_gelu(Ctx &c) {
+    const std::string a = c.node.attr_string("approximate", "none");
+    if (a != "none" && a != "tanh")
+        throw NodeError("approximate='" + a + "' (none or tanh)");
+    infer_unary_float(c);
+}
+
 void infer_leaky_relu(Ctx &c) {
     c.node.attr_float("alpha", 0.01f);
     infer_unary_float(c);
@@ -254,9 +262,6 @@ void infer_binary(Ctx &c) {
     const std::string &op = c.node.op_type;
     const bool foldable = c.all_inputs_constant() && c.output_small(0);
     if (!foldable) {
-        if (op == "Sub" || op == "Div") {
-            throw NodeError(op + " is supported only on constants (shape arithmetic)");
-        }
         if (a.dtype != DType::Float32) {
             throw NodeError(op + " on " + dtype_name(a.dtype) +
                             " tensors is supported only on constants");
@@ -579,6 +584,56 @@ void infer_transpose(Ctx &c) {
     for (int64_t i = 0; i < rank; i++)
         out[i] = x.shape[perm[i]];
     c.set_out(0, out, x.dtype);
+    if (!x.is_constant)
+        return;
+    // A constant (a weight transposed in the file): folded whatever its size.
+    Shape in_strides(rank, 1);
+    for (int64_t d = rank - 1; d > 0; d--)
+        in_strides[d - 1] = in_strides[d] * x.shape[d];
+    const int64_t n = element_count(out);
+    std::vector<int64_t> sources(n), idx(rank, 0);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t k = 0;
+        for (int64_t d = 0; d < rank; d++)
+            k += idx[d] * in_strides[perm[d]];
+        sources[e] = k;
+        for (int64_t d = rank; d-- > 0;) {
+            if (++idx[d] < out[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    fold_gather(c, 0, x, sources);
+}
+
+/** LayerNormalization (opset 17) over the dims from `axis` on; Scale and B (optional) of the
+ * shape of those dims; the Mean and InvStdDev outputs (training) are refused. */
+void infer_layer_norm(Ctx &c) {
+    const Tensor &x = c.float_in(0);
+    const int64_t rank = (int64_t)x.shape.size();
+    if (rank < 1)
+        throw NodeError("X must have rank >= 1");
+    const int64_t axis = norm_axis(c.node.attr_int("axis", -1), rank, "axis");
+    const float eps = c.node.attr_float("epsilon", 1e-5f);
+    if (!(eps >= 0) || !std::isfinite(eps))
+        throw NodeError("epsilon must be finite and >= 0");
+    if (c.node.attr_int("stash_type", 1) != 1)
+        throw NodeError("stash_type other than 1 (float32) is not supported");
+    const Shape normalised(x.shape.begin() + axis, x.shape.end());
+    for (size_t i = 1; i < 3; i++) {
+        if (!c.has_in(i)) {
+            if (i == 1)
+                throw NodeError("input Scale is missing");
+            continue;
+        }
+        const Tensor &t = c.float_in(i);
+        if (element_count(t.shape) != element_count(normalised) ||
+            broadcast_shapes(t.shape, normalised) != normalised) {
+            throw NodeError(std::string(i == 1 ? "Scale " : "B ") + shape_string(t.shape) +
+                            " is not the normalised shape " + shape_string(normalised));
+        }
+    }
+    c.set_out(0, x.shape, DType::Float32);
 }
 
 void infer_split(Ctx &c) {
@@ -980,8 +1035,9 @@ void infer_cast(Ctx &c) {
             }
         }
         c.set_const(0, std::move(f), std::move(i));
-    } else if (dt != x.dtype) {
-        throw NodeError("casting a non-constant tensor between types is not supported");
+    } else if (dt != x.dtype && !(x.dtype == DType::Int64 && dt == DType::Float32)) {
+        throw NodeError(std::string("casting a non-constant ") + dtype_name(x.dtype) +
+                        " tensor to " + dtype_name(dt) + " is not supported (int64 to float32 is)");
     }
 }
 
@@ -1014,6 +1070,7 @@ const std::map<std::string, OpRule> &rules() {
         {"Conv",
          {infer_conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
         {"Div", {infer_binary, {}}},
+        {"Erf", {infer_unary_float, {}}},
         {"Dropout", {infer_dropout, {"ratio", "seed", "is_test"}, 2}},
         {"Flatten", {infer_flatten, {"axis"}}},
         {"Gather", {infer_gather, {"axis"}}},
@@ -1023,6 +1080,7 @@ const std::map<std::string, OpRule> &rules() {
         {"HardSigmoid", {infer_hard_sigmoid, {"alpha", "beta"}}},
         {"HardSwish", {infer_unary_float, {}}},
         {"Identity", {infer_identity, {}}},
+        {"LayerNormalization", {infer_layer_norm, {"axis", "epsilon", "stash_type"}}},
         {"LeakyRelu", {infer_leaky_relu, {"alpha"}}},
         {"LRN", {infer_lrn, {"alpha", "beta", "bias", "size"}}},
         {"MatMul", {infer_matmul, {}}},
@@ -1043,11 +1101,13 @@ const std::map<std::string, OpRule> &rules() {
         {"Squeeze", {infer_squeeze, {"axes"}}},
         {"Sub", {infer_binary, {}}},
         {"Sum", {infer_sum, {}}},
+        {"Tanh", {infer_unary_float, {}}},
         {"Transpose", {infer_transpose, {"perm"}}},
         {"Unsqueeze", {infer_unsqueeze, {"axes"}}},
         // Operators the passes create (domain sw_graph):
         {"sw_graph.ChannelScaleShift", {infer_channel_scale_shift, {}}},
         {"sw_graph.ChannelShuffle", {infer_channel_shuffle, {"groups"}}},
+        {"sw_graph.Gelu", {infer_gelu, {"approximate"}}},
         {"sw_graph.HardSwish", {infer_hard_sigmoid, {"alpha", "beta"}}},
     };
     return table;

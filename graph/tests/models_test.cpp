@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -39,6 +40,9 @@
 #endif
 #ifndef SW_EXPORT_SCRIPT
 #define SW_EXPORT_SCRIPT "scripts/export_torchvision.py"
+#endif
+#ifndef SW_TRANSFORMER_SCRIPT
+#define SW_TRANSFORMER_SCRIPT "scripts/export_transformer.py"
 #endif
 #ifndef SW_MODELS_DIR
 #define SW_MODELS_DIR "torchvision_models"
@@ -299,6 +303,93 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"mobilenet_v3_small", 64, 1},
                       ModelCase{"mobilenet_v3_large", 32, 1}),
     case_name);
+
+// ------------------------------------------------------------- transformers
+
+/** A BERT-style encoder of scripts/export_transformer.py (issue 24): its sizes. */
+struct BertCase {
+    int layers, hidden, heads, ffn, vocab, seq, batch;
+    std::string args() const {
+        return " --layers " + std::to_string(layers) + " --hidden " + std::to_string(hidden) +
+               " --heads " + std::to_string(heads) + " --ffn " + std::to_string(ffn) + " --vocab " +
+               std::to_string(vocab) + " --seq " + std::to_string(seq) + " --batch " +
+               std::to_string(batch);
+    }
+};
+
+/** Exports the encoder into `dir`, runs it (token ids and the attention mask, int64 inputs)
+ * and compares its hidden states with PyTorch's float64 ones: within 1e-3 of their largest
+ * magnitude. */
+void check_bert(const BertCase &c, const std::string &dir, const std::string &cache,
+                RunFigures *fig) {
+    std::string log;
+    const int rc = run_python(std::string("'") + SW_TRANSFORMER_SCRIPT + "' --model bert" +
+                                  c.args() + " --out '" + dir + "'",
+                              dir + ".export.log", &log);
+    if (rc == 2 || rc == 127)
+        GTEST_SKIP() << "torch not importable with " << SW_TORCH_PYTHON << ": " << log;
+    ASSERT_EQ(rc, 0) << "export_transformer.py failed:\n" << log;
+    const std::string base = dir + "/bert";
+    sw_graph::Graph g = sw_graph::import_onnx(base + ".onnx");
+    ASSERT_EQ(g.inputs, (std::vector<std::string>{"ids", "mask"}));
+    const std::vector<int64_t> in_shape = {c.batch, c.seq};
+    const sw_io::NpyInts ids = sw_io::load_npy_ints(base + ".ids.npy");
+    const sw_io::NpyInts mask = sw_io::load_npy_ints(base + ".mask.npy");
+    ASSERT_EQ(ids.shape, in_shape);
+    ASSERT_EQ(mask.shape, in_shape);
+    const sw_io::NpyArray want =
+        sw_io::load_npy_expect(base + ".hidden.npy", {c.batch, c.seq, c.hidden});
+
+    const auto t0 = std::chrono::steady_clock::now();
+    sw_graph::Executor ex(g, auto_options(cache));
+    const auto t1 = std::chrono::steady_clock::now();
+    sw_graph::InputValues in;
+    in.i64["ids"] = ids.data;
+    in.i64["mask"] = mask.data;
+    const sw_graph::ExecResult r = ex.run(in);
+    const sw_graph::Tensor &out = r.outputs.at("hidden");
+    ASSERT_EQ(out.shape, (std::vector<int64_t>{c.batch, c.seq, c.hidden}));
+    const Comparison cmp = compare(out.f32, want.data);
+    fig->modelled_seconds = r.modelled_seconds;
+    fig->compile_seconds = std::chrono::duration<double>(t1 - t0).count();
+    fig->gflop = 2.0 * double(sw_graph::graph_stats(g).macs) * 1e-9;
+    fig->distinct_layers = r.distinct_layers;
+    fig->steps = int(r.steps.size());
+    std::map<std::string, double> by_kind;
+    for (const sw_graph::StepResult &s : r.steps)
+        by_kind[s.layer < 0 ? "view" : s.generator] += s.record.modelled_seconds;
+    for (const auto &[kind, secs] : by_kind)
+        std::printf("[kind] %-14s %9.4f ms\n", kind.c_str(), secs * 1e3);
+    std::printf("[model] bert%s: %d steps, %d distinct layers, compile %.1f s, %.4f ms modelled, "
+                "hidden max |diff| %.3g (max |hidden| %.3g)\n",
+                c.args().c_str(), fig->steps, fig->distinct_layers, fig->compile_seconds,
+                r.modelled_seconds * 1e3, cmp.max_abs, cmp.max_ref);
+    EXPECT_LE(cmp.max_abs, 1e-3 * std::max(1.0, cmp.max_ref))
+        << "hidden value " << cmp.worst << " is " << out.f32[cmp.worst] << ", PyTorch "
+        << want.data[cmp.worst];
+    EXPECT_GT(r.modelled_seconds, 0.0);
+}
+
+// Reduced: 2 layers, hidden 64, 4 heads, a sequence of 19 (no tile divides it), batch 2 with
+// the second sequence's last 4 positions masked.
+TEST(TransformerModel, BertMatchesPyTorch) {
+    RunFigures fig;
+    check_bert({2, 64, 4, 128, 500, 19, 2}, std::string(SW_MODELS_DIR) + "/bert_reduced",
+               std::string(SW_MODELS_DIR) + "/layer_cache", &fig);
+}
+
+// BERT-base: 12 layers, hidden 768, 12 heads, FFN 3072, sequence 128, batch 1 (figures for
+// docs/results.md; cold compile into an empty cache).
+TEST(TransformerModel, DISABLED_BertBaseFigures) {
+    const std::string dir = std::string(SW_MODELS_DIR) + "/bert_base", cache = dir + "_layer_cache";
+    std::filesystem::remove_all(cache);
+    RunFigures fig;
+    check_bert({12, 768, 12, 3072, 30522, 128, 1}, dir, cache, &fig);
+    const double peak = sw::sw26010().cg_peak_gflops();
+    std::printf("[figures] | bert-base | %.2f ms | %.1f%% | %.2f | %d | %.1f s |\n",
+                fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
+                fig.gflop, fig.distinct_layers, fig.compile_seconds);
+}
 
 // ------------------------------------------------------------- full-size figures
 

@@ -237,3 +237,47 @@ TEST(GraphPasses, DeadNodesAndTheirWeightsGo) {
     EXPECT_EQ(g.find("unused"), nullptr);
     EXPECT_NE(g.find("x"), nullptr);
 }
+
+// PyTorch's exact GELU in both of torch.onnx's orders becomes one Gelu node; one whose
+// intermediate has a second reader, or whose constant is not sqrt(2), is left alone.
+TEST(Passes, FuseGelu) {
+    ModelBuilder m(17);
+    m.input("x", {2, 6});
+    m.init("sqrt2", {}, {1.41421356f});
+    m.init("rsqrt2", {}, {0.70710678f});
+    m.init("one", {}, {1.f});
+    m.init("half", {}, {0.5f});
+    m.init("three", {}, {3.f});
+    // x * (1 + erf(x / sqrt 2)) * 0.5
+    m.node("Div", {"x", "sqrt2"}, {"d"});
+    m.node("Erf", {"d"}, {"e"});
+    m.node("Add", {"e", "one"}, {"a"});
+    m.node("Mul", {"x", "a"}, {"m"});
+    m.node("Mul", {"m", "half"}, {"g1"}, "gelu1");
+    // (0.5 * g1) * (1 + erf(g1 * (1 / sqrt 2)))
+    m.node("Mul", {"g1", "rsqrt2"}, {"d2"});
+    m.node("Erf", {"d2"}, {"e2"});
+    m.node("Add", {"one", "e2"}, {"a2"});
+    m.node("Mul", {"half", "g1"}, {"h2"});
+    m.node("Mul", {"h2", "a2"}, {"g2"}, "gelu2");
+    // Not GELU: divided by 3.
+    m.node("Div", {"g2", "three"}, {"d3"});
+    m.node("Erf", {"d3"}, {"e3"});
+    m.node("Add", {"e3", "one"}, {"a3"});
+    m.node("Mul", {"g2", "a3"}, {"m3"});
+    m.node("Mul", {"m3", "half"}, {"y"});
+    m.output("y");
+    Graph g = m.infer();
+    EXPECT_EQ(fuse_gelu(g), 2);
+    int gelus = 0, erfs = 0;
+    for (const Node &n : g.nodes) {
+        gelus += n.op_type == "Gelu" && n.domain == kInternalDomain;
+        erfs += n.op_type == "Erf";
+    }
+    EXPECT_EQ(gelus, 2);
+    EXPECT_EQ(erfs, 1);
+    EXPECT_EQ(g.nodes[0].op_type, "Gelu");
+    EXPECT_EQ(g.nodes[0].inputs, std::vector<std::string>{"x"});
+    EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"g1"});
+    EXPECT_EQ(g.nodes[0].attr_string("approximate", ""), "none");
+}
