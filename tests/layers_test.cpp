@@ -365,6 +365,26 @@ LayerCase activation_case(const std::string &name, int size, Params extra,
             }};
 }
 
+/** cast: int64 values (negative, large, past float's 2^24 exact range) to float32, as C's
+ * conversion rounds them. */
+LayerCase cast_case(const std::string &name, int size) {
+    return {name, "cast", {{"size", str(size)}}, 0, [=](const auto &call) {
+                std::vector<int64_t> in(size_t(size), 0);
+                std::mt19937_64 rng(7);
+                for (int i = 0; i < size; i++)
+                    in[size_t(i)] =
+                        int64_t(rng() % 40000001) - 20000000 + (i % 3) * (int64_t(1) << 40);
+                std::vector<float> o(static_cast<size_t>(size), NAN);
+                std::vector<float> want(static_cast<size_t>(size));
+                for (int i = 0; i < size; i++)
+                    want[size_t(i)] = float(in[size_t(i)]);
+                Halide::Runtime::Buffer<int64_t> bi(in.data(), {size});
+                Buf bo = view(o, {size});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                EXPECT_EQ(o, want);
+            }};
+}
+
 std::vector<LayerCase> all_cases() {
     using reference::Conv2DParams;
     using reference::PoolParams;
@@ -475,6 +495,7 @@ std::vector<LayerCase> all_cases() {
         activation_case("hard_swish", 4099,
                         {{"op", "hard_swish"}, {"alpha", "0.16666667"}, {"beta", "0.5"}},
                         [](const std::vector<float> &v) { return reference::hard_swish(v); }),
+        cast_case("cast_int64", 1031),
     };
 }
 
