@@ -787,6 +787,15 @@ struct Lowerer {
         int64_t axis = n.attr_int("axis", 0);
         if (axis < 0)
             axis += rank;
+        if (idx.is_constant && idx.i64.size() == 1) {
+            // One constant index (ViT's class token, x[:, 0]): the slice of one along the
+            // axis (the output drops the axis or keeps it as 1: the same elements).
+            const int64_t k = idx.i64[0] < 0 ? idx.i64[0] + table.shape[size_t(axis)] : idx.i64[0];
+            Tensor y = out_tensor(n);
+            y.shape = table.shape;
+            y.shape[size_t(axis)] = 1;
+            return axis_slice(n, table, axis, k, y);
+        }
         if (axis != 0) {
             throw NodeError("Gather along axis " + str(n.attr_int("axis", 0)) +
                             " of a computed tensor (axis 0, an embedding lookup, is supported)");
@@ -798,6 +807,28 @@ struct Lowerer {
             step(n, "gather", {{"rows", str(rows)}, {"vocab", str(vocab)}, {"size", str(size)}});
         s.inputs = {{table.name, {size, vocab}}, {idx.name, {rows}}};
         s.output = {out_tensor(n).name, {size, rows}};
+    }
+
+    /** Expand of a computed float32 tensor (numpy broadcasting to a larger shape): eltwise, a
+     * multiplication by a constant 1 broadcast the other way (exact, NaN kept). */
+    void expand(const Node &n) {
+        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+        if (x.shape == y.shape || x.elements() == y.elements())
+            return view_of(n, x, y);
+        std::vector<int> xd, od;
+        if (!as_nchw(x.shape, &xd) || !as_nchw(y.shape, &od))
+            throw NodeError("an Expand of rank > 4 (eltwise is NCHW)");
+        static const char *const dim[] = {"batch", "channels", "height", "width"};
+        std::map<std::string, std::string> p = {{"op", "mul"}};
+        for (int i = 0; i < 4; i++) {
+            p[dim[i]] = str(od[size_t(i)]);
+            p[std::string("a_") + dim[i]] = str(xd[size_t(i)]);
+            p[std::string("b_") + dim[i]] = "1";
+        }
+        const std::string one = extra(n, "one", {1.f});
+        Step &s = step(n, "eltwise", p);
+        s.inputs = {{x.name, {xd[3], xd[2], xd[1], xd[0]}}, {one, {1, 1, 1, 1}}};
+        s.output = {y.name, {od[3], od[2], od[1], od[0]}};
     }
 
     /** Cast of a computed int64 tensor to float32: cast. */
@@ -1250,6 +1281,8 @@ struct Lowerer {
             return gather(n);
         if (op == "Cast")
             return cast(n);
+        if (op == "Expand")
+            return expand(n);
         if (op == "Sum") {
             if (n.inputs.size() != 2)
                 throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");
