@@ -831,6 +831,34 @@ struct Lowerer {
         s.output = {y.name, {od[3], od[2], od[1], od[0]}};
     }
 
+    /** Where(cond, X, Y) with a constant condition and a constant scalar on one side
+     * (masked_fill: a causal mask): eltwise select, the computed tensor as a, where to keep it
+     * as b (a constant float mask, 1 where the computed side is taken, at the condition's
+     * shape), the scalar as `fill`. */
+    void where(const Node &n) {
+        const Tensor &cond = in(n, 0), &x = in(n, 1), &yv = in(n, 2), &y = out_tensor(n);
+        const bool x_fill = x.is_constant && x.elements() == 1 && !yv.is_constant;
+        const Tensor &a = x_fill ? yv : x, &fill = x_fill ? x : yv;
+        std::vector<float> keep(cond.i64.size());
+        for (size_t i = 0; i < keep.size(); i++)
+            keep[i] = (cond.i64[i] != 0) != x_fill ? 1.f : 0.f;
+        std::vector<int> ad, bd;
+        if (!as_nchw(a.shape, &ad) || !as_nchw(cond.shape, &bd))
+            throw NodeError("a Where of rank > 4 (eltwise is NCHW)");
+        static const char *const dim[] = {"batch", "channels", "height", "width"};
+        std::map<std::string, std::string> p = {{"op", "select"},
+                                                {"fill", format_float(fill.f32.at(0))}};
+        for (int i = 0; i < 4; i++) {
+            p[dim[i]] = str(ad[size_t(i)]);
+            p[std::string("a_") + dim[i]] = str(ad[size_t(i)]);
+            p[std::string("b_") + dim[i]] = str(bd[size_t(i)]);
+        }
+        const std::string mask = extra(n, "keep", std::move(keep));
+        Step &s = step(n, "eltwise", p);
+        s.inputs = {{a.name, {ad[3], ad[2], ad[1], ad[0]}}, {mask, {bd[3], bd[2], bd[1], bd[0]}}};
+        s.output = {y.name, {ad[3], ad[2], ad[1], ad[0]}};
+    }
+
     /** Cast of a computed int64 tensor to float32: cast. */
     void cast(const Node &n) {
         const Tensor &x = in(n, 0), &y = out_tensor(n);
@@ -1283,6 +1311,8 @@ struct Lowerer {
             return cast(n);
         if (op == "Expand")
             return expand(n);
+        if (op == "Where")
+            return where(n);
         if (op == "Sum") {
             if (n.inputs.size() != 2)
                 throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");

@@ -49,7 +49,10 @@ int fuse_hard_swish(Graph &g);
 /** PyTorch's exact GELU as torch.onnx exports it, x * 0.5 * (1 + Erf(x / sqrt 2)): Div(x, sqrt 2)
  * (or Mul(x, 1 / sqrt 2)) -> Erf -> Add 1 -> Mul x -> Mul 0.5, or the 0.5 first (Mul(x, 0.5)
  * times the Add; constants on either side of the commutative nodes), each intermediate read
- * only by the next and no graph output -> Gelu (domain sw_graph, approximate = "none"). */
+ * only by the next and no graph output -> Gelu (domain sw_graph, approximate = "none"). The
+ * tanh approximation the same way (nn.GELU(approximate="tanh"), GPT-2's): Tanh(sqrt(2 / pi) *
+ * (x + 0.044715 * x^3)) with x^3 as x * (x * x) or Pow(x, 3), then Add 1, Mul x, Mul 0.5 ->
+ * Gelu approximate = "tanh". */
 int fuse_gelu(Graph &g);
 
 /** Removes the nodes none of whose outputs reach a graph output, and the tensors no node

@@ -1071,8 +1071,20 @@ void infer_where(Ctx &c) {
         throw NodeError("X and Y have different types");
     const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape, x.shape), y.shape);
     c.set_out(0, shape, x.dtype);
-    if (!c.all_inputs_constant() || !c.output_small(0))
-        throw NodeError("Where is supported only on constants (shape arithmetic)");
+    if (!c.all_inputs_constant() || !c.output_small(0)) {
+        // masked_fill: a constant condition, a constant scalar on one side, a computed float32
+        // tensor of the output's shape on the other (lowered to eltwise select).
+        const bool x_fill = x.is_constant && x.elements() == 1 && !y.is_constant,
+                   y_fill = y.is_constant && y.elements() == 1 && !x.is_constant;
+        const Tensor &computed = x_fill ? y : x;
+        if (!cond.is_constant || !(x_fill || y_fill) || x.dtype != DType::Float32 ||
+            computed.shape != shape) {
+            throw NodeError("Where of computed tensors is supported with a constant condition, a "
+                            "constant scalar on one side and a float32 tensor of the output's "
+                            "shape on the other (masked_fill)");
+        }
+        return;
+    }
     const auto sc = broadcast_sources(cond.shape, shape), sx = broadcast_sources(x.shape, shape),
                sy = broadcast_sources(y.shape, shape);
     std::vector<float> f;

@@ -20,10 +20,18 @@ For a model NAME it writes into --out:
                      last seq / 4 positions of every other sequence are padding)
   NAME.hidden.npy    PyTorch's output for those inputs computed in float64, stored as float32
 
-The graph inputs are named "ids" and "mask", the output "hidden". Needs Debian's python3-torch;
-run with /usr/bin/python3.
+  gpt2   a GPT-2-style decoder: token and position embeddings, pre-LN blocks (nn.LayerNorm, one
+         nn.Linear for query, key and value split three ways, causal attention by masked_fill
+         with -inf above the diagonal, an output nn.Linear, a feed-forward nn.Linear -
+         nn.GELU(approximate="tanh") - nn.Linear), a final nn.LayerNorm and the logits over the
+         vocabulary by the token embedding's matrix (tied weights): output (batch, seq, vocab).
+         Full size: 12 layers, hidden 768, 12 heads, FFN 3072, sequence 128 and (give
+         --vocab 50257) GPT-2's vocabulary.
 
-Usage: export_transformer.py --model bert [--layers L] [--hidden H] [--heads A] [--ffn F]
+bert: graph inputs "ids" and "mask", output "hidden" (NAME.hidden.npy). gpt2: input "ids", output
+"logits" (NAME.ids.npy, NAME.logits.npy). Needs Debian's python3-torch; run with /usr/bin/python3.
+
+Usage: export_transformer.py --model bert|gpt2 [--layers L] [--hidden H] [--heads A] [--ffn F]
                              [--vocab V] [--seq S] [--batch N] [--out DIR] [--seed S]
 Exit status 1 with "error: ..." for an unknown model or a bad option value; 2 (and a message)
 if torch cannot be imported, so tests can skip.
@@ -33,7 +41,7 @@ import math
 import os
 import sys
 
-MODELS = ["bert"]
+MODELS = ["bert", "gpt2"]
 TORCH_MISSING = 2
 
 
@@ -88,6 +96,54 @@ def bert_module(torch, layers, hidden, heads, ffn, vocab, seq):
     return Bert()
 
 
+def gpt2_module(torch, layers, hidden, heads, ffn, vocab, seq):
+    nn = torch.nn
+    head_dim = hidden // heads
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm1 = nn.LayerNorm(hidden)
+            self.qkv = nn.Linear(hidden, 3 * hidden)
+            self.proj = nn.Linear(hidden, hidden)
+            self.norm2 = nn.LayerNorm(hidden)
+            self.fc = nn.Linear(hidden, ffn)
+            self.act = nn.GELU(approximate="tanh")
+            self.fc_out = nn.Linear(ffn, hidden)
+            self.register_buffer("causal", torch.triu(torch.ones(seq, seq, dtype=torch.bool), 1))
+
+        def forward(self, x):
+            b, s, _ = x.shape
+
+            def split_heads(t):
+                return t.view(b, s, heads, head_dim).transpose(1, 2)
+
+            q, k, v = self.qkv(self.norm1(x)).split(hidden, dim=2)
+            q, k, v = split_heads(q), split_heads(k), split_heads(v)
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(head_dim)
+            scores = scores.masked_fill(self.causal[:s, :s], float("-inf"))
+            context = torch.matmul(torch.softmax(scores, dim=-1), v)
+            x = x + self.proj(context.transpose(1, 2).reshape(b, s, hidden))
+            return x + self.fc_out(self.act(self.fc(self.norm2(x))))
+
+    class Gpt2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens = nn.Embedding(vocab, hidden)
+            self.positions = nn.Embedding(seq, hidden)
+            self.blocks = nn.ModuleList([Block() for _ in range(layers)])
+            self.norm = nn.LayerNorm(hidden)
+
+        def forward(self, ids):
+            x = self.tokens(ids) + self.positions(torch.arange(ids.shape[1]))
+            for block in self.blocks:
+                x = block(x)
+            # The output layer shares the token embedding's weights (GPT-2's tied head).
+            return torch.matmul(self.norm(x), self.tokens.weight.t())
+
+    return Gpt2()
+
+
 def randomise_norms(model, torch, gen):
     """LayerNorm weights and biases away from 1 and 0, so that they are really exercised."""
     for mod in model.modules():
@@ -100,26 +156,30 @@ def randomise_norms(model, torch, gen):
 
 def export(a, torch, np):
     torch.manual_seed(a.seed)
-    model = bert_module(torch, a.layers, a.hidden, a.heads, a.ffn, a.vocab, a.seq)
+    build = bert_module if a.model == "bert" else gpt2_module
+    model = build(torch, a.layers, a.hidden, a.heads, a.ffn, a.vocab, a.seq)
     gen = torch.Generator().manual_seed(a.seed + 1)
     randomise_norms(model, torch, gen)
     model.eval()
     ids = torch.randint(0, a.vocab, (a.batch, a.seq), generator=gen, dtype=torch.int64)
-    mask = torch.ones(a.batch, a.seq, dtype=torch.int64)
-    for b in range(1, a.batch, 2):
-        mask[b, a.seq - a.seq // 4:] = 0
     path = os.path.join(a.out, a.model)
-    torch.onnx.export(model, (ids, mask), path + ".onnx", opset_version=17,
-                      input_names=["ids", "mask"], output_names=["hidden"],
-                      do_constant_folding=True)
+    if a.model == "bert":
+        mask = torch.ones(a.batch, a.seq, dtype=torch.int64)
+        for b in range(1, a.batch, 2):
+            mask[b, a.seq - a.seq // 4:] = 0
+        inputs, names, output = (ids, mask), ["ids", "mask"], "hidden"
+    else:
+        inputs, names, output = (ids,), ["ids"], "logits"
+    torch.onnx.export(model, inputs, path + ".onnx", opset_version=17, input_names=names,
+                      output_names=[output], do_constant_folding=True)
     with torch.no_grad():
-        hidden = model.double()(ids, mask)
-    np.save(path + ".ids.npy", ids.numpy())
-    np.save(path + ".mask.npy", mask.numpy())
-    np.save(path + ".hidden.npy", hidden.numpy().astype(np.float32))
-    print("%s: %d layers, hidden %d, %d heads, FFN %d, vocabulary %d, ids (%d, %d), hidden std "
+        y = model.double()(*inputs)
+    for name, value in zip(names, inputs):
+        np.save(path + "." + name + ".npy", value.numpy())
+    np.save(path + "." + output + ".npy", y.numpy().astype(np.float32))
+    print("%s: %d layers, hidden %d, %d heads, FFN %d, vocabulary %d, ids (%d, %d), %s std "
           "%.3f -> %s.onnx" % (a.model, a.layers, a.hidden, a.heads, a.ffn, a.vocab, a.batch,
-                               a.seq, float(hidden.std()), path))
+                               a.seq, output, float(y.std()), path))
 
 
 class Parser(argparse.ArgumentParser):

@@ -238,7 +238,8 @@ TEST(GraphPasses, DeadNodesAndTheirWeightsGo) {
     EXPECT_NE(g.find("x"), nullptr);
 }
 
-// PyTorch's exact GELU in both of torch.onnx's orders becomes one Gelu node; one whose
+// PyTorch's exact GELU in both of torch.onnx's orders, and its tanh approximation, become one
+// Gelu node each; one whose
 // intermediate has a second reader, or whose constant is not sqrt(2), is left alone.
 TEST(Passes, FuseGelu) {
     ModelBuilder m(17);
@@ -260,22 +261,36 @@ TEST(Passes, FuseGelu) {
     m.node("Add", {"one", "e2"}, {"a2"});
     m.node("Mul", {"half", "g1"}, {"h2"});
     m.node("Mul", {"h2", "a2"}, {"g2"}, "gelu2");
+    // The tanh approximation: 0.5 * (g2 * (1 + tanh(sqrt(2 / pi) * (g2 + 0.044715 g2^3)))).
+    m.init("c", {}, {0.044715f});
+    m.init("k", {}, {0.7978845608f});
+    m.node("Mul", {"g2", "g2"}, {"sq"});
+    m.node("Mul", {"g2", "sq"}, {"cube"});
+    m.node("Mul", {"c", "cube"}, {"cc"});
+    m.node("Add", {"g2", "cc"}, {"inner"});
+    m.node("Mul", {"k", "inner"}, {"arg"});
+    m.node("Tanh", {"arg"}, {"t"});
+    m.node("Add", {"one", "t"}, {"t1"});
+    m.node("Mul", {"g2", "t1"}, {"gt"});
+    m.node("Mul", {"half", "gt"}, {"g3"}, "gelu3");
     // Not GELU: divided by 3.
-    m.node("Div", {"g2", "three"}, {"d3"});
+    m.node("Div", {"g3", "three"}, {"d3"});
     m.node("Erf", {"d3"}, {"e3"});
     m.node("Add", {"e3", "one"}, {"a3"});
-    m.node("Mul", {"g2", "a3"}, {"m3"});
+    m.node("Mul", {"g3", "a3"}, {"m3"});
     m.node("Mul", {"m3", "half"}, {"y"});
     m.output("y");
     Graph g = m.infer();
-    EXPECT_EQ(fuse_gelu(g), 2);
-    int gelus = 0, erfs = 0;
+    EXPECT_EQ(fuse_gelu(g), 3);
+    int gelus = 0, erfs = 0, tanh = 0;
     for (const Node &n : g.nodes) {
         gelus += n.op_type == "Gelu" && n.domain == kInternalDomain;
         erfs += n.op_type == "Erf";
+        tanh += n.op_type == "Gelu" && n.attr_string("approximate", "") == "tanh";
     }
-    EXPECT_EQ(gelus, 2);
+    EXPECT_EQ(gelus, 3);
     EXPECT_EQ(erfs, 1);
+    EXPECT_EQ(tanh, 1);
     EXPECT_EQ(g.nodes[0].op_type, "Gelu");
     EXPECT_EQ(g.nodes[0].inputs, std::vector<std::string>{"x"});
     EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"g1"});
