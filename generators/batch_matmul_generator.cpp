@@ -25,6 +25,11 @@ public:
     GeneratorParam<int> b_batch{"b_batch", 0};
     GeneratorParam<bool> transpose_b{"transpose_b", false};
     GeneratorParam<float> alpha{"alpha", 1.0f};
+    /** Hand schedule only: the C tile (rows, columns) and the reduction chunk; 0: chosen from
+     * the machine (schedules/batch_matmul_schedule.h). */
+    GeneratorParam<int> tile_m{"tile_m", 0};
+    GeneratorParam<int> tile_n{"tile_n", 0};
+    GeneratorParam<int> tile_k{"tile_k", 0};
 
     Input<Buffer<float>> a{"a", 3};            // kk, i, ba
     Input<Buffer<float>> b{"b", 3};            // j, kk, bb (transpose_b: kk, j, bb)
@@ -34,14 +39,25 @@ public:
         const schedules::BatchMatMulShape s = shape();
         sw::check_param(s.batch >= 1 && s.m >= 1 && s.n >= 1 && s.k >= 1,
                         "batch_matmul: batch, m, n and k must be >= 1");
+        sw::check_param(tile_m >= 0 && tile_n >= 0 && tile_k >= 0,
+                        "batch_matmul: tile_m, tile_n and tile_k must be >= 0");
         const int ab = operand_batch(a_batch, "a_batch"), bbt = operand_batch(b_batch, "b_batch");
         /* THE ALGORITHM */
         r = RDom(0, s.k, "r");
         // An operand with a batch extent of 1 is shared by every batch.
         const Expr ai = ab == 1 ? Expr(0) : Expr(bb), bi = bbt == 1 ? Expr(0) : Expr(bb);
-        const Expr bv = s.transpose_b ? b(r, j, bi) : b(j, r, bi);
         acc(j, i, bb) = 0.f;
-        acc(j, i, bb) += a(r, i, ai) * bv;
+        if (s.transpose_b && !autoscheduled()) {
+            // B^T seen as B (j, kk): inlined, or transposed in LDM by the hand schedule. (The
+            // autoscheduler reads B^T directly: its plans vectorise the dot products along
+            // the reduction instead.)
+            bt(j, kk, bb) = b(kk, j, bi);
+            acc(j, i, bb) += a(r, i, ai) * bt(j, r, bb);
+        } else if (s.transpose_b) {
+            acc(j, i, bb) += a(r, i, ai) * b(r, j, bi);
+        } else {
+            acc(j, i, bb) += a(r, i, ai) * b(j, r, bi);
+        }
         if (float(alpha) != 1.0f)
             acc(j, i, bb) = acc(j, i, bb) * alpha;
         output(j, i, bb) = acc(j, i, bb);
@@ -56,16 +72,19 @@ public:
 
     void schedule() {
         /* THE SCHEDULE */
-        schedules::BatchMatMulStages st{output, acc, a, b, j, i, bb, r};
+        schedules::BatchMatMulStages st{output, acc, a, b, bt, j, i, bb, r};
         apply_schedule(
-            [&] { schedules::schedule_batch_matmul_sunway(st, shape(), target_machine()); },
+            [&] {
+                schedules::schedule_batch_matmul_sunway(st, shape(), target_machine(),
+                                                        {tile_m, tile_n, tile_k});
+            },
             [&] { schedules::schedule_batch_matmul_baseline(st, shape(), target_machine()); },
             [&] { schedules::schedule_batch_matmul_cpu(st); });
     }
 
 private:
-    Var j{"j"}, i{"i"}, bb{"bb"};
-    Func acc{"acc"};
+    Var j{"j"}, i{"i"}, bb{"bb"}, kk{"kk"};
+    Func acc{"acc"}, bt{"bt"};
     RDom r;
 
     schedules::BatchMatMulShape shape() const { return {batch, m, n, k, transpose_b}; }

@@ -6,13 +6,16 @@
  * Hand Sunway schedule: blocks of R whole rows over the CPEs (R rows are one contiguous
  * block of the input); each block stages its rows (one get), the scale and the bias in LDM,
  * computes the two reductions (the mean, then the variance about it: two passes over the
- * staged rows, no main-memory access) and the normalised rows there, on floatv4 along the
- * row when the size is a multiple of 4 (mean and reciprocal deviation splatted), and puts the
- * rows back by one DMA. R (at most 8) keeps the most CPEs busy, then the longest transfers,
- * within the LDM budget. A row must fit: 16 bytes per element (input and result rows, scale
- * and bias); the generator refuses larger rows with an error naming the size and the machine.
- * When R does not divide the rows, the last block is shifted inwards (recomputes rows of the
- * block before it, which is harmless: every row is computed from the input alone).
+ * staged rows, no main-memory access) and the normalised rows there, and puts the rows
+ * back by one DMA. When the size is a multiple of 4 all three run on floatv4: each reduction
+ * as floatv4 partial sums (rfactor; with a multiple of 16, four independent accumulators so
+ * that the adds do not wait on each other's latency), the lanes then added up; the
+ * normalisation along the row with the mean and reciprocal deviation splatted. R (at most 8) keeps
+ * the most CPEs busy, then the longest transfers, within the LDM budget. A row must fit: 16 bytes
+ * per element (input and result rows, scale and bias); the generator refuses larger rows with an
+ * error naming the size and the machine. When R does not divide the rows, the last block is shifted
+ * inwards (recomputes rows of the block before it, which is harmless: every row is computed from
+ * the input alone).
  *
  * OpenACC-style baseline: one row per iteration, scalar, the row, scale and bias copied in
  * and the result out (what `#pragma acc parallel loop copyin(...) copyout(...)` over the

@@ -655,6 +655,11 @@ std::vector<LayerRun> runs() {
         r.push_back({c, "auto"});
 #endif
     }
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+    // A row larger than the LDM (the hand and baseline schedules refuse it): chunked by the
+    // autoscheduler.
+    r.push_back({layer_norm_case("layer_norm_wide_row", 3, 4000), "auto"});
+#endif
     return r;
 }
 
@@ -697,20 +702,55 @@ TEST(Layers, BertShapesModelledTime) {
                 return b.layer->call(args);
             });
             ASSERT_EQ(athread_emu_stats_count(), 1);
-            const double modelled = athread_emu_stats_get(0)->modelled_seconds;
+            const athread_emu_kernel_stats *ks = athread_emu_stats_get(0);
+            const double modelled = ks->modelled_seconds;
+            int slowest = 0;
+            for (int q = 1; q < ks->ncpes; q++)
+                slowest = ks->cpe[q].cycles > ks->cpe[slowest].cycles ? q : slowest;
             const double flops = c.generator == "layer_norm" ? 8.0 * put_bytes / 4 : c.flops;
             const double bound = std::max(flops / (m.cg_peak_gflops() * 1e9),
                                           get_bytes / (m.dma_get_plateau_gbps() * 1e9) +
                                               put_bytes / (m.dma_put_plateau_gbps() * 1e9));
-            std::printf("%-16s %-8s modelled %8.4f ms  roofline bound %8.4f ms  (%.2f of it)\n",
+            std::printf("%-16s %-8s modelled %8.4f ms  roofline bound %8.4f ms  (%.2f of it); "
+                        "slowest CPE: %lld cycles, %lld compute, %lld waiting for DMA\n",
                         c.name.c_str(), schedule.c_str(), modelled * 1e3, bound * 1e3,
-                        bound / modelled);
+                        bound / modelled, ks->cpe[slowest].cycles, ks->cpe[slowest].compute_cycles,
+                        ks->cpe[slowest].dma_wait_cycles);
             testing::Test::RecordProperty(c.name + "_" + schedule + "_modelled_ms",
                                           std::to_string(modelled * 1e3));
         }
     }
 }
 #endif
+
+// Bad parameters of batch_matmul and layer_norm: an error naming what is wrong, no layer.
+TEST(Layers, TransformerLayersRefuseBadParameters) {
+    auto error_of = [](const std::string &gen, const Params &p) {
+        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, gen, p);
+        EXPECT_FALSE(b.ok()) << gen;
+        return b.log;
+    };
+    const Params bad_batch = {{"batch", "3"}, {"a_batch", "2"}};
+    EXPECT_NE(error_of("batch_matmul", bad_batch)
+                  .find("error: batch_matmul: a_batch=2 must be 0 (= batch), 1 or batch=3"),
+              std::string::npos);
+    const Params zero = {{"batch", "2"}, {"k", "0"}};
+    EXPECT_NE(error_of("batch_matmul", zero).find("batch_matmul: batch, m, n and k must be >= 1"),
+              std::string::npos);
+    const Params tile = {{"n", "64"}, {"tile_n", "6"}};
+    EXPECT_NE(error_of("batch_matmul", tile).find("batch_matmul: tile_n=6 must be a multiple of 4"),
+              std::string::npos);
+    // A row larger than the LDM: the hand and baseline schedules refuse it, naming the size
+    // and the machine.
+    for (const char *schedule : {"sunway", "baseline"}) {
+        const Params big = {{"rows", "4"}, {"size", "4000"}, {"schedule", schedule}};
+        const std::string log = error_of("layer_norm", big);
+        EXPECT_NE(log.find("error: layer_norm: a row of size=4000 needs 64012 bytes of LDM"),
+                  std::string::npos)
+            << log;
+        EXPECT_NE(log.find("sw26010"), std::string::npos) << log;
+    }
+}
 
 // Bad parameters of the hard activations: an error naming what is wrong, no layer.
 TEST(Layers, HardActivationsRefuseBadParameters) {
