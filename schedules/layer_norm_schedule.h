@@ -4,7 +4,8 @@
  * y = (x - mean) / sqrt(var + epsilon) * scale + bias.
  *
  * Hand Sunway schedule: blocks of R whole rows over the CPEs (R rows are one contiguous
- * block of the input); each block stages its rows (one get), the scale and the bias in LDM,
+ * block of the input); each block stages its rows (one get), the scale and the bias in LDM
+ * (those two the same for every block: broadcast, sw::broadcast, once per round of 64 blocks),
  * computes the two reductions (the mean, then the variance about it: two passes over the
  * staged rows, no main-memory access) and the normalised rows there, and puts the rows
  * back by one DMA. When the size is a multiple of 4 all three run on floatv4: each reduction
@@ -26,6 +27,7 @@
 
 #include "Halide.h"
 #include "schedules/ScheduleSupport.h"
+#include "target_sw/BroadcastDma.h"
 #include "target_sw/PlaceLdmBuffers.h"
 
 #include <algorithm>
@@ -105,6 +107,10 @@ inline void schedule_layer_norm_sunway(LayerNormStages &st, int rows, int size,
                                        const sw::Machine &m) {
     schedule_layer_norm_rows(st, choose_layer_norm_rows(rows, size, m), size,
                              size % kVectorLanes == 0);
+    // The scale and the bias are the same for every block: fetched once per round of 64
+    // blocks for the whole core group (BCAST_MODE) instead of by every CPE for every block.
+    sw::broadcast(st.scale.in());
+    sw::broadcast(st.bias.in());
 }
 
 inline void schedule_layer_norm_baseline(LayerNormStages &st) {
