@@ -73,6 +73,11 @@ struct BatchMatMulTiles {
     int tm = 1, tn = 1, tk = 1;
     bool simd = false;
     int buffers = 2;
+    /** transpose_b on floatv4 only, 0: none. Column chunks: the tile's columns taken TC at a
+     * time with the whole reduction (tk = k): B^T's chunk is TC consecutive rows of k, one
+     * contiguous get, staged (double buffered when there are several) and transposed per
+     * chunk, A's rows staged once per tile. */
+    int tc = 0;
 };
 
 /** Whether the hand schedule can use floatv4 on \p s (see the file comment). */
@@ -83,11 +88,15 @@ inline bool batch_matmul_simd(const BatchMatMulShape &s) {
 /** LDM of one block: the A and B chunks (each \p t.buffers times), the C tile, and with
  * transpose_b on floatv4 the transposed B chunk. */
 inline int64_t batch_matmul_ldm_bytes(const BatchMatMulTiles &t, bool transpose_b) {
+    if (t.tc > 0) { // A's rows once, B^T's chunk (twice with several chunks), bt, C
+        const int slots = t.tn / t.tc > 1 ? 2 : 1;
+        return 4 *
+               (int64_t(t.tm) * t.tk + (slots + 1) * int64_t(t.tc) * t.tk + int64_t(t.tm) * t.tn);
+    }
     const int64_t bt = transpose_b && t.simd ? int64_t(t.tk) * t.tn : 0;
     return 4 *
            (t.buffers * (int64_t(t.tm) * t.tk + int64_t(t.tk) * t.tn) + bt + int64_t(t.tm) * t.tn);
 }
-
 /** The LDM a plan of the batch_matmul schedules may use: A, B (twice each), B^T, C. */
 inline int64_t batch_matmul_budget(const sw::Machine &m) {
     return ldm_plan_budget(m, 6);
@@ -111,10 +120,13 @@ inline double batch_matmul_cost(const BatchMatMulShape &s, const BatchMatMulTile
         compute += 9.0 * double(s.k) * t.tn / kVectorLanes; // gathered vectors
     compute += 3.0 * t.tm * t.tn;                           // init, alpha
     const double a_blocks = t.tk == s.k ? 1 : t.tm;
-    const double b_blocks =
-        s.transpose_b ? (t.tk == s.k && t.tn == s.n ? 1 : t.tn) : (t.tn == s.n ? 1 : t.tk);
-    const double setups = chunks * (a_blocks + b_blocks) * d.get_block_cycles +
-                          (t.buffers == 2 ? 1 : chunks) * d.get_latency_cycles +
+    const double b_blocks = s.transpose_b ? (t.tk == s.k && (t.tn == s.n || t.tc) ? 1 : t.tn)
+                                          : (t.tn == s.n ? 1 : t.tk);
+    // Column chunks: A once per tile, a B^T chunk per TC columns.
+    const double a_gets = t.tc ? 1 : chunks, b_gets = t.tc ? double(t.tn / t.tc) : chunks;
+    const double waits = t.tc ? (b_gets > 1 ? 2 : 1) : (t.buffers == 2 ? 1 : chunks);
+    const double setups = (a_gets * a_blocks + b_gets * b_blocks) * d.get_block_cycles +
+                          waits * d.get_latency_cycles +
                           (t.tn == s.n ? 1 : t.tm) * d.put_block_cycles + d.put_latency_cycles;
     // Line bytes per useful byte of a get of blocks of \p floats (each block's 128-byte lines).
     auto lines = [&](double floats) {
@@ -166,6 +178,20 @@ inline BatchMatMulTiles choose_batch_matmul_tiles(const BatchMatMulShape &s, con
                     best = t;
                 }
             }
+            if (!(s.transpose_b && simd) || (given.tk > 0 && given.tk != s.k))
+                continue;
+            // B^T in column chunks with the whole reduction.
+            for (int tc : divisors_desc(tn / kVectorLanes)) {
+                const BatchMatMulTiles t{tm, tn, s.k, simd, 2, tc * kVectorLanes};
+                if (batch_matmul_ldm_bytes(t, s.transpose_b) > batch_matmul_budget(m))
+                    continue;
+                const double cost = batch_matmul_cost(s, t, m);
+                if (cost < best_cost) {
+                    best_cost = cost;
+                    best = t;
+                }
+                break; // the widest chunk that fits
+            }
         }
     }
     if (!std::isfinite(best_cost)) {
@@ -189,6 +215,30 @@ inline void schedule_batch_matmul_tiles(BatchMatMulStages &st, const BatchMatMul
         .gpu_blocks(tile, st.bb, DeviceAPI::Host);
     st.acc.compute_at(st.output, tile).store_in(sw::LDM);
     RVar ko("ko"), ki("ki");
+    if (t.tc > 0) {
+        // Column chunks of TC with the whole reduction: per chunk, B^T's TC rows (one
+        // contiguous get) staged and transposed in LDM, then the floatv4 kernel over k.
+        const int bj = power_of_two_block(t.tc / kVectorLanes, 4), bi = power_of_two_block(t.tm, 4);
+        Var jc("jc"), jin("jin"), jv("jv"), jb("jb"), lane("lane"), ib("ib"), ir("ir");
+        st.acc.update(0)
+            .split(st.j, jc, jin, t.tc)
+            .split(jin, jb, jv, bj * kVectorLanes)
+            .split(jv, jv, lane, kVectorLanes)
+            .split(st.i, ib, ir, bi)
+            .reorder(lane, jv, ir, st.r.x, jb, ib, jc)
+            .vectorize(lane)
+            .unroll(jv)
+            .unroll(ir);
+        st.acc.vectorize(st.j, kVectorLanes);
+        st.bt.compute_at(st.acc, jc).store_in(sw::LDM).vectorize(st.j, kVectorLanes);
+        st.a.in().compute_at(st.output, tile).store_in(sw::LDM);
+        st.b.in().compute_at(st.acc, jc).store_in(sw::LDM);
+        if (t.tn / t.tc > 1)
+            sw::double_buffer(st.b.in());
+        for (int u = 1; u < st.acc.num_update_definitions(); u++)
+            st.acc.update(u).vectorize(st.j, kVectorLanes);
+        return;
+    }
     if (t.simd) {
         // floatv4 along j: B's rows are vectors, A's values splatted; a register block of bj
         // vectors x bi rows of C over the chunk (as matmul's GEMM).
