@@ -13,17 +13,21 @@
  * (B's rows are vectors, A's values splatted), in register blocks of up to 4 vectors x 4 rows
  * of C that stay in registers over the chunk (as matmul's GEMM). With transpose_b the staged
  * chunk is first transposed in LDM (`bt`, floatv4 vectors gathered from 4 rows), so that the
- * same kernel runs: TK x TN gathers per chunk against TM x TN x TK / 4 multiply-adds. Needs
- * n >= 4 and TN a multiple of 4 (the edge tile shifted inwards when TN does not divide n);
- * narrower C (n < 4) runs the same tiles in scalar code.
+ * same kernel runs: TK x TN gathers per chunk against TM x TN x TK / 4 multiply-adds. Or
+ * (BatchMatMulTiles::tc, where the estimate prefers it) the tile's columns are taken TC at a
+ * time with the whole reduction: B^T's TC rows are one contiguous get (no 128-byte line half
+ * wasted on short rows), double buffered and transposed per chunk, and A's TM rows are staged
+ * once per tile. Needs n >= 4 and TN a multiple of 4 (the edge tile shifted inwards when TN
+ * does not divide n); narrower C (n < 4) runs the same tiles in scalar code.
  *
  * Tiles: a closed-form estimate of the kernel's time picks them (`batch_matmul_cost`): per
  * CPE the waves of tiles times each tile's multiply-adds, transposition and DMA setups (a put
  * costs far more per contiguous block than a get on SW26010, so tiles of whole rows of C,
  * TN = n, are favoured: one block per put), against the channel time of all the bytes moved (A
- * re-read once per column of tiles, B once per row of tiles). Generator parameters tile_m,
- * tile_n and tile_k override the choice. The register-communication sharing of matmul's hand
- * schedule is not used (see docs/onnx.md); the autoscheduler may find mesh plans.
+ * re-read once per column of tiles, B once per row of tiles, short rows' line waste).
+ * Generator parameters tile_m, tile_n and tile_k override the choice. The
+ * register-communication sharing of matmul's hand schedule is not used: on attention's shapes
+ * its per-CPE tiles would be put in many small blocks (docs/onnx.md).
  *
  * OpenACC-style baseline:
  *
