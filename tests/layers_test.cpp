@@ -3,7 +3,9 @@
  * the emulated core group against the naive references of reference/naive_layers.h: shapes
  * the tiles do not divide, odd channel counts, batch > 1, groups, asymmetric kernels and
  * padding, dilations, ceil mode, broadcasting, planes larger than the LDM, 2-4 concat
- * inputs. Layers are generated and compiled at run time (jit/jit_layer.h).
+ * inputs. Layers are generated and compiled at run time (jit/jit_layer.h). The transformer
+ * layers (batch_matmul, layer_norm) also run autoscheduled (schedule "auto": the plugin
+ * libsw_autoschedule.so, when the build has it).
  */
 #include "HalideBuffer.h"
 #include "jit/jit_layer.h"
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <string>
@@ -385,6 +388,52 @@ LayerCase cast_case(const std::string &name, int size) {
             }};
 }
 
+/** batch_matmul: C[b] = alpha * A[b] x B[b] (B^T with \p transpose_b); \p a_batch /
+ * \p b_batch the operands' batch extents (1: shared by every batch). */
+LayerCase batch_matmul_case(const std::string &name, int batch, int m, int n, int k,
+                            bool transpose_b, int a_batch = 0, int b_batch = 0, float alpha = 1.f) {
+    Params params = {{"batch", str(batch)},
+                     {"m", str(m)},
+                     {"n", str(n)},
+                     {"k", str(k)},
+                     {"a_batch", str(a_batch)},
+                     {"b_batch", str(b_batch)},
+                     {"transpose_b", transpose_b ? "true" : "false"},
+                     {"alpha", std::to_string(alpha)}};
+    const int ab = a_batch ? a_batch : batch, bb = b_batch ? b_batch : batch;
+    return {name, "batch_matmul", params, 2.0 * batch * m * n * k, [=](const auto &call) {
+                std::vector<float> a = random_values(size_t(ab) * m * k, 21),
+                                   b = random_values(size_t(bb) * k * n, 22);
+                std::vector<float> o(size_t(batch) * m * n, NAN);
+                Buf ba = view(a, {k, m, ab}),
+                    bbuf = transpose_b ? view(b, {k, n, bb}) : view(b, {n, k, bb}),
+                    bo = view(o, {n, m, batch});
+                ASSERT_EQ(call({ba.raw_buffer(), bbuf.raw_buffer(), bo.raw_buffer()}), 0);
+                // alpha as the generator sees it (printed with 6 decimals).
+                const float al = std::stof(std::to_string(alpha));
+                expect_close(reference::batch_matmul(batch, m, n, k, ab, bb, transpose_b, al, a, b),
+                             o);
+            }};
+}
+
+/** layer_norm over rows of \p size (inputs with a non-zero mean, scale and bias random). */
+LayerCase layer_norm_case(const std::string &name, int rows, int size) {
+    Params params = {{"rows", str(rows)}, {"size", str(size)}, {"epsilon", "1e-05"}};
+    return {name, "layer_norm", params, 0, [=](const auto &call) {
+                std::vector<float> in = random_values(size_t(rows) * size, 23, 3.f),
+                                   scale = random_values(size, 24, 2.f),
+                                   bias = random_values(size, 25);
+                for (float &v : in)
+                    v += 1.5f;
+                std::vector<float> o(in.size(), NAN);
+                Buf bi = view(in, {size, rows}), bs = view(scale, {size}), bb = view(bias, {size}),
+                    bo = view(o, {size, rows});
+                ASSERT_EQ(
+                    call({bi.raw_buffer(), bs.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::layer_norm(rows, size, in, scale, bias, 1e-5f), o);
+            }};
+}
+
 std::vector<LayerCase> all_cases() {
     using reference::Conv2DParams;
     using reference::PoolParams;
@@ -499,6 +548,27 @@ std::vector<LayerCase> all_cases() {
     };
 }
 
+/** The transformer layers (batch_matmul, layer_norm): also run autoscheduled. */
+std::vector<LayerCase> transformer_cases() {
+    return {
+        // Attention of 2 x 2 heads, sequence 32, head dim 64: Q.K^T and scores.V.
+        batch_matmul_case("bmm_qkt", 4, 32, 32, 64, true, 0, 0, 0.125f),
+        batch_matmul_case("bmm_scores_v", 4, 32, 64, 32, false),
+        // Odd sizes: no whole vector along n (7) nor along k (3), m = 5.
+        batch_matmul_case("bmm_odd", 3, 5, 7, 3, false),
+        batch_matmul_case("bmm_odd_transposed", 3, 5, 7, 3, true),
+        // n not a multiple of 4 but >= 4: vector tiles shifted inwards; k a multiple of 4.
+        batch_matmul_case("bmm_odd_n_vectors", 2, 9, 10, 12, false, 0, 0, 0.5f),
+        batch_matmul_case("bmm_odd_transposed_vectors", 2, 9, 10, 12, true),
+        // Broadcasting: A (and B) shared by every batch.
+        batch_matmul_case("bmm_a_shared", 3, 6, 8, 5, false, 1, 0),
+        batch_matmul_case("bmm_b_shared_transposed", 3, 6, 9, 8, true, 0, 1),
+        layer_norm_case("layer_norm_bert", 70, 768),
+        layer_norm_case("layer_norm_32", 130, 32),
+        layer_norm_case("layer_norm_odd", 5, 13),
+    };
+}
+
 struct LayerRun {
     LayerCase layer;
     std::string schedule;
@@ -518,8 +588,15 @@ size_t args_count(const Params &p) {
 TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     const LayerRun &run = GetParam();
     Params params = run.layer.params;
-    params["schedule"] = run.schedule;
-    sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params);
+    sw_jit::JitOptions options;
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+    if (run.schedule == "auto") // the Sunway autoscheduler instead of a schedule of schedules/
+        options.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
+    else
+#endif
+        params["schedule"] = run.schedule;
+    sw_jit::JitBuild b =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params, options);
     ASSERT_TRUE(b.ok()) << b.log;
     double compulsory_bytes = 0;
     athread_emu_stats_reset();
@@ -592,6 +669,18 @@ std::vector<LayerRun> runs() {
         for (const char *s : {"sunway", "baseline"})
             r.push_back({c, s});
     }
+    for (const LayerCase &c : transformer_cases()) {
+        for (const char *s : {"sunway", "baseline"})
+            r.push_back({c, s});
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+        r.push_back({c, "auto"});
+#endif
+    }
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+    // A row larger than the LDM (the hand and baseline schedules refuse it): chunked by the
+    // autoscheduler.
+    r.push_back({layer_norm_case("layer_norm_wide_row", 3, 4000), "auto"});
+#endif
     return r;
 }
 
@@ -599,6 +688,90 @@ INSTANTIATE_TEST_SUITE_P(AllLayers, Layers, testing::ValuesIn(runs()),
                          [](const testing::TestParamInfo<LayerRun> &i) {
                              return i.param.layer.name + "_" + i.param.schedule;
                          });
+
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+/** BERT-base's attention products and LayerNorm (12 heads, sequence 128, head dim 64, hidden
+ * 768) with the hand, baseline and autoscheduled schedules: each matches the naive reference,
+ * and the modelled time is printed (and recorded as a test property) beside the roofline
+ * bound: the flops at the core group's peak against every input read once at the get plateau
+ * plus the output written once at the put plateau (Machine.h). */
+TEST(Layers, BertShapesModelledTime) {
+    const std::vector<LayerCase> cases = {
+        batch_matmul_case("bert_qkt", 12, 128, 128, 64, true, 0, 0, 0.125f),
+        batch_matmul_case("bert_scores_v", 12, 128, 64, 128, false),
+        layer_norm_case("bert_layer_norm", 128, 768),
+    };
+    const sw::Machine &m = sw::sw26010();
+    for (const LayerCase &c : cases) {
+        for (const std::string schedule : {"sunway", "baseline", "auto"}) {
+            Params params = c.params;
+            sw_jit::JitOptions options;
+            if (schedule == "auto")
+                options.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway",
+                                      "auto_schedule=true"};
+            else
+                params["schedule"] = schedule;
+            const sw_jit::JitBuild b =
+                sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, c.generator, params, options);
+            ASSERT_TRUE(b.ok()) << c.name << " " << schedule << ": " << b.log;
+            double get_bytes = 0, put_bytes = 0;
+            athread_emu_stats_reset();
+            c.check([&](std::vector<halide_buffer_t *> args) {
+                for (size_t k = 0; k + 1 < args.size(); k++)
+                    get_bytes += double(args[k]->size_in_bytes());
+                put_bytes += double(args.back()->size_in_bytes());
+                return b.layer->call(args);
+            });
+            ASSERT_EQ(athread_emu_stats_count(), 1);
+            const athread_emu_kernel_stats *ks = athread_emu_stats_get(0);
+            const double modelled = ks->modelled_seconds;
+            int slowest = 0;
+            for (int q = 1; q < ks->ncpes; q++)
+                slowest = ks->cpe[q].cycles > ks->cpe[slowest].cycles ? q : slowest;
+            const double flops = c.generator == "layer_norm" ? 8.0 * put_bytes / 4 : c.flops;
+            const double bound = std::max(flops / (m.cg_peak_gflops() * 1e9),
+                                          get_bytes / (m.dma_get_plateau_gbps() * 1e9) +
+                                              put_bytes / (m.dma_put_plateau_gbps() * 1e9));
+            std::printf("%-16s %-8s modelled %8.4f ms  roofline bound %8.4f ms  (%.2f of it); "
+                        "slowest CPE: %lld cycles, %lld compute, %lld waiting for DMA\n",
+                        c.name.c_str(), schedule.c_str(), modelled * 1e3, bound * 1e3,
+                        bound / modelled, ks->cpe[slowest].cycles, ks->cpe[slowest].compute_cycles,
+                        ks->cpe[slowest].dma_wait_cycles);
+            testing::Test::RecordProperty(c.name + "_" + schedule + "_modelled_ms",
+                                          std::to_string(modelled * 1e3));
+        }
+    }
+}
+#endif
+
+// Bad parameters of batch_matmul and layer_norm: an error naming what is wrong, no layer.
+TEST(Layers, TransformerLayersRefuseBadParameters) {
+    auto error_of = [](const std::string &gen, const Params &p) {
+        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, gen, p);
+        EXPECT_FALSE(b.ok()) << gen;
+        return b.log;
+    };
+    const Params bad_batch = {{"batch", "3"}, {"a_batch", "2"}};
+    EXPECT_NE(error_of("batch_matmul", bad_batch)
+                  .find("error: batch_matmul: a_batch=2 must be 0 (= batch), 1 or batch=3"),
+              std::string::npos);
+    const Params zero = {{"batch", "2"}, {"k", "0"}};
+    EXPECT_NE(error_of("batch_matmul", zero).find("batch_matmul: batch, m, n and k must be >= 1"),
+              std::string::npos);
+    const Params tile = {{"n", "64"}, {"tile_n", "6"}};
+    EXPECT_NE(error_of("batch_matmul", tile).find("batch_matmul: tile_n=6 must be a multiple of 4"),
+              std::string::npos);
+    // A row larger than the LDM: the hand and baseline schedules refuse it, naming the size
+    // and the machine.
+    for (const char *schedule : {"sunway", "baseline"}) {
+        const Params big = {{"rows", "4"}, {"size", "4000"}, {"schedule", schedule}};
+        const std::string log = error_of("layer_norm", big);
+        EXPECT_NE(log.find("error: layer_norm: a row of size=4000 needs 64012 bytes of LDM"),
+                  std::string::npos)
+            << log;
+        EXPECT_NE(log.find("sw26010"), std::string::npos) << log;
+    }
+}
 
 // Bad parameters of the hard activations: an error naming what is wrong, no layer.
 TEST(Layers, HardActivationsRefuseBadParameters) {
