@@ -49,6 +49,9 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
         return 4.0 * double(in_elements) / 1e9;
     if (kind == "global_pool")
         return double(in_elements) / 1e9;
+    // Pure data movement: no arithmetic on the values.
+    if (kind == "transpose" || kind == "gather")
+        return 0;
     return out / 1e9;
 }
 
