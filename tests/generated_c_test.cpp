@@ -89,6 +89,18 @@ const Layer layers[] = {
      "batch=2 channels=12 height=15 width=15 size=5 alpha=0.0001 beta=0.75 k=1 schedule=sunway",
      "powf("},
     {"softmax", "softmax", "batch=2 classes=10 schedule=sunway", "expf("},
+    // The transformer layers: GELU from expf (ActivationMath.h), tanhf, a dense + GELU, a
+    // division, a transpose staged and permuted in LDM, and the gather's int64 indices with a
+    // DMA get at an address computed from a staged index.
+    {"activation_gelu", "activation", "op=gelu size=1001 schedule=sunway", "expf("},
+    {"activation_gelu_tanh", "activation", "op=gelu_tanh size=1001 schedule=sunway", "tanhf("},
+    {"dense_gelu", "dense",
+     "batch=3 in_features=37 out_features=19 activation=gelu schedule=sunway", "expf("},
+    {"eltwise_div", "eltwise",
+     "op=div batch=2 channels=5 height=7 width=9 b_batch=1 b_height=1 b_width=1 schedule=sunway",
+     " / "},
+    {"transpose_0231", "transpose", "shape=2,17,4,64 perm=0,2,3,1 schedule=sunway", "athread_put"},
+    {"gather_rows", "gather", "rows=300 vocab=1000 size=13 schedule=sunway", "int64_t"},
 };
 
 void PrintTo(const Layer &l, std::ostream *os) {
