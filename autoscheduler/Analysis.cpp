@@ -218,6 +218,41 @@ std::vector<const Call *> calls_in(const Definition &d) {
     return cc.calls;
 }
 
+/** Whether \p e loads from a Func or an input, directly or through a variable of
+ * \p loaded (lets bound to such values): an index read from memory. */
+bool loads_memory(const Expr &e, const std::set<std::string> &loaded) {
+    class Finder : public IRVisitor {
+    public:
+        explicit Finder(const std::set<std::string> &l) : loaded(l) {}
+        const std::set<std::string> &loaded;
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            found |= op->call_type == Call::Halide || op->call_type == Call::Image;
+            IRVisitor::visit(op);
+        }
+        void visit(const Variable *op) override { found |= loaded.count(op->name) > 0; }
+    } f(loaded);
+    e.accept(&f);
+    return f.found;
+}
+
+/** The lets in \p e whose values load memory (loads_memory), in \p loaded. */
+void find_loaded_lets(const Expr &e, std::set<std::string> &loaded) {
+    class Lets : public IRVisitor {
+    public:
+        explicit Lets(std::set<std::string> &l) : loaded(l) {}
+        std::set<std::string> &loaded;
+        using IRVisitor::visit;
+        void visit(const Let *op) override {
+            if (loads_memory(op->value, loaded))
+                loaded.insert(op->name);
+            IRVisitor::visit(op);
+        }
+    } lets(loaded);
+    e.accept(&lets);
+}
+
 /** The constant extent of a reduction variable (checked constant by analyze()). The
  * simplified Expr is held while its value is read: as_const_int points into its node. */
 int64_t constant_extent(const ReductionVariable &v) {
@@ -1096,6 +1131,31 @@ void analyse_vectorisation(const Stage &main, const Definition &update, Pipeline
     info.round_up_safe = along_x && axes.round_up;
 }
 
+/** Inputs read at an index loaded from memory (PipelineInfo::indirect_inputs). */
+void find_indirect_inputs(PipelineInfo &info) {
+    for (const Stage &s : info.stages) {
+        if (s.is_input)
+            continue;
+        for (const Definition *d : definitions(s.func)) {
+            std::set<std::string> loaded;
+            for (const Expr &e : d->values())
+                find_loaded_lets(e, loaded);
+            for (const Call *call : calls_in(*d)) {
+                const auto callee = info.by_name.find(call->name);
+                if (callee == info.by_name.end() || !info.stages[callee->second].is_input ||
+                    contains(info.indirect_inputs, call->name))
+                    continue;
+                for (const Expr &a : call->args) {
+                    if (loads_memory(a, loaded)) {
+                        info.indirect_inputs.push_back(call->name);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /** Along which output dimensions each staged input's (and each producer's) region moves
  * with the tile. */
 void find_region_moves(PipelineInfo &info) {
@@ -1127,6 +1187,7 @@ PipelineInfo analyze(const Pipeline &p) {
     PipelineInfo info;
     const Function output = the_output(p);
     collect_stages(output, info);
+    find_indirect_inputs(info);
     info.out_extents = output_extents(output);
     count_operations(output, info);
     choose_main_stage(info);

@@ -109,6 +109,12 @@ struct PipelineInfo {
     /** The non-input ones among them (producers such as a zero-padded input), which may
      * instead be inlined (then their own inputs are staged per chunk). */
     std::vector<std::string> producers;
+    /** Inputs some stage reads at an index loaded from memory (a gather's table: table(d,
+     * indices(n))). Halide's bounds of such an access are the whole input (it does not know the
+     * loaded value), so they are never staged as a box: the CPEs read them where they are (the
+     * lowering turns a copy of one row into an LDM tile into a DMA get at the loaded
+     * address, target_sw/InjectDma.h), and the cost model counts no LDM for them. */
+    std::vector<std::string> indirect_inputs;
     /** Inputs read by the producers (staged per chunk when the producers are inlined). */
     std::vector<std::string> producer_inputs;
     /** The producers among them that compute their values rather than copy and pad their

@@ -206,7 +206,7 @@ public:
                 continue; // staged at the partial sums (schedule_update_by_rfactor)
             }
             if (s.is_input) {
-                if (s.callers.empty())
+                if (s.callers.empty() || contains(info_.indirect_inputs, s.name))
                     continue;
                 // Moved by the producer's copy.
                 if (staged_by_producer(info_, plan_, s.name))

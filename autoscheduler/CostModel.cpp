@@ -454,8 +454,11 @@ private:
         const bool producer = contains(info_.producers, s.name);
         if ((producer && plan_.inline_producers) || contains(info_.wrappers, s.name))
             return;
-        if (s.is_input)
+        if (s.is_input) {
+            if (contains(info_.indirect_inputs, s.name))
+                return; // read where it is (PipelineInfo::indirect_inputs)
             return count_staged_input(s);
+        }
         if (!info_.tile_region.count(s.name))
             return;
         if (producer)

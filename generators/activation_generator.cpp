@@ -10,8 +10,13 @@
  *                  ONNX's default is 0.2; beta defaults to 0.5)
  *   op=hard_swish  v * max(0, min(1, alpha * v + beta))   (ONNX HardSwish: alpha=1/6,
  *                  beta=0.5; also a HardSigmoid followed by a Mul of its input)
+ *   op=tanh        tanh(v)   (tanhf on the CPE)
+ *   op=erf         erf(v)    (A&S 7.1.26 from expf, |error| < 6e-7: generators/ActivationMath.h)
+ *   op=gelu        0.5 v (1 + erf(v / sqrt 2))   (PyTorch's default GELU)
+ *   op=gelu_tanh   0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3)))   (GELU, approximate='tanh')
  * A NaN in gives NaN out (min and max keep NaN, as PyTorch's).
  */
+#include "generators/ActivationMath.h"
 #include "generators/LayerGenerator.h"
 #include "schedules/elementwise_schedule.h"
 
@@ -55,9 +60,11 @@ public:
             // min before max, as ONNX's max(0, min(1, .)): a NaN stays NaN either way.
             Expr h = max(min(float(alpha) * v + float(beta), 1.f), 0.f);
             v = kind == "hard_swish" ? v * h : h;
+        } else if (kind == "tanh" || kind == "erf" || kind == "gelu" || kind == "gelu_tanh") {
+            layers::apply_named_activation(kind, v);
         } else {
             throw sw::UserError("activation: op must be relu, clip, leaky_relu, sigmoid, "
-                                "hard_sigmoid or hard_swish, not '" +
+                                "hard_sigmoid, hard_swish, tanh, erf, gelu or gelu_tanh, not '" +
                                 kind + "'");
         }
         result(i) = v;

@@ -1,8 +1,11 @@
 /** \file
  * dense: a fully connected layer, out(o, n) = alpha * sum_i in(i, n) * w(i, o) + beta * bias(o),
- * optionally followed by ReLU. Weights in PyTorch's [out, in] layout (Halide dims i, o);
+ * optionally followed by an activation: relu=true (ReLU), or activation=relu|gelu|gelu_tanh
+ * (a transformer MLP's MatMul + Add + GELU in one layer; GELU as in activation's op=gelu,
+ * generators/ActivationMath.h). Weights in PyTorch's [out, in] layout (Halide dims i, o);
  * input (i, n) is any tensor flattened per image (NCHW flattening is x fastest).
  */
+#include "generators/ActivationMath.h"
 #include "generators/LayerGenerator.h"
 #include "schedules/dense_schedule.h"
 
@@ -16,6 +19,8 @@ public:
     GeneratorParam<int> in_features{"in_features", 16};
     GeneratorParam<int> out_features{"out_features", 8};
     GeneratorParam<bool> relu{"relu", false};
+    /// none, relu, gelu or gelu_tanh, after the bias (relu=true is activation=relu)
+    GeneratorParam<std::string> activation{"activation", "none"};
     GeneratorParam<float> alpha{"alpha", 1.0f};
     GeneratorParam<float> beta{"beta", 1.0f};
     // Hand schedule only: explicit tiles (0 = chosen from the LDM budget) and the input
@@ -38,13 +43,24 @@ public:
         const schedules::DenseShape s = shape();
         sw::check_param(s.batch >= 1 && s.in_features >= 1 && s.out_features >= 1,
                         "dense: batch, in_features and out_features must be >= 1");
+        const std::string act = activation;
+        sw::check_param(act == "none" || act == "relu" || act == "gelu" || act == "gelu_tanh",
+                        "dense: activation must be none, relu, gelu or gelu_tanh, not '" + act +
+                            "'");
+        sw::check_param(!relu || act == "none" || act == "relu",
+                        "dense: activation=" + act + " needs relu=false");
         /* THE ALGORITHM */
         r = RDom(0, s.in_features, "r");
         acc(o, n) = 0.f;
         acc(o, n) += weights(r, o) * input(r, n);
         acc(o, n) = acc(o, n) * alpha + bias(o) * beta;
-        if (relu)
+        if (relu || act == "relu")
             acc(o, n) = max(acc(o, n), 0.f);
+        else if (act != "none") {
+            Expr v = acc(o, n);
+            layers::apply_named_activation(act, v);
+            acc(o, n) = v;
+        }
         output(o, n) = acc(o, n);
 
         sw::set_dense_shape(input, {s.in_features, s.batch}, {"in_features", "batch"});

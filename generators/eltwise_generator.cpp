@@ -1,5 +1,6 @@
 /** \file
- * eltwise: out = a + b or a * b (ONNX Add / Mul) on 4-D NCHW float32 tensors (Halide dims
+ * eltwise: out = a + b, a - b, a * b, a / b or pow(a, b) (ONNX Add / Sub / Mul / Div / Pow;
+ * op=add|sub|mul|div|pow, pow as C's powf) on 4-D NCHW float32 tensors (Halide dims
  * x, y, c, n) with numpy broadcasting: each dimension of a and of b equals the output's or
  * is 1 (a residual add: both full; x times a per-channel scale: b of shape 1xCx1x1).
  * Optional fused activation after the operation: activation=relu (a residual block's
@@ -17,7 +18,7 @@ using namespace Halide;
 
 class Eltwise : public layers::LayerGenerator<Eltwise> {
 public:
-    GeneratorParam<std::string> op{"op", "add"};                  ///< add or mul
+    GeneratorParam<std::string> op{"op", "add"};                  ///< add, sub, mul, div or pow
     GeneratorParam<std::string> activation{"activation", "none"}; ///< none or relu
     GeneratorParam<int> batch{"batch", 1};
     GeneratorParam<int> channels{"channels", 4};
@@ -38,8 +39,9 @@ public:
 
     void generate() {
         const std::string kind = op, act = activation;
-        sw::check_param(kind == "add" || kind == "mul",
-                        "eltwise: op must be add or mul, not '" + kind + "'");
+        sw::check_param(kind == "add" || kind == "sub" || kind == "mul" || kind == "div" ||
+                            kind == "pow",
+                        "eltwise: op must be add, sub, mul, div or pow, not '" + kind + "'");
         sw::check_param(act == "none" || act == "relu",
                         "eltwise: activation must be none or relu, not '" + act + "'");
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
@@ -51,7 +53,11 @@ public:
         /* THE ALGORITHM */
         Expr va = a(at(x, ad[0]), at(y, ad[1]), at(c, ad[2]), at(n, ad[3]));
         Expr vb = b(at(x, bd[0]), at(y, bd[1]), at(c, bd[2]), at(n, bd[3]));
-        Expr v = kind == "add" ? va + vb : va * vb;
+        Expr v = kind == "add"   ? va + vb
+                 : kind == "sub" ? va - vb
+                 : kind == "mul" ? va * vb
+                 : kind == "div" ? va / vb
+                                 : pow(va, vb);
         if (act == "relu")
             v = max(v, 0.f);
         result(x, y, c, n) = v;
@@ -67,8 +73,10 @@ public:
             return d[0] == 1 && d[1] == 1 && d[3] == 1;
         };
         const int channel_inputs = per_channel(ad) + per_channel(bd);
-        shape_ = {batch,          channels,      height, width, 2 - channel_inputs,
-                  channel_inputs, act == "none", false};
+        // floatv4 on the CPE: + - * only (no vector division; powf is scalar).
+        const bool vectorizable = act == "none" && kind != "div" && kind != "pow";
+        shape_ = {batch,          channels,     height, width, 2 - channel_inputs,
+                  channel_inputs, vectorizable, false};
     }
 
     void schedule() {

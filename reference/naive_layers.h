@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace reference {
@@ -207,11 +209,12 @@ struct Shape4 {
     size_t size() const { return size_t(n) * c * h * w; }
 };
 
-/** out = a + b or a * b (then max(., 0) if relu) with numpy broadcasting: each dimension
- * of a and b is the output's or 1. */
-inline std::vector<float> eltwise(const Shape4 &out, const Shape4 &as, const std::vector<float> &a,
-                                  const Shape4 &bs, const std::vector<float> &b, bool mul,
-                                  bool relu) {
+/** out = a op b (op add, sub, mul, div or pow; then max(., 0) if relu) with numpy
+ * broadcasting: each dimension of a and b is the output's or 1. */
+inline std::vector<float> eltwise_op(const Shape4 &out, const Shape4 &as,
+                                     const std::vector<float> &a, const Shape4 &bs,
+                                     const std::vector<float> &b, const std::string &op,
+                                     bool relu) {
     auto at = [](const Shape4 &s, const std::vector<float> &v, int n, int c, int y, int x) {
         return v[((size_t(s.n == 1 ? 0 : n) * s.c + (s.c == 1 ? 0 : c)) * s.h +
                   (s.h == 1 ? 0 : y)) *
@@ -224,11 +227,22 @@ inline std::vector<float> eltwise(const Shape4 &out, const Shape4 &as, const std
         for (int c = 0; c < out.c; c++)
             for (int y = 0; y < out.h; y++)
                 for (int x = 0; x < out.w; x++) {
-                    const float va = at(as, a, n, c, y, x), vb = at(bs, b, n, c, y, x);
-                    const float v = mul ? va * vb : va + vb;
+                    const double va = at(as, a, n, c, y, x), vb = at(bs, b, n, c, y, x);
+                    const float v = float(op == "add"   ? va + vb
+                                          : op == "sub" ? va - vb
+                                          : op == "mul" ? va * vb
+                                          : op == "div" ? va / vb
+                                                        : std::pow(va, vb));
                     r[i++] = relu && v < 0 ? 0.f : v;
                 }
     return r;
+}
+
+/** out = a + b or a * b (then max(., 0) if relu), broadcasting as eltwise_op. */
+inline std::vector<float> eltwise(const Shape4 &out, const Shape4 &as, const std::vector<float> &a,
+                                  const Shape4 &bs, const std::vector<float> &b, bool mul,
+                                  bool relu) {
+    return eltwise_op(out, as, a, bs, b, mul ? "mul" : "add", relu);
 }
 
 /** out[n][c][y][x] = in[n][c][y][x] * scale[c] + shift[c], then max(., 0) if relu. */
@@ -378,6 +392,76 @@ inline std::vector<float> layer_norm(int rows, int size, const std::vector<float
         const double rstd = 1.0 / std::sqrt(var + double(epsilon));
         for (int i = 0; i < size; i++)
             out[size_t(r) * size + i] = float((row[i] - mean) * rstd * scale[i] + bias[i]);
+    }
+    return out;
+}
+
+/** tanh, in double. */
+inline std::vector<float> tanh_of(std::vector<float> v) {
+    for (float &x : v)
+        x = float(std::tanh(double(x)));
+    return v;
+}
+
+/** erf, in double. */
+inline std::vector<float> erf_of(std::vector<float> v) {
+    for (float &x : v)
+        x = float(std::erf(double(x)));
+    return v;
+}
+
+/** GELU, erf form (PyTorch's default): 0.5 v (1 + erf(v / sqrt 2)), in double. */
+inline std::vector<float> gelu(std::vector<float> v) {
+    for (float &x : v)
+        x = float(0.5 * x * (1.0 + std::erf(double(x) / std::sqrt(2.0))));
+    return v;
+}
+
+/** GELU, tanh form: 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))), in double. */
+inline std::vector<float> gelu_tanh(std::vector<float> v) {
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    for (float &x : v) {
+        const double d = x;
+        x = float(0.5 * d * (1.0 + std::tanh(k * (d + 0.044715 * d * d * d))));
+    }
+    return v;
+}
+
+/** Transpose of a 4-D tensor of ONNX shape \p dims (outermost first, row-major): output
+ * dim i is input dim perm[i] (ONNX Transpose). */
+inline std::vector<float> transpose(const std::vector<int> &dims, const std::vector<int> &perm,
+                                    const std::vector<float> &in) {
+    int od[4], stride[4];
+    stride[3] = 1;
+    for (int k = 2; k >= 0; k--)
+        stride[k] = stride[k + 1] * dims[size_t(k + 1)];
+    for (int i = 0; i < 4; i++)
+        od[i] = dims[size_t(perm[size_t(i)])];
+    std::vector<float> out(in.size());
+    size_t o = 0;
+    for (int i0 = 0; i0 < od[0]; i0++)
+        for (int i1 = 0; i1 < od[1]; i1++)
+            for (int i2 = 0; i2 < od[2]; i2++)
+                for (int i3 = 0; i3 < od[3]; i3++) {
+                    const int idx[4] = {i0, i1, i2, i3};
+                    size_t src = 0;
+                    for (int i = 0; i < 4; i++)
+                        src += size_t(idx[i]) * size_t(stride[perm[size_t(i)]]);
+                    out[o++] = in[src];
+                }
+    return out;
+}
+
+/** Gather along axis 0 of a row-major [vocab][size] table (an embedding lookup): row
+ * indices[n] (negative: counted from the end), clamped to [0, vocab - 1]. */
+inline std::vector<float> gather(int vocab, int size, const std::vector<float> &table,
+                                 const std::vector<int64_t> &indices) {
+    std::vector<float> out(indices.size() * size_t(size));
+    for (size_t n = 0; n < indices.size(); n++) {
+        int64_t i = indices[n] < 0 ? indices[n] + vocab : indices[n];
+        i = std::min<int64_t>(std::max<int64_t>(i, 0), vocab - 1);
+        for (int d = 0; d < size; d++)
+            out[n * size_t(size) + size_t(d)] = table[size_t(i) * size_t(size) + size_t(d)];
     }
     return out;
 }

@@ -5,6 +5,7 @@
  * against the naive references, on odd shapes with batch > 1.
  */
 #include "HalideBuffer.h"
+#include "cpu_activation_gelu.h"
 #include "cpu_activation_hard_swish.h"
 #include "cpu_activation_sigmoid.h"
 #include "cpu_batch_matmul_shared_a.h"
@@ -15,9 +16,13 @@
 #include "cpu_conv_dilated.h"
 #include "cpu_conv_hard_swish.h"
 #include "cpu_conv_prologue.h"
+#include "cpu_dense_gelu_tanh.h"
 #include "cpu_eltwise_bcast.h"
+#include "cpu_eltwise_div.h"
+#include "cpu_gather.h"
 #include "cpu_global_max_pool.h"
 #include "cpu_layer_norm.h"
+#include "cpu_transpose.h"
 #include "reference/naive_layers.h"
 #include "tests/support/random_data.h"
 
@@ -51,6 +56,49 @@ TEST(CpuOpSchedules, MulBroadcastRelu) {
     Buf ba = view(a, as), bb = view(b, bs), bo = view(o, out);
     ASSERT_EQ(cpu_eltwise_bcast(ba, bb, bo), 0);
     expect_close(reference::eltwise(out, as, a, bs, b, true, true), o);
+}
+
+TEST(CpuOpSchedules, Gelu) {
+    std::vector<float> in = random_values(1001, 7, 8.f), o(1001);
+    Buf bi(in.data(), 1001), bo(o.data(), 1001);
+    ASSERT_EQ(cpu_activation_gelu(bi, bo), 0);
+    expect_close(reference::gelu(in), o);
+}
+
+TEST(CpuOpSchedules, DenseGeluTanh) {
+    std::vector<float> in = random_values(3 * 37, 8), w = random_values(19 * 37, 9),
+                       b = random_values(19, 10), o(3 * 19);
+    Buf bi(in.data(), 37, 3), bw(w.data(), 37, 19), bb(b.data(), 19), bo(o.data(), 19, 3);
+    ASSERT_EQ(cpu_dense_gelu_tanh(bi, bw, bb, bo), 0);
+    expect_close(reference::gelu_tanh(reference::dense(3, 37, 19, in, w, b, false)), o);
+}
+
+TEST(CpuOpSchedules, DivBroadcast) {
+    const Shape4 out{2, 5, 7, 9}, as{2, 1, 7, 9}, bs{1, 5, 1, 1};
+    std::vector<float> a = random_values(as.size(), 11), b = random_values(bs.size(), 12),
+                       o(out.size());
+    for (float &v : b)
+        v = v < 0 ? v - 0.5f : v + 0.5f;
+    Buf ba = view(a, as), bb = view(b, bs), bo = view(o, out);
+    ASSERT_EQ(cpu_eltwise_div(ba, bb, bo), 0);
+    expect_close(reference::eltwise_op(out, as, a, bs, b, "div", false), o);
+}
+
+TEST(CpuOpSchedules, TransposeKeyT) {
+    const std::vector<int> dims = {2, 3, 5, 7}, perm = {0, 2, 3, 1};
+    std::vector<float> in = random_values(210, 13), o(210);
+    Buf bi(in.data(), 7, 5, 3, 2), bo(o.data(), 3, 7, 5, 2);
+    ASSERT_EQ(cpu_transpose(bi, bo), 0);
+    expect_close(reference::transpose(dims, perm, in), o);
+}
+
+TEST(CpuOpSchedules, GatherNegativeIndices) {
+    std::vector<float> table = random_values(7 * 9, 14), o(11 * 9);
+    std::vector<int64_t> idx = {0, 6, -1, -7, 3, 2, -3, 5, 1, 4, -2};
+    Buf bt(table.data(), 9, 7), bo(o.data(), 9, 11);
+    Halide::Runtime::Buffer<int64_t> bi(idx.data(), 11);
+    ASSERT_EQ(cpu_gather(bt, bi, bo), 0);
+    expect_close(reference::gather(7, 9, table, idx), o);
 }
 
 TEST(CpuOpSchedules, ChannelAffineRelu) {

@@ -123,14 +123,17 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p,
             }};
 }
 
+/** \p act: "" (relu says), or activation=gelu / gelu_tanh fused after the bias (relu false). */
 LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bool relu,
-                     double alpha = 1, double beta = 1) {
+                     double alpha = 1, double beta = 1, const std::string &act = "") {
     Params params = {{"batch", str(batch)},
                      {"in_features", str(in_f)},
                      {"out_features", str(out_f)},
                      {"relu", relu ? "true" : "false"},
                      {"alpha", std::to_string(alpha)},
                      {"beta", std::to_string(beta)}};
+    if (!act.empty())
+        params["activation"] = act;
     return {
         name, "dense", params, 2.0 * batch * in_f * out_f, [=](const auto &call) {
             std::vector<float> in = random_values(size_t(batch) * in_f, 4);
@@ -141,7 +144,13 @@ LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bo
             Buf bo = view(out, {out_f, batch});
             ASSERT_EQ(call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}),
                       0);
-            expect_close(reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta), out);
+            std::vector<float> ref =
+                reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta);
+            if (act == "gelu")
+                ref = reference::gelu(ref);
+            else if (act == "gelu_tanh")
+                ref = reference::gelu_tanh(ref);
+            expect_close(ref, out);
         }};
 }
 
@@ -434,6 +443,127 @@ LayerCase layer_norm_case(const std::string &name, int rows, int size) {
             }};
 }
 
+/** eltwise op (add, sub, mul, div or pow) with broadcasting; divisors kept away from 0 and
+ * pow's bases positive (a negative base to a fractional power is NaN). */
+LayerCase eltwise_op_case(const std::string &name, Shape4 out, Shape4 as, Shape4 bs,
+                          const std::string &op, bool relu = false) {
+    Params params = {{"op", op},
+                     {"activation", relu ? "relu" : "none"},
+                     {"batch", str(out.n)},
+                     {"channels", str(out.c)},
+                     {"height", str(out.h)},
+                     {"width", str(out.w)},
+                     {"a_batch", str(as.n)},
+                     {"a_channels", str(as.c)},
+                     {"a_height", str(as.h)},
+                     {"a_width", str(as.w)},
+                     {"b_batch", str(bs.n)},
+                     {"b_channels", str(bs.c)},
+                     {"b_height", str(bs.h)},
+                     {"b_width", str(bs.w)}};
+    return {name, "eltwise", params, 0, [=](const auto &call) {
+                std::vector<float> a = random_values(as.size(), 21),
+                                   b = random_values(bs.size(), 22, 2.f);
+                if (op == "div")
+                    for (float &v : b)
+                        v = v < 0 ? v - 0.5f : v + 0.5f;
+                if (op == "pow")
+                    for (float &v : a)
+                        v = std::fabs(v) + 0.1f;
+                std::vector<float> o(out.size(), NAN);
+                Buf ba = view(a, extents(as)), bb = view(b, extents(bs)),
+                    bo = view(o, extents(out));
+                ASSERT_EQ(call({ba.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::eltwise_op(out, as, a, bs, b, op, relu), o);
+            }};
+}
+
+std::string list4(const std::vector<int> &v) {
+    return str(v[0]) + "," + str(v[1]) + "," + str(v[2]) + "," + str(v[3]);
+}
+
+/** transpose of an input of ONNX shape \p dims (outermost first) by ONNX \p perm. */
+LayerCase transpose_case(const std::string &name, const std::vector<int> &dims,
+                         const std::vector<int> &perm) {
+    Params params = {{"shape", list4(dims)}, {"perm", list4(perm)}};
+    return {name, "transpose", params, 0, [=](const auto &call) {
+                const size_t size = size_t(dims[0]) * dims[1] * dims[2] * dims[3];
+                std::vector<float> in = random_values(size, 23), o(size, NAN);
+                std::vector<int> od(4);
+                for (int i = 0; i < 4; i++)
+                    od[size_t(i)] = dims[size_t(perm[size_t(i)])];
+                Buf bi = view(in, {dims[3], dims[2], dims[1], dims[0]});
+                Buf bo = view(o, {od[3], od[2], od[1], od[0]});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::transpose(dims, perm, in), o);
+            }};
+}
+
+/** gather of \p rows indices (some negative, the first and last rows of the table among
+ * them) from a vocab x size table. */
+LayerCase gather_case(const std::string &name, int rows, int vocab, int size) {
+    Params params = {{"rows", str(rows)}, {"vocab", str(vocab)}, {"size", str(size)}};
+    return {name, "gather", params, 0, [=](const auto &call) {
+                std::vector<float> table = random_values(size_t(vocab) * size, 24);
+                std::vector<int64_t> idx(static_cast<size_t>(rows));
+                std::mt19937 gen(25);
+                std::uniform_int_distribution<int64_t> pick(-vocab, vocab - 1);
+                for (int64_t &i : idx)
+                    i = pick(gen);
+                idx[0] = vocab - 1;
+                if (rows > 1)
+                    idx[1] = -vocab; // row 0
+                if (rows > 2)
+                    idx[2] = -1; // row vocab - 1
+                std::vector<float> o(size_t(rows) * size, NAN);
+                Buf bt = view(table, {size, vocab});
+                Halide::Runtime::Buffer<int64_t> bi(idx.data(), rows);
+                Buf bo = view(o, {size, rows});
+                ASSERT_EQ(call({bt.raw_buffer(), bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::gather(vocab, size, table, idx), o);
+            }};
+}
+
+/** The transformer layers (issue 24): GELU, tanh, erf, dense + GELU, Sub / Div / Pow with
+ * broadcasting, transposes, gathers; also run autoscheduled (TransformerLayersAuto). */
+std::vector<LayerCase> transformer_op_cases() {
+    return {
+        activation_case("gelu", 4099, {{"op", "gelu"}},
+                        [](const std::vector<float> &v) { return reference::gelu(v); }),
+        activation_case("gelu_tanh", 1001, {{"op", "gelu_tanh"}},
+                        [](const std::vector<float> &v) { return reference::gelu_tanh(v); }),
+        activation_case("tanh", 1003, {{"op", "tanh"}},
+                        [](const std::vector<float> &v) { return reference::tanh_of(v); }),
+        activation_case("erf", 1001, {{"op", "erf"}},
+                        [](const std::vector<float> &v) { return reference::erf_of(v); }),
+        dense_case("dense_gelu", 3, 37, 19, false, 1, 1, "gelu"),
+        dense_case("dense_gelu_tanh_wide", 2, 64, 130, false, 1, 1, "gelu_tanh"),
+        eltwise_op_case("sub_full", {2, 5, 7, 9}, {2, 5, 7, 9}, {2, 5, 7, 9}, "sub"),
+        eltwise_op_case("sub_row_broadcast", {3, 3, 6, 16}, {3, 3, 6, 16}, {3, 3, 6, 1}, "sub"),
+        eltwise_op_case("sub_a_broadcast_relu", {2, 5, 7, 9}, {1, 5, 1, 1}, {2, 5, 7, 9}, "sub",
+                        true),
+        eltwise_op_case("div_full", {2, 5, 7, 9}, {2, 5, 7, 9}, {2, 5, 7, 9}, "div"),
+        eltwise_op_case("div_scalar", {2, 12, 13, 16}, {2, 12, 13, 16}, {1, 1, 1, 1}, "div"),
+        eltwise_op_case("div_both_broadcast", {2, 5, 7, 9}, {2, 1, 7, 9}, {1, 5, 1, 1}, "div"),
+        eltwise_op_case("pow_square", {1, 3, 5, 16}, {1, 3, 5, 16}, {1, 1, 1, 1}, "pow"),
+        eltwise_op_case("pow_broadcast", {2, 5, 7, 9}, {2, 5, 7, 9}, {1, 5, 1, 1}, "pow"),
+        // Attention's transposes: (B, S, H, D) -> (B, H, S, D) and K^T (B, H, D, S); a rank-3
+        // (S, H, D) -> (H, S, D) padded to 4-D; odd sizes with a few other permutations.
+        transpose_case("transpose_bshd_bhsd", {2, 17, 4, 64}, {0, 2, 1, 3}),
+        transpose_case("transpose_key_t", {2, 17, 4, 64}, {0, 2, 3, 1}),
+        transpose_case("transpose_rank3", {1, 9, 5, 64}, {0, 2, 1, 3}),
+        transpose_case("transpose_odd_reverse", {2, 3, 5, 7}, {3, 2, 1, 0}),
+        transpose_case("transpose_odd_3102", {2, 3, 5, 7}, {3, 1, 0, 2}),
+        transpose_case("transpose_odd_identity", {2, 3, 5, 7}, {0, 1, 2, 3}),
+        transpose_case("transpose_large_inner_swap", {3, 5, 130, 70}, {0, 1, 3, 2}),
+        gather_case("gather_embedding", 37, 1000, 768),
+        gather_case("gather_odd", 5, 7, 3),
+        gather_case("gather_many_rows", 300, 50, 13),
+        // GPT-2's vocabulary (a 12.9 MB table at size 64): never staged whole.
+        gather_case("gather_gpt2_vocab", 45, 50257, 64),
+    };
+}
+
 std::vector<LayerCase> all_cases() {
     using reference::Conv2DParams;
     using reference::PoolParams;
@@ -588,21 +718,28 @@ size_t args_count(const Params &p) {
 TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     const LayerRun &run = GetParam();
     Params params = run.layer.params;
-    sw_jit::JitOptions options;
+    sw_jit::JitOptions o;
+    if (run.schedule == "auto") {
 #ifdef SW_AUTOSCHEDULE_PLUGIN
-    if (run.schedule == "auto") // the Sunway autoscheduler instead of a schedule of schedules/
-        options.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
-    else
+        o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
+        o.emit = "mpe,cpe,h,schedule";
+#else
+        GTEST_SKIP() << "built without the autoscheduler plugin";
 #endif
+    } else {
         params["schedule"] = run.schedule;
+    }
     sw_jit::JitBuild b =
-        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params, options);
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params, o);
     ASSERT_TRUE(b.ok()) << b.log;
     double compulsory_bytes = 0;
     athread_emu_stats_reset();
     run.layer.check([&](std::vector<halide_buffer_t *> args) {
-        for (halide_buffer_t *a : args)
-            compulsory_bytes += double(a->size_in_bytes());
+        for (size_t k = 0; k < args.size(); k++) {
+            // A gather reads only the rows it looks up: as many table bytes as it writes.
+            const bool table = run.layer.generator == "gather" && k == 0;
+            compulsory_bytes += double((table ? args.back() : args[k])->size_in_bytes());
+        }
         return b.layer->call(args);
     });
     // The timing model never beats the roofline: the flops at the core group's peak, and
@@ -681,6 +818,17 @@ std::vector<LayerRun> runs() {
     // autoscheduler.
     r.push_back({layer_norm_case("layer_norm_wide_row", 3, 4000), "auto"});
 #endif
+    for (const LayerCase &c : transformer_op_cases()) {
+        for (const char *s : {"sunway", "baseline"})
+            r.push_back({c, s});
+    }
+    return r;
+}
+
+std::vector<LayerRun> auto_runs() {
+    std::vector<LayerRun> r;
+    for (const LayerCase &c : transformer_op_cases())
+        r.push_back({c, "auto"});
     return r;
 }
 
@@ -744,7 +892,45 @@ TEST(Layers, BertShapesModelledTime) {
 }
 #endif
 
-// Bad parameters of batch_matmul and layer_norm: an error naming what is wrong, no layer.
+// The transformer layers autoscheduled (libsw_autoschedule.so).
+INSTANTIATE_TEST_SUITE_P(TransformerLayersAuto, Layers, testing::ValuesIn(auto_runs()),
+                         [](const testing::TestParamInfo<LayerRun> &i) {
+                             return i.param.layer.name + "_" + i.param.schedule;
+                         });
+
+/** Every permutation of 0..3 on a 2x3x5x7 tensor, hand, baseline and autoscheduled (one
+ * build each). */
+TEST(Layers, TransposeEveryPermutation) {
+    std::vector<std::string> schedules = {"sunway", "baseline"};
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+    schedules.push_back("auto");
+#endif
+    for (const std::string &schedule : schedules) {
+        std::vector<int> perm = {0, 1, 2, 3};
+        int count = 0;
+        do {
+            const LayerCase c = transpose_case("transpose_perm", {2, 3, 5, 7}, perm);
+            Params params = c.params;
+            sw_jit::JitOptions o;
+            if (schedule == "auto") {
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+                o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
+#endif
+            } else {
+                params["schedule"] = schedule;
+            }
+            sw_jit::JitBuild b =
+                sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, c.generator, params, o);
+            ASSERT_TRUE(b.ok()) << b.log;
+            SCOPED_TRACE("perm " + list4(perm) + " [" + schedule + "]");
+            c.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });
+            count++;
+        } while (std::next_permutation(perm.begin(), perm.end()));
+        EXPECT_EQ(count, 24);
+    }
+}
+
+// Bad parameters of the transformer layers: an error naming what is wrong, no layer.
 TEST(Layers, TransformerLayersRefuseBadParameters) {
     auto error_of = [](const std::string &gen, const Params &p) {
         const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, gen, p);
@@ -771,6 +957,33 @@ TEST(Layers, TransformerLayersRefuseBadParameters) {
             << log;
         EXPECT_NE(log.find("sw26010"), std::string::npos) << log;
     }
+    EXPECT_NE(error_of("transpose", {{"shape", "2,3,5,7"}, {"perm", "0,1,1,3"}})
+                  .find("error: transpose: perm 0,1,1,3 is not a permutation of 0,1,2,3"),
+              std::string::npos);
+    EXPECT_NE(error_of("transpose", {{"shape", "2,3,5,7"}, {"perm", "0,1,2,4"}})
+                  .find("is not a permutation"),
+              std::string::npos);
+    EXPECT_NE(error_of("transpose", {{"shape", "2,3,5"}, {"perm", "0,1,2,3"}})
+                  .find("transpose: shape must be four integers"),
+              std::string::npos);
+    EXPECT_NE(error_of("transpose", {{"shape", "2,0,5,7"}, {"perm", "0,1,2,3"}})
+                  .find("every dim must be >= 1"),
+              std::string::npos);
+    EXPECT_NE(error_of("transpose", {{"shape", "2,x,5,7"}, {"perm", "0,1,2,3"}})
+                  .find("transpose: shape must be four integers"),
+              std::string::npos);
+    EXPECT_NE(error_of("gather", {{"rows", "0"}, {"vocab", "7"}, {"size", "3"}})
+                  .find("gather: rows, vocab and size must be >= 1"),
+              std::string::npos);
+    EXPECT_NE(error_of("eltwise", {{"op", "mod"}}).find("not 'mod'"), std::string::npos);
+    EXPECT_NE(error_of("dense", {{"activation", "swish"}})
+                  .find("dense: activation must be none, relu, gelu or gelu_tanh, not 'swish'"),
+              std::string::npos);
+    EXPECT_NE(error_of("dense", {{"activation", "gelu"}, {"relu", "true"}})
+                  .find("dense: activation=gelu needs relu=false"),
+              std::string::npos);
+    EXPECT_NE(error_of("activation", {{"op", "gelu_fast"}, {"size", "8"}}).find("not 'gelu_fast'"),
+              std::string::npos);
 }
 
 // Bad parameters of the hard activations: an error naming what is wrong, no layer.
