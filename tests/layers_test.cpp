@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -397,6 +398,32 @@ LayerCase cast_case(const std::string &name, int size) {
             }};
 }
 
+/** eltwise select (masked_fill): out = b != 0 ? a : fill, b a causal mask of rows x rows
+ * broadcast over batch and channels; exact (a copy or the fill). */
+LayerCase select_case(const std::string &name, int batch, int channels, int rows,
+                      const std::string &fill) {
+    Params params = {{"op", "select"},      {"fill", fill},
+                     {"batch", str(batch)}, {"channels", str(channels)},
+                     {"height", str(rows)}, {"width", str(rows)},
+                     {"b_batch", "1"},      {"b_channels", "1"}};
+    return {name, "eltwise", params, 0, [=](const auto &call) {
+                const size_t plane = size_t(rows) * rows, n = size_t(batch) * channels * plane;
+                std::vector<float> a = random_values(n, 26), keep(plane), o(n, NAN);
+                for (int y = 0; y < rows; y++)
+                    for (int x = 0; x < rows; x++)
+                        keep[size_t(y) * rows + x] = x <= y ? 1.f : 0.f;
+                Buf ba = view(a, {rows, rows, channels, batch}),
+                    bb = view(keep, {rows, rows, 1, 1}),
+                    bo = view(o, {rows, rows, channels, batch});
+                ASSERT_EQ(call({ba.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                const float f = std::strtof(fill.c_str(), nullptr);
+                for (size_t i = 0; i < n; i++) {
+                    const float want = keep[i % plane] != 0 ? a[i] : f;
+                    ASSERT_EQ(o[i], want) << "element " << i;
+                }
+            }};
+}
+
 /** batch_matmul: C[b] = alpha * A[b] x B[b] (B^T with \p transpose_b); \p a_batch /
  * \p b_batch the operands' batch extents (1: shared by every batch). */
 LayerCase batch_matmul_case(const std::string &name, int batch, int m, int n, int k,
@@ -556,6 +583,8 @@ std::vector<LayerCase> transformer_op_cases() {
         transpose_case("transpose_odd_3102", {2, 3, 5, 7}, {3, 1, 0, 2}),
         transpose_case("transpose_odd_identity", {2, 3, 5, 7}, {0, 1, 2, 3}),
         transpose_case("transpose_large_inner_swap", {3, 5, 130, 70}, {0, 1, 3, 2}),
+        select_case("select_causal_neg_inf", 2, 3, 19, "-inf"),
+        select_case("select_causal_finite", 1, 2, 8, "-10000"),
         gather_case("gather_embedding", 37, 1000, 768),
         gather_case("gather_odd", 5, 7, 3),
         gather_case("gather_many_rows", 300, 50, 13),

@@ -709,3 +709,31 @@ TEST(ExecutorErrors, WrongInputSize) {
 }
 
 } // namespace
+
+// An embedding: int64 ids (negative ones count from the end) through gather, against the table
+// rows picked here; an id past the table is an error naming the node and the id.
+TEST(Executor, EmbeddingOfInt64Ids) {
+    ModelBuilder b;
+    b.input("ids", {2, 3}, onnx::TensorProto_DataType_INT64);
+    const std::vector<float> table = b.init_random("table", {7, 5});
+    b.node("Gather", {"table", "ids"}, {"y"}, "embed");
+    b.output("y");
+    const sw_graph::Graph g = b.infer();
+    sw_graph::Executor ex(g);
+    sw_graph::InputValues in;
+    in.i64["ids"] = {0, 6, -1, 3, -7, 2};
+    const sw_graph::ExecResult r = ex.run(in);
+    const sw_graph::Tensor &y = r.outputs.at("y");
+    ASSERT_EQ(y.shape, (std::vector<int64_t>{2, 3, 5}));
+    for (size_t i = 0; i < 6; i++) {
+        const int64_t id = in.i64["ids"][i] < 0 ? in.i64["ids"][i] + 7 : in.i64["ids"][i];
+        for (size_t d = 0; d < 5; d++)
+            EXPECT_EQ(y.f32[i * 5 + d], table[size_t(id) * 5 + d]) << i << "," << d;
+    }
+    in.i64["ids"][4] = 7;
+    const std::string m = error_of([&] { ex.run(in); });
+    EXPECT_NE(m.find("node 'embed' (Gather)"), std::string::npos) << m;
+    EXPECT_NE(m.find("index 7 (element 4 of 'ids') is out of range for a table of 7 rows"),
+              std::string::npos)
+        << m;
+}
