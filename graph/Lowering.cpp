@@ -1343,12 +1343,237 @@ struct Lowerer {
         throw NodeError("no layer implements this operator yet (" + op + ")");
     }
 
+    /** A head-split attention as torch.onnx exports a hand-written or Hugging Face-style one:
+     * Q = Transpose(0,2,1,3)(Rq), K^T = Transpose(0,2,3,1)(Rk), V = Transpose(0,2,1,3)(Rv),
+     * with Rq (B, M, H, D) and Rk, Rv (B, N, H, D) (a projection reshaped into heads);
+     * MatMul(Q, K^T), optionally a Div / Mul by a constant scalar, optionally an Add of a mask
+     * broadcast to (B, H, M, N) or a Where of a constant condition and a scalar (masked_fill),
+     * Softmax over the last axis, MatMul by V, and the context's Transpose(0,2,1,3) back to
+     * (B, M, H, D). Every intermediate read only by the next and no graph output. */
+    struct AttentionMatch {
+        std::string rq, rk, rv, out, mask;
+        std::vector<int> nodes; ///< every matched node (all fused into one step)
+        std::string kind = "none", fill = "0";
+        float alpha = 1.f;
+        int64_t b = 0, h = 0, m = 0, n = 0, d = 0;
+        std::vector<int> mask_dims; ///< (batch, heads, rows, N) of the mask, broadcast
+    };
+    std::map<int, AttentionMatch> attention_at; ///< by the node whose step is the attention
+
+    /** The Transpose producing \p t with permutation \p perm, read only by \p reader and no
+     * graph output: its index, else -1. */
+    int transpose_into(const std::string &t, const std::vector<int64_t> &perm, int reader) {
+        const int p = g.producer(t);
+        if (p < 0 || g.nodes[size_t(p)].op_type != "Transpose" ||
+            !g.nodes[size_t(p)].domain.empty())
+            return -1;
+        if (g.nodes[size_t(p)].attr_ints("perm", {}) != perm || g.is_graph_output(t))
+            return -1;
+        const std::vector<int> c = g.consumers(t);
+        return c.size() == 1 && c[0] == reader ? p : -1;
+    }
+
+    /** The only consumer of node \p i's output if its operator is \p op (default domain); -1
+     * otherwise or when the output is a graph output. */
+    int next_op(int i, const char *op) { return sole_consumer(i, op); }
+
+    bool match_attention(int sm, AttentionMatch *a) {
+        const Node &soft = g.nodes[size_t(sm)];
+        const Tensor *st = g.find(soft.input(0));
+        if (!st || st->shape.size() != 4 ||
+            (soft.attr_int("axis", -1) != -1 && soft.attr_int("axis", -1) != 3))
+            return false;
+        // Backwards from the Softmax: the optional mask, the optional scale, Q.K^T.
+        int at = g.producer(soft.input(0));
+        std::vector<int> nodes = {sm};
+        if (at < 0)
+            return false;
+        std::string scores = soft.input(0);
+        auto only_into = [&](const std::string &t, int reader) {
+            const std::vector<int> c = g.consumers(t);
+            return !g.is_graph_output(t) && c.size() == 1 && c[0] == reader;
+        };
+        const Node *mk = &g.nodes[size_t(at)];
+        if (mk->domain.empty() && (mk->op_type == "Add" || mk->op_type == "Where") &&
+            only_into(scores, sm)) {
+            if (mk->op_type == "Add") {
+                // The scores: the side with the output's shape that comes from the scale or the
+                // product (the mask may be a Mul too, BERT's (1 - m) * -10000, but broadcast).
+                auto scores_side = [&](const std::string &t) {
+                    const Tensor *tt = g.find(t);
+                    const int pr = g.producer(t);
+                    if (!tt || tt->shape != st->shape || pr < 0)
+                        return false;
+                    const Node &pn = g.nodes[size_t(pr)];
+                    return pn.op_type == "MatMul" ||
+                           ((pn.op_type == "Div" || pn.op_type == "Mul") &&
+                            g.producer(pn.input(0)) >= 0 &&
+                            g.nodes[size_t(g.producer(pn.input(0)))].op_type == "MatMul");
+                };
+                const std::string s0 = scores_side(mk->input(0))   ? mk->input(0)
+                                       : scores_side(mk->input(1)) ? mk->input(1)
+                                                                   : "";
+                if (s0.empty())
+                    return false;
+                const std::string other = other_input(*mk, s0);
+                const Tensor *mt = other.empty() ? nullptr : g.find(other);
+                if (!mt || mt->dtype != DType::Float32 || mt->shape.size() > 4)
+                    return false;
+                a->kind = "add";
+                a->mask = other;
+                std::vector<int64_t> md = mt->shape;
+                while (md.size() < 4)
+                    md.insert(md.begin(), 1);
+                a->mask_dims.assign(md.begin(), md.end());
+                scores = s0;
+            } else {
+                const Tensor *cond = g.find(mk->input(0)), *x = g.find(mk->input(1)),
+                             *y = g.find(mk->input(2));
+                if (!cond || !x || !y || !cond->is_constant || cond->shape.size() > 4)
+                    return false;
+                const bool x_fill = x->is_constant && x->elements() == 1 && !y->is_constant;
+                const bool y_fill = y->is_constant && y->elements() == 1 && !x->is_constant;
+                if (!x_fill && !y_fill)
+                    return false;
+                const Tensor &fill = x_fill ? *x : *y;
+                std::vector<float> keep(cond->i64.size());
+                for (size_t i = 0; i < keep.size(); i++)
+                    keep[i] = (cond->i64[i] != 0) != x_fill ? 1.f : 0.f;
+                a->kind = "select";
+                a->fill = format_float(fill.f32.at(0));
+                a->mask = extra(*mk, "keep", std::move(keep));
+                std::vector<int64_t> md = cond->shape;
+                while (md.size() < 4)
+                    md.insert(md.begin(), 1);
+                a->mask_dims.assign(md.begin(), md.end());
+                scores = x_fill ? y->name : x->name;
+            }
+            nodes.push_back(at);
+            at = g.producer(scores);
+            if (at < 0 || !only_into(scores, nodes.back()))
+                return false;
+        }
+        const Node *sc = &g.nodes[size_t(at)];
+        if (sc->domain.empty() && (sc->op_type == "Div" || sc->op_type == "Mul")) {
+            const Tensor *c = g.find(sc->input(1));
+            if (!c || !c->is_constant || c->dtype != DType::Float32 || c->f32.size() != 1 ||
+                !std::isfinite(c->f32[0]) || c->f32[0] == 0.f)
+                return false;
+            a->alpha = sc->op_type == "Div" ? 1.f / c->f32[0] : c->f32[0];
+            nodes.push_back(at);
+            scores = sc->input(0);
+            at = g.producer(scores);
+            if (at < 0 || !only_into(scores, nodes.back()))
+                return false;
+        }
+        const Node &qk = g.nodes[size_t(at)];
+        if (qk.op_type != "MatMul" || !qk.domain.empty())
+            return false;
+        nodes.push_back(at);
+        const int tq = transpose_into(qk.input(0), {0, 2, 1, 3}, at);
+        const int tk = transpose_into(qk.input(1), {0, 2, 3, 1}, at);
+        // Forwards: the MatMul by V and the context's transpose back.
+        const int pv = next_op(sm, "MatMul");
+        if (tq < 0 || tk < 0 || pv < 0 || g.nodes[size_t(pv)].input(0) != soft.output(0))
+            return false;
+        const int tv = transpose_into(g.nodes[size_t(pv)].input(1), {0, 2, 1, 3}, pv);
+        const int to = next_op(pv, "Transpose");
+        if (tv < 0 || to < 0 ||
+            g.nodes[size_t(to)].attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3})
+            return false;
+        a->rq = g.nodes[size_t(tq)].input(0);
+        a->rk = g.nodes[size_t(tk)].input(0);
+        a->rv = g.nodes[size_t(tv)].input(0);
+        a->out = g.nodes[size_t(to)].output(0);
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk), &v = g.tensor(a->rv);
+        if (q.dtype != DType::Float32 || k.dtype != DType::Float32 || v.dtype != DType::Float32 ||
+            q.shape.size() != 4 || k.shape != v.shape || k.shape.size() != 4 ||
+            q.shape[0] != k.shape[0] || q.shape[2] != k.shape[2] || q.shape[3] != k.shape[3])
+            return false;
+        a->b = q.shape[0];
+        a->m = q.shape[1];
+        a->h = q.shape[2];
+        a->d = q.shape[3];
+        a->n = k.shape[1];
+        if (a->kind == "none") {
+            a->mask_dims = {1, 1, 1, 1};
+        } else {
+            const std::vector<int64_t> full = {a->b, a->h, a->m, a->n};
+            for (size_t i = 0; i < 4; i++) {
+                if (a->mask_dims[i] != 1 && a->mask_dims[i] != full[i])
+                    return false;
+            }
+            if (a->mask_dims[3] != a->n)
+                return false;
+        }
+        nodes.insert(nodes.end(), {tq, tk, pv, tv, to});
+        a->nodes = nodes;
+        return true;
+    }
+
+    /** Marks every matched attention's nodes fused, its step at the context's transpose. Only
+     * when LowerOptions::fuse_attention. */
+    void find_attentions() {
+        if (!options.fuse_attention)
+            return;
+        for (int i = 0; i < (int)g.nodes.size(); i++) {
+            const Node &n = g.nodes[size_t(i)];
+            if (n.op_type != "Softmax" || !n.domain.empty() || fused.count(i))
+                continue;
+            AttentionMatch a;
+            if (!match_attention(i, &a))
+                continue;
+            const int at = *std::max_element(a.nodes.begin(), a.nodes.end());
+            for (int k : a.nodes) {
+                if (k != at)
+                    fused.insert(k);
+            }
+            attention_at[at] = a;
+        }
+    }
+
+    void attention(int i, const AttentionMatch &a) {
+        const Node &n = g.nodes[size_t(i)];
+        std::string mask = a.mask;
+        if (a.kind == "none")
+            mask = extra(n, "no_mask", {0.f});
+        std::map<std::string, std::string> p = {{"batch", str(a.b)},
+                                                {"heads", str(a.h)},
+                                                {"seq_q", str(a.m)},
+                                                {"seq_k", str(a.n)},
+                                                {"head_dim", str(a.d)},
+                                                {"alpha", format_float(a.alpha)},
+                                                {"mask", a.kind},
+                                                {"mask_batch", str(a.mask_dims[0])},
+                                                {"mask_heads", str(a.mask_dims[1])},
+                                                {"mask_rows", str(a.mask_dims[2])}};
+        if (a.kind == "select")
+            p["fill"] = a.fill;
+        Step &s = step(n, "attention", p);
+        s.op_type = "Attention";
+        const int b = to_int(a.b, "batch"), h = to_int(a.h, "heads"), m = to_int(a.m, "rows"),
+                  nk = to_int(a.n, "keys"), d = to_int(a.d, "head dim");
+        s.inputs = {{a.rq, {d, h, m, b}},
+                    {a.rk, {d, h, nk, b}},
+                    {a.rv, {d, h, nk, b}},
+                    {mask,
+                     {to_int(a.mask_dims[3], "mask"), to_int(a.mask_dims[2], "mask"),
+                      to_int(a.mask_dims[1], "mask"), to_int(a.mask_dims[0], "mask")}}};
+        s.output = {a.out, {d, h, m, b}};
+    }
+
     void run() {
         find_prologues();
+        find_attentions();
         for (int i = 0; i < (int)g.nodes.size(); i++) {
             if (fused.count(i))
                 continue;
             const Node &n = g.nodes[i];
+            auto att = attention_at.find(i);
+            if (att != attention_at.end()) {
+                attention(i, att->second);
+                continue;
+            }
             if (n.op_type == "Conv" && n.domain.empty()) {
                 const int add = fusable_residual(i);
                 if (add >= 0 && !residual_at.count(add)) { // one conv per Add (the first)

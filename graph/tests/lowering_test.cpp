@@ -837,3 +837,75 @@ TEST(Lowering, BatchMatMulPartialBroadcastRefused) {
         EXPECT_NE(std::string(e.what()).find("broadcast partially"), std::string::npos) << e.what();
     }
 }
+
+// A head-split attention as a hand-written (or Hugging Face-style) PyTorch module exports it:
+// the heads' Reshape + Transpose of Q, K (perm 0,2,3,1: K^T) and V, Q.K^T, a Div by sqrt(d), the
+// additive padding mask (B, 1, 1, N), Softmax, .V and the context's Transpose back: one
+// `attention` step reading the projections in (B, S, H, D) and writing the context in (B, M,
+// H, D); none of the transposes is made. With fuse_attention off: the separate layers.
+TEST(Lowering, AttentionFused) {
+    ModelBuilder b(17);
+    b.input("q", {2, 5, 6});
+    b.input("k", {2, 7, 6});
+    b.input("v", {2, 7, 6});
+    b.input("mask", {2, 1, 1, 7});
+    b.init("scale", {}, {1.7320508f});
+    b.init_ints("qh", {2, 5, 2, 3});
+    b.init_ints("kh", {2, 7, 2, 3});
+    b.init_ints("merged", {2, 5, 6});
+    b.node("Reshape", {"q", "qh"}, {"rq"});
+    b.node("Reshape", {"k", "kh"}, {"rk"});
+    b.node("Reshape", {"v", "kh"}, {"rv"});
+    ModelBuilder::attr_ints(b.node("Transpose", {"rq"}, {"tq"}), "perm", {0, 2, 1, 3});
+    ModelBuilder::attr_ints(b.node("Transpose", {"rk"}, {"tk"}), "perm", {0, 2, 3, 1});
+    ModelBuilder::attr_ints(b.node("Transpose", {"rv"}, {"tv"}), "perm", {0, 2, 1, 3});
+    b.node("MatMul", {"tq", "tk"}, {"s0"}, "qk");
+    b.node("Div", {"s0", "scale"}, {"s1"});
+    b.node("Add", {"s1", "mask"}, {"s2"});
+    ModelBuilder::attr_i(b.node("Softmax", {"s2"}, {"p"}), "axis", -1);
+    b.node("MatMul", {"p", "tv"}, {"c"}, "pv");
+    ModelBuilder::attr_ints(b.node("Transpose", {"c"}, {"ct"}, "merge_heads"), "perm",
+                            {0, 2, 1, 3});
+    b.node("Reshape", {"ct", "merged"}, {"y"});
+    b.output("y");
+    sw_graph::LowerOptions on;
+    on.fuse_attention = true;
+    const LoweredGraph l = lower(b, on);
+    int attention = 0, layers = 0;
+    for (const sw_graph::Step &s : l.steps) {
+        layers += s.layer >= 0;
+        if (s.layer < 0 || l.layers[size_t(s.layer)].generator != "attention")
+            continue;
+        attention++;
+        const auto &p = l.layers[size_t(s.layer)].params;
+        EXPECT_EQ(s.op_type, "Attention");
+        EXPECT_EQ(s.output.tensor, "ct");
+        EXPECT_EQ(p.at("batch"), "2");
+        EXPECT_EQ(p.at("heads"), "2");
+        EXPECT_EQ(p.at("seq_q"), "5");
+        EXPECT_EQ(p.at("seq_k"), "7");
+        EXPECT_EQ(p.at("head_dim"), "3");
+        EXPECT_EQ(std::stof(p.at("alpha")), 1.f / 1.7320508f);
+        EXPECT_EQ(p.at("mask"), "add");
+        EXPECT_EQ(p.at("mask_batch"), "2");
+        EXPECT_EQ(p.at("mask_heads"), "1");
+        EXPECT_EQ(p.at("mask_rows"), "1");
+        ASSERT_EQ(s.inputs.size(), 4u);
+        EXPECT_EQ(s.inputs[0].tensor, "rq");
+        EXPECT_EQ(s.inputs[0].extents, (std::vector<int>{3, 2, 5, 2}));
+        EXPECT_EQ(s.inputs[1].tensor, "rk");
+        EXPECT_EQ(s.inputs[2].tensor, "rv");
+        EXPECT_EQ(s.inputs[3].tensor, "mask");
+        EXPECT_EQ(s.inputs[3].extents, (std::vector<int>{7, 1, 1, 2}));
+    }
+    EXPECT_EQ(attention, 1);
+    EXPECT_EQ(layers, 1); // the reshapes are views, nothing else is a layer
+
+    sw_graph::LowerOptions off;
+    off.fuse_attention = false;
+    const LoweredGraph u = lower(b, off);
+    int transposes = 0;
+    for (const sw_graph::Step &s : u.steps)
+        transposes += s.layer >= 0 && u.layers[size_t(s.layer)].generator == "transpose";
+    EXPECT_EQ(transposes, 4);
+}
