@@ -1,9 +1,10 @@
 /** \file
  * The ONNX conformance node tests (Debian's libonnx-testdata, data/node/) of the operators
  * our layers implement — Conv (dilations too), MaxPool, AveragePool, Gemm, Relu, Softmax,
- * LRN, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Sum (of two inputs),
- * GlobalAveragePool, GlobalMaxPool, ReduceMean (trailing axes), Concat, BatchNormalization, MatMul
- * (by a constant B, as dense) — run on the emulated SW26010 core group.
+ * LRN, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Sub, Div, Sum (of two
+ * inputs), GlobalAveragePool, GlobalMaxPool, ReduceMean (trailing axes), Concat,
+ * BatchNormalization, MatMul (by a constant B, as dense; batches of matrices as batch_matmul),
+ * Erf, Tanh, LayerNormalization, Transpose — run on the emulated SW26010 core group.
  *
  * Every test folder holds model.onnx (one node) and test_data_set_N/{input,output}_K.pb
  * (TensorProto). For each folder whose single node has one of those op types (the
@@ -81,7 +82,10 @@ const std::set<std::string> kOps = {"Conv",          "MaxPool",
                                     "GlobalMaxPool", "ReduceMean",
                                     "Concat",        "BatchNormalization",
                                     "MatMul",        "HardSigmoid",
-                                    "HardSwish"};
+                                    "HardSwish",     "Sub",
+                                    "Div",           "Erf",
+                                    "Tanh",          "LayerNormalization",
+                                    "Transpose"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");
