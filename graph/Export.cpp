@@ -114,8 +114,7 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
     Plan p;
     for (size_t i = 0; i < g.inputs.size(); i++) {
         const std::string &input = g.inputs[i];
-        p.loc[input] = {Loc::Input, 0, input, 0, int(i),
-                        g.tensor(input).dtype == DType::Int64};
+        p.loc[input] = {Loc::Input, 0, input, 0, int(i), g.tensor(input).dtype == DType::Int64};
     }
     auto constant = [&](const std::string &name) -> const std::vector<float> * {
         auto e = lw.extra_constants.find(name);
@@ -159,8 +158,8 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
                     throw g.error(s.node + ": tensor '" + a.tensor +
                                   "' is read before it is written");
                 const Tensor *t = g.find(a.tensor);
-                const bool ints = !lw.extra_constants.count(a.tensor) && t &&
-                                  t->dtype == DType::Int64;
+                const bool ints =
+                    !lw.extra_constants.count(a.tensor) && t && t->dtype == DType::Int64;
                 p.loc[a.tensor] = {Loc::Weight, p.weight_floats, a.tensor, 0, 0, ints};
                 p.weights.emplace_back(a.tensor, c);
                 p.weight_floats = round_up(p.weight_floats + (int64_t)c->size(), kAlignFloats);
@@ -459,8 +458,8 @@ std::string step_text(const Executor &ex, const Plan &p, int k) {
     }
     for (size_t a = 0; a < args.size(); a++) {
         c << "        sw_buffer(&b[" << a << "], d[" << a << "], " << p.expr(args[a].tensor) << ", "
-          << args[a].extents.size() << ", e" << a << ", " << (p.loc.at(args[a].tensor).int64 ? 1 : 0)
-          << ");\n";
+          << args[a].extents.size() << ", e" << a << ", "
+          << (p.loc.at(args[a].tensor).int64 ? 1 : 0) << ");\n";
     }
     c << "        if (" << fn << "(";
     for (size_t a = 0; a < args.size(); a++)
@@ -756,8 +755,7 @@ std::string readme_text(const Executor &ex, const std::string &model, const Plan
       << "y.npy\n```\n"
       << "Here, against the athread emulator (`EMU_INCLUDE` and `EMU_LIB` default to the build "
          "that\n"
-      << "exported the folder):\n```\nmake emu\n./sw_model_emu weights.bin " << xs
-      << "y.npy\n```\n"
+      << "exported the folder):\n```\nmake emu\n./sw_model_emu weights.bin " << xs << "y.npy\n```\n"
       << "One `.npy` per model input, in the model's input order (float32 inputs `<f4`, int64 "
          "ones\n`<i8` or `<i4`, widened; C order, the exact shape):\n\n"
       << "| file | input | type | shape |\n|---|---|---|---|\n";
@@ -846,14 +844,13 @@ ExportSummary export_model(const Executor &ex, const std::string &model_path,
     }
     if (g.tensor(g.outputs[0]).dtype != DType::Float32) {
         throw g.error("--export: output '" + g.outputs[0] + "' is " +
-                      dtype_name(g.tensor(g.outputs[0]).dtype) +
-                      " (a float32 output is exported)");
+                      dtype_name(g.tensor(g.outputs[0]).dtype) + " (a float32 output is exported)");
     }
     check_export_dir(dir);
     const Plan p = make_plan(g, lw, ex.concat_placement());
     if (p.loc.at(g.outputs[0]).int64)
-        throw g.error("--export: output '" + g.outputs[0] + "' is int64 (a float32 output is "
-                      "exported)");
+        throw g.error("--export: output '" + g.outputs[0] +
+                      "' is int64 (a float32 output is exported)");
     const fs::path d(dir);
     std::error_code ec;
     fs::create_directories(d / "layers", ec);

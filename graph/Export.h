@@ -16,10 +16,10 @@
  * int64 (token ids, a mask): sw_model_run_inputs takes them in the model's order, and a layer
  * reads an int64 one through a Halide buffer of type int64, as the executor passes it; int64
  * constants a layer reads (a Gather's indices left unfolded) are in weights.bin, two floats
- * per value. The output is float32. A concat made in place (ConcatInPlace.h) has one buffer in the arena,
- * alive from the first step that writes a slice of it to the last step that reads any
- * tensor in it; its inputs are offsets into it (their producers write there) and the
- * concat itself calls no layer. The layers run in the lowered order, as sw_net runs them.
+ * per value. The output is float32. A concat made in place (ConcatInPlace.h) has one buffer in the
+ * arena, alive from the first step that writes a slice of it to the last step that reads any tensor
+ * in it; its inputs are offsets into it (their producers write there) and the concat itself calls
+ * no layer. The layers run in the lowered order, as sw_net runs them.
  */
 #ifndef SW_GRAPH_EXPORT_H
 #define SW_GRAPH_EXPORT_H
