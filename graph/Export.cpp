@@ -780,7 +780,9 @@ std::string readme_text(const Executor &ex, const std::string &model, const Plan
       << "- `sw_model.c`: allocates the activations once (" << p.arena_bytes
       << " bytes; each tensor "
       << "in its own buffer would take " << p.unshared_bytes << ") and calls the layers in order;\n"
-      << "  views (Flatten, Reshape) share their input's memory, and a concat made in place\n"
+      << "  views (Flatten, Reshape, Unsqueeze) share their input's memory (a view of a model "
+         "input\n"
+      << "  points into it), and a concat made in place\n"
       << "  costs nothing: its inputs' producers write into their slices of the concat's buffer\n"
       << "  (an offset into it), which is alive from the first slice written to the last read.\n"
       << "- `main.c`: reads the weights and one `.npy` per input, runs once, writes the output "
