@@ -253,10 +253,6 @@ int run_graph(const Options &o, const sw_dist::Job &job,
                                  ", '" + in.name + "' " + sw_graph::dtype_name(in.dtype) +
                                  ") are given as --input name=file.npy");
     }
-    if (named && !o.export_dir.empty()) {
-        throw g.error("--export needs a model with one float32 input (several inputs and int64 "
-                      "ones are not exported yet)");
-    }
     sw_graph::lower_graph(g); // an operator without a layer fails here, before the input is read
     Inputs inputs = named ? Inputs(o, g) : Inputs(o, in, what.title);
     const int passes = inputs.passes();

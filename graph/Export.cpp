@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -40,9 +41,12 @@ int64_t count(const std::vector<int> &extents) {
 /** Where a tensor lives in the exported program. */
 struct Loc {
     enum Kind { Input, Weight, Arena } kind = Arena;
-    int64_t offset = 0; ///< floats into the weights, bytes into the arena
+    /** elements into the input, floats into the weights, bytes into the arena */
+    int64_t offset = 0;
     std::string root;   ///< the tensor that owns the storage (itself unless a view or a slice)
     int64_t within = 0; ///< bytes into the root's storage (a slice of an in-place concat)
+    int input = 0;      ///< which graph input (kind Input)
+    bool int64 = false; ///< int64 values (an input of token ids, a mask; indices in the weights)
 };
 
 std::string c_string(const std::string &s) {
@@ -86,23 +90,32 @@ void write_file(const fs::path &path, const std::string &text, const Graph &g) {
 struct Plan {
     std::map<std::string, Loc> loc;
     std::vector<std::pair<std::string, const std::vector<float> *>> weights; ///< in file order
+    /** int64 constants as two floats per value (their bytes), which weights point into. */
+    std::vector<std::shared_ptr<std::vector<float>>> packed;
     int64_t weight_floats = 0, arena_bytes = 0, unshared_bytes = 0;
 
     std::string expr(const std::string &tensor) const {
         const Loc &l = loc.at(tensor);
-        if (l.kind == Loc::Input)
-            return l.offset ? "((float *)input + " + std::to_string(l.offset) + ")"
-                            : "(float *)input";
-        if (l.kind == Loc::Weight)
-            return "m->weights + " + std::to_string(l.offset);
+        const char *type = l.int64 ? "int64_t" : "float";
+        if (l.kind == Loc::Input) {
+            const std::string base =
+                std::string("(") + type + " *)inputs[" + std::to_string(l.input) + "]";
+            return l.offset ? "(" + base + " + " + std::to_string(l.offset) + ")" : base;
+        }
+        if (l.kind == Loc::Weight) {
+            const std::string w = "m->weights + " + std::to_string(l.offset);
+            return l.int64 ? "(int64_t *)(" + w + ")" : w;
+        }
         return "(float *)(m->arena + " + std::to_string(l.offset) + ")";
     }
 };
 
 Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &placement) {
     Plan p;
-    const std::string &input = g.inputs.at(0);
-    p.loc[input] = {Loc::Input, 0, input, 0};
+    for (size_t i = 0; i < g.inputs.size(); i++) {
+        const std::string &input = g.inputs[i];
+        p.loc[input] = {Loc::Input, 0, input, 0, int(i), g.tensor(input).dtype == DType::Int64};
+    }
     auto constant = [&](const std::string &name) -> const std::vector<float> * {
         auto e = lw.extra_constants.find(name);
         if (e != lw.extra_constants.end())
@@ -110,6 +123,15 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
         const Tensor *t = g.find(name);
         if (t && t->is_constant && t->dtype == DType::Float32)
             return &t->f32;
+        if (t && t->is_constant && t->dtype == DType::Int64) {
+            // Indices left unfolded (a Gather of a large table): the int64 values' bytes as
+            // two floats each, 8-byte aligned in the weights (every constant starts on a line).
+            auto v = std::make_shared<std::vector<float>>(2 * t->i64.size());
+            if (!t->i64.empty())
+                std::memcpy(v->data(), t->i64.data(), t->i64.size() * sizeof(int64_t));
+            p.packed.push_back(v);
+            return v.get();
+        }
         return nullptr;
     };
     // Storage roots, their sizes (bytes) and live ranges [first step, last step]. A root is
@@ -135,7 +157,10 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
                 if (!c)
                     throw g.error(s.node + ": tensor '" + a.tensor +
                                   "' is read before it is written");
-                p.loc[a.tensor] = {Loc::Weight, p.weight_floats, a.tensor, 0};
+                const Tensor *t = g.find(a.tensor);
+                const bool ints =
+                    !lw.extra_constants.count(a.tensor) && t && t->dtype == DType::Int64;
+                p.loc[a.tensor] = {Loc::Weight, p.weight_floats, a.tensor, 0, 0, ints};
                 p.weights.emplace_back(a.tensor, c);
                 p.weight_floats = round_up(p.weight_floats + (int64_t)c->size(), kAlignFloats);
             }
@@ -155,6 +180,8 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
             Loc l = p.loc.at(s.inputs.at(0).tensor);
             if (l.kind == Loc::Arena)
                 l.within += 4 * s.view_offset;
+            else if (l.kind == Loc::Weight && l.int64)
+                l.offset += 2 * s.view_offset; // floats
             else
                 l.offset += s.view_offset;
             p.loc[out] = l;
@@ -201,19 +228,69 @@ Plan make_plan(const Graph &g, const LoweredGraph &lw, const ConcatPlacement &pl
     return p;
 }
 
+/** Whether the exported API keeps sw_model_run (one float32 input). */
+bool one_float_input(const Graph &g) {
+    return g.inputs.size() == 1 && g.tensor(g.inputs[0]).dtype == DType::Float32;
+}
+
 std::string header_text(const Graph &g, const std::string &model, const Plan &p) {
-    const Tensor &in = g.tensor(g.inputs.at(0));
     const Tensor &out = g.tensor(g.outputs.at(0));
+    const size_t n = g.inputs.size();
+    std::string names, ranks, types, elements, dims;
+    for (size_t i = 0; i < n; i++) {
+        const Tensor &in = g.tensor(g.inputs[i]);
+        const std::string sep = i ? ", " : "";
+        names += sep + "\"" + c_string(in.name) + "\"";
+        ranks += sep + std::to_string(in.shape.size());
+        types += sep + (in.dtype == DType::Int64 ? "SW_MODEL_INT64" : "SW_MODEL_FLOAT32");
+        elements += sep + std::to_string(in.elements());
+        if (!in.shape.empty())
+            dims += (dims.empty() ? "" : ", ") + dims_list(in.shape);
+    }
     std::ostringstream h;
     h << "/* sw_model.h: the C API of " << comment(model) << ", generated by sw_net --export.\n"
-      << " * Input '" << comment(in.name) << "' and output '" << comment(out.name)
-      << "' are dense row-major float32 arrays (the last dimension fastest; NCHW for images).\n "
-         "*/\n"
+      << " * Inputs, in the model's order:\n";
+    for (size_t i = 0; i < n; i++) {
+        const Tensor &in = g.tensor(g.inputs[i]);
+        h << " *   " << i << ": '" << comment(in.name) << "' "
+          << (in.dtype == DType::Int64 ? "int64" : "float32") << " (" << dims_list(in.shape)
+          << ")\n";
+    }
+    h << " * Output '" << comment(out.name) << "' float32 (" << dims_list(out.shape) << ").\n"
+      << " * Every tensor is a dense row-major array (the last dimension fastest; NCHW for "
+         "images). */\n"
       << "#ifndef SW_MODEL_H\n#define SW_MODEL_H\n\n"
-      << "#define SW_MODEL_INPUT_RANK " << in.shape.size() << "\n"
-      << "#define SW_MODEL_INPUT_SHAPE {" << dims_list(in.shape) << "}\n"
-      << "#define SW_MODEL_INPUT_ELEMENTS " << in.elements() << "\n"
-      << "#define SW_MODEL_OUTPUT_RANK " << out.shape.size() << "\n"
+      << "/* The element types of the inputs. */\n"
+      << "#define SW_MODEL_FLOAT32 0 /* float */\n"
+      << "#define SW_MODEL_INT64 1   /* int64_t */\n\n"
+      << "/* The inputs, in the model's order: their number, and for each its name, rank, type\n"
+      << " * (SW_MODEL_FLOAT32 or SW_MODEL_INT64) and element count; SW_MODEL_INPUT_DIMS\n"
+      << " * holds every input's shape, one after the other (SW_MODEL_INPUT_RANKS tells where "
+         "each\n"
+      << " * starts), and SW_MODEL_INPUT<i>_SHAPE, _RANK, _TYPE, _ELEMENTS each input's. */\n"
+      << "#define SW_MODEL_INPUTS " << n << "\n"
+      << "#define SW_MODEL_INPUT_NAMES {" << names << "}\n"
+      << "#define SW_MODEL_INPUT_RANKS {" << ranks << "}\n"
+      << "#define SW_MODEL_INPUT_TYPES {" << types << "}\n"
+      << "#define SW_MODEL_INPUT_ELEMENTS_EACH {" << elements << "}\n"
+      << "#define SW_MODEL_INPUT_DIMS {" << (dims.empty() ? "0" : dims) << "}\n";
+    for (size_t i = 0; i < n; i++) {
+        const Tensor &in = g.tensor(g.inputs[i]);
+        const std::string m = "#define SW_MODEL_INPUT" + std::to_string(i);
+        h << m << "_RANK " << in.shape.size() << "\n"
+          << m << "_SHAPE {" << dims_list(in.shape) << "}\n"
+          << m << "_TYPE " << (in.dtype == DType::Int64 ? "SW_MODEL_INT64" : "SW_MODEL_FLOAT32")
+          << "\n"
+          << m << "_ELEMENTS " << in.elements() << "\n";
+    }
+    if (n == 1) {
+        const Tensor &in = g.tensor(g.inputs[0]);
+        h << "/* The one input's (as SW_MODEL_INPUT0_...). */\n"
+          << "#define SW_MODEL_INPUT_RANK " << in.shape.size() << "\n"
+          << "#define SW_MODEL_INPUT_SHAPE {" << dims_list(in.shape) << "}\n"
+          << "#define SW_MODEL_INPUT_ELEMENTS " << in.elements() << "\n";
+    }
+    h << "\n#define SW_MODEL_OUTPUT_RANK " << out.shape.size() << "\n"
       << "#define SW_MODEL_OUTPUT_SHAPE {" << dims_list(out.shape) << "}\n"
       << "#define SW_MODEL_OUTPUT_ELEMENTS " << out.elements() << "\n"
       << "#define SW_MODEL_WEIGHT_FLOATS " << p.weight_floats << "\n"
@@ -224,12 +301,22 @@ std::string header_text(const Graph &g, const std::string &model, const Plan &p)
       << " * (SW_MODEL_ARENA_BYTES, allocated once, reused by every run). Returns NULL after\n"
       << " * printing why on stderr. */\n"
       << "sw_model *sw_model_load(const char *weights_path);\n\n"
-      << "/* Runs the model on input (SW_MODEL_INPUT_ELEMENTS floats) and writes output\n"
-      << " * (SW_MODEL_OUTPUT_ELEMENTS floats). Returns 0, or -1 after printing which layer\n"
-      << " * failed. The first layer call initialises athread (athread_init, once per process);\n"
-      << " * the caller owns athread_halt(), called once after the last run. */\n"
-      << "int sw_model_run(sw_model *m, const float *input, float *output);\n\n"
-      << "void sw_model_free(sw_model *m);\n\n"
+      << "/* Runs the model on inputs[0 .. SW_MODEL_INPUTS - 1], in the model's input order, "
+         "each\n"
+      << " * SW_MODEL_INPUT<i>_ELEMENTS values of its type (const float * or const int64_t *;\n"
+      << " * read in place, not changed), and writes output (SW_MODEL_OUTPUT_ELEMENTS floats).\n"
+      << " * Returns 0, or -1 after printing which layer failed. The first layer call "
+         "initialises\n"
+      << " * athread (athread_init, once per process); the caller owns athread_halt(), called "
+         "once\n"
+      << " * after the last run. */\n"
+      << "int sw_model_run_inputs(sw_model *m, const void *const *inputs, float *output);\n\n";
+    if (one_float_input(g)) {
+        h << "/* The same for this model's one float32 input (SW_MODEL_INPUT_ELEMENTS floats). "
+             "*/\n"
+          << "int sw_model_run(sw_model *m, const float *input, float *output);\n\n";
+    }
+    h << "void sw_model_free(sw_model *m);\n\n"
       << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
     return h.str();
 }
@@ -251,9 +338,9 @@ static void *sw_aligned(size_t bytes, void **block) {
     return (void *)(((uintptr_t)*block + 127) & ~(uintptr_t)127);
 }
 
-/* A dense float32 buffer: extents innermost first (Halide's order). */
-static void sw_buffer(struct halide_buffer_t *b, struct halide_dimension_t *d, float *host, int dims,
-                      const int32_t *extents) {
+/* A dense buffer, float32 or (int64 != 0) int64: extents innermost first (Halide's order). */
+static void sw_buffer(struct halide_buffer_t *b, struct halide_dimension_t *d, void *host, int dims,
+                      const int32_t *extents, int int64) {
     int32_t stride = 1;
     int i;
     memset(b, 0, sizeof *b);
@@ -265,8 +352,8 @@ static void sw_buffer(struct halide_buffer_t *b, struct halide_dimension_t *d, f
         stride *= extents[i];
     }
     b->host = (uint8_t *)host;
-    b->type.code = halide_type_float;
-    b->type.bits = 32;
+    b->type.code = int64 ? halide_type_int : halide_type_float;
+    b->type.bits = int64 ? 64 : 32;
     b->type.lanes = 1;
     b->dimensions = dims;
     b->dim = d;
@@ -324,9 +411,10 @@ void sw_model_free(sw_model *m) {
     free(m);
 }
 
-int sw_model_run(sw_model *m, const float *input, float *output) {
+int sw_model_run_inputs(sw_model *m, const void *const *inputs, float *output) {
     struct halide_buffer_t b[8];
     struct halide_dimension_t d[8][8];
+    (void)inputs; /* unused when no layer reads an input directly */
 )";
 
 /** The opening comment and includes of sw_model.c: the runtime, the API, every layer. */
@@ -370,7 +458,8 @@ std::string step_text(const Executor &ex, const Plan &p, int k) {
     }
     for (size_t a = 0; a < args.size(); a++) {
         c << "        sw_buffer(&b[" << a << "], d[" << a << "], " << p.expr(args[a].tensor) << ", "
-          << args[a].extents.size() << ", e" << a << ");\n";
+          << args[a].extents.size() << ", e" << a << ", "
+          << (p.loc.at(args[a].tensor).int64 ? 1 : 0) << ");\n";
     }
     c << "        if (" << fn << "(";
     for (size_t a = 0; a < args.size(); a++)
@@ -388,13 +477,19 @@ std::string program_text(const Executor &ex, const std::string &model, const Pla
         c += step_text(ex, p, k);
     c += "    memcpy(output, " + p.expr(ex.graph().outputs.at(0)) +
          ", (size_t)SW_MODEL_OUTPUT_ELEMENTS * sizeof(float));\n    return 0;\n}\n";
+    if (one_float_input(ex.graph())) {
+        c += "\nint sw_model_run(sw_model *m, const float *input, float *output) {\n"
+             "    const void *inputs[1];\n    inputs[0] = input;\n"
+             "    return sw_model_run_inputs(m, inputs, output);\n}\n";
+    }
     return c;
 }
 
 const char *kMain =
-    R"(/* main.c: sw_model WEIGHTS.bin INPUT.npy OUTPUT.npy -- reads a float32 .npy of the model's
- * input shape, runs the model once and writes its output as .npy. Generated by sw_net
- * --export; plain C99. */
+    R"MAIN(/* main.c: sw_model WEIGHTS.bin INPUT0.npy [INPUT1.npy ...] OUTPUT.npy -- reads one .npy per
+ * model input, in the model's input order (SW_MODEL_INPUT_NAMES), each of its input's shape:
+ * '<f4' for a float32 input, '<i8' (or '<i4', widened) for an int64 one; runs the model once
+ * and writes its output as .npy. Generated by sw_net --export; plain C99. */
 #include <athread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -403,16 +498,17 @@ const char *kMain =
 
 #include "sw_model.h"
 
-/* Reads a version 1/2 .npy of '<f4' in C order whose shape is `shape`; returns the data or NULL
- * after printing why. */
-static float *read_npy(const char *path, const long long *shape, int rank) {
+/* Reads a version 1/2 .npy in C order whose shape is `shape` for input `name` of `type`
+ * (SW_MODEL_FLOAT32: '<f4'; SW_MODEL_INT64: '<i8', or '<i4' widened to int64); returns the
+ * data (floats or int64_t) or NULL after printing why. */
+static void *read_npy(const char *path, const char *name, int type, const long long *shape, int rank) {
     unsigned char pre[12];
     char *header = NULL, *s;
     unsigned long hlen;
     long long dims[16];
     long long n = 1;
-    int nd = 0, i, v;
-    float *data = NULL;
+    int nd = 0, i, v, i32 = 0;
+    void *data = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "error: %s: cannot open\n", path);
@@ -432,8 +528,15 @@ static float *read_npy(const char *path, const long long *shape, int rank) {
     header = (char *)malloc(hlen + 1);
     if (!header || fread(header, 1, hlen, f) != hlen) goto bad;
     header[hlen] = 0;
-    if (!strstr(header, "'descr': '<f4'") || !strstr(header, "'fortran_order': False")) {
-        fprintf(stderr, "error: %s: not a C-order float32 ('<f4') array\n", path);
+    if (type == SW_MODEL_INT64) {
+        i32 = strstr(header, "'descr': '<i4'") != NULL;
+        if ((!i32 && !strstr(header, "'descr': '<i8'")) || !strstr(header, "'fortran_order': False")) {
+            fprintf(stderr, "error: %s: not a C-order int64 ('<i8') or int32 ('<i4') array (input '%s' is int64)\n",
+                    path, name);
+            goto fail;
+        }
+    } else if (!strstr(header, "'descr': '<f4'") || !strstr(header, "'fortran_order': False")) {
+        fprintf(stderr, "error: %s: not a C-order float32 ('<f4') array (input '%s' is float32)\n", path, name);
         goto fail;
     }
     s = strstr(header, "'shape': (");
@@ -453,18 +556,37 @@ static float *read_npy(const char *path, const long long *shape, int rank) {
     for (i = 0; i < rank; i++) {
         if (dims[i] != shape[i]) goto shape;
     }
-    data = (float *)malloc((size_t)n * sizeof(float) + 4);
-    if (!data || fread(data, sizeof(float), (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "error: %s: truncated\n", path);
-        goto fail;
+    if (type == SW_MODEL_INT64) {
+        int64_t *w = (int64_t *)malloc((size_t)n * sizeof(int64_t) + 8);
+        data = w;
+        if (w && i32) {
+            /* widened in place, from the last value down */
+            long long k;
+            if (fread(w, sizeof(int32_t), (size_t)n, f) != (size_t)n) goto truncated;
+            for (k = n - 1; k >= 0; k--) {
+                int32_t x;
+                memcpy(&x, (unsigned char *)w + 4 * k, 4);
+                w[k] = x;
+            }
+        } else if (!w || fread(w, sizeof(int64_t), (size_t)n, f) != (size_t)n) {
+            goto truncated;
+        }
+    } else {
+        data = malloc((size_t)n * sizeof(float) + 4);
+        if (!data || fread(data, sizeof(float), (size_t)n, f) != (size_t)n) goto truncated;
     }
     free(header);
     fclose(f);
     return data;
+truncated:
+    fprintf(stderr, "error: %s: truncated\n", path);
+    goto fail;
 shape:
-    fprintf(stderr, "error: %s: the model takes shape (", path);
+    fprintf(stderr, "error: %s: input '%s' takes shape (", path, name);
     for (i = 0; i < rank; i++) fprintf(stderr, "%s%lld", i ? ", " : "", shape[i]);
-    fprintf(stderr, "), the file has a different one\n");
+    fprintf(stderr, "), the file has (");
+    for (i = 0; i < nd; i++) fprintf(stderr, "%s%lld", i ? ", " : "", dims[i]);
+    fprintf(stderr, ")\n");
     goto fail;
 bad:
     fprintf(stderr, "error: %s: not a .npy file\n", path);
@@ -500,31 +622,56 @@ static int write_npy(const char *path, const long long *shape, int rank, const f
 }
 
 int main(int argc, char **argv) {
-    static const long long in_shape[] = SW_MODEL_INPUT_SHAPE, out_shape[] = SW_MODEL_OUTPUT_SHAPE;
-    float *input, *output;
+    static const char *const names[] = SW_MODEL_INPUT_NAMES;
+    static const int ranks[] = SW_MODEL_INPUT_RANKS, types[] = SW_MODEL_INPUT_TYPES;
+    static const long long dims[] = SW_MODEL_INPUT_DIMS, out_shape[] = SW_MODEL_OUTPUT_SHAPE;
+    void *inputs[SW_MODEL_INPUTS];
+    const void *args[SW_MODEL_INPUTS];
+    float *output = NULL;
     sw_model *m;
-    int rc;
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s WEIGHTS.bin INPUT.npy OUTPUT.npy\n", argv[0]);
+    int rc = 1, i, j, at;
+    if (argc != SW_MODEL_INPUTS + 3) {
+        fprintf(stderr, "error: %d argument(s), %d expected: the weights, one .npy per input (%d), the output\n",
+                argc - 1, SW_MODEL_INPUTS + 2, SW_MODEL_INPUTS);
+        fprintf(stderr, "usage: %s WEIGHTS.bin", argv[0]);
+        for (i = 0; i < SW_MODEL_INPUTS; i++) {
+            if (SW_MODEL_INPUTS == 1)
+                fprintf(stderr, " INPUT.npy");
+            else
+                fprintf(stderr, " INPUT%d.npy", i);
+        }
+        fprintf(stderr, " OUTPUT.npy\n");
+        for (i = 0, at = 0; i < SW_MODEL_INPUTS; at += ranks[i], i++) {
+            fprintf(stderr, "  input %d '%s': %s of shape (", i, names[i],
+                    types[i] == SW_MODEL_INT64 ? "int64 ('<i8' or '<i4')" : "float32 ('<f4')");
+            for (j = 0; j < ranks[i]; j++) fprintf(stderr, "%s%lld", j ? ", " : "", dims[at + j]);
+            fprintf(stderr, ")\n");
+        }
         return 1;
     }
     m = sw_model_load(argv[1]);
     if (!m) return 1;
-    input = read_npy(argv[2], in_shape, SW_MODEL_INPUT_RANK);
-    output = (float *)malloc((size_t)SW_MODEL_OUTPUT_ELEMENTS * sizeof(float));
-    if (!input || !output) {
-        sw_model_free(m);
-        return 1;
+    for (i = 0; i < SW_MODEL_INPUTS; i++) inputs[i] = NULL;
+    for (i = 0, at = 0; i < SW_MODEL_INPUTS; at += ranks[i], i++) {
+        inputs[i] = read_npy(argv[2 + i], names[i], types[i], dims + at, ranks[i]);
+        if (!inputs[i]) goto done;
+        args[i] = inputs[i];
     }
-    rc = sw_model_run(m, input, output);
-    if (rc == 0) rc = write_npy(argv[3], out_shape, SW_MODEL_OUTPUT_RANK, output, SW_MODEL_OUTPUT_ELEMENTS);
+    output = (float *)malloc((size_t)SW_MODEL_OUTPUT_ELEMENTS * sizeof(float) + 4);
+    if (!output) {
+        fprintf(stderr, "error: out of memory for the output\n");
+        goto done;
+    }
+    rc = sw_model_run_inputs(m, args, output);
+    if (rc == 0) rc = write_npy(argv[2 + SW_MODEL_INPUTS], out_shape, SW_MODEL_OUTPUT_RANK, output, SW_MODEL_OUTPUT_ELEMENTS);
     athread_halt();
-    free(input);
+done:
+    for (i = 0; i < SW_MODEL_INPUTS; i++) free(inputs[i]);
     free(output);
     sw_model_free(m);
     return rc == 0 ? 0 : 1;
 }
-)";
+)MAIN";
 
 /** "VAR ?= <path>\n" of the emulator's headers or archive as found when exporting
  * (runtime/locate.h); a comment saying what to set when not found. */
@@ -543,8 +690,8 @@ std::string makefile_text(const Executor &ex, const std::string &model) {
          "machine that\n"
       << "#                exported it, so this build is untested there)\n"
       << "#   make emu  -> sw_model_emu: the same sources with gcc against the athread emulator\n"
-      << "# Run: bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin x.npy "
-         "y.npy\n"
+      << "# Run: bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin "
+         "<one .npy per input> y.npy\n"
       << "HOSTCC ?= sw5cc -host\nSLAVECC ?= sw5cc -slave -msimd\nHYBRIDCC ?= sw5cc -hybrid\n"
       << "STD ?= -std=gnu99\nHOSTFLAGS ?= -O2\nSLAVEFLAGS ?= -O2\nLDLIBS ?= -lm_slave\n"
       << "EMU_CC ?= cc\nEMU_CXX ?= c++\nEMU_FLAGS ?= -O1\n"
@@ -591,8 +738,11 @@ clean:
 
 std::string readme_text(const Executor &ex, const std::string &model, const Plan &p) {
     const Graph &g = ex.graph();
-    const Tensor &in = g.tensor(g.inputs.at(0));
     const Tensor &out = g.tensor(g.outputs.at(0));
+    const size_t n = g.inputs.size();
+    std::string xs; // the input files of the command lines
+    for (size_t i = 0; i < n; i++)
+        xs += n == 1 ? "x.npy " : "x" + std::to_string(i) + ".npy ";
     std::ostringstream r;
     r << "# " << model << " for the SW26010, exported by sw_net --export\n\n"
       << "A self-contained folder: the model's " << ex.lowered().layers.size()
@@ -601,27 +751,42 @@ std::string readme_text(const Executor &ex, const std::string &model, const Plan
       << "that runs them in order on the MPE, and the weights.\n\n"
       << "## Build and run\n"
       << "On the Sunway machine (sw5cc):\n```\nmake\n"
-      << "bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin x.npy "
-         "y.npy\n```\n"
+      << "bsub -b -I -q <queue> -n 1 -cgsp 64 -share_size 4096 ./sw_model weights.bin " << xs
+      << "y.npy\n```\n"
       << "Here, against the athread emulator (`EMU_INCLUDE` and `EMU_LIB` default to the build "
          "that\n"
-      << "exported the folder):\n```\nmake emu\n./sw_model_emu weights.bin x.npy y.npy\n```\n"
-      << "`x.npy` is a float32 array of shape (" << dims_list(in.shape) << ") (input '" << in.name
-      << "'), `y.npy` gets output '" << out.name << "' of shape (" << dims_list(out.shape)
-      << "), as the model computes it (no softmax added).\n\n"
+      << "exported the folder):\n```\nmake emu\n./sw_model_emu weights.bin " << xs << "y.npy\n```\n"
+      << "One `.npy` per model input, in the model's input order (float32 inputs `<f4`, int64 "
+         "ones\n`<i8` or `<i4`, widened; C order, the exact shape):\n\n"
+      << "| file | input | type | shape |\n|---|---|---|---|\n";
+    for (size_t i = 0; i < n; i++) {
+        const Tensor &in = g.tensor(g.inputs[i]);
+        r << "| `" << (n == 1 ? "x.npy" : "x" + std::to_string(i) + ".npy") << "` | " << in.name
+          << " | " << (in.dtype == DType::Int64 ? "int64" : "float32") << " | ("
+          << dims_list(in.shape) << ") |\n";
+    }
+    r << "\n`y.npy` gets output '" << out.name << "' of shape (" << dims_list(out.shape)
+      << "), float32, as the model computes it (no softmax added).\n\n"
       << "## Files\n"
       << "- `layers/<fn>.mpe.c`, `.cpe.c`, `.h`, `.sw_args.h`: each layer's MPE function (spawns "
          "the 64\n"
       << "  CPEs), CPE kernels and header; `HalideRuntime.h`: the `halide_buffer_t` they take.\n"
-      << "- `sw_model.h`: the C API (`sw_model_load`, `sw_model_run`, `sw_model_free`) and the "
-         "shapes.\n"
+      << "- `sw_model.h`: the C API (`sw_model_load`, `sw_model_run_inputs` (every input, in "
+         "the model's\n"
+      << "  order, as `const void *const *`: `const float *` or `const int64_t *` each), "
+      << (one_float_input(g) ? "`sw_model_run` (the one float32 input), " : "")
+      << "`sw_model_free`)\n"
+      << "  and the inputs' names, types and shapes (`SW_MODEL_INPUT<i>_...`), the output's.\n"
       << "- `sw_model.c`: allocates the activations once (" << p.arena_bytes
       << " bytes; each tensor "
       << "in its own buffer would take " << p.unshared_bytes << ") and calls the layers in order;\n"
-      << "  views (Flatten, Reshape) share their input's memory, and a concat made in place\n"
+      << "  views (Flatten, Reshape, Unsqueeze) share their input's memory (a view of a model "
+         "input\n"
+      << "  points into it), and a concat made in place\n"
       << "  costs nothing: its inputs' producers write into their slices of the concat's buffer\n"
       << "  (an offset into it), which is alive from the first slice written to the last read.\n"
-      << "- `main.c`: reads the weights and an input `.npy`, runs once, writes the output `.npy`.\n"
+      << "- `main.c`: reads the weights and one `.npy` per input, runs once, writes the output "
+         "`.npy`.\n"
       << "- athread: the first layer call runs `athread_init()` (once per process); the program "
          "calls\n"
       << "  `athread_halt()` once at the end (main.c does).\n\n"
@@ -636,7 +801,7 @@ std::string readme_text(const Executor &ex, const std::string &model, const Plan
          "|\n|---|---|---|\n";
     for (const auto &w : p.weights) {
         r << "| " << w.first << " | " << p.loc.at(w.first).offset << " | " << w.second->size()
-          << " |\n";
+          << (p.loc.at(w.first).int64 ? " (int64 values, two floats each)" : "") << " |\n";
     }
     return r.str();
 }
@@ -670,11 +835,24 @@ ExportSummary export_model(const Executor &ex, const std::string &model_path,
                            const std::string &dir) {
     const Graph &g = ex.graph();
     const LoweredGraph &lw = ex.lowered();
-    if (g.inputs.size() != 1 || g.outputs.empty() || g.tensor(g.inputs[0]).dtype != DType::Float32)
-        throw g.error("--export needs a model with one float32 input (several inputs and int64 "
-                      "ones are not exported yet)");
+    if (g.inputs.empty() || g.outputs.empty())
+        throw g.error("--export needs a model with an input and an output");
+    for (const std::string &name : g.inputs) {
+        const Tensor &t = g.tensor(name);
+        if (t.dtype != DType::Float32 && t.dtype != DType::Int64) {
+            throw g.error("--export: input '" + name + "' is " + dtype_name(t.dtype) +
+                          " (float32 and int64 inputs are exported)");
+        }
+    }
+    if (g.tensor(g.outputs[0]).dtype != DType::Float32) {
+        throw g.error("--export: output '" + g.outputs[0] + "' is " +
+                      dtype_name(g.tensor(g.outputs[0]).dtype) + " (a float32 output is exported)");
+    }
     check_export_dir(dir);
     const Plan p = make_plan(g, lw, ex.concat_placement());
+    if (p.loc.at(g.outputs[0]).int64)
+        throw g.error("--export: output '" + g.outputs[0] +
+                      "' is int64 (a float32 output is exported)");
     const fs::path d(dir);
     std::error_code ec;
     fs::create_directories(d / "layers", ec);

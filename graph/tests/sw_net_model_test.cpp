@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #ifndef SW_NET
@@ -237,12 +238,12 @@ TEST_F(SwNetModel, BadInputIsAClearErrorAndWritesNothing) {
     expect_error("--model " + path("cut.onnx") + opts(), "cut.onnx");
     expect_error("--model " + path("missing.onnx") + opts(), "missing.onnx");
     // An unsupported operator names the node.
+    // (Transpose has a layer since the transformers: Hardmax has none.)
     ModelBuilder t;
     t.input("x", {1, 4, 2, 3});
-    auto &n = t.node("Transpose", {"x"}, {"y"}, "swap_hw");
-    ModelBuilder::attr_ints(n, "perm", {0, 1, 3, 2});
+    t.node("Hardmax", {"x"}, {"y"}, "swap_hw");
     t.output("y");
-    expect_error("--model " + write(t, "transpose.onnx") + opts(), "swap_hw");
+    expect_error("--model " + write(t, "hardmax.onnx") + opts(), "swap_hw");
     // An input of the wrong shape names the file and both shapes.
     sw_io::save_npy(path("x.npy"), {1, 3, 4, 5}, std::vector<float>(60));
     expect_error("--model " + model + " --input " + path("x.npy") + opts(), "x.npy");
@@ -419,13 +420,32 @@ ModelBuilder two_inputs() {
     return b;
 }
 
-/** An int64 .npy (version 1.0, C order) written here byte by byte. */
+/** x float (2, 1, 3), ids int64 (2, 3): Unsqueeze(ids) (a view of the int64 input) -> Cast
+ * -> + x -> s; y = Gather(s, [1, 0]) (constant int64 indices left unfolded: the layer reads
+ * them from the weights), i.e. y[0] = s[1], y[1] = s[0]. */
+ModelBuilder two_inputs_with_views() {
+    ModelBuilder b;
+    b.input("x", {2, 1, 3});
+    b.input("ids", {2, 3}, onnx::TensorProto_DataType_INT64);
+    b.init_ints("axes", {1});
+    b.node("Unsqueeze", {"ids", "axes"}, {"u"}, "ids_u");
+    auto &c = b.node("Cast", {"u"}, {"f"}, "to_float");
+    ModelBuilder::attr_i(c, "to", onnx::TensorProto_DataType_FLOAT);
+    b.node("Add", {"x", "f"}, {"s"}, "sum");
+    b.init_ints("order", {1, 0});
+    b.node("Gather", {"s", "order"}, {"y"}, "swap");
+    b.output("y");
+    return b;
+}
+
+/** An int64 (or, \p bytes 4, int32) .npy (version 1.0, C order) written here byte by byte. */
 void save_int64_npy(const std::string &path, const std::vector<int64_t> &shape,
-                    const std::vector<int64_t> &data) {
+                    const std::vector<int64_t> &data, int bytes = 8) {
     std::string dims;
     for (size_t i = 0; i < shape.size(); i++)
         dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
-    std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + dims + "), }";
+    std::string header = "{'descr': '<i" + std::to_string(bytes) +
+                         "', 'fortran_order': False, 'shape': (" + dims + "), }";
     while ((10 + header.size() + 1) % 64 != 0)
         header += ' ';
     header += '\n';
@@ -435,14 +455,21 @@ void save_int64_npy(const std::string &path, const std::vector<int64_t> &shape,
                                   static_cast<unsigned char>(header.size() >> 8)};
     f.write(reinterpret_cast<const char *>(len), 2);
     f << header;
-    f.write(reinterpret_cast<const char *>(data.data()), std::streamsize(data.size() * 8));
+    if (bytes == 4) {
+        for (int64_t v : data) {
+            const int32_t w = static_cast<int32_t>(v);
+            f.write(reinterpret_cast<const char *>(&w), 4);
+        }
+    } else {
+        f.write(reinterpret_cast<const char *>(data.data()), std::streamsize(data.size() * 8));
+    }
 }
 
 } // namespace
 
 // Several inputs, one int64: each given as --input name=file.npy; the output is x + ids.
 // Errors: an input missing, an unknown name, one given twice, an int64 file for a float
-// input, --batch other than the model's, --export.
+// input, --batch other than the model's.
 TEST_F(SwNetModel, NamedAndInt64Inputs) {
     const std::string model = write(two_inputs(), "two.onnx");
     const std::vector<float> x = random_input(6, 3);
@@ -486,13 +513,126 @@ TEST_F(SwNetModel, NamedAndInt64Inputs) {
                " --input ids=" + path("ids.npy") + " --batch 4" + opts());
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("--batch 4"), std::string::npos) << r.out;
-    r = sw_net("--model " + model + " --input x=" + path("x.npy") +
-               " --input ids=" + path("ids.npy") + " --export " + path("out") + opts());
-    EXPECT_EQ(r.status, 1) << r.out;
-    EXPECT_NE(r.out.find("--export needs a model with one float32 input"), std::string::npos)
-        << r.out;
     r = sw_net("--model " + model + " --input " + path("x.npy") +
                " --input ids=" + path("ids.npy") + opts());
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("each is name=file.npy"), std::string::npos) << r.out;
 }
+
+// Exported with two inputs, one int64 (read through a view, an Unsqueeze), and int64
+// constant indices (a Gather's): sw_model_run_inputs, main.c taking one .npy per input in
+// the model's order ('<i8', or '<i4' widened, for the int64 one), built with gcc against the
+// emulator, reproduces sw_net's output bit for bit. The exported program's errors: a wrong
+// number of arguments, a wrong dtype for either input, a wrong shape.
+TEST_F(SwNetModel, ExportedFolderWithAnInt64InputReproducesTheOutput) {
+    const std::string model = write(two_inputs_with_views(), "two.onnx");
+    const std::vector<float> x = random_input(6, 5);
+    const std::vector<int64_t> ids = {0, -7, 123456, 5, 1 << 20, -1};
+    sw_io::save_npy(path("x.npy"), {2, 1, 3}, x);
+    save_int64_npy(path("ids.npy"), {2, 3}, ids);
+    save_int64_npy(path("ids32.npy"), {2, 3}, ids, 4);
+    const std::string out = path("export");
+    CliRun r = sw_net("--model " + model + " --input x=" + path("x.npy") +
+                      " --input ids=" + path("ids.npy") + " --dump-output " + path("y.npy") +
+                      " --export " + out + opts());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("exported to " + out), std::string::npos) << r.out;
+    const sw_io::NpyArray a = sw_io::load_npy(path("y.npy"));
+    ASSERT_EQ(a.shape, (std::vector<int64_t>{2, 1, 3}));
+    for (size_t i = 0; i < 6; i++) // y[0] = s[1], y[1] = s[0]
+        EXPECT_EQ(a.data[i], x[(i + 3) % 6] + float(ids[(i + 3) % 6])) << i;
+    // The host program is plain C99; the API names each input.
+    r = run_shell("cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" + out +
+                  " -I" + out + "/layers " + out + "/sw_model.c");
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::ifstream hf(out + "/sw_model.h");
+    const std::string h((std::istreambuf_iterator<char>(hf)), std::istreambuf_iterator<char>());
+    EXPECT_NE(h.find("#define SW_MODEL_INPUTS 2"), std::string::npos) << h;
+    EXPECT_NE(h.find("#define SW_MODEL_INPUT_NAMES {\"x\", \"ids\"}"), std::string::npos) << h;
+    EXPECT_NE(h.find("#define SW_MODEL_INPUT1_TYPE SW_MODEL_INT64"), std::string::npos) << h;
+    EXPECT_NE(h.find("int sw_model_run_inputs(sw_model *m, const void *const *inputs, float "
+                     "*output);"),
+              std::string::npos)
+        << h;
+    EXPECT_EQ(h.find("int sw_model_run("), std::string::npos) << h; // one float32 input only
+    r = run_shell("make -C " + out + " emu");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::string prog = out + "/sw_model_emu " + out + "/weights.bin ";
+    for (const char *ids_file : {"ids.npy", "ids32.npy"}) {
+        fs::remove(path("y_export.npy"));
+        r = run_shell(prog + path("x.npy") + " " + path(ids_file) + " " + path("y_export.npy"));
+        ASSERT_EQ(r.status, 0) << ids_file << ": " << r.out;
+        const sw_io::NpyArray e = sw_io::load_npy(path("y_export.npy"));
+        EXPECT_EQ(a.shape, e.shape);
+        ASSERT_EQ(a.data.size(), e.data.size());
+        for (size_t i = 0; i < a.data.size(); i++)
+            EXPECT_EQ(a.data[i], e.data[i]) << ids_file << " " << i;
+    }
+    // A wrong number of arguments: the usage line with one .npy per input, in order.
+    r = run_shell(prog + path("x.npy") + " " + path("z.npy"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("error: 3 argument(s), 4 expected"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("WEIGHTS.bin INPUT0.npy INPUT1.npy OUTPUT.npy"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("input 1 'ids': int64"), std::string::npos) << r.out;
+    // Wrong dtypes, the inputs swapped; a wrong shape.
+    r = run_shell(prog + path("x.npy") + " " + path("x.npy") + " " + path("z.npy"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("error: " + path("x.npy") +
+                         ": not a C-order int64 ('<i8') or int32 ('<i4') array (input 'ids' is "
+                         "int64)"),
+              std::string::npos)
+        << r.out;
+    r = run_shell(prog + path("ids.npy") + " " + path("ids.npy") + " " + path("z.npy"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("error: " + path("ids.npy") +
+                         ": not a C-order float32 ('<f4') array (input 'x' is float32)"),
+              std::string::npos)
+        << r.out;
+    save_int64_npy(path("ids_bad.npy"), {3, 2}, ids);
+    r = run_shell(prog + path("x.npy") + " " + path("ids_bad.npy") + " " + path("z.npy"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("input 'ids' takes shape (2, 3), the file has (3, 2)"), std::string::npos)
+        << r.out;
+    EXPECT_FALSE(fs::exists(path("z.npy")));
+}
+
+#ifdef SW_TRANSFORMER_SCRIPT
+// A tiny BERT of scripts/export_transformer.py (int64 inputs ids and mask, the mask's
+// Unsqueeze a view of an input) exported: built with make emu and run on the two .npy files
+// export_transformer.py wrote, in the model's input order, it reproduces sw_net's output bit
+// for bit (and that is PyTorch's within 1e-3). Skipped when torch cannot be imported.
+TEST_F(SwNetModel, ExportedBertReproducesTheOutput) {
+    const std::string d = path("bert"), base = d + "/bert";
+    CliRun r = run_shell(std::string(SW_TORCH_PYTHON) + " '" + SW_TRANSFORMER_SCRIPT +
+                         "' --model bert --layers 1 --hidden 32 --heads 4 --ffn 64 --vocab 100 "
+                         "--seq 8 --batch 2 --out '" +
+                         d + "'");
+    if (r.status == 2 || r.status == 127)
+        GTEST_SKIP() << "torch not importable with " << SW_TORCH_PYTHON << ": " << r.out;
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::string out = path("export");
+    r = sw_net("--model " + base + ".onnx --input ids=" + base + ".ids.npy --input mask=" + base +
+               ".mask.npy --dump-output " + path("y.npy") + " --export " + out + opts());
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = run_shell("cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" + out +
+                  " -I" + out + "/layers " + out + "/sw_model.c");
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = run_shell("make -C " + out + " emu");
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = run_shell(out + "/sw_model_emu " + out + "/weights.bin " + base + ".ids.npy " + base +
+                  ".mask.npy " + path("y_export.npy"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    const sw_io::NpyArray a = sw_io::load_npy(path("y.npy")),
+                          e = sw_io::load_npy(path("y_export.npy")),
+                          want = sw_io::load_npy(base + ".hidden.npy");
+    ASSERT_EQ(a.shape, (std::vector<int64_t>{2, 8, 32}));
+    EXPECT_EQ(e.shape, a.shape);
+    ASSERT_EQ(e.data.size(), a.data.size());
+    ASSERT_EQ(want.data.size(), a.data.size());
+    for (size_t i = 0; i < a.data.size(); i++) {
+        EXPECT_EQ(a.data[i], e.data[i]) << i;
+        EXPECT_NEAR(a.data[i], want.data[i], 1e-3) << i;
+    }
+}
+#endif
