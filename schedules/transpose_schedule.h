@@ -22,12 +22,12 @@
  *
  * gather, hand Sunway schedule: tiles of TN indices x TD elements of a row over the CPEs; the
  * tile's indices are staged in LDM (int64) by one DMA; per index, the row's TD elements are
- * fetched by one DMA get whose source address the CPE computes from the staged index (a
- * data-dependent address, affine within the row: InjectDma makes it one contiguous request),
- * copied into the result tile in LDM (with TN = 1 the get goes straight into it), which goes
- * back by one DMA put. The table is never staged whole (GPT-2's is 50257 x 768 floats). The
- * baseline is the same with one index per iteration (TN = 1): `#pragma acc parallel loop`
- * over the indices, each copying its row in and out.
+ * fetched by one DMA get, straight into the result tile in LDM, from an address the CPE
+ * computes from the staged index (data-dependent, affine within the row: InjectDma makes it
+ * one contiguous request per row); the tile goes back by one DMA put. The table is never
+ * staged whole (GPT-2's is 50257 x 768 floats). The baseline is the same with one index per
+ * iteration (TN = 1): `#pragma acc parallel loop` over the indices, each copying its row in
+ * and out.
  *
  * CPU schedules: the output in parallel over the outer dims, 8-wide vectors along the inner.
  */
@@ -142,7 +142,7 @@ inline void schedule_transpose_cpu(TransposeStages &st) {
 
 struct GatherStages {
     Halide::Func output, result;
-    Halide::Func fetched; ///< fetched(d, n) = table(d, row of index n)
+    Halide::Func fetched; ///< fetched(d, n) = table(d, row of index n); inline in these schedules
     Halide::Func indices;
     Halide::Var d, n;
 };
@@ -155,15 +155,15 @@ struct GatherTiles {
     int tn, td;
 };
 
-/** LDM bytes of a tile: the result, one row of the table, the indices (int64). */
+/** LDM bytes of a tile: the result and the indices (int64). */
 inline int64_t gather_ldm_bytes(const GatherTiles &t) {
-    return 4 * int64_t(t.tn) * t.td + 4 * int64_t(t.td) + 8 * int64_t(t.tn);
+    return 4 * int64_t(t.tn) * t.td + 8 * int64_t(t.tn);
 }
 
-/** Whole rows if they fit (else the largest divisor-free chunk that does), then as many
+/** Whole rows if they fit (else halves, quarters, ... of a row), then as many
  * indices per tile as fit while every CPE keeps a tile. */
 inline GatherTiles choose_gather_tiles(const GatherShape &s, const sw::Machine &m) {
-    const int64_t budget = ldm_plan_budget(m, 3);
+    const int64_t budget = ldm_plan_budget(m, 2);
     GatherTiles t{1, s.size};
     while (gather_ldm_bytes(t) > budget && t.td > 1)
         t.td = (t.td + 1) / 2;
@@ -190,13 +190,11 @@ inline void schedule_gather_tiles(GatherStages &st, const GatherTiles &t) {
         .gpu_blocks(tile, DeviceAPI::Host);
     st.result.compute_at(st.output, tile).store_in(sw::LDM);
     st.indices.in().compute_at(st.output, tile).store_in(sw::LDM);
-    // One row per index: a copy nest over d only, whose source address (from the staged
-    // index) is affine in d, so one contiguous DMA get. (Staged over the whole tile the copy
-    // is not affine in n, and table.in() would be bounded by the whole table: Halide's bounds
-    // inference does not know a loaded index's value.)
-    // With one index per tile, fetched stays inline: the get goes straight into the result.
-    if (t.tn > 1)
-        st.fetched.compute_at(st.result, st.n).store_in(sw::LDM);
+    // fetched stays inline: the result tile is copied from the table row by row, a copy
+    // that is affine in d but not in n (the row comes from a staged index), which InjectDma
+    // lowers as one contiguous get per row straight into the tile. (table.in() staged instead
+    // would be bounded by the whole table: Halide's bounds inference does not know a loaded
+    // index's value.)
 }
 
 inline void schedule_gather_sunway(GatherStages &st, const GatherShape &s, const sw::Machine &m) {
