@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -769,6 +771,40 @@ TEST(Layers, TransposeEveryPermutation) {
             count++;
         } while (std::next_permutation(perm.begin(), perm.end()));
         EXPECT_EQ(count, 24);
+    }
+}
+
+/** The gather's table rows come by one DMA get each, straight into the result tile (a copy not
+ * affine in the index, affine along the row: InjectDma lowers it below its outermost loop),
+ * hand and autoscheduled; the table is never staged. */
+TEST(Layers, GatherFetchesOneRowPerRequest) {
+    std::vector<std::string> schedules = {"sunway"};
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+    schedules.push_back("auto");
+#endif
+    for (const std::string &schedule : schedules) {
+        Params params = {{"rows", "300"}, {"vocab", "50257"}, {"size", "64"}};
+        sw_jit::JitOptions o;
+        o.emit = "mpe,cpe,h,report";
+        if (schedule == "auto") {
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+            o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
+#endif
+        } else {
+            params["schedule"] = schedule;
+        }
+        const sw_jit::JitBuild b =
+            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "gather", params, o);
+        ASSERT_TRUE(b.ok()) << b.log;
+        std::ifstream f(b.layer->dir() + "/" + b.layer->function_name() + ".sw_report.txt");
+        std::stringstream report;
+        report << f.rdbuf();
+        const std::string r = report.str();
+        EXPECT_NE(r.find("<- table: 1 request(s) of 1 block(s) x 256 B"), std::string::npos)
+            << schedule << ":\n"
+            << r;
+        EXPECT_EQ(r.find("per element"), std::string::npos) << schedule << ":\n" << r;
+        EXPECT_EQ(r.find("table_im_global_wrapper"), std::string::npos) << schedule << ":\n" << r;
     }
 }
 
