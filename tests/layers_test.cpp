@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -771,6 +772,36 @@ TEST(Layers, TransposeEveryPermutation) {
             count++;
         } while (std::next_permutation(perm.begin(), perm.end()));
         EXPECT_EQ(count, 24);
+    }
+}
+
+/** erf and GELU as the CPEs compute them (generators/ActivationMath.h, A&S 7.1.26 from expf)
+ * against std::erf in double at 200001 points of [-10, 10]: within 1e-6 absolute. */
+TEST(Layers, ErfAndGeluAccuracy) {
+    const int size = 200001;
+    std::vector<float> in(static_cast<size_t>(size));
+    for (int i = 0; i < size; i++)
+        in[size_t(i)] = -10.f + 20.f * float(i) / float(size - 1);
+    for (const std::string op : {"erf", "gelu"}) {
+        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "activation",
+                                                           {{"op", op}, {"size", str(size)}});
+        ASSERT_TRUE(b.ok()) << b.log;
+        std::vector<float> out(in.size(), NAN);
+        Buf bi = view(in, {size}), bo = view(out, {size});
+        ASSERT_EQ(b.layer->call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+        double worst = 0, at = 0;
+        for (size_t i = 0; i < in.size(); i++) {
+            const double x = in[i];
+            const double exact =
+                op == "erf" ? std::erf(x) : 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+            const double e = std::fabs(double(out[i]) - exact);
+            if (!(e <= worst)) {
+                worst = e;
+                at = x;
+            }
+        }
+        std::printf("%s: max |error| %.3g at x = %g over [-10, 10]\n", op.c_str(), worst, at);
+        EXPECT_LT(worst, 1e-6) << op << " at x = " << at;
     }
 }
 
