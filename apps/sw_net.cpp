@@ -195,9 +195,12 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
            "with --model: static shape of an input with dynamic dims, name=NxCxHxW (repeatable)")
         ->take_all();
     auto *image = app.add_option("--image", o.image, "a PNG image (default: the bundled sample)");
+    std::vector<std::string> input_args;
     auto *input = app.add_option(
-        "--input", o.input,
-        "a float32 .npy input: the input's shape, or (N, ...) for --batch N (streamed)");
+        "--input", input_args,
+        "a float32 .npy input: the input's shape, or (N, ...) for --batch N (streamed); with "
+        "--model also name=file.npy, repeatable: each input of a model of several inputs or of "
+        "int64 ones (token ids, masks: int64 or int32 .npy)");
     input->excludes(image);
     app.add_option(
         "--weights", o.weights,
@@ -257,6 +260,22 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
         return 1;
     }
     o.image_given = image->count() > 0;
+    for (const std::string &a : input_args) {
+        const size_t eq = a.find('=');
+        if (eq == std::string::npos && input_args.size() == 1) {
+            o.input = a;
+        } else if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
+            if (job.rank == 0) {
+                std::fprintf(stderr,
+                             "error: --input %s: with several --input each is "
+                             "name=file.npy\n",
+                             a.c_str());
+            }
+            return 1;
+        } else {
+            o.named_inputs.push_back(a);
+        }
+    }
     o.top_given = top->count() > 0;
     try {
         if (o.schedule.empty())
@@ -282,6 +301,8 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
         }
         if (!o.input_shapes.empty())
             throw std::runtime_error("--input-shape applies to --model only");
+        if (!o.named_inputs.empty())
+            throw std::runtime_error("--input name=file.npy applies to --model only");
         return sw_net_app::run_net(o, job);
     } catch (const std::bad_alloc &) {
         if (job.multi())

@@ -25,9 +25,12 @@ struct Options {
     std::string net = "vgg19", model, image, input, weights, labels, schedule, dump, report, trace;
     std::string default_labels;            ///< ImageNet's class names (used for 1000 classes)
     std::vector<std::string> input_shapes; ///< --input-shape name=NxCxHxW
-    std::string cache_dir;                 ///< --cache-dir; "" = the default
-    std::string export_dir;                ///< --export: a folder for sw5cc (with --model)
-    bool concat_copies = false;            ///< --concat-copies: no in-place concats (with --model)
+    /** --input name=file.npy (repeatable; with --model): every input of a model of several
+     * inputs or of int64 ones. A single --input without a name is `input`. */
+    std::vector<std::string> named_inputs;
+    std::string cache_dir;      ///< --cache-dir; "" = the default
+    std::string export_dir;     ///< --export: a folder for sw5cc (with --model)
+    bool concat_copies = false; ///< --concat-copies: no in-place concats (with --model)
     /** --fuse-prologue (with --model): auto, always or never (graph/Lowering.h). */
     std::string fuse_prologue = "auto";
     bool fc_split = false; ///< --fc-split: dense layers split by rows over the ranks

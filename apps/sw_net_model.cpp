@@ -90,6 +90,59 @@ std::string dims_of(const std::vector<int64_t> &shape) {
  * is kept per pass: memory does not grow with --batch. */
 class Inputs {
 public:
+    /** Named mode: the graph's inputs from --input name=file.npy, one pass (a model of several
+     * inputs, or of an int64 one: token ids and masks). */
+    Inputs(const Options &o, const sw_graph::Graph &g) : named_(true) {
+        std::map<std::string, std::string> files;
+        for (const std::string &arg : o.named_inputs) {
+            const size_t eq = arg.find('=');
+            const std::string name = arg.substr(0, eq), file = arg.substr(eq + 1);
+            if (!g.is_graph_input(name)) {
+                throw g.error("--input " + arg + ": the model has no input '" + name +
+                              "' (its inputs: " + input_list(g) + ")");
+            }
+            if (!files.emplace(name, file).second)
+                throw g.error("--input: input '" + name + "' given twice");
+        }
+        if (files.empty() && !o.input.empty() && g.inputs.size() == 1)
+            files[g.inputs[0]] = o.input;
+        const sw_io::NonFinite nf =
+            o.allow_nonfinite ? sw_io::NonFinite::Allow : sw_io::NonFinite::Refuse;
+        for (const std::string &name : g.inputs) {
+            const sw_graph::Tensor &t = g.tensor(name);
+            auto it = files.find(name);
+            if (it == files.end()) {
+                throw g.error("input '" + name + "' (" + sw_graph::dtype_name(t.dtype) + " " +
+                              shape_string(t.shape) +
+                              ") has no data: give every input as --input " +
+                              "name=file.npy (the model's inputs: " + input_list(g) + ")");
+            }
+            if (t.dtype == sw_graph::DType::Int64) {
+                sw_io::NpyInts a = sw_io::load_npy_ints(it->second);
+                if (a.shape != t.shape) {
+                    throw sw_io::IoError(it->second + ": expected a tensor of shape " +
+                                         dims_of(t.shape) + " for input '" + name + "', got " +
+                                         dims_of(a.shape));
+                }
+                values_.i64[name] = std::move(a.data);
+            } else if (t.dtype == sw_graph::DType::Float32) {
+                values_.f32[name] = sw_io::load_npy_expect(it->second, t.shape, nf).data;
+            } else {
+                throw g.error("input '" + name + "' is " + sw_graph::dtype_name(t.dtype) +
+                              " (float32 and int64 inputs are supported)");
+            }
+            source_ += (source_.empty() ? "" : ", ") + name + " " + sw_graph::dtype_name(t.dtype) +
+                       " " + shape_string(t.shape) + " from " + it->second;
+        }
+        const sw_graph::Tensor &first = g.tensor(g.inputs.at(0));
+        graph_batch_ = first.shape.empty() ? 1 : first.shape[0];
+        if (o.batch && o.batch != graph_batch_) {
+            throw std::runtime_error("--batch " + std::to_string(o.batch) +
+                                     ": a model of several or int64 inputs runs the batch it is "
+                                     "built for (" +
+                                     std::to_string(graph_batch_) + ")");
+        }
+    }
     Inputs(const Options &o, const sw_graph::Tensor &in, const std::string &what)
         : shape_(in.shape) {
         graph_batch_ = shape_.empty() ? 1 : shape_[0];
@@ -139,7 +192,7 @@ public:
     }
     /** Refuses NaN and infinities in passes [first, last) before the run (not at pass n). */
     void check(int64_t first, int64_t last) {
-        if (!npy_ || nonfinite_ == sw_io::NonFinite::Allow)
+        if (named_ || !npy_ || nonfinite_ == sw_io::NonFinite::Allow)
             return;
         std::vector<float> x;
         for (int64_t p = first; p < last; p++)
@@ -148,6 +201,13 @@ public:
     int passes() const { return passes_; }
     int64_t graph_batch() const { return graph_batch_; }
     const std::string &source() const { return source_; }
+    /** The inputs of pass p, into \p x (one buffer reused pass after pass). */
+    void pass(int64_t p, sw_graph::InputValues &x, const std::string &name) const {
+        if (named_)
+            x = values_;
+        else
+            pass(p, x.f32[name]);
+    }
     /** The input of pass p, into \p x (one buffer reused pass after pass). */
     void pass(int64_t p, std::vector<float> &x) const {
         if (!npy_) {
@@ -159,6 +219,14 @@ public:
     }
 
 private:
+    static std::string input_list(const sw_graph::Graph &g) {
+        std::string list;
+        for (const std::string &i : g.inputs)
+            list += (list.empty() ? "'" : ", '") + i + "'";
+        return list;
+    }
+    bool named_ = false;
+    sw_graph::InputValues values_;
     std::vector<int64_t> shape_;
     int64_t graph_batch_ = 1, per_pass_ = 1;
     int passes_ = 1;
@@ -173,17 +241,24 @@ private:
 int run_graph(const Options &o, const sw_dist::Job &job,
               std::shared_ptr<const sw_graph::Graph> graph, const GraphRun &what) {
     const sw_graph::Graph &g = *graph;
-    if (g.inputs.size() != 1) {
-        throw g.error("the model has " + std::to_string(g.inputs.size()) +
-                      " inputs; sw_net runs models with one input");
-    }
+    if (g.inputs.empty())
+        throw g.error("the model has no input");
     const sw_graph::Tensor &in = g.tensor(g.inputs[0]);
-    if (in.dtype != sw_graph::DType::Float32) {
-        throw g.error("input '" + in.name + "' is " + sw_graph::dtype_name(in.dtype) +
-                      " (float32 only)");
+    // Several inputs, an int64 one or --input name=file.npy: every input from its file, one
+    // pass; else the one float32 input streamed pass by pass.
+    const bool named =
+        !o.named_inputs.empty() || g.inputs.size() != 1 || in.dtype != sw_graph::DType::Float32;
+    if (named && o.image_given) {
+        throw std::runtime_error("--image: the model's inputs (" + std::to_string(g.inputs.size()) +
+                                 ", '" + in.name + "' " + sw_graph::dtype_name(in.dtype) +
+                                 ") are given as --input name=file.npy");
+    }
+    if (named && !o.export_dir.empty()) {
+        throw g.error("--export needs a model with one float32 input (several inputs and int64 "
+                      "ones are not exported yet)");
     }
     sw_graph::lower_graph(g); // an operator without a layer fails here, before the input is read
-    Inputs inputs(o, in, what.title);
+    Inputs inputs = named ? Inputs(o, g) : Inputs(o, in, what.title);
     const int passes = inputs.passes();
     // With several ranks each runs a contiguous share of the passes (the first ranks one more
     // when they do not divide; a rank beyond the passes idles); with --fc-split every rank runs
@@ -216,9 +291,14 @@ int run_graph(const Options &o, const sw_dist::Job &job,
                                                     : "OpenACC-style baseline schedules";
     std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n",
                 what.title.c_str(), schedules);
-    std::printf("input: '%s' %s from %s, batch %d, %d pass(es)\n", in.name.c_str(),
-                shape_string(in.shape).c_str(), inputs.source().c_str(),
-                int(passes * inputs.graph_batch()), passes);
+    if (named) {
+        std::printf("inputs: %s, batch %d, %d pass(es)\n", inputs.source().c_str(),
+                    int(passes * inputs.graph_batch()), passes);
+    } else {
+        std::printf("input: '%s' %s from %s, batch %d, %d pass(es)\n", in.name.c_str(),
+                    shape_string(in.shape).c_str(), inputs.source().c_str(),
+                    int(passes * inputs.graph_batch()), passes);
+    }
     if (!what.note.empty())
         std::printf("%s\n", what.note.c_str());
     std::printf("layer cache: %s\n",
@@ -294,10 +374,9 @@ int run_graph(const Options &o, const sw_dist::Job &job,
     double dense_seconds = 0; // --fc-split: this rank's dense layers
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        std::map<std::string, std::vector<float>> x = {
-            {in.name, {}}}; // one input buffer for every pass
+        sw_graph::InputValues x; // one input buffer for every pass
         for (int64_t pass = first_pass; pass < last_pass; pass++) {
-            inputs.pass(pass, x.at(in.name));
+            inputs.pass(pass, x, in.name);
             const sw_graph::ExecResult r =
                 ex.run(x, !o.trace.empty() && pass == first_pass ? &spans : nullptr);
             const sw_graph::Tensor &y = r.outputs.at(out_name);

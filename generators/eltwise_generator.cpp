@@ -1,6 +1,7 @@
 /** \file
- * eltwise: out = a + b, a - b, a * b, a / b or pow(a, b) (ONNX Add / Sub / Mul / Div / Pow;
- * op=add|sub|mul|div|pow, pow as C's powf) on 4-D NCHW float32 tensors (Halide dims
+ * eltwise: out = a + b, a - b, a * b, a / b, pow(a, b) (ONNX Add / Sub / Mul / Div / Pow;
+ * op=add|sub|mul|div|pow, pow as C's powf) or b != 0 ? a : fill (op=select, fill=F: ONNX Where
+ * with a constant mask and a scalar, masked_fill) on 4-D NCHW float32 tensors (Halide dims
  * x, y, c, n) with numpy broadcasting: each dimension of a and of b equals the output's or
  * is 1 (a residual add: both full; x times a per-channel scale: b of shape 1xCx1x1).
  * Optional fused activation after the operation: activation=relu (a residual block's
@@ -12,13 +13,19 @@
 #include "generators/LayerGenerator.h"
 #include "schedules/pointwise_schedule.h"
 
+#include <cmath>
+#include <cstdlib>
+
 namespace {
 
 using namespace Halide;
 
 class Eltwise : public layers::LayerGenerator<Eltwise> {
 public:
-    GeneratorParam<std::string> op{"op", "add"};                  ///< add, sub, mul, div or pow
+    GeneratorParam<std::string> op{"op", "add"}; ///< add, sub, mul, div, pow or select
+    /** op=select: out = b != 0 ? a : fill (ONNX Where with a constant mask and a scalar:
+     * masked_fill). A number, inf or -inf. */
+    GeneratorParam<std::string> fill{"fill", "0"};
     GeneratorParam<std::string> activation{"activation", "none"}; ///< none or relu
     GeneratorParam<int> batch{"batch", 1};
     GeneratorParam<int> channels{"channels", 4};
@@ -40,8 +47,14 @@ public:
     void generate() {
         const std::string kind = op, act = activation;
         sw::check_param(kind == "add" || kind == "sub" || kind == "mul" || kind == "div" ||
-                            kind == "pow",
-                        "eltwise: op must be add, sub, mul, div or pow, not '" + kind + "'");
+                            kind == "pow" || kind == "select",
+                        "eltwise: op must be add, sub, mul, div, pow or select, not '" + kind +
+                            "'");
+        const std::string fill_text = fill;
+        char *end = nullptr;
+        const float fill_value = std::strtof(fill_text.c_str(), &end);
+        sw::check_param(!fill_text.empty() && end && *end == '\0' && !std::isnan(fill_value),
+                        "eltwise: fill must be a number, inf or -inf, not '" + fill_text + "'");
         sw::check_param(act == "none" || act == "relu",
                         "eltwise: activation must be none or relu, not '" + act + "'");
         sw::check_param(batch >= 1 && channels >= 1 && height >= 1 && width >= 1,
@@ -57,7 +70,8 @@ public:
                  : kind == "sub" ? va - vb
                  : kind == "mul" ? va * vb
                  : kind == "div" ? va / vb
-                                 : pow(va, vb);
+                 : kind == "pow" ? pow(va, vb)
+                                 : select(vb != 0.f, va, fill_value);
         if (act == "relu")
             v = max(v, 0.f);
         result(x, y, c, n) = v;
@@ -73,8 +87,9 @@ public:
             return d[0] == 1 && d[1] == 1 && d[3] == 1;
         };
         const int channel_inputs = per_channel(ad) + per_channel(bd);
-        // floatv4 on the CPE: + - * only (no vector division; powf is scalar).
-        const bool vectorizable = act == "none" && kind != "div" && kind != "pow";
+        // floatv4 on the CPE: + - * only (no vector division or select; powf is scalar).
+        const bool vectorizable =
+            act == "none" && kind != "div" && kind != "pow" && kind != "select";
         shape_ = {batch,          channels,     height, width, 2 - channel_inputs,
                   channel_inputs, vectorizable, false};
     }

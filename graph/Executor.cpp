@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -331,9 +332,13 @@ namespace {
  * (a tensor of its own, a view of another's, or a slice of an in-place concat's buffer). The
  * buffers start on 128-byte lines, as a Sunway program's tensors do (DMA moves whole lines:
  * a tensor off a line boundary would cost every block of a request one more line). */
+/** A tensor's data: a range of a float buffer. An int64 tensor (a graph input of token ids,
+ * a mask) keeps its values in a float buffer of two floats per value; offset and size count
+ * its elements. */
 struct Storage {
     std::shared_ptr<sw_net::AlignedFloats> buffer;
     int64_t offset = 0, size = 0;
+    bool int64 = false;
 
     static Storage copy_of(const std::vector<float> &values) {
         Storage s;
@@ -347,25 +352,65 @@ struct Storage {
         s.buffer = std::make_shared<sw_net::AlignedFloats>(size_t(n), 0.f);
         return s;
     }
-    float *data() const { return buffer->data() + offset; }
+    static Storage copy_of(const std::vector<int64_t> &values) {
+        Storage s;
+        s.size = (int64_t)values.size();
+        s.int64 = true;
+        s.buffer = std::make_shared<sw_net::AlignedFloats>(2 * values.size());
+        if (!values.empty())
+            std::memcpy(s.buffer->data(), values.data(), values.size() * sizeof(int64_t));
+        return s;
+    }
+    float *data() const { return buffer->data() + offset * (int64 ? 2 : 1); }
+    const int64_t *ints() const { return reinterpret_cast<const int64_t *>(data()); }
+    halide_type_t type() const {
+        return int64 ? halide_type_of<int64_t>() : halide_type_of<float>();
+    }
 };
+
+/** A gather step's indices all in [-vocab, vocab), ONNX Gather's range (the layer clamps them
+ * for memory safety only): else an error naming the node, the index and the tensor. */
+void check_indices(const Graph &g, const Step &s, const LayerSpec &spec, const Storage &idx) {
+    const int64_t vocab = std::stoll(spec.params.at("vocab"));
+    for (int64_t k = 0; k < idx.size; k++) {
+        const int64_t v = idx.ints()[k];
+        if (v < -vocab || v >= vocab) {
+            throw g.error(s.node + ": index " + std::to_string(v) + " (element " +
+                          std::to_string(k) + " of '" + s.inputs.at(1).tensor +
+                          "') is out of range for a table of " + std::to_string(vocab) + " rows");
+        }
+    }
+}
 
 } // namespace
 
 ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs,
                          std::vector<sw_net::TraceSpan> *trace) {
+    return run(InputValues{inputs, {}}, trace);
+}
+
+ExecResult Executor::run(const InputValues &inputs, std::vector<sw_net::TraceSpan> *trace) {
     std::map<std::string, Storage> store;
     for (const std::string &name : graph_->inputs) {
         const Tensor &t = graph_->tensor(name);
-        auto it = inputs.find(name);
-        if (it == inputs.end())
-            throw graph_->error("no data for graph input '" + name + "'");
-        if ((int64_t)it->second.size() != t.elements()) {
+        const bool ints = t.dtype == DType::Int64;
+        if (t.dtype != DType::Float32 && !ints) {
+            throw graph_->error("graph input '" + name + "' is " + dtype_name(t.dtype) +
+                                " (float32 and int64 inputs are supported)");
+        }
+        const auto fit = inputs.f32.find(name);
+        const auto iit = inputs.i64.find(name);
+        if (ints ? iit == inputs.i64.end() : fit == inputs.f32.end()) {
+            throw graph_->error("no " + std::string(dtype_name(t.dtype)) +
+                                " data for graph input '" + name + "'");
+        }
+        const size_t given = ints ? iit->second.size() : fit->second.size();
+        if ((int64_t)given != t.elements()) {
             throw graph_->error("graph input '" + name + "' has shape " + shape_string(t.shape) +
                                 " (" + std::to_string(t.elements()) + " values), got " +
-                                std::to_string(it->second.size()) + " values");
+                                std::to_string(given) + " values");
         }
-        store[name] = Storage::copy_of(it->second);
+        store[name] = ints ? Storage::copy_of(iit->second) : Storage::copy_of(fit->second);
     }
     auto get = [&](const std::string &name) -> Storage {
         auto it = store.find(name);
@@ -380,12 +425,17 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                 c = std::make_shared<sw_net::AlignedFloats>(e->second.begin(), e->second.end());
             } else if (t && t->is_constant && t->dtype == DType::Float32) {
                 c = std::make_shared<sw_net::AlignedFloats>(t->f32.begin(), t->f32.end());
+            } else if (t && t->is_constant && t->dtype == DType::Int64) {
+                // Indices left unfolded (a Gather of a large table): two floats per value.
+                c = Storage::copy_of(t->i64).buffer;
             }
         }
         if (c) {
             Storage st;
             st.buffer = c;
-            st.size = int64_t(c->size());
+            const Tensor *t = graph_->find(name);
+            st.int64 = t && t->dtype == DType::Int64;
+            st.size = int64_t(c->size()) / (st.int64 ? 2 : 1);
             return store[name] = st;
         }
         constants_->data.erase(name);
@@ -457,7 +507,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
         }
         const LayerSpec &spec = lowered_.layers[size_t(s.layer)];
         sr.generator = spec.generator;
-        std::vector<Halide::Runtime::Buffer<float>> bufs;
+        std::vector<Halide::Runtime::Buffer<>> bufs;
         for (const LayerArg &a : s.inputs) {
             const Storage d = get(a.tensor);
             if (d.size != elements(a.extents)) {
@@ -465,8 +515,10 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                                     std::to_string(d.size) + " values, its layer expects " +
                                     std::to_string(elements(a.extents)));
             }
-            bufs.emplace_back(d.data(), a.extents);
+            bufs.emplace_back(d.type(), static_cast<void *>(d.data()), a.extents);
         }
+        if (spec.generator == "gather")
+            check_indices(*graph_, s, spec, get(s.inputs.at(1).tensor));
         // The output: a slice of an in-place concat's buffer, or a buffer of its own.
         const Storage out = placement_.placed(s.output.tensor)
                                 ? placed_storage(s.output)
@@ -477,7 +529,7 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                                 std::to_string(ot->elements()) + " values, the layer writes " +
                                 std::to_string(out.size));
         }
-        bufs.emplace_back(out.data(), s.output.extents);
+        bufs.emplace_back(out.type(), static_cast<void *>(out.data()), s.output.extents);
         std::vector<halide_buffer_t *> raw;
         for (auto &b : bufs)
             raw.push_back(b.raw_buffer());
@@ -508,9 +560,10 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
                                 s.inputs.empty() ? 0 : elements(s.inputs[0].extents), out.size);
         // The roofline's bytes: each distinct input tensor once, the output once.
         std::set<std::string> read;
-        for (const LayerArg &a : s.inputs) {
+        for (size_t k = 0; k < s.inputs.size(); k++) {
+            const LayerArg &a = s.inputs[k];
             if (read.insert(a.tensor).second)
-                rec.read_bytes += 4 * elements(a.extents);
+                rec.read_bytes += int64_t(bufs[k].type().bytes()) * elements(a.extents);
         }
         rec.write_bytes = 4 * out.size;
         for (const Step::UnfusedPart &p : s.unfused) {
@@ -530,7 +583,10 @@ ExecResult Executor::run(const std::map<std::string, std::vector<float>> &inputs
     for (const std::string &name : graph_->outputs) {
         Tensor t = graph_->tensor(name);
         const Storage d = get(name);
-        t.f32.assign(d.data(), d.data() + d.size);
+        if (d.int64)
+            t.i64.assign(d.ints(), d.ints() + d.size);
+        else
+            t.f32.assign(d.data(), d.data() + d.size);
         t.is_constant = false;
         r.outputs[name] = std::move(t);
     }

@@ -104,6 +104,12 @@ struct StepResult {
     sw_net::LayerRecord record;
 };
 
+/** A graph's input data by name: float32 inputs and int64 ones. */
+struct InputValues {
+    std::map<std::string, std::vector<float>> f32;
+    std::map<std::string, std::vector<int64_t>> i64;
+};
+
 struct ExecResult {
     /** Graph outputs by name: shape and row-major data. */
     std::map<std::string, Tensor> outputs;
@@ -154,6 +160,10 @@ public:
      * a missing or wrongly sized input or a failing layer. */
     ExecResult run(const std::map<std::string, std::vector<float>> &inputs,
                    std::vector<sw_net::TraceSpan> *trace = nullptr);
+    /** The same with int64 inputs too (token ids, masks): each graph input's data from the map
+     * of its type. The indices of a Gather (an embedding lookup) are checked against the
+     * table's rows before its layer runs (Error naming the node and the index). */
+    ExecResult run(const InputValues &inputs, std::vector<sw_net::TraceSpan> *trace = nullptr);
 
     /** Runs the steps \p hook takes (LayerHook) in place of their layers, from the next run. */
     void set_layer_hook(LayerHook hook);

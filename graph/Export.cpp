@@ -670,8 +670,9 @@ ExportSummary export_model(const Executor &ex, const std::string &model_path,
                            const std::string &dir) {
     const Graph &g = ex.graph();
     const LoweredGraph &lw = ex.lowered();
-    if (g.inputs.size() != 1 || g.outputs.empty())
-        throw g.error("--export needs a model with one input");
+    if (g.inputs.size() != 1 || g.outputs.empty() || g.tensor(g.inputs[0]).dtype != DType::Float32)
+        throw g.error("--export needs a model with one float32 input (several inputs and int64 "
+                      "ones are not exported yet)");
     check_export_dir(dir);
     const Plan p = make_plan(g, lw, ex.concat_placement());
     const fs::path d(dir);

@@ -609,41 +609,275 @@ struct Lowerer {
         std::vector<int64_t> bd = b.shape;
         while (bd.size() > 2 && bd.front() == 1)
             bd.erase(bd.begin());
-        if (!b.is_constant || bd.size() != 2) {
-            throw NodeError(
-                "B of shape " + dims_str(b.shape) +
-                " is not a constant matrix (dense multiplies by weights; a product of two "
-                "computed tensors, or a batch of B matrices, is not supported)");
-        }
+        if (!b.is_constant || bd.size() != 2)
+            return batch_matmul(i);
         if (a.shape.empty() || a.shape.back() != bd[0])
             throw NodeError("A and B shapes do not match");
         const int K = to_int(bd[0], "K"), N = to_int(bd[1], "N");
         const int M = to_int(a.elements() / K, "rows of A");
         const auto [add, vec] = fusable_bias(i, N);
         const int r = fusable_relu(add >= 0 ? add : i);
+        // A GELU after the bias (fuse_gelu's; a Transformer's feed-forward layer): fused too.
+        const int gelu = r < 0 && add >= 0 ? sole_consumer(add, "Gelu", kInternalDomain) : -1;
         std::map<std::string, std::string> p = {
             {"batch", str(M)},        {"in_features", str(K)},
             {"out_features", str(N)}, {"relu", r >= 0 ? "true" : "false"},
             {"alpha", "1"},           {"beta", "1"}};
+        if (gelu >= 0)
+            p["activation"] = gelu_op(g.nodes[size_t(gelu)]);
         const std::string bias =
             vec ? vec->name : extra(n, "zero_bias", std::vector<float>(N, 0.f));
-        const Node &last = r >= 0 ? g.nodes[r] : add >= 0 ? g.nodes[add] : n;
+        const Node &last = r >= 0      ? g.nodes[r]
+                           : gelu >= 0 ? g.nodes[size_t(gelu)]
+                           : add >= 0  ? g.nodes[add]
+                                       : n;
         const std::string wname = transposed(n, b, K, N);
         const Tensor &y = out_tensor(last);
         Step &s = step(n, "dense", p);
-        s.op_type = std::string("MatMul") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "");
+        s.op_type = std::string("MatMul") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "") +
+                    (gelu >= 0 ? "+Gelu" : "");
         if (add >= 0)
             fused.insert(add);
         if (r >= 0)
             fused.insert(r);
+        if (gelu >= 0)
+            fused.insert(gelu);
         s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
         s.output = {y.name, {N, M}};
+    }
+
+    /** The activation op of a Gelu node (fuse_gelu): gelu (the erf form) or gelu_tanh. */
+    static std::string gelu_op(const Node &n) {
+        return n.attr_string("approximate", "none") == "tanh" ? "gelu_tanh" : "gelu";
+    }
+
+    /** The product of the dims of \p shape in [from, to). */
+    static int64_t dims_product(const std::vector<int64_t> &shape, size_t from, size_t to) {
+        int64_t r = 1;
+        for (size_t d = from; d < to && d < shape.size(); d++)
+            r *= shape[d];
+        return r;
+    }
+
+    /** MatMul of two tensors of rank >= 2 where B is not a constant matrix (attention's
+     * Q.K^T and P.V): batch_matmul over the batch dims (numpy broadcasting: each operand's batch
+     * is the output's or 1); a Div by (or Mul by) a constant scalar that is the MatMul's only
+     * consumer is fused as alpha (attention's 1 / sqrt(d)). */
+    void batch_matmul(int i) {
+        const Node &n = g.nodes[i];
+        const Tensor &a = float_in(n, 0), &b = float_in(n, 1);
+        if (a.shape.size() < 2 || b.shape.size() < 2) {
+            throw NodeError("a product of " + dims_str(a.shape) + " and " + dims_str(b.shape) +
+                            ": with a computed B both must have rank >= 2");
+        }
+        const size_t ra = a.shape.size(), rb = b.shape.size();
+        const int64_t M = a.shape[ra - 2], K = a.shape[ra - 1], N = b.shape[rb - 1];
+        if (b.shape[rb - 2] != K)
+            throw NodeError("A and B shapes do not match");
+        float alpha = 1.f;
+        int scale = -1;
+        for (const char *op : {"Div", "Mul"}) {
+            const int d = sole_consumer(i, op);
+            if (d < 0 || g.nodes[size_t(d)].input(0) != n.output(0))
+                continue;
+            const Tensor *c = g.find(g.nodes[size_t(d)].input(1));
+            if (!c || !c->is_constant || c->dtype != DType::Float32 || c->f32.size() != 1 ||
+                !std::isfinite(c->f32[0]) || c->f32[0] == 0.f)
+                continue;
+            const Tensor *z = g.find(g.nodes[size_t(d)].output(0));
+            if (!z || z->shape != g.tensor(n.output(0)).shape)
+                continue;
+            alpha = std::string(op) == "Div" ? 1.f / c->f32[0] : c->f32[0];
+            scale = d;
+        }
+        const Tensor &y = out_tensor(scale >= 0 ? g.nodes[size_t(scale)] : n);
+        const int64_t batch = dims_product(y.shape, 0, y.shape.size() - 2);
+        const int64_t ab = dims_product(a.shape, 0, ra - 2), bb = dims_product(b.shape, 0, rb - 2);
+        if ((ab != batch && ab != 1) || (bb != batch && bb != 1)) {
+            throw NodeError("batch dims of " + dims_str(a.shape) + " and " + dims_str(b.shape) +
+                            " broadcast partially (each operand's batch must be the output's "
+                            "or 1)");
+        }
+        const int m = to_int(M, "M"), k = to_int(K, "K"), nn = to_int(N, "N");
+        const int nb = to_int(batch, "batch"), na = to_int(ab, "batch"), nbb = to_int(bb, "batch");
+        std::map<std::string, std::string> p = {{"batch", str(nb)},
+                                                {"m", str(m)},
+                                                {"n", str(nn)},
+                                                {"k", str(k)},
+                                                {"a_batch", str(na)},
+                                                {"b_batch", str(nbb)},
+                                                {"alpha", format_float(alpha)}};
+        Step &s = step(n, "batch_matmul", p);
+        if (scale >= 0) {
+            fused.insert(scale);
+            s.op_type += "+" + g.nodes[size_t(scale)].op_type;
+        }
+        s.inputs = {{a.name, {k, m, na}}, {b.name, {nn, k, nbb}}};
+        s.output = {y.name, {nn, m, nb}};
+    }
+
+    /** LayerNormalization over the dims from `axis` on: layer_norm with the dims before it as
+     * the rows (a missing B as zeros). */
+    void layer_norm(const Node &n) {
+        const Tensor &x = float_in(n, 0), &scale = float_in(n, 1);
+        const int64_t rank = (int64_t)x.shape.size();
+        int64_t axis = n.attr_int("axis", -1);
+        if (axis < 0)
+            axis += rank;
+        const int rows = to_int(dims_product(x.shape, 0, size_t(axis)), "rows");
+        const int size = to_int(dims_product(x.shape, size_t(axis), size_t(rank)), "size");
+        const std::string bias = n.input(2).empty()
+                                     ? extra(n, "zero_bias", std::vector<float>(size, 0.f))
+                                     : float_in(n, 2).name;
+        std::map<std::string, std::string> p = {
+            {"rows", str(rows)},
+            {"size", str(size)},
+            {"epsilon", format_float(n.attr_float("epsilon", 1e-5f))}};
+        Step &s = step(n, "layer_norm", p);
+        s.inputs = {{x.name, {size, rows}}, {scale.name, {size}}, {bias, {size}}};
+        s.output = {out_tensor(n).name, {size, rows}};
+    }
+
+    /** Transpose of rank <= 4: a view when only dims of 1 move, else transpose (the shape
+     * padded with leading 1s to rank 4). */
+    void transpose(const Node &n) {
+        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+        const int64_t rank = (int64_t)x.shape.size();
+        std::vector<int64_t> perm(static_cast<size_t>(rank));
+        for (int64_t d = 0; d < rank; d++)
+            perm[size_t(d)] = rank - 1 - d;
+        perm = n.attr_ints("perm", perm);
+        int64_t last = -1;
+        bool order_kept = true;
+        for (int64_t p : perm) {
+            if (x.shape[size_t(p)] == 1)
+                continue;
+            order_kept = order_kept && p > last;
+            last = p;
+        }
+        if (order_kept)
+            return view_of(n, x, y); // the same row-major order
+        if (rank > 4)
+            throw NodeError("a Transpose of rank " + str(rank) + " (at most 4 is supported)");
+        const int64_t pad = 4 - rank;
+        std::vector<int> shape4(4, 1), perm4(4), out4(4);
+        for (int64_t d = 0; d < 4; d++) {
+            if (d >= pad)
+                shape4[size_t(d)] = to_int(x.shape[size_t(d - pad)], "dim");
+            perm4[size_t(d)] = d < pad ? int(d) : int(perm[size_t(d - pad)] + pad);
+        }
+        std::string sh, pe;
+        for (int d = 0; d < 4; d++) {
+            out4[size_t(d)] = shape4[size_t(perm4[size_t(d)])];
+            sh += (d ? "," : "") + str(shape4[size_t(d)]);
+            pe += (d ? "," : "") + str(perm4[size_t(d)]);
+        }
+        Step &s = step(n, "transpose", {{"shape", sh}, {"perm", pe}});
+        s.inputs = {{x.name, {shape4[3], shape4[2], shape4[1], shape4[0]}}};
+        s.output = {y.name, {out4[3], out4[2], out4[1], out4[0]}};
+    }
+
+    /** Gather along axis 0 with computed (or unfolded constant) int64 indices: an embedding
+     * lookup, gather (the table's first dim as the vocabulary, the others as a row). */
+    void gather(const Node &n) {
+        const Tensor &table = float_in(n, 0), &idx = in(n, 1);
+        if (idx.dtype != DType::Int64)
+            throw NodeError("indices must be int64");
+        const int64_t rank = (int64_t)table.shape.size();
+        int64_t axis = n.attr_int("axis", 0);
+        if (axis < 0)
+            axis += rank;
+        if (idx.is_constant && idx.i64.size() == 1) {
+            // One constant index (ViT's class token, x[:, 0]): the slice of one along the
+            // axis (the output drops the axis or keeps it as 1: the same elements).
+            const int64_t k = idx.i64[0] < 0 ? idx.i64[0] + table.shape[size_t(axis)] : idx.i64[0];
+            Tensor y = out_tensor(n);
+            y.shape = table.shape;
+            y.shape[size_t(axis)] = 1;
+            return axis_slice(n, table, axis, k, y);
+        }
+        if (axis != 0) {
+            throw NodeError("Gather along axis " + str(n.attr_int("axis", 0)) +
+                            " of a computed tensor (axis 0, an embedding lookup, is supported)");
+        }
+        const int vocab = to_int(table.shape[0], "vocabulary");
+        const int size = to_int(dims_product(table.shape, 1, size_t(rank)), "row size");
+        const int rows = to_int(idx.elements(), "indices");
+        Step &s =
+            step(n, "gather", {{"rows", str(rows)}, {"vocab", str(vocab)}, {"size", str(size)}});
+        s.inputs = {{table.name, {size, vocab}}, {idx.name, {rows}}};
+        s.output = {out_tensor(n).name, {size, rows}};
+    }
+
+    /** Expand of a computed float32 tensor (numpy broadcasting to a larger shape): eltwise, a
+     * multiplication by a constant 1 broadcast the other way (exact, NaN kept). */
+    void expand(const Node &n) {
+        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+        if (x.shape == y.shape || x.elements() == y.elements())
+            return view_of(n, x, y);
+        std::vector<int> xd, od;
+        if (!as_nchw(x.shape, &xd) || !as_nchw(y.shape, &od))
+            throw NodeError("an Expand of rank > 4 (eltwise is NCHW)");
+        static const char *const dim[] = {"batch", "channels", "height", "width"};
+        std::map<std::string, std::string> p = {{"op", "mul"}};
+        for (int i = 0; i < 4; i++) {
+            p[dim[i]] = str(od[size_t(i)]);
+            p[std::string("a_") + dim[i]] = str(xd[size_t(i)]);
+            p[std::string("b_") + dim[i]] = "1";
+        }
+        const std::string one = extra(n, "one", {1.f});
+        Step &s = step(n, "eltwise", p);
+        s.inputs = {{x.name, {xd[3], xd[2], xd[1], xd[0]}}, {one, {1, 1, 1, 1}}};
+        s.output = {y.name, {od[3], od[2], od[1], od[0]}};
+    }
+
+    /** Where(cond, X, Y) with a constant condition and a constant scalar on one side
+     * (masked_fill: a causal mask): eltwise select, the computed tensor as a, where to keep it
+     * as b (a constant float mask, 1 where the computed side is taken, at the condition's
+     * shape), the scalar as `fill`. */
+    void where(const Node &n) {
+        const Tensor &cond = in(n, 0), &x = in(n, 1), &yv = in(n, 2), &y = out_tensor(n);
+        const bool x_fill = x.is_constant && x.elements() == 1 && !yv.is_constant;
+        const Tensor &a = x_fill ? yv : x, &fill = x_fill ? x : yv;
+        std::vector<float> keep(cond.i64.size());
+        for (size_t i = 0; i < keep.size(); i++)
+            keep[i] = (cond.i64[i] != 0) != x_fill ? 1.f : 0.f;
+        std::vector<int> ad, bd;
+        if (!as_nchw(a.shape, &ad) || !as_nchw(cond.shape, &bd))
+            throw NodeError("a Where of rank > 4 (eltwise is NCHW)");
+        static const char *const dim[] = {"batch", "channels", "height", "width"};
+        std::map<std::string, std::string> p = {{"op", "select"},
+                                                {"fill", format_float(fill.f32.at(0))}};
+        for (int i = 0; i < 4; i++) {
+            p[dim[i]] = str(ad[size_t(i)]);
+            p[std::string("a_") + dim[i]] = str(ad[size_t(i)]);
+            p[std::string("b_") + dim[i]] = str(bd[size_t(i)]);
+        }
+        const std::string mask = extra(n, "keep", std::move(keep));
+        Step &s = step(n, "eltwise", p);
+        s.inputs = {{a.name, {ad[3], ad[2], ad[1], ad[0]}}, {mask, {bd[3], bd[2], bd[1], bd[0]}}};
+        s.output = {y.name, {ad[3], ad[2], ad[1], ad[0]}};
+    }
+
+    /** Cast of a computed int64 tensor to float32: cast. */
+    void cast(const Node &n) {
+        const Tensor &x = in(n, 0), &y = out_tensor(n);
+        if (x.dtype != DType::Int64)
+            throw NodeError(std::string("Cast from ") + dtype_name(x.dtype) + " to float32");
+        const int size = to_int(x.elements(), "size");
+        Step &s = step(n, "cast", {{"size", str(size)}});
+        s.inputs = {{x.name, {size}}};
+        s.output = {y.name, {size}};
     }
 
     void activation(const Node &n) {
         const Tensor &x = float_in(n, 0);
         std::map<std::string, std::string> p;
-        if (n.op_type == "Relu") {
+        if (n.op_type == "Gelu") {
+            p["op"] = gelu_op(n);
+        } else if (n.op_type == "Erf" || n.op_type == "Tanh") {
+            p["op"] = n.op_type == "Erf" ? "erf" : "tanh";
+        } else if (n.op_type == "Relu") {
             p["op"] = "relu";
         } else if (n.op_type == "Sigmoid") {
             p["op"] = "sigmoid";
@@ -692,7 +926,10 @@ struct Lowerer {
         }
         static const char *const dim[] = {"batch", "channels", "height", "width"};
         std::map<std::string, std::string> p;
-        p["op"] = n.op_type == "Mul" ? "mul" : "add";
+        p["op"] = n.op_type == "Mul"   ? "mul"
+                  : n.op_type == "Sub" ? "sub"
+                  : n.op_type == "Div" ? "div"
+                                       : "add";
         for (int i = 0; i < 4; i++) {
             p[dim[i]] = str(od[i]);
             p[std::string("a_") + dim[i]] = str(ad[i]);
@@ -1009,7 +1246,14 @@ struct Lowerer {
         s.output = {out_tensor(n).name, {cl, rw}};
     }
 
-    void view(const Node &n) { view_of(n, float_in(n, 0), out_tensor(n)); }
+    /** Flatten, Reshape, Squeeze, Unsqueeze: views of float32 or int64 tensors (an attention
+     * mask's Unsqueeze). */
+    void view(const Node &n) {
+        const Tensor &x = in(n, 0), &y = g.tensor(n.output(0));
+        if (x.dtype != y.dtype || (x.dtype != DType::Float32 && x.dtype != DType::Int64))
+            throw NodeError(std::string("a view of a ") + dtype_name(x.dtype) + " tensor");
+        view_of(n, x, y);
+    }
 
     /** y as a view of x: all of it, or (\p offset, a slice) the contiguous range of y's
      * elements from \p offset on. */
@@ -1036,7 +1280,7 @@ struct Lowerer {
             return channel_affine(i);
         if (n.domain == kInternalDomain && op == "ChannelShuffle")
             return channel_shuffle(n);
-        if (n.domain == kInternalDomain && op == "HardSwish")
+        if (n.domain == kInternalDomain && (op == "HardSwish" || op == "Gelu"))
             return activation(n);
         if (!n.domain.empty() && n.domain != "ai.onnx") {
             throw NodeError("operator of domain '" + n.domain + "' has no layer");
@@ -1053,10 +1297,22 @@ struct Lowerer {
         if (op == "Gemm")
             return gemm(i);
         if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid" ||
-            op == "HardSigmoid" || op == "HardSwish")
+            op == "HardSigmoid" || op == "HardSwish" || op == "Erf" || op == "Tanh")
             return activation(n);
-        if (op == "Add" || op == "Mul")
+        if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div")
             return binary(n);
+        if (op == "LayerNormalization")
+            return layer_norm(n);
+        if (op == "Transpose")
+            return transpose(n);
+        if (op == "Gather")
+            return gather(n);
+        if (op == "Cast")
+            return cast(n);
+        if (op == "Expand")
+            return expand(n);
+        if (op == "Where")
+            return where(n);
         if (op == "Sum") {
             if (n.inputs.size() != 2)
                 throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");
@@ -1087,12 +1343,237 @@ struct Lowerer {
         throw NodeError("no layer implements this operator yet (" + op + ")");
     }
 
+    /** A head-split attention as torch.onnx exports a hand-written or Hugging Face-style one:
+     * Q = Transpose(0,2,1,3)(Rq), K^T = Transpose(0,2,3,1)(Rk), V = Transpose(0,2,1,3)(Rv),
+     * with Rq (B, M, H, D) and Rk, Rv (B, N, H, D) (a projection reshaped into heads);
+     * MatMul(Q, K^T), optionally a Div / Mul by a constant scalar, optionally an Add of a mask
+     * broadcast to (B, H, M, N) or a Where of a constant condition and a scalar (masked_fill),
+     * Softmax over the last axis, MatMul by V, and the context's Transpose(0,2,1,3) back to
+     * (B, M, H, D). Every intermediate read only by the next and no graph output. */
+    struct AttentionMatch {
+        std::string rq, rk, rv, out, mask;
+        std::vector<int> nodes; ///< every matched node (all fused into one step)
+        std::string kind = "none", fill = "0";
+        float alpha = 1.f;
+        int64_t b = 0, h = 0, m = 0, n = 0, d = 0;
+        std::vector<int> mask_dims; ///< (batch, heads, rows, N) of the mask, broadcast
+    };
+    std::map<int, AttentionMatch> attention_at; ///< by the node whose step is the attention
+
+    /** The Transpose producing \p t with permutation \p perm, read only by \p reader and no
+     * graph output: its index, else -1. */
+    int transpose_into(const std::string &t, const std::vector<int64_t> &perm, int reader) {
+        const int p = g.producer(t);
+        if (p < 0 || g.nodes[size_t(p)].op_type != "Transpose" ||
+            !g.nodes[size_t(p)].domain.empty())
+            return -1;
+        if (g.nodes[size_t(p)].attr_ints("perm", {}) != perm || g.is_graph_output(t))
+            return -1;
+        const std::vector<int> c = g.consumers(t);
+        return c.size() == 1 && c[0] == reader ? p : -1;
+    }
+
+    /** The only consumer of node \p i's output if its operator is \p op (default domain); -1
+     * otherwise or when the output is a graph output. */
+    int next_op(int i, const char *op) { return sole_consumer(i, op); }
+
+    bool match_attention(int sm, AttentionMatch *a) {
+        const Node &soft = g.nodes[size_t(sm)];
+        const Tensor *st = g.find(soft.input(0));
+        if (!st || st->shape.size() != 4 ||
+            (soft.attr_int("axis", -1) != -1 && soft.attr_int("axis", -1) != 3))
+            return false;
+        // Backwards from the Softmax: the optional mask, the optional scale, Q.K^T.
+        int at = g.producer(soft.input(0));
+        std::vector<int> nodes = {sm};
+        if (at < 0)
+            return false;
+        std::string scores = soft.input(0);
+        auto only_into = [&](const std::string &t, int reader) {
+            const std::vector<int> c = g.consumers(t);
+            return !g.is_graph_output(t) && c.size() == 1 && c[0] == reader;
+        };
+        const Node *mk = &g.nodes[size_t(at)];
+        if (mk->domain.empty() && (mk->op_type == "Add" || mk->op_type == "Where") &&
+            only_into(scores, sm)) {
+            if (mk->op_type == "Add") {
+                // The scores: the side with the output's shape that comes from the scale or the
+                // product (the mask may be a Mul too, BERT's (1 - m) * -10000, but broadcast).
+                auto scores_side = [&](const std::string &t) {
+                    const Tensor *tt = g.find(t);
+                    const int pr = g.producer(t);
+                    if (!tt || tt->shape != st->shape || pr < 0)
+                        return false;
+                    const Node &pn = g.nodes[size_t(pr)];
+                    return pn.op_type == "MatMul" ||
+                           ((pn.op_type == "Div" || pn.op_type == "Mul") &&
+                            g.producer(pn.input(0)) >= 0 &&
+                            g.nodes[size_t(g.producer(pn.input(0)))].op_type == "MatMul");
+                };
+                const std::string s0 = scores_side(mk->input(0))   ? mk->input(0)
+                                       : scores_side(mk->input(1)) ? mk->input(1)
+                                                                   : "";
+                if (s0.empty())
+                    return false;
+                const std::string other = other_input(*mk, s0);
+                const Tensor *mt = other.empty() ? nullptr : g.find(other);
+                if (!mt || mt->dtype != DType::Float32 || mt->shape.size() > 4)
+                    return false;
+                a->kind = "add";
+                a->mask = other;
+                std::vector<int64_t> md = mt->shape;
+                while (md.size() < 4)
+                    md.insert(md.begin(), 1);
+                a->mask_dims.assign(md.begin(), md.end());
+                scores = s0;
+            } else {
+                const Tensor *cond = g.find(mk->input(0)), *x = g.find(mk->input(1)),
+                             *y = g.find(mk->input(2));
+                if (!cond || !x || !y || !cond->is_constant || cond->shape.size() > 4)
+                    return false;
+                const bool x_fill = x->is_constant && x->elements() == 1 && !y->is_constant;
+                const bool y_fill = y->is_constant && y->elements() == 1 && !x->is_constant;
+                if (!x_fill && !y_fill)
+                    return false;
+                const Tensor &fill = x_fill ? *x : *y;
+                std::vector<float> keep(cond->i64.size());
+                for (size_t i = 0; i < keep.size(); i++)
+                    keep[i] = (cond->i64[i] != 0) != x_fill ? 1.f : 0.f;
+                a->kind = "select";
+                a->fill = format_float(fill.f32.at(0));
+                a->mask = extra(*mk, "keep", std::move(keep));
+                std::vector<int64_t> md = cond->shape;
+                while (md.size() < 4)
+                    md.insert(md.begin(), 1);
+                a->mask_dims.assign(md.begin(), md.end());
+                scores = x_fill ? y->name : x->name;
+            }
+            nodes.push_back(at);
+            at = g.producer(scores);
+            if (at < 0 || !only_into(scores, nodes.back()))
+                return false;
+        }
+        const Node *sc = &g.nodes[size_t(at)];
+        if (sc->domain.empty() && (sc->op_type == "Div" || sc->op_type == "Mul")) {
+            const Tensor *c = g.find(sc->input(1));
+            if (!c || !c->is_constant || c->dtype != DType::Float32 || c->f32.size() != 1 ||
+                !std::isfinite(c->f32[0]) || c->f32[0] == 0.f)
+                return false;
+            a->alpha = sc->op_type == "Div" ? 1.f / c->f32[0] : c->f32[0];
+            nodes.push_back(at);
+            scores = sc->input(0);
+            at = g.producer(scores);
+            if (at < 0 || !only_into(scores, nodes.back()))
+                return false;
+        }
+        const Node &qk = g.nodes[size_t(at)];
+        if (qk.op_type != "MatMul" || !qk.domain.empty())
+            return false;
+        nodes.push_back(at);
+        const int tq = transpose_into(qk.input(0), {0, 2, 1, 3}, at);
+        const int tk = transpose_into(qk.input(1), {0, 2, 3, 1}, at);
+        // Forwards: the MatMul by V and the context's transpose back.
+        const int pv = next_op(sm, "MatMul");
+        if (tq < 0 || tk < 0 || pv < 0 || g.nodes[size_t(pv)].input(0) != soft.output(0))
+            return false;
+        const int tv = transpose_into(g.nodes[size_t(pv)].input(1), {0, 2, 1, 3}, pv);
+        const int to = next_op(pv, "Transpose");
+        if (tv < 0 || to < 0 ||
+            g.nodes[size_t(to)].attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3})
+            return false;
+        a->rq = g.nodes[size_t(tq)].input(0);
+        a->rk = g.nodes[size_t(tk)].input(0);
+        a->rv = g.nodes[size_t(tv)].input(0);
+        a->out = g.nodes[size_t(to)].output(0);
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk), &v = g.tensor(a->rv);
+        if (q.dtype != DType::Float32 || k.dtype != DType::Float32 || v.dtype != DType::Float32 ||
+            q.shape.size() != 4 || k.shape != v.shape || k.shape.size() != 4 ||
+            q.shape[0] != k.shape[0] || q.shape[2] != k.shape[2] || q.shape[3] != k.shape[3])
+            return false;
+        a->b = q.shape[0];
+        a->m = q.shape[1];
+        a->h = q.shape[2];
+        a->d = q.shape[3];
+        a->n = k.shape[1];
+        if (a->kind == "none") {
+            a->mask_dims = {1, 1, 1, 1};
+        } else {
+            const std::vector<int64_t> full = {a->b, a->h, a->m, a->n};
+            for (size_t i = 0; i < 4; i++) {
+                if (a->mask_dims[i] != 1 && a->mask_dims[i] != full[i])
+                    return false;
+            }
+            if (a->mask_dims[3] != a->n)
+                return false;
+        }
+        nodes.insert(nodes.end(), {tq, tk, pv, tv, to});
+        a->nodes = nodes;
+        return true;
+    }
+
+    /** Marks every matched attention's nodes fused, its step at the context's transpose. Only
+     * when LowerOptions::fuse_attention. */
+    void find_attentions() {
+        if (!options.fuse_attention)
+            return;
+        for (int i = 0; i < (int)g.nodes.size(); i++) {
+            const Node &n = g.nodes[size_t(i)];
+            if (n.op_type != "Softmax" || !n.domain.empty() || fused.count(i))
+                continue;
+            AttentionMatch a;
+            if (!match_attention(i, &a))
+                continue;
+            const int at = *std::max_element(a.nodes.begin(), a.nodes.end());
+            for (int k : a.nodes) {
+                if (k != at)
+                    fused.insert(k);
+            }
+            attention_at[at] = a;
+        }
+    }
+
+    void attention(int i, const AttentionMatch &a) {
+        const Node &n = g.nodes[size_t(i)];
+        std::string mask = a.mask;
+        if (a.kind == "none")
+            mask = extra(n, "no_mask", {0.f});
+        std::map<std::string, std::string> p = {{"batch", str(a.b)},
+                                                {"heads", str(a.h)},
+                                                {"seq_q", str(a.m)},
+                                                {"seq_k", str(a.n)},
+                                                {"head_dim", str(a.d)},
+                                                {"alpha", format_float(a.alpha)},
+                                                {"mask", a.kind},
+                                                {"mask_batch", str(a.mask_dims[0])},
+                                                {"mask_heads", str(a.mask_dims[1])},
+                                                {"mask_rows", str(a.mask_dims[2])}};
+        if (a.kind == "select")
+            p["fill"] = a.fill;
+        Step &s = step(n, "attention", p);
+        s.op_type = "Attention";
+        const int b = to_int(a.b, "batch"), h = to_int(a.h, "heads"), m = to_int(a.m, "rows"),
+                  nk = to_int(a.n, "keys"), d = to_int(a.d, "head dim");
+        s.inputs = {{a.rq, {d, h, m, b}},
+                    {a.rk, {d, h, nk, b}},
+                    {a.rv, {d, h, nk, b}},
+                    {mask,
+                     {to_int(a.mask_dims[3], "mask"), to_int(a.mask_dims[2], "mask"),
+                      to_int(a.mask_dims[1], "mask"), to_int(a.mask_dims[0], "mask")}}};
+        s.output = {a.out, {d, h, m, b}};
+    }
+
     void run() {
         find_prologues();
+        find_attentions();
         for (int i = 0; i < (int)g.nodes.size(); i++) {
             if (fused.count(i))
                 continue;
             const Node &n = g.nodes[i];
+            auto att = attention_at.find(i);
+            if (att != attention_at.end()) {
+                attention(i, att->second);
+                continue;
+            }
             if (n.op_type == "Conv" && n.domain.empty()) {
                 const int add = fusable_residual(i);
                 if (add >= 0 && !residual_at.count(add)) { // one conv per Add (the first)

@@ -183,6 +183,10 @@ struct LowerOptions {
      * (kPrologueMinPixels). The graph is lowered twice when there is a candidate: once with
      * every candidate fused, to know each one's layers in both forms, then as decided. */
     LayerCoster coster;
+    /** A head-split attention (Q.K^T, scale, mask, Softmax, .V with the heads' transposes;
+     * Lowering.cpp's AttentionMatch) as one `attention` layer: the score matrix stays in LDM
+     * and the transposes are never made. False: the separate layers. */
+    bool fuse_attention = false;
 };
 
 /** "auto", "always" or "never" as a PrologueFusion; throws Error for anything else. */

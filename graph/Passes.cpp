@@ -316,6 +316,159 @@ int fuse_hard_swish(Graph &g) {
     return changed;
 }
 
+namespace {
+
+/** A float32 scalar constant (one element) within 1e-6 relative of `value`. */
+bool is_scalar(const Graph &g, const std::string &name, double value) {
+    const Tensor *t = constant(g, name, 1);
+    return t && std::fabs(double(t->f32[0]) - value) <= 1e-6 * std::fabs(value);
+}
+
+/** The input of a binary node other than `one` (either order), "" if `one` is not an input. */
+std::string other_input(const Node &n, const std::string &one) {
+    if (n.inputs.size() != 2)
+        return "";
+    return n.input(0) == one ? n.input(1) : n.input(1) == one ? n.input(0) : "";
+}
+
+/** The node reading `t` as its only reader, if its operator is `op` and `t` is no graph
+ * output; else -1. */
+int only_consumer_op(const Graph &g, const std::string &t, const char *op) {
+    const int m = only_consumer(g, t);
+    return m >= 0 && is_op(g.nodes[size_t(m)], op) ? m : -1;
+}
+
+} // namespace
+
+namespace {
+
+/** Of Erf's input: x where it is Div(x, sqrt 2) or Mul(x, 1 / sqrt 2) read only by the Erf
+ * (node e); else "". */
+std::string erf_argument(const Graph &g, int e) {
+    const std::string in = g.nodes[size_t(e)].input(0);
+    const int d = g.producer(in);
+    if (d < 0 || only_consumer(g, in) != e)
+        return "";
+    const Node &scale = g.nodes[size_t(d)];
+    if (is_op(scale, "Div") && is_scalar(g, scale.input(1), std::sqrt(2.0)))
+        return scale.input(0);
+    if (is_op(scale, "Mul") && is_scalar(g, scale.input(1), std::sqrt(0.5)))
+        return scale.input(0);
+    if (is_op(scale, "Mul") && is_scalar(g, scale.input(0), std::sqrt(0.5)))
+        return scale.input(1);
+    return "";
+}
+
+/** The input of Mul node \p m other than a scalar constant `value` (either side); "" if it
+ * has no such constant. */
+std::string scaled_by(const Graph &g, const Node &m, double value) {
+    if (!is_op(m, "Mul") || m.inputs.size() != 2)
+        return "";
+    if (is_scalar(g, m.input(0), value))
+        return m.input(1);
+    if (is_scalar(g, m.input(1), value))
+        return m.input(0);
+    return "";
+}
+
+/** Of Tanh's input: x where it is sqrt(2 / pi) * (x + 0.044715 * x^3) as torch.onnx writes the
+ * tanh approximation (x^3 as x * (x * x) or Pow(x, 3)), each intermediate read only by the next;
+ * else "". */
+std::string tanh_argument(const Graph &g, int t) {
+    const std::string in = g.nodes[size_t(t)].input(0);
+    const int k = g.producer(in);
+    if (k < 0 || only_consumer(g, in) != t)
+        return "";
+    const std::string sum =
+        scaled_by(g, g.nodes[size_t(k)], std::sqrt(2.0 / 3.14159265358979323846));
+    const int a = sum.empty() ? -1 : g.producer(sum);
+    if (a < 0 || only_consumer(g, sum) != k || !is_op(g.nodes[size_t(a)], "Add"))
+        return "";
+    for (int side = 0; side < 2; side++) {
+        const std::string x = g.nodes[size_t(a)].input(size_t(side));
+        const std::string cubic = g.nodes[size_t(a)].input(size_t(1 - side));
+        const int m2 = g.producer(cubic);
+        if (m2 < 0 || only_consumer(g, cubic) != a)
+            continue;
+        const std::string cube = scaled_by(g, g.nodes[size_t(m2)], 0.044715);
+        const int m1 = cube.empty() ? -1 : g.producer(cube);
+        if (m1 < 0 || only_consumer(g, cube) != m2)
+            continue;
+        const Node &c = g.nodes[size_t(m1)];
+        if (is_op(c, "Pow") && c.input(0) == x) {
+            const Tensor *e = g.find(c.input(1));
+            if (e && e->is_constant && e->f32.size() == 1 && e->f32[0] == 3.f)
+                return x;
+            continue;
+        }
+        const std::string sq = other_input(c, x);
+        const int m0 = sq.empty() ? -1 : g.producer(sq);
+        if (is_op(c, "Mul") && m0 >= 0 && only_consumer(g, sq) == m1 &&
+            is_op(g.nodes[size_t(m0)], "Mul") && g.nodes[size_t(m0)].input(0) == x &&
+            g.nodes[size_t(m0)].input(1) == x)
+            return x;
+    }
+    return "";
+}
+
+/** After f = Erf or Tanh of node \p i: Add 1, then (x * (1 + f)) * 0.5 or (x * 0.5) * (1 + f),
+ * each read only by the next: the last node's index, else -1. */
+int gelu_tail(const Graph &g, size_t i, const std::string &x) {
+    const std::string f = g.nodes[i].output(0);
+    const int a = only_consumer_op(g, f, "Add");
+    if (a < 0 || !is_scalar(g, other_input(g.nodes[size_t(a)], f), 1.0))
+        return -1;
+    const std::string one_plus = g.nodes[size_t(a)].output(0);
+    const int m1 = only_consumer_op(g, one_plus, "Mul");
+    if (m1 < 0)
+        return -1;
+    const std::string other = other_input(g.nodes[size_t(m1)], one_plus);
+    if (other == x) {
+        const std::string prod = g.nodes[size_t(m1)].output(0);
+        const int m2 = only_consumer_op(g, prod, "Mul");
+        return m2 >= 0 && is_scalar(g, other_input(g.nodes[size_t(m2)], prod), 0.5) ? m2 : -1;
+    }
+    const int h = g.producer(other);
+    if (h >= 0 && only_consumer(g, other) == m1 && is_op(g.nodes[size_t(h)], "Mul") &&
+        is_scalar(g, other_input(g.nodes[size_t(h)], x), 0.5))
+        return m1;
+    return -1;
+}
+
+} // namespace
+
+int fuse_gelu(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        const bool erf = is_op(g.nodes[i], "Erf"), tanh = is_op(g.nodes[i], "Tanh");
+        if (!erf && !tanh)
+            continue;
+        const std::string x = erf ? erf_argument(g, int(i)) : tanh_argument(g, int(i));
+        const Tensor *xt = x.empty() ? nullptr : g.find(x);
+        if (!xt || xt->dtype != DType::Float32 || !xt->has_shape)
+            continue;
+        const int last = gelu_tail(g, i, x);
+        if (last < 0)
+            continue;
+        const Tensor *y = g.find(g.nodes[size_t(last)].output(0));
+        if (!y || !y->has_shape || y->shape != xt->shape)
+            continue;
+        Node n;
+        n.name = g.nodes[size_t(last)].name;
+        n.op_type = "Gelu";
+        n.domain = kInternalDomain;
+        n.index = g.nodes[size_t(last)].index;
+        n.inputs = {x};
+        n.outputs = {y->name};
+        n.attributes["approximate"] = Attribute::make_string(erf ? "none" : "tanh");
+        g.nodes[size_t(last)] = n; // the others are now dead
+        changed++;
+    }
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
+}
+
 int eliminate_dead_nodes(Graph &g) {
     std::set<std::string> live(g.outputs.begin(), g.outputs.end());
     std::vector<bool> keep(g.nodes.size(), false);
@@ -360,6 +513,7 @@ std::vector<std::string> run_passes(Graph &g) {
     log.push_back("fuse_concat_into_shuffle: " + std::to_string(fuse_concat_into_shuffle(g)) +
                   " nodes");
     log.push_back("fuse_hard_swish: " + std::to_string(fuse_hard_swish(g)) + " nodes");
+    log.push_back("fuse_gelu: " + std::to_string(fuse_gelu(g)) + " nodes");
     log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
     return log;
 }

@@ -46,12 +46,22 @@ int fuse_concat_into_shuffle(Graph &g);
  * (alpha = 1/6, beta = 0.5: MobileNetV3). */
 int fuse_hard_swish(Graph &g);
 
+/** PyTorch's exact GELU as torch.onnx exports it, x * 0.5 * (1 + Erf(x / sqrt 2)): Div(x, sqrt 2)
+ * (or Mul(x, 1 / sqrt 2)) -> Erf -> Add 1 -> Mul x -> Mul 0.5, or the 0.5 first (Mul(x, 0.5)
+ * times the Add; constants on either side of the commutative nodes), each intermediate read
+ * only by the next and no graph output -> Gelu (domain sw_graph, approximate = "none"). The
+ * tanh approximation the same way (nn.GELU(approximate="tanh"), GPT-2's): Tanh(sqrt(2 / pi) *
+ * (x + 0.044715 * x^3)) with x^3 as x * (x * x) or Pow(x, 3), then Add 1, Mul x, Mul 0.5 ->
+ * Gelu approximate = "tanh". */
+int fuse_gelu(Graph &g);
+
 /** Removes the nodes none of whose outputs reach a graph output, and the tensors no node
  * nor the graph's interface uses any more. Graph inputs stay even if unused. */
 int eliminate_dead_nodes(Graph &g);
 
 /** The passes in order: remove_identities, fold_batch_norm, fuse_channel_shuffle,
- * fuse_concat_into_shuffle, fuse_hard_swish, eliminate_dead_nodes. Returns one line per pass
+ * fuse_concat_into_shuffle, fuse_hard_swish, fuse_gelu, eliminate_dead_nodes. Returns one line per
+ * pass
  * ("fold_batch_norm: 3 nodes") for logs. */
 std::vector<std::string> run_passes(Graph &g);
 

@@ -13,6 +13,8 @@ namespace {
 
 /** Largest constant evaluated by folding: shape tensors, not weights. */
 constexpr int64_t kMaxFoldElements = 1 << 16;
+/** The largest ConstantOfShape made (a constant it fills: 64 MB of float32). */
+constexpr int64_t kMaxConstantOfShape = int64_t(1) << 24;
 
 using Shape = std::vector<int64_t>;
 
@@ -160,6 +162,14 @@ void infer_identity(Ctx &c) {
     fold_view(c);
 }
 
+/** Gelu (fuse_gelu): approximate = "none" (the erf form) or "tanh". */
+void infer_gelu(Ctx &c) {
+    const std::string a = c.node.attr_string("approximate", "none");
+    if (a != "none" && a != "tanh")
+        throw NodeError("approximate='" + a + "' (none or tanh)");
+    infer_unary_float(c);
+}
+
 void infer_leaky_relu(Ctx &c) {
     c.node.attr_float("alpha", 0.01f);
     infer_unary_float(c);
@@ -254,9 +264,6 @@ void infer_binary(Ctx &c) {
     const std::string &op = c.node.op_type;
     const bool foldable = c.all_inputs_constant() && c.output_small(0);
     if (!foldable) {
-        if (op == "Sub" || op == "Div") {
-            throw NodeError(op + " is supported only on constants (shape arithmetic)");
-        }
         if (a.dtype != DType::Float32) {
             throw NodeError(op + " on " + dtype_name(a.dtype) +
                             " tensors is supported only on constants");
@@ -579,6 +586,56 @@ void infer_transpose(Ctx &c) {
     for (int64_t i = 0; i < rank; i++)
         out[i] = x.shape[perm[i]];
     c.set_out(0, out, x.dtype);
+    if (!x.is_constant)
+        return;
+    // A constant (a weight transposed in the file): folded whatever its size.
+    Shape in_strides(rank, 1);
+    for (int64_t d = rank - 1; d > 0; d--)
+        in_strides[d - 1] = in_strides[d] * x.shape[d];
+    const int64_t n = element_count(out);
+    std::vector<int64_t> sources(n), idx(rank, 0);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t k = 0;
+        for (int64_t d = 0; d < rank; d++)
+            k += idx[d] * in_strides[perm[d]];
+        sources[e] = k;
+        for (int64_t d = rank; d-- > 0;) {
+            if (++idx[d] < out[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    fold_gather(c, 0, x, sources);
+}
+
+/** LayerNormalization (opset 17) over the dims from `axis` on; Scale and B (optional) of the
+ * shape of those dims; the Mean and InvStdDev outputs (training) are refused. */
+void infer_layer_norm(Ctx &c) {
+    const Tensor &x = c.float_in(0);
+    const int64_t rank = (int64_t)x.shape.size();
+    if (rank < 1)
+        throw NodeError("X must have rank >= 1");
+    const int64_t axis = norm_axis(c.node.attr_int("axis", -1), rank, "axis");
+    const float eps = c.node.attr_float("epsilon", 1e-5f);
+    if (!(eps >= 0) || !std::isfinite(eps))
+        throw NodeError("epsilon must be finite and >= 0");
+    if (c.node.attr_int("stash_type", 1) != 1)
+        throw NodeError("stash_type other than 1 (float32) is not supported");
+    const Shape normalised(x.shape.begin() + axis, x.shape.end());
+    for (size_t i = 1; i < 3; i++) {
+        if (!c.has_in(i)) {
+            if (i == 1)
+                throw NodeError("input Scale is missing");
+            continue;
+        }
+        const Tensor &t = c.float_in(i);
+        if (element_count(t.shape) != element_count(normalised) ||
+            broadcast_shapes(t.shape, normalised) != normalised) {
+            throw NodeError(std::string(i == 1 ? "Scale " : "B ") + shape_string(t.shape) +
+                            " is not the normalised shape " + shape_string(normalised));
+        }
+    }
+    c.set_out(0, x.shape, DType::Float32);
 }
 
 void infer_split(Ctx &c) {
@@ -952,6 +1009,135 @@ void infer_constant(Ctx &c) {
     }
 }
 
+/** ConstantOfShape: a constant of the given shape filled with `value` (float32 or int64, one
+ * element; default float 0), folded. */
+void infer_constant_of_shape(Ctx &c) {
+    const Shape shape = c.const_ints(0, "shape");
+    for (int64_t d : shape) {
+        if (d < 0)
+            throw NodeError("negative dim in shape " + shape_string(shape));
+    }
+    DType dt = DType::Float32;
+    float f = 0.f;
+    int64_t i = 0;
+    if (c.node.has_attr("value")) {
+        const Attribute &a = c.node.attributes.at("value");
+        if (a.kind != Attribute::Kind::Tensor || !a.tensor ||
+            (a.tensor->f32.size() + a.tensor->i64.size()) != 1)
+            throw NodeError("attribute 'value' must be a one-element tensor");
+        dt = a.tensor->dtype;
+        if (dt == DType::Float32)
+            f = a.tensor->f32[0];
+        else
+            i = a.tensor->i64[0];
+    }
+    c.set_out(0, shape, dt);
+    const int64_t n = element_count(shape);
+    if (n > kMaxConstantOfShape) {
+        throw NodeError("a constant of " + std::to_string(n) + " elements (at most " +
+                        std::to_string(kMaxConstantOfShape) + " are made)");
+    }
+    if (dt == DType::Float32)
+        c.set_const(0, std::vector<float>(size_t(n), f), {});
+    else
+        c.set_const(0, {}, std::vector<int64_t>(size_t(n), i));
+}
+
+/** Equal of two tensors of one type (numpy broadcasting) -> bool: folded on constants, else
+ * refused (masks computed at run time have no layer). */
+void infer_equal(Ctx &c) {
+    const Tensor &a = c.in(0), &b = c.in(1);
+    if (a.dtype != b.dtype)
+        throw NodeError("inputs have different types");
+    const Shape shape = broadcast_shapes(a.shape, b.shape);
+    c.set_out(0, shape, DType::Bool);
+    if (!c.all_inputs_constant() || !c.output_small(0))
+        throw NodeError("Equal is supported only on constants (shape arithmetic)");
+    const auto sa = broadcast_sources(a.shape, shape), sb = broadcast_sources(b.shape, shape);
+    std::vector<int64_t> r(sa.size());
+    for (size_t e = 0; e < sa.size(); e++) {
+        r[e] =
+            a.dtype == DType::Float32 ? a.f32[sa[e]] == b.f32[sb[e]] : a.i64[sa[e]] == b.i64[sb[e]];
+    }
+    c.set_const(0, {}, std::move(r));
+}
+
+/** Where(cond, x, y) (numpy broadcasting of the three): folded on constants, else refused. */
+void infer_where(Ctx &c) {
+    const Tensor &cond = c.in(0), &x = c.in(1), &y = c.in(2);
+    if (cond.dtype != DType::Bool)
+        throw NodeError("condition must be bool");
+    if (x.dtype != y.dtype)
+        throw NodeError("X and Y have different types");
+    const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape, x.shape), y.shape);
+    c.set_out(0, shape, x.dtype);
+    if (!c.all_inputs_constant() || !c.output_small(0)) {
+        // masked_fill: a constant condition, a constant scalar on one side, a computed float32
+        // tensor of the output's shape on the other (lowered to eltwise select).
+        const bool x_fill = x.is_constant && x.elements() == 1 && !y.is_constant,
+                   y_fill = y.is_constant && y.elements() == 1 && !x.is_constant;
+        const Tensor &computed = x_fill ? y : x;
+        if (!cond.is_constant || !(x_fill || y_fill) || x.dtype != DType::Float32 ||
+            computed.shape != shape) {
+            throw NodeError("Where of computed tensors is supported with a constant condition, a "
+                            "constant scalar on one side and a float32 tensor of the output's "
+                            "shape on the other (masked_fill)");
+        }
+        return;
+    }
+    const auto sc = broadcast_sources(cond.shape, shape), sx = broadcast_sources(x.shape, shape),
+               sy = broadcast_sources(y.shape, shape);
+    std::vector<float> f;
+    std::vector<int64_t> i;
+    for (size_t e = 0; e < sc.size(); e++) {
+        const bool take_x = cond.i64[sc[e]] != 0;
+        if (x.dtype == DType::Float32)
+            f.push_back(take_x ? x.f32[sx[e]] : y.f32[sy[e]]);
+        else
+            i.push_back(take_x ? x.i64[sx[e]] : y.i64[sy[e]]);
+    }
+    c.set_const(0, std::move(f), std::move(i));
+}
+
+/** Expand(x, shape): numpy broadcasting of x to shape; folded when x is a small constant. */
+void infer_expand(Ctx &c) {
+    const Tensor &x = c.in(0);
+    const Shape out = broadcast_shapes(x.shape, c.const_ints(1, "shape"));
+    c.set_out(0, out, x.dtype);
+    if (x.is_constant && c.output_small(0))
+        fold_gather(c, 0, x, broadcast_sources(x.shape, out));
+    else if (x.dtype != DType::Float32)
+        throw NodeError("Expand of a computed non-float tensor is not supported");
+}
+
+/** Range(start, limit, delta) of constant scalars: folded. */
+void infer_range(Ctx &c) {
+    const Tensor &st = c.const_in(0, "start"), &li = c.const_in(1, "limit"),
+                 &de = c.const_in(2, "delta");
+    if (st.dtype != li.dtype || st.dtype != de.dtype || st.elements() != 1 || li.elements() != 1 ||
+        de.elements() != 1)
+        throw NodeError("start, limit and delta must be scalars of one type");
+    const bool f = st.dtype == DType::Float32;
+    const double s0 = f ? st.f32[0] : double(st.i64[0]), l0 = f ? li.f32[0] : double(li.i64[0]),
+                 d0 = f ? de.f32[0] : double(de.i64[0]);
+    if (d0 == 0 || !std::isfinite(s0) || !std::isfinite(l0) || !std::isfinite(d0))
+        throw NodeError("delta must be non-zero and the bounds finite");
+    const double count = std::max(0.0, std::ceil((l0 - s0) / d0));
+    if (count > double(kMaxFoldElements))
+        throw NodeError("a range of more than " + std::to_string(kMaxFoldElements) + " elements");
+    const int64_t n = int64_t(count);
+    c.set_out(0, {n}, st.dtype);
+    std::vector<float> fv;
+    std::vector<int64_t> iv;
+    for (int64_t k = 0; k < n; k++) {
+        if (f)
+            fv.push_back(float(s0 + double(k) * d0));
+        else
+            iv.push_back(st.i64[0] + k * de.i64[0]);
+    }
+    c.set_const(0, std::move(fv), std::move(iv));
+}
+
 void infer_cast(Ctx &c) {
     const Tensor &x = c.in(0);
     const int64_t to = c.node.attr_int("to", 0);
@@ -980,8 +1166,9 @@ void infer_cast(Ctx &c) {
             }
         }
         c.set_const(0, std::move(f), std::move(i));
-    } else if (dt != x.dtype) {
-        throw NodeError("casting a non-constant tensor between types is not supported");
+    } else if (dt != x.dtype && !(x.dtype == DType::Int64 && dt == DType::Float32)) {
+        throw NodeError(std::string("casting a non-constant ") + dtype_name(x.dtype) +
+                        " tensor to " + dtype_name(dt) + " is not supported (int64 to float32 is)");
     }
 }
 
@@ -1011,9 +1198,13 @@ const std::map<std::string, OpRule> &rules() {
          {infer_constant,
           {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
            "value_strings", "sparse_value"}}},
+        {"ConstantOfShape", {infer_constant_of_shape, {"value"}}},
         {"Conv",
          {infer_conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
         {"Div", {infer_binary, {}}},
+        {"Equal", {infer_equal, {}}},
+        {"Erf", {infer_unary_float, {}}},
+        {"Expand", {infer_expand, {}}},
         {"Dropout", {infer_dropout, {"ratio", "seed", "is_test"}, 2}},
         {"Flatten", {infer_flatten, {"axis"}}},
         {"Gather", {infer_gather, {"axis"}}},
@@ -1023,6 +1214,7 @@ const std::map<std::string, OpRule> &rules() {
         {"HardSigmoid", {infer_hard_sigmoid, {"alpha", "beta"}}},
         {"HardSwish", {infer_unary_float, {}}},
         {"Identity", {infer_identity, {}}},
+        {"LayerNormalization", {infer_layer_norm, {"axis", "epsilon", "stash_type"}}},
         {"LeakyRelu", {infer_leaky_relu, {"alpha"}}},
         {"LRN", {infer_lrn, {"alpha", "beta", "bias", "size"}}},
         {"MatMul", {infer_matmul, {}}},
@@ -1032,6 +1224,7 @@ const std::map<std::string, OpRule> &rules() {
            "strides"}}},
         {"Mul", {infer_binary, {}}},
         {"Pad", {infer_pad, {"mode", "pads", "paddings", "value"}}},
+        {"Range", {infer_range, {}}},
         {"ReduceMean", {infer_reduce_mean, {"axes", "keepdims", "noop_with_empty_axes"}}},
         {"Relu", {infer_unary_float, {}}},
         {"Reshape", {infer_reshape, {"allowzero"}}},
@@ -1043,11 +1236,14 @@ const std::map<std::string, OpRule> &rules() {
         {"Squeeze", {infer_squeeze, {"axes"}}},
         {"Sub", {infer_binary, {}}},
         {"Sum", {infer_sum, {}}},
+        {"Tanh", {infer_unary_float, {}}},
         {"Transpose", {infer_transpose, {"perm"}}},
         {"Unsqueeze", {infer_unsqueeze, {"axes"}}},
+        {"Where", {infer_where, {}}},
         // Operators the passes create (domain sw_graph):
         {"sw_graph.ChannelScaleShift", {infer_channel_scale_shift, {}}},
         {"sw_graph.ChannelShuffle", {infer_channel_shuffle, {"groups"}}},
+        {"sw_graph.Gelu", {infer_gelu, {"approximate"}}},
         {"sw_graph.HardSwish", {infer_hard_sigmoid, {"alpha", "beta"}}},
     };
     return table;

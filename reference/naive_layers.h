@@ -350,6 +350,52 @@ inline std::vector<float> hard_swish(std::vector<float> v, float alpha = 1.f / 6
     return v;
 }
 
+/** C[b] = alpha * A[b] x B[b]: A of m x k, B of k x n (or, \p transpose_b, n x k), C of m x n,
+ * all row-major; an operand with a batch extent \p a_batch / \p b_batch of 1 is shared by
+ * every batch. In double. */
+inline std::vector<float> batch_matmul(int batch, int m, int n, int k, int a_batch, int b_batch,
+                                       bool transpose_b, float alpha, const std::vector<float> &a,
+                                       const std::vector<float> &b) {
+    std::vector<float> out(size_t(batch) * m * n);
+    for (int t = 0; t < batch; t++) {
+        const float *pa = &a[size_t(a_batch == 1 ? 0 : t) * m * k];
+        const float *pb = &b[size_t(b_batch == 1 ? 0 : t) * k * n];
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double acc = 0;
+                for (int q = 0; q < k; q++) {
+                    const double bv = transpose_b ? pb[size_t(j) * k + q] : pb[size_t(q) * n + j];
+                    acc += double(pa[size_t(i) * k + q]) * bv;
+                }
+                out[(size_t(t) * m + i) * n + j] = float(double(alpha) * acc);
+            }
+    }
+    return out;
+}
+
+/** ONNX LayerNormalization over the last axis: each row of \p size normalised by its mean
+ * and variance, times scale[i] plus bias[i]. In double. */
+inline std::vector<float> layer_norm(int rows, int size, const std::vector<float> &in,
+                                     const std::vector<float> &scale,
+                                     const std::vector<float> &bias, float epsilon) {
+    std::vector<float> out(size_t(rows) * size);
+    for (int r = 0; r < rows; r++) {
+        const float *row = &in[size_t(r) * size];
+        double mean = 0;
+        for (int i = 0; i < size; i++)
+            mean += row[i];
+        mean /= size;
+        double var = 0;
+        for (int i = 0; i < size; i++)
+            var += (row[i] - mean) * (row[i] - mean);
+        var /= size;
+        const double rstd = 1.0 / std::sqrt(var + double(epsilon));
+        for (int i = 0; i < size; i++)
+            out[size_t(r) * size + i] = float((row[i] - mean) * rstd * scale[i] + bias[i]);
+    }
+    return out;
+}
+
 /** tanh, in double. */
 inline std::vector<float> tanh_of(std::vector<float> v) {
     for (float &x : v)

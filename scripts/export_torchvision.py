@@ -4,7 +4,8 @@ downloads), a seeded random input and PyTorch's output, as references for the im
 (graph/) and its model tests (graph/tests/models_test.cpp).
 
 For each model NAME it writes into --out:
-  NAME.onnx         the model in eval mode (opset 13 unless --opset, static shapes)
+  NAME.onnx         the model in eval mode (opset 13, 17 for the ViTs, unless --opset; static
+                    shapes)
   NAME.input.npy    the input, float32 (batch, 3, size, size), uniform in [-1, 1)
   NAME.logits.npy   PyTorch's output for that input, float32 (batch, 1000)
   NAME.probs.npy    softmax of the logits over the classes, float32 (batch, 1000)
@@ -15,7 +16,10 @@ non-trivial values (so folding a BN into its conv is really exercised), then the
 linear layer scaled so the logits of this input have a standard deviation of about 2
 (so the softmax is neither flat nor one-hot and the probability check means something).
 GoogLeNet is built with aux_logits=False, transform_input=False (no auxiliary heads, no
-input re-normalisation). MobileNetV3's Hardswish exports at opset 13 as a HardSigmoid
+input re-normalisation). vit_b_16 is torchvision's ViT-B/16 at --size (a multiple of 16);
+vit_reduced the same modules with 2 layers, 4 heads, hidden 64, MLP 128 (the tests' size); their
+LayerNorms get seeded random weights too and the zero-initialised head a random one.
+MobileNetV3's Hardswish exports at opset 13 as a HardSigmoid
 (alpha 1/6, beta 0.5) and a Mul; its squeeze-excitation gate as a HardSigmoid. Needs Debian's python3-torch and python3-torchvision; run with
 /usr/bin/python3.
 
@@ -39,12 +43,23 @@ MODELS = [
     "vgg16_bn",
     "mobilenet_v3_small",
     "mobilenet_v3_large",
+    "vit_b_16",
+    "vit_reduced",
 ]
+# ViT's nn.LayerNorm is one LayerNormalization node from opset 17 on (below: ReduceMean, Sub,
+# Pow, Sqrt, Div); its models export at 17 unless --opset says otherwise.
+DEFAULT_OPSET = {"vit_b_16": 17, "vit_reduced": 17}
 TORCH_MISSING = 2
 
 
-def build(name, torchvision):
+def build(name, torchvision, size):
     m = torchvision.models
+    if name == "vit_b_16":
+        return m.vit_b_16(weights=None, image_size=size)
+    if name == "vit_reduced":
+        # ViT-B/16's modules with fewer and smaller layers (the model tests' size).
+        return m.VisionTransformer(image_size=size, patch_size=16, num_layers=2, num_heads=4,
+                                   hidden_dim=64, mlp_dim=128)
     if name == "googlenet":
         return m.googlenet(weights=None, aux_logits=False, transform_input=False, init_weights=True)
     return getattr(m, name)(weights=None)
@@ -61,6 +76,15 @@ def randomise_batch_norms(model, torch, gen):
                 mod.running_var.copy_(torch.rand(c, generator=gen) * 0.5 + 0.75)
 
 
+def randomise_layer_norms(model, torch, gen):
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.LayerNorm):
+            n = mod.weight.shape[0]
+            with torch.no_grad():
+                mod.weight.copy_(torch.rand(n, generator=gen) * 0.5 + 0.75)
+                mod.bias.copy_(torch.randn(n, generator=gen) * 0.1)
+
+
 def last_linear(model, torch):
     last = None
     for mod in model.modules():
@@ -71,9 +95,15 @@ def last_linear(model, torch):
 
 def export(name, size, batch, out, seed, torch, torchvision, np, opset=13):
     torch.manual_seed(seed)
-    model = build(name, torchvision)
+    model = build(name, torchvision, size)
     gen = torch.Generator().manual_seed(seed + 1)
     randomise_batch_norms(model, torch, gen)
+    randomise_layer_norms(model, torch, gen)
+    last = last_linear(model, torch)
+    if not bool(last.weight.detach().abs().sum()):
+        # ViT's head starts at zero: random, so that the logits depend on the input.
+        with torch.no_grad():
+            last.weight.normal_(0.0, 0.02, generator=gen)
     model.eval()
     x = torch.rand(batch, 3, size, size, generator=gen) * 2 - 1
     with torch.no_grad():
@@ -115,8 +145,9 @@ def main():
     ap.add_argument("--batch", type=int, default=1, help="batch (default 1)")
     ap.add_argument("--out", default=".", help="output folder (created; default .)")
     ap.add_argument("--seed", type=int, default=0, help="seed of weights and input (default 0)")
-    ap.add_argument("--opset", type=int, default=13,
-                    help="ONNX opset (default 13; from 14 on Hardswish is one HardSwish node)")
+    ap.add_argument("--opset", type=int, default=None,
+                    help="ONNX opset (default 13, 17 for the ViTs; from 14 on Hardswish is one "
+                         "HardSwish node, from 17 on LayerNorm one LayerNormalization node)")
     a = ap.parse_args()
     names = MODELS if a.model == "all" else [a.model]
     if any(n not in MODELS for n in names):
@@ -129,7 +160,7 @@ def main():
     if a.batch < 1 or a.batch > 64:
         print("error: --batch %d: must be in [1, 64]" % a.batch, file=sys.stderr)
         return 1
-    if a.opset < 11 or a.opset > 17:
+    if a.opset is not None and (a.opset < 11 or a.opset > 17):
         print("error: --opset %d: must be in [11, 17]" % a.opset, file=sys.stderr)
         return 1
     try:
@@ -144,7 +175,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     for n in names:
         try:
-            export(n, a.size, a.batch, a.out, a.seed, torch, torchvision, np, a.opset)
+            opset = a.opset if a.opset is not None else DEFAULT_OPSET.get(n, 13)
+            export(n, a.size, a.batch, a.out, a.seed, torch, torchvision, np, opset)
         except Exception as e:  # an export failure (e.g. an unsupported size) names the model
             print("error: %s at size %d: %s" % (n, a.size, e), file=sys.stderr)
             return 1

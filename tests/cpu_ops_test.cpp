@@ -1,13 +1,15 @@
 /** \file
  * The CPU schedules (Halide's own x86 build) of the ONNX operator generators — eltwise,
  * channel_affine, channel_shuffle, activation, global_pool, concat, dilated conv2d, conv2d with
- * a prologue —
+ * a prologue, batch_matmul, layer_norm —
  * against the naive references, on odd shapes with batch > 1.
  */
 #include "HalideBuffer.h"
 #include "cpu_activation_gelu.h"
 #include "cpu_activation_hard_swish.h"
 #include "cpu_activation_sigmoid.h"
+#include "cpu_batch_matmul_shared_a.h"
+#include "cpu_batch_matmul_transposed.h"
 #include "cpu_channel_affine.h"
 #include "cpu_channel_shuffle.h"
 #include "cpu_concat.h"
@@ -19,6 +21,7 @@
 #include "cpu_eltwise_div.h"
 #include "cpu_gather.h"
 #include "cpu_global_max_pool.h"
+#include "cpu_layer_norm.h"
 #include "cpu_transpose.h"
 #include "reference/naive_layers.h"
 #include "tests/support/random_data.h"
@@ -193,6 +196,29 @@ TEST(CpuOps, ConvPrologueStride2Padded) {
     const std::vector<float> pre =
         reference::channel_affine({p.batch, p.in_c, p.h, p.w}, in, scale, shift, true);
     expect_close(reference::conv2d(p, pre, w, b), o);
+}
+
+TEST(CpuOpSchedules, BatchMatMulSharedA) {
+    std::vector<float> a = random_values(5 * 3, 30), b = random_values(3 * 3 * 7, 31), o(3 * 5 * 7);
+    Buf ba(a.data(), 3, 5, 1), bb(b.data(), 7, 3, 3), bo(o.data(), 7, 5, 3);
+    ASSERT_EQ(cpu_batch_matmul_shared_a(ba, bb, bo), 0);
+    expect_close(reference::batch_matmul(3, 5, 7, 3, 1, 3, false, 0.5f, a, b), o);
+}
+
+TEST(CpuOpSchedules, BatchMatMulTransposed) {
+    std::vector<float> a = random_values(2 * 9 * 12, 32), b = random_values(2 * 10 * 12, 33),
+                       o(2 * 9 * 10);
+    Buf ba(a.data(), 12, 9, 2), bb(b.data(), 12, 10, 2), bo(o.data(), 10, 9, 2);
+    ASSERT_EQ(cpu_batch_matmul_transposed(ba, bb, bo), 0);
+    expect_close(reference::batch_matmul(2, 9, 10, 12, 2, 2, true, 1.f, a, b), o);
+}
+
+TEST(CpuOpSchedules, LayerNormOdd) {
+    std::vector<float> in = random_values(5 * 13, 34, 3.f), sc = random_values(13, 35),
+                       bi = random_values(13, 36), o(5 * 13);
+    Buf b_in(in.data(), 13, 5), b_sc(sc.data(), 13), b_bi(bi.data(), 13), bo(o.data(), 13, 5);
+    ASSERT_EQ(cpu_layer_norm(b_in, b_sc, b_bi, bo), 0);
+    expect_close(reference::layer_norm(5, 13, in, sc, bi, 0.001f), o);
 }
 
 } // namespace

@@ -9,7 +9,8 @@
  *   example call (.example.c) like the CPE file, strict C99 included.
  * The set: conv with floatv4 register blocking, conv with a fused residual add, dense with floatv4
  * on the reduction (rfactor), dense with its input broadcast (BCAST_MODE) and shared by register
- * communication, max pooling, LRN (powf), softmax (expf); the hand schedules of the reduced AlexNet
+ * communication, max pooling, LRN (powf), softmax (expf), batch_matmul (Q.K^T, B^T transposed in
+ * LDM), layer_norm (sqrtf); the hand schedules of the reduced AlexNet
  * of network_test, and a baseline conv.
  */
 #include <gtest/gtest.h>
@@ -89,6 +90,10 @@ const Layer layers[] = {
      "batch=2 channels=12 height=15 width=15 size=5 alpha=0.0001 beta=0.75 k=1 schedule=sunway",
      "powf("},
     {"softmax", "softmax", "batch=2 classes=10 schedule=sunway", "expf("},
+    // Attention's Q.K^T: B^T's chunk transposed in LDM, then the floatv4 GEMM kernel.
+    {"batch_matmul_qkt", "batch_matmul",
+     "batch=2 m=16 n=16 k=8 transpose_b=true alpha=0.125 schedule=sunway", "simd_vmas("},
+    {"layer_norm", "layer_norm", "rows=3 size=32 schedule=sunway", "sqrtf("},
     // The transformer layers: GELU from expf (ActivationMath.h), tanhf, a dense + GELU, a
     // division, a transpose staged and permuted in LDM, and the gather's int64 indices with a
     // DMA get at an address computed from a staged index.

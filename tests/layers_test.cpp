@@ -3,7 +3,9 @@
  * the emulated core group against the naive references of reference/naive_layers.h: shapes
  * the tiles do not divide, odd channel counts, batch > 1, groups, asymmetric kernels and
  * padding, dilations, ceil mode, broadcasting, planes larger than the LDM, 2-4 concat
- * inputs. Layers are generated and compiled at run time (jit/jit_layer.h).
+ * inputs. Layers are generated and compiled at run time (jit/jit_layer.h). The transformer
+ * layers (batch_matmul, layer_norm) also run autoscheduled (schedule "auto": the plugin
+ * libsw_autoschedule.so, when the build has it).
  */
 #include "HalideBuffer.h"
 #include "jit/jit_layer.h"
@@ -19,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -377,6 +380,98 @@ LayerCase activation_case(const std::string &name, int size, Params extra,
             }};
 }
 
+/** cast: int64 values (negative, large, past float's 2^24 exact range) to float32, as C's
+ * conversion rounds them. */
+LayerCase cast_case(const std::string &name, int size) {
+    return {name, "cast", {{"size", str(size)}}, 0, [=](const auto &call) {
+                std::vector<int64_t> in(size_t(size), 0);
+                std::mt19937_64 rng(7);
+                for (int i = 0; i < size; i++)
+                    in[size_t(i)] =
+                        int64_t(rng() % 40000001) - 20000000 + (i % 3) * (int64_t(1) << 40);
+                std::vector<float> o(static_cast<size_t>(size), NAN);
+                std::vector<float> want(static_cast<size_t>(size));
+                for (int i = 0; i < size; i++)
+                    want[size_t(i)] = float(in[size_t(i)]);
+                Halide::Runtime::Buffer<int64_t> bi(in.data(), {size});
+                Buf bo = view(o, {size});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                EXPECT_EQ(o, want);
+            }};
+}
+
+/** eltwise select (masked_fill): out = b != 0 ? a : fill, b a causal mask of rows x rows
+ * broadcast over batch and channels; exact (a copy or the fill). */
+LayerCase select_case(const std::string &name, int batch, int channels, int rows,
+                      const std::string &fill) {
+    Params params = {{"op", "select"},      {"fill", fill},
+                     {"batch", str(batch)}, {"channels", str(channels)},
+                     {"height", str(rows)}, {"width", str(rows)},
+                     {"b_batch", "1"},      {"b_channels", "1"}};
+    return {name, "eltwise", params, 0, [=](const auto &call) {
+                const size_t plane = size_t(rows) * rows, n = size_t(batch) * channels * plane;
+                std::vector<float> a = random_values(n, 26), keep(plane), o(n, NAN);
+                for (int y = 0; y < rows; y++)
+                    for (int x = 0; x < rows; x++)
+                        keep[size_t(y) * rows + x] = x <= y ? 1.f : 0.f;
+                Buf ba = view(a, {rows, rows, channels, batch}),
+                    bb = view(keep, {rows, rows, 1, 1}),
+                    bo = view(o, {rows, rows, channels, batch});
+                ASSERT_EQ(call({ba.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                const float f = std::strtof(fill.c_str(), nullptr);
+                for (size_t i = 0; i < n; i++) {
+                    const float want = keep[i % plane] != 0 ? a[i] : f;
+                    ASSERT_EQ(o[i], want) << "element " << i;
+                }
+            }};
+}
+
+/** batch_matmul: C[b] = alpha * A[b] x B[b] (B^T with \p transpose_b); \p a_batch /
+ * \p b_batch the operands' batch extents (1: shared by every batch). */
+LayerCase batch_matmul_case(const std::string &name, int batch, int m, int n, int k,
+                            bool transpose_b, int a_batch = 0, int b_batch = 0, float alpha = 1.f) {
+    Params params = {{"batch", str(batch)},
+                     {"m", str(m)},
+                     {"n", str(n)},
+                     {"k", str(k)},
+                     {"a_batch", str(a_batch)},
+                     {"b_batch", str(b_batch)},
+                     {"transpose_b", transpose_b ? "true" : "false"},
+                     {"alpha", std::to_string(alpha)}};
+    const int ab = a_batch ? a_batch : batch, bb = b_batch ? b_batch : batch;
+    return {name, "batch_matmul", params, 2.0 * batch * m * n * k, [=](const auto &call) {
+                std::vector<float> a = random_values(size_t(ab) * m * k, 21),
+                                   b = random_values(size_t(bb) * k * n, 22);
+                std::vector<float> o(size_t(batch) * m * n, NAN);
+                Buf ba = view(a, {k, m, ab}),
+                    bbuf = transpose_b ? view(b, {k, n, bb}) : view(b, {n, k, bb}),
+                    bo = view(o, {n, m, batch});
+                ASSERT_EQ(call({ba.raw_buffer(), bbuf.raw_buffer(), bo.raw_buffer()}), 0);
+                // alpha as the generator sees it (printed with 6 decimals).
+                const float al = std::stof(std::to_string(alpha));
+                expect_close(reference::batch_matmul(batch, m, n, k, ab, bb, transpose_b, al, a, b),
+                             o);
+            }};
+}
+
+/** layer_norm over rows of \p size (inputs with a non-zero mean, scale and bias random). */
+LayerCase layer_norm_case(const std::string &name, int rows, int size) {
+    Params params = {{"rows", str(rows)}, {"size", str(size)}, {"epsilon", "1e-05"}};
+    return {name, "layer_norm", params, 0, [=](const auto &call) {
+                std::vector<float> in = random_values(size_t(rows) * size, 23, 3.f),
+                                   scale = random_values(size, 24, 2.f),
+                                   bias = random_values(size, 25);
+                for (float &v : in)
+                    v += 1.5f;
+                std::vector<float> o(in.size(), NAN);
+                Buf bi = view(in, {size, rows}), bs = view(scale, {size}), bb = view(bias, {size}),
+                    bo = view(o, {size, rows});
+                ASSERT_EQ(
+                    call({bi.raw_buffer(), bs.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::layer_norm(rows, size, in, scale, bias, 1e-5f), o);
+            }};
+}
+
 /** eltwise op (add, sub, mul, div or pow) with broadcasting; divisors kept away from 0 and
  * pow's bases positive (a negative base to a fractional power is NaN). */
 LayerCase eltwise_op_case(const std::string &name, Shape4 out, Shape4 as, Shape4 bs,
@@ -460,7 +555,7 @@ LayerCase gather_case(const std::string &name, int rows, int vocab, int size) {
 
 /** The transformer layers (issue 24): GELU, tanh, erf, dense + GELU, Sub / Div / Pow with
  * broadcasting, transposes, gathers; also run autoscheduled (TransformerLayersAuto). */
-std::vector<LayerCase> transformer_cases() {
+std::vector<LayerCase> transformer_op_cases() {
     return {
         activation_case("gelu", 4099, {{"op", "gelu"}},
                         [](const std::vector<float> &v) { return reference::gelu(v); }),
@@ -490,6 +585,8 @@ std::vector<LayerCase> transformer_cases() {
         transpose_case("transpose_odd_3102", {2, 3, 5, 7}, {3, 1, 0, 2}),
         transpose_case("transpose_odd_identity", {2, 3, 5, 7}, {0, 1, 2, 3}),
         transpose_case("transpose_large_inner_swap", {3, 5, 130, 70}, {0, 1, 3, 2}),
+        select_case("select_causal_neg_inf", 2, 3, 19, "-inf"),
+        select_case("select_causal_finite", 1, 2, 8, "-10000"),
         gather_case("gather_embedding", 37, 1000, 768),
         gather_case("gather_odd", 5, 7, 3),
         gather_case("gather_many_rows", 300, 50, 13),
@@ -608,6 +705,28 @@ std::vector<LayerCase> all_cases() {
         activation_case("hard_swish", 4099,
                         {{"op", "hard_swish"}, {"alpha", "0.16666667"}, {"beta", "0.5"}},
                         [](const std::vector<float> &v) { return reference::hard_swish(v); }),
+        cast_case("cast_int64", 1031),
+    };
+}
+
+/** The transformer layers (batch_matmul, layer_norm): also run autoscheduled. */
+std::vector<LayerCase> transformer_cases() {
+    return {
+        // Attention of 2 x 2 heads, sequence 32, head dim 64: Q.K^T and scores.V.
+        batch_matmul_case("bmm_qkt", 4, 32, 32, 64, true, 0, 0, 0.125f),
+        batch_matmul_case("bmm_scores_v", 4, 32, 64, 32, false),
+        // Odd sizes: no whole vector along n (7) nor along k (3), m = 5.
+        batch_matmul_case("bmm_odd", 3, 5, 7, 3, false),
+        batch_matmul_case("bmm_odd_transposed", 3, 5, 7, 3, true),
+        // n not a multiple of 4 but >= 4: vector tiles shifted inwards; k a multiple of 4.
+        batch_matmul_case("bmm_odd_n_vectors", 2, 9, 10, 12, false, 0, 0, 0.5f),
+        batch_matmul_case("bmm_odd_transposed_vectors", 2, 9, 10, 12, true),
+        // Broadcasting: A (and B) shared by every batch.
+        batch_matmul_case("bmm_a_shared", 3, 6, 8, 5, false, 1, 0),
+        batch_matmul_case("bmm_b_shared_transposed", 3, 6, 9, 8, true, 0, 1),
+        layer_norm_case("layer_norm_bert", 70, 768),
+        layer_norm_case("layer_norm_32", 130, 32),
+        layer_norm_case("layer_norm_odd", 5, 13),
     };
 }
 
@@ -721,13 +840,25 @@ std::vector<LayerRun> runs() {
     for (const LayerCase &c : transformer_cases()) {
         for (const char *s : {"sunway", "baseline"})
             r.push_back({c, s});
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+        r.push_back({c, "auto"});
+#endif
+    }
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+    // A row larger than the LDM (the hand and baseline schedules refuse it): chunked by the
+    // autoscheduler.
+    r.push_back({layer_norm_case("layer_norm_wide_row", 3, 4000), "auto"});
+#endif
+    for (const LayerCase &c : transformer_op_cases()) {
+        for (const char *s : {"sunway", "baseline"})
+            r.push_back({c, s});
     }
     return r;
 }
 
 std::vector<LayerRun> auto_runs() {
     std::vector<LayerRun> r;
-    for (const LayerCase &c : transformer_cases())
+    for (const LayerCase &c : transformer_op_cases())
         r.push_back({c, "auto"});
     return r;
 }
@@ -736,6 +867,61 @@ INSTANTIATE_TEST_SUITE_P(AllLayers, Layers, testing::ValuesIn(runs()),
                          [](const testing::TestParamInfo<LayerRun> &i) {
                              return i.param.layer.name + "_" + i.param.schedule;
                          });
+
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+/** BERT-base's attention products and LayerNorm (12 heads, sequence 128, head dim 64, hidden
+ * 768) with the hand, baseline and autoscheduled schedules: each matches the naive reference,
+ * and the modelled time is printed (and recorded as a test property) beside the roofline
+ * bound: the flops at the core group's peak against every input read once at the get plateau
+ * plus the output written once at the put plateau (Machine.h). */
+TEST(Layers, BertShapesModelledTime) {
+    const std::vector<LayerCase> cases = {
+        batch_matmul_case("bert_qkt", 12, 128, 128, 64, true, 0, 0, 0.125f),
+        batch_matmul_case("bert_scores_v", 12, 128, 64, 128, false),
+        layer_norm_case("bert_layer_norm", 128, 768),
+    };
+    const sw::Machine &m = sw::sw26010();
+    for (const LayerCase &c : cases) {
+        for (const std::string schedule : {"sunway", "baseline", "auto"}) {
+            Params params = c.params;
+            sw_jit::JitOptions options;
+            if (schedule == "auto")
+                options.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway",
+                                      "auto_schedule=true"};
+            else
+                params["schedule"] = schedule;
+            const sw_jit::JitBuild b =
+                sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, c.generator, params, options);
+            ASSERT_TRUE(b.ok()) << c.name << " " << schedule << ": " << b.log;
+            double get_bytes = 0, put_bytes = 0;
+            athread_emu_stats_reset();
+            c.check([&](std::vector<halide_buffer_t *> args) {
+                for (size_t k = 0; k + 1 < args.size(); k++)
+                    get_bytes += double(args[k]->size_in_bytes());
+                put_bytes += double(args.back()->size_in_bytes());
+                return b.layer->call(args);
+            });
+            ASSERT_EQ(athread_emu_stats_count(), 1);
+            const athread_emu_kernel_stats *ks = athread_emu_stats_get(0);
+            const double modelled = ks->modelled_seconds;
+            int slowest = 0;
+            for (int q = 1; q < ks->ncpes; q++)
+                slowest = ks->cpe[q].cycles > ks->cpe[slowest].cycles ? q : slowest;
+            const double flops = c.generator == "layer_norm" ? 8.0 * put_bytes / 4 : c.flops;
+            const double bound = std::max(flops / (m.cg_peak_gflops() * 1e9),
+                                          get_bytes / (m.dma_get_plateau_gbps() * 1e9) +
+                                              put_bytes / (m.dma_put_plateau_gbps() * 1e9));
+            std::printf("%-16s %-8s modelled %8.4f ms  roofline bound %8.4f ms  (%.2f of it); "
+                        "slowest CPE: %lld cycles, %lld compute, %lld waiting for DMA\n",
+                        c.name.c_str(), schedule.c_str(), modelled * 1e3, bound * 1e3,
+                        bound / modelled, ks->cpe[slowest].cycles, ks->cpe[slowest].compute_cycles,
+                        ks->cpe[slowest].dma_wait_cycles);
+            testing::Test::RecordProperty(c.name + "_" + schedule + "_modelled_ms",
+                                          std::to_string(modelled * 1e3));
+        }
+    }
+}
+#endif
 
 // The transformer layers autoscheduled (libsw_autoschedule.so).
 INSTANTIATE_TEST_SUITE_P(TransformerLayersAuto, Layers, testing::ValuesIn(auto_runs()),
@@ -846,6 +1032,26 @@ TEST(Layers, TransformerLayersRefuseBadParameters) {
         EXPECT_FALSE(b.ok()) << gen;
         return b.log;
     };
+    const Params bad_batch = {{"batch", "3"}, {"a_batch", "2"}};
+    EXPECT_NE(error_of("batch_matmul", bad_batch)
+                  .find("error: batch_matmul: a_batch=2 must be 0 (= batch), 1 or batch=3"),
+              std::string::npos);
+    const Params zero = {{"batch", "2"}, {"k", "0"}};
+    EXPECT_NE(error_of("batch_matmul", zero).find("batch_matmul: batch, m, n and k must be >= 1"),
+              std::string::npos);
+    const Params tile = {{"n", "64"}, {"tile_n", "6"}};
+    EXPECT_NE(error_of("batch_matmul", tile).find("batch_matmul: tile_n=6 must be a multiple of 4"),
+              std::string::npos);
+    // A row larger than the LDM: the hand and baseline schedules refuse it, naming the size
+    // and the machine.
+    for (const char *schedule : {"sunway", "baseline"}) {
+        const Params big = {{"rows", "4"}, {"size", "4000"}, {"schedule", schedule}};
+        const std::string log = error_of("layer_norm", big);
+        EXPECT_NE(log.find("error: layer_norm: a row of size=4000 needs 64012 bytes of LDM"),
+                  std::string::npos)
+            << log;
+        EXPECT_NE(log.find("sw26010"), std::string::npos) << log;
+    }
     EXPECT_NE(error_of("transpose", {{"shape", "2,3,5,7"}, {"perm", "0,1,1,3"}})
                   .find("error: transpose: perm 0,1,1,3 is not a permutation of 0,1,2,3"),
               std::string::npos);

@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -39,6 +40,9 @@
 #endif
 #ifndef SW_EXPORT_SCRIPT
 #define SW_EXPORT_SCRIPT "scripts/export_torchvision.py"
+#endif
+#ifndef SW_TRANSFORMER_SCRIPT
+#define SW_TRANSFORMER_SCRIPT "scripts/export_transformer.py"
 #endif
 #ifndef SW_MODELS_DIR
 #define SW_MODELS_DIR "torchvision_models"
@@ -297,15 +301,128 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"googlenet", 32, 1}, ModelCase{"densenet121", 32, 1},
                       ModelCase{"shufflenet_v2_x1_0", 32, 2}, ModelCase{"vgg16_bn", 224, 1},
                       ModelCase{"mobilenet_v3_small", 64, 1},
-                      ModelCase{"mobilenet_v3_large", 32, 1}),
+                      ModelCase{"mobilenet_v3_large", 32, 1},
+                      // ViT-B/16's modules, 2 layers: 3x3 patches and the class token (10
+                      // tokens), batch 2; opset 17 (LayerNormalization nodes).
+                      ModelCase{"vit_reduced", 48, 2, 17}),
     case_name);
+
+// ------------------------------------------------------------- transformers
+
+/** A transformer of scripts/export_transformer.py (issue 24): bert (inputs ids and mask, output
+ * hidden) or gpt2 (input ids, output logits), and its sizes. */
+struct TransformerCase {
+    const char *model;
+    int layers, hidden, heads, ffn, vocab, seq, batch;
+    std::string args() const {
+        return std::string(" --model ") + model + " --layers " + std::to_string(layers) +
+               " --hidden " + std::to_string(hidden) + " --heads " + std::to_string(heads) +
+               " --ffn " + std::to_string(ffn) + " --vocab " + std::to_string(vocab) + " --seq " +
+               std::to_string(seq) + " --batch " + std::to_string(batch);
+    }
+};
+
+/** Exports the model into `dir`, runs it (int64 inputs) and compares its output with PyTorch's
+ * float64 one: within 1e-3 of the output's largest magnitude. */
+void check_transformer(const TransformerCase &c, const std::string &dir, const std::string &cache,
+                       RunFigures *fig) {
+    std::string log;
+    const int rc = run_python(std::string("'") + SW_TRANSFORMER_SCRIPT + "'" + c.args() +
+                                  " --out '" + dir + "'",
+                              dir + ".export.log", &log);
+    if (rc == 2 || rc == 127)
+        GTEST_SKIP() << "torch not importable with " << SW_TORCH_PYTHON << ": " << log;
+    ASSERT_EQ(rc, 0) << "export_transformer.py failed:\n" << log;
+    const bool bert = std::string(c.model) == "bert";
+    const std::string base = dir + "/" + c.model, output = bert ? "hidden" : "logits";
+    sw_graph::Graph g = sw_graph::import_onnx(base + ".onnx");
+    const std::vector<std::string> names =
+        bert ? std::vector<std::string>{"ids", "mask"} : std::vector<std::string>{"ids"};
+    ASSERT_EQ(g.inputs, names);
+    sw_graph::InputValues in;
+    for (const std::string &n : names) {
+        sw_io::NpyInts v = sw_io::load_npy_ints(base + "." + n + ".npy");
+        ASSERT_EQ(v.shape, (std::vector<int64_t>{c.batch, c.seq})) << n;
+        in.i64[n] = std::move(v.data);
+    }
+    const std::vector<int64_t> out_shape = {c.batch, c.seq, bert ? c.hidden : c.vocab};
+    const sw_io::NpyArray want = sw_io::load_npy_expect(base + "." + output + ".npy", out_shape);
+
+    const auto t0 = std::chrono::steady_clock::now();
+    sw_graph::Executor ex(g, auto_options(cache));
+    const auto t1 = std::chrono::steady_clock::now();
+    const sw_graph::ExecResult r = ex.run(in);
+    const sw_graph::Tensor &out = r.outputs.at(output);
+    ASSERT_EQ(out.shape, out_shape);
+    const Comparison cmp = compare(out.f32, want.data);
+    fig->modelled_seconds = r.modelled_seconds;
+    fig->compile_seconds = std::chrono::duration<double>(t1 - t0).count();
+    fig->gflop = 2.0 * double(sw_graph::graph_stats(g).macs) * 1e-9;
+    fig->distinct_layers = r.distinct_layers;
+    fig->steps = int(r.steps.size());
+    std::map<std::string, double> by_kind;
+    for (const sw_graph::StepResult &s : r.steps)
+        by_kind[s.layer < 0 ? "view" : s.generator] += s.record.modelled_seconds;
+    for (const auto &[kind, secs] : by_kind)
+        std::printf("[kind] %-14s %9.4f ms\n", kind.c_str(), secs * 1e3);
+    std::printf("[model]%s: %d steps, %d distinct layers, compile %.1f s, %.4f ms modelled, "
+                "%s max |diff| %.3g (max |%s| %.3g)\n",
+                c.args().c_str(), fig->steps, fig->distinct_layers, fig->compile_seconds,
+                r.modelled_seconds * 1e3, output.c_str(), cmp.max_abs, output.c_str(), cmp.max_ref);
+    EXPECT_LE(cmp.max_abs, 1e-3 * std::max(1.0, cmp.max_ref))
+        << output << " value " << cmp.worst << " is " << out.f32[cmp.worst] << ", PyTorch "
+        << want.data[cmp.worst];
+    EXPECT_GT(r.modelled_seconds, 0.0);
+}
+
+// Reduced: 2 layers, hidden 64, 4 heads, a sequence of 19 (no tile divides it), batch 2 (BERT:
+// the second sequence's last 4 positions masked; GPT-2: causal).
+TEST(TransformerModel, BertMatchesPyTorch) {
+    RunFigures fig;
+    check_transformer({"bert", 2, 64, 4, 128, 500, 19, 2},
+                      std::string(SW_MODELS_DIR) + "/bert_reduced",
+                      std::string(SW_MODELS_DIR) + "/layer_cache", &fig);
+}
+
+TEST(TransformerModel, Gpt2MatchesPyTorch) {
+    RunFigures fig;
+    check_transformer({"gpt2", 2, 64, 4, 128, 500, 19, 2},
+                      std::string(SW_MODELS_DIR) + "/gpt2_reduced",
+                      std::string(SW_MODELS_DIR) + "/layer_cache", &fig);
+}
+
+// Full sizes (figures for docs/results.md; cold compile into an empty cache): BERT-base (12
+// layers, hidden 768, 12 heads, FFN 3072, sequence 128, vocabulary 30522) and GPT-2 small (the
+// same with GPT-2's vocabulary of 50257), batch 1.
+class TransformerFullSize : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(TransformerFullSize, Figures) {
+    const std::string model = GetParam();
+    const std::string dir = std::string(SW_MODELS_DIR) + "/" + model + "_base",
+                      cache = dir + "_layer_cache";
+    std::filesystem::remove_all(cache);
+    RunFigures fig;
+    check_transformer({GetParam(), 12, 768, 12, 3072, model == "bert" ? 30522 : 50257, 128, 1}, dir,
+                      cache, &fig);
+    std::filesystem::remove_all(cache);
+    const double peak = sw::sw26010().cg_peak_gflops();
+    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.2f | %d | %.1f s |\n", model.c_str(),
+                fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
+                fig.gflop, fig.distinct_layers, fig.compile_seconds);
+}
+
+INSTANTIATE_TEST_SUITE_P(DISABLED_Models, TransformerFullSize, ::testing::Values("bert", "gpt2"),
+                         [](const ::testing::TestParamInfo<const char *> &i) {
+                             return std::string(i.param);
+                         });
 
 // ------------------------------------------------------------- full-size figures
 
 class FullSize : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(FullSize, Figures) {
-    const ModelCase c{GetParam(), 224, 1};
+    const std::string name = GetParam();
+    const ModelCase c{GetParam(), 224, 1, name.rfind("vit", 0) == 0 ? 17 : 13};
     const std::string dir = std::string(SW_MODELS_DIR) + "/s224b1",
                       cache = dir + "/layer_cache_" + c.name;
     std::filesystem::remove_all(cache); // cold: every layer generated and compiled
@@ -333,7 +450,8 @@ TEST_P(FullSize, Figures) {
 INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
                          ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
                                            "googlenet", "densenet121", "shufflenet_v2_x1_0",
-                                           "vgg16_bn", "mobilenet_v3_small", "mobilenet_v3_large"),
+                                           "vgg16_bn", "mobilenet_v3_small", "mobilenet_v3_large",
+                                           "vit_b_16"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string(i.param);
                          });

@@ -237,3 +237,62 @@ TEST(GraphPasses, DeadNodesAndTheirWeightsGo) {
     EXPECT_EQ(g.find("unused"), nullptr);
     EXPECT_NE(g.find("x"), nullptr);
 }
+
+// PyTorch's exact GELU in both of torch.onnx's orders, and its tanh approximation, become one
+// Gelu node each; one whose
+// intermediate has a second reader, or whose constant is not sqrt(2), is left alone.
+TEST(Passes, FuseGelu) {
+    ModelBuilder m(17);
+    m.input("x", {2, 6});
+    m.init("sqrt2", {}, {1.41421356f});
+    m.init("rsqrt2", {}, {0.70710678f});
+    m.init("one", {}, {1.f});
+    m.init("half", {}, {0.5f});
+    m.init("three", {}, {3.f});
+    // x * (1 + erf(x / sqrt 2)) * 0.5
+    m.node("Div", {"x", "sqrt2"}, {"d"});
+    m.node("Erf", {"d"}, {"e"});
+    m.node("Add", {"e", "one"}, {"a"});
+    m.node("Mul", {"x", "a"}, {"m"});
+    m.node("Mul", {"m", "half"}, {"g1"}, "gelu1");
+    // (0.5 * g1) * (1 + erf(g1 * (1 / sqrt 2)))
+    m.node("Mul", {"g1", "rsqrt2"}, {"d2"});
+    m.node("Erf", {"d2"}, {"e2"});
+    m.node("Add", {"one", "e2"}, {"a2"});
+    m.node("Mul", {"half", "g1"}, {"h2"});
+    m.node("Mul", {"h2", "a2"}, {"g2"}, "gelu2");
+    // The tanh approximation: 0.5 * (g2 * (1 + tanh(sqrt(2 / pi) * (g2 + 0.044715 g2^3)))).
+    m.init("c", {}, {0.044715f});
+    m.init("k", {}, {0.7978845608f});
+    m.node("Mul", {"g2", "g2"}, {"sq"});
+    m.node("Mul", {"g2", "sq"}, {"cube"});
+    m.node("Mul", {"c", "cube"}, {"cc"});
+    m.node("Add", {"g2", "cc"}, {"inner"});
+    m.node("Mul", {"k", "inner"}, {"arg"});
+    m.node("Tanh", {"arg"}, {"t"});
+    m.node("Add", {"one", "t"}, {"t1"});
+    m.node("Mul", {"g2", "t1"}, {"gt"});
+    m.node("Mul", {"half", "gt"}, {"g3"}, "gelu3");
+    // Not GELU: divided by 3.
+    m.node("Div", {"g3", "three"}, {"d3"});
+    m.node("Erf", {"d3"}, {"e3"});
+    m.node("Add", {"e3", "one"}, {"a3"});
+    m.node("Mul", {"g3", "a3"}, {"m3"});
+    m.node("Mul", {"m3", "half"}, {"y"});
+    m.output("y");
+    Graph g = m.infer();
+    EXPECT_EQ(fuse_gelu(g), 3);
+    int gelus = 0, erfs = 0, tanh = 0;
+    for (const Node &n : g.nodes) {
+        gelus += n.op_type == "Gelu" && n.domain == kInternalDomain;
+        erfs += n.op_type == "Erf";
+        tanh += n.op_type == "Gelu" && n.attr_string("approximate", "") == "tanh";
+    }
+    EXPECT_EQ(gelus, 3);
+    EXPECT_EQ(erfs, 1);
+    EXPECT_EQ(tanh, 1);
+    EXPECT_EQ(g.nodes[0].op_type, "Gelu");
+    EXPECT_EQ(g.nodes[0].inputs, std::vector<std::string>{"x"});
+    EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"g1"});
+    EXPECT_EQ(g.nodes[0].attr_string("approximate", ""), "none");
+}

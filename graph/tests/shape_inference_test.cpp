@@ -454,11 +454,11 @@ TEST(GraphShapes, UnsupportedOperatorNamesNodeAndOp) {
     ModelBuilder m;
     m.input("x", {1, 3, 4, 4});
     m.node("Relu", {"x"}, {"a"});
-    m.node("Tanh", {"a"}, {"y"}, "act2");
+    m.node("Acosh", {"a"}, {"y"}, "act2");
     m.output("y");
     const std::string e = error_of(m);
-    EXPECT_EQ(e.rfind("error: test.onnx: node 'act2' (Tanh): operator 'Tanh' is not supported", 0),
-              0u)
+    EXPECT_EQ(
+        e.rfind("error: test.onnx: node 'act2' (Acosh): operator 'Acosh' is not supported", 0), 0u)
         << e;
     EXPECT_NE(e.find("Conv"), std::string::npos) << e; // lists what is supported
 }
@@ -561,4 +561,48 @@ TEST(GraphShapes, DeclaredOutputShapeIsChecked) {
         t->mutable_shape()->add_dim()->set_dim_value(d);
     EXPECT_NE(error_of(m).find("the inferred shape 1x3x8x8 differs from the declared 1x3x8x9"),
               std::string::npos);
+}
+
+// LayerNormalization (opset 17): the output has X's shape; Scale must be the normalised
+// dims; training outputs and another stash type are refused naming the node. A computed
+// int64 tensor casts to float32 only; a constant Transpose (a weight) is folded.
+TEST(GraphShapes, LayerNormCastAndConstantTranspose) {
+    ModelBuilder m(17);
+    m.input("x", {2, 3, 4});
+    m.input("ids", {2, 3}, onnx::TensorProto_DataType_INT64);
+    m.init("s", {4}, {1, 2, 3, 4});
+    m.init("w", {2, 3}, {1, 2, 3, 4, 5, 6});
+    auto &ln = m.node("LayerNormalization", {"x", "s"}, {"y"}, "ln");
+    ModelBuilder::attr_f(ln, "epsilon", 1e-6f);
+    auto &c = m.node("Cast", {"ids"}, {"f"}, "cast");
+    ModelBuilder::attr_i(c, "to", onnx::TensorProto_DataType_FLOAT);
+    m.node("Transpose", {"w"}, {"wt"}, "t");
+    m.node("MatMul", {"f", "wt"}, {"z"}, "mm");
+    m.output("y");
+    m.output("z");
+    Graph g = m.infer();
+    EXPECT_EQ(g.tensor("y").shape, (Dims{2, 3, 4}));
+    EXPECT_EQ(g.tensor("f").dtype, DType::Float32);
+    const Tensor &wt = g.tensor("wt");
+    ASSERT_TRUE(wt.is_constant);
+    EXPECT_EQ(wt.shape, (Dims{3, 2}));
+    EXPECT_EQ(wt.f32, (std::vector<float>{1, 4, 2, 5, 3, 6}));
+
+    ModelBuilder bad(17);
+    bad.input("x", {2, 3, 4});
+    bad.init("s", {3}, {1, 2, 3});
+    bad.node("LayerNormalization", {"x", "s"}, {"y"}, "ln_bad");
+    bad.output("y");
+    const std::string e = error_of(bad);
+    EXPECT_NE(e.find("ln_bad"), std::string::npos) << e;
+    EXPECT_NE(e.find("Scale 3 is not the normalised shape 4"), std::string::npos) << e;
+
+    ModelBuilder back(17);
+    back.input("x", {2, 3});
+    auto &c2 = back.node("Cast", {"x"}, {"i"}, "to_int");
+    ModelBuilder::attr_i(c2, "to", onnx::TensorProto_DataType_INT64);
+    back.output("i");
+    const std::string e2 = error_of(back);
+    EXPECT_NE(e2.find("to_int"), std::string::npos) << e2;
+    EXPECT_NE(e2.find("int64 to float32 is"), std::string::npos) << e2;
 }

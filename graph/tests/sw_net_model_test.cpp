@@ -404,3 +404,95 @@ TEST_F(SwNetModel, FcSplitUnderMpirunMatchesOneRank) {
 #endif
 
 } // namespace
+
+namespace {
+
+/** x float (2, 3) + Cast(ids int64 (2, 3)) -> y: a model of two inputs, one of them int64. */
+ModelBuilder two_inputs() {
+    ModelBuilder b;
+    b.input("x", {2, 3});
+    b.input("ids", {2, 3}, onnx::TensorProto_DataType_INT64);
+    auto &c = b.node("Cast", {"ids"}, {"f"}, "to_float");
+    ModelBuilder::attr_i(c, "to", onnx::TensorProto_DataType_FLOAT);
+    b.node("Add", {"x", "f"}, {"y"}, "sum");
+    b.output("y");
+    return b;
+}
+
+/** An int64 .npy (version 1.0, C order) written here byte by byte. */
+void save_int64_npy(const std::string &path, const std::vector<int64_t> &shape,
+                    const std::vector<int64_t> &data) {
+    std::string dims;
+    for (size_t i = 0; i < shape.size(); i++)
+        dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
+    std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + dims + "), }";
+    while ((10 + header.size() + 1) % 64 != 0)
+        header += ' ';
+    header += '\n';
+    std::ofstream f(path, std::ios::binary);
+    f.write("\x93NUMPY\x01\x00", 8);
+    const unsigned char len[2] = {static_cast<unsigned char>(header.size() & 0xff),
+                                  static_cast<unsigned char>(header.size() >> 8)};
+    f.write(reinterpret_cast<const char *>(len), 2);
+    f << header;
+    f.write(reinterpret_cast<const char *>(data.data()), std::streamsize(data.size() * 8));
+}
+
+} // namespace
+
+// Several inputs, one int64: each given as --input name=file.npy; the output is x + ids.
+// Errors: an input missing, an unknown name, one given twice, an int64 file for a float
+// input, --batch other than the model's, --export.
+TEST_F(SwNetModel, NamedAndInt64Inputs) {
+    const std::string model = write(two_inputs(), "two.onnx");
+    const std::vector<float> x = random_input(6, 3);
+    const std::vector<int64_t> ids = {0, -7, 123456, 5, 1 << 20, -1};
+    sw_io::save_npy(path("x.npy"), {2, 3}, x);
+    save_int64_npy(path("ids.npy"), {2, 3}, ids);
+    CliRun r = sw_net("--model " + model + " --input x=" + path("x.npy") + " --input ids=" +
+                      path("ids.npy") + " --dump-output " + path("y.npy") + opts());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("inputs: x float32 2x3 from"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ids int64 2x3 from"), std::string::npos) << r.out;
+    const sw_io::NpyArray y = sw_io::load_npy(path("y.npy"));
+    ASSERT_EQ(y.shape, (std::vector<int64_t>{2, 3}));
+    for (size_t i = 0; i < 6; i++)
+        EXPECT_EQ(y.data[i], x[i] + float(ids[i])) << i;
+
+    r = sw_net("--model " + model + " --input x=" + path("x.npy") + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("error: " + model + ": input 'ids' (int64 2x3) has no data"),
+              std::string::npos)
+        << r.out;
+    r = sw_net("--model " + model + " --input x=" + path("x.npy") +
+               " --input tokens=" + path("ids.npy") + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("the model has no input 'tokens' (its inputs: 'x', 'ids')"),
+              std::string::npos)
+        << r.out;
+    r = sw_net("--model " + model + " --input x=" + path("x.npy") + " --input x=" + path("x.npy") +
+               opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("input 'x' given twice"), std::string::npos) << r.out;
+    r = sw_net("--model " + model + " --input x=" + path("ids.npy") +
+               " --input ids=" + path("ids.npy") + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("dtype '<i8' is not supported"), std::string::npos) << r.out;
+    r = sw_net("--model " + model + " --input x=" + path("x.npy") +
+               " --input ids=" + path("x.npy") + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("dtype '<f4' is not an integer type"), std::string::npos) << r.out;
+    r = sw_net("--model " + model + " --input x=" + path("x.npy") +
+               " --input ids=" + path("ids.npy") + " --batch 4" + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("--batch 4"), std::string::npos) << r.out;
+    r = sw_net("--model " + model + " --input x=" + path("x.npy") +
+               " --input ids=" + path("ids.npy") + " --export " + path("out") + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("--export needs a model with one float32 input"), std::string::npos)
+        << r.out;
+    r = sw_net("--model " + model + " --input " + path("x.npy") +
+               " --input ids=" + path("ids.npy") + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("each is name=file.npy"), std::string::npos) << r.out;
+}

@@ -129,7 +129,8 @@ void check_finite(const std::string &path, const std::vector<int64_t> &shape, co
 
 /** Reads and checks the preamble and header of the .npy file \p f (at its start): '<f4', C
  * order; returns the shape and leaves \p f at the first data byte. */
-std::vector<int64_t> read_header(const std::string &path, FILE *f) {
+std::vector<int64_t> read_header(const std::string &path, FILE *f,
+                                 std::string *descr_out = nullptr) {
     unsigned char preamble[8];
     const size_t got = std::fread(preamble, 1, 8, f);
     if (got < 8 || std::memcmp(preamble, kMagic, 6) != 0)
@@ -156,7 +157,9 @@ std::vector<int64_t> read_header(const std::string &path, FILE *f) {
         fail(path, "header is not a dict literal: " + header);
 
     const std::string descr = parse_descr(path, header);
-    if (descr != "<f4")
+    if (descr_out)
+        *descr_out = descr;
+    else if (descr != "<f4")
         fail(path, "dtype '" + descr +
                        "' is not supported (only little-endian float32 '<f4'; "
                        "convert with arr.astype('<f4'))");
@@ -168,15 +171,17 @@ std::vector<int64_t> read_header(const std::string &path, FILE *f) {
 
 /** The shape against the file's size before anything is allocated: a small file claiming a
  * huge shape fails here. Returns the data bytes the file has (0 if not a regular file). */
-uint64_t check_size(const std::string &path, FILE *f, const std::vector<int64_t> &shape, size_t n) {
+uint64_t check_size(const std::string &path, FILE *f, const std::vector<int64_t> &shape, size_t n,
+                    size_t element_bytes = 4) {
     struct stat st;
     const long data_start = std::ftell(f);
     if (::fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && data_start >= 0) {
         const uint64_t have =
             uint64_t(st.st_size) - uint64_t(std::min<long long>(st.st_size, data_start));
-        if (uint64_t(n) * 4 > have)
+        if (uint64_t(n) * element_bytes > have)
             fail(path, "truncated data: shape " + shape_to_string(shape) + " needs " +
-                           std::to_string(n * 4) + " bytes, the file has " + std::to_string(have));
+                           std::to_string(n * element_bytes) + " bytes, the file has " +
+                           std::to_string(have));
         return have;
     }
     return 0;
@@ -238,6 +243,50 @@ NpyArray load_npy(const std::string &path, NonFinite nonfinite) {
                        shape_to_string(a.shape));
     if (nonfinite == NonFinite::Refuse)
         check_finite(path, a.shape, a.data.data(), n);
+    return a;
+}
+
+std::string npy_dtype(const std::string &path) {
+    File f(std::fopen(path.c_str(), "rb"));
+    if (!f)
+        throw IoError("cannot open npy file '" + path + "': " + std::strerror(errno));
+    std::string descr;
+    read_header(path, f.get(), &descr);
+    return descr;
+}
+
+NpyInts load_npy_ints(const std::string &path) {
+    File f(std::fopen(path.c_str(), "rb"));
+    if (!f)
+        throw IoError("cannot open npy file '" + path + "': " + std::strerror(errno));
+    std::string descr;
+    NpyInts a;
+    a.shape = read_header(path, f.get(), &descr);
+    if (descr != "<i8" && descr != "<i4")
+        fail(path, "dtype '" + descr +
+                       "' is not an integer type read here (little-endian int64 '<i8' or int32 "
+                       "'<i4')");
+    const size_t bytes = descr == "<i8" ? 8 : 4;
+    const size_t n = element_count(a.shape, path);
+    const uint64_t have = check_size(path, f.get(), a.shape, n, bytes);
+    if (have > uint64_t(n) * bytes)
+        fail(path, "has data past the " + std::to_string(n * bytes) + " bytes of shape " +
+                       shape_to_string(a.shape));
+    a.data.resize(n);
+    if (bytes == 8) {
+        if (n && std::fread(a.data.data(), 8, n, f.get()) != n)
+            fail(path, "truncated data: shape " + shape_to_string(a.shape) + " needs " +
+                           std::to_string(n * 8) + " bytes");
+    } else {
+        std::vector<int32_t> v(n);
+        if (n && std::fread(v.data(), 4, n, f.get()) != n)
+            fail(path, "truncated data: shape " + shape_to_string(a.shape) + " needs " +
+                           std::to_string(n * 4) + " bytes");
+        std::copy(v.begin(), v.end(), a.data.begin());
+    }
+    if (std::fgetc(f.get()) != EOF)
+        fail(path, "has data past the " + std::to_string(n * bytes) + " bytes of shape " +
+                       shape_to_string(a.shape));
     return a;
 }
 

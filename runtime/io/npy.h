@@ -1,6 +1,7 @@
 /** \file
  * NumPy .npy files of float32 (dtype '<f4', C order), the format PyTorch weights are
- * exported in (`np.save(path, tensor.detach().numpy())`).
+ * exported in (`np.save(path, tensor.detach().numpy())`), and of int64 / int32 (token ids and
+ * masks of a transformer's inputs).
  */
 #ifndef SW_IO_NPY_H
 #define SW_IO_NPY_H
@@ -37,6 +38,21 @@ NpyArray load_npy(const std::string &path, NonFinite nonfinite = NonFinite::Refu
  * the expected and the actual shape. */
 NpyArray load_npy_expect(const std::string &path, const std::vector<int64_t> &expected_shape,
                          NonFinite nonfinite = NonFinite::Refuse);
+
+/** An integer .npy array (token ids, attention masks), widened to int64. */
+struct NpyInts {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> data;
+};
+
+/** The dtype string of a .npy file's header ('<f4', '<i8', ...); IoError as load_npy for a
+ * missing file or a malformed header. */
+std::string npy_dtype(const std::string &path);
+
+/** Reads a .npy file of little-endian int64 ('<i8') or int32 ('<i4', widened) data in C
+ * order, with load_npy's checks (shape against the file's size before allocating, no data
+ * past the shape, C order). */
+NpyInts load_npy_ints(const std::string &path);
 
 /** A .npy file read a slice at a time (a batch streamed image by image, not loaded whole):
  * the constructor reads the header and checks the shape against the file's size exactly as

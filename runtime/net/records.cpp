@@ -49,6 +49,10 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
         return 4.0 * double(in_elements) / 1e9;
     if (kind == "global_pool")
         return double(in_elements) / 1e9;
+    if (kind == "batch_matmul") // a multiply-add per k for each output (alpha not counted)
+        return 2.0 * p("k", 64) * out / 1e9;
+    if (kind == "layer_norm") // per element: 1 for the mean, 3 for the variance, 4 to normalise
+        return 8.0 * out / 1e9;
     // Pure data movement: no arithmetic on the values.
     if (kind == "transpose" || kind == "gather")
         return 0;
