@@ -74,9 +74,12 @@ public:
     }
 
     void schedule() {
-        /* THE SCHEDULE: chunks of consecutive elements over the CPEs, as relu's */
+        /* THE SCHEDULE: chunks of consecutive elements over the CPEs, as relu's (balanced over
+         * the CPEs for the arithmetic-heavy ops) */
         schedules::ReluStages st{output, result, input, i};
-        apply_schedule([&] { schedules::schedule_relu_sunway(st, size, target_machine()); },
+        const std::string kind = op;
+        const bool heavy = kind == "gelu" || kind == "gelu_tanh" || kind == "tanh" || kind == "erf";
+        apply_schedule([&] { schedules::schedule_relu_sunway(st, size, target_machine(), heavy); },
                        [&] { schedules::schedule_relu_baseline(st, size); },
                        [&] { schedules::schedule_relu_cpu(st); });
     }

@@ -62,12 +62,33 @@ inline void schedule_relu_chunks(ReluStages &st, int size, int chunk) {
     st.input.in().compute_at(st.output, io).store_in(sw::LDM);
 }
 
-inline void schedule_relu_sunway(ReluStages &st, int size, const sw::Machine &m) {
-    // Two LDM buffers of the chunk; as long as possible while every CPE gets work.
+/** \p compute_bound: an activation whose arithmetic outweighs its DMA (GELU, erf, tanh: an
+ * exp or tanh and a division per element), for which the chunks are balanced over the CPEs:
+ * the power-of-two chunk with the fewest elements on the busiest CPE (waves x chunk, plus 64
+ * elements' worth per chunk for its DMA), the larger on a tie. Otherwise the chunks are as
+ * long as possible while every CPE gets work. */
+inline void schedule_relu_sunway(ReluStages &st, int size, const sw::Machine &m,
+                                 bool compute_bound = false) {
+    // Two LDM buffers of the chunk.
     const int64_t most = ldm_plan_budget(m, 2) / 8;
     int chunk = 16;
-    while (chunk * 2 <= most && int64_t(chunk) * 2 * m.cpes_per_core_group <= size)
-        chunk *= 2;
+    if (compute_bound) {
+        int64_t best = -1;
+        for (int c = 16; c <= most; c *= 2) {
+            const int64_t waves =
+                (ceil_div(size, c) + m.cpes_per_core_group - 1) / m.cpes_per_core_group;
+            const int64_t cost = waves * (int64_t(std::min(c, size)) + 64);
+            if (best < 0 || cost <= best) {
+                best = cost;
+                chunk = c;
+            }
+            if (c >= size)
+                break;
+        }
+    } else {
+        while (chunk * 2 <= most && int64_t(chunk) * 2 * m.cpes_per_core_group <= size)
+            chunk *= 2;
+    }
     schedule_relu_chunks(st, size, chunk);
 }
 

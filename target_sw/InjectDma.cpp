@@ -234,13 +234,22 @@ private:
         std::set<std::string> nest_vars;
         for (const For *f : loops)
             nest_vars.insert(f->name);
+        // Affine inside the outermost loop (its variable taken as a constant): then a nest that
+        // is not affine as a whole is lowered loop by loop below it.
+        bool affine_inside = loops.size() > 1;
         for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
             const For *f = *it;
+            const bool outermost = f == loops.front();
             for (const std::string &v : nest_vars) {
-                affine &= !expr_uses_var(f->min, v) && !expr_uses_var(f->extent, v);
+                const bool uses = expr_uses_var(f->min, v) || expr_uses_var(f->extent, v);
+                affine &= !uses;
+                affine_inside &= outermost || !uses;
             }
             for (const auto &l : lets) {
-                affine &= !expr_uses_var(f->min, l.first) && !expr_uses_var(f->extent, l.first);
+                const bool uses =
+                    expr_uses_var(f->min, l.first) || expr_uses_var(f->extent, l.first);
+                affine &= !uses;
+                affine_inside &= outermost || !uses;
             }
             if (is_const_one(f->extent)) {
                 // A loop of one iteration is no dimension of the transfer.
@@ -253,9 +262,18 @@ private:
                   simplify(substitute(f->name, v + 1, ldm_index) - ldm_index),
                   simplify(substitute(f->name, v + 1, main_index) - main_index)};
             for (const std::string &n : nest_vars) {
-                affine &= !expr_uses_var(d.ldm_step, n) && !expr_uses_var(d.main_step, n);
+                const bool uses = expr_uses_var(d.ldm_step, n) || expr_uses_var(d.main_step, n);
+                affine &= !uses;
+                affine_inside &= outermost || n == loops.front()->name || !uses;
             }
             dims.push_back(d);
+        }
+        if (!affine && affine_inside) {
+            // Not affine over the whole nest (a gather: each row's address is loaded from
+            // memory): the outermost loop stays as it is and the nest inside it is tried on
+            // its own (visit(For) recurses), e.g. one request per row instead of per element.
+            next_site--;
+            return Stmt();
         }
         auto at_mins = [&](Expr e, size_t from, size_t to) {
             for (size_t i = from; i < to; i++)

@@ -11,9 +11,11 @@
  * The innermost dimensions that are contiguous on both sides are merged into one block;
  * the next dimension, if the LDM side is dense there, becomes the rows of one strided
  * request (bsize = block bytes, stride = gap between blocks); outer dimensions stay loops
- * that issue one request per iteration. A nest that is not affine, or whose innermost
- * dimension is not contiguous on both sides, gets one request per element: slow but
- * exact, never wrong. Each nest becomes
+ * that issue one request per iteration. A nest that is not affine over all its loops (an
+ * index loaded from memory in an outer loop: a gather's rows) keeps its outermost loop and
+ * the nest inside it is lowered on its own, down to the innermost loop. A nest that is not
+ * affine, or whose innermost dimension is not contiguous on both sides, gets one request per
+ * element: slow but exact, never wrong. Each nest becomes
  *   sw_dma_begin(site); loops { sw_dma_request(...) }; sw_dma_wait(site)
  * (SunwayIR.h)
  * which the CPE code generator prints as athread_get/athread_put with a reply word and a
