@@ -1,0 +1,259 @@
+/** \file
+ * Schedules for the attention generator (fused scaled dot-product attention): per batch b and
+ * head h, dot = Q.K^T (M x N, reduction over D), scores = alpha * dot (+ mask, or a select of
+ * the mask) inlined, softmax along n as softmax_generator computes it (max, exp, sum, divide),
+ * out = P.V (M x D, reduction over N). Q, K, V and the output are row-major (B, S, H, D):
+ * Halide dims (d, h, s, b), so one head's rows are D contiguous floats every H * D.
+ *
+ * Hand Sunway schedule: blocks of TM query rows of one (b, h) over the CPEs (the heads and
+ * the row blocks fused into one block loop, the batch outer). A block keeps everything about
+ * its rows in LDM: its Q rows (one strided get of TM rows of D), the score rows `dot`, the
+ * exponentials `exps` and the probabilities `p` (three TM x N buffers: the score matrix never
+ * goes to main memory), the row maxima and sums, the output rows `acc` (TM x D), and the
+ * mask's rows (one when mask_rows = 1: BERT's padding mask). K and V of the block's head are
+ * staged in chunks of NC rows (one strided get of NC rows of D each), double buffered when
+ * there are several chunks: Q.K^T runs per K chunk (transposed in LDM, `kt`, so the product
+ * is floatv4 along n with Q's values splatted: batch_matmul's transpose_b kernel, register
+ * blocks of up to 4 vectors x 4 rows), then the softmax rows (scalar: the CPE code generator
+ * has no vector exp, max or divide), then P.V per V chunk (floatv4 along d, p's values
+ * splatted, V's rows as vectors, register blocks of up to 4 vectors x 4 rows). The block's
+ * TM output rows go back by one strided put (TM blocks of D floats).
+ *
+ * What is re-read: each block reads its head's whole K and V once (N x D floats each), so K
+ * and V are read ceil(M / TM) times per head; Q and the output move once; the mask's row once
+ * per block. TM trades that re-reading (and the put blocks) against the CPEs kept busy; the
+ * choice is a closed-form estimate (`attention_cost`) over the TM that fit the LDM.
+ *
+ * LDM per block (floats; attention_ldm_bytes): Q TM*D + dot, exps, p 3*TM*N + max, sum 2*TM
+ * + acc TM*D + mask (1 or TM)*N + K chunk NC*D (twice when double buffered) + its transpose
+ * NC*D + V chunk NC*D (twice when double buffered), all counted as live at once. BERT-base (N
+ * = 128, D = 64): K and V of a head are 32 KB each and never both fit the ~56 KB budget. With
+ * TM = 16, NC = 16: 4 + 24 + 0.1 + 4 + 0.5 + 8 + 4 + 8 KB = 52.6 KB.
+ *
+ * OpenACC-style baseline: one query row per iteration (TM = 1), scalar, the longest K and V
+ * chunks that fit, single buffered (K read again for every row):
+ *
+ *     #pragma acc parallel loop collapse(3) copyin(q[...], k[...], v[...], mask[...]) copyout(out[...])
+ *     for (b) for (m) for (h) {
+ *         float s[N], e[N], p[N], o[D] = 0;
+ *         for (n0 = 0; n0 < N; n0 += NC) { copy k[b][n0..n0+NC][h][:]; s[n] = q . k[n]; }
+ *         s = alpha * s (+ mask); softmax(s) -> p;
+ *         for (n0 = 0; n0 < N; n0 += NC) { copy v[b][n0..n0+NC][h][:]; o += p[n] * v[n]; }
+ *         out[b][m][h][:] = o;
+ *     }
+ *
+ * CPU schedule: parallel over (b, m, h) rows, each row's stages computed there.
+ */
+#ifndef SCHEDULES_ATTENTION_SCHEDULE_H
+#define SCHEDULES_ATTENTION_SCHEDULE_H
+
+#include "Halide.h"
+#include "schedules/ScheduleSupport.h"
+#include "target_sw/DoubleBuffer.h"
+#include "target_sw/PlaceLdmBuffers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace schedules {
+
+struct AttentionStages {
+    Halide::Func output, acc, p, sum, exps, maxv, scores, dot, kt, q, k, v, mask;
+    Halide::Var d, h, m, n, b;
+    Halide::RDom rd, rn;
+    bool masked;
+};
+
+struct AttentionShape {
+    int batch, heads, m, n, d;
+    int mask_rows; ///< 1 or m (only with a mask)
+};
+
+/** TM query rows per block, K and V in chunks of NC rows; simd_dot: Q.K^T on floatv4 along n
+ * (K's chunk transposed in LDM), simd_pv: P.V on floatv4 along d; double buffering of the K and
+ * V chunks when there are several. */
+struct AttentionTiles {
+    int tm = 1, nc = 1;
+    bool simd_dot = false, simd_pv = false;
+};
+
+inline int attention_slots(const AttentionShape &s, const AttentionTiles &t, bool double_buffer) {
+    return double_buffer && s.n / t.nc > 1 ? 2 : 1;
+}
+
+/** LDM bytes of one block (see the file comment), every buffer counted as live at once. */
+inline int64_t attention_ldm_bytes(const AttentionShape &s, const AttentionTiles &t, bool masked,
+                                   bool double_buffer) {
+    const int64_t tm = t.tm, n = s.n, d = s.d, nc = t.nc;
+    const int slots = attention_slots(s, t, double_buffer);
+    int64_t floats = tm * d + 3 * tm * n + 2 * tm + tm * d;
+    if (masked)
+        floats += (s.mask_rows == 1 ? 1 : tm) * n;
+    floats += slots * nc * d + (t.simd_dot ? nc * d : 0) + slots * nc * d;
+    return 4 * floats;
+}
+
+/** The LDM an attention plan may use (14 buffers' alignment slack). */
+inline int64_t attention_budget(const sw::Machine &m) {
+    return ldm_plan_budget(m, 14);
+}
+
+/** Estimated cycles of the hand schedule with tiles \p t: per CPE its waves of blocks, each
+ * its floatv4 multiply-adds, K's transposition, the softmax's scalar work and its DMA setups;
+ * against the channel time of every byte moved (K and V once per block). Only to compare
+ * tiles. */
+inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
+                             const sw::Machine &m) {
+    const sw::DmaTiming &dt = m.dma_timing;
+    const int64_t blocks = int64_t(s.batch) * s.heads * ceil_div(s.m, t.tm);
+    const int64_t waves = (blocks + m.cpes_per_core_group - 1) / m.cpes_per_core_group;
+    const double macs = double(t.tm) * s.n * s.d;
+    double compute = (t.simd_dot ? macs / kVectorLanes + 9.0 * s.n * s.d / kVectorLanes
+                                 : macs * m.fp_latency_cycles) +
+                     (t.simd_pv ? macs / kVectorLanes : macs * m.fp_latency_cycles);
+    compute += 40.0 * t.tm * s.n; // max, exp, sum, divide per score (scalar)
+    const double chunks = double(s.n / t.nc);
+    const double setups = (1 + 2 * chunks * t.nc) * dt.get_block_cycles +
+                          (2 * chunks + 1) * dt.get_latency_cycles +
+                          t.tm * dt.put_block_cycles + dt.put_latency_cycles;
+    const double line = std::ceil(4.0 * s.d / 128.0) * 128.0 / (4.0 * s.d);
+    const double gets = 4.0 * blocks * (2.0 * s.n * s.d + t.tm * s.d) * line;
+    const double puts = 4.0 * s.batch * s.heads * s.m * s.d * line;
+    const double channel = gets / dt.get_bytes_per_cycle + puts / dt.put_bytes_per_cycle;
+    return std::max(double(waves) * compute, channel) + double(waves) * setups;
+}
+
+/** The hand schedule's tiles: for each TM, the longest chunk NC (dividing N, whole vectors on
+ * floatv4) that fits double buffered; the TM of the lowest estimate. Throws a UserError when
+ * nothing fits. */
+inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool masked,
+                                             const sw::Machine &m) {
+    const bool simd_dot = s.n % kVectorLanes == 0, simd_pv = s.d % kVectorLanes == 0;
+    AttentionTiles best;
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (int c : {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1}) {
+        const int tm = std::min(c, s.m);
+        for (int nc : divisors_desc(s.n)) {
+            if (simd_dot && nc % kVectorLanes)
+                continue;
+            const AttentionTiles t{tm, nc, simd_dot, simd_pv};
+            if (attention_ldm_bytes(s, t, masked, true) > attention_budget(m))
+                continue;
+            const double cost = attention_cost(s, t, m);
+            if (cost < best_cost) {
+                best_cost = cost;
+                best = t;
+            }
+            break; // the longest chunk that fits
+        }
+    }
+    if (!std::isfinite(best_cost)) {
+        throw sw::UserError("attention: no block fits the LDM of a " + std::string(m.name) +
+                            " CPE (seq_k=" + std::to_string(s.n) +
+                            ", head_dim=" + std::to_string(s.d) +
+                            "): one query row's scores, exponentials and probabilities need " +
+                            std::to_string(12 * int64_t(s.n)) + " bytes; use the autoscheduler");
+    }
+    return best;
+}
+
+inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &s,
+                                     const AttentionTiles &t, bool double_buffer) {
+    using namespace Halide;
+    Var mo("mo"), mi("mi"), tile("tile");
+    st.output.split(st.m, mo, mi, t.tm)
+        .reorder(st.d, mi, st.h, mo, st.b)
+        .fuse(st.h, mo, tile)
+        .gpu_blocks(tile, st.b, DeviceAPI::Host);
+    for (Func f : {st.acc, st.p, st.sum, st.exps, st.maxv, st.dot})
+        f.compute_at(st.output, tile).store_in(sw::LDM);
+    st.q.in().compute_at(st.output, tile).store_in(sw::LDM);
+    if (st.masked)
+        st.mask.in().compute_at(st.output, tile).store_in(sw::LDM);
+    const bool several = s.n / t.nc > 1;
+    const int bi = power_of_two_block(t.tm, 4);
+
+    // Q.K^T per chunk of K's rows.
+    if (t.simd_dot) {
+        const int bj = power_of_two_block(t.nc / kVectorLanes, 4);
+        Var no("no"), ni("ni"), nb("nb"), nv("nv"), lane("lane"), mb("mb"), mr("mr");
+        st.dot.vectorize(st.n, kVectorLanes);
+        st.dot.update(0)
+            .split(st.n, no, ni, t.nc)
+            .split(ni, nb, nv, bj * kVectorLanes)
+            .split(nv, nv, lane, kVectorLanes)
+            .split(st.m, mb, mr, bi)
+            .reorder(lane, nv, mr, st.rd.x, nb, mb, st.h, st.b, no)
+            .vectorize(lane)
+            .unroll(nv)
+            .unroll(mr);
+        st.kt.compute_at(st.dot, no).store_in(sw::LDM).vectorize(st.n, kVectorLanes);
+        st.k.in().compute_at(st.dot, no).store_in(sw::LDM);
+    } else {
+        Var no("no"), ni("ni");
+        st.dot.update(0).split(st.n, no, ni, t.nc).reorder(st.rd.x, ni, st.m, st.h, st.b, no);
+        st.k.in().compute_at(st.dot, no).store_in(sw::LDM);
+    }
+    if (several && double_buffer)
+        sw::double_buffer(st.k.in());
+
+    // The softmax rows: scalar.
+    for (Func f : {st.maxv, st.sum})
+        f.update(0).unscheduled();
+
+    // P.V per chunk of V's rows.
+    RVar ro("ro"), ri("ri");
+    if (t.simd_pv) {
+        const int bj = power_of_two_block(s.d / kVectorLanes, 4);
+        Var db("db"), dv("dv"), lane("lane"), mb("mb"), mr("mr");
+        st.acc.vectorize(st.d, kVectorLanes);
+        st.acc.update(0)
+            .split(st.rn.x, ro, ri, t.nc)
+            .split(st.d, db, dv, bj * kVectorLanes)
+            .split(dv, dv, lane, kVectorLanes)
+            .split(st.m, mb, mr, bi)
+            .reorder(lane, dv, mr, ri, db, mb, st.h, st.b, ro)
+            .vectorize(lane)
+            .unroll(dv)
+            .unroll(mr);
+    } else {
+        st.acc.update(0).split(st.rn.x, ro, ri, t.nc).reorder(st.d, ri, st.m, st.h, st.b, ro);
+    }
+    st.v.in().compute_at(st.acc, ro).store_in(sw::LDM);
+    if (several && double_buffer)
+        sw::double_buffer(st.v.in());
+}
+
+inline void schedule_attention_sunway(AttentionStages &st, const AttentionShape &s,
+                                      const sw::Machine &m) {
+    schedule_attention_tiles(st, s, choose_attention_tiles(s, st.masked, m), true);
+}
+
+/** One query row per block, scalar, the longest chunks that fit, single buffered (the
+ * OpenACC-style loop of the file comment). */
+inline void schedule_attention_baseline(AttentionStages &st, const AttentionShape &s,
+                                        const sw::Machine &m) {
+    for (int nc : divisors_desc(s.n)) {
+        const AttentionTiles t{1, nc, false, false};
+        if (attention_ldm_bytes(s, t, st.masked, false) <= attention_budget(m)) {
+            schedule_attention_tiles(st, s, t, false);
+            return;
+        }
+    }
+    throw sw::UserError("attention: no baseline block fits the LDM of a " + std::string(m.name) +
+                        " CPE (seq_k=" + std::to_string(s.n) + ")");
+}
+
+inline void schedule_attention_cpu(AttentionStages &st) {
+    using namespace Halide;
+    Var hm("hm"), par("par");
+    st.output.compute_root().fuse(st.h, st.m, hm).fuse(hm, st.b, par).parallel(par);
+    for (Func f : {st.acc, st.p, st.sum, st.exps, st.maxv, st.dot})
+        f.compute_at(st.output, par);
+}
+
+} // namespace schedules
+
+#endif
