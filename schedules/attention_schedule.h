@@ -49,6 +49,7 @@
 
 #include "Halide.h"
 #include "schedules/ScheduleSupport.h"
+#include "target_sw/BroadcastDma.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/PlaceLdmBuffers.h"
 
@@ -77,7 +78,14 @@ struct AttentionShape {
 struct AttentionTiles {
     int tm = 1, nc = 1;
     bool simd_dot = false, simd_pv = false;
+    /** TM = M / 8: the 8 row blocks of one (b, h) on the 8 CPEs of a mesh row, K's and V's
+     * chunks fetched by the row's CPE in column 0 and passed along the row by register
+     * communication (sw::Sharing::RegCommRow). */
+    bool mesh = false;
 };
+
+/** Columns of the CPE mesh (the mesh plan's row blocks). */
+constexpr int kMeshColumns = 8;
 
 inline int attention_slots(const AttentionShape &s, const AttentionTiles &t, bool double_buffer) {
     return double_buffer && s.n / t.nc > 1 ? 2 : 1;
@@ -100,29 +108,38 @@ inline int64_t attention_budget(const sw::Machine &m) {
     return ldm_plan_budget(m, 14);
 }
 
-/** Estimated cycles of the hand schedule with tiles \p t: per CPE its waves of blocks, each
- * its floatv4 multiply-adds, K's transposition, the softmax's scalar work and its DMA setups;
- * against the channel time of every byte moved (K and V once per block). Only to compare
- * tiles. */
+/** Estimated cycles of the hand schedule with tiles \p t, phase by phase (the CPEs run in
+ * step, so their phases coincide): Q.K^T, the longer of the CPEs' floatv4 multiply-adds and
+ * K's transposition and the channel's time for K (once per block, or once per mesh row with
+ * each CPE passing or receiving every floatv4, about 5 cycles each); the softmax's scalar
+ * work per score (exp and divide in software, no DMA to overlap); P.V as Q.K^T with V; then
+ * Q's gets and the output's puts, and the DMA setups. Only to compare tiles. */
 inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
                              const sw::Machine &m) {
     const sw::DmaTiming &dt = m.dma_timing;
     const int64_t blocks = int64_t(s.batch) * s.heads * ceil_div(s.m, t.tm);
-    const int64_t waves = (blocks + m.cpes_per_core_group - 1) / m.cpes_per_core_group;
+    const double waves = double((blocks + m.cpes_per_core_group - 1) / m.cpes_per_core_group);
     const double macs = double(t.tm) * s.n * s.d;
-    double compute = (t.simd_dot ? macs / kVectorLanes + 9.0 * s.n * s.d / kVectorLanes
-                                 : macs * m.fp_latency_cycles) +
-                     (t.simd_pv ? macs / kVectorLanes : macs * m.fp_latency_cycles);
-    compute += 40.0 * t.tm * s.n; // max, exp, sum, divide per score (scalar)
+    const double pass = t.mesh ? 5.0 * s.n * s.d / kVectorLanes : 0;
+    const double dot = (t.simd_dot ? macs / kVectorLanes + 9.0 * s.n * s.d / kVectorLanes
+                                   : macs * m.fp_latency_cycles) +
+                       pass;
+    const double pv = (t.simd_pv ? macs / kVectorLanes : macs * m.fp_latency_cycles) + pass;
+    // Per score, scalar: the exp and the divide (software) and a few dependent adds (scale,
+    // mask, max, subtract, sum).
+    const double softmax = double(t.tm) * s.n *
+                           double(m.transcendental_cycles + m.div_cycles + 5 * m.fp_latency_cycles);
+    const double line = std::ceil(4.0 * s.d / 128.0) * 128.0 / (4.0 * s.d);
+    const double kv_reads = t.mesh ? double(blocks) / kMeshColumns : double(blocks);
+    const double kv_channel = 4.0 * kv_reads * s.n * s.d * line / dt.get_bytes_per_cycle;
+    const double qo_channel = 4.0 * blocks * t.tm * s.d * line / dt.get_bytes_per_cycle +
+                              4.0 * blocks * t.tm * s.d * line / dt.put_bytes_per_cycle;
     const double chunks = double(s.n / t.nc);
     const double setups = (1 + 2 * chunks * t.nc) * dt.get_block_cycles +
                           (2 * chunks + 1) * dt.get_latency_cycles +
                           t.tm * dt.put_block_cycles + dt.put_latency_cycles;
-    const double line = std::ceil(4.0 * s.d / 128.0) * 128.0 / (4.0 * s.d);
-    const double gets = 4.0 * blocks * (2.0 * s.n * s.d + t.tm * s.d) * line;
-    const double puts = 4.0 * s.batch * s.heads * s.m * s.d * line;
-    const double channel = gets / dt.get_bytes_per_cycle + puts / dt.put_bytes_per_cycle;
-    return std::max(double(waves) * compute, channel) + double(waves) * setups;
+    return std::max(waves * dot, kv_channel) + waves * softmax + std::max(waves * pv, kv_channel) +
+           qo_channel + waves * setups;
 }
 
 /** The hand schedule's tiles: for each TM, the longest chunk NC (dividing N, whole vectors on
@@ -133,12 +150,17 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
     const bool simd_dot = s.n % kVectorLanes == 0, simd_pv = s.d % kVectorLanes == 0;
     AttentionTiles best;
     double best_cost = std::numeric_limits<double>::infinity();
-    for (int c : {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1}) {
-        const int tm = std::min(c, s.m);
+    const bool mesh_ok = s.m % kMeshColumns == 0;
+    for (int c : {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1, -1}) {
+        // -1: the mesh plan (TM = M / 8), when the 8 row blocks divide M.
+        if (c < 0 && !mesh_ok)
+            continue;
+        const bool mesh = c < 0;
+        const int tm = mesh ? s.m / kMeshColumns : std::min(c, s.m);
         for (int nc : divisors_desc(s.n)) {
             if (simd_dot && nc % kVectorLanes)
                 continue;
-            const AttentionTiles t{tm, nc, simd_dot, simd_pv};
+            const AttentionTiles t{tm, nc, simd_dot, simd_pv, mesh};
             if (attention_ldm_bytes(s, t, masked, true) > attention_budget(m))
                 continue;
             const double cost = attention_cost(s, t, m);
@@ -163,10 +185,18 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
                                      const AttentionTiles &t, bool double_buffer) {
     using namespace Halide;
     Var mo("mo"), mi("mi"), tile("tile");
-    st.output.split(st.m, mo, mi, t.tm)
-        .reorder(st.d, mi, st.h, mo, st.b)
-        .fuse(st.h, mo, tile)
-        .gpu_blocks(tile, st.b, DeviceAPI::Host);
+    if (t.mesh) {
+        // The 8 row blocks of one (b, h) innermost: a block's mesh column is mo, its mesh row
+        // depends only on (h, b) and the round, so K's and V's chunks are the same along it.
+        st.output.split(st.m, tile, mi, t.tm)
+            .reorder(st.d, mi, tile, st.h, st.b)
+            .gpu_blocks(tile, st.h, st.b, DeviceAPI::Host);
+    } else {
+        st.output.split(st.m, mo, mi, t.tm)
+            .reorder(st.d, mi, st.h, mo, st.b)
+            .fuse(st.h, mo, tile)
+            .gpu_blocks(tile, st.b, DeviceAPI::Host);
+    }
     for (Func f : {st.acc, st.p, st.sum, st.exps, st.maxv, st.dot})
         f.compute_at(st.output, tile).store_in(sw::LDM);
     st.q.in().compute_at(st.output, tile).store_in(sw::LDM);
@@ -224,6 +254,10 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     st.v.in().compute_at(st.acc, ro).store_in(sw::LDM);
     if (several && double_buffer)
         sw::double_buffer(st.v.in());
+    if (t.mesh) {
+        sw::broadcast(st.k.in(), sw::Sharing::RegCommRow);
+        sw::broadcast(st.v.in(), sw::Sharing::RegCommRow);
+    }
 }
 
 inline void schedule_attention_sunway(AttentionStages &st, const AttentionShape &s,

@@ -1013,8 +1013,18 @@ TEST(Layers, BertAttentionFusedModelledTime) {
         athread_emu_stats_reset();
         c.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });
         double s = 0;
-        for (int k = 0; k < athread_emu_stats_count(); k++)
-            s += athread_emu_stats_get(k)->modelled_seconds;
+        for (int k = 0; k < athread_emu_stats_count(); k++) {
+            const athread_emu_kernel_stats *ks = athread_emu_stats_get(k);
+            s += ks->modelled_seconds;
+            if (c.generator != "attention")
+                continue;
+            int slowest = 0;
+            for (int q = 1; q < ks->ncpes; q++)
+                slowest = ks->cpe[q].cycles > ks->cpe[slowest].cycles ? q : slowest;
+            std::printf("  %s %s: slowest CPE %lld cycles, %lld compute, %lld waiting for DMA\n",
+                        c.name.c_str(), schedule.c_str(), ks->cpe[slowest].cycles,
+                        ks->cpe[slowest].compute_cycles, ks->cpe[slowest].dma_wait_cycles);
+        }
         return s * 1e3;
     };
     for (const std::string schedule : {"sunway", "auto"}) {
