@@ -78,10 +78,10 @@ struct AttentionShape {
 struct AttentionTiles {
     int tm = 1, nc = 1;
     bool simd_dot = false, simd_pv = false;
-    /** TM = M / 8: the 8 row blocks of one (b, h) on the 8 CPEs of a mesh row, K's and V's
-     * chunks fetched by the row's CPE in column 0 and passed along the row by register
-     * communication (sw::Sharing::RegCommRow). */
-    bool mesh = false;
+    /** The mesh plan when > 0: TM = M / (8 * mesh), the row blocks of one (b, h) in groups of
+     * 8 on the 8 CPEs of a mesh row, K's and V's chunks fetched by the row's CPE in column 0
+     * and passed along the row by register communication (sw::Sharing::RegCommRow). */
+    int mesh = 0;
 };
 
 /** Columns of the CPE mesh (the mesh plan's row blocks). */
@@ -150,13 +150,12 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
     const bool simd_dot = s.n % kVectorLanes == 0, simd_pv = s.d % kVectorLanes == 0;
     AttentionTiles best;
     double best_cost = std::numeric_limits<double>::infinity();
-    const bool mesh_ok = s.m % kMeshColumns == 0;
-    for (int c : {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1, -1}) {
-        // -1: the mesh plan (TM = M / 8), when the 8 row blocks divide M.
-        if (c < 0 && !mesh_ok)
+    for (int c : {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1, -1, -2, -4, -8}) {
+        // -R: the mesh plan with TM = M / (8 R), when that divides M.
+        const int mesh = c < 0 ? -c : 0;
+        if (mesh && s.m % (kMeshColumns * mesh))
             continue;
-        const bool mesh = c < 0;
-        const int tm = mesh ? s.m / kMeshColumns : std::min(c, s.m);
+        const int tm = mesh ? s.m / (kMeshColumns * mesh) : std::min(c, s.m);
         for (int nc : divisors_desc(s.n)) {
             if (simd_dot && nc % kVectorLanes)
                 continue;
@@ -186,11 +185,15 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     using namespace Halide;
     Var mo("mo"), mi("mi"), tile("tile");
     if (t.mesh) {
-        // The 8 row blocks of one (b, h) innermost: a block's mesh column is mo, its mesh row
-        // depends only on (h, b) and the round, so K's and V's chunks are the same along it.
-        st.output.split(st.m, tile, mi, t.tm)
-            .reorder(st.d, mi, tile, st.h, st.b)
-            .gpu_blocks(tile, st.h, st.b, DeviceAPI::Host);
+        // Groups of 8 row blocks of one (b, h) innermost: a block's mesh column is `tile`, its
+        // mesh row depends only on (mo, h, b) and the round, so K's and V's chunks are the same
+        // along it.
+        Var mt("mt"), hb("hb");
+        st.output.split(st.m, mt, mi, t.tm)
+            .split(mt, mo, tile, kMeshColumns)
+            .reorder(st.d, mi, tile, mo, st.h, st.b)
+            .fuse(st.h, st.b, hb)
+            .gpu_blocks(tile, mo, hb, DeviceAPI::Host);
     } else {
         st.output.split(st.m, mo, mi, t.tm)
             .reorder(st.d, mi, st.h, mo, st.b)
