@@ -27,10 +27,10 @@ using namespace Halide;
 
 class Attention : public layers::LayerGenerator<Attention> {
 public:
-    GeneratorParam<int> batch{"batch", 1};     ///< B
-    GeneratorParam<int> heads{"heads", 1};     ///< H
-    GeneratorParam<int> seq_q{"seq_q", 64};    ///< M, query rows
-    GeneratorParam<int> seq_k{"seq_k", 64};    ///< N, key / value rows
+    GeneratorParam<int> batch{"batch", 1};        ///< B
+    GeneratorParam<int> heads{"heads", 1};        ///< H
+    GeneratorParam<int> seq_q{"seq_q", 64};       ///< M, query rows
+    GeneratorParam<int> seq_k{"seq_k", 64};       ///< N, key / value rows
     GeneratorParam<int> head_dim{"head_dim", 64}; ///< D
     GeneratorParam<float> alpha{"alpha", 1.0f};
     /** none | add (scores += mask) | select (mask != 0 ? scores : fill). */
@@ -42,9 +42,9 @@ public:
     GeneratorParam<int> mask_heads{"mask_heads", 1};
     GeneratorParam<int> mask_rows{"mask_rows", 1};
 
-    Input<Buffer<float>> q{"q", 4};            // d, h, m, b
-    Input<Buffer<float>> k{"k", 4};            // d, h, n, b
-    Input<Buffer<float>> v{"v", 4};            // d, h, n, b
+    Input<Buffer<float>> q{"q", 4}; // d, h, m, b
+    Input<Buffer<float>> k{"k", 4}; // d, h, n, b
+    Input<Buffer<float>> v{"v", 4}; // d, h, n, b
     /** Named attn_mask: Halide refuses an input named like the GeneratorParam `mask`. */
     Input<Buffer<float>> mask{"attn_mask", 4}; // n, m', h', b'
     Output<Buffer<float>> output{"output", 4}; // d, h, m, b
@@ -83,7 +83,8 @@ public:
         if (float(alpha) != 1.0f)
             score = score * alpha;
         const Expr mb = mask_batch == 1 ? Expr(0) : Expr(b),
-                   mh = mask_heads == 1 ? Expr(0) : Expr(h), mm = mask_rows == 1 ? Expr(0) : Expr(m);
+                   mh = mask_heads == 1 ? Expr(0) : Expr(h),
+                   mm = mask_rows == 1 ? Expr(0) : Expr(m);
         if (kind == "add")
             score = score + mask(n, mm, mh, mb);
         else if (kind == "select")
@@ -100,9 +101,12 @@ public:
         acc(d, h, m, b) += p(rn, m, h, b) * v(d, h, rn, b);
         output(d, h, m, b) = acc(d, h, m, b);
 
-        sw::set_dense_shape(q, {s.d, s.heads, s.m, s.batch}, {"head_dim", "heads", "seq_q", "batch"});
-        sw::set_dense_shape(k, {s.d, s.heads, s.n, s.batch}, {"head_dim", "heads", "seq_k", "batch"});
-        sw::set_dense_shape(v, {s.d, s.heads, s.n, s.batch}, {"head_dim", "heads", "seq_k", "batch"});
+        sw::set_dense_shape(q, {s.d, s.heads, s.m, s.batch},
+                            {"head_dim", "heads", "seq_q", "batch"});
+        sw::set_dense_shape(k, {s.d, s.heads, s.n, s.batch},
+                            {"head_dim", "heads", "seq_k", "batch"});
+        sw::set_dense_shape(v, {s.d, s.heads, s.n, s.batch},
+                            {"head_dim", "heads", "seq_k", "batch"});
         if (kind == "none")
             sw::set_dense_shape(mask, {1, 1, 1, 1});
         else
@@ -115,9 +119,8 @@ public:
     void schedule() {
         /* THE SCHEDULE */
         const bool masked = std::string(mask_kind) != "none";
-        schedules::AttentionStages st{output, acc, p,    sum, exps, maxv, scores, dot, kt, q,
-                                      k,      v,   mask, d,   h,    m,    n,      b,   rd, rn,
-                                      masked};
+        schedules::AttentionStages st{output, acc,  p, sum, exps, maxv, scores, dot, kt, q,     k,
+                                      v,      mask, d, h,   m,    n,    b,      rd,  rn, masked};
         apply_schedule(
             [&] { schedules::schedule_attention_sunway(st, shape(), target_machine()); },
             [&] { schedules::schedule_attention_baseline(st, shape(), target_machine()); },

@@ -33,12 +33,10 @@
  * OpenACC-style baseline: one query row per iteration (TM = 1), scalar, the longest K and V
  * chunks that fit, single buffered (K read again for every row):
  *
- *     #pragma acc parallel loop collapse(3) copyin(q[...], k[...], v[...], mask[...]) copyout(out[...])
- *     for (b) for (m) for (h) {
- *         float s[N], e[N], p[N], o[D] = 0;
- *         for (n0 = 0; n0 < N; n0 += NC) { copy k[b][n0..n0+NC][h][:]; s[n] = q . k[n]; }
- *         s = alpha * s (+ mask); softmax(s) -> p;
- *         for (n0 = 0; n0 < N; n0 += NC) { copy v[b][n0..n0+NC][h][:]; o += p[n] * v[n]; }
+ *     #pragma acc parallel loop collapse(3) copyin(q[...], k[...], v[...], mask[...])
+ * copyout(out[...]) for (b) for (m) for (h) { float s[N], e[N], p[N], o[D] = 0; for (n0 = 0; n0 <
+ * N; n0 += NC) { copy k[b][n0..n0+NC][h][:]; s[n] = q . k[n]; } s = alpha * s (+ mask); softmax(s)
+ * -> p; for (n0 = 0; n0 < N; n0 += NC) { copy v[b][n0..n0+NC][h][:]; o += p[n] * v[n]; }
  *         out[b][m][h][:] = o;
  *     }
  *
@@ -136,8 +134,8 @@ inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
                               4.0 * blocks * t.tm * s.d * line / dt.put_bytes_per_cycle;
     const double chunks = double(s.n / t.nc);
     const double setups = (1 + 2 * chunks * t.nc) * dt.get_block_cycles +
-                          (2 * chunks + 1) * dt.get_latency_cycles +
-                          t.tm * dt.put_block_cycles + dt.put_latency_cycles;
+                          (2 * chunks + 1) * dt.get_latency_cycles + t.tm * dt.put_block_cycles +
+                          dt.put_latency_cycles;
     return std::max(waves * dot, kv_channel) + waves * softmax + std::max(waves * pv, kv_channel) +
            qo_channel + waves * setups;
 }

@@ -1097,6 +1097,30 @@ TEST(Layers, TransformerLayersRefuseBadParameters) {
     const Params zero = {{"batch", "2"}, {"k", "0"}};
     EXPECT_NE(error_of("batch_matmul", zero).find("batch_matmul: batch, m, n and k must be >= 1"),
               std::string::npos);
+    const Params attn_kind = {{"mask", "mul"}};
+    EXPECT_NE(error_of("attention", attn_kind)
+                  .find("error: attention: mask must be none, add or select, not 'mul'"),
+              std::string::npos);
+    const Params attn_rows = {{"seq_q", "19"}, {"mask", "add"}, {"mask_rows", "7"}};
+    EXPECT_NE(error_of("attention", attn_rows)
+                  .find("error: attention: mask_rows=7 must be 1 or seq_q=19"),
+              std::string::npos);
+    const Params attn_heads = {{"heads", "3"}, {"mask", "add"}, {"mask_heads", "2"}};
+    EXPECT_NE(
+        error_of("attention", attn_heads).find("attention: mask_heads=2 must be 1 or heads=3"),
+        std::string::npos);
+    const Params attn_fill = {{"mask", "select"}, {"fill", "-infinityx"}};
+    EXPECT_NE(error_of("attention", attn_fill)
+                  .find("attention: fill must be a number, inf or -inf, not '-infinityx'"),
+              std::string::npos);
+    const Params attn_zero = {{"head_dim", "0"}};
+    EXPECT_NE(error_of("attention", attn_zero)
+                  .find("attention: batch, heads, seq_q, seq_k and head_dim must be >= 1"),
+              std::string::npos);
+    // One query row's scores, exponentials and probabilities must fit the LDM.
+    const Params attn_long = {{"seq_k", "8192"}, {"head_dim", "4"}};
+    EXPECT_NE(error_of("attention", attn_long).find("error: attention: no block fits the LDM"),
+              std::string::npos);
     const Params tile = {{"n", "64"}, {"tile_n", "6"}};
     EXPECT_NE(error_of("batch_matmul", tile).find("batch_matmul: tile_n=6 must be a multiple of 4"),
               std::string::npos);
