@@ -784,6 +784,12 @@ std::vector<LayerCase> transformer_cases() {
                        "-1e4"),
         attention_case("attn_vectors_odd_m", 2, 3, 19, 24, 12, "0.125", "add", 2, 1, 1, "padding"),
         attention_case("attn_heads_64", 1, 4, 32, 64, 64, "0.125", "add", 1, 1, 1, "padding"),
+        // K and V larger than the LDM: chunks, double buffered (with M % 8 = 0 passed along the
+        // mesh rows, in a last round of blocks that is not full).
+        attention_case("attn_long_keys_mesh", 1, 3, 24, 200, 32, "0.125", "add", 1, 1, 1,
+                       "padding"),
+        attention_case("attn_long_keys", 2, 1, 19, 200, 32, "0.125", "select", 1, 1, 19, "causal",
+                       "-inf"),
     };
 }
 
