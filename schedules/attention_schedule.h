@@ -19,24 +19,44 @@
  * splatted, V's rows as vectors, register blocks of up to 4 vectors x 4 rows). The block's
  * TM output rows go back by one strided put (TM blocks of D floats).
  *
- * What is re-read: each block reads its head's whole K and V once (N x D floats each), so K
- * and V are read ceil(M / TM) times per head; Q and the output move once; the mask's row once
- * per block. TM trades that re-reading (and the put blocks) against the CPEs kept busy; the
- * choice is a closed-form estimate (`attention_cost`) over the TM that fit the LDM.
+ * Mesh plan (AttentionTiles::mesh = R > 0, when 8 R divides M: TM = M / (8 R)): the row blocks
+ * of one (b, h) go in groups of 8, the innermost block loop, so that a group runs on the 8 CPEs
+ * of one mesh row; K's and V's chunks are then the same along the row: the CPE in column 0
+ * fetches each (double buffered) and passes it along the row by register communication
+ * (sw::Sharing::RegCommRow), each CPE spending about 5 cycles per floatv4 on the passing.
  *
- * LDM per block (floats; attention_ldm_bytes): Q TM*D + dot, exps, p 3*TM*N + max, sum 2*TM
- * + acc TM*D + mask (1 or TM)*N + K chunk NC*D (twice when double buffered) + its transpose
- * NC*D + V chunk NC*D (twice when double buffered), all counted as live at once. BERT-base (N
- * = 128, D = 64): K and V of a head are 32 KB each and never both fit the ~56 KB budget. With
- * TM = 16, NC = 16: 4 + 24 + 0.1 + 4 + 0.5 + 8 + 4 + 8 KB = 52.6 KB.
+ * What is re-read: without the mesh plan each block reads its head's whole K and V once (N x D
+ * floats each), so K and V are read ceil(M / TM) times per head; with it, once per group of 8
+ * blocks (M / (8 TM) = R times per head). Q and the output move once; the mask's row(s) once per
+ * block. TM trades that re-reading (and the put blocks) against the CPEs kept busy;
+ * `attention_cost` estimates each candidate phase by phase (the CPEs run in step): Q.K^T against
+ * K's channel time, the softmax's scalar work (exp and divide in software, about 130 cycles a
+ * score, no DMA to overlap), P.V against V's channel time.
+ *
+ * LDM (attention_ldm_bytes): the generated kernel frees each buffer after its last use, so the
+ * peak is the largest of its phases: Q.K^T (mask, Q, dot, K's chunk slots, kt), the max and
+ * exponentials (mask, dot, max, exps), the sums and probabilities (exps, sum, p), P.V (p, acc, V's
+ * chunk slots), each buffer rounded up to 128 bytes. BERT-base (N = 128, D = 64): K and V of a
+ * head are 32 KB each and never both fit the 57,344 bytes of a CPE; with TM = 8 (mesh plan, R =
+ * 2) and NC = 16 the Q.K^T phase is the peak: mask 512 + Q 2,048 + dot 4,096 + K 2 x 4,096 + kt
+ * 4,096 = 18,944 bytes. Chunks are at most max(16, N / 8) rows: the first chunk's transfer is
+ * not overlapped, and NC = 64 (55,808 bytes) modelled 0.616 ms against 0.587 ms for NC = 16.
  *
  * OpenACC-style baseline: one query row per iteration (TM = 1), scalar, the longest K and V
- * chunks that fit, single buffered (K read again for every row):
+ * chunks that fit, single buffered (K and V read again for every row):
  *
- *     #pragma acc parallel loop collapse(3) copyin(q[...], k[...], v[...], mask[...])
- * copyout(out[...]) for (b) for (m) for (h) { float s[N], e[N], p[N], o[D] = 0; for (n0 = 0; n0 <
- * N; n0 += NC) { copy k[b][n0..n0+NC][h][:]; s[n] = q . k[n]; } s = alpha * s (+ mask); softmax(s)
- * -> p; for (n0 = 0; n0 < N; n0 += NC) { copy v[b][n0..n0+NC][h][:]; o += p[n] * v[n]; }
+ *     #pragma acc parallel loop collapse(3) copyin(q, k, v, mask) copyout(out)
+ *     for (b) for (m) for (h) {
+ *         float s[N], e[N], p[N], o[D] = 0;
+ *         for (n0 = 0; n0 < N; n0 += NC) {   // tile(NC): what fits the LDM
+ *             copy k[b][n0..n0+NC][h][:];
+ *             for (n) s[n] = q[b][m][h] . k[b][n][h];
+ *         }
+ *         s = alpha * s (+ mask); p = softmax(s);
+ *         for (n0 = 0; n0 < N; n0 += NC) {
+ *             copy v[b][n0..n0+NC][h][:];
+ *             for (n) o += p[n] * v[b][n][h];
+ *         }
  *         out[b][m][h][:] = o;
  *     }
  *
