@@ -75,6 +75,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace schedules {
 
@@ -176,7 +177,10 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
     const bool simd_dot = s.n % kVectorLanes == 0, simd_pv = s.d % kVectorLanes == 0;
     AttentionTiles best;
     double best_cost = std::numeric_limits<double>::infinity();
-    for (int c : {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1, -1, -2, -4, -8}) {
+    std::vector<int> cands = {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1};
+    for (int r = 1; kMeshColumns * r <= s.m; r *= 2)
+        cands.push_back(-r);
+    for (int c : cands) {
         // -R: the mesh plan with TM = M / (8 R), when that divides M.
         const int mesh = c < 0 ? -c : 0;
         if (mesh && s.m % (kMeshColumns * mesh))
@@ -184,22 +188,31 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
         const int tm = mesh ? s.m / (kMeshColumns * mesh) : std::min(c, s.m);
         // Chunks of at most max(16, N / 8) rows (the whole of a short N): the first chunk's
         // transfer is not overlapped, so long chunks cost more than they save in setups
-        // (BERT-base, NC = 64 against 16: 0.616 against 0.587 ms modelled).
+        // (BERT-base, NC = 64 against 16: 0.616 against 0.587 ms modelled). When N has no
+        // divisor between cap / 2 and cap (a prime N such as ViT's 197), the longest chunk that
+        // fits instead of rows one by one.
         const int cap = std::max(16, s.n / 8);
+        int longest = 0, capped = 0;
         for (int nc : divisors_desc(s.n)) {
             if (simd_dot && nc % kVectorLanes)
-                continue;
-            if (nc > cap && s.n > 2 * cap)
                 continue;
             const AttentionTiles t{tm, nc, simd_dot, simd_pv, mesh};
             if (attention_ldm_bytes(s, t, masked, true, m) > attention_budget(m))
                 continue;
-            const double cost = attention_cost(s, t, m);
-            if (cost < best_cost) {
-                best_cost = cost;
-                best = t;
+            longest = std::max(longest, nc);
+            if (nc <= cap || s.n <= 2 * cap) {
+                capped = nc;
+                break;
             }
-            break; // the longest chunk that fits
+        }
+        const int nc = capped * 2 >= cap || capped == s.n ? capped : longest;
+        if (nc == 0)
+            continue;
+        const AttentionTiles t{tm, nc, simd_dot, simd_pv, mesh};
+        const double cost = attention_cost(s, t, m);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = t;
         }
     }
     if (!std::isfinite(best_cost)) {
