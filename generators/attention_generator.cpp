@@ -75,7 +75,9 @@ public:
         rn = RDom(0, s.n, "rn");
         // The hand schedule transposes K's chunk in LDM (kt) to run the product on floatv4
         // along n; otherwise kt is inlined.
-        kt(n, d, h, b) = k(d, h, n, b);
+        // Clamped for the hand schedule, whose last chunk of keys may run past N on floatv4
+        // (those scores are never read).
+        kt(n, d, h, b) = k(d, h, autoscheduled() ? Expr(n) : min(n, s.n - 1), b);
         dot(n, m, h, b) = 0.f;
         dot(n, m, h, b) += q(rd, h, m, b) * kt(n, rd, h, b);
         // The scores (inlined into the max and the exponentials).

@@ -107,7 +107,7 @@ struct AttentionTiles {
 constexpr int kMeshColumns = 8;
 
 inline int attention_slots(const AttentionShape &s, const AttentionTiles &t, bool double_buffer) {
-    return double_buffer && s.n / t.nc > 1 ? 2 : 1;
+    return double_buffer && ceil_div(s.n, t.nc) > 1 ? 2 : 1;
 }
 
 /** LDM bytes of one block at its peak (see the file comment): the buffers live in each phase
@@ -125,8 +125,10 @@ inline int64_t attention_ldm_bytes(const AttentionShape &s, const AttentionTiles
     };
     const int64_t mask = masked ? buf((s.mask_rows == 1 ? 1 : tm) * n) : 0;
     const int64_t rows = buf(tm * n), q = buf(tm * d), acc = buf(tm * d), row = buf(tm);
+    // dot: rounded up to whole chunks (its last chunk computes past N on floatv4).
+    const int64_t dot = t.simd_dot ? buf(tm * ceil_div(s.n, t.nc) * nc) : rows;
     const int64_t chunks = buf(slots * nc * d), kt = t.simd_dot ? buf(nc * d) : 0;
-    return std::max({mask + q + rows + chunks + kt, mask + 2 * rows + row, 2 * rows + row,
+    return std::max({mask + q + dot + chunks + kt, mask + dot + rows + row, 2 * rows + row,
                      rows + acc + chunks});
 }
 
@@ -161,7 +163,7 @@ inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
     const double kv_channel = 4.0 * kv_reads * s.n * s.d * line / dt.get_bytes_per_cycle;
     const double qo_channel = 4.0 * blocks * t.tm * s.d * line / dt.get_bytes_per_cycle +
                               4.0 * blocks * t.tm * s.d * line / dt.put_bytes_per_cycle;
-    const double chunks = double(s.n / t.nc);
+    const double chunks = double(ceil_div(s.n, t.nc));
     const double setups = (1 + 2 * chunks * t.nc) * dt.get_block_cycles +
                           (2 * chunks + 1) * dt.get_latency_cycles + t.tm * dt.put_block_cycles +
                           dt.put_latency_cycles;
@@ -174,7 +176,7 @@ inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
  * nothing fits. */
 inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool masked,
                                              const sw::Machine &m) {
-    const bool simd_dot = s.n % kVectorLanes == 0, simd_pv = s.d % kVectorLanes == 0;
+    const bool simd_dot = s.n >= kVectorLanes, simd_pv = s.d % kVectorLanes == 0;
     AttentionTiles best;
     double best_cost = std::numeric_limits<double>::infinity();
     std::vector<int> cands = {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1};
@@ -193,7 +195,15 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
         // fits instead of rows one by one.
         const int cap = std::max(16, s.n / 8);
         int longest = 0, capped = 0;
-        for (int nc : divisors_desc(s.n)) {
+        // On floatv4 the chunks need not divide N (multiples of 4; the last one shorter).
+        std::vector<int> ncs = divisors_desc(s.n);
+        if (simd_dot) {
+            ncs = {ceil_div(s.n, kVectorLanes) * kVectorLanes};
+            for (int v : {256, 128, 64, 32, 16, 8, 4})
+                if (v < ncs.front())
+                    ncs.push_back(v);
+        }
+        for (int nc : ncs) {
             if (simd_dot && nc % kVectorLanes)
                 continue;
             const AttentionTiles t{tm, nc, simd_dot, simd_pv, mesh};
@@ -250,7 +260,7 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     st.q.in().compute_at(st.output, tile).store_in(sw::LDM);
     if (st.masked)
         st.mask.in().compute_at(st.output, tile).store_in(sw::LDM);
-    const bool several = s.n / t.nc > 1;
+    const bool several = ceil_div(s.n, t.nc) > 1;
     const int bi = power_of_two_block(t.tm, 4);
 
     // Q.K^T per chunk of K's rows.
@@ -258,8 +268,10 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
         const int bj = power_of_two_block(t.nc / kVectorLanes, 4);
         Var no("no"), ni("ni"), nb("nb"), nv("nv"), lane("lane"), mb("mb"), mr("mr");
         st.dot.vectorize(st.n, kVectorLanes);
+        // A last chunk past N computes dot on rows of K clamped to N - 1 (the generator's kt),
+        // which nothing reads.
         st.dot.update(0)
-            .split(st.n, no, ni, t.nc)
+            .split(st.n, no, ni, t.nc, TailStrategy::RoundUp)
             .split(ni, nb, nv, bj * kVectorLanes)
             .split(nv, nv, lane, kVectorLanes)
             .split(st.m, mb, mr, bi)
@@ -267,7 +279,9 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
             .vectorize(lane)
             .unroll(nv)
             .unroll(mr);
-        st.kt.compute_at(st.dot, no).store_in(sw::LDM).vectorize(st.n, kVectorLanes);
+        st.kt.compute_at(st.dot, no).store_in(sw::LDM);
+        if (s.n % t.nc == 0) // else the clamped rows make its vectors no gather of 4 rows
+            st.kt.vectorize(st.n, kVectorLanes);
         st.k.in().compute_at(st.dot, no).store_in(sw::LDM);
     } else {
         Var no("no"), ni("ni");
@@ -288,7 +302,7 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
         Var db("db"), dv("dv"), lane("lane"), mb("mb"), mr("mr");
         st.acc.vectorize(st.d, kVectorLanes);
         st.acc.update(0)
-            .split(st.rn.x, ro, ri, t.nc)
+            .split(st.rn.x, ro, ri, t.nc, TailStrategy::GuardWithIf)
             .split(st.d, db, dv, bj * kVectorLanes)
             .split(dv, dv, lane, kVectorLanes)
             .split(st.m, mb, mr, bi)
@@ -297,10 +311,14 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
             .unroll(dv)
             .unroll(mr);
     } else {
-        st.acc.update(0).split(st.rn.x, ro, ri, t.nc).reorder(st.d, ri, st.m, st.h, st.b, ro);
+        st.acc.update(0)
+            .split(st.rn.x, ro, ri, t.nc, TailStrategy::GuardWithIf)
+            .reorder(st.d, ri, st.m, st.h, st.b, ro);
     }
     st.v.in().compute_at(st.acc, ro).store_in(sw::LDM);
-    if (several && double_buffer)
+    // A shorter last chunk makes Halide split the chunk loop in two (GuardWithIf), and two
+    // double-buffered loops would declare V's slots twice in the kernel: single buffered then.
+    if (several && double_buffer && s.n % t.nc == 0)
         sw::double_buffer(st.v.in());
     if (t.mesh) {
         sw::broadcast(st.k.in(), sw::Sharing::RegCommRow);

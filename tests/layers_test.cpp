@@ -1033,6 +1033,9 @@ TEST(Layers, BertAttentionFusedModelledTime) {
         }
         return s * 1e3;
     };
+    // ViT-B/16's attention (197 tokens: no vectors along the keys, chunks of one key row).
+    const LayerCase vit = attention_case("vit_attention", 1, 12, 197, 197, 64, "0.125");
+    std::printf("vit attention sunway  fused %8.4f ms\n", modelled_ms(vit, "sunway"));
     for (const std::string schedule : {"sunway", "auto"}) {
         const double f = modelled_ms(fused, schedule);
         double sum = 0;
