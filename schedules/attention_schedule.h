@@ -17,7 +17,13 @@
  * blocks of up to 4 vectors x 4 rows), then the softmax rows (scalar: the CPE code generator
  * has no vector exp, max or divide), then P.V per V chunk (floatv4 along d, p's values
  * splatted, V's rows as vectors, register blocks of up to 4 vectors x 4 rows). The block's
- * TM output rows go back by one strided put (TM blocks of D floats).
+ * TM output rows go back by one strided put (TM blocks of D floats). On floatv4 (N >= 4) the
+ * chunks are whole vectors and need not divide N: Q.K^T's last chunk is rounded up (its rows
+ * past N read K's row N - 1, the generator clamps kt, and nothing reads those scores), P.V's
+ * last chunk is guarded (Halide splits the loop, so V is then single buffered: two
+ * double-buffered copies of the loop would declare its slots twice). ViT's prime N = 197 runs
+ * in chunks of 16 rather than of one row. kt is scalar when the chunks do not divide N (the
+ * clamped rows are no gather of 4 rows).
  *
  * Mesh plan (AttentionTiles::mesh = R > 0, when 8 R divides M: TM = M / (8 R)): the row blocks
  * of one (b, h) go in groups of 8, the innermost block loop, so that a group runs on the 8 CPEs
