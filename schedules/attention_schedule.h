@@ -177,9 +177,10 @@ inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
            qo_channel + waves * setups;
 }
 
-/** The hand schedule's tiles: for each TM, the longest chunk NC (dividing N, whole vectors on
- * floatv4) that fits double buffered; the TM of the lowest estimate. Throws a UserError when
- * nothing fits. */
+/** The hand schedule's tiles: for each TM (and each mesh plan), the chunk NC that fits double
+ * buffered (see below: at most a cap of rows; on floatv4 whole vectors, else a divisor of N);
+ * the TM of the lowest estimate. Throws a UserError when nothing fits (a query row's scores,
+ * exponentials and probabilities alone take 12 N bytes). */
 inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool masked,
                                              const sw::Machine &m) {
     const bool simd_dot = s.n >= kVectorLanes, simd_pv = s.d % kVectorLanes == 0;
@@ -236,7 +237,7 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
                             " CPE (seq_k=" + std::to_string(s.n) +
                             ", head_dim=" + std::to_string(s.d) +
                             "): one query row's scores, exponentials and probabilities need " +
-                            std::to_string(12 * int64_t(s.n)) + " bytes; use the autoscheduler");
+                            std::to_string(12 * int64_t(s.n)) + " bytes");
     }
     return best;
 }
