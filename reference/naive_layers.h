@@ -466,6 +466,62 @@ inline std::vector<float> gather(int vocab, int size, const std::vector<float> &
     return out;
 }
 
+/** Fused scaled dot-product attention (the attention generator): for each batch b and head h,
+ * scores[m][n] = alpha * q[b][m][h] . k[b][n][h]; \p mask "add": plus mask[b'][h'][m'][n],
+ * "select": mask[b'][h'][m'][n] != 0 ? scores : fill ("none": no mask); b' = b or 0 (\p
+ * mask_batch 1), h' = h or 0, m' = m or 0; p = softmax of each row (max subtracted); out[b][m][h]
+ * = sum_n p[m][n] v[b][n][h]. q (B, M, H, D), k and v (B, N, H, D), mask (mask_batch,
+ * mask_heads, mask_rows, N), out (B, M, H, D), all row-major. In double. */
+inline std::vector<float> attention(int batch, int heads, int m, int n, int d, float alpha,
+                                    const std::string &mask_kind, float fill, int mask_batch,
+                                    int mask_heads, int mask_rows, const std::vector<float> &q,
+                                    const std::vector<float> &k, const std::vector<float> &v,
+                                    const std::vector<float> &mask) {
+    std::vector<float> out(size_t(batch) * m * heads * d);
+    std::vector<double> s(static_cast<size_t>(n));
+    for (int b = 0; b < batch; b++)
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < m; i++) {
+                const float *qr = &q[((size_t(b) * m + i) * heads + h) * d];
+                double mx = -std::numeric_limits<double>::infinity();
+                for (int j = 0; j < n; j++) {
+                    const float *kr = &k[((size_t(b) * n + j) * heads + h) * d];
+                    double acc = 0;
+                    for (int t = 0; t < d; t++)
+                        acc += double(qr[t]) * double(kr[t]);
+                    acc *= double(alpha);
+                    if (mask_kind != "none") {
+                        const size_t at = ((size_t(mask_batch == 1 ? 0 : b) * mask_heads +
+                                            (mask_heads == 1 ? 0 : h)) *
+                                               mask_rows +
+                                           (mask_rows == 1 ? 0 : i)) *
+                                              n +
+                                          j;
+                        if (mask_kind == "add")
+                            acc += double(mask[at]);
+                        else if (mask[at] == 0.f)
+                            acc = double(fill);
+                    }
+                    s[size_t(j)] = acc;
+                    mx = std::max(mx, acc);
+                }
+                double sum = 0;
+                for (int j = 0; j < n; j++) {
+                    s[size_t(j)] = std::exp(s[size_t(j)] - mx);
+                    sum += s[size_t(j)];
+                }
+                float *o = &out[((size_t(b) * m + i) * heads + h) * d];
+                for (int t = 0; t < d; t++) {
+                    double acc = 0;
+                    for (int j = 0; j < n; j++)
+                        acc += s[size_t(j)] / sum *
+                               double(v[((size_t(b) * n + j) * heads + h) * d + t]);
+                    o[t] = float(acc);
+                }
+            }
+    return out;
+}
+
 } // namespace reference
 
 #endif

@@ -1,13 +1,14 @@
 /** \file
  * The CPU schedules (Halide's own x86 build) of the ONNX operator generators — eltwise,
  * channel_affine, channel_shuffle, activation, global_pool, concat, dilated conv2d, conv2d with
- * a prologue, batch_matmul, layer_norm —
+ * a prologue, batch_matmul, layer_norm, attention —
  * against the naive references, on odd shapes with batch > 1.
  */
 #include "HalideBuffer.h"
 #include "cpu_activation_gelu.h"
 #include "cpu_activation_hard_swish.h"
 #include "cpu_activation_sigmoid.h"
+#include "cpu_attention.h"
 #include "cpu_batch_matmul_shared_a.h"
 #include "cpu_batch_matmul_transposed.h"
 #include "cpu_channel_affine.h"
@@ -219,6 +220,18 @@ TEST(CpuOpSchedules, LayerNormOdd) {
     Buf b_in(in.data(), 13, 5), b_sc(sc.data(), 13), b_bi(bi.data(), 13), bo(o.data(), 13, 5);
     ASSERT_EQ(cpu_layer_norm(b_in, b_sc, b_bi, bo), 0);
     expect_close(reference::layer_norm(5, 13, in, sc, bi, 0.001f), o);
+}
+
+TEST(CpuOpSchedules, AttentionMaskAdd) {
+    const int B = 2, H = 3, M = 19, N = 23, D = 12;
+    std::vector<float> q = random_values(size_t(B) * M * H * D, 37, 2.f),
+                       k = random_values(size_t(B) * N * H * D, 38, 2.f),
+                       v = random_values(size_t(B) * N * H * D, 39),
+                       mask = random_values(size_t(B) * M * N, 40, 3.f), o(size_t(B) * M * H * D);
+    Buf bq(q.data(), D, H, M, B), bk(k.data(), D, H, N, B), bv(v.data(), D, H, N, B),
+        bm(mask.data(), N, M, 1, B), bo(o.data(), D, H, M, B);
+    ASSERT_EQ(cpu_attention(bq, bk, bv, bm, bo), 0);
+    expect_close(reference::attention(B, H, M, N, D, 0.25f, "add", 0.f, B, 1, M, q, k, v, mask), o);
 }
 
 } // namespace

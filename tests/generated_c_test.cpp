@@ -106,6 +106,15 @@ const Layer layers[] = {
      " / "},
     {"transpose_0231", "transpose", "shape=2,17,4,64 perm=0,2,3,1 schedule=sunway", "athread_put"},
     {"gather_rows", "gather", "rows=300 vocab=1000 size=13 schedule=sunway", "int64_t"},
+    // The fused attention: K and V passed along the mesh rows (the mesh plan), and a causal
+    // mask with fill=-inf (the max's start and the fill printed as -INFINITY).
+    {"attention_mesh", "attention",
+     "batch=1 heads=2 seq_q=16 seq_k=16 head_dim=8 alpha=0.125 mask=add schedule=sunway",
+     "sw_regcomm_row("},
+    {"attention_causal", "attention",
+     "batch=2 heads=3 seq_q=19 seq_k=23 head_dim=16 mask=select mask_rows=19 fill=-inf "
+     "schedule=sunway",
+     "expf("},
 };
 
 void PrintTo(const Layer &l, std::ostream *os) {

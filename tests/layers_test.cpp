@@ -454,6 +454,53 @@ LayerCase batch_matmul_case(const std::string &name, int batch, int m, int n, in
             }};
 }
 
+/** attention (fused): \p mask_kind none / add / select with the mask's extents (\p mb, \p mh,
+ * \p mr: 1 or the scores'); \p pattern "padding" (the last keys of each batch masked: 0 or
+ * -10000, or 1 / 0 for select), "causal" (key <= query row kept: every row keeps its first keys)
+ * or "random" (add: random values). */
+LayerCase attention_case(const std::string &name, int batch, int heads, int m, int n, int d,
+                         const std::string &alpha, const std::string &mask_kind = "none",
+                         int mb = 1, int mh = 1, int mr = 1, const std::string &pattern = "",
+                         const std::string &fill = "0") {
+    Params params = {{"batch", str(batch)},   {"heads", str(heads)}, {"seq_q", str(m)},
+                     {"seq_k", str(n)},       {"head_dim", str(d)},  {"alpha", alpha},
+                     {"mask", mask_kind},     {"fill", fill},        {"mask_batch", str(mb)},
+                     {"mask_heads", str(mh)}, {"mask_rows", str(mr)}};
+    return {name, "attention", params, 4.0 * batch * heads * m * n * d, [=](const auto &call) {
+                const size_t qs = size_t(batch) * m * heads * d, ks = size_t(batch) * n * heads * d;
+                std::vector<float> q = random_values(qs, 31, 2.f), k = random_values(ks, 32, 2.f),
+                                   v = random_values(ks, 33), o(qs, NAN);
+                const bool none = mask_kind == "none";
+                std::vector<float> mask(none ? 1 : size_t(mb) * mh * mr * n, 0.f);
+                if (!none) {
+                    if (pattern == "random")
+                        mask = random_values(mask.size(), 34, 3.f);
+                    for (int bb = 0; bb < mb; bb++)
+                        for (int hh = 0; hh < mh; hh++)
+                            for (int i = 0; i < mr; i++)
+                                for (int j = 0; j < n; j++) {
+                                    float &x = mask[((size_t(bb) * mh + hh) * mr + i) * n + j];
+                                    const bool keep =
+                                        pattern == "causal" ? j <= i : j < n - 3 * (bb + 1) + hh;
+                                    if (pattern != "random")
+                                        x = mask_kind == "add" ? (keep ? 0.f : -10000.f)
+                                                               : (keep ? 1.f : 0.f);
+                                }
+                }
+                Buf bq = view(q, {d, heads, m, batch}), bk = view(k, {d, heads, n, batch}),
+                    bv = view(v, {d, heads, n, batch}),
+                    bm = none ? view(mask, {1, 1, 1, 1}) : view(mask, {n, mr, mh, mb}),
+                    bo = view(o, {d, heads, m, batch});
+                ASSERT_EQ(call({bq.raw_buffer(), bk.raw_buffer(), bv.raw_buffer(), bm.raw_buffer(),
+                                bo.raw_buffer()}),
+                          0);
+                expect_close(reference::attention(batch, heads, m, n, d, std::stof(alpha),
+                                                  mask_kind, std::strtof(fill.c_str(), nullptr), mb,
+                                                  mh, mr, q, k, v, mask),
+                             o);
+            }};
+}
+
 /** layer_norm over rows of \p size (inputs with a non-zero mean, scale and bias random). */
 LayerCase layer_norm_case(const std::string &name, int rows, int size) {
     Params params = {{"rows", str(rows)}, {"size", str(size)}, {"epsilon", "1e-05"}};
@@ -727,6 +774,24 @@ std::vector<LayerCase> transformer_cases() {
         layer_norm_case("layer_norm_bert", 70, 768),
         layer_norm_case("layer_norm_32", 130, 32),
         layer_norm_case("layer_norm_odd", 5, 13),
+        // Fused attention: odd sizes, M != N, every mask kind with broadcasting.
+        attention_case("attn_none", 2, 3, 19, 23, 16, "0.25"),
+        attention_case("attn_add_padding", 2, 3, 19, 23, 12, "0.288675", "add", 2, 1, 1, "padding"),
+        attention_case("attn_add_full", 2, 2, 8, 12, 8, "1", "add", 2, 2, 8, "random"),
+        attention_case("attn_select_causal_neg_inf", 2, 3, 19, 23, 16, "0.25", "select", 1, 1, 19,
+                       "causal", "-inf"),
+        attention_case("attn_select_causal_finite", 1, 2, 16, 16, 12, "0.5", "select", 1, 1, 16,
+                       "causal", "-1.5"),
+        attention_case("attn_select_heads_odd_d", 1, 2, 5, 6, 7, "1", "select", 1, 2, 5, "causal",
+                       "-1e4"),
+        attention_case("attn_vectors_odd_m", 2, 3, 19, 24, 12, "0.125", "add", 2, 1, 1, "padding"),
+        attention_case("attn_heads_64", 1, 4, 32, 64, 64, "0.125", "add", 1, 1, 1, "padding"),
+        // K and V larger than the LDM: chunks, double buffered (with M % 8 = 0 passed along the
+        // mesh rows, in a last round of blocks that is not full).
+        attention_case("attn_long_keys_mesh", 1, 3, 24, 200, 32, "0.125", "add", 1, 1, 1,
+                       "padding"),
+        attention_case("attn_long_keys", 2, 1, 19, 200, 32, "0.125", "select", 1, 1, 19, "causal",
+                       "-inf"),
     };
 }
 
@@ -921,6 +986,74 @@ TEST(Layers, BertShapesModelledTime) {
         }
     }
 }
+/** BERT-base's attention (1 x 12 heads, sequence 128, head dim 64, the padding mask (1, 1, 1,
+ * 128) added) as the one fused `attention` layer, hand and autoscheduled, beside the sum of the
+ * unfused layers today's lowering emits for it (the transposes of Q, K (to K^T) and V into
+ * heads, Q.K^T with alpha, the mask's eltwise add, softmax, P.V, the heads merged by a
+ * transpose), each with the same schedule. Every layer matches its naive reference; the
+ * modelled times are printed and recorded as test properties. */
+TEST(Layers, BertAttentionFusedModelledTime) {
+    const LayerCase fused =
+        attention_case("bert_attention", 1, 12, 128, 128, 64, "0.125", "add", 1, 1, 1, "padding");
+    const std::vector<LayerCase> unfused = {
+        transpose_case("q_heads", {1, 128, 12, 64}, {0, 2, 1, 3}),
+        transpose_case("k_heads_t", {1, 128, 12, 64}, {0, 2, 3, 1}),
+        transpose_case("v_heads", {1, 128, 12, 64}, {0, 2, 1, 3}),
+        batch_matmul_case("qkt", 12, 128, 128, 64, false, 0, 0, 0.125f),
+        eltwise_op_case("mask_add", {1, 12, 128, 128}, {1, 12, 128, 128}, {1, 1, 1, 128}, "add"),
+        softmax_case("softmax", 1536, 128),
+        batch_matmul_case("scores_v", 12, 128, 64, 128, false),
+        transpose_case("merge_heads", {1, 12, 128, 64}, {0, 2, 1, 3}),
+    };
+    auto modelled_ms = [](const LayerCase &c, const std::string &schedule) {
+        Params params = c.params;
+        sw_jit::JitOptions options;
+        if (schedule == "auto")
+            options.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway",
+                                  "auto_schedule=true"};
+        else
+            params["schedule"] = schedule;
+        const sw_jit::JitBuild b =
+            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, c.generator, params, options);
+        EXPECT_TRUE(b.ok()) << c.name << " " << schedule << ": " << b.log;
+        if (!b.ok())
+            return -1.0;
+        athread_emu_stats_reset();
+        c.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });
+        double s = 0;
+        for (int k = 0; k < athread_emu_stats_count(); k++) {
+            const athread_emu_kernel_stats *ks = athread_emu_stats_get(k);
+            s += ks->modelled_seconds;
+            if (c.generator != "attention")
+                continue;
+            int slowest = 0;
+            for (int q = 1; q < ks->ncpes; q++)
+                slowest = ks->cpe[q].cycles > ks->cpe[slowest].cycles ? q : slowest;
+            std::printf("  %s %s: slowest CPE %lld cycles, %lld compute, %lld waiting for DMA\n",
+                        c.name.c_str(), schedule.c_str(), ks->cpe[slowest].cycles,
+                        ks->cpe[slowest].compute_cycles, ks->cpe[slowest].dma_wait_cycles);
+        }
+        return s * 1e3;
+    };
+    // ViT-B/16's attention (197 tokens: no vectors along the keys, chunks of one key row).
+    const LayerCase vit = attention_case("vit_attention", 1, 12, 197, 197, 64, "0.125");
+    std::printf("vit attention sunway  fused %8.4f ms\n", modelled_ms(vit, "sunway"));
+    for (const std::string schedule : {"sunway", "auto"}) {
+        const double f = modelled_ms(fused, schedule);
+        double sum = 0;
+        for (const LayerCase &c : unfused) {
+            const double t = modelled_ms(c, schedule);
+            std::printf("  unfused %-12s %-7s %8.4f ms\n", c.name.c_str(), schedule.c_str(), t);
+            sum += t;
+        }
+        std::printf("bert attention %-7s fused %8.4f ms, unfused layers %8.4f ms (%.2fx)\n",
+                    schedule.c_str(), f, sum, sum / f);
+        testing::Test::RecordProperty("bert_attention_" + schedule + "_fused_ms",
+                                      std::to_string(f));
+        testing::Test::RecordProperty("bert_attention_" + schedule + "_unfused_ms",
+                                      std::to_string(sum));
+    }
+}
 #endif
 
 // The transformer layers autoscheduled (libsw_autoschedule.so).
@@ -1038,6 +1171,30 @@ TEST(Layers, TransformerLayersRefuseBadParameters) {
               std::string::npos);
     const Params zero = {{"batch", "2"}, {"k", "0"}};
     EXPECT_NE(error_of("batch_matmul", zero).find("batch_matmul: batch, m, n and k must be >= 1"),
+              std::string::npos);
+    const Params attn_kind = {{"mask", "mul"}};
+    EXPECT_NE(error_of("attention", attn_kind)
+                  .find("error: attention: mask must be none, add or select, not 'mul'"),
+              std::string::npos);
+    const Params attn_rows = {{"seq_q", "19"}, {"mask", "add"}, {"mask_rows", "7"}};
+    EXPECT_NE(error_of("attention", attn_rows)
+                  .find("error: attention: mask_rows=7 must be 1 or seq_q=19"),
+              std::string::npos);
+    const Params attn_heads = {{"heads", "3"}, {"mask", "add"}, {"mask_heads", "2"}};
+    EXPECT_NE(
+        error_of("attention", attn_heads).find("attention: mask_heads=2 must be 1 or heads=3"),
+        std::string::npos);
+    const Params attn_fill = {{"mask", "select"}, {"fill", "-infinityx"}};
+    EXPECT_NE(error_of("attention", attn_fill)
+                  .find("attention: fill must be a number, inf or -inf, not '-infinityx'"),
+              std::string::npos);
+    const Params attn_zero = {{"head_dim", "0"}};
+    EXPECT_NE(error_of("attention", attn_zero)
+                  .find("attention: batch, heads, seq_q, seq_k and head_dim must be >= 1"),
+              std::string::npos);
+    // One query row's scores, exponentials and probabilities must fit the LDM.
+    const Params attn_long = {{"seq_k", "8192"}, {"head_dim", "4"}};
+    EXPECT_NE(error_of("attention", attn_long).find("error: attention: no block fits the LDM"),
               std::string::npos);
     const Params tile = {{"n", "64"}, {"tile_n", "6"}};
     EXPECT_NE(error_of("batch_matmul", tile).find("batch_matmul: tile_n=6 must be a multiple of 4"),

@@ -53,6 +53,13 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
         return 2.0 * p("k", 64) * out / 1e9;
     if (kind == "layer_norm") // per element: 1 for the mean, 3 for the variance, 4 to normalise
         return 8.0 * out / 1e9;
+    if (kind == "attention") {
+        // Per (batch, head): Q.K^T and P.V, 2 M N D each (a multiply-add is 2), and per score 5
+        // (the scale or mask, the max, the subtraction and exp, the sum, the division).
+        const double bh = double(p("batch", 1)) * p("heads", 1), m = p("seq_q", 64),
+                     n = p("seq_k", 64), d = p("head_dim", 64);
+        return bh * (4.0 * m * n * d + 5.0 * m * n) / 1e9;
+    }
     // Pure data movement: no arithmetic on the values.
     if (kind == "transpose" || kind == "gather")
         return 0;
