@@ -635,9 +635,23 @@ int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int 
     if (dims < 2 || tile.size() != dims)
         return -1;
     const int d = dims >= 3 ? 2 : 0;
-    const int64_t extent = info.out_extents[size_t(d)];
-    const int64_t size = std::min<int64_t>(tile[size_t(d)], extent);
-    return (extent + size - 1) / size == columns ? d : -1;
+    auto tiles = [&](size_t k) {
+        const int64_t extent = info.out_extents[k];
+        const int64_t size = std::min<int64_t>(tile[k], extent);
+        return (extent + size - 1) / size;
+    };
+    const int64_t along = tiles(size_t(d));
+    if (along == columns)
+        return d;
+    // Several rounds of columns: the round loop outermost, so the blocks of one round of the
+    // mesh (columns x columns of them) share one round of columns only when the other tiles
+    // come in whole mesh heights.
+    int64_t others = 1;
+    for (size_t k = 0; k < dims; k++) {
+        if (int(k) != d)
+            others *= tiles(k);
+    }
+    return along > columns && along % columns == 0 && others % columns == 0 ? d : -1;
 }
 
 MeshAxis mesh_axis(const PipelineInfo &info, const Plan &plan, const std::string &name) {

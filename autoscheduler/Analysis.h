@@ -272,7 +272,9 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
 /** The output dimension a Plan::Share::Mesh plan with tiles \p tile lays over the \p columns
  * of the mesh (Machine::cpe_mesh_cols), or -1: the third (a convolution's output channels; the
  * first two are its pixels) or, in a two-dimensional output, the first (a matrix product's
- * columns), when it has exactly \p columns tiles. */
+ * columns), when it has exactly \p columns tiles, or a multiple of \p columns (several rounds
+ * of mesh columns: a transformer's 3072-wide feed-forward layer) when the tiles of the other
+ * dimensions are a multiple of \p columns too (a mesh's rows, square). */
 int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int columns);
 
 /** Under a Plan::Share::Mesh plan, how stage \p name's staged region is shared: the same

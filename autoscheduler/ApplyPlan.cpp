@@ -382,19 +382,46 @@ private:
      * block's mesh column is its CPE's, BroadcastDma.h), the tiles of every other dimension
      * fused, innermost first, into the second (the mesh rows, round after round). */
     void mesh_tiles(const std::vector<std::string> &outer) {
-        const std::string columns = outer[size_t(plan_.mesh_dim)];
+        std::string columns = outer[size_t(plan_.mesh_dim)];
         std::vector<std::string> others;
         for (size_t d = 0; d < outer.size(); d++) {
             if (int(d) != plan_.mesh_dim)
                 others.push_back(outer[d]);
         }
+        // More tiles than mesh columns (mesh_column_dim: a multiple of them, the other tiles
+        // a multiple of the mesh's rows): the rounds of columns a third block loop, outside
+        // the rows, so that one round of the mesh works on one round of columns (the staging
+        // shared down a column is the same for the whole round: BroadcastDma's
+        // BlockDependence).
+        const int64_t extent = info_.out_extents[size_t(plan_.mesh_dim)];
+        const int64_t size = std::min<int64_t>(plan_.tile[size_t(plan_.mesh_dim)], extent);
+        const int mesh_columns = plan_.mesh_width;
+        std::string round;
+        if ((extent + size - 1) / size > mesh_columns) {
+            round = "sw_mesh_round";
+            const std::string column = "sw_mesh_column";
+            out_.split(Var(columns), Var(round), Var(column), mesh_columns);
+            writer_.line(out_ident_ + ".split(" + writer_.var(columns) + ", " + writer_.var(round) +
+                         ", " + writer_.var(column) + ", " + std::to_string(mesh_columns) + ");");
+            columns = column;
+        }
         std::vector<std::pair<std::string, bool>> order{{columns, false}};
         std::vector<std::string> names{ident(columns)};
         for (const std::string &o : others)
             order.push_back({o, false}), names.push_back(ident(o));
+        if (!round.empty())
+            order.push_back({round, false}), names.push_back(ident(round));
         out_.reorder(vrs(order));
         writer_.line(out_ident_ + ".reorder(" + list(names) + ");");
-        block_loops(columns, fuse_loops(others, "sw_rows"));
+        const std::string rows = fuse_loops(others, "sw_rows");
+        if (round.empty()) {
+            block_loops(columns, rows);
+        } else {
+            out_.gpu_blocks(Var(columns), Var(rows), Var(round), DeviceAPI::Host);
+            writer_.line(out_ident_ + ".gpu_blocks(" + writer_.var(columns) + ", " +
+                         writer_.var(rows) + ", " + writer_.var(round) +
+                         ", ::Halide::DeviceAPI::Host);");
+        }
         block_ = columns;
         tile_ = ident(block_);
     }

@@ -41,6 +41,9 @@ struct Plan {
      * columns: the register-communication GEMM's layout, schedules/matmul_schedule.h). */
     enum class Share { None, Dma, RegComm, Mesh } share = Share::None;
     int mesh_dim = -1; ///< Share::Mesh: the output dimension over the mesh columns
+    /** Share::Mesh: the mesh's columns (Machine::cpe_mesh_cols); mesh_dim's tiles are that
+     * many, or rounds of that many (mesh_column_dim). */
+    int mesh_width = 8;
     /** Share::Mesh: which of the two kinds of stagings are shared (the others each CPE
      * fetches itself): along the rows, down the columns. */
     bool mesh_rows = true, mesh_columns = true;

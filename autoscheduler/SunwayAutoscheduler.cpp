@@ -245,6 +245,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                             Plan mesh = d;
                             mesh.share = Plan::Share::Mesh;
                             mesh.mesh_dim = mesh_column_dim(info, d.tile, m.cpe_mesh_cols);
+                            mesh.mesh_width = m.cpe_mesh_cols;
                             const size_t both =
                                 mesh.mesh_dim >= 0 ? shared_inputs(info, mesh).size() : 0;
                             if (both > 0)

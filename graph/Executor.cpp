@@ -248,7 +248,11 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
             done++;
             return;
         }
-        if (options.schedule == "auto") {
+        if (options.schedule == "auto" && !spec.hand_reason.empty()) {
+            b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, base);
+            info.schedule = "hand";
+            info.note = "hand schedule: " + spec.hand_reason;
+        } else if (options.schedule == "auto") {
             sw_jit::JitOptions ao = base;
             ao.extra_args = {"-p", plugin, "-s", "Sunway", "auto_schedule=true"};
             ao.emit += ",schedule"; // the plan and its predicted time (read_layer_schedule)

@@ -1551,6 +1551,9 @@ struct Lowerer {
             p["fill"] = a.fill;
         Step &s = step(n, "attention", p);
         s.op_type = "Attention";
+        out.layers[size_t(s.layer)].hand_reason =
+            "its hand schedule streams K and V in chunks shared along mesh rows; the "
+            "autoscheduler's plans stage K whole in every block (about 10x slower)";
         const int b = to_int(a.b, "batch"), h = to_int(a.h, "heads"), m = to_int(a.m, "rows"),
                   nk = to_int(a.n, "keys"), d = to_int(a.d, "head dim");
         s.inputs = {{a.rq, {d, h, m, b}},

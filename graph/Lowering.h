@@ -69,6 +69,9 @@ struct LayerArg {
 struct LayerSpec {
     std::string generator;
     std::map<std::string, std::string> params;
+    /** Why this layer takes its hand schedule even when the executor autoschedules (its hand
+     * schedule has techniques the autoscheduler's plans lack); empty: autoscheduled. */
+    std::string hand_reason;
     /** "conv2d batch=1 in_channels=3 ..." (params sorted): a stable key. */
     std::string key() const;
 };
@@ -186,7 +189,7 @@ struct LowerOptions {
     /** A head-split attention (Q.K^T, scale, mask, Softmax, .V with the heads' transposes;
      * Lowering.cpp's AttentionMatch) as one `attention` layer: the score matrix stays in LDM
      * and the transposes are never made. False: the separate layers. */
-    bool fuse_attention = false;
+    bool fuse_attention = true;
 };
 
 /** "auto", "always" or "never" as a PrologueFusion; throws Error for anything else. */
