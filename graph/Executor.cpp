@@ -562,12 +562,16 @@ ExecResult Executor::run(const InputValues &inputs, std::vector<sw_net::TraceSpa
         rec.gflop =
             sw_net::layer_gflop(spec.generator, spec.params,
                                 s.inputs.empty() ? 0 : elements(s.inputs[0].extents), out.size);
-        // The roofline's bytes: each distinct input tensor once, the output once.
+        // The roofline's bytes: each distinct input tensor once (a gather's table: the rows it
+        // reads), the output once.
         std::set<std::string> read;
         for (size_t k = 0; k < s.inputs.size(); k++) {
             const LayerArg &a = s.inputs[k];
-            if (read.insert(a.tensor).second)
-                rec.read_bytes += int64_t(bufs[k].type().bytes()) * elements(a.extents);
+            if (!read.insert(a.tensor).second)
+                continue;
+            // A gather (an embedding) reads one row of its table per index, not the table.
+            const int64_t n = spec.generator == "gather" && k == 0 ? out.size : elements(a.extents);
+            rec.read_bytes += int64_t(bufs[k].type().bytes()) * n;
         }
         rec.write_bytes = 4 * out.size;
         for (const Step::UnfusedPart &p : s.unfused) {
