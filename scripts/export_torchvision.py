@@ -77,6 +77,7 @@ def randomise_batch_norms(model, torch, gen):
 
 
 def randomise_layer_norms(model, torch, gen):
+    """LayerNorm weights and biases away from 1 and 0, so that they are really exercised."""
     for mod in model.modules():
         if isinstance(mod, torch.nn.LayerNorm):
             n = mod.weight.shape[0]

@@ -36,10 +36,13 @@ Usage: export_transformer.py --model bert|gpt2 [--layers L] [--hidden H] [--head
 Exit status 1 with "error: ..." for an unknown model or a bad option value; 2 (and a message)
 if torch cannot be imported, so tests can skip.
 """
-import argparse
 import math
 import os
 import sys
+
+# The argument parser ("error: ..." exits) and the LayerNorm randomisation of the torchvision
+# export script beside this one.
+from export_torchvision import Parser, randomise_layer_norms
 
 MODELS = ["bert", "gpt2"]
 TORCH_MISSING = 2
@@ -144,22 +147,12 @@ def gpt2_module(torch, layers, hidden, heads, ffn, vocab, seq):
     return Gpt2()
 
 
-def randomise_norms(model, torch, gen):
-    """LayerNorm weights and biases away from 1 and 0, so that they are really exercised."""
-    for mod in model.modules():
-        if isinstance(mod, torch.nn.LayerNorm):
-            n = mod.weight.shape[0]
-            with torch.no_grad():
-                mod.weight.copy_(torch.rand(n, generator=gen) * 0.5 + 0.75)
-                mod.bias.copy_(torch.randn(n, generator=gen) * 0.1)
-
-
 def export(a, torch, np):
     torch.manual_seed(a.seed)
     build = bert_module if a.model == "bert" else gpt2_module
     model = build(torch, a.layers, a.hidden, a.heads, a.ffn, a.vocab, a.seq)
     gen = torch.Generator().manual_seed(a.seed + 1)
-    randomise_norms(model, torch, gen)
+    randomise_layer_norms(model, torch, gen)
     model.eval()
     ids = torch.randint(0, a.vocab, (a.batch, a.seq), generator=gen, dtype=torch.int64)
     path = os.path.join(a.out, a.model)
@@ -180,15 +173,6 @@ def export(a, torch, np):
     print("%s: %d layers, hidden %d, %d heads, FFN %d, vocabulary %d, ids (%d, %d), %s std "
           "%.3f -> %s.onnx" % (a.model, a.layers, a.hidden, a.heads, a.ffn, a.vocab, a.batch,
                                a.seq, output, float(y.std()), path))
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse's errors as "error: ..." with exit status 1 (2 means: no torch)."""
-
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print("error: %s" % message, file=sys.stderr)
-        sys.exit(1)
 
 
 def main():

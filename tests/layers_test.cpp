@@ -795,6 +795,24 @@ std::vector<LayerCase> transformer_cases() {
     };
 }
 
+/** Builds \p generator with \p params under \p schedule: sunway, baseline (the schedule
+ * parameter) or auto (the Sunway autoscheduler plugin, when the test is built with it), emitting
+ * \p emit (the JIT's default files when empty). */
+sw_jit::JitBuild build_layer(const std::string &generator, Params params,
+                             const std::string &schedule, const std::string &emit = "") {
+    sw_jit::JitOptions o;
+    if (!emit.empty())
+        o.emit = emit;
+    if (schedule == "auto") {
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+        o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
+#endif
+    } else {
+        params["schedule"] = schedule;
+    }
+    return sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, generator, params, o);
+}
+
 struct LayerRun {
     LayerCase layer;
     std::string schedule;
@@ -813,20 +831,12 @@ size_t args_count(const Params &p) {
 
 TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     const LayerRun &run = GetParam();
-    Params params = run.layer.params;
-    sw_jit::JitOptions o;
-    if (run.schedule == "auto") {
-#ifdef SW_AUTOSCHEDULE_PLUGIN
-        o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
-        o.emit = "mpe,cpe,h,schedule";
-#else
+#ifndef SW_AUTOSCHEDULE_PLUGIN
+    if (run.schedule == "auto")
         GTEST_SKIP() << "built without the autoscheduler plugin";
 #endif
-    } else {
-        params["schedule"] = run.schedule;
-    }
-    sw_jit::JitBuild b =
-        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, run.layer.generator, params, o);
+    sw_jit::JitBuild b = build_layer(run.layer.generator, run.layer.params, run.schedule,
+                                     run.schedule == "auto" ? "mpe,cpe,h,schedule" : "");
     ASSERT_TRUE(b.ok()) << b.log;
     double compulsory_bytes = 0;
     athread_emu_stats_reset();
@@ -948,15 +958,7 @@ TEST(Layers, BertShapesModelledTime) {
     const sw::Machine &m = sw::sw26010();
     for (const LayerCase &c : cases) {
         for (const std::string schedule : {"sunway", "baseline", "auto"}) {
-            Params params = c.params;
-            sw_jit::JitOptions options;
-            if (schedule == "auto")
-                options.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway",
-                                      "auto_schedule=true"};
-            else
-                params["schedule"] = schedule;
-            const sw_jit::JitBuild b =
-                sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, c.generator, params, options);
+            const sw_jit::JitBuild b = build_layer(c.generator, c.params, schedule);
             ASSERT_TRUE(b.ok()) << c.name << " " << schedule << ": " << b.log;
             double get_bytes = 0, put_bytes = 0;
             athread_emu_stats_reset();
@@ -1006,15 +1008,7 @@ TEST(Layers, BertAttentionFusedModelledTime) {
         transpose_case("merge_heads", {1, 12, 128, 64}, {0, 2, 1, 3}),
     };
     auto modelled_ms = [](const LayerCase &c, const std::string &schedule) {
-        Params params = c.params;
-        sw_jit::JitOptions options;
-        if (schedule == "auto")
-            options.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway",
-                                  "auto_schedule=true"};
-        else
-            params["schedule"] = schedule;
-        const sw_jit::JitBuild b =
-            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, c.generator, params, options);
+        const sw_jit::JitBuild b = build_layer(c.generator, c.params, schedule);
         EXPECT_TRUE(b.ok()) << c.name << " " << schedule << ": " << b.log;
         if (!b.ok())
             return -1.0;
@@ -1074,17 +1068,7 @@ TEST(Layers, TransposeEveryPermutation) {
         int count = 0;
         do {
             const LayerCase c = transpose_case("transpose_perm", {2, 3, 5, 7}, perm);
-            Params params = c.params;
-            sw_jit::JitOptions o;
-            if (schedule == "auto") {
-#ifdef SW_AUTOSCHEDULE_PLUGIN
-                o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
-#endif
-            } else {
-                params["schedule"] = schedule;
-            }
-            sw_jit::JitBuild b =
-                sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, c.generator, params, o);
+            sw_jit::JitBuild b = build_layer(c.generator, c.params, schedule);
             ASSERT_TRUE(b.ok()) << b.log;
             SCOPED_TRACE("perm " + list4(perm) + " [" + schedule + "]");
             c.check([&](std::vector<halide_buffer_t *> args) { return b.layer->call(args); });
@@ -1133,18 +1117,8 @@ TEST(Layers, GatherFetchesOneRowPerRequest) {
     schedules.push_back("auto");
 #endif
     for (const std::string &schedule : schedules) {
-        Params params = {{"rows", "300"}, {"vocab", "50257"}, {"size", "64"}};
-        sw_jit::JitOptions o;
-        o.emit = "mpe,cpe,h,report";
-        if (schedule == "auto") {
-#ifdef SW_AUTOSCHEDULE_PLUGIN
-            o.extra_args = {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
-#endif
-        } else {
-            params["schedule"] = schedule;
-        }
-        const sw_jit::JitBuild b =
-            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "gather", params, o);
+        const Params params = {{"rows", "300"}, {"vocab", "50257"}, {"size", "64"}};
+        const sw_jit::JitBuild b = build_layer("gather", params, schedule, "mpe,cpe,h,report");
         ASSERT_TRUE(b.ok()) << b.log;
         std::ifstream f(b.layer->dir() + "/" + b.layer->function_name() + ".sw_report.txt");
         std::stringstream report;
