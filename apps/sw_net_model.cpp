@@ -317,18 +317,22 @@ int run_graph(const Options &o, const sw_dist::Job &job,
     }
     if (job.rank == 0)
         sw_dist::barrier(job);
-    int cached = 0, refused = 0, built = 0;
+    int cached = 0, hand = 0, built = 0;
     for (const sw_graph::LayerBuildInfo &b : ex.builds()) {
         if (b.schedule == "none")
             continue;
         built++;
         cached += b.from_cache;
-        refused += !b.note.empty();
+        hand += eo.schedule == "auto" && b.schedule == "hand";
     }
     std::printf("compiled %d distinct layers for %zu steps in %.1f s (%d from the cache", built,
                 ex.lowered().steps.size(), ex.build_seconds(), cached);
-    if (refused)
-        std::printf(", %d with their hand schedule where the autoscheduler refused", refused);
+    if (hand) {
+        std::printf(
+            ", %d with their hand schedule: refused by the autoscheduler or faster by hand, "
+            "the build lines say which",
+            hand);
+    }
     std::printf(")\n");
     if (fc) {
         std::printf("fc-split: the dense layers split by output rows over %d rank(s), one per core "
