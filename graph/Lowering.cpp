@@ -809,26 +809,33 @@ struct Lowerer {
         s.output = {out_tensor(n).name, {size, rows}};
     }
 
+    /** An eltwise step of \p n with parameters \p p (op and its own): out = a op b, numpy
+     * broadcasting, each shape (of rank <= 4, else NodeError \p too_deep) padded to NCHW. */
+    void eltwise_step(const Node &n, std::map<std::string, std::string> p, const std::string &a,
+                      const std::vector<int64_t> &a_shape, const std::string &b,
+                      const std::vector<int64_t> &b_shape, const Tensor &y, const char *too_deep) {
+        std::vector<int> ad, bd, od;
+        if (!as_nchw(a_shape, &ad) || !as_nchw(b_shape, &bd) || !as_nchw(y.shape, &od))
+            throw NodeError(too_deep);
+        static const char *const dim[] = {"batch", "channels", "height", "width"};
+        for (size_t i = 0; i < 4; i++) {
+            p[dim[i]] = str(od[i]);
+            p[std::string("a_") + dim[i]] = str(ad[i]);
+            p[std::string("b_") + dim[i]] = str(bd[i]);
+        }
+        Step &s = step(n, "eltwise", p);
+        s.inputs = {{a, {ad[3], ad[2], ad[1], ad[0]}}, {b, {bd[3], bd[2], bd[1], bd[0]}}};
+        s.output = {y.name, {od[3], od[2], od[1], od[0]}};
+    }
+
     /** Expand of a computed float32 tensor (numpy broadcasting to a larger shape): eltwise, a
      * multiplication by a constant 1 broadcast the other way (exact, NaN kept). */
     void expand(const Node &n) {
         const Tensor &x = float_in(n, 0), &y = out_tensor(n);
         if (x.shape == y.shape || x.elements() == y.elements())
             return view_of(n, x, y);
-        std::vector<int> xd, od;
-        if (!as_nchw(x.shape, &xd) || !as_nchw(y.shape, &od))
-            throw NodeError("an Expand of rank > 4 (eltwise is NCHW)");
-        static const char *const dim[] = {"batch", "channels", "height", "width"};
-        std::map<std::string, std::string> p = {{"op", "mul"}};
-        for (int i = 0; i < 4; i++) {
-            p[dim[i]] = str(od[size_t(i)]);
-            p[std::string("a_") + dim[i]] = str(xd[size_t(i)]);
-            p[std::string("b_") + dim[i]] = "1";
-        }
-        const std::string one = extra(n, "one", {1.f});
-        Step &s = step(n, "eltwise", p);
-        s.inputs = {{x.name, {xd[3], xd[2], xd[1], xd[0]}}, {one, {1, 1, 1, 1}}};
-        s.output = {y.name, {od[3], od[2], od[1], od[0]}};
+        eltwise_step(n, {{"op", "mul"}}, x.name, x.shape, extra(n, "one", {1.f}), {1}, y,
+                     "an Expand of rank > 4 (eltwise is NCHW)");
     }
 
     /** Where(cond, X, Y) with a constant condition and a constant scalar on one side
@@ -842,21 +849,9 @@ struct Lowerer {
         std::vector<float> keep(cond.i64.size());
         for (size_t i = 0; i < keep.size(); i++)
             keep[i] = (cond.i64[i] != 0) != x_fill ? 1.f : 0.f;
-        std::vector<int> ad, bd;
-        if (!as_nchw(a.shape, &ad) || !as_nchw(cond.shape, &bd))
-            throw NodeError("a Where of rank > 4 (eltwise is NCHW)");
-        static const char *const dim[] = {"batch", "channels", "height", "width"};
-        std::map<std::string, std::string> p = {{"op", "select"},
-                                                {"fill", format_float(fill.f32.at(0))}};
-        for (int i = 0; i < 4; i++) {
-            p[dim[i]] = str(ad[size_t(i)]);
-            p[std::string("a_") + dim[i]] = str(ad[size_t(i)]);
-            p[std::string("b_") + dim[i]] = str(bd[size_t(i)]);
-        }
-        const std::string mask = extra(n, "keep", std::move(keep));
-        Step &s = step(n, "eltwise", p);
-        s.inputs = {{a.name, {ad[3], ad[2], ad[1], ad[0]}}, {mask, {bd[3], bd[2], bd[1], bd[0]}}};
-        s.output = {y.name, {ad[3], ad[2], ad[1], ad[0]}};
+        eltwise_step(n, {{"op", "select"}, {"fill", format_float(fill.f32.at(0))}}, a.name, a.shape,
+                     extra(n, "keep", std::move(keep)), cond.shape, y,
+                     "a Where of rank > 4 (eltwise is NCHW)");
     }
 
     /** Cast of a computed int64 tensor to float32: cast. */
@@ -920,24 +915,12 @@ struct Lowerer {
         if (n.inputs.size() != 2)
             throw NodeError("needs two inputs");
         const Tensor &a = float_in(n, 0), &b = float_in(n, 1), &y = out_tensor(n);
-        std::vector<int> ad, bd, od;
-        if (!as_nchw(a.shape, &ad) || !as_nchw(b.shape, &bd) || !as_nchw(y.shape, &od)) {
-            throw NodeError("tensors of rank > 4 are not supported (eltwise is NCHW)");
-        }
-        static const char *const dim[] = {"batch", "channels", "height", "width"};
-        std::map<std::string, std::string> p;
-        p["op"] = n.op_type == "Mul"   ? "mul"
-                  : n.op_type == "Sub" ? "sub"
-                  : n.op_type == "Div" ? "div"
-                                       : "add";
-        for (int i = 0; i < 4; i++) {
-            p[dim[i]] = str(od[i]);
-            p[std::string("a_") + dim[i]] = str(ad[i]);
-            p[std::string("b_") + dim[i]] = str(bd[i]);
-        }
-        Step &s = step(n, "eltwise", p);
-        s.inputs = {{a.name, {ad[3], ad[2], ad[1], ad[0]}}, {b.name, {bd[3], bd[2], bd[1], bd[0]}}};
-        s.output = {y.name, {od[3], od[2], od[1], od[0]}};
+        const char *op = n.op_type == "Mul"   ? "mul"
+                         : n.op_type == "Sub" ? "sub"
+                         : n.op_type == "Div" ? "div"
+                                              : "add";
+        eltwise_step(n, {{"op", op}}, a.name, a.shape, b.name, b.shape, y,
+                     "tensors of rank > 4 are not supported (eltwise is NCHW)");
     }
 
     void global_pool(const Node &n) {

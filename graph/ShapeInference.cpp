@@ -102,6 +102,37 @@ struct Ctx {
     }
 };
 
+/** For each element of \p shape (row major), base + the sum over d of its index along d times
+ * strides[d]: the element of another tensor that a strided view of it reads (a broadcast, a
+ * transpose, a slice). */
+std::vector<int64_t> strided_sources(const Shape &shape, const std::vector<int64_t> &strides,
+                                     int64_t base = 0) {
+    const size_t r = shape.size();
+    const int64_t n = element_count(shape);
+    std::vector<int64_t> src(n);
+    std::vector<int64_t> idx(r, 0);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t k = base;
+        for (size_t d = 0; d < r; d++)
+            k += idx[d] * strides[d];
+        src[e] = k;
+        for (size_t d = r; d-- > 0;) {
+            if (++idx[d] < shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return src;
+}
+
+/** The row-major strides of \p shape. */
+std::vector<int64_t> row_major_strides(const Shape &shape) {
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (size_t d = shape.size(); d-- > 1;)
+        strides[d - 1] = strides[d] * shape[d];
+    return strides;
+}
+
 /** For each element of out_shape (row major), the element of `in_shape` that numpy
  * broadcasting reads. */
 std::vector<int64_t> broadcast_sources(const Shape &in_shape, const Shape &out_shape) {
@@ -112,21 +143,7 @@ std::vector<int64_t> broadcast_sources(const Shape &in_shape, const Shape &out_s
         strides[d] = in_shape[d - off] == 1 ? 0 : s;
         s *= in_shape[d - off];
     }
-    const int64_t n = element_count(out_shape);
-    std::vector<int64_t> src(n);
-    std::vector<int64_t> idx(r, 0);
-    for (int64_t e = 0; e < n; e++) {
-        int64_t k = 0;
-        for (size_t d = 0; d < r; d++)
-            k += idx[d] * strides[d];
-        src[e] = k;
-        for (size_t d = r; d-- > 0;) {
-            if (++idx[d] < out_shape[d])
-                break;
-            idx[d] = 0;
-        }
-    }
-    return src;
+    return strided_sources(out_shape, strides);
 }
 
 /** Copies the input's values to the output in the same order (a reshaping view) when
@@ -589,23 +606,11 @@ void infer_transpose(Ctx &c) {
     if (!x.is_constant)
         return;
     // A constant (a weight transposed in the file): folded whatever its size.
-    Shape in_strides(rank, 1);
-    for (int64_t d = rank - 1; d > 0; d--)
-        in_strides[d - 1] = in_strides[d] * x.shape[d];
-    const int64_t n = element_count(out);
-    std::vector<int64_t> sources(n), idx(rank, 0);
-    for (int64_t e = 0; e < n; e++) {
-        int64_t k = 0;
-        for (int64_t d = 0; d < rank; d++)
-            k += idx[d] * in_strides[perm[d]];
-        sources[e] = k;
-        for (int64_t d = rank; d-- > 0;) {
-            if (++idx[d] < out[d])
-                break;
-            idx[d] = 0;
-        }
-    }
-    fold_gather(c, 0, x, sources);
+    const std::vector<int64_t> in_strides = row_major_strides(x.shape);
+    std::vector<int64_t> strides(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; d++)
+        strides[size_t(d)] = in_strides[size_t(perm[d])];
+    fold_gather(c, 0, x, strided_sources(out, strides));
 }
 
 /** LayerNormalization (opset 17) over the dims from `axis` on; Scale and B (optional) of the
@@ -762,21 +767,14 @@ void infer_slice(Ctx &c) {
     c.set_out(0, box.shape, x.dtype);
     if (!x.is_constant || !c.output_small(0))
         return;
-    const int64_t rank = (int64_t)x.shape.size(), n = element_count(box.shape);
-    std::vector<int64_t> sources;
-    Shape idx(rank, 0);
-    for (int64_t e = 0; e < n; e++) {
-        int64_t k = 0;
-        for (int64_t d = 0; d < rank; d++)
-            k = k * x.shape[d] + box.begin[d] + idx[d] * box.step[d];
-        sources.push_back(k);
-        for (int64_t d = rank; d-- > 0;) {
-            if (++idx[d] < box.shape[d])
-                break;
-            idx[d] = 0;
-        }
+    const std::vector<int64_t> in_strides = row_major_strides(x.shape);
+    std::vector<int64_t> strides(in_strides.size());
+    int64_t base = 0;
+    for (size_t d = 0; d < in_strides.size(); d++) {
+        base += box.begin[d] * in_strides[d];
+        strides[d] = box.step[d] * in_strides[d];
     }
-    fold_gather(c, 0, x, sources);
+    fold_gather(c, 0, x, strided_sources(box.shape, strides, base));
 }
 
 /** Pad (opset 1-10: pads / value attributes; 11+: constant pads and constant_value inputs,
