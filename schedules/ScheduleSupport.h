@@ -39,6 +39,26 @@ inline int power_of_two_block(int n, int cap) {
     return b;
 }
 
+/** The floatv4 GEMM kernel of an update acc(j, i) += a(k, i) * b(j, k) (matmul's, batch_matmul's):
+ * \p j in register blocks of up to 4 vectors (of a tile of \p tn points along it), \p i in
+ * blocks of up to 4 rows (of \p tm), each block's vectors and rows unrolled around the
+ * innermost reduction loop \p k; \p outer, already split off by the caller (a chunk of the
+ * reduction, a chunk of columns), outermost. */
+inline void schedule_register_block_kernel(Halide::Stage update, const Halide::VarOrRVar &j,
+                                           const Halide::VarOrRVar &i, const Halide::VarOrRVar &k,
+                                           const Halide::VarOrRVar &outer, int tn, int tm) {
+    using namespace Halide;
+    const int bj = power_of_two_block(tn / kVectorLanes, 4), bi = power_of_two_block(tm, 4);
+    Var jv("jv"), jb("jb"), lane("lane"), ib("ib"), ir("ir");
+    update.split(j, jb, jv, bj * kVectorLanes)
+        .split(jv, jv, lane, kVectorLanes)
+        .split(i, ib, ir, bi)
+        .reorder(lane, jv, ir, k, jb, ib, outer)
+        .vectorize(lane)
+        .unroll(jv)
+        .unroll(ir);
+}
+
 /** Divisors of \p n, largest first (sw::divisors_desc, O(sqrt(n))). */
 inline std::vector<int> divisors_desc(int n) {
     const std::vector<int64_t> d = sw::divisors_desc(n);

@@ -174,31 +174,27 @@ inline BatchMatMulTiles choose_batch_matmul_tiles(const BatchMatMulShape &s, con
     const std::vector<int> tks = given.tk > 0 ? std::vector<int>{given.tk} : divisors_desc(s.k);
     BatchMatMulTiles best;
     double best_cost = std::numeric_limits<double>::infinity();
+    // Keeps \p t if it fits the LDM and is the cheapest so far; whether it fits.
+    auto consider = [&](const BatchMatMulTiles &t) {
+        if (batch_matmul_ldm_bytes(t, s.transpose_b) > batch_matmul_budget(m))
+            return false;
+        const double cost = batch_matmul_cost(s, t, m);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = t;
+        }
+        return true;
+    };
     for (int tn : tns) {
         for (int tm : tms) {
-            for (int tk : tks) {
-                const BatchMatMulTiles t{tm, tn, tk, simd, s.k / tk > 1 ? 2 : 1};
-                if (batch_matmul_ldm_bytes(t, s.transpose_b) > batch_matmul_budget(m))
-                    continue;
-                const double cost = batch_matmul_cost(s, t, m);
-                if (cost < best_cost) {
-                    best_cost = cost;
-                    best = t;
-                }
-            }
+            for (int tk : tks)
+                consider({tm, tn, tk, simd, s.k / tk > 1 ? 2 : 1});
             if (!(s.transpose_b && simd) || (given.tk > 0 && given.tk != s.k))
                 continue;
-            // B^T in column chunks with the whole reduction.
+            // B^T in column chunks with the whole reduction: the widest chunk that fits.
             for (int tc : divisors_desc(tn / kVectorLanes)) {
-                const BatchMatMulTiles t{tm, tn, s.k, simd, 2, tc * kVectorLanes};
-                if (batch_matmul_ldm_bytes(t, s.transpose_b) > batch_matmul_budget(m))
-                    continue;
-                const double cost = batch_matmul_cost(s, t, m);
-                if (cost < best_cost) {
-                    best_cost = cost;
-                    best = t;
-                }
-                break; // the widest chunk that fits
+                if (consider({tm, tn, s.k, simd, 2, tc * kVectorLanes}))
+                    break;
             }
         }
     }
@@ -226,17 +222,9 @@ inline void schedule_batch_matmul_tiles(BatchMatMulStages &st, const BatchMatMul
     if (t.tc > 0) {
         // Column chunks of TC with the whole reduction: per chunk, B^T's TC rows (one
         // contiguous get) staged and transposed in LDM, then the floatv4 kernel over k.
-        const int bj = power_of_two_block(t.tc / kVectorLanes, 4), bi = power_of_two_block(t.tm, 4);
-        Var jc("jc"), jin("jin"), jv("jv"), jb("jb"), lane("lane"), ib("ib"), ir("ir");
-        st.acc.update(0)
-            .split(st.j, jc, jin, t.tc)
-            .split(jin, jb, jv, bj * kVectorLanes)
-            .split(jv, jv, lane, kVectorLanes)
-            .split(st.i, ib, ir, bi)
-            .reorder(lane, jv, ir, st.r.x, jb, ib, jc)
-            .vectorize(lane)
-            .unroll(jv)
-            .unroll(ir);
+        Var jc("jc"), jin("jin");
+        st.acc.update(0).split(st.j, jc, jin, t.tc);
+        schedule_register_block_kernel(st.acc.update(0), jin, st.i, st.r.x, jc, t.tc, t.tm);
         st.acc.vectorize(st.j, kVectorLanes);
         st.bt.compute_at(st.acc, jc).store_in(sw::LDM).vectorize(st.j, kVectorLanes);
         st.a.in().compute_at(st.output, tile).store_in(sw::LDM);
@@ -250,17 +238,8 @@ inline void schedule_batch_matmul_tiles(BatchMatMulStages &st, const BatchMatMul
     if (t.simd) {
         // floatv4 along j: B's rows are vectors, A's values splatted; a register block of bj
         // vectors x bi rows of C over the chunk (as matmul's GEMM).
-        const int bj = power_of_two_block(t.tn / kVectorLanes, 4), bi = power_of_two_block(t.tm, 4);
-        Var jv("jv"), jb("jb"), lane("lane"), ib("ib"), ir("ir");
-        st.acc.update(0)
-            .split(st.r.x, ko, ki, t.tk)
-            .split(st.j, jb, jv, bj * kVectorLanes)
-            .split(jv, jv, lane, kVectorLanes)
-            .split(st.i, ib, ir, bi)
-            .reorder(lane, jv, ir, ki, jb, ib, ko)
-            .vectorize(lane)
-            .unroll(jv)
-            .unroll(ir);
+        st.acc.update(0).split(st.r.x, ko, ki, t.tk);
+        schedule_register_block_kernel(st.acc.update(0), st.j, st.i, ki, ko, t.tn, t.tm);
         st.acc.vectorize(st.j, kVectorLanes);
         if (s.transpose_b) {
             // The staged B^T chunk transposed in LDM, 4 gathered values per vector.

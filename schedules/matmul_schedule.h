@@ -113,18 +113,9 @@ inline void schedule_matmul_tiles(MatMulStages &st, const MatMulTiles &t, int me
         .gpu_blocks(jc, io, jo, DeviceAPI::Host);
     st.acc.compute_at(st.output, jc).store_in(sw::LDM);
     // The multiply: chunks of TK; per k, a register block of bj vectors x bi rows.
-    const int bj = power_of_two_block(t.tn / kVectorLanes, 4), bi = power_of_two_block(t.tm, 4);
     RVar ko("ko"), ki("ki");
-    Var jv("jv"), jb("jb"), lane("lane"), ib("ib"), ir("ir");
-    st.acc.update(0)
-        .split(st.r.x, ko, ki, t.tk)
-        .split(st.j, jb, jv, bj * kVectorLanes)
-        .split(jv, jv, lane, kVectorLanes)
-        .split(st.i, ib, ir, bi)
-        .reorder(lane, jv, ir, ki, jb, ib, ko)
-        .vectorize(lane)
-        .unroll(jv)
-        .unroll(ir);
+    st.acc.update(0).split(st.r.x, ko, ki, t.tk);
+    schedule_register_block_kernel(st.acc.update(0), st.j, st.i, ki, ko, t.tn, t.tm);
     st.acc.vectorize(st.j, kVectorLanes);
     st.a.in().compute_at(st.acc, ko).store_in(sw::LDM);
     st.b.in().compute_at(st.acc, ko).store_in(sw::LDM);
