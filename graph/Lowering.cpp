@@ -854,6 +854,81 @@ struct Lowerer {
                      "a Where of rank > 4 (eltwise is NCHW)");
     }
 
+    /** Resize (opsets 10-18) and Upsample of a float32 tensor of rank <= 4 along its last two
+     * dims (H, W; the others padded to NCHW): resize, mode nearest or linear, the coordinate
+     * modes PyTorch and the ONNX tests use; a view when nothing changes. */
+    void resize(const Node &n) {
+        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+        const ResizeTarget t = resize_target(g, n);
+        const size_t rank = x.shape.size();
+        if (rank < 2 || rank > 4) {
+            throw NodeError("a Resize of rank " + str(int64_t(rank)) +
+                            " (ranks 2 to 4, the last two dims spatial, are supported)");
+        }
+        for (size_t d = 0; d + 2 < rank; d++) {
+            if (t.shape[d] != x.shape[d] || (t.scales[d] != 1 && t.scales[d] != 0)) {
+                throw NodeError("resizes dim " + str(int64_t(d)) +
+                                " (only the last two, H and W, are supported)");
+            }
+        }
+        const bool upsample = n.op_type == "Upsample";
+        const bool v10 = upsample || g.opset < 11; // Upsample and Resize-10: asymmetric, floor
+        std::string mode = n.attr_string("mode", "nearest");
+        if (mode == "bilinear" && upsample)
+            mode = "linear";
+        if (mode != "nearest" && mode != "linear") {
+            throw NodeError("attribute mode='" + mode +
+                            "' is not supported (nearest and linear are)");
+        }
+        const std::string ct =
+            v10 ? "asymmetric" : n.attr_string("coordinate_transformation_mode", "half_pixel");
+        if (ct != "half_pixel" && ct != "pytorch_half_pixel" && ct != "align_corners" &&
+            ct != "asymmetric" && ct != "tf_half_pixel_for_nn") {
+            throw NodeError("attribute coordinate_transformation_mode='" + ct +
+                            "' is not supported (half_pixel, pytorch_half_pixel, align_corners, "
+                            "asymmetric and tf_half_pixel_for_nn are)");
+        }
+        const std::string nm = v10 ? "floor" : n.attr_string("nearest_mode", "round_prefer_floor");
+        if (mode == "nearest" && nm != "round_prefer_floor" && nm != "round_prefer_ceil" &&
+            nm != "floor" && nm != "ceil") {
+            throw NodeError("attribute nearest_mode='" + nm +
+                            "' is not supported (round_prefer_floor, round_prefer_ceil, floor "
+                            "and ceil are)");
+        }
+        if (n.attr_int("antialias", 0) != 0)
+            throw NodeError("attribute antialias=1 is not supported (0 is)");
+        const size_t hd = rank - 2, wd = rank - 1;
+        const bool same = t.shape == x.shape && (t.scales[hd] == 0 || t.scales[hd] == 1) &&
+                          (t.scales[wd] == 0 || t.scales[wd] == 1);
+        if (same)
+            return view_of(n, x, y);
+        std::vector<int> nchw, onchw;
+        as_nchw(x.shape, &nchw);
+        as_nchw(t.shape, &onchw);
+        auto scale = [](double v) {
+            char b[64];
+            std::snprintf(b, sizeof b, "%.17g", v);
+            return std::string(b);
+        };
+        std::map<std::string, std::string> p = {{"batch", str(nchw[0])},
+                                                {"channels", str(nchw[1])},
+                                                {"in_height", str(nchw[2])},
+                                                {"in_width", str(nchw[3])},
+                                                {"out_height", str(onchw[2])},
+                                                {"out_width", str(onchw[3])},
+                                                {"mode", mode},
+                                                {"coordinate", ct}};
+        if (mode == "nearest")
+            p["nearest_mode"] = nm;
+        if (t.scales[hd] != 0)
+            p["scale_y"] = scale(t.scales[hd]);
+        if (t.scales[wd] != 0)
+            p["scale_x"] = scale(t.scales[wd]);
+        Step &s = step(n, "resize", p);
+        s.inputs = {{x.name, {nchw[3], nchw[2], nchw[1], nchw[0]}}};
+        s.output = {y.name, {onchw[3], onchw[2], onchw[1], onchw[0]}};
+    }
+
     /** Cast of a computed int64 tensor to float32: cast. */
     void cast(const Node &n) {
         const Tensor &x = in(n, 0), &y = out_tensor(n);
@@ -1292,6 +1367,8 @@ struct Lowerer {
             return gather(n);
         if (op == "Cast")
             return cast(n);
+        if (op == "Resize" || op == "Upsample")
+            return resize(n);
         if (op == "Expand")
             return expand(n);
         if (op == "Where")

@@ -807,6 +807,83 @@ void infer_pad(Ctx &c) {
     c.set_out(0, out, x.dtype);
 }
 
+ResizeTarget resize_target_of(const Ctx &c) {
+    const Tensor &x = c.float_in(0);
+    const int64_t rank = (int64_t)x.shape.size();
+    const bool upsample = c.node.op_type == "Upsample";
+    // Upsample and Resize-10 take (X, scales); Resize-11+ (X, roi, scales, sizes).
+    const bool four = !upsample && c.g.opset >= 11;
+    const size_t scales_at = four ? 2 : 1;
+    auto given = [&](size_t i) { return c.has_in(i) && c.in(i).elements() > 0; };
+    const std::string policy = c.node.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") {
+        throw NodeError("attribute keep_aspect_ratio_policy='" + policy +
+                        "' is not supported (stretch is)");
+    }
+    Shape axes;
+    for (int64_t a : c.node.attr_ints("axes", {}))
+        axes.push_back(norm_axis(a, rank, "axes value"));
+    if (axes.empty()) {
+        for (int64_t a = 0; a < rank; a++)
+            axes.push_back(a);
+    }
+    if (std::set<int64_t>(axes.begin(), axes.end()).size() != axes.size())
+        throw NodeError("attribute axes repeats an axis");
+    ResizeTarget t{x.shape, std::vector<double>(size_t(rank), 1.0)};
+    const bool sizes = four && given(3);
+    if (sizes && given(scales_at))
+        throw NodeError("both scales and sizes are given (one only)");
+    if (sizes) {
+        const Shape v = c.const_ints(3, "sizes");
+        if (v.size() != axes.size()) {
+            throw NodeError("sizes has " + std::to_string(v.size()) + " values for " +
+                            std::to_string(axes.size()) + " axes");
+        }
+        for (size_t k = 0; k < axes.size(); k++) {
+            if (v[k] < 1)
+                throw NodeError("sizes value " + std::to_string(v[k]) + " is not >= 1");
+            t.shape[size_t(axes[k])] = v[k];
+            t.scales[size_t(axes[k])] = 0;
+        }
+        return t;
+    }
+    std::vector<float> scales;
+    if (upsample && c.g.opset < 9) {
+        scales = c.node.attr_floats("scales", {});
+    } else {
+        if (!given(scales_at)) {
+            throw NodeError(four ? "neither scales nor sizes is given"
+                                 : "input scales is missing or empty");
+        }
+        const Tensor &s = c.const_in(scales_at, "scales");
+        if (s.dtype != DType::Float32 || s.shape.size() != 1)
+            throw NodeError("scales (input '" + s.name + "') must be a 1-D float32 tensor");
+        scales = s.f32;
+    }
+    if (scales.size() != axes.size()) {
+        throw NodeError("scales has " + std::to_string(scales.size()) + " values for " +
+                        std::to_string(axes.size()) + " axes");
+    }
+    for (size_t k = 0; k < axes.size(); k++) {
+        const double sc = scales[k];
+        if (!(sc > 0) || !std::isfinite(sc))
+            throw NodeError("scales value " + std::to_string(sc) + " is not a number > 0");
+        const size_t a = size_t(axes[k]);
+        const double out = std::floor(double(x.shape[a]) * sc);
+        if (!(out >= 1) || out > 9.2e18) {
+            throw NodeError("scale " + std::to_string(sc) + " of axis " + std::to_string(a) +
+                            " gives an output dim of " + std::to_string(out));
+        }
+        t.shape[a] = int64_t(out);
+        t.scales[a] = sc;
+    }
+    return t;
+}
+
+void infer_resize(Ctx &c) {
+    c.set_out(0, resize_target_of(c).shape, DType::Float32);
+}
+
 void infer_reduce_mean(Ctx &c) {
     const Tensor &x = c.float_in(0);
     const int64_t rank = (int64_t)x.shape.size();
@@ -1226,6 +1303,11 @@ const std::map<std::string, OpRule> &rules() {
         {"ReduceMean", {infer_reduce_mean, {"axes", "keepdims", "noop_with_empty_axes"}}},
         {"Relu", {infer_unary_float, {}}},
         {"Reshape", {infer_reshape, {"allowzero"}}},
+        {"Resize",
+         {infer_resize,
+          {"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a",
+           "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode",
+           "nearest_mode"}}},
         {"Shape", {infer_shape, {"start", "end"}}},
         {"Sigmoid", {infer_unary_float, {}}},
         {"Slice", {infer_slice, {"axes", "ends", "starts"}}},
@@ -1237,6 +1319,7 @@ const std::map<std::string, OpRule> &rules() {
         {"Tanh", {infer_unary_float, {}}},
         {"Transpose", {infer_transpose, {"perm"}}},
         {"Unsqueeze", {infer_unsqueeze, {"axes"}}},
+        {"Upsample", {infer_resize, {"mode", "scales"}}},
         {"Where", {infer_where, {}}},
         // Operators the passes create (domain sw_graph):
         {"sw_graph.ChannelScaleShift", {infer_channel_scale_shift, {}}},
@@ -1410,6 +1493,12 @@ SliceBox slice_box(const Graph &g, const Node &node) {
     // Ctx only reads here.
     const Ctx c{const_cast<Graph &>(g), const_cast<Node &>(node)};
     return slice_box_of(c);
+}
+
+ResizeTarget resize_target(const Graph &g, const Node &node) {
+    // Ctx only reads here.
+    const Ctx c{const_cast<Graph &>(g), const_cast<Node &>(node)};
+    return resize_target_of(c);
 }
 
 std::vector<std::string> supported_operators() {

@@ -63,6 +63,20 @@ struct SliceBox {
  * input has a static shape; throws NodeError on inconsistent or non-constant parameters. */
 SliceBox slice_box(const Graph &g, const Node &node);
 
+/** What a Resize (opsets 10-18: X, scales; X, roi, scales, sizes) or Upsample (opset 7: the
+ * scales attribute; 9: X, scales) node resizes to: per axis of X, the output dim and ONNX's
+ * scale (the given scale; 0 where sizes gave the output dim). Sizes and scales must be
+ * constants, exactly one of them given (an empty tensor counts as absent); with opset 18's
+ * `axes`, only those axes. out = floor(in * scale). */
+struct ResizeTarget {
+    std::vector<int64_t> shape;
+    std::vector<double> scales;
+};
+
+/** The target of a Resize or Upsample node whose input has a static shape; throws NodeError
+ * naming the input or attribute at fault. */
+ResizeTarget resize_target(const Graph &g, const Node &node);
+
 /** The operator types infer_shapes knows, sorted. */
 std::vector<std::string> supported_operators();
 

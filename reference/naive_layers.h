@@ -522,6 +522,77 @@ inline std::vector<float> attention(int batch, int heads, int m, int n, int d, f
     return out;
 }
 
+/** A 2-D resize as ONNX Resize defines it (onnx.ai, operator Resize), NCHW, x fastest. Per
+ * axis, output pixel o has the source coordinate
+ *   half_pixel: (o + 0.5) / scale - 0.5;  pytorch_half_pixel: the same, 0 if out == 1;
+ *   align_corners: o * (in - 1) / (out - 1), 0 if out == 1;  asymmetric: o / scale;
+ *   tf_half_pixel_for_nn: (o + 0.5) / scale
+ * with scale = out / in unless given (> 0). nearest: the input pixel round_prefer_floor /
+ * round_prefer_ceil / floor / ceil of it, clamped to the input; linear: the two pixels around
+ * it (each clamped, the edge repeated) weighted by the distance, along x then y. */
+struct ResizeParams {
+    int batch, channels, in_h, in_w, out_h, out_w;
+    std::string mode = "nearest", coordinate = "half_pixel", nearest_mode = "round_prefer_floor";
+    double scale_y = 0, scale_x = 0;
+};
+
+inline double resize_source(const std::string &coordinate, int o, int in, int out, double scale) {
+    if (scale <= 0)
+        scale = double(out) / in;
+    if (coordinate == "align_corners")
+        return out == 1 ? 0.0 : o * double(in - 1) / double(out - 1);
+    if (coordinate == "asymmetric")
+        return o / scale;
+    if (coordinate == "tf_half_pixel_for_nn")
+        return (o + 0.5) / scale;
+    if (coordinate == "pytorch_half_pixel" && out == 1)
+        return 0.0;
+    return (o + 0.5) / scale - 0.5;
+}
+
+inline std::vector<float> resize(const ResizeParams &p, const std::vector<float> &in) {
+    std::vector<float> out(size_t(p.batch) * p.channels * p.out_h * p.out_w);
+    auto clampi = [](long v, int n) { return int(std::min<long>(std::max<long>(v, 0), n - 1)); };
+    auto pick = [&](double s, int n) {
+        // ONNX: round_prefer_floor rounds x.5 down, round_prefer_ceil up.
+        const double f = std::floor(s);
+        long k;
+        if (p.nearest_mode == "floor")
+            k = long(f);
+        else if (p.nearest_mode == "ceil")
+            k = long(std::ceil(s));
+        else if (s - f == 0.5)
+            k = long(p.nearest_mode == "round_prefer_floor" ? f : f + 1);
+        else
+            k = long(std::round(s));
+        return clampi(k, n);
+    };
+    size_t i = 0;
+    for (int n = 0; n < p.batch; n++)
+        for (int c = 0; c < p.channels; c++) {
+            const float *plane = in.data() + (size_t(n) * p.channels + c) * p.in_h * p.in_w;
+            auto at = [&](int y, int x) { return double(plane[size_t(y) * p.in_w + x]); };
+            for (int y = 0; y < p.out_h; y++) {
+                const double sy = resize_source(p.coordinate, y, p.in_h, p.out_h, p.scale_y);
+                for (int x = 0; x < p.out_w; x++) {
+                    const double sx = resize_source(p.coordinate, x, p.in_w, p.out_w, p.scale_x);
+                    if (p.mode == "nearest") {
+                        out[i++] = float(at(pick(sy, p.in_h), pick(sx, p.in_w)));
+                        continue;
+                    }
+                    const double fy = std::floor(sy), fx = std::floor(sx);
+                    const double ly = sy - fy, lx = sx - fx;
+                    const int y0 = clampi(long(fy), p.in_h), y1 = clampi(long(fy) + 1, p.in_h);
+                    const int x0 = clampi(long(fx), p.in_w), x1 = clampi(long(fx) + 1, p.in_w);
+                    const double top = (1 - lx) * at(y0, x0) + lx * at(y0, x1);
+                    const double bottom = (1 - lx) * at(y1, x0) + lx * at(y1, x1);
+                    out[i++] = float((1 - ly) * top + ly * bottom);
+                }
+            }
+        }
+    return out;
+}
+
 } // namespace reference
 
 #endif

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Exports torchvision classification models to ONNX with seeded random weights (no
+"""Exports torchvision classification and segmentation models to ONNX with seeded random weights (no
 downloads), a seeded random input and PyTorch's output, as references for the importer
 (graph/) and its model tests (graph/tests/models_test.cpp).
 
@@ -7,8 +7,9 @@ For each model NAME it writes into --out:
   NAME.onnx         the model in eval mode (opset 13, 17 for the ViTs, unless --opset; static
                     shapes)
   NAME.input.npy    the input, float32 (batch, 3, size, size), uniform in [-1, 1)
-  NAME.logits.npy   PyTorch's output for that input, float32 (batch, 1000)
-  NAME.probs.npy    softmax of the logits over the classes, float32 (batch, 1000)
+  NAME.logits.npy   PyTorch's output for that input, float32 (batch, 1000); for a segmentation
+                    model its `out` tensor (batch, classes, size, size)
+  NAME.probs.npy    softmax of the logits over the classes (axis 1), float32, the logits' shape
 
 Weights: torchvision's own initialisation under torch.manual_seed, then every
 BatchNorm's weight, bias, running mean and running variance set to seeded random,
@@ -19,6 +20,10 @@ GoogLeNet is built with aux_logits=False, transform_input=False (no auxiliary he
 input re-normalisation). vit_b_16 is torchvision's ViT-B/16 at --size (a multiple of 16);
 vit_reduced the same modules with 2 layers, 4 heads, hidden 64, MLP 128 (the tests' size); their
 LayerNorms get seeded random weights too and the zero-initialised head a random one.
+fcn_resnet50 is torchvision's FCN-ResNet50 segmentation model (weights=None,
+weights_backbone=None, aux_loss=False, 21 classes; the backbone's last two stages dilated), wrapped
+to return its `out` tensor (the model returns a dict): its bilinear upsampling to the input size
+exports as a Resize (linear, half_pixel) with constant sizes; its last conv is the one scaled.
 MobileNetV3's Hardswish exports at opset 13 as a HardSigmoid
 (alpha 1/6, beta 0.5) and a Mul; its squeeze-excitation gate as a HardSigmoid. Needs Debian's python3-torch and python3-torchvision; run with
 /usr/bin/python3.
@@ -45,6 +50,7 @@ MODELS = [
     "mobilenet_v3_large",
     "vit_b_16",
     "vit_reduced",
+    "fcn_resnet50",
 ]
 # ViT's nn.LayerNorm is one LayerNormalization node from opset 17 on (below: ReduceMean, Sub,
 # Pow, Sqrt, Div); its models export at 17 unless --opset says otherwise.
@@ -60,9 +66,26 @@ def build(name, torchvision, size):
         # ViT-B/16's modules with fewer and smaller layers (the model tests' size).
         return m.VisionTransformer(image_size=size, patch_size=16, num_layers=2, num_heads=4,
                                    hidden_dim=64, mlp_dim=128)
+    if name == "fcn_resnet50":
+        return m.segmentation.fcn_resnet50(weights=None, weights_backbone=None, aux_loss=False,
+                                           num_classes=21)
     if name == "googlenet":
         return m.googlenet(weights=None, aux_logits=False, transform_input=False, init_weights=True)
     return getattr(m, name)(weights=None)
+
+
+def segmentation_out(model, torch):
+    """A segmentation model returns a dict; this returns its 'out' tensor."""
+
+    class Out(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x)["out"]
+
+    return Out(model)
 
 
 def randomise_batch_norms(model, torch, gen):
@@ -97,6 +120,8 @@ def last_linear(model, torch):
 def export(name, size, batch, out, seed, torch, torchvision, np, opset=13):
     torch.manual_seed(seed)
     model = build(name, torchvision, size)
+    if name.startswith("fcn_"):
+        model = segmentation_out(model, torch)
     gen = torch.Generator().manual_seed(seed + 1)
     randomise_batch_norms(model, torch, gen)
     randomise_layer_norms(model, torch, gen)
@@ -126,8 +151,9 @@ def export(name, size, batch, out, seed, torch, torchvision, np, opset=13):
     np.save(path + ".input.npy", x.numpy().astype(np.float32))
     np.save(path + ".logits.npy", logits.numpy().astype(np.float32))
     np.save(path + ".probs.npy", probs.numpy().astype(np.float32))
-    print("%s: input (%d, 3, %d, %d), logits std %.3f, max prob %.4f -> %s.onnx" %
-          (name, batch, size, size, float(logits.std()), float(probs.max()), path))
+    print("%s: input (%d, 3, %d, %d), logits %s std %.3f, max prob %.4f -> %s.onnx" %
+          (name, batch, size, size, "x".join(str(d) for d in logits.shape), float(logits.std()),
+           float(probs.max()), path))
 
 
 class Parser(argparse.ArgumentParser):

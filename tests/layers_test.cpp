@@ -600,6 +600,65 @@ LayerCase gather_case(const std::string &name, int rows, int vocab, int size) {
             }};
 }
 
+/** resize of a random NCHW input to out_h x out_w (issue 24, FCN's upsampling). */
+LayerCase resize_case(const std::string &name, const reference::ResizeParams &r) {
+    Params params = {
+        {"batch", str(r.batch)},   {"channels", str(r.channels)}, {"in_height", str(r.in_h)},
+        {"in_width", str(r.in_w)}, {"out_height", str(r.out_h)},  {"out_width", str(r.out_w)},
+        {"mode", r.mode},          {"coordinate", r.coordinate},  {"nearest_mode", r.nearest_mode}};
+    if (r.scale_y > 0)
+        params["scale_y"] = std::to_string(r.scale_y);
+    if (r.scale_x > 0)
+        params["scale_x"] = std::to_string(r.scale_x);
+    return {name, "resize", params, 0, [=](const auto &call) {
+                std::vector<float> in =
+                    random_values(size_t(r.batch) * r.channels * r.in_h * r.in_w, 26);
+                std::vector<float> o(size_t(r.batch) * r.channels * r.out_h * r.out_w, NAN);
+                Buf bi = view(in, {r.in_w, r.in_h, r.channels, r.batch});
+                Buf bo = view(o, {r.out_w, r.out_h, r.channels, r.batch});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::resize(r, in), o);
+            }};
+}
+
+/** Resizes: bilinear and nearest, every coordinate mode, up and down, odd sizes, batch > 1,
+ * a scale that is not out / in, planes larger than the LDM; hand, baseline and autoscheduled. */
+std::vector<LayerCase> resize_cases() {
+    using R = reference::ResizeParams;
+    auto p = [](int n, int c, int ih, int iw, int oh, int ow, const char *mode, const char *ct,
+                const char *nm = "round_prefer_floor", double sy = 0, double sx = 0) {
+        R r{n, c, ih, iw, oh, ow};
+        r.mode = mode;
+        r.coordinate = ct;
+        r.nearest_mode = nm;
+        r.scale_y = sy;
+        r.scale_x = sx;
+        return r;
+    };
+    return {
+        // FCN's head: 21 classes from 1/8 of the image back to the image, bilinear.
+        resize_case("resize_fcn_x8", p(1, 21, 8, 8, 64, 64, "linear", "half_pixel")),
+        resize_case("resize_linear_up_odd_batch2", p(2, 3, 5, 7, 11, 16, "linear", "half_pixel")),
+        resize_case("resize_linear_align_corners",
+                    p(1, 5, 7, 9, 13, 20, "linear", "align_corners")),
+        resize_case("resize_linear_down", p(1, 4, 17, 23, 6, 9, "linear", "half_pixel")),
+        resize_case("resize_linear_pytorch_half_pixel_one_column",
+                    p(1, 2, 6, 5, 3, 1, "linear", "pytorch_half_pixel")),
+        resize_case("resize_linear_asymmetric_scale",
+                    p(2, 3, 6, 5, 10, 8, "linear", "asymmetric", "floor", 1.7, 1.7)),
+        resize_case("resize_nearest_torch_odd",
+                    p(2, 3, 5, 6, 11, 13, "nearest", "asymmetric", "floor")),
+        resize_case("resize_nearest_down_round",
+                    p(1, 2, 19, 21, 8, 7, "nearest", "half_pixel", "round_prefer_floor")),
+        resize_case("resize_nearest_ceil_align",
+                    p(1, 3, 4, 5, 9, 7, "nearest", "align_corners", "ceil")),
+        resize_case("resize_nearest_prefer_ceil_tf",
+                    p(1, 2, 6, 6, 3, 4, "nearest", "tf_half_pixel_for_nn", "round_prefer_ceil")),
+        // Planes larger than the LDM on both sides.
+        resize_case("resize_linear_large_plane", p(1, 2, 60, 70, 150, 200, "linear", "half_pixel")),
+    };
+}
+
 /** The transformer layers (issue 24): GELU, tanh, erf, dense + GELU, Sub / Div / Pow with
  * broadcasting, transposes, gathers; also run autoscheduled (TransformerLayersAuto). */
 std::vector<LayerCase> transformer_op_cases() {
@@ -927,6 +986,13 @@ std::vector<LayerRun> runs() {
     for (const LayerCase &c : transformer_op_cases()) {
         for (const char *s : {"sunway", "baseline"})
             r.push_back({c, s});
+    }
+    for (const LayerCase &c : resize_cases()) {
+        for (const char *s : {"sunway", "baseline"})
+            r.push_back({c, s});
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+        r.push_back({c, "auto"});
+#endif
     }
     return r;
 }

@@ -85,7 +85,8 @@ const std::set<std::string> kOps = {"Conv",          "MaxPool",
                                     "HardSwish",     "Sub",
                                     "Div",           "Erf",
                                     "Tanh",          "LayerNormalization",
-                                    "Transpose"};
+                                    "Transpose",     "Resize",
+                                    "Upsample"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");
@@ -262,12 +263,12 @@ std::string need_float(const std::vector<Tensor> &ts) {
 /** Node inputs (by position, from 1) that a model exported from a framework holds as
  *  initializers: the test data gives them as graph inputs, the harness makes them constants
  *  (Gemm's B and C, Clip's bounds, the BatchNormalization parameters, Conv's W and B,
- *  MatMul's B). */
+ *  MatMul's B, Resize's roi, scales and int64 sizes, Upsample's scales). */
 bool is_weight(const std::string &op, size_t position) {
     if (position == 0)
         return false;
     return op == "Gemm" || op == "Clip" || op == "BatchNormalization" || op == "Conv" ||
-           op == "MatMul";
+           op == "MatMul" || op == "Resize" || op == "Upsample";
 }
 
 /** The importer's own mapping (graph/Lowering.h, as sw_net --model uses it): the model is read
@@ -279,7 +280,17 @@ Plan plan(const std::string &dir, const onnx::ModelProto &model, const DataSet &
     const onnx::NodeProto &node = model.graph().node(0);
     if (ds.inputs.empty())
         return skip("no input");
-    std::string why = need_float(ds.inputs);
+    std::vector<Tensor> computed; // the graph inputs that are no weights must be float32
+    for (int i = 0; i < model.graph().input_size() && i < (int)ds.inputs.size(); i++) {
+        bool weight = false;
+        for (int k = 0; k < node.input_size(); k++) {
+            weight = weight || (node.input(k) == model.graph().input(i).name() &&
+                                is_weight(node.op_type(), size_t(k)));
+        }
+        if (!weight)
+            computed.push_back(ds.inputs[size_t(i)]);
+    }
+    std::string why = need_float(computed);
     if (why.empty())
         why = need_float(ds.outputs);
     if (!why.empty())
@@ -292,8 +303,10 @@ Plan plan(const std::string &dir, const onnx::ModelProto &model, const DataSet &
     std::map<std::string, const Tensor *> data; // graph input name -> data
     try {
         g = sw_graph::read_onnx_file(dir + "/model.onnx");
+        std::vector<std::string> model_inputs;
         for (int i = 0; i < model.graph().input_size() && i < (int)ds.inputs.size(); i++) {
             data[model.graph().input(i).name()] = &ds.inputs[i];
+            model_inputs.push_back(model.graph().input(i).name());
         }
         for (int k = 0; k < node.input_size(); k++) {
             const std::string &name = node.input(k);
@@ -302,7 +315,16 @@ Plan plan(const std::string &dir, const onnx::ModelProto &model, const DataSet &
             sw_graph::Tensor &t = g.tensor(name);
             t.is_constant = t.has_shape = true;
             t.shape = data[name]->dims;
-            t.f32 = data[name]->data;
+            if (data[name]->type == onnx::TensorProto::FLOAT) {
+                t.f32 = data[name]->data;
+            } else { // an int64 weight (Resize's sizes), read by the importer's own reader
+                const int at = int(std::find(model_inputs.begin(), model_inputs.end(), name) -
+                                   model_inputs.begin());
+                t = sw_graph::read_onnx_tensor_file(dir + "/" + ds.name + "/input_" +
+                                                    std::to_string(at) + ".pb");
+                t.name = name;
+                t.is_constant = t.has_shape = true;
+            }
             g.inputs.erase(std::remove(g.inputs.begin(), g.inputs.end(), name), g.inputs.end());
         }
         sw_graph::infer_shapes(g);

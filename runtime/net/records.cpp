@@ -63,6 +63,11 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
     // Pure data movement: no arithmetic on the values.
     if (kind == "transpose" || kind == "gather")
         return 0;
+    if (kind ==
+        "resize") { // nearest: a copy; linear: three interpolations of 3 (1 - l, 2 products)
+        const auto m = params.find("mode");
+        return m != params.end() && m->second == "linear" ? 9.0 * out / 1e9 : 0;
+    }
     return out / 1e9;
 }
 
