@@ -6,6 +6,7 @@
 #include "target_sw/Errors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace sw_auto {
@@ -421,6 +422,52 @@ namespace {
  * them before the bindings; no copy of the bindings per Let). */
 using LetValues = std::vector<std::pair<const std::string *, int64_t>>;
 
+int64_t evaluate_in(const Expr &e, const Bindings &b, LetValues &lets);
+
+/** A float-typed bound term (a resize's source coordinate: double arithmetic on the loop
+ * variables, then cast to an integer), evaluated in double. */
+double evaluate_float_in(const Expr &e, const Bindings &b, LetValues &lets) {
+    if (const FloatImm *f = e.as<FloatImm>())
+        return f->value;
+    if (const Cast *o = e.as<Cast>()) {
+        return o->value.type().is_float() ? evaluate_float_in(o->value, b, lets)
+                                          : double(evaluate_in(o->value, b, lets));
+    }
+    if (const Add *o = e.as<Add>())
+        return evaluate_float_in(o->a, b, lets) + evaluate_float_in(o->b, b, lets);
+    if (const Sub *o = e.as<Sub>())
+        return evaluate_float_in(o->a, b, lets) - evaluate_float_in(o->b, b, lets);
+    if (const Mul *o = e.as<Mul>())
+        return evaluate_float_in(o->a, b, lets) * evaluate_float_in(o->b, b, lets);
+    if (const Div *o = e.as<Div>())
+        return evaluate_float_in(o->a, b, lets) / evaluate_float_in(o->b, b, lets);
+    if (const Min *o = e.as<Min>())
+        return std::min(evaluate_float_in(o->a, b, lets), evaluate_float_in(o->b, b, lets));
+    if (const Max *o = e.as<Max>())
+        return std::max(evaluate_float_in(o->a, b, lets), evaluate_float_in(o->b, b, lets));
+    if (const Select *o = e.as<Select>()) {
+        return evaluate_in(o->condition, b, lets) ? evaluate_float_in(o->true_value, b, lets)
+                                                  : evaluate_float_in(o->false_value, b, lets);
+    }
+    if (const Call *c = e.as<Call>()) {
+        if (c->args.size() == 1 && (c->name == "floor_f32" || c->name == "floor_f64"))
+            return std::floor(evaluate_float_in(c->args[0], b, lets));
+        if (c->args.size() == 1 && (c->name == "ceil_f32" || c->name == "ceil_f64"))
+            return std::ceil(evaluate_float_in(c->args[0], b, lets));
+    }
+    std::ostringstream s;
+    s << e;
+    throw sw::UserError("the autoscheduler cannot evaluate the bound " + s.str());
+}
+
+/** A comparison of \p a and \p b, in double when they are floats. */
+template <typename Cmp>
+int64_t compare_in(const Expr &a, const Expr &b, const Bindings &bind, LetValues &lets, Cmp cmp) {
+    if (a.type().is_float())
+        return cmp(evaluate_float_in(a, bind, lets), evaluate_float_in(b, bind, lets));
+    return cmp(evaluate_in(a, bind, lets), evaluate_in(b, bind, lets));
+}
+
 int64_t evaluate_in(const Expr &e, const Bindings &b, LetValues &lets) {
     if (const IntImm *i = e.as<IntImm>())
         return i->value;
@@ -456,13 +503,13 @@ int64_t evaluate_in(const Expr &e, const Bindings &b, LetValues &lets) {
         return evaluate_in(o->condition, b, lets) ? evaluate_in(o->true_value, b, lets)
                                                   : evaluate_in(o->false_value, b, lets);
     if (const LT *o = e.as<LT>())
-        return evaluate_in(o->a, b, lets) < evaluate_in(o->b, b, lets);
+        return compare_in(o->a, o->b, b, lets, [](auto x, auto y) { return x < y; });
     if (const LE *o = e.as<LE>())
-        return evaluate_in(o->a, b, lets) <= evaluate_in(o->b, b, lets);
+        return compare_in(o->a, o->b, b, lets, [](auto x, auto y) { return x <= y; });
     if (const GT *o = e.as<GT>())
-        return evaluate_in(o->a, b, lets) > evaluate_in(o->b, b, lets);
+        return compare_in(o->a, o->b, b, lets, [](auto x, auto y) { return x > y; });
     if (const GE *o = e.as<GE>())
-        return evaluate_in(o->a, b, lets) >= evaluate_in(o->b, b, lets);
+        return compare_in(o->a, o->b, b, lets, [](auto x, auto y) { return x >= y; });
     if (const EQ *o = e.as<EQ>())
         return evaluate_in(o->a, b, lets) == evaluate_in(o->b, b, lets);
     if (const NE *o = e.as<NE>())
@@ -473,8 +520,11 @@ int64_t evaluate_in(const Expr &e, const Bindings &b, LetValues &lets) {
         return evaluate_in(o->a, b, lets) || evaluate_in(o->b, b, lets);
     if (const Not *o = e.as<Not>())
         return !evaluate_in(o->a, b, lets);
-    if (const Cast *o = e.as<Cast>())
+    if (const Cast *o = e.as<Cast>()) {
+        if (o->value.type().is_float()) // C's conversion: truncation
+            return int64_t(evaluate_float_in(o->value, b, lets));
         return evaluate_in(o->value, b, lets);
+    }
     if (const Let *o = e.as<Let>()) {
         lets.push_back({&o->name, evaluate_in(o->value, b, lets)});
         const int64_t r = evaluate_in(o->body, b, lets);

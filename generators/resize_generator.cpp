@@ -5,8 +5,10 @@
  *   mode        nearest | linear (bilinear)
  *   coordinate  ONNX coordinate_transformation_mode, the source coordinate of output pixel x:
  *               half_pixel          (x + 0.5) / scale - 0.5
- *               pytorch_half_pixel  the same, 0 when the output has one pixel
- *               align_corners       x * (in - 1) / (out - 1), 0 when the output has one pixel
+ *               pytorch_half_pixel  the same, 0 when length <= 1
+ *               align_corners       x * (in - 1) / (length - 1), 0 when length is 1
+ *               (length: out, or in * scale, not rounded, when a scale is given, as ONNX's
+ *               reference computes length_resized)
  *               asymmetric          x / scale
  *               tf_half_pixel_for_nn (x + 0.5) / scale
  *   nearest_mode  (mode=nearest) the input pixel of a source coordinate s:
@@ -61,14 +63,13 @@ public:
         const std::string m = mode, ct = coordinate, nm = nearest_mode;
         sw::check_param(m == "nearest" || m == "linear",
                         "resize: mode must be nearest or linear, not '" + m + "'");
-        sw::check_param(ct == "half_pixel" || ct == "pytorch_half_pixel" ||
-                            ct == "align_corners" || ct == "asymmetric" ||
-                            ct == "tf_half_pixel_for_nn",
+        sw::check_param(ct == "half_pixel" || ct == "pytorch_half_pixel" || ct == "align_corners" ||
+                            ct == "asymmetric" || ct == "tf_half_pixel_for_nn",
                         "resize: coordinate must be half_pixel, pytorch_half_pixel, "
                         "align_corners, asymmetric or tf_half_pixel_for_nn, not '" +
                             ct + "'");
-        sw::check_param(nm == "round_prefer_floor" || nm == "round_prefer_ceil" ||
-                            nm == "floor" || nm == "ceil",
+        sw::check_param(nm == "round_prefer_floor" || nm == "round_prefer_ceil" || nm == "floor" ||
+                            nm == "ceil",
                         "resize: nearest_mode must be round_prefer_floor, round_prefer_ceil, "
                         "floor or ceil, not '" +
                             nm + "'");
@@ -78,8 +79,10 @@ public:
                         "input size)");
 
         /* THE ALGORITHM */
-        const Axis ax{in_width, out_width, sx > 0 ? sx : double(int(out_width)) / in_width};
-        const Axis ay{in_height, out_height, sy > 0 ? sy : double(int(out_height)) / in_height};
+        const Axis ax{in_width, out_width, sx > 0 ? sx : double(int(out_width)) / in_width,
+                      sx > 0 ? in_width * sx : double(int(out_width))};
+        const Axis ay{in_height, out_height, sy > 0 ? sy : double(int(out_height)) / in_height,
+                      sy > 0 ? in_height * sy : double(int(out_height))};
         Expr u = source(ax, x), v = source(ay, y);
         if (m == "nearest") {
             result(x, y, c, n) = input(nearest(ax, u), nearest(ay, v), c, n);
@@ -117,6 +120,9 @@ private:
     struct Axis {
         int in, out;
         double scale; ///< ONNX's scale: output / input size, or the Resize's given scale
+        /** ONNX's length_resized: in * scale, not rounded, when a scale is given (the ONNX
+         * reference's align_corners and pytorch_half_pixel use it), else out. */
+        double length;
     };
 
     /** The source coordinate of output pixel \p o along an axis (double). */
@@ -124,15 +130,15 @@ private:
         const std::string ct = coordinate;
         Expr f = cast<double>(o);
         if (ct == "align_corners") {
-            if (a.out == 1)
+            if (a.length == 1)
                 return Expr(0.0);
-            return f * Expr(double(a.in - 1)) / Expr(double(a.out - 1));
+            return f * Expr(double(a.in - 1)) / Expr(a.length - 1);
         }
         if (ct == "asymmetric")
             return f / Expr(a.scale);
         if (ct == "tf_half_pixel_for_nn")
             return (f + Expr(0.5)) / Expr(a.scale);
-        if (ct == "pytorch_half_pixel" && a.out == 1)
+        if (ct == "pytorch_half_pixel" && a.length <= 1)
             return Expr(0.0);
         return (f + Expr(0.5)) / Expr(a.scale) - Expr(0.5); // half_pixel, pytorch_half_pixel
     }

@@ -524,10 +524,11 @@ inline std::vector<float> attention(int batch, int heads, int m, int n, int d, f
 
 /** A 2-D resize as ONNX Resize defines it (onnx.ai, operator Resize), NCHW, x fastest. Per
  * axis, output pixel o has the source coordinate
- *   half_pixel: (o + 0.5) / scale - 0.5;  pytorch_half_pixel: the same, 0 if out == 1;
- *   align_corners: o * (in - 1) / (out - 1), 0 if out == 1;  asymmetric: o / scale;
+ *   half_pixel: (o + 0.5) / scale - 0.5;  pytorch_half_pixel: the same, 0 if length <= 1;
+ *   align_corners: o * (in - 1) / (length - 1), 0 if length == 1;  asymmetric: o / scale;
  *   tf_half_pixel_for_nn: (o + 0.5) / scale
- * with scale = out / in unless given (> 0). nearest: the input pixel round_prefer_floor /
+ * with scale = out / in unless given (> 0), length = out, or in * scale when a scale is given
+ * (ONNX's length_resized, not rounded). nearest: the input pixel round_prefer_floor /
  * round_prefer_ceil / floor / ceil of it, clamped to the input; linear: the two pixels around
  * it (each clamped, the edge repeated) weighted by the distance, along x then y. */
 struct ResizeParams {
@@ -537,15 +538,17 @@ struct ResizeParams {
 };
 
 inline double resize_source(const std::string &coordinate, int o, int in, int out, double scale) {
+    // ONNX's length_resized: in * scale when a scale is given (not rounded), else out.
+    const double length = scale > 0 ? in * scale : double(out);
     if (scale <= 0)
         scale = double(out) / in;
     if (coordinate == "align_corners")
-        return out == 1 ? 0.0 : o * double(in - 1) / double(out - 1);
+        return length == 1 ? 0.0 : o * double(in - 1) / (length - 1);
     if (coordinate == "asymmetric")
         return o / scale;
     if (coordinate == "tf_half_pixel_for_nn")
         return (o + 0.5) / scale;
-    if (coordinate == "pytorch_half_pixel" && out == 1)
+    if (coordinate == "pytorch_half_pixel" && length <= 1)
         return 0.0;
     return (o + 0.5) / scale - 0.5;
 }
