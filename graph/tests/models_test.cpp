@@ -7,7 +7,8 @@
  * autoscheduled, its hand schedule where the autoscheduler refuses it; layers cached in
  * <build>/graph/tests/torchvision_models/layer_cache) and compares with the logits and
  * probabilities PyTorch computed for the same input: probabilities within 1e-4 absolute,
- * logits within 1e-3 of the logits' largest magnitude. Skipped (with the script's message)
+ * logits within 1e-3 of the logits' largest magnitude (a segmentation model's: its `out`
+ * tensor, probabilities along the class axis of each pixel). Skipped (with the script's message)
  * only when torch cannot be imported. Prints a per-layer table and the modelled time.
  *
  * The DISABLED_FullSize suite runs every model at 224x224, batch 1, and prints the figures
@@ -108,19 +109,38 @@ Comparison compare(const std::vector<float> &got, const std::vector<float> &want
     return r;
 }
 
-/** Softmax over the last axis in double (probabilities from our logits). */
-std::vector<float> softmax_rows(const std::vector<float> &x, size_t classes) {
+/** Softmax over the class axis in double (probabilities from our logits): \p classes values
+ * \p inner apart (1: the last axis of (batch, classes); H * W: axis 1 of a segmentation
+ * model's (batch, classes, H, W)). */
+std::vector<float> softmax_rows(const std::vector<float> &x, size_t classes, size_t inner = 1) {
     std::vector<float> p(x.size());
-    for (size_t r = 0; r + classes <= x.size(); r += classes) {
-        double m = -INFINITY, s = 0;
-        for (size_t i = 0; i < classes; i++)
-            m = std::max(m, double(x[r + i]));
-        for (size_t i = 0; i < classes; i++)
-            s += std::exp(double(x[r + i]) - m);
-        for (size_t i = 0; i < classes; i++)
-            p[r + i] = float(std::exp(double(x[r + i]) - m) / s);
+    const size_t block = classes * inner;
+    for (size_t b = 0; b + block <= x.size(); b += block) {
+        for (size_t j = 0; j < inner; j++) {
+            const size_t r = b + j;
+            double m = -INFINITY, s = 0;
+            for (size_t i = 0; i < classes; i++)
+                m = std::max(m, double(x[r + i * inner]));
+            for (size_t i = 0; i < classes; i++)
+                s += std::exp(double(x[r + i * inner]) - m);
+            for (size_t i = 0; i < classes; i++)
+                p[r + i * inner] = float(std::exp(double(x[r + i * inner]) - m) / s);
+        }
     }
     return p;
+}
+
+/** A segmentation model (fcn_*): its output is (batch, 21, size, size), PyTorch's `out`. */
+bool is_segmentation(const ModelCase &c) {
+    return std::string(c.name).rfind("fcn_", 0) == 0;
+}
+
+/** The shape of the model's output: (batch, 1000) logits, or a segmentation model's
+ * (batch, 21, size, size). */
+std::vector<int64_t> output_shape(const ModelCase &c) {
+    if (is_segmentation(c))
+        return {c.batch, 21, c.size, c.size};
+    return {c.batch, 1000};
 }
 
 struct RunFigures {
@@ -156,8 +176,12 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
     const std::vector<int64_t> in_shape = {c.batch, 3, c.size, c.size};
     ASSERT_EQ(in.shape, in_shape);
     const sw_io::NpyArray x = sw_io::load_npy_expect(base + ".input.npy", in_shape);
-    const sw_io::NpyArray logits = sw_io::load_npy_expect(base + ".logits.npy", {c.batch, 1000});
-    const sw_io::NpyArray probs = sw_io::load_npy_expect(base + ".probs.npy", {c.batch, 1000});
+    const std::vector<int64_t> out_shape = output_shape(c);
+    const sw_io::NpyArray logits = sw_io::load_npy_expect(base + ".logits.npy", out_shape);
+    const sw_io::NpyArray probs = sw_io::load_npy_expect(base + ".probs.npy", out_shape);
+    // The probabilities along the class axis: 1000 classes last, or 21 of each pixel.
+    const size_t classes = size_t(out_shape[1]),
+                 inner = out_shape.size() == 4 ? size_t(out_shape[2] * out_shape[3]) : 1;
 
     const auto t0 = std::chrono::steady_clock::now();
     sw_graph::Executor ex(g, options);
@@ -173,9 +197,10 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
     const auto t2 = std::chrono::steady_clock::now();
 
     const sw_graph::Tensor &out = r.outputs.at(g.outputs[0]);
-    ASSERT_EQ(out.shape, (std::vector<int64_t>{c.batch, 1000}));
+    ASSERT_EQ(out.shape, out_shape);
     const Comparison cl = compare(out.f32, logits.data);
-    const Comparison cp = compare(softmax_rows(out.f32, 1000), probs.data);
+    const std::vector<float> our_probs = softmax_rows(out.f32, classes, inner);
+    const Comparison cp = compare(our_probs, probs.data);
 
     fig->modelled_seconds = r.modelled_seconds;
     fig->compile_seconds = std::chrono::duration<double>(t1 - t0).count();
@@ -199,8 +224,7 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
         r.modelled_seconds * 1e3, cl.max_abs, cl.max_ref, cp.max_abs);
 
     EXPECT_LE(cp.max_abs, 1e-4) << c << ": probability " << cp.worst << " is "
-                                << softmax_rows(out.f32, 1000)[cp.worst] << ", PyTorch "
-                                << probs.data[cp.worst];
+                                << our_probs[cp.worst] << ", PyTorch " << probs.data[cp.worst];
     EXPECT_LE(cl.max_abs, 1e-3 * std::max(1.0, cl.max_ref))
         << c << ": logit " << cl.worst << " is " << out.f32[cl.worst] << ", PyTorch "
         << logits.data[cl.worst];
@@ -304,7 +328,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"mobilenet_v3_large", 32, 1},
                       // ViT-B/16's modules, 2 layers: 3x3 patches and the class token (10
                       // tokens), batch 2; opset 17 (LayerNormalization nodes).
-                      ModelCase{"vit_reduced", 48, 2, 17}),
+                      ModelCase{"vit_reduced", 48, 2, 17},
+                      // FCN-ResNet50 (issue 24): the dilated backbone's 4x4 map (dilations 2
+                      // and 4) upsampled x8 by a bilinear Resize to 21 x 32 x 32.
+                      ModelCase{"fcn_resnet50", 32, 1}),
     case_name);
 
 // ------------------------------------------------------------- transformers
@@ -451,7 +478,7 @@ INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
                          ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
                                            "googlenet", "densenet121", "shufflenet_v2_x1_0",
                                            "vgg16_bn", "mobilenet_v3_small", "mobilenet_v3_large",
-                                           "vit_b_16"),
+                                           "vit_b_16", "fcn_resnet50"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string(i.param);
                          });

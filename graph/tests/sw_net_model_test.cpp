@@ -636,3 +636,48 @@ TEST_F(SwNetModel, ExportedBertReproducesTheOutput) {
     }
 }
 #endif
+
+#ifdef SW_EXPORT_SCRIPT
+// torchvision's FCN-ResNet50 (issue 24) at 32x32 of scripts/export_torchvision.py: the
+// segmentation model (dilated convs, the bilinear Resize to 21 x 32 x 32) exported, built with
+// make emu and run on the input export_torchvision.py wrote, reproduces sw_net's output bit for
+// bit, and that is PyTorch's `out` within 1e-3 of its largest magnitude. Skipped when torch
+// cannot be imported.
+TEST_F(SwNetModel, ExportedFcnReproducesTheOutput) {
+    const std::string d = path("fcn"), base = d + "/fcn_resnet50";
+    CliRun r = run_shell(std::string(SW_TORCH_PYTHON) + " '" + SW_EXPORT_SCRIPT +
+                         "' --model fcn_resnet50 --size 32 --out '" + d + "'");
+    if (r.status == 2 || r.status == 127)
+        GTEST_SKIP() << "torch not importable with " << SW_TORCH_PYTHON << ": " << r.out;
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::string out = path("export");
+    r = sw_net("--model " + base + ".onnx --input " + base + ".input.npy --dump-output " +
+               path("y.npy") + " --export " + out + opts());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("Resize"), std::string::npos) << r.out;
+    r = run_shell("cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I" + out +
+                  " -I" + out + "/layers " + out + "/sw_model.c");
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = run_shell("make -C " + out + " emu");
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = run_shell(out + "/sw_model_emu " + out + "/weights.bin " + base + ".input.npy " +
+                  path("y_export.npy"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    const sw_io::NpyArray a = sw_io::load_npy(path("y.npy")),
+                          e = sw_io::load_npy(path("y_export.npy")),
+                          want = sw_io::load_npy(base + ".logits.npy");
+    ASSERT_EQ(a.shape, (std::vector<int64_t>{1, 21, 32, 32}));
+    EXPECT_EQ(e.shape, a.shape);
+    ASSERT_EQ(e.data.size(), a.data.size());
+    ASSERT_EQ(want.data.size(), a.data.size());
+    double largest = 0;
+    for (float v : want.data)
+        largest = std::max(largest, std::fabs(double(v)));
+    int differ = 0;
+    for (size_t i = 0; i < a.data.size(); i++) {
+        differ += a.data[i] != e.data[i];
+        EXPECT_NEAR(a.data[i], want.data[i], 1e-3 * largest) << i;
+    }
+    EXPECT_EQ(differ, 0) << "of " << a.data.size() << " values";
+}
+#endif
