@@ -673,6 +673,144 @@ TEST(Lowering, ZeroPadRemovedOthersNamed) {
     }
 }
 
+// Resize (issue 24, FCN): sizes (torch's F.interpolate(size=...), empty roi and scales), scales
+// (passed to the layer: ONNX's coordinates use them), Upsample (opset 9: asymmetric, floor), an
+// identity Resize as a view; what resize cannot do is an error naming the node and the
+// attribute or input.
+TEST(Lowering, ResizeAndUpsample) {
+    {
+        ModelBuilder b;
+        b.input("x", {2, 21, 4, 5});
+        b.init_ints("sizes", {2, 21, 32, 37});
+        auto &r = b.node("Resize", {"x", "", "", "sizes"}, {"y"}, "up");
+        ModelBuilder::attr_s(r, "mode", "linear");
+        ModelBuilder::attr_s(r, "coordinate_transformation_mode", "half_pixel");
+        ModelBuilder::attr_s(r, "nearest_mode", "floor");
+        ModelBuilder::attr_f(r, "cubic_coeff_a", -0.75f);
+        b.output("y");
+        const LoweredGraph l = lower(b);
+        ASSERT_EQ(l.steps.size(), 1u);
+        const sw_graph::LayerSpec &s = l.layers[0];
+        EXPECT_EQ(s.generator, "resize");
+        EXPECT_EQ(s.params.at("mode"), "linear");
+        EXPECT_EQ(s.params.at("coordinate"), "half_pixel");
+        EXPECT_EQ(s.params.at("out_height"), "32");
+        EXPECT_EQ(s.params.at("out_width"), "37");
+        EXPECT_EQ(s.params.at("batch"), "2");
+        EXPECT_EQ(s.params.count("scale_x"), 0u); // sizes: out / in
+        EXPECT_EQ(s.params.count("nearest_mode"), 0u);
+        EXPECT_EQ(l.steps[0].inputs[0].extents, (std::vector<int>{5, 4, 21, 2}));
+        EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{37, 32, 21, 2}));
+    }
+    {
+        ModelBuilder b;
+        b.input("x", {1, 3, 5, 4});
+        b.init("scales", {4}, {1.f, 1.f, 0.6f, 2.5f});
+        auto &r = b.node("Resize", {"x", "", "scales"}, {"y"}, "nn");
+        ModelBuilder::attr_s(r, "coordinate_transformation_mode", "asymmetric");
+        b.output("y");
+        const LoweredGraph l = lower(b);
+        ASSERT_EQ(l.steps.size(), 1u);
+        const sw_graph::LayerSpec &s = l.layers[0];
+        EXPECT_EQ(s.params.at("mode"), "nearest");
+        EXPECT_EQ(s.params.at("nearest_mode"), "round_prefer_floor");
+        EXPECT_EQ(s.params.at("out_height"), "3"); // floor(5 * 0.6)
+        EXPECT_EQ(s.params.at("out_width"), "10");
+        EXPECT_EQ(std::stod(s.params.at("scale_y")), double(0.6f));
+        EXPECT_EQ(std::stod(s.params.at("scale_x")), 2.5);
+    }
+    {
+        ModelBuilder b(9);
+        b.input("x", {1, 2, 3, 3});
+        b.init("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+        b.node("Upsample", {"x", "scales"}, {"y"}, "ups");
+        b.output("y");
+        const LoweredGraph l = lower(b);
+        ASSERT_EQ(l.steps.size(), 1u);
+        EXPECT_EQ(l.layers[0].params.at("coordinate"), "asymmetric");
+        EXPECT_EQ(l.layers[0].params.at("nearest_mode"), "floor");
+        EXPECT_EQ(l.layers[0].params.at("out_width"), "6");
+    }
+    {
+        ModelBuilder b;
+        b.input("x", {1, 2, 3, 3});
+        b.init("scales", {4}, {1.f, 1.f, 1.f, 1.f});
+        b.node("Resize", {"x", "", "scales"}, {"y"}, "same");
+        b.output("y");
+        const LoweredGraph l = lower(b);
+        ASSERT_EQ(l.steps.size(), 1u);
+        EXPECT_EQ(l.steps[0].layer, -1); // a view
+    }
+    struct Bad {
+        std::string attr, value, expect;
+        std::vector<float> scales;
+    };
+    const std::vector<Bad> bad = {
+        {"mode", "cubic", "attribute mode='cubic' is not supported", {1, 1, 2, 2}},
+        {"coordinate_transformation_mode",
+         "tf_crop_and_resize",
+         "attribute coordinate_transformation_mode='tf_crop_and_resize' is not supported",
+         {1, 1, 2, 2}},
+        {"nearest_mode",
+         "round_half_even",
+         "attribute nearest_mode='round_half_even'",
+         {1, 1, 2, 2}},
+        {"", "", "resizes dim 1 (only the last two, H and W, are supported)", {1, 2, 2, 2}},
+        {"", "", "scales value -2.000000 is not a number > 0", {1, 1, -2, 2}},
+        {"", "", "scales has 3 values for 4 axes", {1, 2, 2}},
+    };
+    for (const Bad &c : bad) {
+        ModelBuilder b;
+        b.input("x", {1, 2, 3, 3});
+        b.init("scales", {int64_t(c.scales.size())}, c.scales);
+        auto &r = b.node("Resize", {"x", "", "scales"}, {"y"}, "bad_resize");
+        if (!c.attr.empty())
+            ModelBuilder::attr_s(r, c.attr, c.value);
+        b.output("y");
+        try {
+            lower(b);
+            ADD_FAILURE() << "no error for " << c.expect;
+        } catch (const sw_graph::Error &e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find("bad_resize"), std::string::npos) << m;
+            EXPECT_NE(m.find(c.expect), std::string::npos) << m;
+        }
+    }
+    // Non-constant scales, and both scales and sizes.
+    {
+        ModelBuilder b;
+        b.input("x", {1, 2, 3, 3});
+        b.input("s", {4});
+        b.node("Resize", {"x", "", "s"}, {"y"}, "dyn");
+        b.output("y");
+        try {
+            lower(b);
+            ADD_FAILURE() << "no error";
+        } catch (const sw_graph::Error &e) {
+            EXPECT_NE(std::string(e.what()).find("'dyn' (Resize): scales (input 's') is not a "
+                                                 "constant"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+    {
+        ModelBuilder b;
+        b.input("x", {1, 2, 3, 3});
+        b.init("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+        b.init_ints("sizes", {1, 2, 6, 6});
+        b.node("Resize", {"x", "", "scales", "sizes"}, {"y"}, "both");
+        b.output("y");
+        try {
+            lower(b);
+            ADD_FAILURE() << "no error";
+        } catch (const sw_graph::Error &e) {
+            EXPECT_NE(std::string(e.what()).find("both scales and sizes are given"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 TEST(Lowering, SliceWithStepsNamesTheNode) {
     ModelBuilder b;
     b.input("x", {1, 8, 2, 3});
