@@ -1198,6 +1198,31 @@ TEST(Layers, GatherFetchesOneRowPerRequest) {
     }
 }
 
+// Bad parameters of resize: an error naming the parameter, no layer.
+TEST(Layers, ResizeRefusesBadParameters) {
+    auto error_of = [](const Params &p) {
+        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "resize", p);
+        EXPECT_FALSE(b.ok());
+        return b.log;
+    };
+    EXPECT_NE(error_of({{"mode", "cubic"}})
+                  .find("error: resize: mode must be nearest or linear, not 'cubic'"),
+              std::string::npos);
+    EXPECT_NE(error_of({{"coordinate", "tf_crop_and_resize"}})
+                  .find("resize: coordinate must be half_pixel, pytorch_half_pixel, "
+                        "align_corners, asymmetric or tf_half_pixel_for_nn, not "
+                        "'tf_crop_and_resize'"),
+              std::string::npos);
+    EXPECT_NE(error_of({{"nearest_mode", "even"}})
+                  .find("resize: nearest_mode must be round_prefer_floor, round_prefer_ceil, "
+                        "floor or ceil, not 'even'"),
+              std::string::npos);
+    EXPECT_NE(error_of({{"out_width", "0"}}).find("resize: batch, channels, in_height"),
+              std::string::npos);
+    EXPECT_NE(error_of({{"scale_x", "-2"}}).find("resize: scale_y and scale_x must be finite"),
+              std::string::npos);
+}
+
 // Bad parameters of the transformer layers: an error naming what is wrong, no layer.
 TEST(Layers, TransformerLayersRefuseBadParameters) {
     auto error_of = [](const std::string &gen, const Params &p) {
