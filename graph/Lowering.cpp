@@ -929,6 +929,56 @@ struct Lowerer {
         s.output = {y.name, {onchw[3], onchw[2], onchw[1], onchw[0]}};
     }
 
+    /** ConvTranspose of rank 3 (as height 1) or 4: conv_transpose (groups, strides,
+     * dilations, pads from pads, auto_pad or output_shape, output_padding); a missing bias as
+     * zeros. */
+    void conv_transpose(const Node &n) {
+        const Tensor &x = float_in(n, 0), &w = float_in(n, 1), &y = out_tensor(n);
+        const ConvTransposeGeometry t = conv_transpose_geometry(g, n);
+        const size_t r = t.kernel.size();
+        if (r != 1 && r != 2) {
+            throw NodeError("a " + str(int64_t(r)) +
+                            "-D ConvTranspose (1-D and 2-D are supported)");
+        }
+        // 1-D as 2-D with a height of 1; every per-axis value (y, x).
+        auto axis = [&](const std::vector<int64_t> &v, size_t i, int64_t one) {
+            return r == 1 ? (i == 0 ? one : v[0]) : v[i];
+        };
+        const int nb = to_int(x.shape[0], "batch"), ci = to_int(x.shape[1], "channels");
+        const int h = to_int(r == 1 ? 1 : x.shape[2], "height"),
+                  wd = to_int(x.shape.back(), "width");
+        const int co = to_int(t.out_channels, "channels"), grp = to_int(t.group, "group");
+        const int kh = to_int(axis(t.kernel, 0, 1), "kernel"),
+                  kw = to_int(axis(t.kernel, 1, 1), "kernel");
+        std::map<std::string, std::string> p = {
+            {"batch", str(nb)},
+            {"in_channels", str(ci)},
+            {"out_channels", str(co)},
+            {"height", str(h)},
+            {"width", str(wd)},
+            {"kernel", str(kw)},
+            {"kernel_y", str(kh)},
+            {"stride", str(axis(t.strides, 1, 1))},
+            {"stride_y", str(axis(t.strides, 0, 1))},
+            {"dilation", str(axis(t.dilations, 1, 1))},
+            {"dilation_y", str(axis(t.dilations, 0, 1))},
+            {"pad_left", str(axis(t.pads_begin, 1, 0))},
+            {"pad_right", str(axis(t.pads_end, 1, 0))},
+            {"pad_top", str(axis(t.pads_begin, 0, 0))},
+            {"pad_bottom", str(axis(t.pads_end, 0, 0))},
+            {"output_padding", str(axis(t.output_padding, 1, 0))},
+            {"output_padding_y", str(axis(t.output_padding, 0, 0))},
+            {"groups", str(grp)}};
+        std::string bias = n.input(2);
+        if (bias.empty())
+            bias = extra(n, "zero_bias", std::vector<float>(size_t(co), 0.f));
+        Step &s = step(n, "conv_transpose", p);
+        const int oh = r == 1 ? 1 : to_int(y.shape[2], "height"),
+                  ow = to_int(y.shape.back(), "width");
+        s.inputs = {{x.name, {wd, h, ci, nb}}, {w.name, {kw, kh, co / grp, ci}}, {bias, {co}}};
+        s.output = {y.name, {ow, oh, co, nb}};
+    }
+
     /** Cast of a computed int64 tensor to float32: cast. */
     void cast(const Node &n) {
         const Tensor &x = in(n, 0), &y = out_tensor(n);
@@ -1369,6 +1419,8 @@ struct Lowerer {
             return cast(n);
         if (op == "Resize" || op == "Upsample")
             return resize(n);
+        if (op == "ConvTranspose")
+            return conv_transpose(n);
         if (op == "Expand")
             return expand(n);
         if (op == "Where")

@@ -408,6 +408,92 @@ void infer_conv(Ctx &c) {
     c.set_out(0, out, DType::Float32);
 }
 
+ConvTransposeGeometry conv_transpose_geometry_of(const Ctx &c) {
+    const Tensor &x = c.float_in(0), &w = c.float_in(1);
+    const size_t rank = x.shape.size();
+    if (rank < 3)
+        throw NodeError("input '" + x.name + "' must be N x C x spatial, not " +
+                        shape_string(x.shape));
+    if (w.shape.size() != rank) {
+        throw NodeError("weights " + shape_string(w.shape) + " do not match input " +
+                        shape_string(x.shape));
+    }
+    ConvTransposeGeometry t;
+    t.group = c.node.attr_int("group", 1);
+    if (t.group < 1 || x.shape[1] % t.group || w.shape[0] != x.shape[1]) {
+        throw NodeError("input channels " + std::to_string(x.shape[1]) + ", weights " +
+                        shape_string(w.shape) + " and group " + std::to_string(t.group) +
+                        " do not agree");
+    }
+    t.out_channels = w.shape[1] * t.group;
+    const size_t r = rank - 2;
+    t.kernel.assign(w.shape.begin() + 2, w.shape.end());
+    if (c.node.has_attr("kernel_shape") && c.node.attr_ints("kernel_shape", {}) != t.kernel)
+        throw NodeError("attribute kernel_shape does not match the weights " +
+                        shape_string(w.shape));
+    t.strides = c.node.attr_ints("strides", Shape(r, 1));
+    t.dilations = c.node.attr_ints("dilations", Shape(r, 1));
+    t.output_padding = c.node.attr_ints("output_padding", Shape(r, 0));
+    Shape pads = c.node.attr_ints("pads", Shape(2 * r, 0));
+    Shape output_shape = c.node.attr_ints("output_shape", {});
+    if (output_shape.size() == rank) // given with N and C
+        output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
+    if (t.strides.size() != r || t.dilations.size() != r || t.output_padding.size() != r ||
+        pads.size() != 2 * r || (!output_shape.empty() && output_shape.size() != r)) {
+        throw NodeError("attributes strides, dilations, output_padding, pads or output_shape do "
+                        "not match " +
+                        std::to_string(r) + " spatial dims");
+    }
+    if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+        auto_pad != "VALID") {
+        throw NodeError("attribute auto_pad='" + auto_pad + "' is not supported");
+    }
+    for (size_t i = 0; i < r; i++) {
+        const int64_t in = x.shape[2 + i], k = t.kernel[i], s = t.strides[i], d = t.dilations[i],
+                      op = t.output_padding[i];
+        if (s < 1 || d < 1 || op < 0 || k < 1)
+            throw NodeError("strides, dilations and the kernel must be >= 1, output_padding >= 0");
+        const int64_t full = s * (in - 1) + op + (k - 1) * d + 1;
+        int64_t begin = pads[i], end = pads[r + i];
+        if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+            const int64_t want = output_shape.empty() ? in * s : output_shape[i];
+            const int64_t total = full - want;
+            if (total < 0) {
+                throw NodeError("attribute output_shape " + std::to_string(want) +
+                                " is larger than the full output " + std::to_string(full));
+            }
+            const bool upper = auto_pad == "SAME_UPPER";
+            begin = upper ? total / 2 : total - total / 2;
+            end = total - begin;
+        } else if (auto_pad == "VALID") {
+            begin = end = 0;
+        }
+        if (begin < 0 || end < 0)
+            throw NodeError("attribute pads must be >= 0");
+        t.pads_begin.push_back(begin);
+        t.pads_end.push_back(end);
+        t.out.push_back(full - begin - end);
+        if (t.out.back() < 1)
+            throw NodeError("the pads leave no output along spatial axis " + std::to_string(i));
+    }
+    if (c.has_in(2)) {
+        const Tensor &b = c.float_in(2);
+        if (b.shape != Shape{t.out_channels}) {
+            throw NodeError("bias " + shape_string(b.shape) + " is not " +
+                            std::to_string(t.out_channels));
+        }
+    }
+    return t;
+}
+
+void infer_conv_transpose(Ctx &c) {
+    const ConvTransposeGeometry t = conv_transpose_geometry_of(c);
+    Shape out{c.in(0).shape[0], t.out_channels};
+    out.insert(out.end(), t.out.begin(), t.out.end());
+    c.set_out(0, out, DType::Float32);
+}
+
 void infer_pool(Ctx &c) {
     const Tensor &x = c.float_in(0);
     if (x.shape.size() < 3)
@@ -1276,6 +1362,10 @@ const std::map<std::string, OpRule> &rules() {
         {"ConstantOfShape", {infer_constant_of_shape, {"value"}}},
         {"Conv",
          {infer_conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
+        {"ConvTranspose",
+         {infer_conv_transpose,
+          {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape",
+           "pads", "strides"}}},
         {"Div", {infer_binary, {}}},
         {"Equal", {infer_equal, {}}},
         {"Erf", {infer_unary_float, {}}},
@@ -1493,6 +1583,12 @@ SliceBox slice_box(const Graph &g, const Node &node) {
     // Ctx only reads here.
     const Ctx c{const_cast<Graph &>(g), const_cast<Node &>(node)};
     return slice_box_of(c);
+}
+
+ConvTransposeGeometry conv_transpose_geometry(const Graph &g, const Node &node) {
+    // Ctx only reads here.
+    const Ctx c{const_cast<Graph &>(g), const_cast<Node &>(node)};
+    return conv_transpose_geometry_of(c);
 }
 
 ResizeTarget resize_target(const Graph &g, const Node &node) {

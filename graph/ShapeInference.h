@@ -77,6 +77,19 @@ struct ResizeTarget {
  * naming the input or attribute at fault. */
 ResizeTarget resize_target(const Graph &g, const Node &node);
 
+/** A ConvTranspose node's geometry, per spatial axis of X (N, C, spatial...): kernel, strides,
+ * dilations, output_padding, the pads at the start and end (from output_shape or auto_pad when
+ * given, as ONNX defines them), the output dims; and the weights' (C, M / group, k...) M and the
+ * group. */
+struct ConvTransposeGeometry {
+    std::vector<int64_t> kernel, strides, dilations, output_padding, pads_begin, pads_end, out;
+    int64_t out_channels = 0, group = 1;
+};
+
+/** The geometry of a ConvTranspose node whose X and W have static shapes; throws NodeError
+ * naming the attribute at fault. */
+ConvTransposeGeometry conv_transpose_geometry(const Graph &g, const Node &node);
+
 /** The operator types infer_shapes knows, sorted. */
 std::vector<std::string> supported_operators();
 

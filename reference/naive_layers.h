@@ -596,6 +596,56 @@ inline std::vector<float> resize(const ResizeParams &p, const std::vector<float>
     return out;
 }
 
+/** A 2-D transposed convolution as ONNX ConvTranspose defines it, written as its scatter:
+ * every input pixel (ix, iy) of channel ci adds in * w[ci][o'][ky][kx] to output pixel
+ * (ix * sx - pad_left + kx * dx, iy * sy - pad_top + ky * dy) of each output channel o of ci's
+ * group (o' = o % (out_c / groups)), where that pixel is inside the output; plus the bias.
+ * Weights (in_c, out_c / groups, kernel_y, kernel_x). */
+struct ConvTransposeParams {
+    int batch, in_c, out_c, h, w, kernel_x, kernel_y, stride_x, stride_y, dilation_x, dilation_y;
+    int pad_left, pad_right, pad_top, pad_bottom, output_padding_x, output_padding_y, groups;
+    int out_w() const {
+        return stride_x * (w - 1) + output_padding_x + (kernel_x - 1) * dilation_x + 1 - pad_left -
+               pad_right;
+    }
+    int out_h() const {
+        return stride_y * (h - 1) + output_padding_y + (kernel_y - 1) * dilation_y + 1 - pad_top -
+               pad_bottom;
+    }
+};
+
+inline std::vector<float> conv_transpose2d(const ConvTransposeParams &p,
+                                           const std::vector<float> &in,
+                                           const std::vector<float> &wt,
+                                           const std::vector<float> &bias) {
+    const int oh = p.out_h(), ow = p.out_w(), cg = p.in_c / p.groups, mg = p.out_c / p.groups;
+    std::vector<double> acc(size_t(p.batch) * p.out_c * oh * ow);
+    for (int n = 0; n < p.batch; n++)
+        for (int o = 0; o < p.out_c; o++)
+            for (int i = 0; i < oh * ow; i++)
+                acc[(size_t(n) * p.out_c + o) * oh * ow + i] = bias[size_t(o)];
+    for (int n = 0; n < p.batch; n++)
+        for (int c = 0; c < p.in_c; c++)
+            for (int iy = 0; iy < p.h; iy++)
+                for (int ix = 0; ix < p.w; ix++) {
+                    const double v = in[((size_t(n) * p.in_c + c) * p.h + iy) * p.w + ix];
+                    for (int m = 0; m < mg; m++) {
+                        const int o = (c / cg) * mg + m;
+                        for (int ky = 0; ky < p.kernel_y; ky++)
+                            for (int kx = 0; kx < p.kernel_x; kx++) {
+                                const int y = iy * p.stride_y - p.pad_top + ky * p.dilation_y;
+                                const int x = ix * p.stride_x - p.pad_left + kx * p.dilation_x;
+                                if (y < 0 || y >= oh || x < 0 || x >= ow)
+                                    continue;
+                                const double wv =
+                                    wt[((size_t(c) * mg + m) * p.kernel_y + ky) * p.kernel_x + kx];
+                                acc[((size_t(n) * p.out_c + o) * oh + y) * ow + x] += v * wv;
+                            }
+                    }
+                }
+    return std::vector<float>(acc.begin(), acc.end());
+}
+
 } // namespace reference
 
 #endif

@@ -659,6 +659,63 @@ std::vector<LayerCase> resize_cases() {
     };
 }
 
+/** conv_transpose of random input, weights and bias (issue 24). */
+LayerCase conv_transpose_case(const std::string &name, const reference::ConvTransposeParams &p) {
+    Params params = {{"batch", str(p.batch)},
+                     {"in_channels", str(p.in_c)},
+                     {"out_channels", str(p.out_c)},
+                     {"height", str(p.h)},
+                     {"width", str(p.w)},
+                     {"kernel", str(p.kernel_x)},
+                     {"kernel_y", str(p.kernel_y)},
+                     {"stride", str(p.stride_x)},
+                     {"stride_y", str(p.stride_y)},
+                     {"dilation", str(p.dilation_x)},
+                     {"dilation_y", str(p.dilation_y)},
+                     {"pad_left", str(p.pad_left)},
+                     {"pad_right", str(p.pad_right)},
+                     {"pad_top", str(p.pad_top)},
+                     {"pad_bottom", str(p.pad_bottom)},
+                     {"output_padding", str(p.output_padding_x)},
+                     {"output_padding_y", str(p.output_padding_y)},
+                     {"groups", str(p.groups)}};
+    return {name, "conv_transpose", params, 0, [=](const auto &call) {
+                const int mg = p.out_c / p.groups;
+                std::vector<float> in = random_values(size_t(p.batch) * p.in_c * p.h * p.w, 27);
+                std::vector<float> wt =
+                    random_values(size_t(p.in_c) * mg * p.kernel_y * p.kernel_x, 28);
+                std::vector<float> b = random_values(size_t(p.out_c), 29);
+                std::vector<float> o(size_t(p.batch) * p.out_c * p.out_h() * p.out_w(), NAN);
+                Buf bi = view(in, {p.w, p.h, p.in_c, p.batch});
+                Buf bw = view(wt, {p.kernel_x, p.kernel_y, mg, p.in_c});
+                Buf bb = view(b, {p.out_c});
+                Buf bo = view(o, {p.out_w(), p.out_h(), p.out_c, p.batch});
+                ASSERT_EQ(
+                    call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::conv_transpose2d(p, in, wt, b), o);
+            }};
+}
+
+/** Transposed convolutions: stride 2 with output_padding (a decoder's x2), odd sizes, batch 2,
+ * asymmetric kernels, strides and pads, dilation, groups, many input channels (chunks). */
+std::vector<LayerCase> conv_transpose_cases() {
+    using C = reference::ConvTransposeParams;
+    return {
+        conv_transpose_case("convt_x2_output_padding",
+                            C{1, 5, 6, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1}),
+        conv_transpose_case("convt_odd_batch2",
+                            C{2, 3, 4, 5, 9, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1}),
+        conv_transpose_case("convt_asymmetric",
+                            C{1, 4, 3, 6, 5, 3, 5, 3, 2, 1, 1, 0, 2, 1, 0, 2, 1, 1}),
+        conv_transpose_case("convt_dilated",
+                            C{1, 3, 5, 5, 7, 3, 3, 1, 1, 2, 2, 1, 1, 1, 1, 0, 0, 1}),
+        conv_transpose_case("convt_groups",
+                            C{2, 6, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1, 0, 2}),
+        conv_transpose_case("convt_many_channels",
+                            C{1, 150, 21, 4, 4, 16, 16, 8, 8, 1, 1, 4, 4, 4, 4, 0, 0, 1}),
+    };
+}
+
 /** The transformer layers (issue 24): GELU, tanh, erf, dense + GELU, Sub / Div / Pow with
  * broadcasting, transposes, gathers; also run autoscheduled (TransformerLayersAuto). */
 std::vector<LayerCase> transformer_op_cases() {
@@ -986,6 +1043,13 @@ std::vector<LayerRun> runs() {
     for (const LayerCase &c : transformer_op_cases()) {
         for (const char *s : {"sunway", "baseline"})
             r.push_back({c, s});
+    }
+    for (const LayerCase &c : conv_transpose_cases()) {
+        for (const char *s : {"sunway", "baseline"})
+            r.push_back({c, s});
+#ifdef SW_AUTOSCHEDULE_PLUGIN
+        r.push_back({c, "auto"});
+#endif
     }
     for (const LayerCase &c : resize_cases()) {
         for (const char *s : {"sunway", "baseline"})

@@ -37,6 +37,11 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
                 pre) /
                1e9;
     }
+    if (kind == "conv_transpose") { // each input value scatters into k * ky * (out / groups)
+        const int k = p("kernel", 3), ky = p("kernel_y", 0) ? p("kernel_y", 0) : k;
+        return 2.0 * double(in_elements) * k * ky *
+               double(p("out_channels", 4) / std::max(1, p("groups", 1))) / 1e9;
+    }
     if (kind == "dense")
         return 2.0 * p("in_features", 16) * out / 1e9;
     if (kind == "pool") {

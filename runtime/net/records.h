@@ -21,7 +21,8 @@ int64_t elements(const Shape &s);
 
 /** Analytic GFLOP of one call of the generator \p kind with these generator params, reading
  * \p in_elements and writing \p out_elements values: 2 per multiply-add (conv2d, dense; a
- * conv2d's prologue 1 more per input value, as channel_affine counts), the
+ * conv2d's prologue 1 more per input value, as channel_affine counts; conv_transpose: each
+ * input value's k * k_y * out_channels / groups multiply-adds), the
  * window's area per output (pool), 2 * size + 4 per output (lrn), 4 per input (softmax), 1
  * per input (global_pool), 2 * k per output (batch_matmul), 8 per output (layer_norm), 4 M N D
  * + 5 M N per batch and head (attention: its two products and, per score, the scale or mask,
