@@ -48,7 +48,8 @@ public:
         const int kx = kernel, ky = layers::or_default(kernel_y, kernel, 0);
         const int sx = stride, sy = layers::or_default(stride_y, stride, 0);
         const int dx = dilation, dy = layers::or_default(dilation_y, dilation, 0);
-        const int opx = output_padding, opy = layers::or_default(output_padding_y, output_padding, -1);
+        const int opx = output_padding,
+                  opy = layers::or_default(output_padding_y, output_padding, -1);
         const int pl = pad_left, pr = pad_right, pt = pad_top, pb = pad_bottom;
         const int w = width, h = height, ci = in_channels, co = out_channels, g = groups;
         sw::check_at_most("conv_transpose",
@@ -83,9 +84,9 @@ public:
                         "conv_transpose: groups must divide in_channels and out_channels");
         const int ow = sx * (w - 1) + opx + (kx - 1) * dx + 1 - pl - pr;
         const int oh = sy * (h - 1) + opy + (ky - 1) * dy + 1 - pt - pb;
-        sw::check_param(ow >= 1 && oh >= 1,
-                        "conv_transpose: the pads leave no output (" + std::to_string(ow) + " x " +
-                            std::to_string(oh) + ")");
+        sw::check_param(ow >= 1 && oh >= 1, "conv_transpose: the pads leave no output (" +
+                                                std::to_string(ow) + " x " + std::to_string(oh) +
+                                                ")");
         const int cg = ci / g, mg = co / g;
 
         /* THE ALGORITHM */

@@ -460,12 +460,15 @@ ConvTransposeGeometry conv_transpose_geometry_of(const Ctx &c) {
             const int64_t want = output_shape.empty() ? in * s : output_shape[i];
             const int64_t total = full - want;
             if (total < 0) {
-                throw NodeError("attribute output_shape " + std::to_string(want) +
-                                " is larger than the full output " + std::to_string(full));
+                // An output larger than the full one: the extra pixels at the end, as
+                // output_padding gives them (ONNX's test_convtranspose_output_shape).
+                t.output_padding[i] += -total;
+                begin = end = 0;
+            } else {
+                const bool upper = auto_pad == "SAME_UPPER";
+                begin = upper ? total / 2 : total - total / 2;
+                end = total - begin;
             }
-            const bool upper = auto_pad == "SAME_UPPER";
-            begin = upper ? total / 2 : total - total / 2;
-            end = total - begin;
         } else if (auto_pad == "VALID") {
             begin = end = 0;
         }
@@ -473,7 +476,7 @@ ConvTransposeGeometry conv_transpose_geometry_of(const Ctx &c) {
             throw NodeError("attribute pads must be >= 0");
         t.pads_begin.push_back(begin);
         t.pads_end.push_back(end);
-        t.out.push_back(full - begin - end);
+        t.out.push_back(full + t.output_padding[i] - op - begin - end);
         if (t.out.back() < 1)
             throw NodeError("the pads leave no output along spatial axis " + std::to_string(i));
     }

@@ -73,12 +73,12 @@ inline double conv_transpose_estimate(const ConvTransposeShape &s, const ConvTra
     const int chunks = ceil_div(cg, t.cc);
     const double cpes = double(std::min<int64_t>(tiles, m.cpes_per_core_group));
     const int bw = conv_transpose_box(t.tx, s.kernel_x, s.dilation_x, s.stride_x, s.width);
-    const double get = 4.0 * chunks *
-                       (double(bw) * conv_transpose_box(t.ty, s.kernel_y, s.dilation_y,
-                                                        s.stride_y, s.height) *
-                            t.cc / (dma_gbps(m, 4.0 * bw) * 1e9) +
-                        double(s.kernel_x) * s.kernel_y * t.tc * t.cc /
-                            (dma_gbps(m, 4.0 * s.kernel_x * s.kernel_y * t.tc) * 1e9));
+    const double get =
+        4.0 * chunks *
+        (double(bw) * conv_transpose_box(t.ty, s.kernel_y, s.dilation_y, s.stride_y, s.height) *
+             t.cc / (dma_gbps(m, 4.0 * bw) * 1e9) +
+         double(s.kernel_x) * s.kernel_y * t.tc * t.cc /
+             (dma_gbps(m, 4.0 * s.kernel_x * s.kernel_y * t.tc) * 1e9));
     const PixelTiles pt{t.tx, t.ty, t.tc};
     const double put = 4.0 * t.tx * t.ty * t.tc /
                        (dma_gbps(m, contiguous_bytes(pt, s.out_width, s.out_height)) * 1e9);
@@ -93,13 +93,16 @@ inline ConvTransposeTiles choose_conv_transpose_tiles(const ConvTransposeShape &
     double best_time = std::numeric_limits<double>::infinity();
     const std::vector<int> txs = baseline ? std::vector<int>{s.out_width}
                                           : std::vector<int>{s.out_width, 64, 32, 16, 8, 4, 2, 1};
-    const std::vector<int> tys = baseline ? std::vector<int>{1} : std::vector<int>{32, 16, 8, 4, 2, 1};
-    const std::vector<int> tcs = baseline ? std::vector<int>{1} : std::vector<int>{64, 32, 16, 8, 4, 2, 1};
+    const std::vector<int> tys =
+        baseline ? std::vector<int>{1} : std::vector<int>{32, 16, 8, 4, 2, 1};
+    const std::vector<int> tcs =
+        baseline ? std::vector<int>{1} : std::vector<int>{64, 32, 16, 8, 4, 2, 1};
     for (int tx0 : txs) {
         for (int ty0 : tys) {
             for (int tc0 : tcs) {
                 for (int cc0 : {256, 128, 64, 32, 16, 8, 4, 2, 1}) {
-                    const ConvTransposeTiles t{std::min(tx0, s.out_width), std::min(ty0, s.out_height),
+                    const ConvTransposeTiles t{std::min(tx0, s.out_width),
+                                               std::min(ty0, s.out_height),
                                                std::min(tc0, s.out_channels), std::min(cc0, cg)};
                     if (s.groups > 1 && mg % t.tc != 0)
                         continue;

@@ -86,7 +86,7 @@ const std::set<std::string> kOps = {"Conv",          "MaxPool",
                                     "Div",           "Erf",
                                     "Tanh",          "LayerNormalization",
                                     "Transpose",     "Resize",
-                                    "Upsample"};
+                                    "Upsample",      "ConvTranspose"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");
@@ -263,12 +263,13 @@ std::string need_float(const std::vector<Tensor> &ts) {
 /** Node inputs (by position, from 1) that a model exported from a framework holds as
  *  initializers: the test data gives them as graph inputs, the harness makes them constants
  *  (Gemm's B and C, Clip's bounds, the BatchNormalization parameters, Conv's W and B,
- *  MatMul's B, Resize's roi, scales and int64 sizes, Upsample's scales). */
+ *  MatMul's B, Resize's roi, scales and int64 sizes, Upsample's scales, ConvTranspose's W
+ *  and B). */
 bool is_weight(const std::string &op, size_t position) {
     if (position == 0)
         return false;
     return op == "Gemm" || op == "Clip" || op == "BatchNormalization" || op == "Conv" ||
-           op == "MatMul" || op == "Resize" || op == "Upsample";
+           op == "MatMul" || op == "Resize" || op == "Upsample" || op == "ConvTranspose";
 }
 
 /** The importer's own mapping (graph/Lowering.h, as sw_net --model uses it): the model is read
