@@ -811,6 +811,70 @@ TEST(Lowering, ResizeAndUpsample) {
     }
 }
 
+// ConvTranspose (issue 24): a decoder's x2 (stride 2, pads 1, output_padding 1) with its
+// parameters and a zero bias; SAME_UPPER pads from auto_pad; a 3-D one and an unknown auto_pad
+// refused naming the node.
+TEST(Lowering, ConvTranspose) {
+    {
+        ModelBuilder b;
+        b.input("x", {2, 6, 5, 7});
+        b.init_random("w", {6, 4, 3, 3}); // (C, M / group, kH, kW), group 2: M = 8
+        auto &n = b.node("ConvTranspose", {"x", "w"}, {"y"}, "up2");
+        ModelBuilder::attr_ints(n, "strides", {2, 2});
+        ModelBuilder::attr_ints(n, "pads", {1, 1, 1, 1});
+        ModelBuilder::attr_ints(n, "output_padding", {1, 1});
+        ModelBuilder::attr_i(n, "group", 2);
+        b.output("y");
+        const LoweredGraph l = lower(b);
+        ASSERT_EQ(l.steps.size(), 1u);
+        const sw_graph::LayerSpec &s = l.layers[0];
+        EXPECT_EQ(s.generator, "conv_transpose");
+        EXPECT_EQ(s.params.at("out_channels"), "8");
+        EXPECT_EQ(s.params.at("groups"), "2");
+        EXPECT_EQ(s.params.at("stride"), "2");
+        EXPECT_EQ(s.params.at("pad_top"), "1");
+        EXPECT_EQ(s.params.at("output_padding_y"), "1");
+        EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{14, 10, 8, 2}));
+        EXPECT_EQ(l.steps[0].inputs[1].extents, (std::vector<int>{3, 3, 4, 6}));
+        ASSERT_EQ(l.extra_constants.count(l.steps[0].inputs[2].tensor), 1u); // zero bias
+    }
+    {
+        ModelBuilder b;
+        b.input("x", {1, 2, 3, 3});
+        b.init_random("w", {2, 1, 3, 3});
+        auto &n = b.node("ConvTranspose", {"x", "w"}, {"y"}, "same");
+        ModelBuilder::attr_ints(n, "strides", {2, 2});
+        ModelBuilder::attr_s(n, "auto_pad", "SAME_UPPER");
+        b.output("y");
+        const LoweredGraph l = lower(b);
+        EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{6, 6, 1, 1}));
+        EXPECT_EQ(l.layers[0].params.at("pad_left"), "0"); // total 1: 0 before, 1 after
+        EXPECT_EQ(l.layers[0].params.at("pad_right"), "1");
+    }
+    for (const bool three_d : {true, false}) {
+        ModelBuilder b;
+        b.input("x",
+                three_d ? std::vector<int64_t>{1, 2, 3, 3, 3} : std::vector<int64_t>{1, 2, 3, 3});
+        b.init_random("w", three_d ? std::vector<int64_t>{2, 1, 2, 2, 2}
+                                   : std::vector<int64_t>{2, 1, 2, 2});
+        auto &n = b.node("ConvTranspose", {"x", "w"}, {"y"}, "bad_ct");
+        if (!three_d)
+            ModelBuilder::attr_s(n, "auto_pad", "SAME_MIDDLE");
+        b.output("y");
+        try {
+            lower(b);
+            ADD_FAILURE() << "no error";
+        } catch (const sw_graph::Error &e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find("bad_ct"), std::string::npos) << m;
+            EXPECT_NE(m.find(three_d ? "a 3-D ConvTranspose (1-D and 2-D are supported)"
+                                     : "attribute auto_pad='SAME_MIDDLE' is not supported"),
+                      std::string::npos)
+                << m;
+        }
+    }
+}
+
 TEST(Lowering, SliceWithStepsNamesTheNode) {
     ModelBuilder b;
     b.input("x", {1, 8, 2, 3});
