@@ -341,6 +341,25 @@ private:
         const std::string type = c_type(op->type);
         declare_buffer(op->name, op->type);
         uses_ldm_malloc = true;
+        // The size is the LDM plan's constant: a local that only the extents read (a realized
+        // extent Halide computes per tile, e.g. from a resize's double coordinates) would be
+        // unused in C.
+        struct Vars : public IRVisitor {
+            std::set<std::string> names;
+            using IRVisitor::visit;
+            void visit(const Variable *v) override { names.insert(v->name); }
+        } vars;
+        for (const Expr &e : op->extents)
+            e.accept(&vars);
+        std::set<std::string> only_here;
+        for (const std::string &v : vars.names) {
+            if (visible(id(v)) && !stmt_uses_var(op->body, v))
+                only_here.insert(id(v));
+        }
+        for (const std::string &v : only_here) {
+            do_indent();
+            out << "(void)" << v << ";\n";
+        }
         do_indent();
         out << type << " *" << name << " = (" << type << " *)ldm_malloc(" << ldm_bytes(op->name)
             << ");\n";

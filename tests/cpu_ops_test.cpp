@@ -1,7 +1,7 @@
 /** \file
  * The CPU schedules (Halide's own x86 build) of the ONNX operator generators — eltwise,
  * channel_affine, channel_shuffle, activation, global_pool, concat, dilated conv2d, conv2d with
- * a prologue, batch_matmul, layer_norm, attention —
+ * a prologue, batch_matmul, layer_norm, attention, resize, conv_transpose —
  * against the naive references, on odd shapes with batch > 1.
  */
 #include "HalideBuffer.h"
@@ -17,12 +17,14 @@
 #include "cpu_conv_dilated.h"
 #include "cpu_conv_hard_swish.h"
 #include "cpu_conv_prologue.h"
+#include "cpu_conv_transpose.h"
 #include "cpu_dense_gelu_tanh.h"
 #include "cpu_eltwise_bcast.h"
 #include "cpu_eltwise_div.h"
 #include "cpu_gather.h"
 #include "cpu_global_max_pool.h"
 #include "cpu_layer_norm.h"
+#include "cpu_resize_linear.h"
 #include "cpu_transpose.h"
 #include "reference/naive_layers.h"
 #include "tests/support/random_data.h"
@@ -91,6 +93,26 @@ TEST(CpuOpSchedules, TransposeKeyT) {
     Buf bi(in.data(), 7, 5, 3, 2), bo(o.data(), 3, 7, 5, 2);
     ASSERT_EQ(cpu_transpose(bi, bo), 0);
     expect_close(reference::transpose(dims, perm, in), o);
+}
+
+TEST(CpuOpSchedules, ResizeLinear) {
+    reference::ResizeParams r{2, 3, 5, 7, 11, 16};
+    r.mode = "linear";
+    std::vector<float> in = random_values(2 * 3 * 5 * 7, 15), o(2 * 3 * 11 * 16);
+    Buf bi(in.data(), 7, 5, 3, 2), bo(o.data(), 16, 11, 3, 2);
+    ASSERT_EQ(cpu_resize_linear(bi, bo), 0);
+    expect_close(reference::resize(r, in), o);
+}
+
+TEST(CpuOpSchedules, ConvTransposeStride2Groups) {
+    const reference::ConvTransposeParams p{2, 6, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 0, 1, 0, 1, 1, 2};
+    std::vector<float> in = random_values(2 * 6 * 5 * 5, 16), w = random_values(6 * 2 * 3 * 3, 17),
+                       b = random_values(4, 18);
+    std::vector<float> o(size_t(2) * 4 * p.out_h() * p.out_w());
+    Buf bi(in.data(), 5, 5, 6, 2), bw(w.data(), 3, 3, 2, 6), bb(b.data(), 4),
+        bo(o.data(), p.out_w(), p.out_h(), 4, 2);
+    ASSERT_EQ(cpu_conv_transpose(bi, bw, bb, bo), 0);
+    expect_close(reference::conv_transpose2d(p, in, w, b), o);
 }
 
 TEST(CpuOpSchedules, GatherNegativeIndices) {

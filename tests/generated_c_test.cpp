@@ -106,6 +106,20 @@ const Layer layers[] = {
      " / "},
     {"transpose_0231", "transpose", "shape=2,17,4,64 perm=0,2,3,1 schedule=sunway", "athread_put"},
     {"gather_rows", "gather", "rows=300 vocab=1000 size=13 schedule=sunway", "int64_t"},
+    // Issue 24 (FCN): the bilinear resize (double coordinates) and a nearest one, a transposed
+    // convolution (exact divisions and a modulo in the spread input).
+    {"resize_linear", "resize",
+     "batch=1 channels=21 in_height=4 in_width=4 out_height=32 out_width=32 mode=linear "
+     "schedule=sunway",
+     "(double)"},
+    {"resize_nearest", "resize",
+     "batch=2 channels=3 in_height=5 in_width=6 out_height=11 out_width=13 mode=nearest "
+     "coordinate=asymmetric nearest_mode=floor schedule=sunway",
+     "athread_get"},
+    {"conv_transpose", "conv_transpose",
+     "batch=1 in_channels=5 out_channels=6 height=7 width=6 kernel=3 stride=2 pad_left=1 "
+     "pad_right=1 pad_top=1 pad_bottom=1 output_padding=1 schedule=sunway",
+     "athread_put"},
     // The fused attention: K and V passed along the mesh rows (the mesh plan), and a causal
     // mask with fill=-inf (the max's start and the fill printed as -INFINITY).
     {"attention_mesh", "attention",
