@@ -4,7 +4,8 @@
  * LRN, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Sub, Div, Sum (of two
  * inputs), GlobalAveragePool, GlobalMaxPool, ReduceMean (trailing axes), Concat,
  * BatchNormalization, MatMul (by a constant B, as dense; batches of matrices as batch_matmul),
- * Erf, Tanh, LayerNormalization, Transpose — run on the emulated SW26010 core group.
+ * Erf, Tanh, LayerNormalization, Transpose, Resize and Upsample (resize), ConvTranspose
+ * (conv_transpose) — run on the emulated SW26010 core group.
  *
  * Every test folder holds model.onnx (one node) and test_data_set_N/{input,output}_K.pb
  * (TensorProto). For each folder whose single node has one of those op types (the
