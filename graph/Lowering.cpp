@@ -48,6 +48,82 @@ bool as_nchw(std::vector<int64_t> d, std::vector<int> *nchw) {
     return true;
 }
 
+/** Shapes of rank > 4 brought to rank 4 where their layout allows: a, b and y (y the
+ * broadcast of a and b, a and b padded with leading 1s to its rank) with adjacent dims merged
+ * where both inputs treat both dims alike (each either has them whole or broadcasts both).
+ * Ranks <= 4 are returned unchanged; false if the result still has rank > 4. */
+bool coalesce_broadcast(std::vector<int64_t> &a, std::vector<int64_t> &b,
+                        std::vector<int64_t> &y) {
+    if (y.size() <= 4 && a.size() <= 4 && b.size() <= 4)
+        return true;
+    if (a.size() > y.size() || b.size() > y.size())
+        return false;
+    a.insert(a.begin(), y.size() - a.size(), 1);
+    b.insert(b.begin(), y.size() - b.size(), 1);
+    // A dim's kind for one input: 0 if the output's dim is 1 (merges with anything), 1 if
+    // the input has it whole, 2 if it broadcasts it.
+    auto kind = [](int64_t in, int64_t out) { return out == 1 ? 0 : in == out ? 1 : 2; };
+    std::vector<int64_t> na{a[0]}, nb{b[0]}, ny{y[0]};
+    int ka = kind(a[0], y[0]), kb = kind(b[0], y[0]);
+    for (size_t d = 1; d < y.size(); d++) {
+        const int da = kind(a[d], y[d]), db = kind(b[d], y[d]);
+        if ((!ka || !da || ka == da) && (!kb || !db || kb == db)) {
+            ka = ka ? ka : da;
+            kb = kb ? kb : db;
+            ny.back() *= y[d];
+            na.back() = ka == 2 ? 1 : ny.back();
+            nb.back() = kb == 2 ? 1 : ny.back();
+        } else {
+            na.push_back(a[d]);
+            nb.push_back(b[d]);
+            ny.push_back(y[d]);
+            ka = da;
+            kb = db;
+        }
+    }
+    a = na, b = nb, y = ny;
+    return y.size() <= 4;
+}
+
+/** A transpose's shape and perm with dims of 1 dropped and input dims that stay adjacent in
+ * the output merged (the same data movement at the lowest rank). */
+void reduce_transpose(std::vector<int64_t> &shape, std::vector<int64_t> &perm) {
+    std::vector<int64_t> kept; // old dim -> new dim, -1 when dropped
+    std::vector<int64_t> index(shape.size(), -1), s1;
+    for (size_t d = 0; d < shape.size(); d++) {
+        if (shape[d] != 1) {
+            index[d] = int64_t(s1.size());
+            s1.push_back(shape[d]);
+        }
+    }
+    std::vector<int64_t> p1;
+    for (int64_t p : perm) {
+        if (index[size_t(p)] >= 0)
+            p1.push_back(index[size_t(p)]);
+    }
+    // Runs of consecutive input dims in output order become one dim each.
+    std::vector<std::vector<int64_t>> runs;
+    for (int64_t p : p1) {
+        if (!runs.empty() && runs.back().back() + 1 == p)
+            runs.back().push_back(p);
+        else
+            runs.push_back({p});
+    }
+    std::vector<std::vector<int64_t>> by_input = runs;
+    std::sort(by_input.begin(), by_input.end());
+    shape.clear();
+    for (const auto &r : by_input) {
+        int64_t e = 1;
+        for (int64_t d : r)
+            e *= s1[size_t(d)];
+        shape.push_back(e);
+    }
+    perm.clear();
+    for (const auto &r : runs)
+        perm.push_back(int64_t(std::lower_bound(by_input.begin(), by_input.end(), r) -
+                               by_input.begin()));
+}
+
 struct Lowerer {
     const Graph &g;
     const LowerOptions options;
@@ -757,13 +833,21 @@ struct Lowerer {
         }
         if (order_kept)
             return view_of(n, x, y); // the same row-major order
-        if (rank > 4)
-            throw NodeError("a Transpose of rank " + str(rank) + " (at most 4 is supported)");
-        const int64_t pad = 4 - rank;
+        std::vector<int64_t> shape = x.shape;
+        if (rank > 4) {
+            reduce_transpose(shape, perm);
+            if (shape.size() > 4) {
+                throw NodeError("a Transpose of rank " + str(rank) + " that is of rank " +
+                                str(int64_t(shape.size())) +
+                                " with its dims of 1 dropped and its adjacent dims merged (at "
+                                "most 4 is supported)");
+            }
+        }
+        const int64_t pad = 4 - int64_t(shape.size());
         std::vector<int> shape4(4, 1), perm4(4), out4(4);
         for (int64_t d = 0; d < 4; d++) {
             if (d >= pad)
-                shape4[size_t(d)] = to_int(x.shape[size_t(d - pad)], "dim");
+                shape4[size_t(d)] = to_int(shape[size_t(d - pad)], "dim");
             perm4[size_t(d)] = d < pad ? int(d) : int(perm[size_t(d - pad)] + pad);
         }
         std::string sh, pe;
@@ -815,7 +899,9 @@ struct Lowerer {
                       const std::vector<int64_t> &a_shape, const std::string &b,
                       const std::vector<int64_t> &b_shape, const Tensor &y, const char *too_deep) {
         std::vector<int> ad, bd, od;
-        if (!as_nchw(a_shape, &ad) || !as_nchw(b_shape, &bd) || !as_nchw(y.shape, &od))
+        std::vector<int64_t> as = a_shape, bs = b_shape, ys = y.shape;
+        if (!coalesce_broadcast(as, bs, ys) || !as_nchw(as, &ad) || !as_nchw(bs, &bd) ||
+            !as_nchw(ys, &od))
             throw NodeError(too_deep);
         static const char *const dim[] = {"batch", "channels", "height", "width"};
         for (size_t i = 0; i < 4; i++) {
@@ -918,6 +1004,7 @@ struct Lowerer {
         const char *op = n.op_type == "Mul"   ? "mul"
                          : n.op_type == "Sub" ? "sub"
                          : n.op_type == "Div" ? "div"
+                         : n.op_type == "Pow" ? "pow"
                                               : "add";
         eltwise_step(n, {{"op", op}}, a.name, a.shape, b.name, b.shape, y,
                      "tensors of rank > 4 are not supported (eltwise is NCHW)");
@@ -1282,7 +1369,7 @@ struct Lowerer {
         if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid" ||
             op == "HardSigmoid" || op == "HardSwish" || op == "Erf" || op == "Tanh")
             return activation(n);
-        if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div")
+        if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div" || op == "Pow")
             return binary(n);
         if (op == "LayerNormalization")
             return layer_norm(n);

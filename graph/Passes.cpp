@@ -1,4 +1,5 @@
 #include "graph/Passes.h"
+#include "graph/ShapeInference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -505,6 +506,230 @@ int eliminate_dead_nodes(Graph &g) {
     return removed;
 }
 
+int split_transpose_before_gathers(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        const Node t = g.nodes[i];
+        if (!is_op(t, "Transpose") || g.is_graph_output(t.output(0)))
+            continue;
+        const Tensor *x = g.find(t.input(0));
+        if (!x || !x->has_shape || x->is_constant || x->shape.size() < 2)
+            continue;
+        const int64_t rank = int64_t(x->shape.size());
+        std::vector<int64_t> perm(static_cast<size_t>(rank));
+        for (int64_t d = 0; d < rank; d++)
+            perm[size_t(d)] = rank - 1 - d;
+        perm = t.attr_ints("perm", perm);
+        const std::vector<int> readers = g.consumers(t.output(0));
+        bool all_gathers = !readers.empty();
+        for (int r : readers) {
+            const Node &n = g.nodes[size_t(r)];
+            const Tensor *idx = g.find(n.input(1));
+            all_gathers = all_gathers && is_op(n, "Gather") && n.input(0) == t.output(0) &&
+                          n.attr_int("axis", 0) == 0 && idx && idx->is_constant &&
+                          idx->dtype == DType::Int64 && idx->shape.empty();
+        }
+        if (!all_gathers)
+            continue;
+        const int64_t from = perm[0];
+        std::vector<int64_t> rest;
+        for (size_t d = 1; d < perm.size(); d++)
+            rest.push_back(perm[d] - (perm[d] > from));
+        Tensor sliced;
+        sliced.dtype = x->dtype;
+        sliced.has_shape = true;
+        sliced.shape = x->shape;
+        sliced.shape.erase(sliced.shape.begin() + from);
+        for (int r : readers) {
+            Node &gather = g.nodes[size_t(r)];
+            Tensor s = sliced;
+            s.name = fresh_name(g, gather.output(0) + "_before_transpose");
+            g.tensors[s.name] = s;
+            Node tr;
+            tr.name = gather.name + "_transpose";
+            tr.op_type = "Transpose";
+            tr.index = gather.index;
+            tr.inputs = {s.name};
+            tr.outputs = {gather.outputs[0]};
+            tr.attributes["perm"] = Attribute::make_ints(rest);
+            gather.inputs[0] = x->name;
+            gather.attributes["axis"] = Attribute::make_int(from);
+            gather.outputs[0] = s.name;
+            g.nodes.push_back(tr);
+        }
+        g.nodes.erase(g.nodes.begin() + int64_t(i));
+        g.tensors.erase(t.output(0));
+        i--;
+        changed++;
+    }
+    if (changed)
+        g.sort();
+    return changed;
+}
+
+namespace {
+
+/** The Reshape + Transpose + Reshape of fuse_space_to_depth for one Concat, or false. */
+bool space_to_depth(Graph &g, size_t ci) {
+    const Node cat = g.nodes[ci];
+    const Tensor *y = g.find(cat.output(0));
+    if (!is_op(cat, "Concat") || cat.inputs.size() < 2 || !y || !y->has_shape)
+        return false;
+    const int64_t rank = int64_t(y->shape.size());
+    int64_t axis = cat.attr_int("axis", 0);
+    if (axis < 0)
+        axis += rank;
+    if (axis != rank - 1)
+        return false;
+    std::string x;
+    std::vector<int64_t> axes, steps;
+    std::vector<std::vector<int64_t>> offsets; // per concat input
+    for (const std::string &in : cat.inputs) {
+        // The chain of Slices from x to this input, composed into one box.
+        std::string root = in;
+        SliceBox box;
+        int links = 0;
+        for (int p = g.producer(root); p >= 0 && is_op(g.nodes[size_t(p)], "Slice");
+             p = g.producer(root), links++) {
+            const Node &sl = g.nodes[size_t(p)];
+            if (g.is_graph_output(sl.output(0)))
+                return false;
+            SliceBox b;
+            try {
+                b = slice_box(g, sl);
+            } catch (const std::exception &) {
+                return false;
+            }
+            if (links == 0) {
+                box = b;
+            } else {
+                for (size_t d = 0; d < box.begin.size(); d++) {
+                    box.begin[d] = b.begin[d] + b.step[d] * box.begin[d];
+                    box.step[d] *= b.step[d];
+                }
+            }
+            root = sl.input(0);
+        }
+        const Tensor *xt = g.find(root);
+        if (links == 0 || !xt || !xt->has_shape || xt->is_constant ||
+            xt->shape.size() != size_t(rank))
+            return false;
+        if (x.empty())
+            x = root;
+        if (root != x)
+            return false;
+        std::vector<int64_t> a, s, o;
+        for (int64_t d = 0; d < rank; d++) {
+            const int64_t dim = xt->shape[size_t(d)], st = box.step[size_t(d)];
+            if (st == 1 && box.begin[size_t(d)] == 0 && box.shape[size_t(d)] == dim)
+                continue;
+            if (d == rank - 1 || st < 2 || dim % st || box.begin[size_t(d)] >= st ||
+                box.shape[size_t(d)] != dim / st)
+                return false;
+            a.push_back(d);
+            s.push_back(st);
+            o.push_back(box.begin[size_t(d)]);
+        }
+        if (a.empty() || (!axes.empty() && (a != axes || s != steps)))
+            return false;
+        axes = a, steps = s;
+        offsets.push_back(o);
+    }
+    int64_t combos = 1;
+    for (int64_t st : steps)
+        combos *= st;
+    if (combos != int64_t(offsets.size()))
+        return false;
+    // An order of the stepped axes in which the inputs enumerate the offsets row major.
+    std::vector<size_t> order(axes.size());
+    for (size_t k = 0; k < order.size(); k++)
+        order[k] = k;
+    bool found = false;
+    do {
+        found = true;
+        for (size_t k = 0; found && k < offsets.size(); k++) {
+            int64_t flat = 0;
+            for (size_t j : order)
+                flat = flat * steps[j] + offsets[k][j];
+            found = flat == int64_t(k);
+        }
+    } while (!found && std::next_permutation(order.begin(), order.end()));
+    if (!found)
+        return false;
+    // x split: each stepped axis d -> (dim / s, s); split_pos[j] = position of s_j's axis.
+    const Tensor &xt = g.tensor(x);
+    std::vector<int64_t> split, split_pos(axes.size()), outer_pos(static_cast<size_t>(rank));
+    for (int64_t d = 0, j = 0; d < rank; d++) {
+        outer_pos[size_t(d)] = int64_t(split.size());
+        if (j < int64_t(axes.size()) && axes[size_t(j)] == d) {
+            split.push_back(xt.shape[size_t(d)] / steps[size_t(j)]);
+            split_pos[size_t(j)] = int64_t(split.size());
+            split.push_back(steps[size_t(j)]);
+            j++;
+        } else {
+            split.push_back(xt.shape[size_t(d)]);
+        }
+    }
+    std::vector<int64_t> perm, moved_shape;
+    for (int64_t d = 0; d < rank - 1; d++)
+        perm.push_back(outer_pos[size_t(d)]);
+    for (size_t j : order)
+        perm.push_back(split_pos[j]);
+    perm.push_back(outer_pos[size_t(rank - 1)]);
+    for (int64_t p : perm)
+        moved_shape.push_back(split[size_t(p)]);
+    auto add_tensor = [&](const std::string &base, const std::vector<int64_t> &shape,
+                          DType dtype, bool constant) {
+        Tensor t;
+        t.name = fresh_name(g, base);
+        t.dtype = dtype;
+        t.shape = shape;
+        t.has_shape = true;
+        t.is_constant = constant;
+        g.tensors[t.name] = t;
+        return t.name;
+    };
+    auto shape_constant = [&](const std::vector<int64_t> &v) {
+        const std::string n =
+            add_tensor(cat.output(0) + "_shape", {int64_t(v.size())}, DType::Int64, true);
+        g.tensor(n).i64 = v;
+        return n;
+    };
+    const std::string a = add_tensor(cat.output(0) + "_split", split, xt.dtype, false),
+                      b = add_tensor(cat.output(0) + "_moved", moved_shape, xt.dtype, false);
+    auto node = [&](const std::string &suffix, const char *op, std::vector<std::string> ins,
+                    const std::string &out) {
+        Node n;
+        n.name = cat.name + suffix;
+        n.op_type = op;
+        n.index = cat.index;
+        n.inputs = std::move(ins);
+        n.outputs = {out};
+        return n;
+    };
+    Node r1 = node("_split", "Reshape", {x, shape_constant(split)}, a);
+    Node tr = node("_move", "Transpose", {a}, b);
+    tr.attributes["perm"] = Attribute::make_ints(perm);
+    Node r2 = node("_merge", "Reshape", {b, shape_constant(y->shape)}, cat.output(0));
+    g.nodes[ci] = r1; // the Slices are now dead
+    g.nodes.push_back(tr);
+    g.nodes.push_back(r2);
+    return true;
+}
+
+} // namespace
+
+int fuse_space_to_depth(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++)
+        changed += space_to_depth(g, i);
+    if (changed) {
+        g.sort();
+        eliminate_dead_nodes(g);
+    }
+    return changed;
+}
+
 std::vector<std::string> run_passes(Graph &g) {
     std::vector<std::string> log;
     log.push_back("remove_identities: " + std::to_string(remove_identities(g)) + " nodes");
@@ -514,6 +739,9 @@ std::vector<std::string> run_passes(Graph &g) {
                   " nodes");
     log.push_back("fuse_hard_swish: " + std::to_string(fuse_hard_swish(g)) + " nodes");
     log.push_back("fuse_gelu: " + std::to_string(fuse_gelu(g)) + " nodes");
+    log.push_back("fuse_space_to_depth: " + std::to_string(fuse_space_to_depth(g)) + " nodes");
+    log.push_back("split_transpose_before_gathers: " +
+                  std::to_string(split_transpose_before_gathers(g)) + " nodes");
     log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
     return log;
 }

@@ -59,6 +59,21 @@ int fuse_gelu(Graph &g);
  * nor the graph's interface uses any more. Graph inputs stay even if unused. */
 int eliminate_dead_nodes(Graph &g);
 
+/** A Transpose read only by Gathers of one constant index along its output's first axis
+ * (Swin's q, k, v = qkv.permute(2, 0, 3, 1, 4)[i]): each Gather becomes a Gather along the
+ * input axis the first output axis comes from and a Transpose of the rest, one rank lower.
+ * Returns the number of Transposes split. */
+int split_transpose_before_gathers(Graph &g);
+
+/** Space to depth written as strided slices: a Concat along the last axis of K Slices of one
+ * tensor x, each with the same steps s_1..s_m (m >= 1) on the same other axes, begins below
+ * the steps, the axes divisible by their steps, every offset combination once, in the
+ * row-major order of the axes in some order (Swin's patch merging: x[..., 0::2, 0::2, :],
+ * x[..., 1::2, 0::2, :], x[..., 0::2, 1::2, :], x[..., 1::2, 1::2, :] concatenated) ->
+ * Reshape (each stepped axis split into (dim / s, s)), Transpose (the s axes moved before
+ * the last axis), Reshape. Returns the number of Concats replaced. */
+int fuse_space_to_depth(Graph &g);
+
 /** The passes in order: remove_identities, fold_batch_norm, fuse_channel_shuffle,
  * fuse_concat_into_shuffle, fuse_hard_swish, fuse_gelu, eliminate_dead_nodes. Returns one line per
  * pass

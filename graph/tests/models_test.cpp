@@ -304,7 +304,11 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"mobilenet_v3_large", 32, 1},
                       // ViT-B/16's modules, 2 layers: 3x3 patches and the class token (10
                       // tokens), batch 2; opset 17 (LayerNormalization nodes).
-                      ModelCase{"vit_reduced", 48, 2, 17}),
+                      ModelCase{"vit_reduced", 48, 2, 17},
+                      // ConvNeXt-T's modules, two stages of 16 and 32 channels, batch 2, opset
+                      // 17: the 7x7 depthwise convs, LayerNorm over channels between two
+                      // Transposes, the MLP on NHWC with GELU, the layer scale.
+                      ModelCase{"convnext_reduced", 32, 2, 17}),
     case_name);
 
 // ------------------------------------------------------------- transformers
@@ -422,7 +426,8 @@ class FullSize : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(FullSize, Figures) {
     const std::string name = GetParam();
-    const ModelCase c{GetParam(), 224, 1, name.rfind("vit", 0) == 0 ? 17 : 13};
+    const bool layer_norms = name.rfind("vit", 0) == 0 || name.rfind("convnext", 0) == 0;
+    const ModelCase c{GetParam(), 224, 1, layer_norms ? 17 : 13};
     const std::string dir = std::string(SW_MODELS_DIR) + "/s224b1",
                       cache = dir + "/layer_cache_" + c.name;
     std::filesystem::remove_all(cache); // cold: every layer generated and compiled
@@ -451,7 +456,7 @@ INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
                          ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
                                            "googlenet", "densenet121", "shufflenet_v2_x1_0",
                                            "vgg16_bn", "mobilenet_v3_small", "mobilenet_v3_large",
-                                           "vit_b_16"),
+                                           "vit_b_16", "convnext_tiny"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string(i.param);
                          });
