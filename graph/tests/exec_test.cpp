@@ -300,6 +300,144 @@ TEST(Executor, ShuffleUnitSliceSplitConcatShuffle) {
         }
 }
 
+/** x (row major, \p shape) permuted: output dim i is input dim perm[i]. */
+std::vector<float> permuted(const std::vector<int64_t> &shape, const std::vector<int64_t> &perm,
+                            const std::vector<float> &x) {
+    const size_t r = shape.size();
+    std::vector<int64_t> stride(r, 1), out_shape(r), idx(r, 0);
+    for (size_t d = r - 1; d > 0; d--)
+        stride[d - 1] = stride[d] * shape[d];
+    for (size_t i = 0; i < r; i++)
+        out_shape[i] = shape[size_t(perm[i])];
+    std::vector<float> y(x.size());
+    for (size_t e = 0; e < y.size(); e++) {
+        int64_t src = 0;
+        for (size_t i = 0; i < r; i++)
+            src += idx[i] * stride[size_t(perm[i])];
+        y[e] = x[size_t(src)];
+        for (size_t i = r; i-- > 0;) {
+            if (++idx[i] < out_shape[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    return y;
+}
+
+std::vector<float> random_values(size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> v(n);
+    for (float &x : v)
+        x = d(rng);
+    return v;
+}
+
+// Swin's patch merging as torch.onnx writes it: x[..., 0::2, 0::2, :], x[..., 1::2, 0::2, :],
+// x[..., 0::2, 1::2, :], x[..., 1::2, 1::2, :] (each two chained Slices, the first shared) and
+// a Concat along the channels, on a (2, 6, 4, 3) NHWC tensor: fuse_space_to_depth makes it one
+// transpose (no slice, no concat), and the values are the strided slices' (naive loops).
+TEST(Executor, SwinPatchMergingIsOneTranspose) {
+    ModelBuilder b;
+    const int64_t N = 2, H = 6, W = 4, C = 3;
+    b.input("x", {N, H, W, C});
+    int k = 0;
+    auto slice = [&](const std::string &in, int64_t axis, int64_t begin) {
+        const std::string t = "s" + std::to_string(k++);
+        b.init_ints(t + "_b", {begin});
+        b.init_ints(t + "_e", {1000});
+        b.init_ints(t + "_a", {axis});
+        b.init_ints(t + "_s", {2});
+        b.node("Slice", {in, t + "_b", t + "_e", t + "_a", t + "_s"}, {t});
+        return t;
+    };
+    const std::string h0 = slice("x", 1, 0), h1 = slice("x", 1, 1);
+    auto &cat = b.node("Concat",
+                       {slice(h0, 2, 0), slice(h1, 2, 0), slice(h0, 2, 1), slice(h1, 2, 1)},
+                       {"y"}, "merge");
+    ModelBuilder::attr_i(cat, "axis", -1);
+    b.output("y");
+    sw_graph::Graph g = b.infer();
+    sw_graph::run_passes(g);
+    const sw_graph::LoweredGraph lg = sw_graph::lower_graph(g);
+    int transposes = 0, others = 0;
+    for (const sw_graph::Step &st : lg.steps) {
+        if (st.layer >= 0)
+            (lg.layers[size_t(st.layer)].generator == "transpose" ? transposes : others)++;
+    }
+    EXPECT_EQ(transposes, 1);
+    EXPECT_EQ(others, 0);
+    const std::vector<float> x = random_values(size_t(N * H * W * C), 5);
+    sw_graph::Executor ex(g);
+    const sw_graph::ExecResult r = ex.run({{"x", x}});
+    const sw_graph::Tensor &y = r.outputs.at("y");
+    ASSERT_EQ(y.shape, (std::vector<int64_t>{N, H / 2, W / 2, 4 * C}));
+    std::vector<float> want;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t h = 0; h < H / 2; h++)
+            for (int64_t w = 0; w < W / 2; w++)
+                for (int64_t part = 0; part < 4; part++)
+                    for (int64_t c = 0; c < C; c++) {
+                        const int64_t hh = 2 * h + part % 2, ww = 2 * w + part / 2;
+                        want.push_back(x[size_t(((n * H + hh) * W + ww) * C + c)]);
+                    }
+    expect_close(y.f32, want, "patch merging", 0);
+}
+
+// Swin's window attention shapes: the qkv split q, k, v = qkv.permute(2, 0, 3, 1, 4)[i] (a
+// rank-5 Transpose read by three Gathers: split_transpose_before_gathers), the window
+// partition (a rank-6 Transpose that is rank 4 with adjacent dims merged) and the shift
+// mask's rank-5 broadcast add (rank 4 with dims that broadcast alike merged), against naive
+// loops.
+TEST(Executor, SwinRankFiveAndSixTransposesAndBroadcasts) {
+    ModelBuilder b;
+    const std::vector<int64_t> qkv_shape = {2, 5, 3, 2, 4}, win_shape = {2, 2, 3, 2, 3, 4},
+                               att_shape = {2, 3, 2, 4, 4}, mask_shape = {1, 3, 1, 4, 4};
+    b.input("qkv", qkv_shape);
+    b.input("win", win_shape);
+    b.input("att", att_shape);
+    const std::vector<float> mask = b.init_random("mask", mask_shape);
+    auto &t = b.node("Transpose", {"qkv"}, {"qkv_t"});
+    ModelBuilder::attr_ints(t, "perm", {2, 0, 3, 1, 4});
+    for (int i = 0; i < 3; i++) {
+        const std::string idx = "i" + std::to_string(i);
+        auto &c = b.node("Constant", {}, {idx});
+        ModelBuilder::attr_i(c, "value_int", i);
+        b.node("Gather", {"qkv_t", idx}, {"qkv" + std::to_string(i)});
+        b.output("qkv" + std::to_string(i));
+    }
+    auto &w = b.node("Transpose", {"win"}, {"win_t"});
+    ModelBuilder::attr_ints(w, "perm", {0, 1, 3, 2, 4, 5});
+    b.output("win_t");
+    b.node("Add", {"att", "mask"}, {"att_m"});
+    b.output("att_m");
+    sw_graph::Graph g = b.infer();
+    sw_graph::run_passes(g);
+    const std::vector<float> qkv = random_values(2 * 5 * 3 * 2 * 4, 6),
+                             win = random_values(2 * 2 * 3 * 2 * 3 * 4, 7),
+                             att = random_values(2 * 3 * 2 * 4 * 4, 8);
+    sw_graph::Executor ex(g);
+    const sw_graph::ExecResult r = ex.run({{"qkv", qkv}, {"win", win}, {"att", att}});
+    const std::vector<float> qkv_t = permuted(qkv_shape, {2, 0, 3, 1, 4}, qkv);
+    const size_t part = qkv_t.size() / 3;
+    for (int i = 0; i < 3; i++) {
+        const sw_graph::Tensor &q = r.outputs.at("qkv" + std::to_string(i));
+        EXPECT_EQ(q.shape, (std::vector<int64_t>{2, 2, 5, 4}));
+        expect_close(q.f32,
+                     std::vector<float>(qkv_t.begin() + long(i * part),
+                                        qkv_t.begin() + long((i + 1) * part)),
+                     "qkv " + std::to_string(i), 0);
+    }
+    expect_close(r.outputs.at("win_t").f32, permuted(win_shape, {0, 1, 3, 2, 4, 5}, win),
+                 "window partition", 0);
+    std::vector<float> want(att.size());
+    for (size_t e = 0; e < att.size(); e++) {
+        const size_t j = e % 16, c = (e / 16 / 2) % 3; // (n, c, h, i, j) -> mask (c, i, j)
+        want[e] = att[e] + mask[c * 16 + j];
+    }
+    expect_close(r.outputs.at("att_m").f32, want, "mask add", 0);
+}
+
 // ------------------------------------------------------------- (c) errors and the CLI
 
 std::string error_of(const std::function<void()> &f) {
