@@ -308,7 +308,12 @@ INSTANTIATE_TEST_SUITE_P(
                       // ConvNeXt-T's modules, two stages of 16 and 32 channels, batch 2, opset
                       // 17: the 7x7 depthwise convs, LayerNorm over channels between two
                       // Transposes, the MLP on NHWC with GELU, the layer scale.
-                      ModelCase{"convnext_reduced", 32, 2, 17}),
+                      ModelCase{"convnext_reduced", 32, 2, 17},
+                      // Swin-T's modules, embedding 32, two stages of 2 blocks, 4x4 windows,
+                      // batch 2, opset 17: shifted windows (torch.roll as Slice + Concat), the
+                      // shift mask and relative position bias folded from shape arithmetic,
+                      // patch merging; the second stage's 4x4 map is one window, not shifted.
+                      ModelCase{"swin_reduced", 32, 2, 17}),
     case_name);
 
 // ------------------------------------------------------------- transformers
@@ -426,7 +431,8 @@ class FullSize : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(FullSize, Figures) {
     const std::string name = GetParam();
-    const bool layer_norms = name.rfind("vit", 0) == 0 || name.rfind("convnext", 0) == 0;
+    const bool layer_norms = name.rfind("vit", 0) == 0 || name.rfind("convnext", 0) == 0 ||
+                             name.rfind("swin", 0) == 0;
     const ModelCase c{GetParam(), 224, 1, layer_norms ? 17 : 13};
     const std::string dir = std::string(SW_MODELS_DIR) + "/s224b1",
                       cache = dir + "/layer_cache_" + c.name;
@@ -456,7 +462,7 @@ INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
                          ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
                                            "googlenet", "densenet121", "shufflenet_v2_x1_0",
                                            "vgg16_bn", "mobilenet_v3_small", "mobilenet_v3_large",
-                                           "vit_b_16", "convnext_tiny"),
+                                           "vit_b_16", "convnext_tiny", "swin_t"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string(i.param);
                          });
