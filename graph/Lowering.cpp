@@ -52,8 +52,7 @@ bool as_nchw(std::vector<int64_t> d, std::vector<int> *nchw) {
  * broadcast of a and b, a and b padded with leading 1s to its rank) with adjacent dims merged
  * where both inputs treat both dims alike (each either has them whole or broadcasts both).
  * Ranks <= 4 are returned unchanged; false if the result still has rank > 4. */
-bool coalesce_broadcast(std::vector<int64_t> &a, std::vector<int64_t> &b,
-                        std::vector<int64_t> &y) {
+bool coalesce_broadcast(std::vector<int64_t> &a, std::vector<int64_t> &b, std::vector<int64_t> &y) {
     if (y.size() <= 4 && a.size() <= 4 && b.size() <= 4)
         return true;
     if (a.size() > y.size() || b.size() > y.size())
@@ -120,8 +119,8 @@ void reduce_transpose(std::vector<int64_t> &shape, std::vector<int64_t> &perm) {
     }
     perm.clear();
     for (const auto &r : runs)
-        perm.push_back(int64_t(std::lower_bound(by_input.begin(), by_input.end(), r) -
-                               by_input.begin()));
+        perm.push_back(
+            int64_t(std::lower_bound(by_input.begin(), by_input.end(), r) - by_input.begin()));
 }
 
 struct Lowerer {
@@ -956,8 +955,8 @@ struct Lowerer {
         std::map<std::string, std::string> p;
         if (n.op_type == "Gelu") {
             p["op"] = gelu_op(n);
-        } else if (n.op_type == "Erf" || n.op_type == "Tanh") {
-            p["op"] = n.op_type == "Erf" ? "erf" : "tanh";
+        } else if (n.op_type == "Erf" || n.op_type == "Tanh" || n.op_type == "Sqrt") {
+            p["op"] = n.op_type == "Erf" ? "erf" : n.op_type == "Tanh" ? "tanh" : "sqrt";
         } else if (n.op_type == "Relu") {
             p["op"] = "relu";
         } else if (n.op_type == "Sigmoid") {
@@ -1367,7 +1366,7 @@ struct Lowerer {
         if (op == "Gemm")
             return gemm(i);
         if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid" ||
-            op == "HardSigmoid" || op == "HardSwish" || op == "Erf" || op == "Tanh")
+            op == "HardSigmoid" || op == "HardSwish" || op == "Erf" || op == "Tanh" || op == "Sqrt")
             return activation(n);
         if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div" || op == "Pow")
             return binary(n);

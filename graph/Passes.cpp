@@ -506,6 +506,133 @@ int eliminate_dead_nodes(Graph &g) {
     return removed;
 }
 
+namespace {
+
+/** ReduceMean over the last axis only, keepdims 1 (axes as an attribute or, from opset 18, a
+ * constant input). */
+bool is_last_axis_mean(const Graph &g, const Node &n) {
+    const Tensor *x = g.find(n.input(0));
+    if (!is_op(n, "ReduceMean") || !x || !x->has_shape || x->shape.empty() ||
+        n.attr_int("keepdims", 1) != 1)
+        return false;
+    std::vector<int64_t> axes = n.attr_ints("axes", {});
+    if (!n.input(1).empty()) {
+        const Tensor *a = g.find(n.input(1));
+        if (!a || !a->is_constant || a->dtype != DType::Int64)
+            return false;
+        axes = a->i64;
+    }
+    const int64_t rank = int64_t(x->shape.size());
+    return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
+}
+
+/** The LayerNormalization fuse_layer_norm makes of the pattern rooted at the ReduceMean
+ * nodes[i], or false. */
+bool layer_norm_at(Graph &g, size_t i) {
+    const Node mean = g.nodes[i];
+    if (!is_last_axis_mean(g, mean))
+        return false;
+    const std::string x = mean.input(0);
+    const Tensor &xt = g.tensor(x);
+    if (xt.dtype != DType::Float32 || g.is_graph_output(mean.output(0)))
+        return false;
+    auto single = [&](const std::string &t) {
+        return g.is_graph_output(t) ? -1 : only_consumer(g, t);
+    };
+    const int sub = single(mean.output(0));
+    if (sub < 0 || !is_op(g.nodes[size_t(sub)], "Sub") || g.nodes[size_t(sub)].input(0) != x ||
+        g.nodes[size_t(sub)].input(1) != mean.output(0))
+        return false;
+    const std::string d = g.nodes[size_t(sub)].output(0);
+    const std::vector<int> dc = g.consumers(d);
+    if (dc.size() != 2 || g.is_graph_output(d))
+        return false;
+    // One reader squares d, the other divides it.
+    int sq = -1, div = -1;
+    for (int c : dc) {
+        const Node &n = g.nodes[size_t(c)];
+        if (is_op(n, "Div") && n.input(0) == d)
+            div = c;
+        else if ((is_op(n, "Pow") && n.input(0) == d && is_scalar(g, n.input(1), 2.0)) ||
+                 (is_op(n, "Mul") && n.input(0) == d && n.input(1) == d))
+            sq = c;
+    }
+    if (sq < 0 || div < 0)
+        return false;
+    const int var = single(g.nodes[size_t(sq)].output(0));
+    if (var < 0 || !is_last_axis_mean(g, g.nodes[size_t(var)]))
+        return false;
+    const int add = single(g.nodes[size_t(var)].output(0));
+    if (add < 0 || !is_op(g.nodes[size_t(add)], "Add"))
+        return false;
+    const std::string eps = other_input(g.nodes[size_t(add)], g.nodes[size_t(var)].output(0));
+    const Tensor *et = eps.empty() ? nullptr : constant(g, eps, 1);
+    const int sqrt = single(g.nodes[size_t(add)].output(0));
+    if (!et || sqrt < 0 || !is_op(g.nodes[size_t(sqrt)], "Sqrt") ||
+        single(g.nodes[size_t(sqrt)].output(0)) != div ||
+        g.nodes[size_t(div)].input(1) != g.nodes[size_t(sqrt)].output(0))
+        return false;
+    // Optional Mul by gamma and Add of beta, constants of the last axis's size.
+    const int64_t c = xt.shape.back();
+    int last = div;
+    std::vector<float> gamma(size_t(c), 1.f), beta(size_t(c), 0.f);
+    const int mul = single(g.nodes[size_t(last)].output(0));
+    if (mul >= 0 && is_op(g.nodes[size_t(mul)], "Mul")) {
+        const Tensor *gt = constant(
+            g, other_input(g.nodes[size_t(mul)], g.nodes[size_t(last)].output(0)), size_t(c));
+        if (gt && gt->shape.size() == 1) {
+            gamma = gt->f32;
+            last = mul;
+        }
+    }
+    const int badd = last == mul ? single(g.nodes[size_t(last)].output(0)) : -1;
+    if (badd >= 0 && is_op(g.nodes[size_t(badd)], "Add")) {
+        const Tensor *bt = constant(
+            g, other_input(g.nodes[size_t(badd)], g.nodes[size_t(last)].output(0)), size_t(c));
+        if (bt && bt->shape.size() == 1) {
+            beta = bt->f32;
+            last = badd;
+        }
+    }
+    const Node &tail = g.nodes[size_t(last)];
+    const Tensor *y = g.find(tail.output(0));
+    if (!y || !y->has_shape || y->shape != xt.shape)
+        return false;
+    auto add_constant = [&](const std::string &base, std::vector<float> v) {
+        Tensor t;
+        t.name = fresh_name(g, base);
+        t.shape = {int64_t(v.size())};
+        t.has_shape = true;
+        t.is_constant = true;
+        t.f32 = std::move(v);
+        const std::string name = t.name;
+        g.tensors[name] = std::move(t);
+        return name;
+    };
+    Node n;
+    n.name = tail.name;
+    n.op_type = "LayerNormalization";
+    n.index = tail.index;
+    n.outputs = {tail.output(0)};
+    n.attributes["axis"] = Attribute::make_int(-1);
+    n.attributes["epsilon"] = Attribute::make_float(et->f32[0]);
+    n.inputs = {x, add_constant(tail.output(0) + "_gamma", gamma),
+                add_constant(tail.output(0) + "_beta", beta)};
+    g.nodes[size_t(last)] = n; // the rest of the pattern is now dead
+    return true;
+}
+
+} // namespace
+
+int fuse_layer_norm(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++)
+        changed += layer_norm_at(g, i);
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
+}
+
 int split_transpose_before_gathers(Graph &g) {
     int changed = 0;
     for (size_t i = 0; i < g.nodes.size(); i++) {
@@ -678,8 +805,8 @@ bool space_to_depth(Graph &g, size_t ci) {
     perm.push_back(outer_pos[size_t(rank - 1)]);
     for (int64_t p : perm)
         moved_shape.push_back(split[size_t(p)]);
-    auto add_tensor = [&](const std::string &base, const std::vector<int64_t> &shape,
-                          DType dtype, bool constant) {
+    auto add_tensor = [&](const std::string &base, const std::vector<int64_t> &shape, DType dtype,
+                          bool constant) {
         Tensor t;
         t.name = fresh_name(g, base);
         t.dtype = dtype;
@@ -739,6 +866,7 @@ std::vector<std::string> run_passes(Graph &g) {
                   " nodes");
     log.push_back("fuse_hard_swish: " + std::to_string(fuse_hard_swish(g)) + " nodes");
     log.push_back("fuse_gelu: " + std::to_string(fuse_gelu(g)) + " nodes");
+    log.push_back("fuse_layer_norm: " + std::to_string(fuse_layer_norm(g)) + " nodes");
     log.push_back("fuse_space_to_depth: " + std::to_string(fuse_space_to_depth(g)) + " nodes");
     log.push_back("split_transpose_before_gathers: " +
                   std::to_string(split_transpose_before_gathers(g)) + " nodes");

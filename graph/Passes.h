@@ -55,6 +55,14 @@ int fuse_hard_swish(Graph &g);
  * Gelu approximate = "tanh". */
 int fuse_gelu(Graph &g);
 
+/** nn.LayerNorm as torch.onnx writes it below opset 17 (ConvNeXt's, Swin's, ViT's): mean =
+ * ReduceMean(x) over the last axis (keepdims), d = Sub(x, mean), var = ReduceMean(Pow(d, 2)
+ * or Mul(d, d)), Div(d, Sqrt(Add(var, eps))), then optionally Mul by a constant gamma and Add
+ * a constant beta (either order of operands), each intermediate read only by the next (d
+ * twice) and no graph output -> one LayerNormalization (axis -1, epsilon eps; gamma of ones
+ * and beta of zeros where absent). Returns the number of LayerNormalizations made. */
+int fuse_layer_norm(Graph &g);
+
 /** Removes the nodes none of whose outputs reach a graph output, and the tensors no node
  * nor the graph's interface uses any more. Graph inputs stay even if unused. */
 int eliminate_dead_nodes(Graph &g);

@@ -226,8 +226,8 @@ void infer_dropout(Ctx &c) {
         // training_mode=true with a ratio of 0 is the identity all the same (torchvision's
         // Swin calls F.dropout(attn, p=0.0) in training mode).
         const Tensor &t = c.const_in(2, "training_mode");
-        const bool zero_ratio = c.has_in(1) && c.in(1).is_constant && c.in(1).f32.size() == 1 &&
-                                c.in(1).f32[0] == 0.0f;
+        const bool zero_ratio =
+            c.has_in(1) && c.in(1).is_constant && c.in(1).f32.size() == 1 && c.in(1).f32[0] == 0.0f;
         if (!t.i64.empty() && t.i64[0] && !zero_ratio)
             throw NodeError("training_mode=true is not supported (unless the ratio is 0)");
     }
@@ -1340,6 +1340,7 @@ const std::map<std::string, OpRule> &rules() {
         {"Sigmoid", {infer_unary_float, {}}},
         {"Slice", {infer_slice, {"axes", "ends", "starts"}}},
         {"Softmax", {infer_softmax, {"axis"}}},
+        {"Sqrt", {infer_unary_float, {}}},
         {"Split", {infer_split, {"axis", "split", "num_outputs"}, std::numeric_limits<int>::max()}},
         {"Squeeze", {infer_squeeze, {"axes"}}},
         {"Sub", {infer_binary, {}}},

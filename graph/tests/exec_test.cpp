@@ -352,9 +352,9 @@ TEST(Executor, SwinPatchMergingIsOneTranspose) {
         return t;
     };
     const std::string h0 = slice("x", 1, 0), h1 = slice("x", 1, 1);
-    auto &cat = b.node("Concat",
-                       {slice(h0, 2, 0), slice(h1, 2, 0), slice(h0, 2, 1), slice(h1, 2, 1)},
-                       {"y"}, "merge");
+    auto &cat =
+        b.node("Concat", {slice(h0, 2, 0), slice(h1, 2, 0), slice(h0, 2, 1), slice(h1, 2, 1)},
+               {"y"}, "merge");
     ModelBuilder::attr_i(cat, "axis", -1);
     b.output("y");
     sw_graph::Graph g = b.infer();
@@ -436,6 +436,62 @@ TEST(Executor, SwinRankFiveAndSixTransposesAndBroadcasts) {
         want[e] = att[e] + mask[c * 16 + j];
     }
     expect_close(r.outputs.at("att_m").f32, want, "mask add", 0);
+}
+
+// nn.LayerNorm as torch.onnx writes it below opset 17 (ReduceMean, Sub, Pow 2, ReduceMean,
+// Add eps, Sqrt, Div, Mul gamma, Add beta), and the same with d * d and without gamma and
+// beta: fuse_layer_norm makes one LayerNormalization of each, and the result is naive loops'
+// layer norm of the last axis (7 features, 2 x 3 rows).
+TEST(Executor, DecomposedLayerNormIsOneLayer) {
+    for (const bool affine : {true, false}) {
+        ModelBuilder b;
+        const int64_t R = 6, C = 7;
+        const float eps = 1e-5f;
+        b.input("x", {2, 3, C});
+        auto &m1 = b.node("ReduceMean", {"x"}, {"mean"});
+        ModelBuilder::attr_ints(m1, "axes", {-1});
+        b.node("Sub", {"x", "mean"}, {"d"});
+        if (affine) {
+            b.init("two", {}, {2.f});
+            b.node("Pow", {"d", "two"}, {"sq"});
+        } else {
+            b.node("Mul", {"d", "d"}, {"sq"});
+        }
+        auto &m2 = b.node("ReduceMean", {"sq"}, {"var"});
+        ModelBuilder::attr_ints(m2, "axes", {2});
+        b.init("eps", {}, {eps});
+        b.node("Add", {"var", "eps"}, {"ve"});
+        b.node("Sqrt", {"ve"}, {"sd"});
+        b.node("Div", {"d", "sd"}, {affine ? "n" : "y"});
+        std::vector<float> gamma(size_t(C), 1.f), beta(size_t(C), 0.f);
+        if (affine) {
+            gamma = b.init_random("gamma", {C}, 0.5f, 1.5f);
+            beta = b.init_random("beta", {C});
+            b.node("Mul", {"gamma", "n"}, {"ng"});
+            b.node("Add", {"ng", "beta"}, {"y"});
+        }
+        b.output("y");
+        sw_graph::Graph g = b.infer();
+        sw_graph::run_passes(g);
+        ASSERT_EQ(g.nodes.size(), 1u);
+        EXPECT_EQ(g.nodes[0].op_type, "LayerNormalization");
+        const std::vector<float> x = random_values(size_t(R * C), 9);
+        sw_graph::Executor ex(g);
+        const std::vector<float> y = ex.run({{"x", x}}).outputs.at("y").f32;
+        std::vector<float> want;
+        for (int64_t r = 0; r < R; r++) {
+            double mean = 0, var = 0;
+            for (int64_t c = 0; c < C; c++)
+                mean += x[size_t(r * C + c)] / double(C);
+            for (int64_t c = 0; c < C; c++)
+                var += std::pow(x[size_t(r * C + c)] - mean, 2) / double(C);
+            for (int64_t c = 0; c < C; c++)
+                want.push_back(
+                    float((x[size_t(r * C + c)] - mean) / std::sqrt(var + eps) * gamma[size_t(c)] +
+                          beta[size_t(c)]));
+        }
+        expect_close(y, want, affine ? "with gamma and beta" : "plain", 1e-5);
+    }
 }
 
 // ------------------------------------------------------------- (c) errors and the CLI

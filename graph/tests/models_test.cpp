@@ -19,6 +19,7 @@
 #include "graph/Import.h"
 #include "graph/Stats.h"
 #include "runtime/io/npy.h"
+#include "runtime/net/report.h"
 #include "target_sw/Machine.h"
 
 #include <gtest/gtest.h>
@@ -125,8 +126,19 @@ std::vector<float> softmax_rows(const std::vector<float> &x, size_t classes) {
 
 struct RunFigures {
     double modelled_seconds = 0, compile_seconds = 0, gflop = 0;
+    double bound_seconds = 0; ///< sum of the layers' roofline bounds (runtime/net/report.h)
     int distinct_layers = 0, steps = 0;
 };
+
+/** The run's sum of the layers' roofline bounds on the SW26010 (the per-layer table's). */
+double bound_seconds(const sw_graph::ExecResult &r) {
+    double b = 0;
+    for (const sw_graph::StepResult &s : r.steps) {
+        if (s.layer >= 0)
+            b += sw_net::layer_roofline(s.record, sw::sw26010()).bound_seconds;
+    }
+    return b;
+}
 
 /** The autoscheduler (the hand schedule where it refuses a layer), layers cached in
  * `cache_dir`. */
@@ -181,6 +193,7 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
     fig->compile_seconds = std::chrono::duration<double>(t1 - t0).count();
     fig->gflop = 2.0 * double(sw_graph::graph_stats(g).macs) * 1e-9;
     fig->distinct_layers = r.distinct_layers;
+    fig->bound_seconds = bound_seconds(r);
     fig->steps = int(r.steps.size());
     if (print_steps) {
         for (const sw_graph::StepResult &s : r.steps) {
@@ -286,6 +299,26 @@ TEST(TorchvisionModel, MobileNetV3SmallWithHardSwishNodesMatchesPyTorch) {
     EXPECT_EQ(alone, 1);
 }
 
+// ConvNeXt's modules exported at opset 13, where each nn.LayerNorm is ReduceMean, Sub, Pow,
+// ReduceMean, Add, Sqrt, Div, Mul, Add: fuse_layer_norm makes one LayerNormalization of each of
+// the 6 (stem, 3 blocks, downsampling, classifier), and still PyTorch's result.
+TEST(TorchvisionModel, ConvNextWithDecomposedLayerNormsMatchesPyTorch) {
+    const ModelCase c{"convnext_reduced", 32, 1, 13};
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s32b1o13";
+    RunFigures fig;
+    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return;
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/convnext_reduced.onnx");
+    int layer_norms = 0, reduce_means = 0;
+    for (const sw_graph::Node &n : g.nodes) {
+        layer_norms += n.op_type == "LayerNormalization";
+        reduce_means += n.op_type == "ReduceMean";
+    }
+    EXPECT_EQ(layer_norms, 6);
+    EXPECT_EQ(reduce_means, 0);
+}
+
 std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
     return std::string(i.param.name) + "_" + std::to_string(i.param.size) + "_b" +
            std::to_string(i.param.batch);
@@ -368,6 +401,7 @@ void check_transformer(const TransformerCase &c, const std::string &dir, const s
     fig->compile_seconds = std::chrono::duration<double>(t1 - t0).count();
     fig->gflop = 2.0 * double(sw_graph::graph_stats(g).macs) * 1e-9;
     fig->distinct_layers = r.distinct_layers;
+    fig->bound_seconds = bound_seconds(r);
     fig->steps = int(r.steps.size());
     std::map<std::string, double> by_kind;
     for (const sw_graph::StepResult &s : r.steps)
@@ -415,9 +449,10 @@ TEST_P(TransformerFullSize, Figures) {
                       cache, &fig);
     std::filesystem::remove_all(cache);
     const double peak = sw::sw26010().cg_peak_gflops();
-    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.2f | %d | %.1f s |\n", model.c_str(),
+    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.3f | %.2f | %d | %.1f s |\n", model.c_str(),
                 fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
-                fig.gflop, fig.distinct_layers, fig.compile_seconds);
+                fig.bound_seconds / fig.modelled_seconds, fig.gflop, fig.distinct_layers,
+                fig.compile_seconds);
 }
 
 INSTANTIATE_TEST_SUITE_P(DISABLED_Models, TransformerFullSize, ::testing::Values("bert", "gpt2"),
@@ -431,8 +466,8 @@ class FullSize : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(FullSize, Figures) {
     const std::string name = GetParam();
-    const bool layer_norms = name.rfind("vit", 0) == 0 || name.rfind("convnext", 0) == 0 ||
-                             name.rfind("swin", 0) == 0;
+    const bool layer_norms =
+        name.rfind("vit", 0) == 0 || name.rfind("convnext", 0) == 0 || name.rfind("swin", 0) == 0;
     const ModelCase c{GetParam(), 224, 1, layer_norms ? 17 : 13};
     const std::string dir = std::string(SW_MODELS_DIR) + "/s224b1",
                       cache = dir + "/layer_cache_" + c.name;
@@ -453,9 +488,10 @@ TEST_P(FullSize, Figures) {
         EXPECT_TRUE(b.from_cache);
     std::filesystem::remove_all(cache);
     const double peak = sw::sw26010().cg_peak_gflops();
-    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.2f | %d | %.1f s | %.1f s |\n", c.name,
-                fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
-                fig.gflop, fig.distinct_layers, fig.compile_seconds, cached_seconds);
+    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.3f | %.2f | %d | %.1f s | %.1f s |\n",
+                c.name, fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
+                fig.bound_seconds / fig.modelled_seconds, fig.gflop, fig.distinct_layers,
+                fig.compile_seconds, cached_seconds);
 }
 
 INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
