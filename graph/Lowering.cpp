@@ -1013,7 +1013,7 @@ struct Lowerer {
         const Tensor &x = float_in(n, 0);
         const int64_t rank = (int64_t)x.shape.size();
         int64_t first = 2;
-        if (n.op_type == "ReduceMean") {
+        if (n.op_type == "ReduceMean" || n.op_type == "ReduceMax" || n.op_type == "ReduceSum") {
             std::vector<int64_t> axes = n.attr_ints("axes", {});
             if (!n.input(1).empty()) {
                 const Tensor &t = in(n, 1);
@@ -1058,7 +1058,9 @@ struct Lowerer {
             {"channels", str(c)},
             {"height", str(h)},
             {"width", str(w)},
-            {"type", n.op_type == "GlobalMaxPool" ? "max" : "avg"}};
+            {"type", n.op_type == "GlobalMaxPool" || n.op_type == "ReduceMax" ? "max"
+                     : n.op_type == "ReduceSum"                               ? "sum"
+                                                                              : "avg"}};
         Step &s = step(n, "global_pool", p);
         s.inputs = {{x.name, {w, h, c, nb}}};
         s.output = {out_tensor(n).name, {1, 1, c, nb}};
@@ -1387,7 +1389,8 @@ struct Lowerer {
                 throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");
             return binary(n);
         }
-        if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean")
+        if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean" ||
+            op == "ReduceMax" || op == "ReduceSum")
             return global_pool(n);
         if (op == "Concat")
             return concat(n);

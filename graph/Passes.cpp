@@ -633,6 +633,128 @@ int fuse_layer_norm(Graph &g) {
     return changed;
 }
 
+namespace {
+
+/** The axes a Reduce* node reduces, normalised and sorted (every axis when none are given);
+ * false if they are not constants. */
+bool reduced_axes(const Graph &g, const Node &n, int64_t rank, std::vector<int64_t> &axes) {
+    axes = n.attr_ints("axes", {});
+    if (!n.input(1).empty()) {
+        const Tensor *a = g.find(n.input(1));
+        if (!a || !a->is_constant || a->dtype != DType::Int64)
+            return false;
+        axes = a->i64;
+    }
+    if (axes.empty()) {
+        if (n.attr_int("noop_with_empty_axes", 0))
+            return false;
+        for (int64_t d = 0; d < rank; d++)
+            axes.push_back(d);
+    }
+    for (int64_t &a : axes)
+        a = a < 0 ? a + rank : a;
+    std::sort(axes.begin(), axes.end());
+    return true;
+}
+
+/** Rewrites nodes[i] as move_reduced_axes_last says; false if it needs nothing. */
+bool move_axes_last(Graph &g, size_t i) {
+    const Node n = g.nodes[i];
+    const bool softmax = is_op(n, "Softmax");
+    if (!softmax && !is_op(n, "ReduceMean") && !is_op(n, "ReduceMax") && !is_op(n, "ReduceSum"))
+        return false;
+    const Tensor *x = g.find(n.input(0)), *y = g.find(n.output(0));
+    if (!x || !y || !x->has_shape || !y->has_shape || x->dtype != DType::Float32 ||
+        x->shape.empty())
+        return false;
+    const int64_t rank = int64_t(x->shape.size());
+    std::vector<int64_t> axes;
+    if (softmax) {
+        if (g.opset < 13)
+            return false; // a 2-D coercion from the axis on: already trailing
+        int64_t a = n.attr_int("axis", -1);
+        axes = {a < 0 ? a + rank : a};
+    } else if (!reduced_axes(g, n, rank, axes)) {
+        return false;
+    }
+    if (axes.back() == rank - 1 && axes.front() == rank - int64_t(axes.size()))
+        return false; // trailing already
+    std::vector<int64_t> perm, inverse(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; d++) {
+        if (!std::binary_search(axes.begin(), axes.end(), d))
+            perm.push_back(d);
+    }
+    const int64_t kept = int64_t(perm.size());
+    perm.insert(perm.end(), axes.begin(), axes.end());
+    std::vector<int64_t> moved;
+    for (size_t k = 0; k < perm.size(); k++) {
+        moved.push_back(x->shape[size_t(perm[k])]);
+        inverse[size_t(perm[k])] = int64_t(k);
+    }
+    auto tensor = [&](const std::string &base, const std::vector<int64_t> &shape) {
+        Tensor t;
+        t.name = fresh_name(g, base);
+        t.shape = shape;
+        t.has_shape = true;
+        g.tensors[t.name] = t;
+        return t.name;
+    };
+    auto node = [&](const std::string &suffix, const std::string &op, std::vector<std::string> ins,
+                    const std::string &out) {
+        Node m;
+        m.name = n.name + suffix;
+        m.op_type = op;
+        m.index = n.index;
+        m.inputs = std::move(ins);
+        m.outputs = {out};
+        return m;
+    };
+    const std::string t = tensor(n.output(0) + "_moved", moved);
+    Node tr = node("_move", "Transpose", {x->name}, t);
+    tr.attributes["perm"] = Attribute::make_ints(perm);
+    std::vector<Node> made = {tr};
+    if (softmax) {
+        const std::string s = tensor(n.output(0) + "_softmax", moved);
+        Node sm = node("", "Softmax", {t}, s);
+        sm.attributes["axis"] = Attribute::make_int(-1);
+        Node back = node("_back", "Transpose", {s}, n.output(0));
+        back.attributes["perm"] = Attribute::make_ints(inverse);
+        made.push_back(sm);
+        made.push_back(back);
+    } else {
+        std::vector<int64_t> trailing;
+        for (int64_t d = kept; d < rank; d++)
+            trailing.push_back(d);
+        const std::string r = tensor(n.output(0) + "_reduced",
+                                     std::vector<int64_t>(moved.begin(), moved.begin() + kept));
+        Node red = node("", n.op_type, {t}, r);
+        red.attributes["axes"] = Attribute::make_ints(trailing);
+        red.attributes["keepdims"] = Attribute::make_int(0);
+        Tensor shape;
+        shape.name = fresh_name(g, n.output(0) + "_shape");
+        shape.dtype = DType::Int64;
+        shape.shape = {int64_t(y->shape.size())};
+        shape.has_shape = true;
+        shape.is_constant = true;
+        shape.i64 = y->shape;
+        g.tensors[shape.name] = shape;
+        made.push_back(red);
+        made.push_back(node("_shape", "Reshape", {r, shape.name}, n.output(0)));
+    }
+    g.nodes[i] = made[0];
+    g.nodes.insert(g.nodes.begin() + int64_t(i) + 1, made.begin() + 1, made.end());
+    return true;
+}
+
+} // namespace
+
+int move_reduced_axes_last(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++)
+        changed += move_axes_last(g, i);
+    return changed;
+}
+
 int split_transpose_before_gathers(Graph &g) {
     int changed = 0;
     for (size_t i = 0; i < g.nodes.size(); i++) {
@@ -867,6 +989,8 @@ std::vector<std::string> run_passes(Graph &g) {
     log.push_back("fuse_hard_swish: " + std::to_string(fuse_hard_swish(g)) + " nodes");
     log.push_back("fuse_gelu: " + std::to_string(fuse_gelu(g)) + " nodes");
     log.push_back("fuse_layer_norm: " + std::to_string(fuse_layer_norm(g)) + " nodes");
+    log.push_back("move_reduced_axes_last: " + std::to_string(move_reduced_axes_last(g)) +
+                  " nodes");
     log.push_back("fuse_space_to_depth: " + std::to_string(fuse_space_to_depth(g)) + " nodes");
     log.push_back("split_transpose_before_gathers: " +
                   std::to_string(split_transpose_before_gathers(g)) + " nodes");

@@ -63,6 +63,13 @@ int fuse_gelu(Graph &g);
  * and beta of zeros where absent). Returns the number of LayerNormalizations made. */
 int fuse_layer_norm(Graph &g);
 
+/** A Softmax (opset >= 13) over an axis other than the last, or a ReduceMean / ReduceMax /
+ * ReduceSum over axes that are not the trailing ones, made Transpose (those axes moved last,
+ * the others in order) + the same operator over the trailing axes (+ a Transpose back for the
+ * Softmax, a Reshape to the output's shape for a reduction): the layers reduce only the last
+ * axes. Returns the number of nodes rewritten. */
+int move_reduced_axes_last(Graph &g);
+
 /** Removes the nodes none of whose outputs reach a graph output, and the tensors no node
  * nor the graph's interface uses any more. Graph inputs stay even if unused. */
 int eliminate_dead_nodes(Graph &g);
