@@ -1583,6 +1583,72 @@ struct Lowerer {
         return true;
     }
 
+    /** nn.MultiheadAttention as torch.onnx writes it (ViT's self-attention): the projections
+     * reshaped to (S, B*H, D), Q transposed to (B*H, S, D) and scaled (Div or Mul by a
+     * constant), K transposed to (B*H, D, S), V to (B*H, S, D), Q.K^T, Softmax over the last
+     * axis, .V, and the context transposed back to (S, B*H, D). Every intermediate read only by
+     * the next and no graph output. The attention layer sees (S, B*H, D) as batch 1 of S rows
+     * of B*H heads: each (image, head) pair attends over its own S rows, which is what the
+     * heads of one image do. */
+    bool match_attention_rank3(int sm, AttentionMatch *a) {
+        const Node &soft = g.nodes[size_t(sm)];
+        const Tensor *st = g.find(soft.input(0));
+        if (!st || st->shape.size() != 3 ||
+            (soft.attr_int("axis", -1) != -1 && soft.attr_int("axis", -1) != 2))
+            return false;
+        const int qk = g.producer(soft.input(0));
+        if (qk < 0 || g.nodes[size_t(qk)].op_type != "MatMul" ||
+            !g.nodes[size_t(qk)].domain.empty() || g.is_graph_output(soft.input(0)) ||
+            g.consumers(soft.input(0)).size() != 1)
+            return false;
+        std::vector<int> nodes = {sm, qk};
+        // Q's side: an optional scale of the transposed projection.
+        std::string qt = g.nodes[size_t(qk)].input(0);
+        int reader = qk;
+        const int sc = g.producer(qt);
+        if (sc >= 0 && g.nodes[size_t(sc)].domain.empty() &&
+            (g.nodes[size_t(sc)].op_type == "Div" || g.nodes[size_t(sc)].op_type == "Mul")) {
+            const Node &scale = g.nodes[size_t(sc)];
+            const Tensor *c = g.find(scale.input(1));
+            if (!c || !c->is_constant || c->dtype != DType::Float32 || c->f32.size() != 1 ||
+                !std::isfinite(c->f32[0]) || c->f32[0] == 0.f || g.is_graph_output(qt) ||
+                g.consumers(qt).size() != 1)
+                return false;
+            a->alpha = scale.op_type == "Div" ? 1.f / c->f32[0] : c->f32[0];
+            nodes.push_back(sc);
+            qt = scale.input(0);
+            reader = sc;
+        }
+        const int tq = transpose_into(qt, {1, 0, 2}, reader);
+        const int tk = transpose_into(g.nodes[size_t(qk)].input(1), {1, 2, 0}, qk);
+        const int pv = next_op(sm, "MatMul");
+        if (tq < 0 || tk < 0 || pv < 0 || g.nodes[size_t(pv)].input(0) != soft.output(0))
+            return false;
+        const int tv = transpose_into(g.nodes[size_t(pv)].input(1), {1, 0, 2}, pv);
+        const int to = next_op(pv, "Transpose");
+        if (tv < 0 || to < 0 ||
+            g.nodes[size_t(to)].attr_ints("perm", {}) != std::vector<int64_t>{1, 0, 2})
+            return false;
+        a->rq = g.nodes[size_t(tq)].input(0);
+        a->rk = g.nodes[size_t(tk)].input(0);
+        a->rv = g.nodes[size_t(tv)].input(0);
+        a->out = g.nodes[size_t(to)].output(0);
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk), &v = g.tensor(a->rv);
+        if (q.dtype != DType::Float32 || k.dtype != DType::Float32 || v.dtype != DType::Float32 ||
+            q.shape.size() != 3 || k.shape != v.shape || k.shape.size() != 3 ||
+            q.shape[1] != k.shape[1] || q.shape[2] != k.shape[2])
+            return false;
+        a->b = 1;
+        a->m = q.shape[0];
+        a->h = q.shape[1];
+        a->d = q.shape[2];
+        a->n = k.shape[0];
+        a->mask_dims = {1, 1, 1, 1};
+        nodes.insert(nodes.end(), {tq, tk, pv, tv, to});
+        a->nodes = nodes;
+        return true;
+    }
+
     /** Marks every matched attention's nodes fused, its step at the context's transpose. Only
      * when LowerOptions::fuse_attention. */
     void find_attentions() {
@@ -1593,7 +1659,7 @@ struct Lowerer {
             if (n.op_type != "Softmax" || !n.domain.empty() || fused.count(i))
                 continue;
             AttentionMatch a;
-            if (!match_attention(i, &a))
+            if (!match_attention(i, &a) && !match_attention_rank3(i, &(a = AttentionMatch())))
                 continue;
             const int at = *std::max_element(a.nodes.begin(), a.nodes.end());
             for (int k : a.nodes) {

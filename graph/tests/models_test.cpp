@@ -319,6 +319,26 @@ TEST(TorchvisionModel, ConvNextWithDecomposedLayerNormsMatchesPyTorch) {
     EXPECT_EQ(reduce_means, 0);
 }
 
+// ViT's nn.MultiheadAttention (Q scaled before Q.K^T, the (S, B*H, D) layout) is one fused
+// attention step per encoder layer (Lowering: match_attention_rank3), and still PyTorch's
+// result (the parameterised case runs the same model; this one checks the steps).
+TEST(TorchvisionModel, VitSelfAttentionIsFused) {
+    const ModelCase c{"vit_reduced", 48, 2, 17};
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s48b2";
+    RunFigures fig;
+    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return;
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/vit_reduced.onnx");
+    int attention = 0, softmax = 0;
+    for (const sw_graph::Step &s : sw_graph::lower_graph(g).steps) {
+        attention += s.op_type == "Attention";
+        softmax += s.op_type == "Softmax";
+    }
+    EXPECT_EQ(attention, 2);
+    EXPECT_EQ(softmax, 0);
+}
+
 std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
     return std::string(i.param.name) + "_" + std::to_string(i.param.size) + "_b" +
            std::to_string(i.param.batch);
