@@ -1449,6 +1449,24 @@ struct Lowerer {
      * otherwise or when the output is a graph output. */
     int next_op(int i, const char *op) { return sole_consumer(i, op); }
 
+    /** The end both attention patterns share: V transposed by \p perm into the product \p pv,
+     * the context transposed back by the same perm (its only consumer); fills the
+     * projections and the output of \p a (float32, K and V of one shape). */
+    bool attention_tail(int tq, int tk, int pv, const std::vector<int64_t> &perm, AttentionMatch *a,
+                        int *tv, int *to) {
+        *tv = transpose_into(g.nodes[size_t(pv)].input(1), perm, pv);
+        *to = next_op(pv, "Transpose");
+        if (*tv < 0 || *to < 0 || g.nodes[size_t(*to)].attr_ints("perm", {}) != perm)
+            return false;
+        a->rq = g.nodes[size_t(tq)].input(0);
+        a->rk = g.nodes[size_t(tk)].input(0);
+        a->rv = g.nodes[size_t(*tv)].input(0);
+        a->out = g.nodes[size_t(*to)].output(0);
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk), &v = g.tensor(a->rv);
+        return q.dtype == DType::Float32 && k.dtype == DType::Float32 &&
+               v.dtype == DType::Float32 && k.shape == v.shape;
+    }
+
     bool match_attention(int sm, AttentionMatch *a) {
         const Node &soft = g.nodes[size_t(sm)];
         const Tensor *st = g.find(soft.input(0));
@@ -1548,19 +1566,12 @@ struct Lowerer {
         const int pv = next_op(sm, "MatMul");
         if (tq < 0 || tk < 0 || pv < 0 || g.nodes[size_t(pv)].input(0) != soft.output(0))
             return false;
-        const int tv = transpose_into(g.nodes[size_t(pv)].input(1), {0, 2, 1, 3}, pv);
-        const int to = next_op(pv, "Transpose");
-        if (tv < 0 || to < 0 ||
-            g.nodes[size_t(to)].attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3})
+        int tv = -1, to = -1;
+        if (!attention_tail(tq, tk, pv, {0, 2, 1, 3}, a, &tv, &to))
             return false;
-        a->rq = g.nodes[size_t(tq)].input(0);
-        a->rk = g.nodes[size_t(tk)].input(0);
-        a->rv = g.nodes[size_t(tv)].input(0);
-        a->out = g.nodes[size_t(to)].output(0);
-        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk), &v = g.tensor(a->rv);
-        if (q.dtype != DType::Float32 || k.dtype != DType::Float32 || v.dtype != DType::Float32 ||
-            q.shape.size() != 4 || k.shape != v.shape || k.shape.size() != 4 ||
-            q.shape[0] != k.shape[0] || q.shape[2] != k.shape[2] || q.shape[3] != k.shape[3])
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk);
+        if (q.shape.size() != 4 || k.shape.size() != 4 || q.shape[0] != k.shape[0] ||
+            q.shape[2] != k.shape[2] || q.shape[3] != k.shape[3])
             return false;
         a->b = q.shape[0];
         a->m = q.shape[1];
@@ -1624,19 +1635,12 @@ struct Lowerer {
         const int pv = next_op(sm, "MatMul");
         if (tq < 0 || tk < 0 || pv < 0 || g.nodes[size_t(pv)].input(0) != soft.output(0))
             return false;
-        const int tv = transpose_into(g.nodes[size_t(pv)].input(1), {1, 0, 2}, pv);
-        const int to = next_op(pv, "Transpose");
-        if (tv < 0 || to < 0 ||
-            g.nodes[size_t(to)].attr_ints("perm", {}) != std::vector<int64_t>{1, 0, 2})
+        int tv = -1, to = -1;
+        if (!attention_tail(tq, tk, pv, {1, 0, 2}, a, &tv, &to))
             return false;
-        a->rq = g.nodes[size_t(tq)].input(0);
-        a->rk = g.nodes[size_t(tk)].input(0);
-        a->rv = g.nodes[size_t(tv)].input(0);
-        a->out = g.nodes[size_t(to)].output(0);
-        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk), &v = g.tensor(a->rv);
-        if (q.dtype != DType::Float32 || k.dtype != DType::Float32 || v.dtype != DType::Float32 ||
-            q.shape.size() != 3 || k.shape != v.shape || k.shape.size() != 3 ||
-            q.shape[1] != k.shape[1] || q.shape[2] != k.shape[2])
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk);
+        if (q.shape.size() != 3 || k.shape.size() != 3 || q.shape[1] != k.shape[1] ||
+            q.shape[2] != k.shape[2])
             return false;
         a->b = 1;
         a->m = q.shape[0];

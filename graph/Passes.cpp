@@ -17,6 +17,45 @@ std::string fresh_name(const Graph &g, const std::string &base) {
     return n;
 }
 
+/** A new tensor of \p shape in g, named from \p base; returns its name. */
+std::string add_tensor(Graph &g, const std::string &base, const std::vector<int64_t> &shape,
+                       DType dtype = DType::Float32) {
+    Tensor t;
+    t.name = fresh_name(g, base);
+    t.dtype = dtype;
+    t.shape = shape;
+    t.has_shape = true;
+    const std::string name = t.name;
+    g.tensors[name] = std::move(t);
+    return name;
+}
+
+/** A new 1-D constant in g: float32 values (f32) or int64 ones (i64); returns its name. */
+std::string add_constant(Graph &g, const std::string &base, std::vector<float> f32,
+                         std::vector<int64_t> i64 = {}) {
+    const bool ints = f32.empty() && !i64.empty();
+    const std::string name = add_tensor(g, base, {int64_t(ints ? i64.size() : f32.size())},
+                                        ints ? DType::Int64 : DType::Float32);
+    Tensor &t = g.tensor(name);
+    t.is_constant = true;
+    t.f32 = std::move(f32);
+    t.i64 = std::move(i64);
+    return name;
+}
+
+/** A node of the default domain made in place of \p from (its name + \p suffix, its index
+ * for messages). */
+Node node_like(const Node &from, const std::string &suffix, const std::string &op,
+               std::vector<std::string> inputs, const std::string &output) {
+    Node n;
+    n.name = from.name + suffix;
+    n.op_type = op;
+    n.index = from.index;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    return n;
+}
+
 bool is_identity(const Graph &g, const Node &n) {
     if (!n.domain.empty())
         return false;
@@ -598,26 +637,12 @@ bool layer_norm_at(Graph &g, size_t i) {
     const Tensor *y = g.find(tail.output(0));
     if (!y || !y->has_shape || y->shape != xt.shape)
         return false;
-    auto add_constant = [&](const std::string &base, std::vector<float> v) {
-        Tensor t;
-        t.name = fresh_name(g, base);
-        t.shape = {int64_t(v.size())};
-        t.has_shape = true;
-        t.is_constant = true;
-        t.f32 = std::move(v);
-        const std::string name = t.name;
-        g.tensors[name] = std::move(t);
-        return name;
-    };
-    Node n;
-    n.name = tail.name;
-    n.op_type = "LayerNormalization";
-    n.index = tail.index;
-    n.outputs = {tail.output(0)};
+    Node n = node_like(tail, "", "LayerNormalization",
+                       {x, add_constant(g, tail.output(0) + "_gamma", gamma),
+                        add_constant(g, tail.output(0) + "_beta", beta)},
+                       tail.output(0));
     n.attributes["axis"] = Attribute::make_int(-1);
     n.attributes["epsilon"] = Attribute::make_float(et->f32[0]);
-    n.inputs = {x, add_constant(tail.output(0) + "_gamma", gamma),
-                add_constant(tail.output(0) + "_beta", beta)};
     g.nodes[size_t(last)] = n; // the rest of the pattern is now dead
     return true;
 }
@@ -691,33 +716,15 @@ bool move_axes_last(Graph &g, size_t i) {
         moved.push_back(x->shape[size_t(perm[k])]);
         inverse[size_t(perm[k])] = int64_t(k);
     }
-    auto tensor = [&](const std::string &base, const std::vector<int64_t> &shape) {
-        Tensor t;
-        t.name = fresh_name(g, base);
-        t.shape = shape;
-        t.has_shape = true;
-        g.tensors[t.name] = t;
-        return t.name;
-    };
-    auto node = [&](const std::string &suffix, const std::string &op, std::vector<std::string> ins,
-                    const std::string &out) {
-        Node m;
-        m.name = n.name + suffix;
-        m.op_type = op;
-        m.index = n.index;
-        m.inputs = std::move(ins);
-        m.outputs = {out};
-        return m;
-    };
-    const std::string t = tensor(n.output(0) + "_moved", moved);
-    Node tr = node("_move", "Transpose", {x->name}, t);
+    const std::string t = add_tensor(g, n.output(0) + "_moved", moved);
+    Node tr = node_like(n, "_move", "Transpose", {x->name}, t);
     tr.attributes["perm"] = Attribute::make_ints(perm);
     std::vector<Node> made = {tr};
     if (softmax) {
-        const std::string s = tensor(n.output(0) + "_softmax", moved);
-        Node sm = node("", "Softmax", {t}, s);
+        const std::string s = add_tensor(g, n.output(0) + "_softmax", moved);
+        Node sm = node_like(n, "", "Softmax", {t}, s);
         sm.attributes["axis"] = Attribute::make_int(-1);
-        Node back = node("_back", "Transpose", {s}, n.output(0));
+        Node back = node_like(n, "_back", "Transpose", {s}, n.output(0));
         back.attributes["perm"] = Attribute::make_ints(inverse);
         made.push_back(sm);
         made.push_back(back);
@@ -725,21 +732,15 @@ bool move_axes_last(Graph &g, size_t i) {
         std::vector<int64_t> trailing;
         for (int64_t d = kept; d < rank; d++)
             trailing.push_back(d);
-        const std::string r = tensor(n.output(0) + "_reduced",
-                                     std::vector<int64_t>(moved.begin(), moved.begin() + kept));
-        Node red = node("", n.op_type, {t}, r);
+        const std::string r = add_tensor(g, n.output(0) + "_reduced",
+                                         std::vector<int64_t>(moved.begin(), moved.begin() + kept));
+        Node red = node_like(n, "", n.op_type, {t}, r);
         red.attributes["axes"] = Attribute::make_ints(trailing);
         red.attributes["keepdims"] = Attribute::make_int(0);
-        Tensor shape;
-        shape.name = fresh_name(g, n.output(0) + "_shape");
-        shape.dtype = DType::Int64;
-        shape.shape = {int64_t(y->shape.size())};
-        shape.has_shape = true;
-        shape.is_constant = true;
-        shape.i64 = y->shape;
-        g.tensors[shape.name] = shape;
         made.push_back(red);
-        made.push_back(node("_shape", "Reshape", {r, shape.name}, n.output(0)));
+        made.push_back(node_like(n, "_shape", "Reshape",
+                                 {r, add_constant(g, n.output(0) + "_shape", {}, y->shape)},
+                                 n.output(0)));
     }
     g.nodes[i] = made[0];
     g.nodes.insert(g.nodes.begin() + int64_t(i) + 1, made.begin() + 1, made.end());
@@ -784,26 +785,19 @@ int split_transpose_before_gathers(Graph &g) {
         std::vector<int64_t> rest;
         for (size_t d = 1; d < perm.size(); d++)
             rest.push_back(perm[d] - (perm[d] > from));
-        Tensor sliced;
-        sliced.dtype = x->dtype;
-        sliced.has_shape = true;
-        sliced.shape = x->shape;
-        sliced.shape.erase(sliced.shape.begin() + from);
+        std::vector<int64_t> sliced = x->shape;
+        sliced.erase(sliced.begin() + from);
+        const std::string xname = x->name;
+        const DType dtype = x->dtype;
         for (int r : readers) {
+            const std::string s =
+                add_tensor(g, g.nodes[size_t(r)].output(0) + "_before_transpose", sliced, dtype);
             Node &gather = g.nodes[size_t(r)];
-            Tensor s = sliced;
-            s.name = fresh_name(g, gather.output(0) + "_before_transpose");
-            g.tensors[s.name] = s;
-            Node tr;
-            tr.name = gather.name + "_transpose";
-            tr.op_type = "Transpose";
-            tr.index = gather.index;
-            tr.inputs = {s.name};
-            tr.outputs = {gather.outputs[0]};
+            Node tr = node_like(gather, "_transpose", "Transpose", {s}, gather.outputs[0]);
             tr.attributes["perm"] = Attribute::make_ints(rest);
-            gather.inputs[0] = x->name;
+            gather.inputs[0] = xname;
             gather.attributes["axis"] = Attribute::make_int(from);
-            gather.outputs[0] = s.name;
+            gather.outputs[0] = s;
             g.nodes.push_back(tr);
         }
         g.nodes.erase(g.nodes.begin() + int64_t(i));
@@ -927,39 +921,15 @@ bool space_to_depth(Graph &g, size_t ci) {
     perm.push_back(outer_pos[size_t(rank - 1)]);
     for (int64_t p : perm)
         moved_shape.push_back(split[size_t(p)]);
-    auto add_tensor = [&](const std::string &base, const std::vector<int64_t> &shape, DType dtype,
-                          bool constant) {
-        Tensor t;
-        t.name = fresh_name(g, base);
-        t.dtype = dtype;
-        t.shape = shape;
-        t.has_shape = true;
-        t.is_constant = constant;
-        g.tensors[t.name] = t;
-        return t.name;
-    };
-    auto shape_constant = [&](const std::vector<int64_t> &v) {
-        const std::string n =
-            add_tensor(cat.output(0) + "_shape", {int64_t(v.size())}, DType::Int64, true);
-        g.tensor(n).i64 = v;
-        return n;
-    };
-    const std::string a = add_tensor(cat.output(0) + "_split", split, xt.dtype, false),
-                      b = add_tensor(cat.output(0) + "_moved", moved_shape, xt.dtype, false);
-    auto node = [&](const std::string &suffix, const char *op, std::vector<std::string> ins,
-                    const std::string &out) {
-        Node n;
-        n.name = cat.name + suffix;
-        n.op_type = op;
-        n.index = cat.index;
-        n.inputs = std::move(ins);
-        n.outputs = {out};
-        return n;
-    };
-    Node r1 = node("_split", "Reshape", {x, shape_constant(split)}, a);
-    Node tr = node("_move", "Transpose", {a}, b);
+    const std::string a = add_tensor(g, cat.output(0) + "_split", split, xt.dtype),
+                      b = add_tensor(g, cat.output(0) + "_moved", moved_shape, xt.dtype);
+    Node r1 = node_like(cat, "_split", "Reshape",
+                        {x, add_constant(g, cat.output(0) + "_shape", {}, split)}, a);
+    Node tr = node_like(cat, "_move", "Transpose", {a}, b);
     tr.attributes["perm"] = Attribute::make_ints(perm);
-    Node r2 = node("_merge", "Reshape", {b, shape_constant(y->shape)}, cat.output(0));
+    Node r2 =
+        node_like(cat, "_merge", "Reshape",
+                  {b, add_constant(g, cat.output(0) + "_shape", {}, y->shape)}, cat.output(0));
     g.nodes[ci] = r1; // the Slices are now dead
     g.nodes.push_back(tr);
     g.nodes.push_back(r2);

@@ -36,6 +36,7 @@
 #endif
 
 using sw_graph_test::ModelBuilder;
+using sw_graph_test::random_values;
 
 namespace {
 
@@ -344,15 +345,6 @@ std::vector<float> permuted(const std::vector<int64_t> &shape, const std::vector
         }
     }
     return y;
-}
-
-std::vector<float> random_values(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(-1.f, 1.f);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
 }
 
 // Swin's patch merging as torch.onnx writes it: x[..., 0::2, 0::2, :], x[..., 1::2, 0::2, :],
