@@ -1449,6 +1449,29 @@ struct Lowerer {
      * otherwise or when the output is a graph output. */
     int next_op(int i, const char *op) { return sole_consumer(i, op); }
 
+    /** Q scaled before the product (Swin's q * scale, ViT's q / sqrt(d)): if \p qt, read only by
+     * \p reader, is a Div or Mul by a finite non-zero constant scalar, multiplies \p alpha by
+     * the factor, appends that node to \p nodes and moves \p qt and \p reader to its input;
+     * false if the scale is there but unusable. */
+    bool q_scale(std::string &qt, int &reader, float *alpha, std::vector<int> &nodes) {
+        const int sc = g.producer(qt);
+        if (sc < 0 || !g.nodes[size_t(sc)].domain.empty() ||
+            (g.nodes[size_t(sc)].op_type != "Div" && g.nodes[size_t(sc)].op_type != "Mul"))
+            return true;
+        const Node &scale = g.nodes[size_t(sc)];
+        const Tensor *c = g.find(scale.input(1));
+        const std::vector<int> readers = g.consumers(qt);
+        if (!c || !c->is_constant || c->dtype != DType::Float32 || c->f32.size() != 1 ||
+            !std::isfinite(c->f32[0]) || c->f32[0] == 0.f || g.is_graph_output(qt) ||
+            readers.size() != 1 || readers[0] != reader)
+            return false;
+        *alpha *= scale.op_type == "Div" ? 1.f / c->f32[0] : c->f32[0];
+        nodes.push_back(sc);
+        qt = scale.input(0);
+        reader = sc;
+        return true;
+    }
+
     /** The end both attention patterns share: V transposed by \p perm into the product \p pv,
      * the context transposed back by the same perm (its only consumer); fills the
      * projections and the output of \p a (float32, K and V of one shape). */
@@ -1560,7 +1583,11 @@ struct Lowerer {
         if (qk.op_type != "MatMul" || !qk.domain.empty())
             return false;
         nodes.push_back(at);
-        const int tq = transpose_into(qk.input(0), {0, 2, 1, 3}, at);
+        std::string qt = qk.input(0);
+        int reader = at;
+        if (!q_scale(qt, reader, &a->alpha, nodes))
+            return false;
+        const int tq = transpose_into(qt, {0, 2, 1, 3}, reader);
         const int tk = transpose_into(qk.input(1), {0, 2, 3, 1}, at);
         // Forwards: the MatMul by V and the context's transpose back.
         const int pv = next_op(sm, "MatMul");
@@ -1616,20 +1643,8 @@ struct Lowerer {
         // Q's side: an optional scale of the transposed projection.
         std::string qt = g.nodes[size_t(qk)].input(0);
         int reader = qk;
-        const int sc = g.producer(qt);
-        if (sc >= 0 && g.nodes[size_t(sc)].domain.empty() &&
-            (g.nodes[size_t(sc)].op_type == "Div" || g.nodes[size_t(sc)].op_type == "Mul")) {
-            const Node &scale = g.nodes[size_t(sc)];
-            const Tensor *c = g.find(scale.input(1));
-            if (!c || !c->is_constant || c->dtype != DType::Float32 || c->f32.size() != 1 ||
-                !std::isfinite(c->f32[0]) || c->f32[0] == 0.f || g.is_graph_output(qt) ||
-                g.consumers(qt).size() != 1)
-                return false;
-            a->alpha = scale.op_type == "Div" ? 1.f / c->f32[0] : c->f32[0];
-            nodes.push_back(sc);
-            qt = scale.input(0);
-            reader = sc;
-        }
+        if (!q_scale(qt, reader, &a->alpha, nodes))
+            return false;
         const int tq = transpose_into(qt, {1, 0, 2}, reader);
         const int tk = transpose_into(g.nodes[size_t(qk)].input(1), {1, 2, 0}, qk);
         const int pv = next_op(sm, "MatMul");

@@ -949,6 +949,41 @@ int fuse_space_to_depth(Graph &g) {
     return changed;
 }
 
+int fuse_consecutive_transposes(Graph &g) {
+    int changed = 0;
+    for (Node &outer : g.nodes) {
+        if (!is_op(outer, "Transpose"))
+            continue;
+        const std::string mid = outer.input(0);
+        const int p = g.producer(mid);
+        if (p < 0 || !is_op(g.nodes[size_t(p)], "Transpose") || g.is_graph_output(mid) ||
+            only_consumer(g, mid) < 0)
+            continue;
+        const Node &inner = g.nodes[size_t(p)];
+        const Tensor *x = g.find(inner.input(0));
+        if (!x || !x->has_shape)
+            continue;
+        const size_t rank = x->shape.size();
+        std::vector<int64_t> reversed(rank);
+        for (size_t d = 0; d < rank; d++)
+            reversed[d] = int64_t(rank - 1 - d);
+        const std::vector<int64_t> p1 = inner.attr_ints("perm", reversed),
+                                   p2 = outer.attr_ints("perm", reversed);
+        if (p1.size() != rank || p2.size() != rank)
+            continue;
+        // out dim i = the inner's output dim p2[i] = x's dim p1[p2[i]].
+        std::vector<int64_t> perm(rank);
+        for (size_t d = 0; d < rank; d++)
+            perm[d] = p1[size_t(p2[d])];
+        outer.inputs[0] = inner.input(0);
+        outer.attributes["perm"] = Attribute::make_ints(perm);
+        changed++;
+    }
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
+}
+
 std::vector<std::string> run_passes(Graph &g) {
     std::vector<std::string> log;
     log.push_back("remove_identities: " + std::to_string(remove_identities(g)) + " nodes");
@@ -964,6 +999,8 @@ std::vector<std::string> run_passes(Graph &g) {
     log.push_back("fuse_space_to_depth: " + std::to_string(fuse_space_to_depth(g)) + " nodes");
     log.push_back("split_transpose_before_gathers: " +
                   std::to_string(split_transpose_before_gathers(g)) + " nodes");
+    log.push_back("fuse_consecutive_transposes: " + std::to_string(fuse_consecutive_transposes(g)) +
+                  " nodes");
     log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
     return log;
 }

@@ -63,6 +63,11 @@ int fuse_gelu(Graph &g);
  * and beta of zeros where absent). Returns the number of LayerNormalizations made. */
 int fuse_layer_norm(Graph &g);
 
+/** A Transpose of a Transpose read by nothing else (Swin's k.transpose(-2, -1) of the
+ * transposed key) -> one Transpose by the composed permutation. Returns the number of
+ * Transposes removed. */
+int fuse_consecutive_transposes(Graph &g);
+
 /** A Softmax (opset >= 13) over an axis other than the last, or a ReduceMean / ReduceMax /
  * ReduceSum over axes that are not the trailing ones, made Transpose (those axes moved last,
  * the others in order) + the same operator over the trailing axes (+ a Transpose back for the

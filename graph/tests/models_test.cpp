@@ -339,6 +339,28 @@ TEST(TorchvisionModel, VitSelfAttentionIsFused) {
     EXPECT_EQ(softmax, 0);
 }
 
+// Swin's window attention (q scaled before Q.K^T, K transposed twice: fuse_consecutive_transposes,
+// the relative position bias as an additive mask) is one attention step where the window is
+// not shifted: 3 of swin_reduced's 4 blocks (the second stage's 4x4 map is one window, never
+// shifted); the shifted block (the shift mask added through a rank-5 view) keeps its separate
+// layers. Still PyTorch's result.
+TEST(TorchvisionModel, SwinUnshiftedWindowAttentionIsFused) {
+    const ModelCase c{"swin_reduced", 32, 2, 17};
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s32b2";
+    RunFigures fig;
+    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return;
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/swin_reduced.onnx");
+    int attention = 0, softmax = 0;
+    for (const sw_graph::Step &s : sw_graph::lower_graph(g).steps) {
+        attention += s.op_type == "Attention";
+        softmax += s.op_type == "Softmax";
+    }
+    EXPECT_EQ(attention, 3);
+    EXPECT_EQ(softmax, 1);
+}
+
 std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
     return std::string(i.param.name) + "_" + std::to_string(i.param.size) + "_b" +
            std::to_string(i.param.batch);
