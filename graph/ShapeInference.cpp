@@ -11,8 +11,9 @@ namespace sw_graph {
 
 namespace {
 
-/** Largest constant evaluated by folding: shape tensors, not weights. */
-constexpr int64_t kMaxFoldElements = 1 << 16;
+/** Largest constant evaluated by folding: shape tensors and masks (Swin-T's shift mask at
+ * 224x224 is 64 windows x 49 x 49 = 153664 elements), not weights. */
+constexpr int64_t kMaxFoldElements = 1 << 22;
 /** The largest ConstantOfShape made (a constant it fills: 64 MB of float32). */
 constexpr int64_t kMaxConstantOfShape = int64_t(1) << 24;
 
