@@ -1490,6 +1490,51 @@ struct Lowerer {
                v.dtype == DType::Float32 && k.shape == v.shape;
     }
 
+    /** Swin's shift mask (\p shift, broadcast to the rank-5 view \p view of the (B, H, M, N)
+     * scores) added to the additive mask the matcher found (a constant, or none): one
+     * constant of the full (B, H, M, N) the attention layer reads. False when the found mask
+     * is not a constant float one. */
+    bool fold_shift_mask(const Tensor &shift, const std::vector<int64_t> &view, const Node &soft,
+                         AttentionMatch *a) {
+        const std::vector<int64_t> full = {a->b, a->h, a->m, a->n};
+        if (element_count(view) != a->b * a->h * a->m * a->n)
+            return false;
+        const Tensor *base = a->kind == "add" ? g.find(a->mask) : nullptr;
+        if (a->kind == "select" || (a->kind == "add" && (!base || !base->is_constant)))
+            return false;
+        const std::vector<int64_t> bdims(a->mask_dims.begin(), a->mask_dims.end());
+        auto at = [](const std::vector<int64_t> &dims, const std::vector<int64_t> &shape,
+                     const std::vector<int64_t> &idx) {
+            // Row-major offset of idx (in shape) in a tensor of dims broadcast to shape.
+            int64_t off = 0;
+            const size_t lead = shape.size() - dims.size();
+            for (size_t d = lead; d < shape.size(); d++)
+                off = off * dims[d - lead] + (dims[d - lead] == 1 ? 0 : idx[d]);
+            return off;
+        };
+        const int64_t total = element_count(full);
+        std::vector<float> mask(static_cast<size_t>(total));
+        std::vector<int64_t> i4(4), i5(5);
+        for (int64_t e = 0; e < total; e++) {
+            for (int64_t r = e, d = 3; d >= 0; d--) {
+                i4[size_t(d)] = r % full[size_t(d)];
+                r /= full[size_t(d)];
+            }
+            for (int64_t r = e, d = 4; d >= 0; d--) {
+                i5[size_t(d)] = r % view[size_t(d)];
+                r /= view[size_t(d)];
+            }
+            float v = shift.f32[size_t(at(shift.shape, view, i5))];
+            if (base)
+                v += base->f32[size_t(at(bdims, full, i4))];
+            mask[size_t(e)] = v;
+        }
+        a->kind = "add";
+        a->mask = extra(soft, "shifted_mask", std::move(mask));
+        a->mask_dims.assign(full.begin(), full.end());
+        return true;
+    }
+
     bool match_attention(int sm, AttentionMatch *a) {
         const Node &soft = g.nodes[size_t(sm)];
         const Tensor *st = g.find(soft.input(0));
@@ -1507,8 +1552,46 @@ struct Lowerer {
             return !g.is_graph_output(t) && c.size() == 1 && c[0] == reader;
         };
         const Node *mk = &g.nodes[size_t(at)];
+        // Swin's shifted windows: the scores viewed as (B, windows, H, M, N), a constant shift
+        // mask added, viewed back (Reshape, Add, Reshape); the mask is folded into the one the
+        // layer reads (below).
+        int scores_reader = sm;
+        const Tensor *shift = nullptr;
+        std::vector<int64_t> shift_view; // the rank-5 view's shape
+        if (mk->domain.empty() && mk->op_type == "Reshape" && only_into(scores, sm)) {
+            const int add5 = g.producer(mk->input(0));
+            const Tensor *v5 = g.find(mk->input(0));
+            if (add5 >= 0 && v5 && v5->shape.size() == 5 && only_into(mk->input(0), at) &&
+                g.nodes[size_t(add5)].domain.empty() && g.nodes[size_t(add5)].op_type == "Add") {
+                const Node &ad = g.nodes[size_t(add5)];
+                for (int side = 0; side < 2 && !shift; side++) {
+                    const Tensor *c = g.find(ad.input(size_t(side)));
+                    const std::string other = ad.input(size_t(1 - side));
+                    const int r5 = g.producer(other);
+                    const Tensor *ot = g.find(other);
+                    if (!c || !c->is_constant || c->dtype != DType::Float32 ||
+                        c->shape.size() != 5 || r5 < 0 || !ot || ot->shape != v5->shape ||
+                        g.nodes[size_t(r5)].op_type != "Reshape" ||
+                        !g.nodes[size_t(r5)].domain.empty() || !only_into(other, add5))
+                        continue;
+                    const std::string inner = g.nodes[size_t(r5)].input(0);
+                    const Tensor *it = g.find(inner);
+                    if (!it || it->shape != st->shape || !only_into(inner, r5))
+                        continue;
+                    shift = c;
+                    shift_view = v5->shape;
+                    nodes.insert(nodes.end(), {at, add5, r5});
+                    scores = inner;
+                    scores_reader = r5;
+                    at = g.producer(inner);
+                    if (at < 0)
+                        return false;
+                    mk = &g.nodes[size_t(at)];
+                }
+            }
+        }
         if (mk->domain.empty() && (mk->op_type == "Add" || mk->op_type == "Where") &&
-            only_into(scores, sm)) {
+            only_into(scores, scores_reader)) {
             if (mk->op_type == "Add") {
                 // The scores: the side with the output's shape that comes from the scale or the
                 // product (the mask may be a Mul too, BERT's (1 - m) * -10000, but broadcast).
@@ -1605,6 +1688,8 @@ struct Lowerer {
         a->h = q.shape[2];
         a->d = q.shape[3];
         a->n = k.shape[1];
+        if (shift && !fold_shift_mask(*shift, shift_view, soft, a))
+            return false;
         if (a->kind == "none") {
             a->mask_dims = {1, 1, 1, 1};
         } else {
