@@ -772,6 +772,8 @@ std::vector<LayerCase> transformer_cases() {
         batch_matmul_case("bmm_a_shared", 3, 6, 8, 5, false, 1, 0),
         batch_matmul_case("bmm_b_shared_transposed", 3, 6, 9, 8, true, 0, 1),
         layer_norm_case("layer_norm_bert", 70, 768),
+        // ViT-B/16's 197 tokens: blocks of 4 rows that do not divide them (no broadcast)
+        layer_norm_case("layer_norm_vit", 197, 768),
         layer_norm_case("layer_norm_32", 130, 32),
         layer_norm_case("layer_norm_odd", 5, 13),
         // Fused attention: odd sizes, M != N, every mask kind with broadcasting.
@@ -916,7 +918,11 @@ std::vector<LayerRun> runs() {
         for (const char *s : {"sunway", "baseline"})
             r.push_back({c, s});
 #ifdef SW_AUTOSCHEDULE_PLUGIN
-        r.push_back({c, "auto"});
+        // Not layer_norm_vit: none of the autoscheduler's plans for 197 rows (a prime) passes
+        // the Sunway lowering (a block loop nested in another kernel's body); the executor
+        // builds such a layer with its hand schedule instead (the build line says so).
+        if (c.name != "layer_norm_vit")
+            r.push_back({c, "auto"});
 #endif
     }
 #ifdef SW_AUTOSCHEDULE_PLUGIN
