@@ -774,6 +774,10 @@ std::vector<LayerCase> transformer_cases() {
         layer_norm_case("layer_norm_bert", 70, 768),
         // ViT-B/16's 197 tokens: blocks of 4 rows that do not divide them (no broadcast)
         layer_norm_case("layer_norm_vit", 197, 768),
+        // ViT's K out of its fused QKV projection (197 tokens): autoscheduled, tiles of 2
+        // rows, the last shifted inwards, the input double buffered; the edge tile's put
+        // straight from the staged input must read the iteration's slot (DoubleBuffer).
+        channel_slice_case("channel_slice_vit_k", {197, 192, 1, 1}, 64, 64),
         layer_norm_case("layer_norm_32", 130, 32),
         layer_norm_case("layer_norm_odd", 5, 13),
         // Fused attention: odd sizes, M != N, every mask kind with broadcasting.
