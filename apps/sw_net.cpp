@@ -148,9 +148,14 @@ void remove_partial_output(const std::string &path) {
 }
 
 void check_outputs(const Options &o) {
-    for (const std::string &path : {o.report, o.trace, o.dump}) {
+    for (const std::string &path : {o.report, o.trace}) {
         if (!path.empty())
             sw_io::check_writable(path);
+    }
+    // NAME=PATH: the path (a path with '=' in it is checked again once the outputs are known).
+    for (const std::string &d : o.dumps) {
+        const size_t eq = d.find('=');
+        sw_io::check_writable(eq == std::string::npos ? d : d.substr(eq + 1));
     }
 }
 
@@ -221,9 +226,10 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
                  "do not run the baseline schedules for the speedup column");
     auto *top = app.add_option("--top", o.top, "classes to print per image (default 5)")
                     ->check(CLI::Range(1, 1 << 20));
-    app.add_option("--dump-output", o.dump,
-                   "write the output (--net: probabilities; --model: the model's "
-                   "first output as it computes it) as .npy");
+    app.add_option("--dump-output", o.dumps,
+                   "write an output as .npy: PATH the first (--net: the probabilities; --model: "
+                   "the model's first output as it computes it), NAME=PATH the output NAME "
+                   "(repeatable)");
     app.add_option("--report", o.report, "write the per-layer figures as .csv or .json");
     app.add_option("--trace", o.trace, "write a Chrome/Perfetto trace of the first pass (.json)");
     app.add_option("--cache-dir", o.cache_dir,

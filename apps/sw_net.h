@@ -22,7 +22,10 @@ class Graph;
 namespace sw_net_app {
 
 struct Options {
-    std::string net = "vgg19", model, image, input, weights, labels, schedule, dump, report, trace;
+    std::string net = "vgg19", model, image, input, weights, labels, schedule, report, trace;
+    /** --dump-output (repeatable): PATH writes the first output; NAME=PATH (NAME one of the
+     * graph's outputs) writes that output. */
+    std::vector<std::string> dumps;
     std::string default_labels;            ///< ImageNet's class names (used for 1000 classes)
     std::vector<std::string> input_shapes; ///< --input-shape name=NxCxHxW
     /** --input name=file.npy (repeatable; with --model): every input of a model of several

@@ -361,12 +361,42 @@ int run_graph(const Options &o, const sw_dist::Job &job,
     }
 
     const std::string out_name = g.outputs.at(0);
+    // --dump-output: the first output's path (streamed or gathered as before) and the others'.
+    std::string first_dump;
+    std::vector<std::pair<std::string, std::string>> extra_dumps; // (output, path)
+    for (const std::string &d : o.dumps) {
+        const size_t eq = d.find('=');
+        std::string name = out_name, path = d;
+        if (eq != std::string::npos && g.is_graph_output(d.substr(0, eq))) {
+            name = d.substr(0, eq);
+            path = d.substr(eq + 1);
+        }
+        bool twice = name == out_name && !first_dump.empty();
+        for (const auto &e : extra_dumps)
+            twice = twice || e.first == name;
+        if (twice)
+            throw std::runtime_error("--dump-output: output '" + name + "' is given twice");
+        if (path.empty())
+            throw std::runtime_error("--dump-output " + d + ": no path");
+        if (job.rank == 0)
+            sw_io::check_writable(path);
+        if (name == out_name)
+            first_dump = path;
+        else
+            extra_dumps.push_back({name, path});
+    }
+    if (!extra_dumps.empty() && job.multi() && !o.fc_split) {
+        throw std::runtime_error("--dump-output " + extra_dumps[0].first +
+                                 "=...: outputs other than the first are written by a run of one "
+                                 "rank (or with --fc-split)");
+    }
     // Streamed: of each pass's output only the top-k classes per image (a 2-D output) are kept;
     // --dump-output is written pass by pass. Memory does not grow with the passes.
     const bool gathered = job.multi() && !o.fc_split; // with --fc-split rank 0 has every output
     std::vector<int64_t> out_shape;
     std::unique_ptr<TopK> top;
     std::unique_ptr<sw_io::NpyWriter> dump;
+    std::vector<std::unique_ptr<sw_io::NpyWriter>> extra_writers; // of extra_dumps, rank 0
     std::vector<float>
         rows; // with several ranks: this rank's outputs, written by rank 0 at the end
     std::vector<sw_net::LayerRecord> total, base_total;
@@ -388,15 +418,29 @@ int run_graph(const Options &o, const sw_dist::Job &job,
                     out_shape = {passes};
                 if (out_shape.size() == 2)
                     top = std::make_unique<TopK>(out_shape[1], o.top);
-                if (!o.dump.empty() && !gathered && job.rank == 0) {
-                    dump = std::make_unique<sw_io::NpyWriter>(o.dump, out_shape);
+                if (!first_dump.empty() && !gathered && job.rank == 0) {
+                    dump = std::make_unique<sw_io::NpyWriter>(first_dump, out_shape);
+                }
+                for (const auto &[name, path] : extra_dumps) {
+                    if (job.rank > 0)
+                        break;
+                    std::vector<int64_t> shape = r.outputs.at(name).shape;
+                    if (!shape.empty())
+                        shape[0] *= passes;
+                    else if (passes > 1)
+                        shape = {passes};
+                    extra_writers.push_back(std::make_unique<sw_io::NpyWriter>(path, shape));
                 }
             }
             if (top)
                 top->add(y.f32.data(), y.shape.empty() ? 1 : y.shape[0]);
             if (dump)
                 dump->write(y.f32.data(), y.f32.size());
-            if (!o.dump.empty() && gathered)
+            for (size_t k = 0; k < extra_writers.size(); k++) {
+                const std::vector<float> &v = r.outputs.at(extra_dumps[k].first).f32;
+                extra_writers[k]->write(v.data(), v.size());
+            }
+            if (!first_dump.empty() && gathered)
                 rows.insert(rows.end(), y.f32.begin(), y.f32.end());
             accumulate(total, r);
             for (const sw_graph::StepResult &s : r.steps)
@@ -418,7 +462,9 @@ int run_graph(const Options &o, const sw_dist::Job &job,
         }
     } catch (...) {
         if (dump)
-            remove_partial_output(o.dump);
+            remove_partial_output(first_dump);
+        for (size_t k = 0; k < extra_writers.size(); k++)
+            remove_partial_output(extra_dumps[k].second);
         throw;
     }
     const double secs =
@@ -429,7 +475,7 @@ int run_graph(const Options &o, const sw_dist::Job &job,
     if (o.fc_split) {
         split_times = sw_dist::gather(job, std::vector<double>{mine});
     } else {
-        ranks = gather_data_parallel(job, top.get(), rows, out_shape, o.dump,
+        ranks = gather_data_parallel(job, top.get(), rows, out_shape, first_dump,
                                      (last_pass - first_pass) * inputs.graph_batch(), mine);
     }
 
@@ -479,8 +525,13 @@ int run_graph(const Options &o, const sw_dist::Job &job,
     }
     if (dump)
         dump->close();
-    if (!o.dump.empty())
-        std::printf("output '%s' written to %s\n", out_name.c_str(), o.dump.c_str());
+    if (!first_dump.empty())
+        std::printf("output '%s' written to %s\n", out_name.c_str(), first_dump.c_str());
+    for (size_t k = 0; k < extra_writers.size(); k++) {
+        extra_writers[k]->close();
+        std::printf("output '%s' written to %s\n", extra_dumps[k].first.c_str(),
+                    extra_dumps[k].second.c_str());
+    }
     return 0;
 }
 

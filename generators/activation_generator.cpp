@@ -14,6 +14,7 @@
  *   op=erf         erf(v)    (A&S 7.1.26 from expf, |error| < 6e-7: generators/ActivationMath.h)
  *   op=gelu        0.5 v (1 + erf(v / sqrt 2))   (PyTorch's default GELU)
  *   op=gelu_tanh   0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3)))   (GELU, approximate='tanh')
+ *   op=sqrt        sqrt(v)   (sqrtf on the CPE; ONNX Sqrt)
  * A NaN in gives NaN out (min and max keep NaN, as PyTorch's).
  */
 #include "generators/ActivationMath.h"
@@ -62,9 +63,12 @@ public:
             v = kind == "hard_swish" ? v * h : h;
         } else if (kind == "tanh" || kind == "erf" || kind == "gelu" || kind == "gelu_tanh") {
             layers::apply_named_activation(kind, v);
+        } else if (kind == "sqrt") {
+            v = sqrt(v);
         } else {
             throw sw::UserError("activation: op must be relu, clip, leaky_relu, sigmoid, "
-                                "hard_sigmoid, hard_swish, tanh, erf, gelu or gelu_tanh, not '" +
+                                "hard_sigmoid, hard_swish, tanh, erf, gelu, gelu_tanh or sqrt, "
+                                "not '" +
                                 kind + "'");
         }
         result(i) = v;
@@ -78,7 +82,8 @@ public:
          * the CPEs for the arithmetic-heavy ops) */
         schedules::ReluStages st{output, result, input, i};
         const std::string kind = op;
-        const bool heavy = kind == "gelu" || kind == "gelu_tanh" || kind == "tanh" || kind == "erf";
+        const bool heavy = kind == "gelu" || kind == "gelu_tanh" || kind == "tanh" ||
+                           kind == "erf" || kind == "sqrt";
         apply_schedule([&] { schedules::schedule_relu_sunway(st, size, target_machine(), heavy); },
                        [&] { schedules::schedule_relu_baseline(st, size); },
                        [&] { schedules::schedule_relu_cpu(st); });

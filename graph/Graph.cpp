@@ -21,6 +21,53 @@ const char *dtype_name(DType t) {
     return "?";
 }
 
+std::string escape_name(const std::string &name) {
+    std::string out;
+    const size_t n = name.size();
+    auto byte = [&](size_t i) { return static_cast<unsigned char>(name[i]); };
+    for (size_t i = 0; i < n;) {
+        const unsigned char c = byte(i);
+        // The length of a valid UTF-8 sequence starting at i (0: not one), the shortest form
+        // only, no surrogates, at most U+10FFFF.
+        size_t len = 0;
+        if (c >= 0x20 && c < 0x7f)
+            len = 1;
+        else if (c >= 0xc2 && c <= 0xdf)
+            len = 2;
+        else if (c >= 0xe0 && c <= 0xef)
+            len = 3;
+        else if (c >= 0xf0 && c <= 0xf4)
+            len = 4;
+        bool ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = (byte(i + k) & 0xc0) == 0x80;
+        if (ok && len == 3) {
+            const unsigned char d = byte(i + 1);
+            ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d >= 0xa0);
+        }
+        if (ok && len == 4) {
+            const unsigned char d = byte(i + 1);
+            ok = !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d >= 0x90);
+        }
+        if (ok && len == 2 && c == 0xc2 && byte(i + 1) < 0xa0)
+            ok = false; // U+0080..U+009F: C1 control characters
+        if (!ok) {
+            static const char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+            i++;
+        } else if (c == '\\') {
+            out += "\\\\";
+            i++;
+        } else {
+            out.append(name, i, len);
+            i += len;
+        }
+    }
+    return out;
+}
+
 std::string shape_string(const std::vector<int64_t> &shape) {
     if (shape.empty())
         return "scalar";

@@ -38,6 +38,11 @@ constexpr const char *kInternalDomain = "sw_graph";
 enum class DType { Float32, Int64, Bool };
 const char *dtype_name(DType t);
 
+/** A name from a file as printable text: valid UTF-8 without control characters is kept, a
+ * backslash is doubled and every other byte becomes \xHH, so that a corrupt file's names
+ * cannot reach a terminal raw and distinct names stay distinct. */
+std::string escape_name(const std::string &name);
+
 /** "1x3x224x224"; "scalar" for rank 0; "?" for an unknown dim. */
 std::string shape_string(const std::vector<int64_t> &shape);
 

@@ -48,6 +48,81 @@ bool as_nchw(std::vector<int64_t> d, std::vector<int> *nchw) {
     return true;
 }
 
+/** Shapes of rank > 4 brought to rank 4 where their layout allows: a, b and y (y the
+ * broadcast of a and b, a and b padded with leading 1s to its rank) with adjacent dims merged
+ * where both inputs treat both dims alike (each either has them whole or broadcasts both).
+ * Ranks <= 4 are returned unchanged; false if the result still has rank > 4. */
+bool coalesce_broadcast(std::vector<int64_t> &a, std::vector<int64_t> &b, std::vector<int64_t> &y) {
+    if (y.size() <= 4 && a.size() <= 4 && b.size() <= 4)
+        return true;
+    if (a.size() > y.size() || b.size() > y.size())
+        return false;
+    a.insert(a.begin(), y.size() - a.size(), 1);
+    b.insert(b.begin(), y.size() - b.size(), 1);
+    // A dim's kind for one input: 0 if the output's dim is 1 (merges with anything), 1 if
+    // the input has it whole, 2 if it broadcasts it.
+    auto kind = [](int64_t in, int64_t out) { return out == 1 ? 0 : in == out ? 1 : 2; };
+    std::vector<int64_t> na{a[0]}, nb{b[0]}, ny{y[0]};
+    int ka = kind(a[0], y[0]), kb = kind(b[0], y[0]);
+    for (size_t d = 1; d < y.size(); d++) {
+        const int da = kind(a[d], y[d]), db = kind(b[d], y[d]);
+        if ((!ka || !da || ka == da) && (!kb || !db || kb == db)) {
+            ka = ka ? ka : da;
+            kb = kb ? kb : db;
+            ny.back() *= y[d];
+            na.back() = ka == 2 ? 1 : ny.back();
+            nb.back() = kb == 2 ? 1 : ny.back();
+        } else {
+            na.push_back(a[d]);
+            nb.push_back(b[d]);
+            ny.push_back(y[d]);
+            ka = da;
+            kb = db;
+        }
+    }
+    a = na, b = nb, y = ny;
+    return y.size() <= 4;
+}
+
+/** A transpose's shape and perm with dims of 1 dropped and input dims that stay adjacent in
+ * the output merged (the same data movement at the lowest rank). */
+void reduce_transpose(std::vector<int64_t> &shape, std::vector<int64_t> &perm) {
+    std::vector<int64_t> kept; // old dim -> new dim, -1 when dropped
+    std::vector<int64_t> index(shape.size(), -1), s1;
+    for (size_t d = 0; d < shape.size(); d++) {
+        if (shape[d] != 1) {
+            index[d] = int64_t(s1.size());
+            s1.push_back(shape[d]);
+        }
+    }
+    std::vector<int64_t> p1;
+    for (int64_t p : perm) {
+        if (index[size_t(p)] >= 0)
+            p1.push_back(index[size_t(p)]);
+    }
+    // Runs of consecutive input dims in output order become one dim each.
+    std::vector<std::vector<int64_t>> runs;
+    for (int64_t p : p1) {
+        if (!runs.empty() && runs.back().back() + 1 == p)
+            runs.back().push_back(p);
+        else
+            runs.push_back({p});
+    }
+    std::vector<std::vector<int64_t>> by_input = runs;
+    std::sort(by_input.begin(), by_input.end());
+    shape.clear();
+    for (const auto &r : by_input) {
+        int64_t e = 1;
+        for (int64_t d : r)
+            e *= s1[size_t(d)];
+        shape.push_back(e);
+    }
+    perm.clear();
+    for (const auto &r : runs)
+        perm.push_back(
+            int64_t(std::lower_bound(by_input.begin(), by_input.end(), r) - by_input.begin()));
+}
+
 struct Lowerer {
     const Graph &g;
     const LowerOptions options;
@@ -757,13 +832,21 @@ struct Lowerer {
         }
         if (order_kept)
             return view_of(n, x, y); // the same row-major order
-        if (rank > 4)
-            throw NodeError("a Transpose of rank " + str(rank) + " (at most 4 is supported)");
-        const int64_t pad = 4 - rank;
+        std::vector<int64_t> shape = x.shape;
+        if (rank > 4) {
+            reduce_transpose(shape, perm);
+            if (shape.size() > 4) {
+                throw NodeError("a Transpose of rank " + str(rank) + " that is of rank " +
+                                str(int64_t(shape.size())) +
+                                " with its dims of 1 dropped and its adjacent dims merged (at "
+                                "most 4 is supported)");
+            }
+        }
+        const int64_t pad = 4 - int64_t(shape.size());
         std::vector<int> shape4(4, 1), perm4(4), out4(4);
         for (int64_t d = 0; d < 4; d++) {
             if (d >= pad)
-                shape4[size_t(d)] = to_int(x.shape[size_t(d - pad)], "dim");
+                shape4[size_t(d)] = to_int(shape[size_t(d - pad)], "dim");
             perm4[size_t(d)] = d < pad ? int(d) : int(perm[size_t(d - pad)] + pad);
         }
         std::string sh, pe;
@@ -815,7 +898,9 @@ struct Lowerer {
                       const std::vector<int64_t> &a_shape, const std::string &b,
                       const std::vector<int64_t> &b_shape, const Tensor &y, const char *too_deep) {
         std::vector<int> ad, bd, od;
-        if (!as_nchw(a_shape, &ad) || !as_nchw(b_shape, &bd) || !as_nchw(y.shape, &od))
+        std::vector<int64_t> as = a_shape, bs = b_shape, ys = y.shape;
+        if (!coalesce_broadcast(as, bs, ys) || !as_nchw(as, &ad) || !as_nchw(bs, &bd) ||
+            !as_nchw(ys, &od))
             throw NodeError(too_deep);
         static const char *const dim[] = {"batch", "channels", "height", "width"};
         for (size_t i = 0; i < 4; i++) {
@@ -995,8 +1080,8 @@ struct Lowerer {
         std::map<std::string, std::string> p;
         if (n.op_type == "Gelu") {
             p["op"] = gelu_op(n);
-        } else if (n.op_type == "Erf" || n.op_type == "Tanh") {
-            p["op"] = n.op_type == "Erf" ? "erf" : "tanh";
+        } else if (n.op_type == "Erf" || n.op_type == "Tanh" || n.op_type == "Sqrt") {
+            p["op"] = n.op_type == "Erf" ? "erf" : n.op_type == "Tanh" ? "tanh" : "sqrt";
         } else if (n.op_type == "Relu") {
             p["op"] = "relu";
         } else if (n.op_type == "Sigmoid") {
@@ -1043,6 +1128,7 @@ struct Lowerer {
         const char *op = n.op_type == "Mul"   ? "mul"
                          : n.op_type == "Sub" ? "sub"
                          : n.op_type == "Div" ? "div"
+                         : n.op_type == "Pow" ? "pow"
                                               : "add";
         eltwise_step(n, {{"op", op}}, a.name, a.shape, b.name, b.shape, y,
                      "tensors of rank > 4 are not supported (eltwise is NCHW)");
@@ -1052,7 +1138,7 @@ struct Lowerer {
         const Tensor &x = float_in(n, 0);
         const int64_t rank = (int64_t)x.shape.size();
         int64_t first = 2;
-        if (n.op_type == "ReduceMean") {
+        if (n.op_type == "ReduceMean" || n.op_type == "ReduceMax" || n.op_type == "ReduceSum") {
             std::vector<int64_t> axes = n.attr_ints("axes", {});
             if (!n.input(1).empty()) {
                 const Tensor &t = in(n, 1);
@@ -1097,7 +1183,9 @@ struct Lowerer {
             {"channels", str(c)},
             {"height", str(h)},
             {"width", str(w)},
-            {"type", n.op_type == "GlobalMaxPool" ? "max" : "avg"}};
+            {"type", n.op_type == "GlobalMaxPool" || n.op_type == "ReduceMax" ? "max"
+                     : n.op_type == "ReduceSum"                               ? "sum"
+                                                                              : "avg"}};
         Step &s = step(n, "global_pool", p);
         s.inputs = {{x.name, {w, h, c, nb}}};
         s.output = {out_tensor(n).name, {1, 1, c, nb}};
@@ -1405,9 +1493,9 @@ struct Lowerer {
         if (op == "Gemm")
             return gemm(i);
         if (op == "Relu" || op == "Clip" || op == "LeakyRelu" || op == "Sigmoid" ||
-            op == "HardSigmoid" || op == "HardSwish" || op == "Erf" || op == "Tanh")
+            op == "HardSigmoid" || op == "HardSwish" || op == "Erf" || op == "Tanh" || op == "Sqrt")
             return activation(n);
-        if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div")
+        if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div" || op == "Pow")
             return binary(n);
         if (op == "LayerNormalization")
             return layer_norm(n);
@@ -1430,7 +1518,8 @@ struct Lowerer {
                 throw NodeError("Sum of " + str(n.inputs.size()) + " inputs (two only)");
             return binary(n);
         }
-        if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean")
+        if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ReduceMean" ||
+            op == "ReduceMax" || op == "ReduceSum")
             return global_pool(n);
         if (op == "Concat")
             return concat(n);
@@ -1489,6 +1578,92 @@ struct Lowerer {
      * otherwise or when the output is a graph output. */
     int next_op(int i, const char *op) { return sole_consumer(i, op); }
 
+    /** Q scaled before the product (Swin's q * scale, ViT's q / sqrt(d)): if \p qt, read only by
+     * \p reader, is a Div or Mul by a finite non-zero constant scalar, multiplies \p alpha by
+     * the factor, appends that node to \p nodes and moves \p qt and \p reader to its input;
+     * false if the scale is there but unusable. */
+    bool q_scale(std::string &qt, int &reader, float *alpha, std::vector<int> &nodes) {
+        const int sc = g.producer(qt);
+        if (sc < 0 || !g.nodes[size_t(sc)].domain.empty() ||
+            (g.nodes[size_t(sc)].op_type != "Div" && g.nodes[size_t(sc)].op_type != "Mul"))
+            return true;
+        const Node &scale = g.nodes[size_t(sc)];
+        const Tensor *c = g.find(scale.input(1));
+        const std::vector<int> readers = g.consumers(qt);
+        if (!c || !c->is_constant || c->dtype != DType::Float32 || c->f32.size() != 1 ||
+            !std::isfinite(c->f32[0]) || c->f32[0] == 0.f || g.is_graph_output(qt) ||
+            readers.size() != 1 || readers[0] != reader)
+            return false;
+        *alpha *= scale.op_type == "Div" ? 1.f / c->f32[0] : c->f32[0];
+        nodes.push_back(sc);
+        qt = scale.input(0);
+        reader = sc;
+        return true;
+    }
+
+    /** The end both attention patterns share: V transposed by \p perm into the product \p pv,
+     * the context transposed back by the same perm (its only consumer); fills the
+     * projections and the output of \p a (float32, K and V of one shape). */
+    bool attention_tail(int tq, int tk, int pv, const std::vector<int64_t> &perm, AttentionMatch *a,
+                        int *tv, int *to) {
+        *tv = transpose_into(g.nodes[size_t(pv)].input(1), perm, pv);
+        *to = next_op(pv, "Transpose");
+        if (*tv < 0 || *to < 0 || g.nodes[size_t(*to)].attr_ints("perm", {}) != perm)
+            return false;
+        a->rq = g.nodes[size_t(tq)].input(0);
+        a->rk = g.nodes[size_t(tk)].input(0);
+        a->rv = g.nodes[size_t(*tv)].input(0);
+        a->out = g.nodes[size_t(*to)].output(0);
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk), &v = g.tensor(a->rv);
+        return q.dtype == DType::Float32 && k.dtype == DType::Float32 &&
+               v.dtype == DType::Float32 && k.shape == v.shape;
+    }
+
+    /** Swin's shift mask (\p shift, broadcast to the rank-5 view \p view of the (B, H, M, N)
+     * scores) added to the additive mask the matcher found (a constant, or none): one
+     * constant of the full (B, H, M, N) the attention layer reads. False when the found mask
+     * is not a constant float one. */
+    bool fold_shift_mask(const Tensor &shift, const std::vector<int64_t> &view, const Node &soft,
+                         AttentionMatch *a) {
+        const std::vector<int64_t> full = {a->b, a->h, a->m, a->n};
+        if (element_count(view) != a->b * a->h * a->m * a->n)
+            return false;
+        const Tensor *base = a->kind == "add" ? g.find(a->mask) : nullptr;
+        if (a->kind == "select" || (a->kind == "add" && (!base || !base->is_constant)))
+            return false;
+        const std::vector<int64_t> bdims(a->mask_dims.begin(), a->mask_dims.end());
+        auto at = [](const std::vector<int64_t> &dims, const std::vector<int64_t> &shape,
+                     const std::vector<int64_t> &idx) {
+            // Row-major offset of idx (in shape) in a tensor of dims broadcast to shape.
+            int64_t off = 0;
+            const size_t lead = shape.size() - dims.size();
+            for (size_t d = lead; d < shape.size(); d++)
+                off = off * dims[d - lead] + (dims[d - lead] == 1 ? 0 : idx[d]);
+            return off;
+        };
+        const int64_t total = element_count(full);
+        std::vector<float> mask(static_cast<size_t>(total));
+        std::vector<int64_t> i4(4), i5(5);
+        for (int64_t e = 0; e < total; e++) {
+            for (int64_t r = e, d = 3; d >= 0; d--) {
+                i4[size_t(d)] = r % full[size_t(d)];
+                r /= full[size_t(d)];
+            }
+            for (int64_t r = e, d = 4; d >= 0; d--) {
+                i5[size_t(d)] = r % view[size_t(d)];
+                r /= view[size_t(d)];
+            }
+            float v = shift.f32[size_t(at(shift.shape, view, i5))];
+            if (base)
+                v += base->f32[size_t(at(bdims, full, i4))];
+            mask[size_t(e)] = v;
+        }
+        a->kind = "add";
+        a->mask = extra(soft, "shifted_mask", std::move(mask));
+        a->mask_dims.assign(full.begin(), full.end());
+        return true;
+    }
+
     bool match_attention(int sm, AttentionMatch *a) {
         const Node &soft = g.nodes[size_t(sm)];
         const Tensor *st = g.find(soft.input(0));
@@ -1506,8 +1681,46 @@ struct Lowerer {
             return !g.is_graph_output(t) && c.size() == 1 && c[0] == reader;
         };
         const Node *mk = &g.nodes[size_t(at)];
+        // Swin's shifted windows: the scores viewed as (B, windows, H, M, N), a constant shift
+        // mask added, viewed back (Reshape, Add, Reshape); the mask is folded into the one the
+        // layer reads (below).
+        int scores_reader = sm;
+        const Tensor *shift = nullptr;
+        std::vector<int64_t> shift_view; // the rank-5 view's shape
+        if (mk->domain.empty() && mk->op_type == "Reshape" && only_into(scores, sm)) {
+            const int add5 = g.producer(mk->input(0));
+            const Tensor *v5 = g.find(mk->input(0));
+            if (add5 >= 0 && v5 && v5->shape.size() == 5 && only_into(mk->input(0), at) &&
+                g.nodes[size_t(add5)].domain.empty() && g.nodes[size_t(add5)].op_type == "Add") {
+                const Node &ad = g.nodes[size_t(add5)];
+                for (int side = 0; side < 2 && !shift; side++) {
+                    const Tensor *c = g.find(ad.input(size_t(side)));
+                    const std::string other = ad.input(size_t(1 - side));
+                    const int r5 = g.producer(other);
+                    const Tensor *ot = g.find(other);
+                    if (!c || !c->is_constant || c->dtype != DType::Float32 ||
+                        c->shape.size() != 5 || r5 < 0 || !ot || ot->shape != v5->shape ||
+                        g.nodes[size_t(r5)].op_type != "Reshape" ||
+                        !g.nodes[size_t(r5)].domain.empty() || !only_into(other, add5))
+                        continue;
+                    const std::string inner = g.nodes[size_t(r5)].input(0);
+                    const Tensor *it = g.find(inner);
+                    if (!it || it->shape != st->shape || !only_into(inner, r5))
+                        continue;
+                    shift = c;
+                    shift_view = v5->shape;
+                    nodes.insert(nodes.end(), {at, add5, r5});
+                    scores = inner;
+                    scores_reader = r5;
+                    at = g.producer(inner);
+                    if (at < 0)
+                        return false;
+                    mk = &g.nodes[size_t(at)];
+                }
+            }
+        }
         if (mk->domain.empty() && (mk->op_type == "Add" || mk->op_type == "Where") &&
-            only_into(scores, sm)) {
+            only_into(scores, scores_reader)) {
             if (mk->op_type == "Add") {
                 // The scores: the side with the output's shape that comes from the scale or the
                 // product (the mask may be a Mul too, BERT's (1 - m) * -10000, but broadcast).
@@ -1582,31 +1795,30 @@ struct Lowerer {
         if (qk.op_type != "MatMul" || !qk.domain.empty())
             return false;
         nodes.push_back(at);
-        const int tq = transpose_into(qk.input(0), {0, 2, 1, 3}, at);
+        std::string qt = qk.input(0);
+        int reader = at;
+        if (!q_scale(qt, reader, &a->alpha, nodes))
+            return false;
+        const int tq = transpose_into(qt, {0, 2, 1, 3}, reader);
         const int tk = transpose_into(qk.input(1), {0, 2, 3, 1}, at);
         // Forwards: the MatMul by V and the context's transpose back.
         const int pv = next_op(sm, "MatMul");
         if (tq < 0 || tk < 0 || pv < 0 || g.nodes[size_t(pv)].input(0) != soft.output(0))
             return false;
-        const int tv = transpose_into(g.nodes[size_t(pv)].input(1), {0, 2, 1, 3}, pv);
-        const int to = next_op(pv, "Transpose");
-        if (tv < 0 || to < 0 ||
-            g.nodes[size_t(to)].attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3})
+        int tv = -1, to = -1;
+        if (!attention_tail(tq, tk, pv, {0, 2, 1, 3}, a, &tv, &to))
             return false;
-        a->rq = g.nodes[size_t(tq)].input(0);
-        a->rk = g.nodes[size_t(tk)].input(0);
-        a->rv = g.nodes[size_t(tv)].input(0);
-        a->out = g.nodes[size_t(to)].output(0);
-        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk), &v = g.tensor(a->rv);
-        if (q.dtype != DType::Float32 || k.dtype != DType::Float32 || v.dtype != DType::Float32 ||
-            q.shape.size() != 4 || k.shape != v.shape || k.shape.size() != 4 ||
-            q.shape[0] != k.shape[0] || q.shape[2] != k.shape[2] || q.shape[3] != k.shape[3])
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk);
+        if (q.shape.size() != 4 || k.shape.size() != 4 || q.shape[0] != k.shape[0] ||
+            q.shape[2] != k.shape[2] || q.shape[3] != k.shape[3])
             return false;
         a->b = q.shape[0];
         a->m = q.shape[1];
         a->h = q.shape[2];
         a->d = q.shape[3];
         a->n = k.shape[1];
+        if (shift && !fold_shift_mask(*shift, shift_view, soft, a))
+            return false;
         if (a->kind == "none") {
             a->mask_dims = {1, 1, 1, 1};
         } else {
@@ -1623,6 +1835,53 @@ struct Lowerer {
         return true;
     }
 
+    /** nn.MultiheadAttention as torch.onnx writes it (ViT's self-attention): the projections
+     * reshaped to (S, B*H, D), Q transposed to (B*H, S, D) and scaled (Div or Mul by a
+     * constant), K transposed to (B*H, D, S), V to (B*H, S, D), Q.K^T, Softmax over the last
+     * axis, .V, and the context transposed back to (S, B*H, D). Every intermediate read only by
+     * the next and no graph output. The attention layer sees (S, B*H, D) as batch 1 of S rows
+     * of B*H heads: each (image, head) pair attends over its own S rows, which is what the
+     * heads of one image do. */
+    bool match_attention_rank3(int sm, AttentionMatch *a) {
+        const Node &soft = g.nodes[size_t(sm)];
+        const Tensor *st = g.find(soft.input(0));
+        if (!st || st->shape.size() != 3 ||
+            (soft.attr_int("axis", -1) != -1 && soft.attr_int("axis", -1) != 2))
+            return false;
+        const int qk = g.producer(soft.input(0));
+        if (qk < 0 || g.nodes[size_t(qk)].op_type != "MatMul" ||
+            !g.nodes[size_t(qk)].domain.empty() || g.is_graph_output(soft.input(0)) ||
+            g.consumers(soft.input(0)).size() != 1)
+            return false;
+        std::vector<int> nodes = {sm, qk};
+        // Q's side: an optional scale of the transposed projection.
+        std::string qt = g.nodes[size_t(qk)].input(0);
+        int reader = qk;
+        if (!q_scale(qt, reader, &a->alpha, nodes))
+            return false;
+        const int tq = transpose_into(qt, {1, 0, 2}, reader);
+        const int tk = transpose_into(g.nodes[size_t(qk)].input(1), {1, 2, 0}, qk);
+        const int pv = next_op(sm, "MatMul");
+        if (tq < 0 || tk < 0 || pv < 0 || g.nodes[size_t(pv)].input(0) != soft.output(0))
+            return false;
+        int tv = -1, to = -1;
+        if (!attention_tail(tq, tk, pv, {1, 0, 2}, a, &tv, &to))
+            return false;
+        const Tensor &q = g.tensor(a->rq), &k = g.tensor(a->rk);
+        if (q.shape.size() != 3 || k.shape.size() != 3 || q.shape[1] != k.shape[1] ||
+            q.shape[2] != k.shape[2])
+            return false;
+        a->b = 1;
+        a->m = q.shape[0];
+        a->h = q.shape[1];
+        a->d = q.shape[2];
+        a->n = k.shape[0];
+        a->mask_dims = {1, 1, 1, 1};
+        nodes.insert(nodes.end(), {tq, tk, pv, tv, to});
+        a->nodes = nodes;
+        return true;
+    }
+
     /** Marks every matched attention's nodes fused, its step at the context's transpose. Only
      * when LowerOptions::fuse_attention. */
     void find_attentions() {
@@ -1633,7 +1892,7 @@ struct Lowerer {
             if (n.op_type != "Softmax" || !n.domain.empty() || fused.count(i))
                 continue;
             AttentionMatch a;
-            if (!match_attention(i, &a))
+            if (!match_attention(i, &a) && !match_attention_rank3(i, &(a = AttentionMatch())))
                 continue;
             const int at = *std::max_element(a.nodes.begin(), a.nodes.end());
             for (int k : a.nodes) {

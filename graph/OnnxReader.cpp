@@ -202,6 +202,31 @@ Tensor convert_value_info(const Graph &g, const onnx::ValueInfoProto &v, const c
     return t;
 }
 
+/** Every name of the graph (nodes, their operators, domains, inputs, outputs and attributes,
+ * initializers, graph inputs, outputs and value infos) made printable by escape_name: the
+ * same map for every occurrence, so references still match. */
+void escape_names(onnx::GraphProto &gp) {
+    auto fix = [](std::string *s) { *s = escape_name(*s); };
+    fix(gp.mutable_name());
+    for (auto &n : *gp.mutable_node()) {
+        fix(n.mutable_name());
+        fix(n.mutable_op_type());
+        fix(n.mutable_domain());
+        for (auto &i : *n.mutable_input())
+            fix(&i);
+        for (auto &o : *n.mutable_output())
+            fix(&o);
+        for (auto &a : *n.mutable_attribute())
+            fix(a.mutable_name());
+    }
+    for (auto &t : *gp.mutable_initializer())
+        fix(t.mutable_name());
+    for (auto *list : {gp.mutable_input(), gp.mutable_output(), gp.mutable_value_info()}) {
+        for (auto &v : *list)
+            fix(v.mutable_name());
+    }
+}
+
 } // namespace
 
 Graph read_onnx_bytes(const std::string &bytes, const std::string &source) {
@@ -237,6 +262,7 @@ Graph read_onnx_bytes(const std::string &bytes, const std::string &source) {
         throw g.error("opset " + std::to_string(g.opset) + " is not supported (" +
                       std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + " are)");
     }
+    escape_names(*model.mutable_graph());
     const onnx::GraphProto &gp = model.graph();
     g.name = gp.name();
     if (gp.sparse_initializer_size())

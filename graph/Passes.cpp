@@ -1,4 +1,5 @@
 #include "graph/Passes.h"
+#include "graph/ShapeInference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,45 @@ std::string fresh_name(const Graph &g, const std::string &base) {
     std::string n = base;
     for (int i = 1; g.find(n); i++)
         n = base + "_" + std::to_string(i);
+    return n;
+}
+
+/** A new tensor of \p shape in g, named from \p base; returns its name. */
+std::string add_tensor(Graph &g, const std::string &base, const std::vector<int64_t> &shape,
+                       DType dtype = DType::Float32) {
+    Tensor t;
+    t.name = fresh_name(g, base);
+    t.dtype = dtype;
+    t.shape = shape;
+    t.has_shape = true;
+    const std::string name = t.name;
+    g.tensors[name] = std::move(t);
+    return name;
+}
+
+/** A new 1-D constant in g: float32 values (f32) or int64 ones (i64); returns its name. */
+std::string add_constant(Graph &g, const std::string &base, std::vector<float> f32,
+                         std::vector<int64_t> i64 = {}) {
+    const bool ints = f32.empty() && !i64.empty();
+    const std::string name = add_tensor(g, base, {int64_t(ints ? i64.size() : f32.size())},
+                                        ints ? DType::Int64 : DType::Float32);
+    Tensor &t = g.tensor(name);
+    t.is_constant = true;
+    t.f32 = std::move(f32);
+    t.i64 = std::move(i64);
+    return name;
+}
+
+/** A node of the default domain made in place of \p from (its name + \p suffix, its index
+ * for messages). */
+Node node_like(const Node &from, const std::string &suffix, const std::string &op,
+               std::vector<std::string> inputs, const std::string &output) {
+    Node n;
+    n.name = from.name + suffix;
+    n.op_type = op;
+    n.index = from.index;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
     return n;
 }
 
@@ -505,6 +545,445 @@ int eliminate_dead_nodes(Graph &g) {
     return removed;
 }
 
+namespace {
+
+/** ReduceMean over the last axis only, keepdims 1 (axes as an attribute or, from opset 18, a
+ * constant input). */
+bool is_last_axis_mean(const Graph &g, const Node &n) {
+    const Tensor *x = g.find(n.input(0));
+    if (!is_op(n, "ReduceMean") || !x || !x->has_shape || x->shape.empty() ||
+        n.attr_int("keepdims", 1) != 1)
+        return false;
+    std::vector<int64_t> axes = n.attr_ints("axes", {});
+    if (!n.input(1).empty()) {
+        const Tensor *a = g.find(n.input(1));
+        if (!a || !a->is_constant || a->dtype != DType::Int64)
+            return false;
+        axes = a->i64;
+    }
+    const int64_t rank = int64_t(x->shape.size());
+    return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
+}
+
+/** The LayerNormalization fuse_layer_norm makes of the pattern rooted at the ReduceMean
+ * nodes[i], or false. */
+bool layer_norm_at(Graph &g, size_t i) {
+    const Node mean = g.nodes[i];
+    if (!is_last_axis_mean(g, mean))
+        return false;
+    const std::string x = mean.input(0);
+    const Tensor &xt = g.tensor(x);
+    if (xt.dtype != DType::Float32 || g.is_graph_output(mean.output(0)))
+        return false;
+    auto single = [&](const std::string &t) {
+        return g.is_graph_output(t) ? -1 : only_consumer(g, t);
+    };
+    const int sub = single(mean.output(0));
+    if (sub < 0 || !is_op(g.nodes[size_t(sub)], "Sub") || g.nodes[size_t(sub)].input(0) != x ||
+        g.nodes[size_t(sub)].input(1) != mean.output(0))
+        return false;
+    const std::string d = g.nodes[size_t(sub)].output(0);
+    const std::vector<int> dc = g.consumers(d);
+    if (dc.size() != 2 || g.is_graph_output(d))
+        return false;
+    // One reader squares d, the other divides it.
+    int sq = -1, div = -1;
+    for (int c : dc) {
+        const Node &n = g.nodes[size_t(c)];
+        if (is_op(n, "Div") && n.input(0) == d)
+            div = c;
+        else if ((is_op(n, "Pow") && n.input(0) == d && is_scalar(g, n.input(1), 2.0)) ||
+                 (is_op(n, "Mul") && n.input(0) == d && n.input(1) == d))
+            sq = c;
+    }
+    if (sq < 0 || div < 0)
+        return false;
+    const int var = single(g.nodes[size_t(sq)].output(0));
+    if (var < 0 || !is_last_axis_mean(g, g.nodes[size_t(var)]))
+        return false;
+    const int add = single(g.nodes[size_t(var)].output(0));
+    if (add < 0 || !is_op(g.nodes[size_t(add)], "Add"))
+        return false;
+    const std::string eps = other_input(g.nodes[size_t(add)], g.nodes[size_t(var)].output(0));
+    const Tensor *et = eps.empty() ? nullptr : constant(g, eps, 1);
+    const int sqrt = single(g.nodes[size_t(add)].output(0));
+    if (!et || sqrt < 0 || !is_op(g.nodes[size_t(sqrt)], "Sqrt") ||
+        single(g.nodes[size_t(sqrt)].output(0)) != div ||
+        g.nodes[size_t(div)].input(1) != g.nodes[size_t(sqrt)].output(0))
+        return false;
+    // Optional Mul by gamma and Add of beta, constants of the last axis's size.
+    const int64_t c = xt.shape.back();
+    int last = div;
+    std::vector<float> gamma(size_t(c), 1.f), beta(size_t(c), 0.f);
+    const int mul = single(g.nodes[size_t(last)].output(0));
+    if (mul >= 0 && is_op(g.nodes[size_t(mul)], "Mul")) {
+        const Tensor *gt = constant(
+            g, other_input(g.nodes[size_t(mul)], g.nodes[size_t(last)].output(0)), size_t(c));
+        if (gt && gt->shape.size() == 1) {
+            gamma = gt->f32;
+            last = mul;
+        }
+    }
+    const int badd = last == mul ? single(g.nodes[size_t(last)].output(0)) : -1;
+    if (badd >= 0 && is_op(g.nodes[size_t(badd)], "Add")) {
+        const Tensor *bt = constant(
+            g, other_input(g.nodes[size_t(badd)], g.nodes[size_t(last)].output(0)), size_t(c));
+        if (bt && bt->shape.size() == 1) {
+            beta = bt->f32;
+            last = badd;
+        }
+    }
+    const Node &tail = g.nodes[size_t(last)];
+    const Tensor *y = g.find(tail.output(0));
+    if (!y || !y->has_shape || y->shape != xt.shape)
+        return false;
+    Node n = node_like(tail, "", "LayerNormalization",
+                       {x, add_constant(g, tail.output(0) + "_gamma", gamma),
+                        add_constant(g, tail.output(0) + "_beta", beta)},
+                       tail.output(0));
+    n.attributes["axis"] = Attribute::make_int(-1);
+    n.attributes["epsilon"] = Attribute::make_float(et->f32[0]);
+    g.nodes[size_t(last)] = n; // the rest of the pattern is now dead
+    return true;
+}
+
+} // namespace
+
+int fuse_layer_norm(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++)
+        changed += layer_norm_at(g, i);
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
+}
+
+namespace {
+
+/** The axes a Reduce* node reduces, normalised and sorted (every axis when none are given);
+ * false if they are not constants. */
+bool reduced_axes(const Graph &g, const Node &n, int64_t rank, std::vector<int64_t> &axes) {
+    axes = n.attr_ints("axes", {});
+    if (!n.input(1).empty()) {
+        const Tensor *a = g.find(n.input(1));
+        if (!a || !a->is_constant || a->dtype != DType::Int64)
+            return false;
+        axes = a->i64;
+    }
+    if (axes.empty()) {
+        if (n.attr_int("noop_with_empty_axes", 0))
+            return false;
+        for (int64_t d = 0; d < rank; d++)
+            axes.push_back(d);
+    }
+    for (int64_t &a : axes)
+        a = a < 0 ? a + rank : a;
+    std::sort(axes.begin(), axes.end());
+    return true;
+}
+
+/** Rewrites nodes[i] as move_reduced_axes_last says; false if it needs nothing. */
+bool move_axes_last(Graph &g, size_t i) {
+    const Node n = g.nodes[i];
+    const bool softmax = is_op(n, "Softmax");
+    if (!softmax && !is_op(n, "ReduceMean") && !is_op(n, "ReduceMax") && !is_op(n, "ReduceSum"))
+        return false;
+    const Tensor *x = g.find(n.input(0)), *y = g.find(n.output(0));
+    if (!x || !y || !x->has_shape || !y->has_shape || x->dtype != DType::Float32 ||
+        x->shape.empty())
+        return false;
+    const int64_t rank = int64_t(x->shape.size());
+    std::vector<int64_t> axes;
+    if (softmax) {
+        if (g.opset < 13)
+            return false; // a 2-D coercion from the axis on: already trailing
+        int64_t a = n.attr_int("axis", -1);
+        axes = {a < 0 ? a + rank : a};
+    } else if (!reduced_axes(g, n, rank, axes)) {
+        return false;
+    }
+    if (axes.back() == rank - 1 && axes.front() == rank - int64_t(axes.size()))
+        return false; // trailing already
+    std::vector<int64_t> perm, inverse(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; d++) {
+        if (!std::binary_search(axes.begin(), axes.end(), d))
+            perm.push_back(d);
+    }
+    const int64_t kept = int64_t(perm.size());
+    perm.insert(perm.end(), axes.begin(), axes.end());
+    std::vector<int64_t> moved;
+    for (size_t k = 0; k < perm.size(); k++) {
+        moved.push_back(x->shape[size_t(perm[k])]);
+        inverse[size_t(perm[k])] = int64_t(k);
+    }
+    const std::string t = add_tensor(g, n.output(0) + "_moved", moved);
+    Node tr = node_like(n, "_move", "Transpose", {x->name}, t);
+    tr.attributes["perm"] = Attribute::make_ints(perm);
+    std::vector<Node> made = {tr};
+    if (softmax) {
+        const std::string s = add_tensor(g, n.output(0) + "_softmax", moved);
+        Node sm = node_like(n, "", "Softmax", {t}, s);
+        sm.attributes["axis"] = Attribute::make_int(-1);
+        Node back = node_like(n, "_back", "Transpose", {s}, n.output(0));
+        back.attributes["perm"] = Attribute::make_ints(inverse);
+        made.push_back(sm);
+        made.push_back(back);
+    } else {
+        std::vector<int64_t> trailing;
+        for (int64_t d = kept; d < rank; d++)
+            trailing.push_back(d);
+        const std::string r = add_tensor(g, n.output(0) + "_reduced",
+                                         std::vector<int64_t>(moved.begin(), moved.begin() + kept));
+        Node red = node_like(n, "", n.op_type, {t}, r);
+        red.attributes["axes"] = Attribute::make_ints(trailing);
+        red.attributes["keepdims"] = Attribute::make_int(0);
+        made.push_back(red);
+        made.push_back(node_like(n, "_shape", "Reshape",
+                                 {r, add_constant(g, n.output(0) + "_shape", {}, y->shape)},
+                                 n.output(0)));
+    }
+    g.nodes[i] = made[0];
+    g.nodes.insert(g.nodes.begin() + int64_t(i) + 1, made.begin() + 1, made.end());
+    return true;
+}
+
+} // namespace
+
+int move_reduced_axes_last(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++)
+        changed += move_axes_last(g, i);
+    return changed;
+}
+
+int split_transpose_before_gathers(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        const Node t = g.nodes[i];
+        if (!is_op(t, "Transpose") || g.is_graph_output(t.output(0)))
+            continue;
+        const Tensor *x = g.find(t.input(0));
+        if (!x || !x->has_shape || x->is_constant || x->shape.size() < 2)
+            continue;
+        const int64_t rank = int64_t(x->shape.size());
+        std::vector<int64_t> perm(static_cast<size_t>(rank));
+        for (int64_t d = 0; d < rank; d++)
+            perm[size_t(d)] = rank - 1 - d;
+        perm = t.attr_ints("perm", perm);
+        const std::vector<int> readers = g.consumers(t.output(0));
+        bool all_gathers = !readers.empty();
+        for (int r : readers) {
+            const Node &n = g.nodes[size_t(r)];
+            const Tensor *idx = g.find(n.input(1));
+            all_gathers = all_gathers && is_op(n, "Gather") && n.input(0) == t.output(0) &&
+                          n.attr_int("axis", 0) == 0 && idx && idx->is_constant &&
+                          idx->dtype == DType::Int64 && idx->shape.empty();
+        }
+        if (!all_gathers)
+            continue;
+        const int64_t from = perm[0];
+        std::vector<int64_t> rest;
+        for (size_t d = 1; d < perm.size(); d++)
+            rest.push_back(perm[d] - (perm[d] > from));
+        std::vector<int64_t> sliced = x->shape;
+        sliced.erase(sliced.begin() + from);
+        const std::string xname = x->name;
+        const DType dtype = x->dtype;
+        for (int r : readers) {
+            const std::string s =
+                add_tensor(g, g.nodes[size_t(r)].output(0) + "_before_transpose", sliced, dtype);
+            Node &gather = g.nodes[size_t(r)];
+            Node tr = node_like(gather, "_transpose", "Transpose", {s}, gather.outputs[0]);
+            tr.attributes["perm"] = Attribute::make_ints(rest);
+            gather.inputs[0] = xname;
+            gather.attributes["axis"] = Attribute::make_int(from);
+            gather.outputs[0] = s;
+            g.nodes.push_back(tr);
+        }
+        g.nodes.erase(g.nodes.begin() + int64_t(i));
+        g.tensors.erase(t.output(0));
+        i--;
+        changed++;
+    }
+    if (changed)
+        g.sort();
+    return changed;
+}
+
+namespace {
+
+/** The Reshape + Transpose + Reshape of fuse_space_to_depth for one Concat, or false. */
+bool space_to_depth(Graph &g, size_t ci) {
+    const Node cat = g.nodes[ci];
+    const Tensor *y = g.find(cat.output(0));
+    if (!is_op(cat, "Concat") || cat.inputs.size() < 2 || !y || !y->has_shape)
+        return false;
+    const int64_t rank = int64_t(y->shape.size());
+    int64_t axis = cat.attr_int("axis", 0);
+    if (axis < 0)
+        axis += rank;
+    if (axis != rank - 1)
+        return false;
+    std::string x;
+    std::vector<int64_t> axes, steps;
+    std::vector<std::vector<int64_t>> offsets; // per concat input
+    for (const std::string &in : cat.inputs) {
+        // The chain of Slices from x to this input, composed into one box.
+        std::string root = in;
+        SliceBox box;
+        int links = 0;
+        for (int p = g.producer(root); p >= 0 && is_op(g.nodes[size_t(p)], "Slice");
+             p = g.producer(root), links++) {
+            const Node &sl = g.nodes[size_t(p)];
+            if (g.is_graph_output(sl.output(0)))
+                return false;
+            SliceBox b;
+            try {
+                b = slice_box(g, sl);
+            } catch (const std::exception &) {
+                return false;
+            }
+            if (links == 0) {
+                box = b;
+            } else {
+                for (size_t d = 0; d < box.begin.size(); d++) {
+                    box.begin[d] = b.begin[d] + b.step[d] * box.begin[d];
+                    box.step[d] *= b.step[d];
+                }
+            }
+            root = sl.input(0);
+        }
+        const Tensor *xt = g.find(root);
+        if (links == 0 || !xt || !xt->has_shape || xt->is_constant ||
+            xt->shape.size() != size_t(rank))
+            return false;
+        if (x.empty())
+            x = root;
+        if (root != x)
+            return false;
+        std::vector<int64_t> a, s, o;
+        for (int64_t d = 0; d < rank; d++) {
+            const int64_t dim = xt->shape[size_t(d)], st = box.step[size_t(d)];
+            if (st == 1 && box.begin[size_t(d)] == 0 && box.shape[size_t(d)] == dim)
+                continue;
+            if (d == rank - 1 || st < 2 || dim % st || box.begin[size_t(d)] >= st ||
+                box.shape[size_t(d)] != dim / st)
+                return false;
+            a.push_back(d);
+            s.push_back(st);
+            o.push_back(box.begin[size_t(d)]);
+        }
+        if (a.empty() || (!axes.empty() && (a != axes || s != steps)))
+            return false;
+        axes = a, steps = s;
+        offsets.push_back(o);
+    }
+    int64_t combos = 1;
+    for (int64_t st : steps)
+        combos *= st;
+    if (combos != int64_t(offsets.size()))
+        return false;
+    // An order of the stepped axes in which the inputs enumerate the offsets row major.
+    std::vector<size_t> order(axes.size());
+    for (size_t k = 0; k < order.size(); k++)
+        order[k] = k;
+    bool found = false;
+    do {
+        found = true;
+        for (size_t k = 0; found && k < offsets.size(); k++) {
+            int64_t flat = 0;
+            for (size_t j : order)
+                flat = flat * steps[j] + offsets[k][j];
+            found = flat == int64_t(k);
+        }
+    } while (!found && std::next_permutation(order.begin(), order.end()));
+    if (!found)
+        return false;
+    // x split: each stepped axis d -> (dim / s, s); split_pos[j] = position of s_j's axis.
+    const Tensor &xt = g.tensor(x);
+    std::vector<int64_t> split, split_pos(axes.size()), outer_pos(static_cast<size_t>(rank));
+    for (int64_t d = 0, j = 0; d < rank; d++) {
+        outer_pos[size_t(d)] = int64_t(split.size());
+        if (j < int64_t(axes.size()) && axes[size_t(j)] == d) {
+            split.push_back(xt.shape[size_t(d)] / steps[size_t(j)]);
+            split_pos[size_t(j)] = int64_t(split.size());
+            split.push_back(steps[size_t(j)]);
+            j++;
+        } else {
+            split.push_back(xt.shape[size_t(d)]);
+        }
+    }
+    std::vector<int64_t> perm, moved_shape;
+    for (int64_t d = 0; d < rank - 1; d++)
+        perm.push_back(outer_pos[size_t(d)]);
+    for (size_t j : order)
+        perm.push_back(split_pos[j]);
+    perm.push_back(outer_pos[size_t(rank - 1)]);
+    for (int64_t p : perm)
+        moved_shape.push_back(split[size_t(p)]);
+    const std::string a = add_tensor(g, cat.output(0) + "_split", split, xt.dtype),
+                      b = add_tensor(g, cat.output(0) + "_moved", moved_shape, xt.dtype);
+    Node r1 = node_like(cat, "_split", "Reshape",
+                        {x, add_constant(g, cat.output(0) + "_shape", {}, split)}, a);
+    Node tr = node_like(cat, "_move", "Transpose", {a}, b);
+    tr.attributes["perm"] = Attribute::make_ints(perm);
+    Node r2 =
+        node_like(cat, "_merge", "Reshape",
+                  {b, add_constant(g, cat.output(0) + "_shape", {}, y->shape)}, cat.output(0));
+    g.nodes[ci] = r1; // the Slices are now dead
+    g.nodes.push_back(tr);
+    g.nodes.push_back(r2);
+    return true;
+}
+
+} // namespace
+
+int fuse_space_to_depth(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++)
+        changed += space_to_depth(g, i);
+    if (changed) {
+        g.sort();
+        eliminate_dead_nodes(g);
+    }
+    return changed;
+}
+
+int fuse_consecutive_transposes(Graph &g) {
+    int changed = 0;
+    for (Node &outer : g.nodes) {
+        if (!is_op(outer, "Transpose"))
+            continue;
+        const std::string mid = outer.input(0);
+        const int p = g.producer(mid);
+        if (p < 0 || !is_op(g.nodes[size_t(p)], "Transpose") || g.is_graph_output(mid) ||
+            only_consumer(g, mid) < 0)
+            continue;
+        const Node &inner = g.nodes[size_t(p)];
+        const Tensor *x = g.find(inner.input(0));
+        if (!x || !x->has_shape)
+            continue;
+        const size_t rank = x->shape.size();
+        std::vector<int64_t> reversed(rank);
+        for (size_t d = 0; d < rank; d++)
+            reversed[d] = int64_t(rank - 1 - d);
+        const std::vector<int64_t> p1 = inner.attr_ints("perm", reversed),
+                                   p2 = outer.attr_ints("perm", reversed);
+        if (p1.size() != rank || p2.size() != rank)
+            continue;
+        // out dim i = the inner's output dim p2[i] = x's dim p1[p2[i]].
+        std::vector<int64_t> perm(rank);
+        for (size_t d = 0; d < rank; d++)
+            perm[d] = p1[size_t(p2[d])];
+        outer.inputs[0] = inner.input(0);
+        outer.attributes["perm"] = Attribute::make_ints(perm);
+        changed++;
+    }
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
+}
+
 std::vector<std::string> run_passes(Graph &g) {
     std::vector<std::string> log;
     log.push_back("remove_identities: " + std::to_string(remove_identities(g)) + " nodes");
@@ -514,6 +993,14 @@ std::vector<std::string> run_passes(Graph &g) {
                   " nodes");
     log.push_back("fuse_hard_swish: " + std::to_string(fuse_hard_swish(g)) + " nodes");
     log.push_back("fuse_gelu: " + std::to_string(fuse_gelu(g)) + " nodes");
+    log.push_back("fuse_layer_norm: " + std::to_string(fuse_layer_norm(g)) + " nodes");
+    log.push_back("move_reduced_axes_last: " + std::to_string(move_reduced_axes_last(g)) +
+                  " nodes");
+    log.push_back("fuse_space_to_depth: " + std::to_string(fuse_space_to_depth(g)) + " nodes");
+    log.push_back("split_transpose_before_gathers: " +
+                  std::to_string(split_transpose_before_gathers(g)) + " nodes");
+    log.push_back("fuse_consecutive_transposes: " + std::to_string(fuse_consecutive_transposes(g)) +
+                  " nodes");
     log.push_back("eliminate_dead_nodes: " + std::to_string(eliminate_dead_nodes(g)) + " nodes");
     return log;
 }

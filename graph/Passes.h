@@ -55,9 +55,44 @@ int fuse_hard_swish(Graph &g);
  * Gelu approximate = "tanh". */
 int fuse_gelu(Graph &g);
 
+/** nn.LayerNorm as torch.onnx writes it below opset 17 (ConvNeXt's, Swin's, ViT's): mean =
+ * ReduceMean(x) over the last axis (keepdims), d = Sub(x, mean), var = ReduceMean(Pow(d, 2)
+ * or Mul(d, d)), Div(d, Sqrt(Add(var, eps))), then optionally Mul by a constant gamma and Add
+ * a constant beta (either order of operands), each intermediate read only by the next (d
+ * twice) and no graph output -> one LayerNormalization (axis -1, epsilon eps; gamma of ones
+ * and beta of zeros where absent). Returns the number of LayerNormalizations made. */
+int fuse_layer_norm(Graph &g);
+
+/** A Transpose of a Transpose read by nothing else (Swin's k.transpose(-2, -1) of the
+ * transposed key) -> one Transpose by the composed permutation. Returns the number of
+ * Transposes removed. */
+int fuse_consecutive_transposes(Graph &g);
+
+/** A Softmax (opset >= 13) over an axis other than the last, or a ReduceMean / ReduceMax /
+ * ReduceSum over axes that are not the trailing ones, made Transpose (those axes moved last,
+ * the others in order) + the same operator over the trailing axes (+ a Transpose back for the
+ * Softmax, a Reshape to the output's shape for a reduction): the layers reduce only the last
+ * axes. Returns the number of nodes rewritten. */
+int move_reduced_axes_last(Graph &g);
+
 /** Removes the nodes none of whose outputs reach a graph output, and the tensors no node
  * nor the graph's interface uses any more. Graph inputs stay even if unused. */
 int eliminate_dead_nodes(Graph &g);
+
+/** A Transpose read only by Gathers of one constant index along its output's first axis
+ * (Swin's q, k, v = qkv.permute(2, 0, 3, 1, 4)[i]): each Gather becomes a Gather along the
+ * input axis the first output axis comes from and a Transpose of the rest, one rank lower.
+ * Returns the number of Transposes split. */
+int split_transpose_before_gathers(Graph &g);
+
+/** Space to depth written as strided slices: a Concat along the last axis of K Slices of one
+ * tensor x, each with the same steps s_1..s_m (m >= 1) on the same other axes, begins below
+ * the steps, the axes divisible by their steps, every offset combination once, in the
+ * row-major order of the axes in some order (Swin's patch merging: x[..., 0::2, 0::2, :],
+ * x[..., 1::2, 0::2, :], x[..., 0::2, 1::2, :], x[..., 1::2, 1::2, :] concatenated) ->
+ * Reshape (each stepped axis split into (dim / s, s)), Transpose (the s axes moved before
+ * the last axis), Reshape. Returns the number of Concats replaced. */
+int fuse_space_to_depth(Graph &g);
 
 /** The passes in order: remove_identities, fold_batch_norm, fuse_channel_shuffle,
  * fuse_concat_into_shuffle, fuse_hard_swish, fuse_gelu, eliminate_dead_nodes. Returns one line per

@@ -11,8 +11,9 @@ namespace sw_graph {
 
 namespace {
 
-/** Largest constant evaluated by folding: shape tensors, not weights. */
-constexpr int64_t kMaxFoldElements = 1 << 16;
+/** Largest constant evaluated by folding: shape tensors and masks (Swin-T's shift mask at
+ * 224x224 is 64 windows x 49 x 49 = 153664 elements), not weights. */
+constexpr int64_t kMaxFoldElements = 1 << 22;
 /** The largest ConstantOfShape made (a constant it fills: 64 MB of float32). */
 constexpr int64_t kMaxConstantOfShape = int64_t(1) << 24;
 
@@ -223,9 +224,13 @@ void infer_clip(Ctx &c) {
 
 void infer_dropout(Ctx &c) {
     if (c.has_in(2)) {
+        // training_mode=true with a ratio of 0 is the identity all the same (torchvision's
+        // Swin calls F.dropout(attn, p=0.0) in training mode).
         const Tensor &t = c.const_in(2, "training_mode");
-        if (!t.i64.empty() && t.i64[0])
-            throw NodeError("training_mode=true is not supported");
+        const bool zero_ratio =
+            c.has_in(1) && c.in(1).is_constant && c.in(1).f32.size() == 1 && c.in(1).f32[0] == 0.0f;
+        if (!t.i64.empty() && t.i64[0] && !zero_ratio)
+            throw NodeError("training_mode=true is not supported (unless the ratio is 0)");
     }
     if (c.node.attr_int("is_test", 1) == 0)
         throw NodeError("is_test=0 (training) is not supported");
@@ -272,14 +277,45 @@ Shape broadcast_shapes(const Shape &a, const Shape &b) {
 
 void infer_binary(Ctx &c) {
     const Tensor &a = c.in(0), &b = c.in(1);
+    const std::string &op = c.node.op_type;
+    if (op == "Pow") {
+        // Pow's exponent may have another type than its base; folded in double.
+        const Shape shape = broadcast_shapes(a.shape, b.shape);
+        c.set_out(0, shape, a.dtype);
+        if (!c.all_inputs_constant() || !c.output_small(0)) {
+            if (a.dtype != DType::Float32 || b.dtype != DType::Float32)
+                throw NodeError("Pow of computed tensors is supported on float32 only");
+            return;
+        }
+        const auto sa = broadcast_sources(a.shape, shape), sb = broadcast_sources(b.shape, shape);
+        auto value = [](const Tensor &t, int64_t e) {
+            return t.dtype == DType::Float32 ? double(t.f32[size_t(e)]) : double(t.i64[size_t(e)]);
+        };
+        std::vector<float> f;
+        std::vector<int64_t> i;
+        for (size_t e = 0; e < sa.size(); e++) {
+            const double v = std::pow(value(a, sa[e]), value(b, sb[e]));
+            if (a.dtype == DType::Float32)
+                f.push_back(float(v));
+            else if (!(std::fabs(v) < 9.2e18))
+                throw NodeError("value out of int64 range");
+            else
+                i.push_back(int64_t(v));
+        }
+        c.set_const(0, std::move(f), std::move(i));
+        return;
+    }
     if (a.dtype != b.dtype) {
         throw NodeError(std::string("inputs have different types (") + dtype_name(a.dtype) + ", " +
                         dtype_name(b.dtype) + ")");
     }
     const Shape shape = broadcast_shapes(a.shape, b.shape);
     c.set_out(0, shape, a.dtype);
-    const std::string &op = c.node.op_type;
     const bool foldable = c.all_inputs_constant() && c.output_small(0);
+    if (op == "Mod" && !foldable)
+        throw NodeError("Mod is supported only on constants (shape arithmetic)");
+    if (op == "Mod" && a.dtype == DType::Float32 && !c.node.attr_int("fmod", 0))
+        throw NodeError("Mod of float tensors needs fmod=1");
     if (!foldable) {
         if (a.dtype != DType::Float32) {
             throw NodeError(op + " on " + dtype_name(a.dtype) +
@@ -293,11 +329,22 @@ void infer_binary(Ctx &c) {
     for (size_t e = 0; e < sa.size(); e++) {
         if (a.dtype == DType::Float32) {
             float x = a.f32[sa[e]], y = b.f32[sb[e]];
-            f.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
+            f.push_back(op == "Add"   ? x + y
+                        : op == "Sub" ? x - y
+                        : op == "Mul" ? x * y
+                        : op == "Mod" ? std::fmod(x, y)
+                                      : x / y);
         } else {
             int64_t x = a.i64[sa[e]], y = b.i64[sb[e]];
-            if (op == "Div" && y == 0)
+            if ((op == "Div" || op == "Mod") && y == 0)
                 throw NodeError("integer division by zero");
+            if (op == "Mod") {
+                // fmod 0: the sign of the divisor (Python's %); fmod 1: of the dividend (C's).
+                const int64_t r = y == -1 ? 0 : x % y;
+                const bool fix = !c.node.attr_int("fmod", 0) && r != 0 && ((r < 0) != (y < 0));
+                i.push_back(fix ? r + y : r);
+                continue;
+            }
             // Shape arithmetic stays far from int64's range; wrap rather than trap.
             uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
             i.push_back(op == "Add"   ? (int64_t)(ux + uy)
@@ -1226,6 +1273,66 @@ void infer_equal(Ctx &c) {
     c.set_const(0, {}, std::move(r));
 }
 
+/** Not of a bool constant: folded (masks built from shapes), else refused. */
+void infer_not(Ctx &c) {
+    const Tensor &x = c.in(0);
+    if (x.dtype != DType::Bool)
+        throw NodeError("input must be bool");
+    c.set_out(0, x.shape, DType::Bool);
+    if (!x.is_constant || !c.output_small(0))
+        throw NodeError("Not is supported only on constants (shape arithmetic)");
+    std::vector<int64_t> r(x.i64.size());
+    for (size_t e = 0; e < r.size(); e++)
+        r[e] = x.i64[e] == 0;
+    c.set_const(0, {}, std::move(r));
+}
+
+/** ScatterND(data, indices, updates) without reduction: folded on constants (Swin's shift mask
+ * is built by slice assignments into a zero tensor), else refused. */
+void infer_scatter_nd(Ctx &c) {
+    const Tensor &data = c.in(0), &idx = c.in(1), &upd = c.in(2);
+    if (idx.dtype != DType::Int64 || upd.dtype != data.dtype)
+        throw NodeError("indices must be int64 and updates of the data's type");
+    c.set_out(0, data.shape, data.dtype);
+    if (!c.all_inputs_constant() || !c.output_small(0))
+        throw NodeError("ScatterND is supported only on constants");
+    if (c.node.attr_string("reduction", "none") != "none")
+        throw NodeError("attribute 'reduction' of ScatterND: only none is supported");
+    const size_t q = idx.shape.size(), r = data.shape.size();
+    const int64_t k = q ? idx.shape[q - 1] : 0;
+    if (q < 1 || k < 1 || size_t(k) > r)
+        throw NodeError("indices must have a last dim in [1, rank of data]");
+    // updates: indices.shape[:-1] + data.shape[k:]
+    Shape want(idx.shape.begin(), idx.shape.end() - 1);
+    want.insert(want.end(), data.shape.begin() + k, data.shape.end());
+    if (upd.shape != want)
+        throw NodeError("updates have shape " + shape_string(upd.shape) + ", expected " +
+                        shape_string(want));
+    const int64_t slice = product(data.shape, size_t(k), r), n = product(idx.shape, 0, q - 1);
+    std::vector<float> f = data.f32;
+    std::vector<int64_t> i = data.i64;
+    for (int64_t u = 0; u < n; u++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < k; d++) {
+            int64_t v = idx.i64[size_t(u * k + d)];
+            const int64_t dim = data.shape[size_t(d)];
+            if (v < 0)
+                v += dim;
+            if (v < 0 || v >= dim)
+                throw NodeError("index " + std::to_string(v) + " out of range");
+            off = off * dim + v;
+        }
+        for (int64_t e = 0; e < slice; e++) {
+            const size_t to = size_t(off * slice + e), from = size_t(u * slice + e);
+            if (data.dtype == DType::Float32)
+                f[to] = upd.f32[from];
+            else
+                i[to] = upd.i64[from];
+        }
+    }
+    c.set_const(0, std::move(f), std::move(i));
+}
+
 /** Where(cond, x, y) (numpy broadcasting of the three): folded on constants, else refused. */
 void infer_where(Ctx &c) {
     const Tensor &cond = c.in(0), &x = c.in(1), &y = c.in(2);
@@ -1390,10 +1497,15 @@ const std::map<std::string, OpRule> &rules() {
          {infer_pool,
           {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order",
            "strides"}}},
+        {"Mod", {infer_binary, {"fmod"}}},
         {"Mul", {infer_binary, {}}},
+        {"Not", {infer_not, {}}},
+        {"Pow", {infer_binary, {}}},
         {"Pad", {infer_pad, {"mode", "pads", "paddings", "value"}}},
         {"Range", {infer_range, {}}},
+        {"ReduceMax", {infer_reduce_mean, {"axes", "keepdims", "noop_with_empty_axes"}}},
         {"ReduceMean", {infer_reduce_mean, {"axes", "keepdims", "noop_with_empty_axes"}}},
+        {"ReduceSum", {infer_reduce_mean, {"axes", "keepdims", "noop_with_empty_axes"}}},
         {"Relu", {infer_unary_float, {}}},
         {"Reshape", {infer_reshape, {"allowzero"}}},
         {"Resize",
@@ -1401,10 +1513,12 @@ const std::map<std::string, OpRule> &rules() {
           {"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a",
            "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode",
            "nearest_mode"}}},
+        {"ScatterND", {infer_scatter_nd, {"reduction"}}},
         {"Shape", {infer_shape, {"start", "end"}}},
         {"Sigmoid", {infer_unary_float, {}}},
         {"Slice", {infer_slice, {"axes", "ends", "starts"}}},
         {"Softmax", {infer_softmax, {"axis"}}},
+        {"Sqrt", {infer_unary_float, {}}},
         {"Split", {infer_split, {"axis", "split", "num_outputs"}, std::numeric_limits<int>::max()}},
         {"Squeeze", {infer_squeeze, {"axes"}}},
         {"Sub", {infer_binary, {}}},

@@ -5,7 +5,8 @@
  *
  * Hand Sunway schedule: blocks of R whole rows over the CPEs (R rows are one contiguous
  * block of the input); each block stages its rows (one get), the scale and the bias in LDM
- * (those two the same for every block: broadcast, sw::broadcast, once per round of 64 blocks),
+ * (those two the same for every block: broadcast, sw::broadcast, once per round of 64 blocks,
+ * when R divides the rows),
  * computes the two reductions (the mean, then the variance about it: two passes over the
  * staged rows, no main-memory access) and the normalised rows there, and puts the rows
  * back by one DMA. When the size is a multiple of 4 all three run on floatv4: each reduction
@@ -105,12 +106,17 @@ inline void schedule_layer_norm_rows(LayerNormStages &st, int rows, int size, bo
 
 inline void schedule_layer_norm_sunway(LayerNormStages &st, int rows, int size,
                                        const sw::Machine &m) {
-    schedule_layer_norm_rows(st, choose_layer_norm_rows(rows, size, m), size,
-                             size % kVectorLanes == 0);
+    const int r = choose_layer_norm_rows(rows, size, m);
+    schedule_layer_norm_rows(st, r, size, size % kVectorLanes == 0);
     // The scale and the bias are the same for every block: fetched once per round of 64
     // blocks for the whole core group (BCAST_MODE) instead of by every CPE for every block.
-    sw::broadcast(st.scale.in());
-    sw::broadcast(st.bias.in());
+    // Not when r does not divide the rows: Halide then splits off the last block in a branch
+    // that only some CPEs take, and a broadcast's barriers must be reached by all (ViT-B/16's
+    // 197 rows in blocks of 4: each block fetches its own).
+    if (rows % r == 0) {
+        sw::broadcast(st.scale.in());
+        sw::broadcast(st.bias.in());
+    }
 }
 
 inline void schedule_layer_norm_baseline(LayerNormStages &st) {

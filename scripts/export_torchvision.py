@@ -20,6 +20,9 @@ GoogLeNet is built with aux_logits=False, transform_input=False (no auxiliary he
 input re-normalisation). vit_b_16 is torchvision's ViT-B/16 at --size (a multiple of 16);
 vit_reduced the same modules with 2 layers, 4 heads, hidden 64, MLP 128 (the tests' size); their
 LayerNorms get seeded random weights too and the zero-initialised head a random one.
+convnext_tiny is torchvision's ConvNeXt-T; convnext_reduced its modules with two stages of 16
+and 32 channels (2 and 1 blocks); their layer scales (1e-6 at initialisation) get seeded random
+values in [0.25, 0.75).
 fcn_resnet50 is torchvision's FCN-ResNet50 segmentation model (weights=None,
 weights_backbone=None, aux_loss=False, 21 classes; the backbone's last two stages dilated), wrapped
 to return its `out` tensor (the model returns a dict): its bilinear upsampling to the input size
@@ -50,11 +53,16 @@ MODELS = [
     "mobilenet_v3_large",
     "vit_b_16",
     "vit_reduced",
+    "convnext_tiny",
+    "convnext_reduced",
+    "swin_t",
+    "swin_reduced",
     "fcn_resnet50",
 ]
-# ViT's nn.LayerNorm is one LayerNormalization node from opset 17 on (below: ReduceMean, Sub,
+# ViT's and ConvNeXt's nn.LayerNorm is one LayerNormalization node from opset 17 on (below: ReduceMean, Sub,
 # Pow, Sqrt, Div); its models export at 17 unless --opset says otherwise.
-DEFAULT_OPSET = {"vit_b_16": 17, "vit_reduced": 17}
+DEFAULT_OPSET = {"vit_b_16": 17, "vit_reduced": 17, "convnext_tiny": 17, "convnext_reduced": 17,
+                 "swin_t": 17, "swin_reduced": 17}
 TORCH_MISSING = 2
 
 
@@ -66,6 +74,18 @@ def build(name, torchvision, size):
         # ViT-B/16's modules with fewer and smaller layers (the model tests' size).
         return m.VisionTransformer(image_size=size, patch_size=16, num_layers=2, num_heads=4,
                                    hidden_dim=64, mlp_dim=128)
+    if name == "convnext_reduced":
+        # ConvNeXt-T's modules (patchify stem, 7x7 depthwise blocks with LayerNorm, GELU MLP and
+        # layer scale, downsampling layers) with two stages of 16 and 32 channels.
+        cfg = m.convnext.CNBlockConfig
+        return m.convnext.ConvNeXt([cfg(16, 32, 2), cfg(32, None, 1)])
+    if name == "swin_reduced":
+        # Swin-T's modules (patch embedding, shifted-window attention with relative position
+        # bias and the shift mask, patch merging) with embedding 32, two stages of 2 blocks,
+        # 2 and 4 heads, 4x4 windows; no stochastic depth (an identity in eval anyway).
+        return m.swin_transformer.SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2],
+                                                  num_heads=[2, 4], window_size=[4, 4],
+                                                  stochastic_depth_prob=0.0)
     if name == "fcn_resnet50":
         return m.segmentation.fcn_resnet50(weights=None, weights_backbone=None, aux_loss=False,
                                            num_classes=21)
@@ -109,6 +129,16 @@ def randomise_layer_norms(model, torch, gen):
                 mod.bias.copy_(torch.randn(n, generator=gen) * 0.1)
 
 
+def randomise_layer_scales(model, torch, gen):
+    """ConvNeXt's layer scale starts at 1e-6, which would make every block almost the
+    identity: seeded values in [0.25, 0.75) instead."""
+    for mod in model.modules():
+        ls = getattr(mod, "layer_scale", None)
+        if isinstance(ls, torch.nn.Parameter):
+            with torch.no_grad():
+                ls.copy_(torch.rand(ls.shape, generator=gen) * 0.5 + 0.25)
+
+
 def last_linear(model, torch):
     last = None
     for mod in model.modules():
@@ -125,6 +155,7 @@ def export(name, size, batch, out, seed, torch, torchvision, np, opset=13):
     gen = torch.Generator().manual_seed(seed + 1)
     randomise_batch_norms(model, torch, gen)
     randomise_layer_norms(model, torch, gen)
+    randomise_layer_scales(model, torch, gen)
     last = last_linear(model, torch)
     if not bool(last.weight.detach().abs().sum()):
         # ViT's head starts at zero: random, so that the logits depend on the input.

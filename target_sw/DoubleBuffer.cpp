@@ -110,8 +110,17 @@ private:
         return op->name == buffer ? mutate(op->body) : IRMutator::visit(op);
     }
     Expr visit(const Call *op) override {
-        if (ir::dma_site(op) != site_a)
+        if (ir::dma_site(op) != site_a) {
+            // Another transfer that reads or writes the buffer (a put straight from the staged
+            // tile: a copy whose output was not staged, an edge tile's) uses this iteration's
+            // slot too.
+            std::optional<ir::DmaRequest> r = ir::as_dma_request(op);
+            if (r && r->ldm_buffer == buffer && fixed_slot < 0) {
+                r->ldm_index = simplify(mutate(r->ldm_index) + offset());
+                return ir::dma_request(*r);
+            }
             return IRMutator::visit(op);
+        }
         const int site = fixed_slot == 1 ? site_b : site_a;
         if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
             r->site = site;

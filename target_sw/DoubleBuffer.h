@@ -7,7 +7,10 @@
  * iteration's transfer is issued into slot 0; at the top of iteration i the transfer of
  * iteration i+1 is issued into the other slot, then iteration i waits for its own slot,
  * so each tile arrives while the previous one is computed. Each slot has its own reply
- * word. The two slots count in the LDM budget (PlaceLdmBuffers runs again after this pass).
+ * word. Every other access to the buffer in the loop body, loads, stores and DMA transfers
+ * alike (a put straight from the staged tile, as an edge tile whose output is not staged
+ * makes), goes to the iteration's slot. The two slots count in the LDM budget
+ * (PlaceLdmBuffers runs again after this pass).
  *
  * The pass applies when the staged buffer is produced by exactly one DMA site inside a serial
  * loop, reached from the loop body through lets and allocations only; otherwise the buffer

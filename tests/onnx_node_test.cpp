@@ -4,8 +4,8 @@
  * LRN, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Sub, Div, Sum (of two
  * inputs), GlobalAveragePool, GlobalMaxPool, ReduceMean (trailing axes), Concat,
  * BatchNormalization, MatMul (by a constant B, as dense; batches of matrices as batch_matmul),
- * Erf, Tanh, LayerNormalization, Transpose, Resize and Upsample (resize), ConvTranspose
- * (conv_transpose) — run on the emulated SW26010 core group.
+ * Erf, Tanh, LayerNormalization, Transpose, Pow, Sqrt, Resize and Upsample (resize),
+ * ConvTranspose (conv_transpose) — run on the emulated SW26010 core group.
  *
  * Every test folder holds model.onnx (one node) and test_data_set_N/{input,output}_K.pb
  * (TensorProto). For each folder whose single node has one of those op types (the
@@ -87,7 +87,8 @@ const std::set<std::string> kOps = {"Conv",          "MaxPool",
                                     "Div",           "Erf",
                                     "Tanh",          "LayerNormalization",
                                     "Transpose",     "Resize",
-                                    "Upsample",      "ConvTranspose"};
+                                    "Upsample",      "ConvTranspose",
+                                    "Pow",           "Sqrt"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");

@@ -36,6 +36,7 @@
 #endif
 
 using sw_graph_test::ModelBuilder;
+using sw_graph_test::random_values;
 
 namespace {
 
@@ -66,7 +67,22 @@ TEST_P(NodeTest, MatchesOutput) {
     const std::string dir = std::string(SW_ONNX_TEST_DATA) + "/node/" + GetParam();
     if (!exists(dir + "/model.onnx"))
         GTEST_SKIP() << dir << " not found (install libonnx-testdata)";
-    sw_graph::Graph g = sw_graph::import_onnx(dir + "/model.onnx");
+    // int64 inputs (a Reduce's axes, given as inputs by the test data, held as constants by
+    // an exported model) frozen to test_data_set_0's values, as onnx_data_test does.
+    sw_graph::Graph g = sw_graph::read_onnx_file(dir + "/model.onnx");
+    for (const std::string name : std::vector<std::string>(g.inputs)) {
+        if (g.tensor(name).dtype != sw_graph::DType::Int64)
+            continue;
+        const size_t k =
+            size_t(std::find(g.inputs.begin(), g.inputs.end(), name) - g.inputs.begin());
+        sw_graph::Tensor v = sw_graph::read_onnx_tensor_file(dir + "/test_data_set_0/input_" +
+                                                             std::to_string(k) + ".pb");
+        v.name = name;
+        g.tensors[name] = v;
+        g.inputs.erase(g.inputs.begin() + long(k));
+    }
+    sw_graph::infer_shapes(g);
+    sw_graph::run_passes(g);
     sw_graph::Executor ex(g);
     int sets = 0;
     for (int s = 0; exists(dir + "/test_data_set_" + std::to_string(s)); s++, sets++) {
@@ -87,17 +103,24 @@ TEST_P(NodeTest, MatchesOutput) {
     EXPECT_GT(sets, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Onnx, NodeTest,
-                         ::testing::Values("test_conv_with_strides_padding", "test_maxpool_2d_pads",
-                                           "test_relu", "test_add_bcast", "test_globalaveragepool",
-                                           "test_gemm_transposeB", "test_concat_3d_axis_1",
-                                           "test_softmax_example", "test_averagepool_2d_pads",
-                                           "test_hardsigmoid", "test_hardswish",
-                                           // HardSigmoid + Mul, fused by fuse_hard_swish
-                                           "test_hardswish_expanded"),
-                         [](const ::testing::TestParamInfo<const char *> &i) {
-                             return std::string(i.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Onnx, NodeTest,
+    ::testing::Values("test_conv_with_strides_padding", "test_maxpool_2d_pads", "test_relu",
+                      "test_add_bcast", "test_globalaveragepool", "test_gemm_transposeB",
+                      "test_concat_3d_axis_1", "test_softmax_example", "test_averagepool_2d_pads",
+                      "test_hardsigmoid", "test_hardswish",
+                      // HardSigmoid + Mul, fused by fuse_hard_swish
+                      "test_hardswish_expanded",
+                      // Softmax over a first or middle axis, Reduce* over
+                      // axes that are not trailing
+                      // (move_reduced_axes_last: Transpose first)
+                      "test_softmax_axis_0", "test_softmax_axis_1", "test_softmax_negative_axis",
+                      "test_reduce_max_keepdims_random", "test_reduce_max_do_not_keepdims_random",
+                      "test_reduce_max_default_axes_keepdims_random",
+                      "test_reduce_mean_keepdims_random", "test_reduce_mean_do_not_keepdims_random",
+                      "test_reduce_sum_keepdims_random", "test_reduce_sum_do_not_keepdims_random",
+                      "test_reduce_sum_default_axes_keepdims_random"),
+    [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });
 
 // ------------------------------------------------------------- (b) a small network
 
@@ -298,6 +321,191 @@ TEST(Executor, ShuffleUnitSliceSplitConcatShuffle) {
                          use_split ? "split" : "slice", 0);
             EXPECT_EQ(r.distinct_layers, N == 1 ? 2 : 4);
         }
+}
+
+/** x (row major, \p shape) permuted: output dim i is input dim perm[i]. */
+std::vector<float> permuted(const std::vector<int64_t> &shape, const std::vector<int64_t> &perm,
+                            const std::vector<float> &x) {
+    const size_t r = shape.size();
+    std::vector<int64_t> stride(r, 1), out_shape(r), idx(r, 0);
+    for (size_t d = r - 1; d > 0; d--)
+        stride[d - 1] = stride[d] * shape[d];
+    for (size_t i = 0; i < r; i++)
+        out_shape[i] = shape[size_t(perm[i])];
+    std::vector<float> y(x.size());
+    for (size_t e = 0; e < y.size(); e++) {
+        int64_t src = 0;
+        for (size_t i = 0; i < r; i++)
+            src += idx[i] * stride[size_t(perm[i])];
+        y[e] = x[size_t(src)];
+        for (size_t i = r; i-- > 0;) {
+            if (++idx[i] < out_shape[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    return y;
+}
+
+// Swin's patch merging as torch.onnx writes it: x[..., 0::2, 0::2, :], x[..., 1::2, 0::2, :],
+// x[..., 0::2, 1::2, :], x[..., 1::2, 1::2, :] (each two chained Slices, the first shared) and
+// a Concat along the channels, on a (2, 6, 4, 3) NHWC tensor: fuse_space_to_depth makes it one
+// transpose (no slice, no concat), and the values are the strided slices' (naive loops).
+TEST(Executor, SwinPatchMergingIsOneTranspose) {
+    ModelBuilder b;
+    const int64_t N = 2, H = 6, W = 4, C = 3;
+    b.input("x", {N, H, W, C});
+    int k = 0;
+    auto slice = [&](const std::string &in, int64_t axis, int64_t begin) {
+        const std::string t = "s" + std::to_string(k++);
+        b.init_ints(t + "_b", {begin});
+        b.init_ints(t + "_e", {1000});
+        b.init_ints(t + "_a", {axis});
+        b.init_ints(t + "_s", {2});
+        b.node("Slice", {in, t + "_b", t + "_e", t + "_a", t + "_s"}, {t});
+        return t;
+    };
+    const std::string h0 = slice("x", 1, 0), h1 = slice("x", 1, 1);
+    auto &cat =
+        b.node("Concat", {slice(h0, 2, 0), slice(h1, 2, 0), slice(h0, 2, 1), slice(h1, 2, 1)},
+               {"y"}, "merge");
+    ModelBuilder::attr_i(cat, "axis", -1);
+    b.output("y");
+    sw_graph::Graph g = b.infer();
+    sw_graph::run_passes(g);
+    const sw_graph::LoweredGraph lg = sw_graph::lower_graph(g);
+    int transposes = 0, others = 0;
+    for (const sw_graph::Step &st : lg.steps) {
+        if (st.layer >= 0)
+            (lg.layers[size_t(st.layer)].generator == "transpose" ? transposes : others)++;
+    }
+    EXPECT_EQ(transposes, 1);
+    EXPECT_EQ(others, 0);
+    const std::vector<float> x = random_values(size_t(N * H * W * C), 5);
+    sw_graph::Executor ex(g);
+    const sw_graph::ExecResult r = ex.run({{"x", x}});
+    const sw_graph::Tensor &y = r.outputs.at("y");
+    ASSERT_EQ(y.shape, (std::vector<int64_t>{N, H / 2, W / 2, 4 * C}));
+    std::vector<float> want;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t h = 0; h < H / 2; h++)
+            for (int64_t w = 0; w < W / 2; w++)
+                for (int64_t part = 0; part < 4; part++)
+                    for (int64_t c = 0; c < C; c++) {
+                        const int64_t hh = 2 * h + part % 2, ww = 2 * w + part / 2;
+                        want.push_back(x[size_t(((n * H + hh) * W + ww) * C + c)]);
+                    }
+    expect_close(y.f32, want, "patch merging", 0);
+}
+
+// Swin's window attention shapes: the qkv split q, k, v = qkv.permute(2, 0, 3, 1, 4)[i] (a
+// rank-5 Transpose read by three Gathers: split_transpose_before_gathers), the window
+// partition (a rank-6 Transpose that is rank 4 with adjacent dims merged) and the shift
+// mask's rank-5 broadcast add (rank 4 with dims that broadcast alike merged), against naive
+// loops.
+TEST(Executor, SwinRankFiveAndSixTransposesAndBroadcasts) {
+    ModelBuilder b;
+    const std::vector<int64_t> qkv_shape = {2, 5, 3, 2, 4}, win_shape = {2, 2, 3, 2, 3, 4},
+                               att_shape = {2, 3, 2, 4, 4}, mask_shape = {1, 3, 1, 4, 4};
+    b.input("qkv", qkv_shape);
+    b.input("win", win_shape);
+    b.input("att", att_shape);
+    const std::vector<float> mask = b.init_random("mask", mask_shape);
+    auto &t = b.node("Transpose", {"qkv"}, {"qkv_t"});
+    ModelBuilder::attr_ints(t, "perm", {2, 0, 3, 1, 4});
+    for (int i = 0; i < 3; i++) {
+        const std::string idx = "i" + std::to_string(i);
+        auto &c = b.node("Constant", {}, {idx});
+        ModelBuilder::attr_i(c, "value_int", i);
+        b.node("Gather", {"qkv_t", idx}, {"qkv" + std::to_string(i)});
+        b.output("qkv" + std::to_string(i));
+    }
+    auto &w = b.node("Transpose", {"win"}, {"win_t"});
+    ModelBuilder::attr_ints(w, "perm", {0, 1, 3, 2, 4, 5});
+    b.output("win_t");
+    b.node("Add", {"att", "mask"}, {"att_m"});
+    b.output("att_m");
+    sw_graph::Graph g = b.infer();
+    sw_graph::run_passes(g);
+    const std::vector<float> qkv = random_values(2 * 5 * 3 * 2 * 4, 6),
+                             win = random_values(2 * 2 * 3 * 2 * 3 * 4, 7),
+                             att = random_values(2 * 3 * 2 * 4 * 4, 8);
+    sw_graph::Executor ex(g);
+    const sw_graph::ExecResult r = ex.run({{"qkv", qkv}, {"win", win}, {"att", att}});
+    const std::vector<float> qkv_t = permuted(qkv_shape, {2, 0, 3, 1, 4}, qkv);
+    const size_t part = qkv_t.size() / 3;
+    for (int i = 0; i < 3; i++) {
+        const sw_graph::Tensor &q = r.outputs.at("qkv" + std::to_string(i));
+        EXPECT_EQ(q.shape, (std::vector<int64_t>{2, 2, 5, 4}));
+        expect_close(q.f32,
+                     std::vector<float>(qkv_t.begin() + long(i * part),
+                                        qkv_t.begin() + long((i + 1) * part)),
+                     "qkv " + std::to_string(i), 0);
+    }
+    expect_close(r.outputs.at("win_t").f32, permuted(win_shape, {0, 1, 3, 2, 4, 5}, win),
+                 "window partition", 0);
+    std::vector<float> want(att.size());
+    for (size_t e = 0; e < att.size(); e++) {
+        const size_t j = e % 16, c = (e / 16 / 2) % 3; // (n, c, h, i, j) -> mask (c, i, j)
+        want[e] = att[e] + mask[c * 16 + j];
+    }
+    expect_close(r.outputs.at("att_m").f32, want, "mask add", 0);
+}
+
+// nn.LayerNorm as torch.onnx writes it below opset 17 (ReduceMean, Sub, Pow 2, ReduceMean,
+// Add eps, Sqrt, Div, Mul gamma, Add beta), and the same with d * d and without gamma and
+// beta: fuse_layer_norm makes one LayerNormalization of each, and the result is naive loops'
+// layer norm of the last axis (7 features, 2 x 3 rows).
+TEST(Executor, DecomposedLayerNormIsOneLayer) {
+    for (const bool affine : {true, false}) {
+        ModelBuilder b;
+        const int64_t R = 6, C = 7;
+        const float eps = 1e-5f;
+        b.input("x", {2, 3, C});
+        auto &m1 = b.node("ReduceMean", {"x"}, {"mean"});
+        ModelBuilder::attr_ints(m1, "axes", {-1});
+        b.node("Sub", {"x", "mean"}, {"d"});
+        if (affine) {
+            b.init("two", {}, {2.f});
+            b.node("Pow", {"d", "two"}, {"sq"});
+        } else {
+            b.node("Mul", {"d", "d"}, {"sq"});
+        }
+        auto &m2 = b.node("ReduceMean", {"sq"}, {"var"});
+        ModelBuilder::attr_ints(m2, "axes", {2});
+        b.init("eps", {}, {eps});
+        b.node("Add", {"var", "eps"}, {"ve"});
+        b.node("Sqrt", {"ve"}, {"sd"});
+        b.node("Div", {"d", "sd"}, {affine ? "n" : "y"});
+        std::vector<float> gamma(size_t(C), 1.f), beta(size_t(C), 0.f);
+        if (affine) {
+            gamma = b.init_random("gamma", {C}, 0.5f, 1.5f);
+            beta = b.init_random("beta", {C});
+            b.node("Mul", {"gamma", "n"}, {"ng"});
+            b.node("Add", {"ng", "beta"}, {"y"});
+        }
+        b.output("y");
+        sw_graph::Graph g = b.infer();
+        sw_graph::run_passes(g);
+        ASSERT_EQ(g.nodes.size(), 1u);
+        EXPECT_EQ(g.nodes[0].op_type, "LayerNormalization");
+        const std::vector<float> x = random_values(size_t(R * C), 9);
+        sw_graph::Executor ex(g);
+        const std::vector<float> y = ex.run({{"x", x}}).outputs.at("y").f32;
+        std::vector<float> want;
+        for (int64_t r = 0; r < R; r++) {
+            double mean = 0, var = 0;
+            for (int64_t c = 0; c < C; c++)
+                mean += x[size_t(r * C + c)] / double(C);
+            for (int64_t c = 0; c < C; c++)
+                var += std::pow(x[size_t(r * C + c)] - mean, 2) / double(C);
+            for (int64_t c = 0; c < C; c++)
+                want.push_back(
+                    float((x[size_t(r * C + c)] - mean) / std::sqrt(var + eps) * gamma[size_t(c)] +
+                          beta[size_t(c)]));
+        }
+        expect_close(y, want, affine ? "with gamma and beta" : "plain", 1e-5);
+    }
 }
 
 // ------------------------------------------------------------- (c) errors and the CLI
@@ -673,7 +881,7 @@ TEST(ExecutorErrors, UnsupportedOperatorNamesTheNode) {
     b.input("x", {2, 4, 2, 3, 5});
     b.node("Relu", {"x"}, {"r"}, "relu0");
     auto &t = b.node("Transpose", {"r"}, {"y"}, "swap_hw");
-    ModelBuilder::attr_ints(t, "perm", {0, 1, 3, 2, 4});
+    ModelBuilder::attr_ints(t, "perm", {4, 2, 0, 3, 1}); // rank 5 even once reduced
     b.output("y");
     const sw_graph::Graph g = b.infer();
     const std::string m = error_of([&] { sw_graph::Executor ex(g); });

@@ -590,7 +590,7 @@ TEST(Lowering, UnsupportedOperatorNamesTheNode) {
     ModelBuilder b;
     b.input("x", {2, 4, 2, 3, 5});
     auto &t = b.node("Transpose", {"x"}, {"y"}, "my_transpose");
-    ModelBuilder::attr_ints(t, "perm", {0, 1, 3, 2, 4});
+    ModelBuilder::attr_ints(t, "perm", {4, 2, 0, 3, 1}); // rank 5 even once reduced
     b.output("y");
     try {
         lower(b);
@@ -599,7 +599,7 @@ TEST(Lowering, UnsupportedOperatorNamesTheNode) {
         const std::string m = e.what();
         EXPECT_NE(m.find("my_transpose"), std::string::npos) << m;
         EXPECT_NE(m.find("Transpose"), std::string::npos) << m;
-        EXPECT_NE(m.find("rank 5 (at most 4"), std::string::npos) << m;
+        EXPECT_NE(m.find("that is of rank 5 with its dims of 1 dropped"), std::string::npos) << m;
     }
 }
 

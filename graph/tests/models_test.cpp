@@ -20,6 +20,7 @@
 #include "graph/Import.h"
 #include "graph/Stats.h"
 #include "runtime/io/npy.h"
+#include "runtime/net/report.h"
 #include "target_sw/Machine.h"
 
 #include <gtest/gtest.h>
@@ -145,8 +146,19 @@ std::vector<int64_t> output_shape(const ModelCase &c) {
 
 struct RunFigures {
     double modelled_seconds = 0, compile_seconds = 0, gflop = 0;
+    double bound_seconds = 0; ///< sum of the layers' roofline bounds (runtime/net/report.h)
     int distinct_layers = 0, steps = 0;
 };
+
+/** The run's sum of the layers' roofline bounds on the SW26010 (the per-layer table's). */
+double bound_seconds(const sw_graph::ExecResult &r) {
+    double b = 0;
+    for (const sw_graph::StepResult &s : r.steps) {
+        if (s.layer >= 0)
+            b += sw_net::layer_roofline(s.record, sw::sw26010()).bound_seconds;
+    }
+    return b;
+}
 
 /** The autoscheduler (the hand schedule where it refuses a layer), layers cached in
  * `cache_dir`. */
@@ -206,6 +218,7 @@ void check_model(const ModelCase &c, const std::string &dir, const sw_graph::Exe
     fig->compile_seconds = std::chrono::duration<double>(t1 - t0).count();
     fig->gflop = 2.0 * double(sw_graph::graph_stats(g).macs) * 1e-9;
     fig->distinct_layers = r.distinct_layers;
+    fig->bound_seconds = bound_seconds(r);
     fig->steps = int(r.steps.size());
     if (print_steps) {
         for (const sw_graph::StepResult &s : r.steps) {
@@ -310,6 +323,68 @@ TEST(TorchvisionModel, MobileNetV3SmallWithHardSwishNodesMatchesPyTorch) {
     EXPECT_EQ(alone, 1);
 }
 
+// ConvNeXt's modules exported at opset 13, where each nn.LayerNorm is ReduceMean, Sub, Pow,
+// ReduceMean, Add, Sqrt, Div, Mul, Add: fuse_layer_norm makes one LayerNormalization of each of
+// the 6 (stem, 3 blocks, downsampling, classifier), and still PyTorch's result.
+TEST(TorchvisionModel, ConvNextWithDecomposedLayerNormsMatchesPyTorch) {
+    const ModelCase c{"convnext_reduced", 32, 1, 13};
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s32b1o13";
+    RunFigures fig;
+    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return;
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/convnext_reduced.onnx");
+    int layer_norms = 0, reduce_means = 0;
+    for (const sw_graph::Node &n : g.nodes) {
+        layer_norms += n.op_type == "LayerNormalization";
+        reduce_means += n.op_type == "ReduceMean";
+    }
+    EXPECT_EQ(layer_norms, 6);
+    EXPECT_EQ(reduce_means, 0);
+}
+
+// ViT's nn.MultiheadAttention (Q scaled before Q.K^T, the (S, B*H, D) layout) is one fused
+// attention step per encoder layer (Lowering: match_attention_rank3), and still PyTorch's
+// result (the parameterised case runs the same model; this one checks the steps).
+TEST(TorchvisionModel, VitSelfAttentionIsFused) {
+    const ModelCase c{"vit_reduced", 48, 2, 17};
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s48b2";
+    RunFigures fig;
+    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return;
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/vit_reduced.onnx");
+    int attention = 0, softmax = 0;
+    for (const sw_graph::Step &s : sw_graph::lower_graph(g).steps) {
+        attention += s.op_type == "Attention";
+        softmax += s.op_type == "Softmax";
+    }
+    EXPECT_EQ(attention, 2);
+    EXPECT_EQ(softmax, 0);
+}
+
+// Swin's window attention (q scaled before Q.K^T, K transposed twice: fuse_consecutive_transposes,
+// the relative position bias an additive mask; in a shifted block the shift mask, added through
+// a rank-5 view, folded into it) is one attention step in each of swin_reduced's 4 blocks (the
+// first stage's second block shifted; batch 2, so the folded mask covers both images' windows).
+// Still PyTorch's result.
+TEST(TorchvisionModel, SwinWindowAttentionIsFused) {
+    const ModelCase c{"swin_reduced", 32, 2, 17};
+    const std::string dir = std::string(SW_MODELS_DIR) + "/s32b2";
+    RunFigures fig;
+    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return;
+    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/swin_reduced.onnx");
+    int attention = 0, softmax = 0;
+    for (const sw_graph::Step &s : sw_graph::lower_graph(g).steps) {
+        attention += s.op_type == "Attention";
+        softmax += s.op_type == "Softmax";
+    }
+    EXPECT_EQ(attention, 4);
+    EXPECT_EQ(softmax, 0);
+}
+
 std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
     return std::string(i.param.name) + "_" + std::to_string(i.param.size) + "_b" +
            std::to_string(i.param.batch);
@@ -329,6 +404,15 @@ INSTANTIATE_TEST_SUITE_P(
                       // ViT-B/16's modules, 2 layers: 3x3 patches and the class token (10
                       // tokens), batch 2; opset 17 (LayerNormalization nodes).
                       ModelCase{"vit_reduced", 48, 2, 17},
+                      // ConvNeXt-T's modules, two stages of 16 and 32 channels, batch 2, opset
+                      // 17: the 7x7 depthwise convs, LayerNorm over channels between two
+                      // Transposes, the MLP on NHWC with GELU, the layer scale.
+                      ModelCase{"convnext_reduced", 32, 2, 17},
+                      // Swin-T's modules, embedding 32, two stages of 2 blocks, 4x4 windows,
+                      // batch 2, opset 17: shifted windows (torch.roll as Slice + Concat), the
+                      // shift mask and relative position bias folded from shape arithmetic,
+                      // patch merging; the second stage's 4x4 map is one window, not shifted.
+                      ModelCase{"swin_reduced", 32, 2, 17},
                       // FCN-ResNet50 (issue 24): the dilated backbone's 4x4 map (dilations 2
                       // and 4) upsampled x8 by a bilinear Resize to 21 x 32 x 32.
                       ModelCase{"fcn_resnet50", 32, 1}),
@@ -386,6 +470,7 @@ void check_transformer(const TransformerCase &c, const std::string &dir, const s
     fig->compile_seconds = std::chrono::duration<double>(t1 - t0).count();
     fig->gflop = 2.0 * double(sw_graph::graph_stats(g).macs) * 1e-9;
     fig->distinct_layers = r.distinct_layers;
+    fig->bound_seconds = bound_seconds(r);
     fig->steps = int(r.steps.size());
     std::map<std::string, double> by_kind;
     for (const sw_graph::StepResult &s : r.steps)
@@ -433,9 +518,10 @@ TEST_P(TransformerFullSize, Figures) {
                       cache, &fig);
     std::filesystem::remove_all(cache);
     const double peak = sw::sw26010().cg_peak_gflops();
-    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.2f | %d | %.1f s |\n", model.c_str(),
+    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.3f | %.2f | %d | %.1f s |\n", model.c_str(),
                 fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
-                fig.gflop, fig.distinct_layers, fig.compile_seconds);
+                fig.bound_seconds / fig.modelled_seconds, fig.gflop, fig.distinct_layers,
+                fig.compile_seconds);
 }
 
 INSTANTIATE_TEST_SUITE_P(DISABLED_Models, TransformerFullSize, ::testing::Values("bert", "gpt2"),
@@ -449,7 +535,9 @@ class FullSize : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(FullSize, Figures) {
     const std::string name = GetParam();
-    const ModelCase c{GetParam(), 224, 1, name.rfind("vit", 0) == 0 ? 17 : 13};
+    const bool layer_norms =
+        name.rfind("vit", 0) == 0 || name.rfind("convnext", 0) == 0 || name.rfind("swin", 0) == 0;
+    const ModelCase c{GetParam(), 224, 1, layer_norms ? 17 : 13};
     const std::string dir = std::string(SW_MODELS_DIR) + "/s224b1",
                       cache = dir + "/layer_cache_" + c.name;
     std::filesystem::remove_all(cache); // cold: every layer generated and compiled
@@ -469,16 +557,18 @@ TEST_P(FullSize, Figures) {
         EXPECT_TRUE(b.from_cache);
     std::filesystem::remove_all(cache);
     const double peak = sw::sw26010().cg_peak_gflops();
-    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.2f | %d | %.1f s | %.1f s |\n", c.name,
-                fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
-                fig.gflop, fig.distinct_layers, fig.compile_seconds, cached_seconds);
+    std::printf("[figures] | %s | %.2f ms | %.1f%% | %.3f | %.2f | %d | %.1f s | %.1f s |\n",
+                c.name, fig.modelled_seconds * 1e3, 100.0 * fig.gflop / fig.modelled_seconds / peak,
+                fig.bound_seconds / fig.modelled_seconds, fig.gflop, fig.distinct_layers,
+                fig.compile_seconds, cached_seconds);
 }
 
 INSTANTIATE_TEST_SUITE_P(DISABLED_Models, FullSize,
                          ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
                                            "googlenet", "densenet121", "shufflenet_v2_x1_0",
                                            "vgg16_bn", "mobilenet_v3_small", "mobilenet_v3_large",
-                                           "vit_b_16", "fcn_resnet50"),
+                                           "vit_b_16", "convnext_tiny", "swin_t",
+                                           "fcn_resnet50"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string(i.param);
                          });

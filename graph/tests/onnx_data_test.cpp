@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -173,7 +174,78 @@ const char *const kListed[] = {
 
 class GraphOnnxData : public ::testing::TestWithParam<const char *> {};
 
+/** Node tests of operators the importer folds on constants (shape arithmetic, masks): every
+ * input frozen to test_data_set_0's values, the output must come out folded and equal the
+ * expected one (relative 1e-6: float Pow folds in double). */
+const char *const kFolded[] = {
+    "test_mod_mixed_sign_int64",
+    "test_mod_mixed_sign_int32",
+    "test_mod_int64_fmod",
+    "test_mod_broadcast",
+    "test_mod_mixed_sign_float32",
+    "test_not_2d",
+    "test_not_3d",
+    "test_not_4d",
+    "test_scatternd",
+    "test_pow",
+    "test_pow_bcast_array",
+    "test_pow_types_float32_int64",
+    "test_pow_types_int64_int64",
+    "test_equal",
+    "test_where_example",
+    "test_range_float_type_positive_delta",
+    "test_range_int32_type_negative_delta",
+};
+
+class GraphOnnxFold : public ::testing::TestWithParam<const char *> {};
+
 } // namespace
+
+TEST_P(GraphOnnxFold, FoldedValuesMatch) {
+    const std::string dir = std::string(SW_ONNX_TEST_DATA) + "/node/" + GetParam();
+    if (!exists(dir + "/model.onnx"))
+        GTEST_SKIP() << "no " << dir << " (install libonnx-testdata)";
+    // The inputs become initializers (of any type the reader takes as a constant: bool and
+    // int32 inputs are refused, constants of those types are read as int64).
+    onnx::ModelProto m;
+    {
+        std::ifstream f(dir + "/model.onnx", std::ios::binary);
+        ASSERT_TRUE(f && m.ParseFromIstream(&f));
+    }
+    onnx::GraphProto *gp = m.mutable_graph();
+    for (int k = 0; k < gp->input_size(); k++) {
+        std::ifstream f(dir + "/test_data_set_0/input_" + std::to_string(k) + ".pb",
+                        std::ios::binary);
+        onnx::TensorProto *t = gp->add_initializer();
+        ASSERT_TRUE(f && t->ParseFromIstream(&f));
+        t->set_name(gp->input(k).name());
+    }
+    gp->clear_input();
+    for (int k = 0; k < gp->output_size(); k++) {
+        // bool and int32 outputs: declared float (the reader's check), compared as inferred.
+        auto *tt = gp->mutable_output(k)->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    }
+    Graph g = read_onnx_bytes(m.SerializeAsString(), "model.onnx");
+    infer_shapes(g);
+    ASSERT_EQ(g.outputs.size(), 1u);
+    const Tensor &got = g.tensor(g.outputs[0]);
+    ASSERT_TRUE(got.is_constant) << "not folded";
+    const Tensor want = read_onnx_tensor_file(dir + "/test_data_set_0/output_0.pb");
+    ASSERT_EQ(got.shape, want.shape);
+    ASSERT_EQ(got.dtype, want.dtype);
+    if (want.dtype == DType::Float32) {
+        ASSERT_EQ(got.f32.size(), want.f32.size());
+        for (size_t e = 0; e < want.f32.size(); e++)
+            EXPECT_NEAR(got.f32[e], want.f32[e], 1e-6 * std::max(1.f, std::fabs(want.f32[e])))
+                << "element " << e;
+    } else {
+        EXPECT_EQ(got.i64, want.i64);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(GraphNode, GraphOnnxFold, ::testing::ValuesIn(kFolded),
+                         [](const auto &info) { return std::string(info.param).substr(5); });
 
 TEST_P(GraphOnnxData, Listed) {
     const std::string dir = std::string(SW_ONNX_TEST_DATA) + "/node/" + GetParam();

@@ -196,3 +196,43 @@ TEST(GraphReader, FileRoundTrip) {
     EXPECT_EQ(g.nodes.size(), 1u);
     std::remove(path.c_str());
 }
+
+// Names from the file reach messages and tables escaped: bytes that are not UTF-8, control
+// characters (an ANSI escape) and a backslash are written as \xHH and \\; valid UTF-8 stays.
+// Every occurrence of a name maps the same way (references still match), and an error names
+// the node in its escaped form, with no raw byte.
+TEST(GraphReader, NamesAreEscaped) {
+    EXPECT_EQ(escape_name("conv1/Relu_0"), "conv1/Relu_0");
+    EXPECT_EQ(escape_name("\xc3\x9f\xe5\xb1\xa4"), "\xc3\x9f\xe5\xb1\xa4"); // U+00DF, U+5C64
+    EXPECT_EQ(escape_name("a\\b"), "a\\\\b");
+    EXPECT_EQ(escape_name("\xff\x1b[31m"), "\\xff\\x1b[31m");
+    EXPECT_EQ(escape_name("\xc0\xaf"), "\\xc0\\xaf");          // an overlong '/'
+    EXPECT_EQ(escape_name("\xed\xa0\x80"), "\\xed\\xa0\\x80"); // a surrogate
+    EXPECT_EQ(escape_name("\xe5\xb1"), "\\xe5\\xb1");          // truncated
+    EXPECT_NE(escape_name("\xff"), escape_name("\\xff"));      // distinct names stay distinct
+
+    ModelBuilder m;
+    m.input("x\xfe", {1, 2, 4, 4});
+    m.node("Relu", {"x\xfe"}, {"r\x07"}, "relu\xff\x1b[2J");
+    m.node("Frobnicate", {"r\x07"}, {"y"}, "bad\x9b");
+    m.output("y");
+    const std::string bytes = m.bytes();
+    EXPECT_EQ(read_error(bytes), "(no error)"); // reading does not check operators
+    Graph g = read_onnx_bytes(bytes, "m.onnx");
+    EXPECT_EQ(g.inputs, (std::vector<std::string>{"x\\xfe"}));
+    ASSERT_EQ(g.nodes.size(), 2u);
+    EXPECT_EQ(g.nodes[0].name, "relu\\xff\\x1b[2J");
+    EXPECT_EQ(g.nodes[0].inputs[0], "x\\xfe");
+    EXPECT_EQ(g.nodes[0].outputs[0], g.nodes[1].inputs[0]);
+    std::string msg;
+    try {
+        infer_shapes(g);
+    } catch (const Error &err) {
+        msg = err.what();
+    }
+    EXPECT_NE(msg.find("node 'bad\\x9b' (Frobnicate)"), std::string::npos) << msg;
+    for (char ch : msg) {
+        const unsigned char u = static_cast<unsigned char>(ch);
+        EXPECT_TRUE(u >= 0x20 && u < 0x7f) << "raw byte " << int(u) << " in: " << msg;
+    }
+}

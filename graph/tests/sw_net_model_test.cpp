@@ -519,6 +519,45 @@ TEST_F(SwNetModel, NamedAndInt64Inputs) {
     EXPECT_NE(r.out.find("each is name=file.npy"), std::string::npos) << r.out;
 }
 
+// A model of two outputs of different ranks (x (2, 3, 5) -> Relu -> r, then
+// ReduceMax over the last axis -> m (2, 3)): --dump-output PATH writes the first, NAME=PATH
+// any output, both against naive loops; an output given twice and a missing path are errors.
+TEST_F(SwNetModel, EveryOutputCanBeDumped) {
+    ModelBuilder b;
+    b.input("x", {2, 3, 5});
+    b.node("Relu", {"x"}, {"r"}, "relu0");
+    auto &m = b.node("ReduceMax", {"r"}, {"m"}, "max0");
+    ModelBuilder::attr_ints(m, "axes", {-1});
+    ModelBuilder::attr_i(m, "keepdims", 0);
+    b.output("r");
+    b.output("m");
+    const std::string model = write(b, "two_out.onnx");
+    const std::vector<float> x = random_input(30, 5);
+    sw_io::save_npy(path("x.npy"), {2, 3, 5}, x);
+    CliRun r = sw_net("--model " + model + " --input " + path("x.npy") + " --dump-output " +
+                      path("r.npy") + " --dump-output m=" + path("m.npy") + opts());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("output 'r' written to"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("output 'm' written to"), std::string::npos) << r.out;
+    const sw_io::NpyArray rv = sw_io::load_npy(path("r.npy")), mv = sw_io::load_npy(path("m.npy"));
+    ASSERT_EQ(rv.shape, (std::vector<int64_t>{2, 3, 5}));
+    ASSERT_EQ(mv.shape, (std::vector<int64_t>{2, 3}));
+    for (size_t row = 0; row < 6; row++) {
+        float most = 0;
+        for (size_t k = 0; k < 5; k++) {
+            EXPECT_EQ(rv.data[row * 5 + k], std::max(0.f, x[row * 5 + k]));
+            most = std::max(most, std::max(0.f, x[row * 5 + k]));
+        }
+        EXPECT_EQ(mv.data[row], most) << row;
+    }
+    r = sw_net("--model " + model + " --input " + path("x.npy") +
+               " --dump-output m=" + path("a.npy") + " --dump-output m=" + path("b.npy") + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("--dump-output: output 'm' is given twice"), std::string::npos) << r.out;
+    r = sw_net("--model " + model + " --input " + path("x.npy") + " --dump-output m=" + opts());
+    EXPECT_EQ(r.status, 1) << r.out;
+}
+
 // Exported with two inputs, one int64 (read through a view, an Unsqueeze), and int64
 // constant indices (a Gather's): sw_model_run_inputs, main.c taking one .npy per input in
 // the model's order ('<i8', or '<i4' widened, for the int64 one), built with gcc against the
