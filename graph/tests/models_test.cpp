@@ -10,10 +10,11 @@
  * logits within 1e-3 of the logits' largest magnitude. Skipped (with the script's message)
  * only when torch cannot be imported. Prints a per-layer table and the modelled time.
  *
- * The DISABLED_FullSize suite runs every model at 224x224 (Inception-v3 at 299x299), batch 1, and
- * prints the figures of docs/user-guide.md "Models from PyTorch" and docs/results.md (modelled time
- * per image, share of peak, distinct layers, compile time cold, into an empty layer cache, and
- * cached): sw_graph_models_test --gtest_also_run_disabled_tests --gtest_filter='*FullSize*'
+ * The DISABLED_FullSize suite runs every model at 224x224 (Inception-v3 at 299x299), batch 1,
+ * and prints the figures of docs/user-guide.md "Models from PyTorch" and docs/results.md
+ * (modelled time per image, share of peak, distinct layers, compile time cold, into an empty
+ * layer cache, and cached):
+ *   sw_graph_models_test --gtest_also_run_disabled_tests --gtest_filter='*FullSize*'
  */
 #include "graph/Executor.h"
 #include "graph/Import.h"
