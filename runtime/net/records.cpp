@@ -61,7 +61,7 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
         return bh * (4.0 * m * n * d + 5.0 * m * n) / 1e9;
     }
     // Pure data movement: no arithmetic on the values.
-    if (kind == "transpose" || kind == "gather")
+    if (kind == "transpose" || kind == "gather" || kind == "pad")
         return 0;
     return out / 1e9;
 }
