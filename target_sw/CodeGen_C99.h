@@ -53,6 +53,9 @@ protected:
     void open_scope() { scopes.emplace_back(); }
     void close_scope() { scopes.pop_back(); }
     void declare(const std::string &c_name) { scopes.back().insert(c_name); }
+    /** Whether \p c_name is declared in the innermost C block (declaring it again there would
+     * be a redefinition). */
+    bool declared_here(const std::string &c_name) const { return scopes.back().count(c_name) != 0; }
     bool visible(const std::string &c_name) const;
     std::string helper(const std::string &op, const Halide::Type &t);
     /** Adds a helper definition (usually one line) under \p name, once. */

@@ -341,6 +341,16 @@ private:
         const std::string type = c_type(op->type);
         declare_buffer(op->name, op->type);
         uses_ldm_malloc = true;
+        // The same buffer allocated again in the same C block (a double-buffered stage's last
+        // iteration peeled after its loop, at the block level of the loop's own allocation):
+        // this one gets a block of its own.
+        const bool again = declared_here(name);
+        if (again) {
+            do_indent();
+            out << "{\n";
+            indent++;
+            open_scope();
+        }
         do_indent();
         out << type << " *" << name << " = (" << type << " *)ldm_malloc(" << ldm_bytes(op->name)
             << ");\n";
@@ -349,6 +359,12 @@ private:
         if (!freed.count(op->name))
             emit_free(op->name);
         freed.erase(op->name);
+        if (again) {
+            close_scope();
+            indent--;
+            do_indent();
+            out << "}\n";
+        }
     }
     void print_free(const Free *op) override {
         emit_free(op->name);

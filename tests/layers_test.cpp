@@ -961,6 +961,12 @@ std::vector<LayerRun> runs() {
     // A row larger than the LDM (the hand and baseline schedules refuse it): chunked by the
     // autoscheduler.
     r.push_back({layer_norm_case("layer_norm_wide_row", 3, 4000), "auto"});
+    // Inception-v3's first max pool at 299x299: the plan double-buffers the input over 5 tiles
+    // per CPE and peels the last one after the loop, which allocates the staging buffer again
+    // in the loop's C block (a redefinition until CodeGen_CPE gave it a block of its own).
+    r.push_back({pool_case("maxpool_inception_double_buffer_peeled",
+                           {1, 64, 147, 147, 3, 3, 2, 2, 0, 0, 0, 0, false, true, false}),
+                 "auto"});
 #endif
     for (const LayerCase &c : transformer_op_cases()) {
         for (const char *s : {"sunway", "baseline"})
