@@ -67,8 +67,8 @@ public:
             // Halide dim j is ONNX dim 3 - j.
             const int k = 3 - j, n = d[size_t(k)], b = p[size_t(k)], e = p[size_t(4 + k)];
             const std::string dim = "dim " + std::to_string(k);
-            sw::check_param(n >= 1, "pad: shape " + std::string(shape_param) +
-                                        ": every dim must be >= 1");
+            sw::check_param(n >= 1,
+                            "pad: shape " + std::string(shape_param) + ": every dim must be >= 1");
             sw::check_param(int64_t(n) + b + e >= 1,
                             "pad: pads " + std::string(pads_param) + " crop all of " + dim);
             sw::check_param(-b < n && -e < n, "pad: pads " + std::string(pads_param) +
@@ -108,8 +108,7 @@ public:
         result(v) = inside.defined() ? select(inside, input(args), value) : input(args);
         output(v) = result(v);
         sw::set_dense_shape(input, {shape_.in[0], shape_.in[1], shape_.in[2], shape_.in[3]});
-        sw::set_dense_shape(output,
-                            {shape_.out[0], shape_.out[1], shape_.out[2], shape_.out[3]});
+        sw::set_dense_shape(output, {shape_.out[0], shape_.out[1], shape_.out[2], shape_.out[3]});
     }
 
     void schedule() {

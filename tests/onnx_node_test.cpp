@@ -4,7 +4,9 @@
  * LRN, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Sub, Div, Sum (of two
  * inputs), GlobalAveragePool, GlobalMaxPool, ReduceMean (trailing axes), Concat,
  * BatchNormalization, MatMul (by a constant B, as dense; batches of matrices as batch_matmul),
- * Erf, Tanh, LayerNormalization, Transpose — run on the emulated SW26010 core group.
+ * Erf, Tanh, LayerNormalization, Transpose, Pad — run on the emulated SW26010 core group. Pad's
+ * single-node models of data/pytorch-converted and data/pytorch-operator too; Pad's int32 test
+ * data (test_edge_pad, test_reflect_pad) run as float32 (kMoveOnlyOps, as_float).
  *
  * Every test folder holds model.onnx (one node) and test_data_set_N/{input,output}_K.pb
  * (TensorProto). For each folder whose single node has one of those op types (the
