@@ -71,6 +71,9 @@ protected:
         (void)loop_var;
     }
     virtual void print_allocate(const Halide::Internal::Allocate *op) = 0;
+    /** Whether the printed \p body refers to the variable \p name (a let it does not is left
+     * out). The base: any use in the IR. */
+    virtual bool prints_var(const Halide::Internal::Stmt &body, const std::string &name) const;
     virtual void print_free(const Halide::Internal::Free *op) = 0;
     virtual void print_assert(const Halide::Internal::AssertStmt *op) = 0;
     /** Prints an Evaluate of a call the subclass owns; returns false if it is not one. */

@@ -325,6 +325,32 @@ private:
         unsupported("allocation " + name + " unknown to the LDM plan");
     }
 
+    /** Uses of \p name outside the extents of allocations: an LDM buffer's size comes from the
+     * LDM plan, its extents are never printed (a let of a staged box's outermost extent, e.g. a
+     * pad tile's rows at the border, is used by nothing else). */
+    class UsesOutsideExtents : public IRVisitor {
+    public:
+        explicit UsesOutsideExtents(const std::string &name) : name(name) {}
+        const std::string &name;
+        bool found = false;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const Variable *op) override { found = found || op->name == name; }
+        void visit(const Allocate *op) override {
+            if (op->condition.defined())
+                op->condition.accept(this);
+            if (op->new_expr.defined())
+                op->new_expr.accept(this);
+            op->body.accept(this);
+        }
+    };
+    bool prints_var(const Stmt &body, const std::string &name) const override {
+        UsesOutsideExtents u(name);
+        body.accept(&u);
+        return u.found;
+    }
+
     void print_allocate(const Allocate *op) override {
         if (op->new_expr.defined())
             unsupported("custom allocators inside a CPE kernel");
