@@ -860,6 +860,52 @@ struct Lowerer {
         s.output = {y.name, {out4[3], out4[2], out4[1], out4[0]}};
     }
 
+    /** Pad of rank <= 4 (the shape padded with leading 1s to rank 4): pad, mode constant (any
+     * constant value), reflect or edge; negative pads crop. */
+    void pad(const Node &n) {
+        const Tensor &x = float_in(n, 0), &y = out_tensor(n);
+        const std::string mode = n.attr_string("mode", "constant");
+        if (mode != "constant" && mode != "reflect" && mode != "edge")
+            throw NodeError("mode '" + mode + "' is not supported (constant, reflect or edge)");
+        std::vector<int64_t> pads;
+        if (!pad_amounts(g, n, pads))
+            throw NodeError("pads must be constants");
+        float value = 0.f;
+        if (g.opset < 11) {
+            value = n.attr_float("value", 0.f);
+        } else if (n.inputs.size() > 2 && !n.input(2).empty()) {
+            const Tensor &v = in(n, 2);
+            if (!v.is_constant || v.dtype != DType::Float32 || v.f32.size() != 1)
+                throw NodeError("constant_value '" + v.name +
+                                "' must be a float32 constant scalar");
+            value = v.f32[0];
+        }
+        const int64_t rank = (int64_t)x.shape.size();
+        if (rank > 4)
+            throw NodeError("a Pad of rank " + str(rank) + " (at most 4 is supported)");
+        const int64_t lead = 4 - rank;
+        std::vector<int> shape4(4, 1), out4(4, 1);
+        std::string sh, pa;
+        for (int64_t d = 0; d < 4; d++) {
+            int64_t b = 0, e = 0;
+            if (d >= lead) {
+                shape4[size_t(d)] = to_int(x.shape[size_t(d - lead)], "dim");
+                b = pads[size_t(d - lead)];
+                e = pads[size_t(rank + d - lead)];
+            }
+            out4[size_t(d)] = to_int(shape4[size_t(d)] + b + e, "dim");
+            sh += (d ? "," : "") + str(shape4[size_t(d)]);
+            pa += (d ? "," : "") + str(b);
+        }
+        for (int64_t d = 0; d < 4; d++)
+            pa += "," + str(d >= lead ? pads[size_t(rank + d - lead)] : 0);
+        Step &s =
+            step(n, "pad",
+                 {{"shape", sh}, {"pads", pa}, {"mode", mode}, {"value", format_float(value)}});
+        s.inputs = {{x.name, {shape4[3], shape4[2], shape4[1], shape4[0]}}};
+        s.output = {y.name, {out4[3], out4[2], out4[1], out4[0]}};
+    }
+
     /** Gather along axis 0 with computed (or unfolded constant) int64 indices: an embedding
      * lookup, gather (the table's first dim as the vocabulary, the others as a row). */
     void gather(const Node &n) {
@@ -1536,7 +1582,7 @@ struct Lowerer {
         if (op == "Split")
             return split(n);
         if (op == "Pad")
-            throw NodeError("Pad with pads other than 0 has no layer (zero pads are removed)");
+            return pad(n);
         if (op == "BatchNormalization") {
             throw NodeError("no layer: a BatchNormalization that fold_batch_norm could not rewrite "
                             "(parameters that are not constants?)");

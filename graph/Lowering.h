@@ -42,6 +42,9 @@
  *   ChannelShuffle (fuse_channel_shuffle) -> channel_shuffle; Slice (step 1 along one axis)
  *   and Split -> channel_slice per output (the dims before the axis as the batch, those
  *   after it as the width), a view when an output is the whole input
+ *   Pad (rank <= 4; mode constant with any constant value, reflect or edge; negative pads crop)
+ *   -> pad (a zero Pad that alone feeds an AveragePool or Conv is folded into it first:
+ *   fold_pad_into_window)
  *
  * Distinct (generator, params) pairs are listed once (LoweredGraph::layers). A node with no
  * layer, or an attribute or shape its layer cannot express, throws Error naming the node,

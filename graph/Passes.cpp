@@ -1,6 +1,8 @@
 #include "graph/Passes.h"
 #include "graph/ShapeInference.h"
 
+#include "graph/ShapeInference.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -56,6 +58,20 @@ Node node_like(const Node &from, const std::string &suffix, const std::string &o
     return n;
 }
 
+/** A Pad node in mode constant whose value is 0 (the attribute below opset 11, else the constant
+ * input constant_value, 0 when absent). */
+bool pads_with_zero(const Graph &g, const Node &n) {
+    if (n.attr_string("mode", "constant") != "constant")
+        return false;
+    if (g.opset < 11)
+        return n.attr_float("value", 0.f) == 0.f;
+    if (n.inputs.size() < 3 || n.input(2).empty())
+        return true;
+    const Tensor *v = g.find(n.input(2));
+    return v && v->is_constant && v->dtype == DType::Float32 && v->f32.size() == 1 &&
+           v->f32[0] == 0.f;
+}
+
 bool is_identity(const Graph &g, const Node &n) {
     if (!n.domain.empty())
         return false;
@@ -64,15 +80,8 @@ bool is_identity(const Graph &g, const Node &n) {
     if (n.op_type == "Pad") {
         // All pads 0 (what torch.onnx emits before an AveragePool with count_include_pad).
         std::vector<int64_t> pads;
-        if (g.opset < 11) {
-            pads = n.attr_ints("pads", n.attr_ints("paddings", {}));
-        } else {
-            const Tensor *p = g.find(n.input(1));
-            if (!p || !p->is_constant || p->dtype != DType::Int64)
-                return false;
-            pads = p->i64;
-        }
-        return std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+        return pad_amounts(g, n, pads) &&
+               std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
     }
     if (n.op_type == "Cast") {
         const Tensor *in = g.find(n.input(0)), *out = g.find(n.output(0));
@@ -129,6 +138,57 @@ int remove_identities(Graph &g) {
         i = 0; // renames may have changed what is fixed; rescan (graphs are small)
     }
     return removed;
+}
+
+int fold_pad_into_window(Graph &g) {
+    int changed = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        const Node &pad = g.nodes[i];
+        if (!pad.domain.empty() || pad.op_type != "Pad" || !pads_with_zero(g, pad))
+            continue;
+        std::vector<int64_t> pads;
+        if (!pad_amounts(g, pad, pads))
+            continue;
+        const size_t rank = pads.size() / 2;
+        if (rank < 3 || pads[0] || pads[1] || pads[rank] || pads[rank + 1] ||
+            std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v < 0; }))
+            continue;
+        const std::string y = pad.output(0);
+        if (g.is_graph_output(y))
+            continue;
+        const std::vector<int> readers = g.consumers(y);
+        if (readers.size() != 1)
+            continue;
+        Node &w = g.nodes[size_t(readers[0])];
+        const bool avg = w.domain.empty() && w.op_type == "AveragePool";
+        if (!(avg || (w.domain.empty() && w.op_type == "Conv")) || w.input(0) != y)
+            continue;
+        if (std::count(w.inputs.begin(), w.inputs.end(), y) != 1)
+            continue;
+        // ShapeInference wrote the window's pads explicitly (auto_pad resolved).
+        const size_t sp = rank - 2;
+        std::vector<int64_t> own = w.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+        if (own.size() != 2 * sp || w.has_attr("auto_pad"))
+            continue;
+        if (avg) {
+            const bool own_zero =
+                std::all_of(own.begin(), own.end(), [](int64_t v) { return v == 0; });
+            if (w.attr_int("ceil_mode", 0) != 0 ||
+                (!own_zero && w.attr_int("count_include_pad", 0) == 0))
+                continue;
+            w.attributes["count_include_pad"] = Attribute::make_int(1);
+        }
+        for (size_t d = 0; d < sp; d++) {
+            own[d] += pads[2 + d];
+            own[sp + d] += pads[rank + 2 + d];
+        }
+        w.attributes["pads"] = Attribute::make_ints(own);
+        w.inputs[0] = pad.input(0); // the Pad is now dead
+        changed++;
+    }
+    if (changed)
+        eliminate_dead_nodes(g);
+    return changed;
 }
 
 int fold_batch_norm(Graph &g) {
@@ -987,6 +1047,7 @@ int fuse_consecutive_transposes(Graph &g) {
 std::vector<std::string> run_passes(Graph &g) {
     std::vector<std::string> log;
     log.push_back("remove_identities: " + std::to_string(remove_identities(g)) + " nodes");
+    log.push_back("fold_pad_into_window: " + std::to_string(fold_pad_into_window(g)) + " nodes");
     log.push_back("fold_batch_norm: " + std::to_string(fold_batch_norm(g)) + " nodes");
     log.push_back("fuse_channel_shuffle: " + std::to_string(fuse_channel_shuffle(g)) + " nodes");
     log.push_back("fuse_concat_into_shuffle: " + std::to_string(fuse_concat_into_shuffle(g)) +

@@ -20,6 +20,14 @@ namespace sw_graph {
  * and whose output is a graph output. */
 int remove_identities(Graph &g);
 
+/** Pad (mode constant, value 0, constant pads >= 0 on the spatial axes only) whose output only
+ * an AveragePool or a Conv reads (as its input x, and is no graph output) -> that node reading
+ * the Pad's input, the Pad's pads added to its own. An AveragePool takes count_include_pad = 1
+ * (the padded zeros were counted as values); one with pads of its own and count_include_pad = 0,
+ * or with ceil_mode, is left alone. torch.onnx exports F.avg_pool2d(x, 3, 1, padding=1)
+ * (count_include_pad) as Pad + AveragePool this way (Inception-v3). */
+int fold_pad_into_window(Graph &g);
+
 /** BatchNormalization(Conv(x, W, b), gamma, beta, mean, var) -> Conv(x, W', b') with
  * s = gamma / sqrt(var + epsilon), W'[m] = W[m] * s[m], b' = (b - mean) * s + beta, when the
  * conv's output is read only by that BN (and is no graph output) and W, b and the BN
@@ -94,10 +102,9 @@ int split_transpose_before_gathers(Graph &g);
  * the last axis), Reshape. Returns the number of Concats replaced. */
 int fuse_space_to_depth(Graph &g);
 
-/** The passes in order: remove_identities, fold_batch_norm, fuse_channel_shuffle,
- * fuse_concat_into_shuffle, fuse_hard_swish, fuse_gelu, eliminate_dead_nodes. Returns one line per
- * pass
- * ("fold_batch_norm: 3 nodes") for logs. */
+/** The passes in order: remove_identities, fold_pad_into_window, fold_batch_norm,
+ * fuse_channel_shuffle, fuse_concat_into_shuffle, fuse_hard_swish, fuse_gelu,
+ * eliminate_dead_nodes. Returns one line per pass ("fold_batch_norm: 3 nodes") for logs. */
 std::vector<std::string> run_passes(Graph &g);
 
 } // namespace sw_graph

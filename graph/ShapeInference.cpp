@@ -1714,6 +1714,43 @@ ResizeTarget resize_target(const Graph &g, const Node &node) {
     return resize_target_of(c);
 }
 
+bool pad_amounts(const Graph &g, const Node &n, std::vector<int64_t> &pads) {
+    const Tensor *x = g.find(n.input(0));
+    if (!x || !x->has_shape)
+        return false;
+    const size_t rank = x->shape.size();
+    std::vector<int64_t> given, axes;
+    if (g.opset < 11) {
+        given = n.attr_ints("pads", n.attr_ints("paddings", {}));
+    } else {
+        const Tensor *p = g.find(n.input(1));
+        if (!p || !p->is_constant || p->dtype != DType::Int64)
+            return false;
+        given = p->i64;
+        if (n.inputs.size() > 3 && !n.input(3).empty()) {
+            const Tensor *a = g.find(n.input(3));
+            if (!a || !a->is_constant || a->dtype != DType::Int64)
+                return false;
+            axes = a->i64;
+        }
+    }
+    if (axes.empty()) {
+        for (size_t i = 0; i < rank; i++)
+            axes.push_back(int64_t(i));
+    }
+    if (given.size() != 2 * axes.size())
+        return false;
+    pads.assign(2 * rank, 0);
+    for (size_t k = 0; k < axes.size(); k++) {
+        const int64_t a = axes[k] < 0 ? axes[k] + int64_t(rank) : axes[k];
+        if (a < 0 || a >= int64_t(rank))
+            return false;
+        pads[size_t(a)] += given[k];
+        pads[rank + size_t(a)] += given[axes.size() + k];
+    }
+    return true;
+}
+
 std::vector<std::string> supported_operators() {
     std::vector<std::string> r;
     for (const auto &e : rules()) {

@@ -89,6 +89,10 @@ struct ConvTransposeGeometry {
 /** The geometry of a ConvTranspose node whose X and W have static shapes; throws NodeError
  * naming the attribute at fault. */
 ConvTransposeGeometry conv_transpose_geometry(const Graph &g, const Node &node);
+/** A Pad node's pads over every axis of its input (2 x rank values: the begins, then the ends),
+ * from the attribute pads (opset < 11) or the constant inputs pads and axes (opset 11 on, axes
+ * from 18); false when they are not constants or do not fit the input. */
+bool pad_amounts(const Graph &g, const Node &node, std::vector<int64_t> &pads);
 
 /** The operator types infer_shapes knows, sorted. */
 std::vector<std::string> supported_operators();

@@ -452,6 +452,42 @@ inline std::vector<float> transpose(const std::vector<int> &dims, const std::vec
     return out;
 }
 
+/** ONNX Pad of a 4-D tensor of ONNX shape \p dims (outermost first, row-major) by \p pads
+ * (the begins of the four dims, then their ends; negative crops): \p mode "constant" (the
+ * elements outside the input are \p value), "reflect" (mirrored about the edge element, which
+ * is not repeated) or "edge" (the edge element repeated). */
+inline std::vector<float> pad(const std::vector<int> &dims, const std::vector<int> &pads,
+                              const std::string &mode, float value, const std::vector<float> &in) {
+    int od[4];
+    for (int k = 0; k < 4; k++)
+        od[k] = dims[size_t(k)] + pads[size_t(k)] + pads[size_t(4 + k)];
+    std::vector<float> out;
+    for (int i0 = 0; i0 < od[0]; i0++)
+        for (int i1 = 0; i1 < od[1]; i1++)
+            for (int i2 = 0; i2 < od[2]; i2++)
+                for (int i3 = 0; i3 < od[3]; i3++) {
+                    const int o[4] = {i0, i1, i2, i3};
+                    size_t src = 0;
+                    bool outside = false;
+                    for (int k = 0; k < 4; k++) {
+                        const int n = dims[size_t(k)];
+                        int i = o[k] - pads[size_t(k)];
+                        if (i < 0 || i >= n) {
+                            if (mode == "constant")
+                                outside = true;
+                            else if (mode == "edge")
+                                i = i < 0 ? 0 : n - 1;
+                            else // reflect, as often as needed
+                                while (i < 0 || i >= n)
+                                    i = i < 0 ? -i : 2 * (n - 1) - i;
+                        }
+                        src = src * size_t(n) + size_t(outside ? 0 : i);
+                    }
+                    out.push_back(outside ? value : in[src]);
+                }
+    return out;
+}
+
 /** Gather along axis 0 of a row-major [vocab][size] table (an embedding lookup): row
  * indices[n] (negative: counted from the end), clamped to [0, vocab - 1]. */
 inline std::vector<float> gather(int vocab, int size, const std::vector<float> &table,

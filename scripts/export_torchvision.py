@@ -16,8 +16,8 @@ BatchNorm's weight, bias, running mean and running variance set to seeded random
 non-trivial values (so folding a BN into its conv is really exercised), then the last
 linear layer scaled so the logits of this input have a standard deviation of about 2
 (so the softmax is neither flat nor one-hot and the probability check means something).
-GoogLeNet is built with aux_logits=False, transform_input=False (no auxiliary heads, no
-input re-normalisation). vit_b_16 is torchvision's ViT-B/16 at --size (a multiple of 16);
+GoogLeNet and Inception-v3 are built with aux_logits=False, transform_input=False (no auxiliary
+heads, no input re-normalisation; Inception-v3 needs --size >= 75, 299 is its full size). vit_b_16 is torchvision's ViT-B/16 at --size (a multiple of 16);
 vit_reduced the same modules with 2 layers, 4 heads, hidden 64, MLP 128 (the tests' size); their
 LayerNorms get seeded random weights too and the zero-initialised head a random one.
 convnext_tiny is torchvision's ConvNeXt-T; convnext_reduced its modules with two stages of 16
@@ -46,6 +46,7 @@ MODELS = [
     "mobilenet_v2",
     "squeezenet1_1",
     "googlenet",
+    "inception_v3",
     "densenet121",
     "shufflenet_v2_x1_0",
     "vgg16_bn",
@@ -91,6 +92,9 @@ def build(name, torchvision, size):
                                            num_classes=21)
     if name == "googlenet":
         return m.googlenet(weights=None, aux_logits=False, transform_input=False, init_weights=True)
+    if name == "inception_v3":
+        return m.inception_v3(weights=None, aux_logits=False, transform_input=False,
+                              init_weights=True)
     return getattr(m, name)(weights=None)
 
 

@@ -408,8 +408,12 @@ void CodeGen_C99::visit(const Call *op) {
 
 // Statements
 
+bool CodeGen_C99::prints_var(const Stmt &body, const std::string &name) const {
+    return stmt_uses_var(body, name);
+}
+
 void CodeGen_C99::visit(const LetStmt *op) {
-    if (!stmt_uses_var(op->body, op->name))
+    if (!prints_var(op->body, op->name))
         return print_stmt(op->body);
     const std::string value = print_expr(op->value);
     const std::string name = id(op->name);

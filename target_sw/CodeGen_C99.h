@@ -53,6 +53,9 @@ protected:
     void open_scope() { scopes.emplace_back(); }
     void close_scope() { scopes.pop_back(); }
     void declare(const std::string &c_name) { scopes.back().insert(c_name); }
+    /** Whether \p c_name is declared in the innermost C block (declaring it again there would
+     * be a redefinition). */
+    bool declared_here(const std::string &c_name) const { return scopes.back().count(c_name) != 0; }
     bool visible(const std::string &c_name) const;
     std::string helper(const std::string &op, const Halide::Type &t);
     /** Adds a helper definition (usually one line) under \p name, once. */
@@ -68,6 +71,9 @@ protected:
         (void)loop_var;
     }
     virtual void print_allocate(const Halide::Internal::Allocate *op) = 0;
+    /** Whether the printed \p body refers to the variable \p name (a let it does not is left
+     * out). The base: any use in the IR. */
+    virtual bool prints_var(const Halide::Internal::Stmt &body, const std::string &name) const;
     virtual void print_free(const Halide::Internal::Free *op) = 0;
     virtual void print_assert(const Halide::Internal::AssertStmt *op) = 0;
     /** Prints an Evaluate of a call the subclass owns; returns false if it is not one. */

@@ -325,6 +325,32 @@ private:
         unsupported("allocation " + name + " unknown to the LDM plan");
     }
 
+    /** Uses of \p name outside the extents of allocations: an LDM buffer's size comes from the
+     * LDM plan, its extents are never printed (a let of a staged box's outermost extent, e.g. a
+     * pad tile's rows at the border, is used by nothing else). */
+    class UsesOutsideExtents : public IRVisitor {
+    public:
+        explicit UsesOutsideExtents(const std::string &name) : name(name) {}
+        const std::string &name;
+        bool found = false;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const Variable *op) override { found = found || op->name == name; }
+        void visit(const Allocate *op) override {
+            if (op->condition.defined())
+                op->condition.accept(this);
+            if (op->new_expr.defined())
+                op->new_expr.accept(this);
+            op->body.accept(this);
+        }
+    };
+    bool prints_var(const Stmt &body, const std::string &name) const override {
+        UsesOutsideExtents u(name);
+        body.accept(&u);
+        return u.found;
+    }
+
     void print_allocate(const Allocate *op) override {
         if (op->new_expr.defined())
             unsupported("custom allocators inside a CPE kernel");
@@ -360,6 +386,16 @@ private:
             do_indent();
             out << "(void)" << v << ";\n";
         }
+        // The same buffer allocated again in the same C block (a double-buffered stage's last
+        // iteration peeled after its loop, at the block level of the loop's own allocation):
+        // this one gets a block of its own.
+        const bool again = declared_here(name);
+        if (again) {
+            do_indent();
+            out << "{\n";
+            indent++;
+            open_scope();
+        }
         do_indent();
         out << type << " *" << name << " = (" << type << " *)ldm_malloc(" << ldm_bytes(op->name)
             << ");\n";
@@ -368,6 +404,12 @@ private:
         if (!freed.count(op->name))
             emit_free(op->name);
         freed.erase(op->name);
+        if (again) {
+            close_scope();
+            indent--;
+            do_indent();
+            out << "}\n";
+        }
     }
     void print_free(const Free *op) override {
         emit_free(op->name);

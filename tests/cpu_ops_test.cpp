@@ -25,6 +25,7 @@
 #include "cpu_global_max_pool.h"
 #include "cpu_layer_norm.h"
 #include "cpu_resize_linear.h"
+#include "cpu_pad.h"
 #include "cpu_transpose.h"
 #include "reference/naive_layers.h"
 #include "tests/support/random_data.h"
@@ -113,6 +114,14 @@ TEST(CpuOpSchedules, ConvTransposeStride2Groups) {
         bo(o.data(), p.out_w(), p.out_h(), 4, 2);
     ASSERT_EQ(cpu_conv_transpose(bi, bw, bb, bo), 0);
     expect_close(reference::conv_transpose2d(p, in, w, b), o);
+}
+
+TEST(CpuOpSchedules, PadReflectOnEveryPaddedAxis) {
+    const std::vector<int> dims = {2, 3, 5, 7}, pads = {0, 1, 2, 3, 1, 0, 4, 2};
+    std::vector<float> in = random_values(210, 15), o(3 * 4 * 11 * 12);
+    Buf bi(in.data(), 7, 5, 3, 2), bo(o.data(), 12, 11, 4, 3);
+    ASSERT_EQ(cpu_pad(bi, bo), 0);
+    expect_close(reference::pad(dims, pads, "reflect", 0.f, in), o);
 }
 
 TEST(CpuOpSchedules, GatherNegativeIndices) {

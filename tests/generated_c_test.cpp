@@ -120,6 +120,10 @@ const Layer layers[] = {
      "batch=1 in_channels=5 out_channels=6 height=7 width=6 kernel=3 stride=2 pad_left=1 "
      "pad_right=1 pad_top=1 pad_bottom=1 output_padding=1 schedule=sunway",
      "athread_put"},
+    // pad: the reflected index as max / min of the index and its mirror, the constant's select.
+    {"pad_reflect", "pad", "shape=2,3,9,7 pads=0,0,2,3,0,0,3,1 mode=reflect schedule=sunway",
+     "athread_get"},
+    {"pad_constant", "pad", "shape=2,5,9,11 pads=0,0,1,1,0,0,1,1 value=1.5 schedule=sunway", "1.5"},
     // The fused attention: K and V passed along the mesh rows (the mesh plan), and a causal
     // mask with fill=-inf (the max's start and the fill printed as -INFINITY).
     {"attention_mesh", "attention",

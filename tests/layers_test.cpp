@@ -575,6 +575,44 @@ LayerCase transpose_case(const std::string &name, const std::vector<int> &dims,
             }};
 }
 
+/** pad of an input of ONNX shape \p dims by ONNX \p pads (begins, then ends) in \p mode. */
+LayerCase pad_case(const std::string &name, const std::vector<int> &dims,
+                   const std::vector<int> &pads, const std::string &mode,
+                   const std::string &value = "0") {
+    std::string pl;
+    for (size_t k = 0; k < 8; k++)
+        pl += (k ? "," : "") + str(pads[k]);
+    Params params = {{"shape", list4(dims)}, {"pads", pl}, {"mode", mode}, {"value", value}};
+    return {name, "pad", params, 0, [=](const auto &call) {
+                const size_t size = size_t(dims[0]) * dims[1] * dims[2] * dims[3];
+                std::vector<int> od(4);
+                for (size_t k = 0; k < 4; k++)
+                    od[k] = dims[k] + pads[k] + pads[4 + k];
+                std::vector<float> in = random_values(size, 26),
+                                   o(size_t(od[0]) * od[1] * od[2] * od[3], NAN);
+                Buf bi = view(in, {dims[3], dims[2], dims[1], dims[0]});
+                Buf bo = view(o, {od[3], od[2], od[1], od[0]});
+                ASSERT_EQ(call({bi.raw_buffer(), bo.raw_buffer()}), 0);
+                expect_close(reference::pad(dims, pads, mode, std::stof(value), in), o);
+            }};
+}
+
+/** ONNX Pad (issue 24, Inception-v3): each mode on odd sizes, batch > 1, pads on every axis,
+ * crops, and a row longer than the LDM holds twice; hand, baseline and autoscheduled. */
+std::vector<LayerCase> pad_cases() {
+    return {
+        // Inception-v3's avg_pool2d(3, 1, padding=1) input, when not folded into the pool.
+        pad_case("pad_constant_zero", {2, 5, 9, 11}, {0, 0, 1, 1, 0, 0, 1, 1}, "constant"),
+        pad_case("pad_constant_value_all_axes", {2, 3, 7, 13}, {1, 1, 2, 0, 0, 2, 1, 3}, "constant",
+                 "1.5"),
+        pad_case("pad_reflect", {2, 3, 9, 7}, {0, 0, 2, 3, 0, 0, 3, 1}, "reflect"),
+        pad_case("pad_reflect_channels", {3, 4, 5, 6}, {0, 3, 4, 5, 0, 2, 1, 0}, "reflect"),
+        pad_case("pad_edge", {2, 4, 5, 6}, {1, 0, 2, 2, 0, 1, 3, 1}, "edge"),
+        pad_case("pad_crop_and_pad", {2, 3, 10, 12}, {0, 0, -1, 2, 0, 0, -2, -3}, "constant", "-2"),
+        pad_case("pad_edge_long_rows", {1, 2, 3, 9000}, {0, 0, 1, 1, 0, 0, 1, 1}, "edge"),
+    };
+}
+
 /** gather of \p rows indices (some negative, the first and last rows of the table among
  * them) from a vocab x size table. */
 LayerCase gather_case(const std::string &name, int rows, int vocab, int size) {
@@ -1049,6 +1087,12 @@ std::vector<LayerRun> runs() {
     // A row larger than the LDM (the hand and baseline schedules refuse it): chunked by the
     // autoscheduler.
     r.push_back({layer_norm_case("layer_norm_wide_row", 3, 4000), "auto"});
+    // Inception-v3's first max pool at 299x299: the plan double-buffers the input over 5 tiles
+    // per CPE and peels the last one after the loop, which allocates the staging buffer again
+    // in the loop's C block (a redefinition until CodeGen_CPE gave it a block of its own).
+    r.push_back({pool_case("maxpool_inception_double_buffer_peeled",
+                           {1, 64, 147, 147, 3, 3, 2, 2, 0, 0, 0, 0, false, true, false}),
+                 "auto"});
 #endif
     for (const LayerCase &c : transformer_op_cases()) {
         for (const char *s : {"sunway", "baseline"})
@@ -1068,12 +1112,18 @@ std::vector<LayerRun> runs() {
         r.push_back({c, "auto"});
 #endif
     }
+    for (const LayerCase &c : pad_cases()) {
+        for (const char *s : {"sunway", "baseline"})
+            r.push_back({c, s});
+    }
     return r;
 }
 
 std::vector<LayerRun> auto_runs() {
     std::vector<LayerRun> r;
     for (const LayerCase &c : transformer_op_cases())
+        r.push_back({c, "auto"});
+    for (const LayerCase &c : pad_cases())
         r.push_back({c, "auto"});
     return r;
 }
@@ -1297,6 +1347,28 @@ TEST(Layers, ResizeRefusesBadParameters) {
     EXPECT_NE(error_of({{"out_width", "0"}}).find("resize: batch, channels, in_height"),
               std::string::npos);
     EXPECT_NE(error_of({{"scale_x", "-2"}}).find("resize: scale_y and scale_x must be finite"),
+              std::string::npos);
+}
+
+// Bad parameters of pad: an error naming what is wrong, no layer.
+TEST(Layers, PadRefusesBadParameters) {
+    auto error_of = [](const Params &p) {
+        const sw_jit::JitBuild b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "pad", p);
+        EXPECT_FALSE(b.ok());
+        return b.log;
+    };
+    EXPECT_NE(error_of({{"shape", "1,2,3,4"}, {"mode", "wrap"}})
+                  .find("error: pad: mode must be constant, reflect or edge, not 'wrap'"),
+              std::string::npos);
+    EXPECT_NE(error_of({{"shape", "1,2,3,4"}, {"pads", "0,0,1,1,0,0,1"}})
+                  .find("error: pad: pads must be 8 comma-separated integers, not '0,0,1,1,0,0,1'"),
+              std::string::npos);
+    EXPECT_NE(
+        error_of({{"shape", "1,2,3,4"}, {"pads", "0,0,0,4,0,0,0,0"}, {"mode", "reflect"}})
+            .find("error: pad: reflect pads of dim 3 (4, 0) must be smaller than the dim (4)"),
+        std::string::npos);
+    EXPECT_NE(error_of({{"shape", "1,2,3,4"}, {"pads", "0,0,-2,0,0,0,-1,0"}})
+                  .find("error: pad: pads 0,0,-2,0,0,0,-1,0 crop all of dim 2"),
               std::string::npos);
 }
 

@@ -5,7 +5,9 @@
  * inputs), GlobalAveragePool, GlobalMaxPool, ReduceMean (trailing axes), Concat,
  * BatchNormalization, MatMul (by a constant B, as dense; batches of matrices as batch_matmul),
  * Erf, Tanh, LayerNormalization, Transpose, Pow, Sqrt, Resize and Upsample (resize),
- * ConvTranspose (conv_transpose) — run on the emulated SW26010 core group.
+ * ConvTranspose (conv_transpose), Pad — run on the emulated SW26010 core group. Pad's
+ * single-node models of data/pytorch-converted and data/pytorch-operator too; Pad's int32 test
+ * data (test_edge_pad, test_reflect_pad) run as float32 (kMoveOnlyOps, as_float).
  *
  * Every test folder holds model.onnx (one node) and test_data_set_N/{input,output}_K.pb
  * (TensorProto). For each folder whose single node has one of those op types (the
@@ -54,6 +56,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -88,7 +91,11 @@ const std::set<std::string> kOps = {"Conv",          "MaxPool",
                                     "Tanh",          "LayerNormalization",
                                     "Transpose",     "Resize",
                                     "Upsample",      "ConvTranspose",
-                                    "Pow",           "Sqrt"};
+                                    "Pow",           "Sqrt",
+                                    "Pad"};
+/** The operators whose single-node models are also taken from the data's pytorch-converted and
+ * pytorch-operator folders (named pytorch_converted_<folder> and pytorch_operator_<folder>). */
+const std::set<std::string> kPytorchOps = {"Pad"};
 
 std::string data_dir() {
     const char *e = std::getenv("ONNX_NODE_TEST_DIR");
@@ -122,27 +129,38 @@ template <typename Msg> bool parse_file(const std::string &path, Msg *m) {
 
 struct NodeCase {
     std::string name, op;
+    std::string dir; ///< the test folder
 };
 
-/** Every single-node test folder whose node is one of kOps, by folder name. */
+/** Every single-node test folder of \p root whose node is one of \p ops, named \p prefix and
+ * the folder's name. */
+void add_node_cases(const std::string &root, const std::set<std::string> &ops,
+                    const std::string &prefix, std::vector<NodeCase> &v) {
+    for (const std::string &name : list_dir(root)) {
+        if (name.size() > 9 && name.compare(name.size() - 9, 9, "_expanded") == 0)
+            continue;
+        onnx::ModelProto m;
+        if (!parse_file(root + "/" + name + "/model.onnx", &m))
+            continue;
+        if (m.graph().node_size() != 1)
+            continue;
+        const std::string &op = m.graph().node(0).op_type();
+        if (ops.count(op) &&
+            (m.graph().node(0).domain().empty() || m.graph().node(0).domain() == "ai.onnx")) {
+            v.push_back({prefix + name, op, root + "/" + name});
+        }
+    }
+}
+
+/** Every single-node test folder of data/node whose node is one of kOps, by folder name; then
+ * those of pytorch-converted and pytorch-operator (beside data/node) of kPytorchOps. */
 const std::vector<NodeCase> &node_cases() {
     static const std::vector<NodeCase> cases = [] {
         std::vector<NodeCase> v;
         const std::string root = data_dir();
-        for (const std::string &name : list_dir(root)) {
-            if (name.size() > 9 && name.compare(name.size() - 9, 9, "_expanded") == 0)
-                continue;
-            onnx::ModelProto m;
-            if (!parse_file(root + "/" + name + "/model.onnx", &m))
-                continue;
-            if (m.graph().node_size() != 1)
-                continue;
-            const std::string &op = m.graph().node(0).op_type();
-            if (kOps.count(op) &&
-                (m.graph().node(0).domain().empty() || m.graph().node(0).domain() == "ai.onnx")) {
-                v.push_back({name, op});
-            }
-        }
+        add_node_cases(root, kOps, "", v);
+        add_node_cases(root + "/../pytorch-converted", kPytorchOps, "pytorch_converted_", v);
+        add_node_cases(root + "/../pytorch-operator", kPytorchOps, "pytorch_operator_", v);
         return v;
     }();
     return cases;
@@ -153,7 +171,8 @@ const std::vector<NodeCase> &node_cases() {
 struct Tensor {
     std::vector<int64_t> dims;
     int32_t type = 0;
-    std::vector<float> data; // float32 tensors only
+    std::vector<float> data;  // float32 tensors; int32 ones converted (see as_float)
+    std::vector<int64_t> i64; // int64 tensors only (Pad's pads)
     int64_t numel() const {
         int64_t n = 1;
         for (int64_t d : dims)
@@ -176,9 +195,28 @@ bool load_tensor(const std::string &path, Tensor *t, std::string *err) {
     t->dims.assign(p.dims().begin(), p.dims().end());
     t->type = p.data_type();
     t->data.clear();
+    const int64_t n = t->numel();
+    if (t->type == onnx::TensorProto::INT64) {
+        if (p.has_raw_data() && (int64_t)p.raw_data().size() == n * 8) {
+            t->i64.resize(size_t(n));
+            std::memcpy(t->i64.data(), p.raw_data().data(), size_t(n) * 8);
+        } else {
+            t->i64.assign(p.int64_data().begin(), p.int64_data().end());
+        }
+        return true;
+    }
+    if (t->type == onnx::TensorProto::INT32) {
+        // Converted to float32 (as_float); kept as int32 only for its type otherwise.
+        std::vector<int32_t> v(p.int32_data().begin(), p.int32_data().end());
+        if (p.has_raw_data() && (int64_t)p.raw_data().size() == n * 4) {
+            v.resize(size_t(n));
+            std::memcpy(v.data(), p.raw_data().data(), size_t(n) * 4);
+        }
+        t->data.assign(v.begin(), v.end());
+        return true;
+    }
     if (t->type != onnx::TensorProto::FLOAT)
         return true; // kept for its type only
-    const int64_t n = t->numel();
     if (p.has_raw_data()) {
         if ((int64_t)p.raw_data().size() != n * 4) {
             *err = path + ": raw_data has " + std::to_string(p.raw_data().size()) + " bytes for " +
@@ -253,9 +291,24 @@ Buf make_buf(const std::vector<int> &extents, const std::vector<float> &data) {
     return b;
 }
 
-std::string need_float(const std::vector<Tensor> &ts) {
-    for (const Tensor &t : ts) {
-        if (t.type != onnx::TensorProto::FLOAT) {
+/** Why not, when a tensor of \p ts other than those \p weight says is not float32. */
+/** Operators that only move values (no arithmetic), whose int32 test data (test_edge_pad,
+ * test_reflect_pad) run as float32: integers of magnitude at most 2^24 are exact in float32
+ * and come out of the layer unchanged. */
+const std::set<std::string> kMoveOnlyOps = {"Pad"};
+
+/** int32 data a move-only operator can take as float32: every value exact in float32. */
+bool as_float(const std::string &op, const Tensor &t) {
+    return kMoveOnlyOps.count(op) && t.type == onnx::TensorProto::INT32 &&
+           std::all_of(t.data.begin(), t.data.end(),
+                       [](float v) { return std::fabs(v) <= 16777216.f; });
+}
+
+std::string need_float(const std::vector<Tensor> &ts,
+                       const std::function<bool(size_t)> &weight = nullptr) {
+    for (size_t i = 0; i < ts.size(); i++) {
+        const Tensor &t = ts[i];
+        if (t.type != onnx::TensorProto::FLOAT && !(weight && weight(i))) {
             return "element type " + type_name(t.type) + " not supported (float32 only)";
         }
     }
@@ -266,12 +319,13 @@ std::string need_float(const std::vector<Tensor> &ts) {
  *  initializers: the test data gives them as graph inputs, the harness makes them constants
  *  (Gemm's B and C, Clip's bounds, the BatchNormalization parameters, Conv's W and B,
  *  MatMul's B, Resize's roi, scales and int64 sizes, Upsample's scales, ConvTranspose's W
- *  and B). */
+ *  and B, Pad's pads, constant_value and axes). */
 bool is_weight(const std::string &op, size_t position) {
     if (position == 0)
         return false;
     return op == "Gemm" || op == "Clip" || op == "BatchNormalization" || op == "Conv" ||
-           op == "MatMul" || op == "Resize" || op == "Upsample" || op == "ConvTranspose";
+           op == "MatMul" || op == "Resize" || op == "Upsample" || op == "ConvTranspose" ||
+           op == "Pad";
 }
 
 /** The importer's own mapping (graph/Lowering.h, as sw_net --model uses it): the model is read
@@ -283,19 +337,21 @@ Plan plan(const std::string &dir, const onnx::ModelProto &model, const DataSet &
     const onnx::NodeProto &node = model.graph().node(0);
     if (ds.inputs.empty())
         return skip("no input");
-    std::vector<Tensor> computed; // the graph inputs that are no weights must be float32
-    for (int i = 0; i < model.graph().input_size() && i < (int)ds.inputs.size(); i++) {
-        bool weight = false;
+    // The node's weights may be int64 (Pad's pads); the other inputs must be float32.
+    std::string why = need_float(ds.inputs, [&](size_t i) {
+        if (as_float(node.op_type(), ds.inputs[i]))
+            return true;
+        if (int(i) >= model.graph().input_size())
+            return false;
         for (int k = 0; k < node.input_size(); k++) {
-            weight = weight || (node.input(k) == model.graph().input(i).name() &&
-                                is_weight(node.op_type(), size_t(k)));
+            if (node.input(k) == model.graph().input(int(i)).name())
+                return is_weight(node.op_type(), size_t(k));
         }
-        if (!weight)
-            computed.push_back(ds.inputs[size_t(i)]);
-    }
-    std::string why = need_float(computed);
+        return false;
+    });
     if (why.empty())
-        why = need_float(ds.outputs);
+        why = need_float(ds.outputs,
+                         [&](size_t i) { return as_float(node.op_type(), ds.outputs[i]); });
     if (!why.empty())
         return skip(why);
     if (ds.outputs.size() != 1)
@@ -305,11 +361,22 @@ Plan plan(const std::string &dir, const onnx::ModelProto &model, const DataSet &
     sw_graph::LoweredGraph l;
     std::map<std::string, const Tensor *> data; // graph input name -> data
     try {
-        g = sw_graph::read_onnx_file(dir + "/model.onnx");
-        std::vector<std::string> model_inputs;
+        if (kMoveOnlyOps.count(node.op_type())) {
+            // int32 graph inputs and outputs declared float32 (as_float has checked the data).
+            onnx::ModelProto m = model;
+            for (auto *vs :
+                 {m.mutable_graph()->mutable_input(), m.mutable_graph()->mutable_output()})
+                for (onnx::ValueInfoProto &v : *vs) {
+                    auto *tt = v.mutable_type()->mutable_tensor_type();
+                    if (tt->elem_type() == onnx::TensorProto::INT32)
+                        tt->set_elem_type(onnx::TensorProto::FLOAT);
+                }
+            g = sw_graph::read_onnx_bytes(m.SerializeAsString(), dir + "/model.onnx");
+        } else {
+            g = sw_graph::read_onnx_file(dir + "/model.onnx");
+        }
         for (int i = 0; i < model.graph().input_size() && i < (int)ds.inputs.size(); i++) {
             data[model.graph().input(i).name()] = &ds.inputs[i];
-            model_inputs.push_back(model.graph().input(i).name());
         }
         for (int k = 0; k < node.input_size(); k++) {
             const std::string &name = node.input(k);
@@ -318,15 +385,10 @@ Plan plan(const std::string &dir, const onnx::ModelProto &model, const DataSet &
             sw_graph::Tensor &t = g.tensor(name);
             t.is_constant = t.has_shape = true;
             t.shape = data[name]->dims;
-            if (data[name]->type == onnx::TensorProto::FLOAT) {
-                t.f32 = data[name]->data;
-            } else { // an int64 weight (Resize's sizes), read by the importer's own reader
-                const int at = int(std::find(model_inputs.begin(), model_inputs.end(), name) -
-                                   model_inputs.begin());
-                t = sw_graph::read_onnx_tensor_file(dir + "/" + ds.name + "/input_" +
-                                                    std::to_string(at) + ".pb");
-                t.name = name;
-                t.is_constant = t.has_shape = true;
+            t.f32 = data[name]->data;
+            if (data[name]->type == onnx::TensorProto::INT64) {
+                t.dtype = sw_graph::DType::Int64;
+                t.i64 = data[name]->i64;
             }
             g.inputs.erase(std::remove(g.inputs.begin(), g.inputs.end(), name), g.inputs.end());
         }
@@ -460,7 +522,7 @@ std::string generator_lacks(const std::string &log) {
 
 TEST_P(OnnxNode, MatchesExpectedOutputsOnEmulatedSunway) {
     const Param &param = GetParam();
-    const std::string dir = data_dir() + "/" + param.node.name;
+    const std::string &dir = param.node.dir;
     onnx::ModelProto model;
     ASSERT_TRUE(parse_file(dir + "/model.onnx", &model)) << "cannot read " << dir << "/model.onnx";
     std::vector<DataSet> sets;

@@ -645,31 +645,49 @@ TEST(Lowering, ShuffleUnitSliceSplitAndChannelShuffle) {
                                               "concat", "channel_shuffle"}));
 }
 
-TEST(Lowering, ZeroPadRemovedOthersNamed) {
-    for (int pad : {0, 1}) {
+// A zero Pad is removed; a zero Pad of 1 before an AveragePool is folded into it
+// (fold_pad_into_window: count_include_pad); a reflect Pad is a `pad` layer; a Pad the layer
+// cannot express is an error naming the node.
+TEST(Lowering, PadRemovedFoldedLoweredOrNamed) {
+    for (const char *mode : {"zero", "one", "reflect", "wrap"}) {
+        const int pad = std::string(mode) == "zero" ? 0 : 1;
         ModelBuilder b;
         b.input("x", {1, 4, 6, 6});
-        b.init_ints("pads", {0, 0, pad, pad, 0, 0, pad, pad});
-        b.node("Pad", {"x", "pads"}, {"p"}, "my_pad");
+        b.init_ints("pads", {0, 0, pad, pad, 0, 0, pad, 2 * pad});
+        auto &p = b.node("Pad", {"x", "pads"}, {"p"}, "my_pad");
+        if (std::string(mode) == "reflect" || std::string(mode) == "wrap")
+            ModelBuilder::attr_s(p, "mode", mode);
         auto &a = b.node("AveragePool", {"p"}, {"y"}, "pool");
         ModelBuilder::attr_ints(a, "kernel_shape", {2, 2});
         ModelBuilder::attr_ints(a, "strides", {2, 2});
         b.output("y");
-        if (pad == 0) {
-            const LoweredGraph l = lower(b);
+        if (std::string(mode) == "wrap") {
+            try {
+                lower(b);
+                FAIL() << "no error";
+            } catch (const sw_graph::Error &e) {
+                const std::string m = e.what();
+                EXPECT_NE(m.find("my_pad"), std::string::npos) << m;
+                EXPECT_NE(m.find("(Pad)"), std::string::npos) << m;
+                EXPECT_NE(m.find("mode 'wrap' is not supported"), std::string::npos) << m;
+            }
+            continue;
+        }
+        const LoweredGraph l = lower(b);
+        if (std::string(mode) != "reflect") {
             ASSERT_EQ(l.steps.size(), 1u);
             EXPECT_EQ(l.layers[0].generator, "pool");
             EXPECT_EQ(l.steps[0].inputs[0].tensor, "x");
+            EXPECT_EQ(l.layers[0].params.at("count_include_pad"), pad ? "true" : "false");
             continue;
         }
-        try {
-            lower(b);
-            FAIL() << "no error";
-        } catch (const sw_graph::Error &e) {
-            const std::string m = e.what();
-            EXPECT_NE(m.find("my_pad"), std::string::npos) << m;
-            EXPECT_NE(m.find("(Pad)"), std::string::npos) << m;
-        }
+        ASSERT_EQ(l.steps.size(), 2u);
+        const auto &pl = l.layers[size_t(l.steps[0].layer)];
+        EXPECT_EQ(pl.generator, "pad");
+        EXPECT_EQ(pl.params.at("shape"), "1,4,6,6");
+        EXPECT_EQ(pl.params.at("pads"), "0,0,1,1,0,0,1,2");
+        EXPECT_EQ(pl.params.at("mode"), "reflect");
+        EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{9, 8, 4, 1}));
     }
 }
 

@@ -296,3 +296,97 @@ TEST(Passes, FuseGelu) {
     EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"g1"});
     EXPECT_EQ(g.nodes[0].attr_string("approximate", ""), "none");
 }
+
+namespace {
+
+/** x zero-padded by `p` on both spatial sides (naive loops). */
+std::vector<float> zero_pad(const std::vector<float> &x, const Dims &xs, int64_t p, Dims &ys) {
+    const int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
+    ys = {n, c, h + 2 * p, w + 2 * p};
+    std::vector<float> y(n * c * ys[2] * ys[3], 0.f);
+    for (int64_t i = 0; i < n * c; i++)
+        for (int64_t r = 0; r < h; r++)
+            for (int64_t q = 0; q < w; q++)
+                y[(i * ys[2] + r + p) * ys[3] + q + p] = x[(i * h + r) * w + q];
+    return y;
+}
+
+} // namespace
+
+// torch's F.avg_pool2d(x, 3, 1, padding=1) as torch.onnx exports it (Inception-v3): Pad then
+// AveragePool; a Pad before a Conv adds to the conv's pads, checked against the naive conv of
+// the padded input.
+TEST(GraphPasses, ZeroPadFoldsIntoAveragePoolAndConv) {
+    ModelBuilder m(17);
+    const Dims xs{2, 3, 7, 6}, ws{4, 3, 3, 3};
+    m.input("x", xs);
+    m.init_ints("p1", {0, 0, 1, 1, 0, 0, 1, 1});
+    m.init("zero", {}, {0.f});
+    m.node("Pad", {"x", "p1", "zero"}, {"xp"}, "pad1");
+    auto &ap = m.node("AveragePool", {"xp"}, {"a"}, "avg");
+    ModelBuilder::attr_ints(ap, "kernel_shape", {3, 3});
+    const auto w = m.init_random("w", ws);
+    m.init_ints("p2", {0, 0, 1, 1, 0, 0, 1, 1});
+    m.node("Pad", {"x", "p2"}, {"xq"}, "pad2"); // constant_value absent: 0
+    auto &c = m.node("Conv", {"xq", "w"}, {"c"}, "conv");
+    ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+    m.output("a");
+    m.output("c");
+    Graph g = m.infer();
+    EXPECT_EQ(fold_pad_into_window(g), 2);
+    ASSERT_EQ(g.nodes.size(), 2u);
+    const Node &pool = g.nodes[0], &conv_node = g.nodes[1];
+    EXPECT_EQ(pool.op_type, "AveragePool");
+    EXPECT_EQ(pool.input(0), "x");
+    EXPECT_EQ(pool.attr_ints("pads", {}), (Dims{1, 1, 1, 1}));
+    EXPECT_EQ(pool.attr_int("count_include_pad", 0), 1);
+    EXPECT_EQ(conv_node.input(0), "x");
+    EXPECT_EQ(conv_node.attr_ints("pads", {}), (Dims{2, 2, 2, 2}));
+    EXPECT_EQ(g.find("xp"), nullptr);
+    infer_shapes(g);
+    EXPECT_EQ(g.tensor("a").shape, (Dims{2, 3, 7, 6}));
+    EXPECT_EQ(g.tensor("c").shape, (Dims{2, 4, 9, 8}));
+
+    std::mt19937 rng(5);
+    const auto x = random_vector(2 * 3 * 7 * 6, rng);
+    Dims ps, ys, ys2;
+    const auto padded = zero_pad(x, xs, 1, ps);
+    const auto expected = conv(padded, ps, w, ws, nullptr, ConvParams{1, 1, 1}, ys);
+    const auto actual = conv(x, xs, w, ws, nullptr, ConvParams{1, 2, 1}, ys2);
+    EXPECT_EQ(ys, g.tensor("c").shape);
+    expect_near(actual, expected);
+}
+
+// Pads the window cannot take are left: a value other than 0, reflect, the channel axis, a
+// second reader, a MaxPool, and an AveragePool that excludes its own pads from the count.
+TEST(GraphPasses, PadsThatAreNotZeroWindowPadsStay) {
+    ModelBuilder m(17);
+    m.input("x", {1, 2, 5, 5});
+    m.init_ints("sp", {0, 0, 1, 1, 0, 0, 1, 1});
+    m.init_ints("ch", {0, 1, 0, 0, 0, 1, 0, 0});
+    m.init("one", {}, {1.f});
+    m.node("Pad", {"x", "sp", "one"}, {"v"}, "value_one");
+    auto &reflect = m.node("Pad", {"x", "sp"}, {"r"}, "reflect");
+    ModelBuilder::attr_s(reflect, "mode", "reflect");
+    m.node("Pad", {"x", "ch"}, {"c"}, "channels");
+    m.node("Pad", {"x", "sp"}, {"s"}, "shared");
+    m.node("Pad", {"x", "sp"}, {"mp"}, "max");
+    m.node("Pad", {"x", "sp"}, {"ex"}, "exclude");
+    int k = 0;
+    for (const char *t : {"v", "r", "c", "s", "s"}) {
+        auto &p = m.node("AveragePool", {t}, {"y" + std::to_string(k)});
+        ModelBuilder::attr_ints(p, "kernel_shape", {3, 3});
+        m.output("y" + std::to_string(k++));
+    }
+    auto &mp = m.node("MaxPool", {"mp"}, {"y5"});
+    ModelBuilder::attr_ints(mp, "kernel_shape", {3, 3});
+    auto &ex = m.node("AveragePool", {"ex"}, {"y6"});
+    ModelBuilder::attr_ints(ex, "kernel_shape", {3, 3});
+    ModelBuilder::attr_ints(ex, "pads", {1, 1, 1, 1});
+    m.output("y5");
+    m.output("y6");
+    Graph g = m.infer();
+    const size_t before = g.nodes.size();
+    EXPECT_EQ(fold_pad_into_window(g), 0);
+    EXPECT_EQ(g.nodes.size(), before);
+}

@@ -66,7 +66,7 @@ double layer_gflop(const std::string &kind, const std::map<std::string, std::str
         return bh * (4.0 * m * n * d + 5.0 * m * n) / 1e9;
     }
     // Pure data movement: no arithmetic on the values.
-    if (kind == "transpose" || kind == "gather")
+    if (kind == "transpose" || kind == "gather" || kind == "pad")
         return 0;
     if (kind ==
         "resize") { // nearest: a copy; linear: three interpolations of 3 (1 - l, 2 products)

@@ -26,8 +26,8 @@ int64_t elements(const Shape &s);
  * window's area per output (pool), 2 * size + 4 per output (lrn), 4 per input (softmax), 1
  * per input (global_pool), 2 * k per output (batch_matmul), 8 per output (layer_norm), 4 M N D
  * + 5 M N per batch and head (attention: its two products and, per score, the scale or mask,
- * max, exp, sum and divide), 0 for pure data movement (transpose, gather, a nearest
- * resize), 9 per output for a bilinear resize (three interpolations), 1 per output
+ * max, exp, sum and divide), 0 for pure data movement (transpose, gather, pad, a
+ * nearest resize), 9 per output for a bilinear resize (three interpolations), 1 per output
  * elsewhere. */
 double layer_gflop(const std::string &kind, const std::map<std::string, std::string> &params,
                    int64_t in_elements, int64_t out_elements);
