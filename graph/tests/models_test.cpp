@@ -324,44 +324,51 @@ TEST(TorchvisionModel, MobileNetV3SmallWithHardSwishNodesMatchesPyTorch) {
     EXPECT_EQ(alone, 1);
 }
 
+/** Runs one model case against PyTorch (the model cache and layer cache of the parameterised
+ * cases) and returns its imported graph, for tests that check what the importer or the lowering
+ * made of it; false if skipped or failed. */
+bool checked_graph(const ModelCase &c, const std::string &subdir, sw_graph::Graph *g) {
+    const std::string dir = std::string(SW_MODELS_DIR) + "/" + subdir;
+    RunFigures fig;
+    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
+    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+        return false;
+    *g = sw_graph::import_onnx(dir + "/" + c.name + ".onnx");
+    return true;
+}
+
+/** How many lowered steps have each op_type. */
+std::map<std::string, int> step_kinds(const sw_graph::Graph &g) {
+    std::map<std::string, int> k;
+    for (const sw_graph::Step &s : sw_graph::lower_graph(g).steps)
+        k[s.op_type]++;
+    return k;
+}
+
 // ConvNeXt's modules exported at opset 13, where each nn.LayerNorm is ReduceMean, Sub, Pow,
 // ReduceMean, Add, Sqrt, Div, Mul, Add: fuse_layer_norm makes one LayerNormalization of each of
 // the 6 (stem, 3 blocks, downsampling, classifier), and still PyTorch's result.
 TEST(TorchvisionModel, ConvNextWithDecomposedLayerNormsMatchesPyTorch) {
-    const ModelCase c{"convnext_reduced", 32, 1, 13};
-    const std::string dir = std::string(SW_MODELS_DIR) + "/s32b1o13";
-    RunFigures fig;
-    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
-    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+    sw_graph::Graph g;
+    if (!checked_graph({"convnext_reduced", 32, 1, 13}, "s32b1o13", &g))
         return;
-    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/convnext_reduced.onnx");
-    int layer_norms = 0, reduce_means = 0;
-    for (const sw_graph::Node &n : g.nodes) {
-        layer_norms += n.op_type == "LayerNormalization";
-        reduce_means += n.op_type == "ReduceMean";
-    }
-    EXPECT_EQ(layer_norms, 6);
-    EXPECT_EQ(reduce_means, 0);
+    std::map<std::string, int> nodes;
+    for (const sw_graph::Node &n : g.nodes)
+        nodes[n.op_type]++;
+    EXPECT_EQ(nodes["LayerNormalization"], 6);
+    EXPECT_EQ(nodes["ReduceMean"], 0);
 }
 
 // ViT's nn.MultiheadAttention (Q scaled before Q.K^T, the (S, B*H, D) layout) is one fused
 // attention step per encoder layer (Lowering: match_attention_rank3), and still PyTorch's
 // result (the parameterised case runs the same model; this one checks the steps).
 TEST(TorchvisionModel, VitSelfAttentionIsFused) {
-    const ModelCase c{"vit_reduced", 48, 2, 17};
-    const std::string dir = std::string(SW_MODELS_DIR) + "/s48b2";
-    RunFigures fig;
-    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
-    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+    sw_graph::Graph g;
+    if (!checked_graph({"vit_reduced", 48, 2, 17}, "s48b2", &g))
         return;
-    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/vit_reduced.onnx");
-    int attention = 0, softmax = 0;
-    for (const sw_graph::Step &s : sw_graph::lower_graph(g).steps) {
-        attention += s.op_type == "Attention";
-        softmax += s.op_type == "Softmax";
-    }
-    EXPECT_EQ(attention, 2);
-    EXPECT_EQ(softmax, 0);
+    std::map<std::string, int> steps = step_kinds(g);
+    EXPECT_EQ(steps["Attention"], 2);
+    EXPECT_EQ(steps["Softmax"], 0);
 }
 
 // Swin's window attention (q scaled before Q.K^T, K transposed twice: fuse_consecutive_transposes,
@@ -370,20 +377,12 @@ TEST(TorchvisionModel, VitSelfAttentionIsFused) {
 // first stage's second block shifted; batch 2, so the folded mask covers both images' windows).
 // Still PyTorch's result.
 TEST(TorchvisionModel, SwinWindowAttentionIsFused) {
-    const ModelCase c{"swin_reduced", 32, 2, 17};
-    const std::string dir = std::string(SW_MODELS_DIR) + "/s32b2";
-    RunFigures fig;
-    check_model(c, dir, auto_options(std::string(SW_MODELS_DIR) + "/layer_cache"), false, &fig);
-    if (testing::Test::IsSkipped() || testing::Test::HasFatalFailure())
+    sw_graph::Graph g;
+    if (!checked_graph({"swin_reduced", 32, 2, 17}, "s32b2", &g))
         return;
-    const sw_graph::Graph g = sw_graph::import_onnx(dir + "/swin_reduced.onnx");
-    int attention = 0, softmax = 0;
-    for (const sw_graph::Step &s : sw_graph::lower_graph(g).steps) {
-        attention += s.op_type == "Attention";
-        softmax += s.op_type == "Softmax";
-    }
-    EXPECT_EQ(attention, 4);
-    EXPECT_EQ(softmax, 0);
+    std::map<std::string, int> steps = step_kinds(g);
+    EXPECT_EQ(steps["Attention"], 4);
+    EXPECT_EQ(steps["Softmax"], 0);
 }
 
 std::string case_name(const ::testing::TestParamInfo<ModelCase> &i) {
