@@ -11,7 +11,7 @@
  *   op=hard_swish  v * max(0, min(1, alpha * v + beta))   (ONNX HardSwish: alpha=1/6,
  *                  beta=0.5; also a HardSigmoid followed by a Mul of its input)
  *   op=tanh        tanh(v)   (tanhf on the CPE)
- *   op=erf         erf(v)    (A&S 7.1.26 from expf, |error| < 6e-7: generators/ActivationMath.h)
+ *   op=erf         erf(v)    (a rational function, |error| < 4e-7: generators/ActivationMath.h)
  *   op=gelu        0.5 v (1 + erf(v / sqrt 2))   (PyTorch's default GELU)
  *   op=gelu_tanh   0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3)))   (GELU, approximate='tanh')
  *   op=sqrt        sqrt(v)   (sqrtf on the CPE; ONNX Sqrt)
