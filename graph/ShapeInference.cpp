@@ -422,8 +422,9 @@ Shape infer_window(Ctx &c, const Shape &in, const Shape &kernel, bool ceil_mode)
     return out;
 }
 
-void infer_conv(Ctx &c) {
-    const Tensor &x = c.float_in(0), &w = c.float_in(1);
+/** The rank of a convolution's input X (N, C, spatial...), which its weights W share; throws
+ * NodeError otherwise. */
+size_t conv_rank(const Tensor &x, const Tensor &w) {
     const size_t rank = x.shape.size();
     if (rank < 3)
         throw NodeError("input '" + x.name + "' must be N x C x spatial, not " +
@@ -432,6 +433,12 @@ void infer_conv(Ctx &c) {
         throw NodeError("weights " + shape_string(w.shape) + " do not match input " +
                         shape_string(x.shape));
     }
+    return rank;
+}
+
+void infer_conv(Ctx &c) {
+    const Tensor &x = c.float_in(0), &w = c.float_in(1);
+    const size_t rank = conv_rank(x, w);
     const int64_t group = c.node.attr_int("group", 1);
     const int64_t ch = x.shape[1], m = w.shape[0];
     if (group < 1 || ch % group || m % group || w.shape[1] * group != ch) {
@@ -457,14 +464,7 @@ void infer_conv(Ctx &c) {
 
 ConvTransposeGeometry conv_transpose_geometry_of(const Ctx &c) {
     const Tensor &x = c.float_in(0), &w = c.float_in(1);
-    const size_t rank = x.shape.size();
-    if (rank < 3)
-        throw NodeError("input '" + x.name + "' must be N x C x spatial, not " +
-                        shape_string(x.shape));
-    if (w.shape.size() != rank) {
-        throw NodeError("weights " + shape_string(w.shape) + " do not match input " +
-                        shape_string(x.shape));
-    }
+    const size_t rank = conv_rank(x, w);
     ConvTransposeGeometry t;
     t.group = c.node.attr_int("group", 1);
     if (t.group < 1 || x.shape[1] % t.group || w.shape[0] != x.shape[1]) {
