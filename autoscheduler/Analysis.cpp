@@ -87,7 +87,7 @@ private:
         if (op->type.is_float() && !is_const(op->b)) {
             const Expr divisor = simplify(op->b, true, ranges);
             if (!is_const(divisor))
-                c.slow_cycles += 30, c.vector_safe = false;
+                c.slow_cycles += 30; // floatv4 too (simd_vdivs: one unpipelined vdivs)
         }
     }
     void visit(const Mod *op) override { IRVisitor::visit(op), flt(op->type, 0); }
@@ -558,8 +558,14 @@ std::vector<int64_t> extents(const SymBox &box, const Bindings &b) {
 }
 
 bool vectorised_definition(const PipelineInfo &info, const Plan &plan, int d) {
-    return plan.vector == Plan::Vector::Pure && d > 0 && d != info.main_update + 1 &&
-           d < int(info.main_vectorisable.size()) && info.main_vectorisable[size_t(d)];
+    if (d <= 0 || d == info.main_update + 1 || d >= int(info.main_vectorisable.size()) ||
+        !info.main_vectorisable[size_t(d)]) {
+        return false;
+    }
+    if (plan.vector == Plan::Vector::Pure)
+        return true;
+    return plan.vector == Plan::Vector::Reduction && !info.out_extents.empty() &&
+           std::min<int64_t>(plan.tile[0], info.out_extents[0]) % 4 == 0;
 }
 
 bool serial_dim(const Plan &plan, int d) {
@@ -638,7 +644,10 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
     const bool mesh = plan.share == Plan::Share::Mesh;
     if (mesh && plan.mesh_dim < 0)
         return out;
-    for (size_t d = 0; d < info.out_extents.size(); d++) {
+    // Tiles that divide the output, except for a matrix on the mesh (its rows and columns of
+    // CPEs share the edge tiles' shifted boxes too: MergeBlockPartitions.h).
+    const bool matrix_on_mesh = mesh && info.out_extents.size() == 2;
+    for (size_t d = 0; d < info.out_extents.size() && !matrix_on_mesh; d++) {
         if (info.out_extents[d] % std::min<int64_t>(plan.tile[d], info.out_extents[d]) != 0)
             return out;
     }

@@ -286,8 +286,10 @@ enum class MeshAxis { None, Row, Column };
 MeshAxis mesh_axis(const PipelineInfo &info, const Plan &plan, const std::string &name);
 
 /** Whether \p plan runs update definition \p d (1: the first update) of the main stage,
- * other than the reduction, on floatv4 along x (Vector::Pure plans, where the definition
- * allows it: PipelineInfo::main_vectorisable). */
+ * other than the reduction, on floatv4 along x, where the definition allows it
+ * (PipelineInfo::main_vectorisable): in Vector::Pure plans, and in Vector::Reduction plans
+ * whose tiles are whole vectors along x (the epilogue after the lanes are summed: bias,
+ * activation, residual). */
 bool vectorised_definition(const PipelineInfo &info, const Plan &plan, int d);
 
 /** The output tiles of \p plan: those each CPE runs in turn (along the dimensions of

@@ -620,7 +620,8 @@ private:
             const bool is_main_update = s.name == info_.main && int(k) == info_.main_update + 1;
             if (!is_main_update) {
                 const bool on_vectors =
-                    s.name == info_.main && (k == 0 || vectorised_definition(info_, plan_, int(k)));
+                    s.name == info_.main && ((k == 0 && shape_.vector_loop_width > 1) ||
+                                             vectorised_definition(info_, plan_, int(k)));
                 count_scalar_definition(on_vectors, definitions[k], points);
             } else if (plan_.vector == Plan::Vector::Pure) {
                 count_main_update_on_vectors(definitions[k], points);
@@ -637,8 +638,7 @@ private:
     /** A scalar loop over the points (a definition of a vectorised main stage on whole vectors:
      * its pure definition, its epilogue updates; their loads of values invariant along x are
      * splats), one store each, loads of its inputs and of itself. */
-    void count_scalar_definition(bool main_definition, const OpCount &ops, int64_t points) {
-        const bool whole_vectors = main_definition && shape_.vector_loop_width > 1;
+    void count_scalar_definition(bool whole_vectors, const OpCount &ops, int64_t points) {
         // On floatv4 a min / max adds its select (to the issue and to the chain) and each float
         // constant is a splat (WorkCount.h).
         const double p1 = whole_vectors ? ops.loads * kLdmSplatP1 + unaligned_p1_ + 1 +

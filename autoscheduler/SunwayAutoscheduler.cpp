@@ -24,9 +24,18 @@ using Halide::Internal::Function;
 namespace {
 
 /** Tile sizes tried along a dimension of extent \p e: powers of two, the divisors up to 256
- * (tiles without a remainder) and the whole extent. */
-std::vector<int> tile_sizes(int64_t e, int64_t cap) {
+ * (tiles without a remainder) and the whole extent; and, where \p e has no divisor that
+ * makes a whole number of mesh rounds (a prime such as ViT's 197 tokens), the sizes that cut
+ * it into 1 or 2 rounds of \p mesh tiles (the last tile shifted inwards), whole vectors of
+ * 4 where that keeps the count (25 -> 28 for 197 in 8). */
+std::vector<int> tile_sizes(int64_t e, int64_t cap, int mesh) {
     std::set<int> s;
+    for (int64_t k = mesh; k <= 2 * mesh && mesh > 0; k += mesh) {
+        if (e % k == 0 || e <= k)
+            continue;
+        const int64_t t = (e + k - 1) / k, four = (t + 3) / 4 * 4;
+        s.insert(int((e + four - 1) / four == k ? four : t));
+    }
     for (int64_t t = 1; t < e && t <= cap; t *= 2)
         s.insert(int(t));
     for (int64_t d = 1; d <= std::min<int64_t>(e, std::min<int64_t>(cap, 256)); d++) {
@@ -64,7 +73,8 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
     std::vector<std::vector<int>> sizes;
     for (size_t d = 0; d < info.out_extents.size(); d++) {
         const bool outermost = d + 1 == info.out_extents.size() && d > 0;
-        sizes.push_back(tile_sizes(info.out_extents[d], outermost ? 16 : 1 << 20));
+        sizes.push_back(tile_sizes(info.out_extents[d], outermost ? 16 : 1 << 20,
+                                   m.regcomm.available ? m.cpe_mesh_cols : 0));
     }
     std::vector<std::vector<int>> tiles{{}};
     for (const std::vector<int> &opts : sizes) {
@@ -172,10 +182,14 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                     // Register blocks of b x l points over the first two pure dimensions
                     // (dividing the tile), at most 16 partial-sum vectors; only with tiles
                     // that divide the output (Halide's shifted edge tiles and the block's
-                    // split make loop nests the Sunway lowering rejects).
-                    const bool whole = info.out_extents.size() >= 2 &&
-                                       info.out_extents[0] % t[0] == 0 &&
-                                       info.out_extents[1] % t[1] == 0;
+                    // split make loop nests the Sunway lowering rejects), except for a
+                    // matrix (a dense layer's 197 tokens: the lowering merges the loop
+                    // partitions of its edge tiles, MergeBlockPartitions.h; those of a
+                    // convolution's edge tiles differ in structure).
+                    const bool whole =
+                        info.out_extents.size() == 2 ||
+                        (info.out_extents.size() > 2 && info.out_extents[0] % t[0] == 0 &&
+                         info.out_extents[1] % t[1] == 0);
                     const bool two = whole && info.rloads_first + info.rloads_second > 0;
                     const int64_t e0 = std::min<int64_t>(t[0], info.out_extents[0]);
                     const int64_t e1 = two ? std::min<int64_t>(t[1], info.out_extents[1]) : 1;

@@ -241,10 +241,12 @@ private:
     void vector_unsupported(const Type &t, const char *what) {
         if (!t.is_scalar())
             unsupported(std::string("vector ") + what +
-                        " in CPE code (floatv4 supports + - *, a*b+c, min and max)");
+                        " in CPE code (floatv4 supports + - * /, a*b+c, min and max)");
     }
+    /** floatv4 division: the C operator, as sw5cc's <simd.h> writes simd_vdivs (vdivs). */
     void visit(const Div *op) override {
-        vector_unsupported(op->type, "division");
+        if (!is_floatv4(op->type))
+            vector_unsupported(op->type, "division");
         CodeGen_C99::visit(op);
     }
     /** floatv4 min / max: the difference's sign selects a lane of one operand or the other

@@ -4,6 +4,7 @@
 #include "target_sw/FindCpeKernels.h"
 
 #include "target_sw/Errors.h"
+#include "target_sw/MergeBlockPartitions.h"
 #include "target_sw/SunwayIR.h"
 
 #include <map>
@@ -117,7 +118,7 @@ private:
                 break;
             k.blocks.push_back({loop->name, loop->min, loop->extent});
             block_vars.push_back(loop->name);
-            body = loop->body;
+            body = merge_block_partitions(loop->body);
         }
         check_body(body);
         k.body = body;

@@ -1,7 +1,7 @@
 /** \file
  * IR-level tests of four Sunway passes that had none (issue 22): DelayDmaWaits,
- * PromoteAccumulators, AlignVectorAccesses and DoubleBuffer; and of DeferTileGets and
- * PipelineTilePuts. Each test builds
+ * PromoteAccumulators, AlignVectorAccesses and DoubleBuffer; and of DeferTileGets,
+ * PipelineTilePuts and MergeBlockPartitions. Each test builds
  * a small sw::CpeKernel whose body is hand-made IR (the shape InjectDma and Halide's lowering give
  * the passes), runs the pass function directly and asserts on the IR it returns: where each
  * statement went, what was added, and that the pass leaves alone what its header says it
@@ -16,6 +16,7 @@
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/InjectDma.h"
+#include "target_sw/MergeBlockPartitions.h"
 #include "target_sw/PipelineTilePuts.h"
 #include "target_sw/PromoteAccumulators.h"
 #include "target_sw/SunwayIR.h"
@@ -1101,6 +1102,98 @@ TEST(DoubleBuffer, ATransferInsideAnInnerLoopIsNotAtTheTopOfTheLoopBody) {
     ASSERT_EQ(k.notes.size(), 1u);
     EXPECT_NE(k.notes[0].find("not staged at the top of a serial loop"), std::string::npos)
         << k.notes[0];
+}
+
+// ---------------------------------------------------------------------------------------
+// MergeBlockPartitions
+
+/** The partition of a tile loop over rows of 28 of 197 that Halide's ShiftInwards and loop
+ * partitioning give: the steady part with its row base n_o*28, the last tile's with 169, each
+ * in a block loop over o_o; the row base in a let (named apart in the two parts, as Halide's
+ * CSE names them) or, in the last tile's part when \p tail_let is false, folded in. */
+Stmt partitioned_tiles(bool tail_let, bool same_structure = true) {
+    auto part = [&](const Expr &row_base, bool with_let, const std::string &let) {
+        const Expr base = with_let ? var(let) : row_base;
+        Stmt copy =
+            loop("i", 0, 4,
+                 store("tile", load("in", ramp((base + var("i")) * 768)), ramp(var("i") * 4)));
+        if (!same_structure && !with_let)
+            copy = block({copy, copy});
+        Stmt body = with_let ? LetStmt::make(let, row_base, copy) : copy;
+        return loop("o_o", 0, 8, body, ForType::GPUBlock);
+    };
+    return IfThenElse::make(var("n_o") < 7, part(var("n_o") * 28, true, "t1"),
+                            part(169, tail_let, "t2"));
+}
+
+/** The copy of \p s (a block loop over o_o, then lets): the index of its load. */
+Expr merged_load_index(const Stmt &s, Expr *let_value) {
+    const For *o_o = s.as<For>();
+    if (!o_o || o_o->name != "o_o" || o_o->for_type != ForType::GPUBlock)
+        return Expr();
+    Stmt body = o_o->body;
+    if (const LetStmt *let = body.as<LetStmt>()) {
+        *let_value = let->value;
+        body = let->body;
+    }
+    const For *i = body.as<For>();
+    const Store *st = i ? i->body.as<Store>() : nullptr;
+    const Load *ld = st ? st->value.as<Load>() : nullptr;
+    return ld ? ld->index : Expr();
+}
+
+TEST(MergeBlockPartitions, TwoPartsOfOneStructureBecomeOneBodyWithTheirDifferenceSelected) {
+    const Expr row_base = Select::make(var("n_o") < 7, var("n_o") * 28, 169);
+    {
+        // Both parts with the let: one let, its value selected; the load stays a vector
+        // load whose ramp holds the let (a DMA source).
+        const Stmt merged = sw::merge_block_partitions(partitioned_tiles(true));
+        Expr let_value;
+        const Expr index = merged_load_index(merged, &let_value);
+        ASSERT_TRUE(index.defined()) << ir(merged);
+        ASSERT_TRUE(let_value.defined()) << ir(merged);
+        EXPECT_TRUE(equal(let_value, row_base)) << let_value;
+        EXPECT_TRUE(equal(index, ramp((var("t1") + var("i")) * 768))) << index;
+    }
+    {
+        // The let in one part only: substituted; the address is the first part's plus the
+        // selected difference (affine in the loop over i), the value of each part.
+        const Stmt merged = sw::merge_block_partitions(partitioned_tiles(false));
+        Expr let_value;
+        const Expr index = merged_load_index(merged, &let_value);
+        ASSERT_TRUE(index.defined()) << ir(merged);
+        EXPECT_FALSE(let_value.defined()) << ir(merged);
+        const Ramp *r = index.as<Ramp>();
+        ASSERT_NE(r, nullptr) << index;
+        EXPECT_TRUE(is_const_one(r->stride)) << index;
+        for (int n_o : {0, 6, 7}) {
+            for (int i : {0, 3}) {
+                const Expr at = simplify(substitute("i", i, substitute("n_o", n_o, r->base)));
+                const int row = n_o < 7 ? n_o * 28 : 169;
+                EXPECT_TRUE(is_const(at, (row + i) * 768))
+                    << "n_o " << n_o << ", i " << i << ": " << at;
+            }
+        }
+    }
+}
+
+TEST(MergeBlockPartitions, PartsOfDifferentStructuresAreLeftAsTheyAre) {
+    const Stmt s = partitioned_tiles(false, false);
+    EXPECT_TRUE(sw::merge_block_partitions(s).same_as(s));
+}
+
+TEST(MergeBlockPartitions, LetsBeforeABlockLoopMoveIntoItsBody) {
+    const Stmt inner = loop("o_o", 0, 8, store("tile", var("t", Float(32)), 0), ForType::GPUBlock);
+    const Stmt s = LetStmt::make("t", cast<float>(var("n_o")), inner);
+    const Stmt moved = sw::merge_block_partitions(s);
+    const For *o_o = moved.as<For>();
+    ASSERT_NE(o_o, nullptr) << ir(moved);
+    ASSERT_NE(o_o->body.as<LetStmt>(), nullptr) << ir(moved);
+    // A block loop whose bounds use the let keeps it outside.
+    const Stmt uses =
+        LetStmt::make("e", var("n_o") + 1,
+                      loop("o_o", 0, var("e"), store("tile", Expr(1.0f), 0), ForType::GPUBlock));
+    EXPECT_TRUE(sw::merge_block_partitions(uses).same_as(uses));
 }
 
 } // namespace
