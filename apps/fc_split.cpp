@@ -17,8 +17,9 @@ namespace sw_net_app {
 
 struct FcSplit::Part {
     int64_t first = 0, last = 0, out = 0, in = 0; ///< this rank's rows [first, last) of out
-    std::shared_ptr<sw_jit::JitLayer> fn;         ///< null when the share is empty
-    std::vector<float> weights, bias;             ///< this rank's rows
+    bool in_out = false; ///< weights_layout=in_out: the weights (in, out), a row per input
+    std::shared_ptr<sw_jit::JitLayer> fn; ///< null when the share is empty
+    std::vector<float> weights, bias;     ///< this rank's rows (in_out: their columns)
 };
 
 namespace {
@@ -77,14 +78,25 @@ FcSplit::FcSplit(const sw_graph::Executor &ex, const sw_dist::Job &job, const st
                 throw std::runtime_error("--fc-split: building " + s.name +
                                          "'s share failed: " + b.log);
             p->fn = b.layer;
-            // dense's weights are (out, in) rows, contiguous; its bias one value per row.
+            // dense's weights are (out, in) rows, contiguous, or (in, out) with
+            // weights_layout=in_out (this rank's columns of each row); its bias one value per
+            // output.
             const std::vector<float> &w = constant(ex, s.inputs.at(1).tensor);
             const std::vector<float> &bias = constant(ex, s.inputs.at(2).tensor);
             if (int64_t(w.size()) != p->out * p->in || int64_t(bias.size()) != p->out) {
                 throw std::runtime_error("--fc-split: " + s.name +
                                          ": weights or bias of the wrong size");
             }
-            p->weights.assign(w.begin() + p->first * p->in, w.begin() + p->last * p->in);
+            const auto layout = spec.params.find("weights_layout");
+            p->in_out = layout != spec.params.end() && layout->second == "in_out";
+            if (p->in_out) {
+                for (int64_t k = 0; k < p->in; k++) {
+                    p->weights.insert(p->weights.end(), w.begin() + k * p->out + p->first,
+                                      w.begin() + k * p->out + p->last);
+                }
+            } else {
+                p->weights.assign(w.begin() + p->first * p->in, w.begin() + p->last * p->in);
+            }
             p->bias.assign(bias.begin() + p->first, bias.begin() + p->last);
         }
         order_.push_back(s.name);
@@ -100,7 +112,8 @@ FcSplit::FcSplit(const sw_graph::Executor &ex, const sw_dist::Job &job, const st
         std::vector<float> mine(size_t(batch * rows));
         if (rows > 0) {
             Halide::Runtime::Buffer<float> bw(const_cast<float *>(p.weights.data()),
-                                              {int(p.in), int(rows)});
+                                              p.in_out ? std::vector<int>{int(rows), int(p.in)}
+                                                       : std::vector<int>{int(p.in), int(rows)});
             Halide::Runtime::Buffer<float> bb(const_cast<float *>(p.bias.data()), {int(rows)});
             Halide::Runtime::Buffer<float> bo(mine.data(), {int(rows), int(batch)});
             *status = p.fn->call({in, bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});

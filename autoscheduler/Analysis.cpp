@@ -644,10 +644,10 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
     const bool mesh = plan.share == Plan::Share::Mesh;
     if (mesh && plan.mesh_dim < 0)
         return out;
-    // Tiles that divide the output, except for a matrix on the mesh (its rows and columns of
-    // CPEs share the edge tiles' shifted boxes too: MergeBlockPartitions.h).
+    // Tiles that divide the output, except along a matrix's rows on the mesh (its rows and
+    // columns of CPEs share the edge tiles' shifted boxes too: MergeBlockPartitions.h).
     const bool matrix_on_mesh = mesh && info.out_extents.size() == 2;
-    for (size_t d = 0; d < info.out_extents.size() && !matrix_on_mesh; d++) {
+    for (size_t d = 0; d < (matrix_on_mesh ? 1 : info.out_extents.size()); d++) {
         if (info.out_extents[d] % std::min<int64_t>(plan.tile[d], info.out_extents[d]) != 0)
             return out;
     }

@@ -74,7 +74,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
     for (size_t d = 0; d < info.out_extents.size(); d++) {
         const bool outermost = d + 1 == info.out_extents.size() && d > 0;
         sizes.push_back(tile_sizes(info.out_extents[d], outermost ? 16 : 1 << 20,
-                                   m.regcomm.available ? m.cpe_mesh_cols : 0));
+                                   outermost && m.regcomm.available ? m.cpe_mesh_cols : 0));
     }
     std::vector<std::vector<int>> tiles{{}};
     for (const std::vector<int> &opts : sizes) {
@@ -102,7 +102,14 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                 p.inline_producers = inl;
                 std::vector<Plan> variants;
                 variants.push_back(p); // scalar
-                if (info.vector_pure && !inl) {
+                // A matrix's vectors along x only in tiles of whole vectors that divide it (or
+                // one tile): the loop partitions of a shifted or rounded-up edge tile along x
+                // differ in structure, and the lowering cannot merge them
+                // (MergeBlockPartitions.h).
+                const bool x_tiles_fit = info.out_extents.size() != 2 ||
+                                         t[0] >= info.out_extents[0] ||
+                                         (info.out_extents[0] % t[0] == 0 && t[0] % 4 == 0);
+                if (info.vector_pure && !inl && x_tiles_fit) {
                     // Register blocks of b vectors x l points along the block dimension: at
                     // most 16 accumulators (expert kernels' 4x4, SW26010.md); l must divide
                     // the tile there (the block must not compute past it).
@@ -182,14 +189,14 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                     // Register blocks of b x l points over the first two pure dimensions
                     // (dividing the tile), at most 16 partial-sum vectors; only with tiles
                     // that divide the output (Halide's shifted edge tiles and the block's
-                    // split make loop nests the Sunway lowering rejects), except for a
-                    // matrix (a dense layer's 197 tokens: the lowering merges the loop
-                    // partitions of its edge tiles, MergeBlockPartitions.h; those of a
-                    // convolution's edge tiles differ in structure).
-                    const bool whole =
-                        info.out_extents.size() == 2 ||
-                        (info.out_extents.size() > 2 && info.out_extents[0] % t[0] == 0 &&
-                         info.out_extents[1] % t[1] == 0);
+                    // split make loop nests the Sunway lowering rejects), except along a
+                    // matrix's rows (a dense layer's 197 tokens: the lowering merges the loop
+                    // partitions of those edge tiles, MergeBlockPartitions.h; those along x,
+                    // or of a convolution's edge tiles, differ in structure).
+                    const bool divides_x = info.out_extents[0] % t[0] == 0;
+                    const bool whole = (info.out_extents.size() == 2 && divides_x) ||
+                                       (info.out_extents.size() > 2 && divides_x &&
+                                        info.out_extents[1] % t[1] == 0);
                     const bool two = whole && info.rloads_first + info.rloads_second > 0;
                     const int64_t e0 = std::min<int64_t>(t[0], info.out_extents[0]);
                     const int64_t e1 = two ? std::min<int64_t>(t[1], info.out_extents[1]) : 1;

@@ -2,8 +2,10 @@
  * dense: a fully connected layer, out(o, n) = alpha * sum_i in(i, n) * w(i, o) + beta * bias(o),
  * optionally followed by an activation: relu=true (ReLU), or activation=relu|gelu|gelu_tanh
  * (a transformer MLP's MatMul + Add + GELU in one layer; GELU as in activation's op=gelu,
- * generators/ActivationMath.h). Weights in PyTorch's [out, in] layout (Halide dims i, o);
- * input (i, n) is any tensor flattened per image (NCHW flattening is x fastest).
+ * generators/ActivationMath.h). Weights in PyTorch's [out, in] layout (Halide dims i, o), or
+ * with weights_layout=in_out in ONNX MatMul's [in, out] (Halide dims o, i: the outputs
+ * innermost, so that a plan can run floatv4 along them with the input splatted, as matmul's
+ * do); input (i, n) is any tensor flattened per image (NCHW flattening is x fastest).
  */
 #include "generators/ActivationMath.h"
 #include "generators/LayerGenerator.h"
@@ -21,6 +23,8 @@ public:
     GeneratorParam<bool> relu{"relu", false};
     /// none, relu, gelu or gelu_tanh, after the bias (relu=true is activation=relu)
     GeneratorParam<std::string> activation{"activation", "none"};
+    /// out_in (PyTorch's Linear: [out_features, in_features]) or in_out ([in, out])
+    GeneratorParam<std::string> weights_layout{"weights_layout", "out_in"};
     GeneratorParam<float> alpha{"alpha", 1.0f};
     GeneratorParam<float> beta{"beta", 1.0f};
     // Hand schedule only: explicit tiles (0 = chosen from the LDM budget) and the input
@@ -35,7 +39,7 @@ public:
     GeneratorParam<std::string> sharing{"sharing", "dma"};
 
     Input<Buffer<float>> input{"input", 2};     // i, n
-    Input<Buffer<float>> weights{"weights", 2}; // i, o
+    Input<Buffer<float>> weights{"weights", 2}; // i, o (weights_layout=in_out: o, i)
     Input<Buffer<float>> bias{"bias", 1};       // o
     Output<Buffer<float>> output{"output", 2};  // o, n
 
@@ -49,10 +53,14 @@ public:
                             "'");
         sw::check_param(!relu || act == "none" || act == "relu",
                         "dense: activation=" + act + " needs relu=false");
+        const std::string layout = weights_layout;
+        sw::check_param(layout == "out_in" || layout == "in_out",
+                        "dense: weights_layout must be out_in or in_out, not '" + layout + "'");
+        const bool in_out = layout == "in_out";
         /* THE ALGORITHM */
         r = RDom(0, s.in_features, "r");
         acc(o, n) = 0.f;
-        acc(o, n) += weights(r, o) * input(r, n);
+        acc(o, n) += (in_out ? weights(o, r) : weights(r, o)) * input(r, n);
         acc(o, n) = acc(o, n) * alpha + bias(o) * beta;
         if (relu || act == "relu")
             acc(o, n) = max(acc(o, n), 0.f);
@@ -64,8 +72,13 @@ public:
         output(o, n) = acc(o, n);
 
         sw::set_dense_shape(input, {s.in_features, s.batch}, {"in_features", "batch"});
-        sw::set_dense_shape(weights, {s.in_features, s.out_features},
-                            {"in_features", "out_features"});
+        if (in_out) {
+            sw::set_dense_shape(weights, {s.out_features, s.in_features},
+                                {"out_features", "in_features"});
+        } else {
+            sw::set_dense_shape(weights, {s.in_features, s.out_features},
+                                {"in_features", "out_features"});
+        }
         sw::set_dense_shape(bias, {s.out_features}, {"out_features"});
         sw::set_dense_shape(output, {s.out_features, s.batch}, {"out_features", "batch"});
     }

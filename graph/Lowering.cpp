@@ -676,8 +676,10 @@ struct Lowerer {
     }
 
     /** MatMul (numpy semantics) of any A by a constant matrix B (K, N): dense, with the rows
-     * of A (all its dims but the last) as the batch and B transposed; an Add of a constant
-     * vector of N and a Relu after it are fused (bias, relu=true). */
+     * of A (all its dims but the last) as the batch and B as it is (weights_layout=in_out: the
+     * outputs innermost, so that the autoscheduler can run floatv4 along them, as on a
+     * transformer's projections); an Add of a constant vector of N and a Relu after it are
+     * fused (bias, relu=true). */
     void matmul(int i) {
         const Node &n = g.nodes[i];
         const Tensor &a = float_in(n, 0), &b = float_in(n, 1);
@@ -694,10 +696,13 @@ struct Lowerer {
         const int r = fusable_relu(add >= 0 ? add : i);
         // A GELU after the bias (fuse_gelu's; a Transformer's feed-forward layer): fused too.
         const int gelu = r < 0 && add >= 0 ? sole_consumer(add, "Gelu", kInternalDomain) : -1;
-        std::map<std::string, std::string> p = {
-            {"batch", str(M)},        {"in_features", str(K)},
-            {"out_features", str(N)}, {"relu", r >= 0 ? "true" : "false"},
-            {"alpha", "1"},           {"beta", "1"}};
+        std::map<std::string, std::string> p = {{"batch", str(M)},
+                                                {"in_features", str(K)},
+                                                {"out_features", str(N)},
+                                                {"relu", r >= 0 ? "true" : "false"},
+                                                {"alpha", "1"},
+                                                {"beta", "1"},
+                                                {"weights_layout", "in_out"}};
         if (gelu >= 0)
             p["activation"] = gelu_op(g.nodes[size_t(gelu)]);
         const std::string bias =
@@ -706,7 +711,6 @@ struct Lowerer {
                            : gelu >= 0 ? g.nodes[size_t(gelu)]
                            : add >= 0  ? g.nodes[add]
                                        : n;
-        const std::string wname = transposed(n, b, K, N);
         const Tensor &y = out_tensor(last);
         Step &s = step(n, "dense", p);
         s.op_type = std::string("MatMul") + (add >= 0 ? "+Add" : "") + (r >= 0 ? "+Relu" : "") +
@@ -717,7 +721,7 @@ struct Lowerer {
             fused.insert(r);
         if (gelu >= 0)
             fused.insert(gelu);
-        s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
+        s.inputs = {{a.name, {K, M}}, {b.name, {N, K}}, {bias, {N}}};
         s.output = {y.name, {N, M}};
     }
 

@@ -39,10 +39,10 @@ public:
         if (const LetStmt *x = a.as<LetStmt>()) {
             // Halide's CSE names the lets of the two parts apart: b's let takes a's name.
             const LetStmt *y = b.as<LetStmt>();
-            const Stmt body_b = x->name == y->name
-                                    ? y->body
-                                    : substitute(y->name, Variable::make(y->value.type(), x->name),
-                                                 y->body);
+            const Stmt body_b =
+                x->name == y->name
+                    ? y->body
+                    : substitute(y->name, Variable::make(y->value.type(), x->name), y->body);
             if (x->value.type() != y->value.type())
                 return fail(a);
             const Expr value = expr(x->value, y->value);
@@ -52,8 +52,7 @@ public:
         }
         if (const For *x = a.as<For>()) {
             const For *y = b.as<For>();
-            if (x->name != y->name || x->for_type != y->for_type ||
-                x->device_api != y->device_api)
+            if (x->name != y->name || x->for_type != y->for_type || x->device_api != y->device_api)
                 return fail(a);
             const Expr min = expr(x->min, y->min), extent = expr(x->extent, y->extent);
             ScopedBinding<> bind(inner_, x->name);
@@ -74,8 +73,8 @@ public:
             for (size_t i = 0; i < x->extents.size(); i++)
                 extents.push_back(expr(x->extents[i], y->extents[i]));
             return Allocate::make(x->name, x->type, x->memory_type, extents,
-                                  expr(x->condition, y->condition), stmt(x->body, y->body),
-                                  Expr(), x->free_function);
+                                  expr(x->condition, y->condition), stmt(x->body, y->body), Expr(),
+                                  x->free_function);
         }
         if (const ProducerConsumer *x = a.as<ProducerConsumer>()) {
             const ProducerConsumer *y = b.as<ProducerConsumer>();
@@ -101,8 +100,7 @@ public:
             return Evaluate::make(expr(x->value, b.as<Evaluate>()->value));
         if (const AssertStmt *x = a.as<AssertStmt>()) {
             const AssertStmt *y = b.as<AssertStmt>();
-            return AssertStmt::make(expr(x->condition, y->condition),
-                                    expr(x->message, y->message));
+            return AssertStmt::make(expr(x->condition, y->condition), expr(x->message, y->message));
         }
         return fail(a); // Free of different names, and the nodes a kernel does not hold
     }
@@ -121,8 +119,7 @@ public:
             // difference uses no loop of the parts. Both taken with the second part's values
             // of the merged lets: where the condition is false, the merged lets hold those,
             // and the first plus the difference is the second.
-            const Expr difference =
-                simplify(with_lets(b, lets_b_) - with_lets(a, lets_b_));
+            const Expr difference = simplify(with_lets(b, lets_b_) - with_lets(a, lets_b_));
             if (is_const_zero(difference))
                 return a;
             if (!expr_uses_vars(difference, inner_))
@@ -195,7 +192,7 @@ public:
 private:
     Expr condition_;
     bool ok_ = true;
-    Scope<> inner_; ///< the loops and lets of the parts around the node being merged
+    Scope<> inner_;      ///< the loops and lets of the parts around the node being merged
     Scope<Expr> lets_b_; ///< the second part's values of the merged lets
 
     /** \p e with the lets of \p lets substituted (their values use the lets outside them:
@@ -230,6 +227,20 @@ private:
     }
 };
 
+/** The partitions under the block loops inside a part merged first (a partition of an inner
+ * block loop inside each part of the outer one's). */
+class MergeInnerBlockLoops : public IRMutator {
+    using IRMutator::visit;
+    Stmt visit(const For *op) override {
+        if (op->for_type != ForType::GPUBlock)
+            return IRMutator::visit(op);
+        const Stmt body = merge_block_partitions(mutate(op->body));
+        if (body.same_as(op->body))
+            return op;
+        return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+    }
+};
+
 using Lets = std::vector<std::pair<std::string, Expr>>;
 
 Stmt peel_lets(Stmt s, Lets &lets) {
@@ -256,7 +267,8 @@ Stmt merge_block_partitions(const Stmt &s) {
         if (!branch->else_case.defined())
             break;
         Merge merge(branch->condition);
-        const Stmt merged = merge.stmt(branch->then_case, branch->else_case);
+        const Stmt merged = merge.stmt(MergeInnerBlockLoops().mutate(branch->then_case),
+                                       MergeInnerBlockLoops().mutate(branch->else_case));
         if (!merge.ok())
             break;
         body = peel_lets(merged, lets);
@@ -270,8 +282,8 @@ Stmt merge_block_partitions(const Stmt &s) {
                 expr_uses_var(loop->min, l.first) || expr_uses_var(loop->extent, l.first);
         }
         if (loop->for_type == ForType::GPUBlock && !lets.empty() && !bounds_use_lets) {
-            return For::make(loop->name, loop->min, loop->extent, loop->for_type,
-                             loop->device_api, wrap_lets(loop->body, lets));
+            return For::make(loop->name, loop->min, loop->extent, loop->for_type, loop->device_api,
+                             wrap_lets(loop->body, lets));
         }
     }
     return changed ? wrap_lets(body, lets) : s;

@@ -366,26 +366,36 @@ std::vector<Case> pool_cases(int count) {
     return cases;
 }
 
-/** A dense layer with random inputs, weights and bias from seed \p s, against the naive reference.
- */
-Case dense_case(int batch, int in_f, int out_f, bool relu, double alpha, double beta, unsigned s) {
+/** A dense layer with random inputs, weights and bias from seed \p s, against the naive reference;
+ * \p in_out: the weights passed as (in, out) rows (weights_layout=in_out). */
+Case dense_case(int batch, int in_f, int out_f, bool relu, double alpha, double beta, unsigned s,
+                bool in_out = false) {
     Params params = {
         {"batch", str(batch)}, {"in_features", str(in_f)},       {"out_features", str(out_f)},
         {"relu", str(relu)},   {"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}};
-    return {"dense", params, [=](const sw_jit::JitLayer &layer) {
-                std::vector<float> in = random_values(size_t(batch) * in_f, s);
-                std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
-                std::vector<float> b = random_values(out_f, s + 2);
-                std::vector<float> out(size_t(batch) * out_f, NAN);
-                Buf bi(in.data(), {in_f, batch}), bw(wt.data(), {in_f, out_f});
-                Buf bb(b.data(), {out_f}), bo(out.data(), {out_f, batch});
-                std::string e = call_layer(
-                    layer, {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
-                return e.empty() ? compare(reference::dense(batch, in_f, out_f, in, wt, b, relu,
-                                                            alpha, beta),
-                                           out, {out_f, batch})
-                                 : e;
-            }};
+    if (in_out)
+        params["weights_layout"] = "in_out";
+    return {
+        "dense", params, [=](const sw_jit::JitLayer &layer) {
+            std::vector<float> in = random_values(size_t(batch) * in_f, s);
+            std::vector<float> wt = random_values(size_t(out_f) * in_f, s + 1);
+            std::vector<float> b = random_values(out_f, s + 2);
+            std::vector<float> out(size_t(batch) * out_f, NAN);
+            std::vector<float> wt_in_out(wt.size());
+            for (int o = 0; o < out_f; o++) {
+                for (int k = 0; k < in_f; k++)
+                    wt_in_out[size_t(k) * out_f + o] = wt[size_t(o) * in_f + k];
+            }
+            Buf bi(in.data(), {in_f, batch});
+            Buf bw = in_out ? Buf(wt_in_out.data(), {out_f, in_f}) : Buf(wt.data(), {in_f, out_f});
+            Buf bb(b.data(), {out_f}), bo(out.data(), {out_f, batch});
+            std::string e = call_layer(
+                layer, {bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()});
+            return e.empty()
+                       ? compare(reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta),
+                                 out, {out_f, batch})
+                       : e;
+        }};
 }
 
 /** ~40 dense layers: batch 1-5, 1-600 inputs, 1-300 outputs, ReLU on or off, alpha and
@@ -403,6 +413,21 @@ std::vector<Case> dense_cases(int count) {
             beta = pick<double>(rng, {0, 0.25, 3});
         }
         cases.push_back(dense_case(batch, in_f, out_f, relu, alpha, beta, seed(70000 + i * 10)));
+    }
+    return cases;
+}
+
+/** ~20 dense layers with their weights as (in, out) rows (a transformer's projections, ONNX
+ * MatMul's layout): 1-200 rows (token counts such as 197 that nothing divides), 1-300 inputs
+ * and outputs, ReLU on or off. */
+std::vector<Case> dense_in_out_cases(int count) {
+    std::mt19937 rng(seed(3013));
+    std::vector<Case> cases;
+    for (int i = 0; i < count; i++) {
+        const int batch = uniform(rng, 1, 200), in_f = uniform(rng, 1, 300),
+                  out_f = uniform(rng, 1, 300);
+        cases.push_back(
+            dense_case(batch, in_f, out_f, chance(rng, 0.5), 1, 1, seed(71000 + i * 10), true));
     }
     return cases;
 }
@@ -637,8 +662,8 @@ std::vector<Case> concat_cases(int count) {
     return cases;
 }
 
-constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kLrnCount = 30,
-              kConcatCount = 20;
+constexpr int kConvCount = 120, kPoolCount = 40, kDenseCount = 40, kDenseInOutCount = 20,
+              kLrnCount = 30, kConcatCount = 20;
 
 TEST(AutoscheduleRandom, Conv2D) {
     run_cases("conv2d", conv_cases(kConvCount));
@@ -648,6 +673,9 @@ TEST(AutoscheduleRandom, Pool) {
 }
 TEST(AutoscheduleRandom, Dense) {
     run_cases("dense", dense_cases(kDenseCount));
+}
+TEST(AutoscheduleRandom, DenseWeightsInOut) {
+    run_cases("dense (weights in, out)", dense_in_out_cases(kDenseInOutCount));
 }
 TEST(AutoscheduleRandom, Lrn) {
     run_cases("lrn", lrn_cases(kLrnCount));

@@ -126,9 +126,11 @@ LayerCase conv_case(const std::string &name, const reference::Conv2DParams &p,
             }};
 }
 
-/** \p act: "" (relu says), or activation=gelu / gelu_tanh fused after the bias (relu false). */
+/** \p act: "" (relu says), or activation=gelu / gelu_tanh fused after the bias (relu false).
+ * \p in_out: the weights passed as (in, out) rows (weights_layout=in_out, ONNX MatMul's). */
 LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bool relu,
-                     double alpha = 1, double beta = 1, const std::string &act = "") {
+                     double alpha = 1, double beta = 1, const std::string &act = "",
+                     bool in_out = false) {
     Params params = {{"batch", str(batch)},
                      {"in_features", str(in_f)},
                      {"out_features", str(out_f)},
@@ -137,24 +139,32 @@ LayerCase dense_case(const std::string &name, int batch, int in_f, int out_f, bo
                      {"beta", std::to_string(beta)}};
     if (!act.empty())
         params["activation"] = act;
-    return {
-        name, "dense", params, 2.0 * batch * in_f * out_f, [=](const auto &call) {
-            std::vector<float> in = random_values(size_t(batch) * in_f, 4);
-            std::vector<float> wt = random_values(size_t(out_f) * in_f, 5);
-            std::vector<float> b = random_values(out_f, 6);
-            std::vector<float> out(size_t(batch) * out_f, NAN);
-            Buf bi = view(in, {in_f, batch}), bw = view(wt, {in_f, out_f}), bb = view(b, {out_f});
-            Buf bo = view(out, {out_f, batch});
-            ASSERT_EQ(call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}),
-                      0);
-            std::vector<float> ref =
-                reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta);
-            if (act == "gelu")
-                ref = reference::gelu(ref);
-            else if (act == "gelu_tanh")
-                ref = reference::gelu_tanh(ref);
-            expect_close(ref, out);
-        }};
+    if (in_out)
+        params["weights_layout"] = "in_out";
+    return {name, "dense", params, 2.0 * batch * in_f * out_f, [=](const auto &call) {
+                std::vector<float> in = random_values(size_t(batch) * in_f, 4);
+                std::vector<float> wt = random_values(size_t(out_f) * in_f, 5);
+                std::vector<float> b = random_values(out_f, 6);
+                std::vector<float> out(size_t(batch) * out_f, NAN);
+                // The same weights as (in, out) rows for weights_layout=in_out.
+                std::vector<float> wt_in_out(wt.size());
+                for (int o = 0; o < out_f; o++) {
+                    for (int k = 0; k < in_f; k++)
+                        wt_in_out[size_t(k) * out_f + o] = wt[size_t(o) * in_f + k];
+                }
+                Buf bi = view(in, {in_f, batch}), bb = view(b, {out_f});
+                Buf bw = in_out ? view(wt_in_out, {out_f, in_f}) : view(wt, {in_f, out_f});
+                Buf bo = view(out, {out_f, batch});
+                ASSERT_EQ(
+                    call({bi.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(), bo.raw_buffer()}), 0);
+                std::vector<float> ref =
+                    reference::dense(batch, in_f, out_f, in, wt, b, relu, alpha, beta);
+                if (act == "gelu")
+                    ref = reference::gelu(ref);
+                else if (act == "gelu_tanh")
+                    ref = reference::gelu_tanh(ref);
+                expect_close(ref, out);
+            }};
 }
 
 LayerCase pool_case(const std::string &name, const reference::PoolParams &p) {
@@ -768,6 +778,11 @@ std::vector<LayerCase> transformer_op_cases() {
                         [](const std::vector<float> &v) { return reference::erf_of(v); }),
         dense_case("dense_gelu", 3, 37, 19, false, 1, 1, "gelu"),
         dense_case("dense_gelu_tanh_wide", 2, 64, 130, false, 1, 1, "gelu_tanh"),
+        // Weights as ONNX MatMul's (in, out) rows: odd sizes, ViT's 197 tokens (a prime: the
+        // autoscheduler's edge tiles are shifted), a ReLU and alpha / beta.
+        dense_case("dense_in_out_gelu", 3, 37, 19, false, 1, 1, "gelu", true),
+        dense_case("dense_in_out_tokens197", 197, 48, 40, false, 1, 1, "gelu", true),
+        dense_case("dense_in_out_relu_wide", 2, 64, 130, true, 0.5, 2.0, "", true),
         eltwise_op_case("sub_full", {2, 5, 7, 9}, {2, 5, 7, 9}, {2, 5, 7, 9}, "sub"),
         eltwise_op_case("sub_row_broadcast", {3, 3, 6, 16}, {3, 3, 6, 16}, {3, 3, 6, 1}, "sub"),
         eltwise_op_case("sub_a_broadcast_relu", {2, 5, 7, 9}, {1, 5, 1, 1}, {2, 5, 7, 9}, "sub",
