@@ -584,14 +584,21 @@ struct Lowerer {
         const int N = to_int(tb ? b.shape[0] : b.shape[1], "N");
         if ((tb ? b.shape[1] : b.shape[0]) != K)
             throw NodeError("A and B shapes do not match");
+        // dense's weights as (K, N) (weights_layout=in_out: floatv4 along the outputs) where
+        // B is that already, or is a constant (N, K) multiplied by 16 rows or more (a
+        // transformer's projection: transposed once here); else (N, K) as they come (a
+        // classifier's head at a small batch, read-bound either way).
         std::string wname = b.name;
+        bool in_out = false;
         if (!tb) {
-            // dense's weights are (out, in): B (K, N) must be a constant we can transpose.
             if (!b.is_constant) {
                 throw NodeError("transB=0 with a B that is not a constant is not supported (dense "
                                 "takes weights as (N, K))");
             }
-            wname = transposed(n, b, K, N);
+            in_out = true;
+        } else if (b.is_constant && M >= 16) {
+            wname = transposed(n, b, N, K);
+            in_out = true;
         }
         std::string bias;
         float beta = 1.f;
@@ -635,6 +642,8 @@ struct Lowerer {
                                                 {"relu", "false"},
                                                 {"alpha", format_float(n.attr_float("alpha", 1.f))},
                                                 {"beta", format_float(beta)}};
+        if (in_out)
+            p["weights_layout"] = "in_out";
         const int r = fusable_relu(i);
         if (r >= 0)
             p["relu"] = "true";
@@ -644,11 +653,13 @@ struct Lowerer {
             s.op_type = "Gemm+Relu";
             fused.insert(r);
         }
-        s.inputs = {{a.name, {K, M}}, {wname, {K, N}}, {bias, {N}}};
+        s.inputs = {{a.name, {K, M}},
+                    {wname, in_out ? std::vector<int>{N, K} : std::vector<int>{K, N}},
+                    {bias, {N}}};
         s.output = {y.name, {N, M}};
     }
 
-    /** A constant (K, N) matrix \p b as dense's (N, K) weights: a new constant. */
+    /** A constant (K, N) matrix \p b as its transpose (N, K): a new constant. */
     std::string transposed(const Node &n, const Tensor &b, int K, int N) {
         std::vector<float> t(size_t(N) * K);
         for (int k = 0; k < K; k++)

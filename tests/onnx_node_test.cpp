@@ -18,10 +18,10 @@
  * graph inputs by the test data, held as initializers by an exported model) made constants
  * from the data set, infer_shapes (auto_pad resolved to pads), run_passes (a
  * BatchNormalization becomes ChannelScaleShift: channel_affine with the folded scale and
- * shift) and lower_graph (Gemm with transB=0 and constant B: B transposed; a scalar or
- * row C: our bias vector; a missing bias: zeros; 1-D windows as 2-D with height 1; Relu,
- * Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish: activation on the flattened tensor; Add, Mul,
- * Sum of two: eltwise with NCHW broadcasting; ReduceMean over trailing axes and the global pools:
+ * shift) and lower_graph (Gemm with transB=0 and constant B: B as dense's in_out weights; a scalar
+ * or row C: our bias vector; a missing bias: zeros; 1-D windows as 2-D with height 1; Relu, Clip,
+ * LeakyRelu, Sigmoid, HardSigmoid, HardSwish: activation on the flattened tensor; Add, Mul, Sum of
+ * two: eltwise with NCHW broadcasting; ReduceMean over trailing axes and the global pools:
  * global_pool; Concat along any axis: concat with the dims before the axis as the batch).
  * It builds that layer for this shape at run time (JitLayer: generator, cc, dlopen), runs it
  * on every data set and compares with the expected outputs:
