@@ -5,7 +5,8 @@
  *   scores[m][n] = alpha * sum_d q[b][m][h][d] * k[b][n][h][d]
  *   mask=add:    scores[m][n] += mask[b'][h'][m'][n]     (b' = b or 0, h' = h or 0, m' = m or 0)
  *   mask=select: scores[m][n] = mask[b'][h'][m'][n] != 0 ? scores[m][n] : fill
- *   p[m][n] = exp(scores[m][n] - max_n scores[m][.]) / sum_n exp(...)  (softmax_generator's form)
+ *   p[m][n] = exp(scores[m][n] - max_n scores[m][.]) / sum_n exp(...)  (softmax_generator's form;
+ *             exp by layers::exp_nonpositive, a polynomial within 7.4e-6, and a reciprocal)
  *   out[b][m][h][d] = sum_n p[m][n] * v[b][n][h][d]
  * Inputs (Halide dims, x fastest) q (D, H, M, B), k (D, H, N, B), v (D, H, N, B): row-major
  * (B, S, H, D), a projection's output after Reshape(B, S, H, D), no transposes; mask
@@ -14,6 +15,7 @@
  * (D, H, M, B): row-major (B, M, H, D), so Reshape(B, M, H*D) is free.
  * Schedules: schedules/attention_schedule.h (the score rows stay in LDM).
  */
+#include "generators/ActivationMath.h"
 #include "generators/LayerGenerator.h"
 #include "schedules/attention_schedule.h"
 
@@ -95,10 +97,13 @@ public:
         // softmax_generator's numerically stable form.
         maxv(m, h, b) = -std::numeric_limits<float>::infinity();
         maxv(m, h, b) = max(maxv(m, h, b), scores(rn, m, h, b));
-        exps(n, m, h, b) = exp(scores(n, m, h, b) - maxv(m, h, b));
+        // exp of a non-positive value by multiply-adds (on floatv4: ActivationMath.h); the
+        // row's sum turned into its reciprocal once, each probability a multiplication.
+        exps(n, m, h, b) = layers::exp_nonpositive(scores(n, m, h, b) - maxv(m, h, b));
         sum(m, h, b) = 0.f;
         sum(m, h, b) += exps(rn, m, h, b);
-        p(n, m, h, b) = exps(n, m, h, b) / sum(m, h, b);
+        sum(m, h, b) = 1.f / sum(m, h, b);
+        p(n, m, h, b) = exps(n, m, h, b) * sum(m, h, b);
         acc(d, h, m, b) = 0.f;
         acc(d, h, m, b) += p(rn, m, h, b) * v(d, h, rn, b);
         output(d, h, m, b) = acc(d, h, m, b);
@@ -123,6 +128,7 @@ public:
         const bool masked = std::string(mask_kind) != "none";
         schedules::AttentionStages st{output, acc,  p, sum, exps, maxv, scores, dot, kt, q,     k,
                                       v,      mask, d, h,   m,    n,    b,      rd,  rn, masked};
+        st.select_mask = std::string(mask_kind) == "select";
         apply_schedule(
             [&] { schedules::schedule_attention_sunway(st, shape(), target_machine()); },
             [&] { schedules::schedule_attention_baseline(st, shape(), target_machine()); },

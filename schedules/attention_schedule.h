@@ -90,6 +90,8 @@ struct AttentionStages {
     Halide::Var d, h, m, n, b;
     Halide::RDom rd, rn;
     bool masked;
+    /// mask=select: the scores hold a select (no floatv4 select on the CPE: exps scalar)
+    bool select_mask = false;
 };
 
 struct AttentionShape {
@@ -147,7 +149,7 @@ inline int64_t attention_budget(const sw::Machine &m) {
  * step, so their phases coincide): Q.K^T, the longer of the CPEs' floatv4 multiply-adds and
  * K's transposition and the channel's time for K (once per block, or once per mesh row with
  * each CPE passing or receiving every floatv4, about 5 cycles each); the softmax's scalar
- * work per score (exp and divide in software, no DMA to overlap); P.V as Q.K^T with V; then
+ * work per score (the exp's polynomial, no DMA to overlap); P.V as Q.K^T with V; then
  * Q's gets and the output's puts, and the DMA setups. Only to compare tiles. */
 inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
                              const sw::Machine &m) {
@@ -160,10 +162,14 @@ inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
                                    : macs * m.fp_latency_cycles) +
                        pass;
     const double pv = (t.simd_pv ? macs / kVectorLanes : macs * m.fp_latency_cycles) + pass;
-    // Per score, scalar: the exp and the divide (software) and a few dependent adds (scale,
-    // mask, max, subtract, sum).
-    const double softmax = double(t.tm) * s.n *
-                           double(m.transcendental_cycles + m.div_cycles + 5 * m.fp_latency_cycles);
+    // Per score: the max and the sum scalar (dependent adds), the exp's multiply-adds and the
+    // probability's multiplication on floatv4 (about 6 cycles a score), or all scalar (the
+    // baseline, a row shorter than 16).
+    const bool simd_softmax = t.simd_pv && s.n >= 4 * kVectorLanes;
+    const double softmax =
+        double(t.tm) * s.n *
+        (simd_softmax ? 6.0 + 2.0 * m.fp_latency_cycles
+                      : double(40 + 5 * m.fp_latency_cycles)); // the exp's polynomial, scalar
     const double line = std::ceil(4.0 * s.d / 128.0) * 128.0 / (4.0 * s.d);
     const double kv_reads = t.mesh ? double(blocks) / kMeshColumns : double(blocks);
     const double kv_channel = 4.0 * kv_reads * s.n * s.d * line / dt.get_bytes_per_cycle;
@@ -298,9 +304,23 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     if (several && double_buffer)
         sw::double_buffer(st.k.in());
 
-    // The softmax rows: scalar.
+    // The softmax rows: the max and the sum scalar; the exponentials and the probabilities on
+    // floatv4 along the row, four vectors at a time (the exp's chain of multiply-adds is long:
+    // four independent ones fill the pipeline), where a row has 16 scores or more (the last
+    // group shifted inwards onto scores already computed; a shorter row, a select mask's
+    // scores and the baseline stay scalar).
     for (Func f : {st.maxv, st.sum})
         f.update(0).unscheduled();
+    st.sum.update(1).unscheduled();
+    if (t.simd_pv && !st.select_mask && s.n >= 4 * kVectorLanes) {
+        for (Func f : {st.exps, st.p}) {
+            Var ng("ng"), nv("nv"), lane("lane");
+            f.split(st.n, ng, nv, 4 * kVectorLanes)
+                .split(nv, nv, lane, kVectorLanes)
+                .vectorize(lane)
+                .unroll(nv);
+        }
+    }
 
     // P.V per chunk of V's rows.
     RVar ro("ro"), ri("ri");

@@ -133,7 +133,12 @@ const Layer layers[] = {
     {"attention_causal", "attention",
      "batch=2 heads=3 seq_q=19 seq_k=23 head_dim=16 mask=select mask_rows=19 fill=-inf "
      "schedule=sunway",
-     "expf("},
+     "-INFINITY"},
+    // The softmax's exp as multiply-adds on floatv4 (its argument clamped to [-24, 0] on
+    // vectors; no expf), with an additive mask and rows of 16 scores or more.
+    {"attention_exp_on_vectors", "attention",
+     "batch=1 heads=2 seq_q=8 seq_k=40 head_dim=8 alpha=0.125 mask=add schedule=sunway",
+     "sw_splat4((-24.0f))"},
 };
 
 void PrintTo(const Layer &l, std::ostream *os) {
