@@ -8,7 +8,9 @@
  * which the host passes in an argument struct).
  *
  * It does not check LDM use or place DMA (later passes). GPUThread loops, and GPUBlock
- * loops nested inside a kernel's body, are user errors.
+ * loops nested inside a kernel's body, are user errors; a block loop that Halide's loop
+ * partitioning put inside both parts of an edge tile's branch is first brought back next to
+ * the enclosing one (MergeBlockPartitions.h).
  */
 #ifndef SW_FIND_CPE_KERNELS_H
 #define SW_FIND_CPE_KERNELS_H
