@@ -689,11 +689,11 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
     return out;
 }
 
-int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int columns) {
+int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int columns, int dim) {
     const size_t dims = info.out_extents.size();
-    if (dims < 2 || tile.size() != dims)
+    if (dims < 2 || tile.size() != dims || dim >= int(dims))
         return -1;
-    const int d = dims >= 3 ? 2 : 0;
+    const int d = dim >= 0 ? dim : dims >= 3 ? 2 : 0;
     auto tiles = [&](size_t k) {
         const int64_t extent = info.out_extents[k];
         const int64_t size = std::min<int64_t>(tile[k], extent);

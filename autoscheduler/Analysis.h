@@ -274,8 +274,10 @@ std::vector<std::string> shared_inputs(const PipelineInfo &info, const Plan &pla
  * first two are its pixels) or, in a two-dimensional output, the first (a matrix product's
  * columns), when it has exactly \p columns tiles, or a multiple of \p columns (several rounds
  * of mesh columns: a transformer's 3072-wide feed-forward layer) when the tiles of the other
- * dimensions are a multiple of \p columns too (a mesh's rows, square). */
-int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int columns);
+ * dimensions are a multiple of \p columns too (a mesh's rows, square). With \p dim >= 0, that
+ * dimension instead (a matrix product's rows: its columns then go down the mesh rows). */
+int mesh_column_dim(const PipelineInfo &info, const std::vector<int> &tile, int columns,
+                    int dim = -1);
 
 /** Under a Plan::Share::Mesh plan, how stage \p name's staged region is shared: the same
  * along each mesh row (Row: it does not move along plan.mesh_dim), down each column

@@ -234,8 +234,10 @@ public:
             std::string how_source = by_regcomm ? ", ::sw::Sharing::RegComm" : "";
             if (plan_.share == Plan::Share::Mesh) {
                 const bool row = mesh_axis(info_, plan_, n) == MeshAxis::Row;
-                how = row ? sw::Sharing::RegCommRow : sw::Sharing::RegCommColumn;
-                how_source = row ? ", ::sw::Sharing::RegCommRow" : ", ::sw::Sharing::RegCommColumn";
+                how = !row                 ? sw::Sharing::RegCommColumn
+                      : plan_.mesh_row_dma ? sw::Sharing::DmaRow
+                                           : sw::Sharing::RegCommRow;
+                how_source = std::string(", ::sw::") + sw::sharing_name(how);
             }
             sw::broadcast(staged, how);
             marked_.shared[staged.name()] = how;

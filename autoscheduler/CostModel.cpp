@@ -873,23 +873,30 @@ struct SharedCycles {
  * moves the data, then passes each floatv4 along its row and every row-0 CPE down its column:
  * per vector a relay's get, store and put on P1, or the round trip of a receive buffer's
  * entries when that is longer, plus the two hops' latency. */
+/** One issuer's part of a broadcast DMA of \p t, cut as BroadcastDma cuts it
+ * (sw::split_broadcast), or, too small to cut, its requests dealt to the issuers in turn; and
+ * the number of issuers. */
+std::pair<Transfer, double> broadcast_piece(const Transfer &t) {
+    const double rows = t.blocks / std::max(1.0, t.requests);
+    const sw::BroadcastSplit cut = sw::split_broadcast(
+        std::max<int64_t>(1, std::llround(rows)),
+        std::max<int64_t>(1, std::llround(t.bytes / std::max(1.0, t.blocks) / 4)), rows <= 1.0, 4);
+    // Cut requests: every issuer has a piece of each; whole requests (too small to cut):
+    // dealt to the issuers in turn.
+    const bool dealt = cut.pieces == 1;
+    const double n =
+        dealt ? std::min<double>(sw::kBroadcastIssuers, std::max(1.0, t.requests)) : cut.pieces;
+    return {Transfer{dealt ? std::ceil(t.requests / n) : t.requests,
+                     cut.by_rows || dealt ? t.blocks / n : t.blocks, t.bytes / n, t.line_bytes / n},
+            n};
+}
+
 double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Machine &m) {
     if (t.blocks == 0)
         return 0.0;
     const sw::DmaTiming &dma = m.dma_timing;
     if (plan.share == Plan::Share::Dma) {
-        const double rows = t.blocks / std::max(1.0, t.requests);
-        const sw::BroadcastSplit cut = sw::split_broadcast(
-            std::max<int64_t>(1, std::llround(rows)),
-            std::max<int64_t>(1, std::llround(t.bytes / t.blocks / 4)), rows <= 1.0, 4);
-        // Cut requests: every issuer has a piece of each; whole requests (too small to cut):
-        // dealt to the issuers in turn.
-        const bool dealt = cut.pieces == 1;
-        const double n =
-            dealt ? std::min<double>(sw::kBroadcastIssuers, std::max(1.0, t.requests)) : cut.pieces;
-        const Transfer piece{dealt ? std::ceil(t.requests / n) : t.requests,
-                             cut.by_rows || dealt ? t.blocks / n : t.blocks, t.bytes / n,
-                             t.line_bytes / n};
+        const auto [piece, n] = broadcast_piece(t);
         return get_cycles(piece, std::min(dma.cpe_cap_bytes_per_cycle, dma.get_bytes_per_cycle / n),
                           dma);
     }
@@ -910,12 +917,15 @@ double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Mac
  * which fetches both, is the slowest. Then every CPE passes on or receives each floatv4 of
  * both LDM slots (sw_regcomm_row, sw_regcomm_column: the helper's loop as WorkCount counts
  * it and the put or get, or a receive buffer's round trip when that is longer) and waits one
- * hop's latency per staging. */
+ * hop's latency per staging. With Plan::mesh_row_dma the row's staging is broadcast to the
+ * row by DMA instead, its pieces issued by the row's CPEs (CPE (0, 0) one piece of it) and
+ * not passed on. */
 struct MeshChunk {
     double fetch = 0, relay = 0, relay_unpaired = 0;
     double rows = 0, columns = 0; ///< the sources of row and of column stagings
 };
-MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const sw::Machine &m) {
+MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const Plan &plan,
+                     const sw::Machine &m) {
     MeshChunk c;
     const sw::DmaTiming &dma = m.dma_timing;
     const Transfer &row = work.chunk_shared, &column = work.chunk_column;
@@ -925,7 +935,7 @@ MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const sw::Ma
     c.columns = column.blocks > 0 ? double(m.cpe_mesh_cols) : 0.0;
     // The channel shared by every source and every CPE's own gets: CPE (0, 0), with the most
     // bytes, finishes when the channel has moved them all (processor sharing), or at its cap.
-    Transfer both = row;
+    Transfer both = plan.mesh_row_dma && row.blocks > 0 ? broadcast_piece(row).first : row;
     add(both, column);
     const double channel = c.rows * row.line_bytes + c.columns * column.line_bytes +
                            run.active_cpes * work.chunk_get.line_bytes;
@@ -936,7 +946,8 @@ MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const sw::Ma
                        dma.get_bytes_per_cycle * both.line_bytes / std::max(channel, 1.0));
     c.fetch = get_cycles(both, rate, dma);
     const sw::RegComm &rc = m.regcomm;
-    for (const double bytes : {work.row_slot_bytes, work.column_slot_bytes}) {
+    for (const double bytes :
+         {plan.mesh_row_dma ? 0.0 : work.row_slot_bytes, work.column_slot_bytes}) {
         if (bytes <= 0)
             continue;
         const sw::ShareWork w = sw::regcomm_share_work(int64_t(std::llround(bytes)), m);
@@ -1192,7 +1203,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     // and 8: 3-16% slower than predicted with the overlap, within 10% without it; the cause
     // is not established).
     const bool on_mesh = plan.share == Plan::Share::Mesh;
-    const MeshChunk mesh = on_mesh ? mesh_chunk(work, run, m) : MeshChunk{};
+    const MeshChunk mesh = on_mesh ? mesh_chunk(work, run, plan, m) : MeshChunk{};
     if (on_mesh) {
         shared.per_chunk = mesh.fetch + mesh.relay;
         work.chunk_compute += mesh.relay;

@@ -47,6 +47,11 @@ struct Plan {
     /** Share::Mesh: which of the two kinds of stagings are shared (the others each CPE
      * fetches itself): along the rows, down the columns. */
     bool mesh_rows = true, mesh_columns = true;
+    /** Share::Mesh: the stagings shared along the mesh rows broadcast to each row by DMA
+     * (Sharing::DmaRow: the row's CPEs issue its pieces, BCAST_MODE with the row's mask,
+     * between barriers) instead of passed along it by register communication: no CPE spends
+     * compute on them (a dense layer's weights with its output columns down the mesh rows). */
+    bool mesh_row_dma = false;
     /** Only the tiles of the third dimension and beyond (a convolution's output channels and
      * images) are spread over the CPEs; each CPE runs the tiles of the first two (its pixels)
      * in turn. The CPEs then work on the same pixels at once, so an input that moves only
@@ -93,6 +98,8 @@ struct Plan {
                  (mesh_rows && mesh_columns ? "along mesh rows / columns"
                   : mesh_rows               ? "along mesh rows"
                                             : "down mesh columns");
+            if (mesh_rows && mesh_row_dma)
+                s += " (to each row by broadcast DMA)";
         }
         if (serial_pixels)
             s += ", pixel tiles in turn on each CPE";

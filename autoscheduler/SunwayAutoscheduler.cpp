@@ -261,24 +261,39 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         }
                         // The mesh: the window along the rows, the weights down the columns,
                         // or only one of the two (the other fetched by every CPE: small
-                        // weights by 64 engines rather than 8).
-                        if (m.regcomm.available && d.serial_tiles <= 1) {
-                            Plan mesh = d;
-                            mesh.share = Plan::Share::Mesh;
-                            mesh.mesh_dim = mesh_column_dim(info, d.tile, m.cpe_mesh_cols);
-                            mesh.mesh_width = m.cpe_mesh_cols;
-                            const size_t both =
-                                mesh.mesh_dim >= 0 ? shared_inputs(info, mesh).size() : 0;
-                            if (both > 0)
-                                plans.push_back(mesh);
-                            // One kind alone only where the plan has stagings of both
-                            // (elsewhere it is the same plan).
-                            for (const bool rows : {true, false}) {
-                                Plan one = mesh;
-                                one.mesh_rows = rows, one.mesh_columns = !rows;
-                                const size_t n = both > 0 ? shared_inputs(info, one).size() : 0;
-                                if (n > 0 && n < both)
-                                    plans.push_back(one);
+                        // weights by 64 engines rather than 8). The stagings along the rows
+                        // passed on by register communication or broadcast to each row by
+                        // DMA; a matrix's columns over the mesh columns, or its rows (its
+                        // columns down the mesh rows: a dense layer's weights, the larger
+                        // operand, then go to each row by DMA).
+                        const bool matrix = info.out_extents.size() == 2;
+                        for (const int dim : {-1, 1}) {
+                            if (!m.regcomm.available || d.serial_tiles > 1 || (dim == 1 && !matrix))
+                                break;
+                            for (const bool row_dma : {false, true}) {
+                                Plan mesh = d;
+                                mesh.share = Plan::Share::Mesh;
+                                mesh.mesh_dim = mesh_column_dim(info, d.tile, m.cpe_mesh_cols, dim);
+                                mesh.mesh_width = m.cpe_mesh_cols;
+                                mesh.mesh_row_dma = row_dma;
+                                const size_t both =
+                                    mesh.mesh_dim >= 0 ? shared_inputs(info, mesh).size() : 0;
+                                Plan rows_only = mesh;
+                                rows_only.mesh_columns = false;
+                                if (row_dma &&
+                                    (both == 0 || shared_inputs(info, rows_only).empty()))
+                                    continue; // nothing along the rows: the same plan
+                                if (both > 0)
+                                    plans.push_back(mesh);
+                                // One kind alone only where the plan has stagings of both
+                                // (elsewhere it is the same plan); by DMA only with the rows'.
+                                for (const bool rows : {true, false}) {
+                                    Plan one = mesh;
+                                    one.mesh_rows = rows, one.mesh_columns = !rows;
+                                    const size_t n = both > 0 ? shared_inputs(info, one).size() : 0;
+                                    if (n > 0 && n < both && (rows || !row_dma))
+                                        plans.push_back(one);
+                                }
                             }
                         }
                     }

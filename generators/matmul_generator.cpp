@@ -1,8 +1,9 @@
 /** \file
  * matmul: C = A x B for float32 matrices, A of m x k, B of k x n, C of m x n, all row-major
  * (Halide dims: a(kk, i), b(j, kk), output(j, i)). The hand Sunway schedule is the
- * register-communication GEMM of schedules/matmul_schedule.h (sharing=regcomm), or the same
- * tiles without sharing (sharing=none).
+ * register-communication GEMM of schedules/matmul_schedule.h (sharing=regcomm), the same with
+ * A broadcast to each mesh row by DMA (sharing=dmarow), or the same tiles without sharing
+ * (sharing=none).
  */
 #include "generators/LayerGenerator.h"
 #include "schedules/matmul_schedule.h"
@@ -32,8 +33,8 @@ public:
     void generate() {
         sw::check_param(m >= 1 && n >= 1 && k >= 1, "matmul: m, n and k must be >= 1");
         const std::string how = sharing;
-        sw::check_param(how == "regcomm" || how == "none",
-                        "matmul: sharing must be regcomm or none");
+        sw::check_param(how == "regcomm" || how == "dmarow" || how == "none",
+                        "matmul: sharing must be regcomm, dmarow or none");
         sw::check_param(tile_m >= 0 && tile_n >= 0 && tile_k >= 0,
                         "matmul: tile_m, tile_n and tile_k must be >= 0");
         /* THE ALGORITHM */
@@ -51,8 +52,8 @@ public:
         /* THE SCHEDULE */
         schedules::MatMulStages st{output, acc, a, b, j, i, r};
         const schedules::MatMulShape s{m, n, k};
-        const schedules::MatMulTiles given{tile_m, tile_n, tile_k,
-                                           std::string(sharing) == "regcomm"};
+        const std::string how = sharing;
+        const schedules::MatMulTiles given{tile_m, tile_n, tile_k, how != "none", how == "dmarow"};
         apply_schedule([&] { schedules::schedule_matmul_sunway(st, s, target_machine(), given); },
                        [&] {
                            schedules::MatMulTiles plain = given;

@@ -19,6 +19,9 @@
  *     passed on and multiplied.
  * A and B are each read from memory once per mesh column (row) of tiles instead of once per
  * tile: 8x fewer bytes than the same tiles without sharing (sharing=none, the comparison).
+ * sharing=dmarow: the A chunk broadcast to its mesh row by DMA (BCAST_MODE with the row's
+ * mask, issued in pieces by the row's CPEs, sw::Sharing::DmaRow) instead of passed along it;
+ * B as above.
  * Conditions (checked, an error otherwise): n a multiple of 8 * TN with TN a multiple of 4,
  * and m / TM a multiple of 8 (every CPE of a row or column takes part in every round); the
  * same tiles serve sharing=none. Other shapes: the autoscheduler.
@@ -51,10 +54,13 @@ struct MatMulShape {
 };
 
 /** TM rows x TN columns of C per block, TK of the reduction per chunk; regcomm: A and B
- * shared along the mesh rows and columns (else each CPE fetches its own). */
+ * shared along the mesh rows and columns (else each CPE fetches its own); row_dma (with
+ * regcomm): A's chunk broadcast to each mesh row by DMA instead (Sharing::DmaRow), B's still
+ * passed down the columns. */
 struct MatMulTiles {
     int tm = 1, tn = 4, tk = 1;
     bool regcomm = true;
+    bool row_dma = false;
 };
 
 /** LDM of one block: the A and B chunks, two of each (double buffered), and the C tile. */
@@ -123,7 +129,7 @@ inline void schedule_matmul_tiles(MatMulStages &st, const MatMulTiles &t, int me
     sw::double_buffer(st.a.in());
     sw::double_buffer(st.b.in());
     if (t.regcomm) {
-        sw::broadcast(st.a.in(), sw::Sharing::RegCommRow);
+        sw::broadcast(st.a.in(), t.row_dma ? sw::Sharing::DmaRow : sw::Sharing::RegCommRow);
         sw::broadcast(st.b.in(), sw::Sharing::RegCommColumn);
     }
 }
@@ -136,6 +142,7 @@ inline void schedule_matmul_sunway(MatMulStages &st, const MatMulShape &s, const
                                    const MatMulTiles &given) {
     MatMulTiles t = choose_matmul_tiles(s, m);
     t.regcomm = given.regcomm;
+    t.row_dma = given.row_dma;
     auto check = [](bool ok, const std::string &what) {
         if (!ok)
             throw sw::UserError("error: matmul: " + what);

@@ -41,7 +41,7 @@ public:
             const BlockLoop &b = k.blocks[i];
             const bool innermost = i + 1 == k.blocks.size();
             bool counts = true;
-            if (how == Sharing::RegCommRow)
+            if (how == Sharing::RegCommRow || how == Sharing::DmaRow)
                 counts = innermost;
             else if (how == Sharing::RegCommColumn)
                 counts = !innermost && !(known && inside % mesh_rows == 0);
@@ -138,9 +138,9 @@ private:
 
     /** What the staged box of a site shared \p how must not depend on. */
     const BlockDependence &dependence(Sharing how) const {
-        return how == Sharing::RegCommRow      ? along_row
-               : how == Sharing::RegCommColumn ? down_column
-                                               : dep;
+        return how == Sharing::RegCommRow || how == Sharing::DmaRow ? along_row
+               : how == Sharing::RegCommColumn                      ? down_column
+                                                                    : dep;
     }
     std::map<std::string, int64_t> elem_bytes; ///< per kernel argument
     /** What encloses the current point inside the kernel body, for the error message. */
@@ -205,8 +205,8 @@ private:
      * broadcast DMA in pieces, or in PE_MODE by the source CPE(s) of a register-communication
      * sharing. */
     Stmt issued(const Issue &is, const Stmt &requests) {
-        if (is.how == Sharing::Dma)
-            return pieces(is.func, true, requests, is.issuers);
+        if (by_dma(is.how))
+            return pieces(is.func, true, requests, is.issuers, is.how);
         Requests r(*this, is.func, false, lets, is.how);
         return IfThenElse::make(source(is.how), r.mutate(requests));
     }
@@ -276,14 +276,14 @@ private:
         const Stmt body = mutate(body_in);
         const MarkedSite &marked = this->sites.at(a);
         const std::string &func = marked.func;
-        const bool dma = marked.how == Sharing::Dma;
+        const bool dma = by_dma(marked.how);
         refuse_inside_block_dependent(func, dma);
         std::vector<Stmt> flat = flatten_blocks(body);
         if (flat.size() < 2 || !issues_site(flat[0], a, b) || !only_issues_dma(flat[0]))
             refuse(func, "double buffered, but its first chunk is not issued ahead of its loop");
         // The issuers of the first chunk's requests (each later chunk's are the same requests
         // one chunk on).
-        Issue is{func, marked.how, dma ? issuers_of(func, true, flat[0]) : 1, slots};
+        Issue is{func, marked.how, dma ? issuers_of(func, true, flat[0], marked.how) : 1, slots};
         const Stmt first = issued(is, flat[0]);
         Stmt rest = Block::make(std::vector<Stmt>(flat.begin() + 1, flat.end()));
         bool found = false;
@@ -300,18 +300,27 @@ private:
 
     /** The CPEs that issue \p issue's requests: their pieces in BCAST_MODE (\p bcast), or
      * CPE 0 alone. */
-    int issuers_of(const std::string &func, bool bcast, const Stmt &issue) {
-        Requests r(*this, func, bcast, lets);
+    int issuers_of(const std::string &func, bool bcast, const Stmt &issue,
+                   Sharing how = Sharing::Dma) {
+        Requests r(*this, func, bcast, lets, how);
         r.mutate(issue);
         return r.issuers;
     }
 
     /** \p issue's requests (cut into pieces in BCAST_MODE), under the condition of its \p n
-     * issuers (issuers_of); with one, the requests are not guarded each. */
-    Stmt pieces(const std::string &func, bool bcast, const Stmt &issue, int n) {
-        Requests r(*this, func, bcast, lets);
+     * issuers (issuers_of; per mesh row for Sharing::DmaRow); with one, the requests are not
+     * guarded each. */
+    Stmt pieces(const std::string &func, bool bcast, const Stmt &issue, int n,
+                Sharing how = Sharing::Dma) {
+        Requests r(*this, func, bcast, lets, how);
         r.alone = n == 1;
-        return IfThenElse::make(ir::bcast_issuer(n), r.mutate(issue));
+        return IfThenElse::make(issuer(n, how), r.mutate(issue));
+    }
+
+    /** The condition of the \p n CPEs issuing a broadcast's pieces: CPEs 0 .. n - 1, or for a
+     * broadcast to each mesh row the CPEs in its columns 0 .. n - 1. */
+    Expr issuer(int n, Sharing how) const {
+        return ir::bcast_issuer(n, how == Sharing::DmaRow ? mesh_cols : 0);
     }
 
     /** Refuses \p func when it is staged inside a loop or branch whose bounds or condition
@@ -388,8 +397,8 @@ private:
                 std::vector<Stmt> body;
                 const Stmt next =
                     IfThenElse::make(prefetch->condition, br.issued(is, prefetch->then_case));
-                if (is.how == Sharing::Dma) {
-                    body = {IfThenElse::make(ir::bcast_issuer(is.issuers), wait),
+                if (by_dma(is.how)) {
+                    body = {IfThenElse::make(br.issuer(is.issuers, is.how), wait),
                             ir::make_bcast_barrier(), next};
                 } else {
                     // The wait is `if (slot 0) wait(a) else wait(b)`: slot i's elements start
@@ -512,7 +521,13 @@ private:
 
         Requests(const Broadcaster &b, const std::string &func, bool bcast, LetScope lets,
                  Sharing how = Sharing::Dma)
-            : b(b), dep(b.dependence(how)), func(func), bcast(bcast), lets(std::move(lets)) {}
+            : b(b), dep(b.dependence(how)), func(func), bcast(bcast), lets(std::move(lets)) {
+            // To each mesh row: the row's CPEs issue its pieces (piece = column), each to its
+            // own row's mask.
+            const Expr id = ir::cpe_id(), cols = Expr(b.mesh_cols);
+            piece = how == Sharing::DmaRow ? id % cols : id;
+            mask = how == Sharing::DmaRow ? Expr(1) << (id / cols) : Expr(b.mask);
+        }
 
     private:
         using IRMutator::visit;
@@ -521,6 +536,8 @@ private:
         const std::string &func;
         bool bcast; ///< BCAST_MODE (else the requests stay PE_MODE, issued by CPE 0 alone)
         LetScope lets;
+        Expr piece; ///< the piece this CPE issues
+        Expr mask;  ///< the mesh rows that receive
 
         Stmt visit(const LetStmt *op) override {
             lets.push(op->name, op->value);
@@ -588,7 +605,7 @@ private:
         /** The request cut into the pieces of split_broadcast: CPE p issues piece p (rows or
          * elements p * per onwards) in BCAST_MODE; a CPE without a piece skips it. */
         Stmt split(ir::DmaRequest r) {
-            r.bcast_mask = b.mask; // the rows of the mesh that receive
+            r.bcast_mask = mask; // the rows of the mesh that receive
             const std::optional<int64_t> rows = constant(r.rows), block = constant(r.block_elems),
                                          pitch = constant(r.pitch_elems);
             BroadcastSplit cut;
@@ -615,7 +632,6 @@ private:
                 }
             }
             issuers = std::max(issuers, cut.pieces);
-            const Expr piece = ir::cpe_id();
             if (cut.pieces == 1) {
                 // Not cut: the iterations of the loops around it dealt to the issuers.
                 const auto [index, n] = iteration();
@@ -625,7 +641,7 @@ private:
                 return IfThenElse::make(piece == (n == 1 ? Expr(0) : index % n),
                                         ir::make_dma_request(r));
             }
-            const Stmt request = ir::make_dma_request(split_request(r, cut, total));
+            const Stmt request = ir::make_dma_request(split_request(r, cut, total, piece));
             if (!exact)
                 return IfThenElse::make(piece < cut.pieces && piece * Expr(cut.per) < total,
                                         request);
@@ -633,11 +649,11 @@ private:
                 return request;
             return IfThenElse::make(piece < cut.pieces, request);
         }
-        /** Piece sw_cpe_id() of \p r: rows or elements p * per onwards, at most per of them,
-         * of \p total. */
+        /** Piece \p piece of \p r: rows or elements p * per onwards, at most per of them, of
+         * \p total. */
         static ir::DmaRequest split_request(ir::DmaRequest r, const BroadcastSplit &cut,
-                                            const Expr &total) {
-            const Expr start = ir::cpe_id() * Expr(cut.per);
+                                            const Expr &total, const Expr &piece) {
+            const Expr start = piece * Expr(cut.per);
             if (cut.by_rows) {
                 r.main_index = r.main_index + start * r.pitch_elems;
                 r.ldm_index = r.ldm_index + start * r.block_elems;
@@ -675,7 +691,7 @@ private:
     Stmt make_group(int site, const std::vector<Stmt> &group) {
         const MarkedSite &marked = sites.at(site);
         const std::string &func = marked.func;
-        const bool dma = marked.how == Sharing::Dma;
+        const bool dma = by_dma(marked.how);
         refuse_inside_block_dependent(func, dma);
         if (marked.how == Sharing::RegCommRow || marked.how == Sharing::RegCommColumn) {
             done.insert(site);
@@ -683,8 +699,8 @@ private:
             return make_mesh_group(marked, group);
         }
         const Stmt requests = Block::make(group);
-        const int n = issuers_of(func, dma, requests);
-        const Stmt issue = pieces(func, dma, requests, n);
+        const int n = issuers_of(func, dma, requests, marked.how);
+        const Stmt issue = pieces(func, dma, requests, n, marked.how);
         done.insert(site);
         issuers[site] = n;
         if (dma)
@@ -872,8 +888,8 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
                 "): its LDM staging is not filled by DMA (a copy InjectDma could not turn into "
                 "DMA), so there is nothing to broadcast");
         }
-        (how == Sharing::Dma ? dma : regcomm) = true;
-        if (how == Sharing::RegCommRow || how == Sharing::RegCommColumn)
+        (by_dma(how) ? dma : regcomm) = true;
+        if (how == Sharing::RegCommRow || how == Sharing::RegCommColumn || how == Sharing::DmaRow)
             check_mesh_blocks(k, m, b.name, how);
     }
     if (sites.empty())
@@ -913,6 +929,13 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
                 (n == 1 ? std::string("CPE 0")
                         : "CPEs 0-" + std::to_string(n - 1) + ", a piece each,") +
                 " in BCAST_MODE for all " + std::to_string(m.cpes_per_core_group) + " CPEs)";
+        } else if (site.how == Sharing::DmaRow) {
+            const int n = b.issuers.at(s);
+            k.dma[size_t(s)].shape += " (broadcast to each mesh row: issued by " +
+                                      (n == 1 ? std::string("the row's CPE in column 0")
+                                              : "the row's CPEs in columns 0-" +
+                                                    std::to_string(n - 1) + ", a piece each,") +
+                                      " in BCAST_MODE with the row's mask)";
         } else if (site.how != Sharing::RegComm) {
             const bool row = site.how == Sharing::RegCommRow;
             k.dma[size_t(s)].shape +=

@@ -82,6 +82,14 @@
  * part (a mesh row past the last block is past it whole, its source fetching the last
  * block's box; a column's source, in row 0, always has a block).
  *
+ * Fifth mode, `Sharing::DmaRow`: a staging the 8 CPEs of each mesh row need (the same boxes
+ * and mesh-block checks as RegCommRow), broadcast to that row by DMA: the groups of the
+ * Sharing::Dma mode (barriers of the core group, one chunk ahead when double buffered), but
+ * each request is cut among the row's CPEs (piece = the CPE's column, issuer condition
+ * `athread_get_id(-1) % 8 < n`) and its BCAST_MODE mask is the row's bit, `1 << (id / 8)`: the
+ * eight rows' broadcasts move at once, each crossing the channel once, and no CPE passes
+ * anything on. The weights of a dense layer whose output columns go down the mesh rows.
+ *
  * Any register-communication mode may be double buffered too: the source CPE(s) request chunk
  * 0 before the loop; in iteration i they wait for slot i and request chunk i + 1 into the
  * other slot, then every CPE shares slot i (the helper called at the slot's offset, with
@@ -105,8 +113,9 @@ namespace sw {
  * staging of f once per core group, by one CPE, and deliver it to all 64, by broadcast DMA
  * (Sharing::Dma: BCAST_MODE, between barriers) or by register communication
  * (Sharing::RegComm: one PE_MODE get by CPE (0, 0) passed along the mesh), or to the CPEs of
- * each mesh row or column (Sharing::RegCommRow / RegCommColumn). f is the staged wrapper, e.g.
- * `input.in()`. Marking a Func again replaces its mode. */
+ * each mesh row or column (Sharing::RegCommRow / RegCommColumn; Sharing::DmaRow: to each row
+ * by broadcast DMA). f is the staged wrapper, e.g. `input.in()`. Marking a Func again replaces
+ * its mode. */
 
 /** Step 1: turns the DMA sites of the buffers named in \p d.shared into broadcasts (see the
  * file comment); a buffer also in \p d.double_buffered is refused. */

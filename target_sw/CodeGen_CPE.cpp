@@ -430,10 +430,12 @@ private:
 
     void visit(const Call *op) override {
         if (ir::is_bcast_issuer(op)) {
-            // CPEs 0 .. issuers - 1 issue a broadcast's pieces (BroadcastDma.h).
-            const int n = ir::bcast_issuers(op);
-            last = n == 1 ? "(athread_get_id(-1) == 0)"
-                          : "(athread_get_id(-1) < " + std::to_string(n) + ")";
+            // CPEs 0 .. issuers - 1 issue a broadcast's pieces (BroadcastDma.h), or the CPEs in
+            // columns 0 .. issuers - 1 of each mesh row for a broadcast to each row.
+            const int n = ir::bcast_issuers(op), width = ir::bcast_issuer_row_width(op);
+            const std::string id =
+                width > 0 ? "athread_get_id(-1) % " + std::to_string(width) : "athread_get_id(-1)";
+            last = n == 1 ? "(" + id + " == 0)" : "(" + id + " < " + std::to_string(n) + ")";
             return;
         }
         if (ir::is_cpe_id(op)) {

@@ -18,6 +18,7 @@ const char *const kBroadcastDma = "sw::broadcast(Sharing::Dma)";
 const char *const kBroadcastRegComm = "sw::broadcast(Sharing::RegComm)";
 const char *const kBroadcastRegCommRow = "sw::broadcast(Sharing::RegCommRow)";
 const char *const kBroadcastRegCommColumn = "sw::broadcast(Sharing::RegCommColumn)";
+const char *const kBroadcastDmaRow = "sw::broadcast(Sharing::DmaRow)";
 
 void mark(const Func &f, const char *tag) {
     Function fn = f.function();
@@ -45,6 +46,8 @@ void read_marks(const Function &f, Directives &d) {
             d.shared[f.name()] = Sharing::RegCommRow;
         } else if (t == kBroadcastRegCommColumn) {
             d.shared[f.name()] = Sharing::RegCommColumn;
+        } else if (t == kBroadcastDmaRow) {
+            d.shared[f.name()] = Sharing::DmaRow;
         }
     }
 }
@@ -61,6 +64,8 @@ const char *sharing_name(Sharing how) {
         return "Sharing::RegCommRow";
     case Sharing::RegCommColumn:
         return "Sharing::RegCommColumn";
+    case Sharing::DmaRow:
+        return "Sharing::DmaRow";
     }
     return "Sharing::?";
 }
@@ -81,6 +86,7 @@ void broadcast(const Func &f, Sharing how) {
     const char *tag = how == Sharing::Dma          ? kBroadcastDma
                       : how == Sharing::RegComm    ? kBroadcastRegComm
                       : how == Sharing::RegCommRow ? kBroadcastRegCommRow
+                      : how == Sharing::DmaRow     ? kBroadcastDmaRow
                                                    : kBroadcastRegCommColumn;
     mark(f, tag);
 }

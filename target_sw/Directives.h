@@ -41,12 +41,22 @@ enum class Sharing {
     RegCommRow,
     /** A staging the 8 CPEs of each mesh column need: one get by the column's CPE in row 0,
      * passed down the column. The B operand of a register-communication GEMM. */
-    RegCommColumn
+    RegCommColumn,
+    /** A staging the 8 CPEs of each mesh row need, by broadcast DMA to that row: BCAST_MODE
+     * gets with the row's bit as the mask, issued in pieces by the row's CPEs, between
+     * barriers of the core group. The weights of a dense layer whose output columns are
+     * spread over the mesh rows: read once, never passed on by the CPEs. */
+    DmaRow
 };
+
+/** Whether \p how shares by broadcast DMA (to the whole core group or to each mesh row). */
+inline bool by_dma(Sharing how) {
+    return how == Sharing::Dma || how == Sharing::DmaRow;
+}
 
 /** Whether \p how shares by register communication (any of the three forms). */
 inline bool by_regcomm(Sharing how) {
-    return how != Sharing::Dma;
+    return !by_dma(how);
 }
 
 /** "Sharing::Dma", "Sharing::RegComm", ..., as a schedule spells it. */

@@ -39,10 +39,7 @@ public:
         if (const LetStmt *x = a.as<LetStmt>()) {
             // Halide's CSE names the lets of the two parts apart: b's let takes a's name.
             const LetStmt *y = b.as<LetStmt>();
-            const Stmt body_b =
-                x->name == y->name
-                    ? y->body
-                    : substitute(y->name, Variable::make(y->value.type(), x->name), y->body);
+            const Stmt body_b = renamed(y->name, y->value.type(), x->name, y->body);
             if (x->value.type() != y->value.type())
                 return fail(a);
             const Expr value = expr(x->value, y->value);
@@ -112,6 +109,9 @@ public:
             return fail(a);
         if (equal(a, b))
             return a;
+        // Two scalars that use no loop or let of the parts: one or the other by the condition
+        // (a select invariant over the whole body: an address stays affine in the loops,
+        // InjectDma.h). Anything else that differs is merged through its parts below.
         if (a.type().is_scalar() && !expr_uses_vars(a, inner_) && !expr_uses_vars(b, inner_))
             return Select::make(condition_, a, b);
         if (a.type().is_scalar() && (a.type().is_int() || a.type().is_uint())) {
@@ -134,15 +134,11 @@ public:
         if (let_b && !let_a)
             return expr(a, substitute(let_b->name, let_b->value, let_b->body));
         if (a->node_type != b->node_type)
-            return differ(a, b);
+            return fail(a);
         if (let_a) {
             if (let_a->value.type() != let_b->value.type())
                 return fail(a);
-            const Expr body_b =
-                let_a->name == let_b->name
-                    ? let_b->body
-                    : substitute(let_b->name, Variable::make(let_b->value.type(), let_a->name),
-                                 let_b->body);
+            const Expr body_b = renamed(let_b->name, let_b->value.type(), let_a->name, let_b->body);
             const Expr value = expr(let_a->value, let_b->value);
             ScopedBinding<> bind(inner_, let_a->name);
             return Let::make(let_a->name, value, expr(let_a->body, body_b));
@@ -156,7 +152,7 @@ public:
         if (const Load *x = a.as<Load>()) {
             const Load *y = b.as<Load>();
             if (x->name != y->name || !x->image.same_as(y->image) || !x->param.same_as(y->param))
-                return differ(a, b);
+                return fail(a);
             return Load::make(x->type, x->name, expr(x->index, y->index), x->image, x->param,
                               expr(x->predicate, y->predicate),
                               ModulusRemainder::unify(x->alignment, y->alignment));
@@ -177,7 +173,7 @@ public:
             const Call *y = b.as<Call>();
             if (x->name != y->name || x->call_type != y->call_type ||
                 x->args.size() != y->args.size() || x->value_index != y->value_index)
-                return differ(a, b);
+                return fail(a);
             std::vector<Expr> args;
             for (size_t i = 0; i < x->args.size(); i++)
                 args.push_back(expr(x->args[i], y->args[i]));
@@ -186,7 +182,7 @@ public:
         }
         if (const Cast *x = a.as<Cast>())
             return Cast::make(x->type, expr(x->value, b.as<Cast>()->value));
-        return differ(a, b);
+        return fail(a);
     }
 
 private:
@@ -210,15 +206,10 @@ private:
         return e;
     }
 
-    /** Two scalars that differ: one or the other by the condition, where neither uses a
-     * loop or a let of the parts (a select invariant over the whole body: an address stays
-     * affine in the loops, InjectDma.h). */
-    Expr differ(const Expr &a, const Expr &b) {
-        if (!a.type().is_scalar())
-            return fail(a);
-        if (!expr_uses_vars(a, inner_) && !expr_uses_vars(b, inner_))
-            return Select::make(condition_, a, b);
-        return fail(a);
+    /** \p body with the let \p from (of type \p t) named \p to. */
+    template <typename T>
+    static T renamed(const std::string &from, Type t, const std::string &to, const T &body) {
+        return from == to ? body : substitute(from, Variable::make(t, to), body);
     }
 
     template <typename T> T fail(const T &a) {

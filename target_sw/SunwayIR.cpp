@@ -185,16 +185,29 @@ bool is_bcast_barrier(const Stmt &s) {
     return is_bcast_barrier(evaluated(s));
 }
 
-Expr bcast_issuer(int issuers) {
-    return Call::make(Bool(), bcast_issuer_name, {Expr(issuers)}, Call::Extern);
+Expr bcast_issuer(int issuers, int row_width) {
+    std::vector<Expr> args = {Expr(issuers)};
+    if (row_width > 0)
+        args.push_back(Expr(row_width));
+    return Call::make(Bool(), bcast_issuer_name, args, Call::Extern);
 }
 int bcast_issuers(const Call *c) {
     if (!named(c, bcast_issuer_name))
         malformed(c, "not sw_bcast_issuer");
-    const int64_t *n = c->args.size() == 1 ? as_const_int(c->args[0]) : nullptr;
+    const size_t args = c->args.size();
+    const int64_t *n = args == 1 || args == 2 ? as_const_int(c->args[0]) : nullptr;
     if (!n || *n < 1)
         malformed(c, "the number of issuers is not a positive constant");
     return int(*n);
+}
+int bcast_issuer_row_width(const Call *c) {
+    bcast_issuers(c); // checks the call
+    if (c->args.size() < 2)
+        return 0;
+    const int64_t *w = as_const_int(c->args[1]);
+    if (!w || *w < 1)
+        malformed(c, "the row width is not a positive constant");
+    return int(*w);
 }
 Expr cpe_id() {
     return Call::make(Int(32), cpe_id_name, {}, Call::Extern);

@@ -16,9 +16,11 @@
  *                                              request of the site (DelayDmaWaits moves it)
  *   sw_bcast_barrier()                         Int(32), Extern: statement; athread_syn over
  *                                              the core group (BroadcastDma)
- *   sw_bcast_issuer(issuers)                   Bool, Extern, issuers an Int(32) constant:
+ *   sw_bcast_issuer(issuers[, row])            Bool, Extern, issuers an Int(32) constant:
  *                                              condition "this CPE issues (a piece of) the
- *                                              broadcast": CPEs 0 .. issuers - 1
+ *                                              broadcast": CPEs 0 .. issuers - 1, or with
+ *                                              row (the mesh's columns) the CPEs in
+ *                                              columns 0 .. issuers - 1 of every row
  *   sw_cpe_id()                                Int(32), Extern: this CPE's id, 0..63 (the
  *                                              piece of a broadcast it issues)
  *   sw_regcomm_share("buffer", bytes, how,     Int(32), Extern, bytes an Int(64) constant,
@@ -117,12 +119,16 @@ Halide::Expr with_dma_site(const Halide::Internal::Call *c, int site);
 Halide::Internal::Stmt make_bcast_barrier();
 bool is_bcast_barrier(const Halide::Internal::Call *c);
 bool is_bcast_barrier(const Halide::Internal::Stmt &s);
-/** sw_bcast_issuer(issuers): true on the CPEs that issue a broadcast, 0 .. issuers - 1. */
-Halide::Expr bcast_issuer(int issuers = 1);
+/** sw_bcast_issuer(issuers): true on the CPEs that issue a broadcast, 0 .. issuers - 1; with
+ * \p row_width > 0 (a broadcast to each mesh row, Sharing::DmaRow), those in columns 0 ..
+ * issuers - 1 of every row of that width. */
+Halide::Expr bcast_issuer(int issuers = 1, int row_width = 0);
 bool is_bcast_issuer(const Halide::Internal::Call *c);
 bool is_bcast_issuer(const Halide::Expr &e);
-/** The number of issuers of a sw_bcast_issuer call. */
+/** The number of issuers of a sw_bcast_issuer call (per mesh row where it has a row width). */
 int bcast_issuers(const Halide::Internal::Call *c);
+/** The row width of a sw_bcast_issuer call: 0 for a broadcast to the whole core group. */
+int bcast_issuer_row_width(const Halide::Internal::Call *c);
 /** sw_cpe_id(): this CPE's id in its core group. */
 Halide::Expr cpe_id();
 bool is_cpe_id(const Halide::Internal::Call *c);

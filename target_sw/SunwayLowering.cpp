@@ -91,7 +91,7 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
     // engine would set up every row's request: it comes compactly, spread after the sharing.)
     std::set<std::string> rows_in_place;
     for (const auto &[name, how] : d.shared) {
-        if (how == Sharing::Dma)
+        if (how == Sharing::Dma) // (not DmaRow: the autoscheduler prices a mesh window compact)
             rows_in_place.insert(name);
     }
     for (CpeKernel &k : f.kernels)

@@ -154,6 +154,44 @@ TEST_P(RegCommGemm, MatchesTheNaiveProductAndTheUnsharedTilesAndReadsEightTimesF
     }
 }
 
+/** sharing=dmarow: A's chunk broadcast to each mesh row by DMA (sw::Sharing::DmaRow): BCAST_MODE
+ * gets with the row's mask issued in pieces by the row's CPEs, between barriers; B still passed
+ * down the columns. The same results, bit for bit, as the unshared tiles, the same bytes read
+ * as register communication, and only B's vectors passed on. */
+TEST_P(RegCommGemm, RowBroadcastDmaMatchesTheUnsharedTiles) {
+    const MatMulCase &c = GetParam();
+    sw_jit::JitBuild row =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", params_of(c, "dmarow"));
+    ASSERT_TRUE(row.ok()) << row.log;
+    const std::string cpe = cpe_source(*row.layer);
+    for (const char *want : {"BCAST_MODE", "athread_syn(ARRAY_SCOPE, 0xffff);",
+                             "(char)(1 << sw_div_i32(athread_get_id(-1), 8))",
+                             "static void sw_regcomm_column(void *p, int bytes) {"}) {
+        EXPECT_NE(cpe.find(want), std::string::npos) << want << "\n" << cpe;
+    }
+    EXPECT_EQ(cpe.find("sw_regcomm_row"), std::string::npos);
+    const GemmRun with = run_and_check(*row.layer, c);
+    sw_jit::JitBuild plain =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", params_of(c, "none"));
+    ASSERT_TRUE(plain.ok()) << plain.log;
+    const GemmRun without = run_and_check(*plain.layer, c);
+    ASSERT_EQ(with.out.size(), without.out.size());
+    EXPECT_EQ(std::memcmp(with.out.data(), without.out.data(), with.out.size() * sizeof(float)), 0);
+    if (c.tile_m > 0) {
+        // B: one share per mesh column, round and chunk, as with register communication; A
+        // crosses the channel once per mesh row with blocks, round and chunk (a row past the
+        // last block still broadcasts the last block's A: counted by its issuers).
+        const long long blocks = (c.m / c.tile_m) * (c.n / c.tile_n);
+        const long long rounds = (blocks + 63) / 64, chunks = c.k / c.tile_k;
+        const long long b_vectors = (4LL * c.tile_k * c.tile_n + 15) / 16;
+        EXPECT_EQ(with.puts, rounds * 8 * chunks * b_vectors);
+        EXPECT_EQ(with.gets, 7 * with.puts);
+        const long long args = 64LL * 3 * sizeof(void *);
+        EXPECT_EQ(with.get_bytes - args, 4 * (rounds * 8 * chunks * c.tile_m * c.tile_k +
+                                              rounds * 8 * chunks * c.tile_k * c.tile_n));
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, RegCommGemm,
     testing::Values(
@@ -198,14 +236,15 @@ TEST(RegCommGemm, RefusedWithAClearError) {
 }
 
 /** Not a test: the modelled time of a square GEMM (GEMM_N, default 512) with register
- * communication and without sharing, printed (docs/results.md):
+ * communication, with A broadcast to the mesh rows by DMA, and without sharing, printed
+ * (docs/results.md):
  *   GEMM_N=1024 build/tests/matmul_test --gtest_also_run_disabled_tests \
  *       --gtest_filter='*DISABLED_Figures*' */
 TEST(RegCommGemm, DISABLED_Figures) {
     const char *env = std::getenv("GEMM_N");
     const int n = env ? std::atoi(env) : 512;
     const MatMulCase c{"figures", n, n, n, 0, 0, 0};
-    for (const char *sharing : {"regcomm", "none"}) {
+    for (const char *sharing : {"regcomm", "dmarow", "none"}) {
         const sw_jit::JitBuild b =
             sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", params_of(c, sharing));
         ASSERT_TRUE(b.ok()) << b.log;

@@ -563,6 +563,22 @@ TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
             EXPECT_NE(msg.find("one per mesh column"), std::string::npos) << msg;
         }
     }
+    {
+        // The same for a broadcast to each mesh row by DMA.
+        Scaled16 p;
+        sw::broadcast(p.v.in(), sw::Sharing::DmaRow);
+        try {
+            p.lower();
+            FAIL() << "expected a UserError";
+        } catch (const sw::UserError &e) {
+            const std::string msg = e.what();
+            EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() +
+                                    ", Sharing::DmaRow): the innermost block loop",
+                                0),
+                      0u)
+                << msg;
+        }
+    }
 }
 
 TEST(Directives, MarksTravelWithTheFuncsWithTheirMode) {
@@ -581,6 +597,8 @@ TEST(Directives, MarksTravelWithTheFuncsWithTheirMode) {
     EXPECT_EQ(d.staged_outputs, std::set<std::string>{p.out.name()});
     sw::broadcast(p.v.in(), sw::Sharing::Dma); // marking again replaces the mode
     EXPECT_EQ(sw::directives_of(Pipeline(p.out)).shared.at(p.v.in().name()), sw::Sharing::Dma);
+    sw::broadcast(p.v.in(), sw::Sharing::DmaRow);
+    EXPECT_EQ(sw::directives_of(Pipeline(p.out)).shared.at(p.v.in().name()), sw::Sharing::DmaRow);
     // Another pipeline of the same shape, built apart, has none of them.
     Scaled16 q;
     EXPECT_TRUE(sw::directives_of(Pipeline(q.out)).empty());
