@@ -248,11 +248,18 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
             done++;
             return;
         }
-        if (options.schedule == "auto" && !spec.hand_reason.empty()) {
+        bool autoschedule = options.schedule == "auto";
+        if (autoschedule && !spec.hand_reason.empty()) {
             b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, base);
             info.schedule = "hand";
             info.note = "hand schedule: " + spec.hand_reason;
-        } else if (options.schedule == "auto") {
+            // A hand schedule that refuses the shape (a LayerNorm row larger than the LDM):
+            // the autoscheduler's plan instead.
+            autoschedule = b.status == sw_jit::JitBuild::GeneratorFailed;
+            if (autoschedule)
+                info.note = "hand schedule: " + first_error_line(b.log) + "; autoscheduled";
+        }
+        if (autoschedule) {
             sw_jit::JitOptions ao = base;
             ao.extra_args = {"-p", plugin, "-s", "Sunway", "auto_schedule=true"};
             ao.emit += ",schedule"; // the plan and its predicted time (read_layer_schedule)
@@ -266,13 +273,13 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
                 info.plan = schedule.plan;
                 info.predicted_seconds = schedule.predicted_seconds;
             }
-            if (b.status == sw_jit::JitBuild::GeneratorFailed) {
+            if (b.status == sw_jit::JitBuild::GeneratorFailed && spec.hand_reason.empty()) {
                 // The autoscheduler refused this layer: its hand schedule instead.
                 info.note = "autoscheduler: " + first_error_line(b.log) + "; hand schedule used";
                 b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, base);
                 info.schedule = "hand";
             }
-        } else {
+        } else if (options.schedule != "auto") {
             if (options.schedule == "baseline")
                 spec.params["schedule"] = "baseline";
             b = sw_jit::jit_build_layer(gen, spec.generator, spec.params, base);

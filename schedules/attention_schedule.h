@@ -14,30 +14,32 @@
  * staged in chunks of NC rows (one strided get of NC rows of D each), double buffered when
  * there are several chunks: Q.K^T runs per K chunk (transposed in LDM, `kt`, so the product
  * is floatv4 along n with Q's values splatted: batch_matmul's transpose_b kernel, register
- * blocks of up to 4 vectors x 4 rows), then the softmax rows (scalar: the CPE code generator
- * has no vector exp, max or divide), then P.V per V chunk (floatv4 along d, p's values
- * splatted, V's rows as vectors, register blocks of up to 4 vectors x 4 rows). The block's
- * TM output rows go back by one strided put (TM blocks of D floats). On floatv4 (N >= 4) the
- * chunks are whole vectors and need not divide N: Q.K^T's last chunk is rounded up (its rows
- * past N read K's row N - 1, the generator clamps kt, and nothing reads those scores), P.V's
- * last chunk is guarded (Halide splits the loop, so V is then single buffered: two
+ * blocks of up to 4 vectors x 4 rows), then the softmax rows (the exponentials and the
+ * probabilities on floatv4 four vectors at a time; the row's max and sum as floatv4 partials
+ * where a row is whole groups of 16 scores; scalar with a select mask), then P.V per V chunk
+ * (floatv4 along d, p's values splatted, V's rows as vectors, register blocks of up to 4 vectors x
+ * 4 rows). The block's TM output rows go back by one strided put (TM blocks of D floats). On
+ * floatv4 (N >= 4) the chunks are whole vectors and need not divide N: Q.K^T's last chunk is
+ * rounded up (its rows past N read K's row N - 1, the generator clamps kt, and nothing reads those
+ * scores), P.V's last chunk is guarded (Halide splits the loop, so V is then single buffered: two
  * double-buffered copies of the loop would declare its slots twice). ViT's prime N = 197 runs
  * in chunks of 16 rather than of one row. kt is scalar when the chunks do not divide N (the
  * clamped rows are no gather of 4 rows).
  *
  * Mesh plan (AttentionTiles::mesh = R > 0, when 8 R divides M: TM = M / (8 R)): the row blocks
  * of one (b, h) go in groups of 8, the innermost block loop, so that a group runs on the 8 CPEs
- * of one mesh row; K's and V's chunks are then the same along the row: the CPE in column 0
- * fetches each (double buffered) and passes it along the row by register communication
- * (sw::Sharing::RegCommRow), each CPE spending about 5 cycles per floatv4 on the passing.
+ * of one mesh row; K's and V's chunks are then the same along the row: each is broadcast to
+ * the row by DMA (sw::Sharing::DmaRow: BCAST_MODE with the row's mask, issued in pieces by the
+ * row's CPEs, one chunk ahead). Passed along the row by register communication instead
+ * (Sharing::RegCommRow, about 5 cycles per floatv4 on every CPE), BERT-base's attention took
+ * 0.312 ms (R = 1) and 0.321 ms (R = 2) on the emulator; by DMA 0.284 and 0.279 ms.
  *
  * What is re-read: without the mesh plan each block reads its head's whole K and V once (N x D
  * floats each), so K and V are read ceil(M / TM) times per head; with it, once per group of 8
  * blocks (M / (8 TM) = R times per head). Q and the output move once; the mask's row(s) once per
  * block. TM trades that re-reading (and the put blocks) against the CPEs kept busy;
- * `attention_cost` estimates each candidate phase by phase (the CPEs run in step): Q.K^T against
- * K's channel time, the softmax's scalar work (exp and divide in software, about 130 cycles a
- * score, no DMA to overlap), P.V against V's channel time.
+ * `attention_cost` estimates each candidate phase by phase (the CPEs run in step): Q.K^T and
+ * K's channel time, the softmax's work, P.V and V's channel time.
  *
  * LDM (attention_ldm_bytes): the generated kernel frees each buffer after its last use, so the
  * peak is the largest of its phases: Q.K^T (mask, Q, dot, K's chunk slots, kt), the max and
@@ -106,13 +108,20 @@ struct AttentionTiles {
     int tm = 1, nc = 1;
     bool simd_dot = false, simd_pv = false;
     /** The mesh plan when > 0: TM = M / (8 * mesh), the row blocks of one (b, h) in groups of
-     * 8 on the 8 CPEs of a mesh row, K's and V's chunks fetched by the row's CPE in column 0
-     * and passed along the row by register communication (sw::Sharing::RegCommRow). */
+     * 8 on the 8 CPEs of a mesh row, K's and V's chunks broadcast to the row by DMA
+     * (sw::Sharing::DmaRow). */
     int mesh = 0;
 };
 
 /** Columns of the CPE mesh (the mesh plan's row blocks). */
 constexpr int kMeshColumns = 8;
+
+/** Whether the softmax's row max and sum run as floatv4 partials: the scores of a row are
+ * whole groups of 4 vectors and no select (the CPE code has no vector select). */
+inline bool softmax_reductions_on_vectors(const AttentionShape &s, const AttentionTiles &t,
+                                          bool select_mask) {
+    return t.simd_pv && !select_mask && s.n % (4 * kVectorLanes) == 0;
+}
 
 inline int attention_slots(const AttentionShape &s, const AttentionTiles &t, bool double_buffer) {
     return double_buffer && ceil_div(s.n, t.nc) > 1 ? 2 : 1;
@@ -136,8 +145,11 @@ inline int64_t attention_ldm_bytes(const AttentionShape &s, const AttentionTiles
     // dot: rounded up to whole chunks (its last chunk computes past N on floatv4).
     const int64_t dot = t.simd_dot ? buf(tm * ceil_div(s.n, t.nc) * nc) : rows;
     const int64_t chunks = buf(slots * nc * d), kt = t.simd_dot ? buf(nc * d) : 0;
-    return std::max({mask + q + dot + chunks + kt, mask + dot + rows + row, 2 * rows + row,
-                     rows + acc + chunks});
+    // The max's and the sum's floatv4 partials (16 a row), where they may be taken.
+    const int64_t part =
+        softmax_reductions_on_vectors(s, t, false) ? buf(tm * 4 * kVectorLanes) : 0;
+    return std::max({mask + q + dot + chunks + kt, mask + dot + rows + row + part,
+                     2 * rows + row + part, rows + acc + chunks});
 }
 
 /** The LDM an attention plan may use: the machine's data budget. */
@@ -146,29 +158,31 @@ inline int64_t attention_budget(const sw::Machine &m) {
 }
 
 /** Estimated cycles of the hand schedule with tiles \p t, phase by phase (the CPEs run in
- * step, so their phases coincide): Q.K^T, the longer of the CPEs' floatv4 multiply-adds and
- * K's transposition and the channel's time for K (once per block, or once per mesh row with
- * each CPE passing or receiving every floatv4, about 5 cycles each); the softmax's scalar
- * work per score (the exp's polynomial, no DMA to overlap); P.V as Q.K^T with V; then
- * Q's gets and the output's puts, and the DMA setups. Only to compare tiles. */
+ * step, so their phases coincide): Q.K^T, the CPEs' floatv4 multiply-adds and K's
+ * transposition, then the channel's time for K (once per block, or once per mesh row); the
+ * softmax's work per score (no DMA to overlap); P.V as Q.K^T with V; then Q's gets and the
+ * output's puts, and the DMA setups. The channel's time is added rather than overlapped: on
+ * the emulator the CPEs wait for most of it (BERT-base with TM = 32, no mesh: 226k of the
+ * slowest CPE's 453k cycles waiting for DMA, against 160k of channel time for K and V; the
+ * chunks are short and the first of each phase is not overlapped). Only to compare tiles. */
 inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
                              const sw::Machine &m) {
     const sw::DmaTiming &dt = m.dma_timing;
     const int64_t blocks = int64_t(s.batch) * s.heads * ceil_div(s.m, t.tm);
     const double waves = double((blocks + m.cpes_per_core_group - 1) / m.cpes_per_core_group);
     const double macs = double(t.tm) * s.n * s.d;
-    const double pass = t.mesh ? 5.0 * s.n * s.d / kVectorLanes : 0;
-    const double dot = (t.simd_dot ? macs / kVectorLanes + 9.0 * s.n * s.d / kVectorLanes
-                                   : macs * m.fp_latency_cycles) +
-                       pass;
-    const double pv = (t.simd_pv ? macs / kVectorLanes : macs * m.fp_latency_cycles) + pass;
-    // Per score: the max and the sum scalar (dependent adds), the exp's multiply-adds and the
-    // probability's multiplication on floatv4 (about 6 cycles a score), or all scalar (the
-    // baseline, a row shorter than 16).
+    const double dot = t.simd_dot ? macs / kVectorLanes + 9.0 * s.n * s.d / kVectorLanes
+                                  : macs * m.fp_latency_cycles;
+    const double pv = t.simd_pv ? macs / kVectorLanes : macs * m.fp_latency_cycles;
+    // Per score: the exp's multiply-adds and the probability's multiplication on floatv4
+    // (about 6 cycles a score) and the max and the sum on floatv4 partials (about 1) or scalar
+    // (dependent operations), or all scalar (the baseline, a row shorter than 16).
     const bool simd_softmax = t.simd_pv && s.n >= 4 * kVectorLanes;
+    const double reductions =
+        softmax_reductions_on_vectors(s, t, false) ? 1.0 : 2.0 * m.fp_latency_cycles;
     const double softmax =
         double(t.tm) * s.n *
-        (simd_softmax ? 6.0 + 2.0 * m.fp_latency_cycles
+        (simd_softmax ? 6.0 + reductions
                       : double(40 + 5 * m.fp_latency_cycles)); // the exp's polynomial, scalar
     const double line = std::ceil(4.0 * s.d / 128.0) * 128.0 / (4.0 * s.d);
     const double kv_reads = t.mesh ? double(blocks) / kMeshColumns : double(blocks);
@@ -179,8 +193,7 @@ inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
     const double setups = (1 + 2 * chunks * t.nc) * dt.get_block_cycles +
                           (2 * chunks + 1) * dt.get_latency_cycles + t.tm * dt.put_block_cycles +
                           dt.put_latency_cycles;
-    return std::max(waves * dot, kv_channel) + waves * softmax + std::max(waves * pv, kv_channel) +
-           qo_channel + waves * setups;
+    return waves * (dot + softmax + pv) + 2 * kv_channel + qo_channel + waves * setups;
 }
 
 /** The hand schedule's tiles: for each TM (and each mesh plan), the chunk NC that fits double
@@ -232,7 +245,7 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
         if (nc == 0)
             continue;
         const AttentionTiles t{tm, nc, simd_dot, simd_pv, mesh};
-        const double cost = attention_cost(s, t, m);
+        double cost = attention_cost(s, t, m);
         if (cost < best_cost) {
             best_cost = cost;
             best = t;
@@ -309,8 +322,26 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     // four independent ones fill the pipeline), where a row has 16 scores or more (the last
     // group shifted inwards onto scores already computed; a shorter row, a select mask's
     // scores and the baseline stay scalar).
-    for (Func f : {st.maxv, st.sum})
-        f.update(0).unscheduled();
+    // The row's max and sum as floatv4 partials (rfactor) where the rows are whole groups of
+    // four vectors: four independent vector accumulators (unrolled, in registers), so that the
+    // max's subtract-and-select and the adds do not wait on each other's latency, then the 16
+    // partials reduced. Else scalar, one dependent operation per score.
+    if (softmax_reductions_on_vectors(s, t, st.select_mask)) {
+        for (Func f : {st.maxv, st.sum}) {
+            RVar ro("ro"), ri("ri"), rv("rv"), rl("rl");
+            Var lane("lane"), v("v");
+            f.update(0).split(st.rn.x, ro, ri, 4 * kVectorLanes).split(ri, rv, rl, kVectorLanes);
+            Func partial = f.update(0).rfactor({{rl, lane}, {rv, v}});
+            partial.compute_at(st.output, tile)
+                .store_in(sw::LDM)
+                .reorder_storage(lane, v, st.m, st.h, st.b)
+                .vectorize(lane);
+            partial.update(0).reorder(lane, v, ro, st.m, st.h, st.b).vectorize(lane).unroll(v);
+        }
+    } else {
+        for (Func f : {st.maxv, st.sum})
+            f.update(0).unscheduled();
+    }
     st.sum.update(1).unscheduled();
     if (t.simd_pv && !st.select_mask && s.n >= 4 * kVectorLanes) {
         for (Func f : {st.exps, st.p}) {
@@ -348,8 +379,8 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     if (several && double_buffer && s.n % t.nc == 0)
         sw::double_buffer(st.v.in());
     if (t.mesh) {
-        sw::broadcast(st.k.in(), sw::Sharing::RegCommRow);
-        sw::broadcast(st.v.in(), sw::Sharing::RegCommRow);
+        sw::broadcast(st.k.in(), sw::Sharing::DmaRow);
+        sw::broadcast(st.v.in(), sw::Sharing::DmaRow);
     }
 }
 

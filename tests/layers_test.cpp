@@ -961,6 +961,10 @@ std::vector<LayerCase> transformer_cases() {
                        "-1e4"),
         attention_case("attn_vectors_odd_m", 2, 3, 19, 24, 12, "0.125", "add", 2, 1, 1, "padding"),
         attention_case("attn_heads_64", 1, 4, 32, 64, 64, "0.125", "add", 1, 1, 1, "padding"),
+        // Rows of whole groups of 16 scores: the max and the sum as floatv4 partials; a full
+        // mask (a row each), batch 2, and the same with no mask.
+        attention_case("attn_vector_reductions", 2, 2, 12, 48, 8, "0.5", "add", 2, 2, 12, "random"),
+        attention_case("attn_vector_reductions_none", 1, 3, 9, 32, 12, "0.3"),
         // K and V larger than the LDM: chunks, double buffered (with M % 8 = 0 passed along the
         // mesh rows, in a last round of blocks that is not full).
         attention_case("attn_long_keys_mesh", 1, 3, 24, 200, 32, "0.125", "add", 1, 1, 1,

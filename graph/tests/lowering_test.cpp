@@ -529,59 +529,77 @@ TEST(Lowering, PrologueNotFusedWithTwoReadersOrAsGraphOutput) {
 }
 
 // MatMul by a constant: the rows of A (all dims but the last) are the batch, a B with
-// leading 1s is a matrix, and an Add of a broadcast (non-constant) tensor is not fused.
+// leading 1s is a matrix, and an Add of a broadcast (non-constant) tensor is not fused. B as
+// it is (K, N) where the N outputs are whole vectors (8); 5 outputs take it transposed once
+// at lowering, (N, K).
 TEST(Lowering, MatMulAsDense) {
-    ModelBuilder b;
-    b.input("x", {2, 3, 4, 6});
-    b.input("other", {2, 3, 4, 5});
-    b.init_random("w", {1, 1, 6, 5});
-    b.node("MatMul", {"x", "w"}, {"m"}, "mm");
-    b.node("Add", {"m", "other"}, {"y"}, "add_computed");
-    b.output("y");
-    const LoweredGraph l = lower(b);
-    ASSERT_EQ(l.steps.size(), 2u);
-    EXPECT_EQ(l.steps[0].op_type, "MatMul");
-    const auto &p = l.layers[size_t(l.steps[0].layer)].params;
-    EXPECT_EQ(p.at("batch"), "24");
-    EXPECT_EQ(p.at("in_features"), "6");
-    EXPECT_EQ(p.at("out_features"), "5");
-    EXPECT_EQ(p.at("relu"), "false");
-    // B as it is, (K, N): the outputs innermost.
-    EXPECT_EQ(p.at("weights_layout"), "in_out");
-    EXPECT_EQ(l.steps[0].inputs.at(1).tensor, "w");
-    EXPECT_EQ(l.steps[0].inputs.at(1).extents, (std::vector<int>{5, 6}));
-    EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{5, 24}));
-    EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].generator, "eltwise");
-}
-
-// Gemm's weights: (K, N) where B is that (transB=0) or a constant (N, K) multiplied by 16 rows
-// or more (transposed once at lowering); (N, K) as they come for fewer rows (a classifier).
-TEST(Lowering, GemmWeightsLayoutByRows) {
-    for (const int rows : {1, 15, 16, 197}) {
+    for (const int N : {8, 5}) {
         ModelBuilder b;
-        b.input("a", {rows, 6});
-        const std::vector<float> src = b.init_random("w", {5, 6});
-        auto &n = b.node("Gemm", {"a", "w"}, {"y"}, "fc");
-        ModelBuilder::attr_i(n, "transB", 1);
+        b.input("x", {2, 3, 4, 6});
+        b.input("other", {2, 3, 4, N});
+        const std::vector<float> src = b.init_random("w", {1, 1, 6, N});
+        b.node("MatMul", {"x", "w"}, {"m"}, "mm");
+        b.node("Add", {"m", "other"}, {"y"}, "add_computed");
         b.output("y");
         const LoweredGraph l = lower(b);
-        ASSERT_EQ(l.steps.size(), 1u);
+        ASSERT_EQ(l.steps.size(), 2u);
+        EXPECT_EQ(l.steps[0].op_type, "MatMul");
         const auto &p = l.layers[size_t(l.steps[0].layer)].params;
+        EXPECT_EQ(p.at("batch"), "24");
+        EXPECT_EQ(p.at("in_features"), "6");
+        EXPECT_EQ(p.at("out_features"), std::to_string(N));
         const sw_graph::LayerArg &w = l.steps[0].inputs.at(1);
-        if (rows >= 16) {
-            EXPECT_EQ(p.at("weights_layout"), "in_out") << rows;
-            EXPECT_EQ(w.extents, (std::vector<int>{5, 6})) << rows;
+        if (N == 8) {
+            EXPECT_EQ(p.at("weights_layout"), "in_out");
+            EXPECT_EQ(w.tensor, "w");
+            EXPECT_EQ(w.extents, (std::vector<int>{8, 6}));
+        } else {
+            EXPECT_EQ(p.count("weights_layout"), 0u);
+            EXPECT_EQ(w.extents, (std::vector<int>{6, 5}));
             ASSERT_TRUE(l.extra_constants.count(w.tensor)) << w.tensor;
-            // The transpose: (k, o) of the new constant is (o, k) of B.
+            // (o, k) of the new constant is (k, o) of B.
             const std::vector<float> &t = l.extra_constants.at(w.tensor);
             for (int k = 0; k < 6; k++) {
                 for (int o = 0; o < 5; o++)
-                    EXPECT_EQ(t[size_t(k * 5 + o)], src[size_t(o * 6 + k)]);
+                    EXPECT_EQ(t[size_t(o * 6 + k)], src[size_t(k * 5 + o)]);
             }
-        } else {
-            EXPECT_EQ(p.count("weights_layout"), 0u) << rows;
-            EXPECT_EQ(w.tensor, "w");
-            EXPECT_EQ(w.extents, (std::vector<int>{6, 5})) << rows;
+        }
+        EXPECT_EQ(l.steps[0].output.extents, (std::vector<int>{N, 24}));
+        EXPECT_EQ(l.layers[size_t(l.steps[1].layer)].generator, "eltwise");
+    }
+}
+
+// Gemm's weights: (K, N) where B is that (transB=0) or a constant (N, K) multiplied by 16 rows
+// or more (transposed once at lowering); (N, K) as they come for fewer rows (a classifier),
+// and for outputs that are no whole vectors (5).
+TEST(Lowering, GemmWeightsLayoutByRows) {
+    for (const int N : {8, 5}) {
+        for (const int rows : {1, 15, 16, 197}) {
+            ModelBuilder b;
+            b.input("a", {rows, 6});
+            const std::vector<float> src = b.init_random("w", {N, 6});
+            auto &n = b.node("Gemm", {"a", "w"}, {"y"}, "fc");
+            ModelBuilder::attr_i(n, "transB", 1);
+            b.output("y");
+            const LoweredGraph l = lower(b);
+            ASSERT_EQ(l.steps.size(), 1u);
+            const auto &p = l.layers[size_t(l.steps[0].layer)].params;
+            const sw_graph::LayerArg &w = l.steps[0].inputs.at(1);
+            if (rows >= 16 && N % 4 == 0) {
+                EXPECT_EQ(p.at("weights_layout"), "in_out") << rows;
+                EXPECT_EQ(w.extents, (std::vector<int>{N, 6})) << rows;
+                ASSERT_TRUE(l.extra_constants.count(w.tensor)) << w.tensor;
+                // The transpose: (k, o) of the new constant is (o, k) of B.
+                const std::vector<float> &t = l.extra_constants.at(w.tensor);
+                for (int k = 0; k < 6; k++) {
+                    for (int o = 0; o < N; o++)
+                        EXPECT_EQ(t[size_t(k * N + o)], src[size_t(o * 6 + k)]);
+                }
+            } else {
+                EXPECT_EQ(p.count("weights_layout"), 0u) << rows;
+                EXPECT_EQ(w.tensor, "w");
+                EXPECT_EQ(w.extents, (std::vector<int>{6, N})) << rows;
+            }
         }
     }
 }
