@@ -546,37 +546,22 @@ TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {
             EXPECT_NE(msg.find("depends on the CPE's block"), std::string::npos) << msg;
         }
     }
-    {
-        // Row sharing where the blocks are not dealt to the mesh by columns.
+    // Row sharing, by register communication or by DMA to each row, where the blocks are not
+    // dealt to the mesh by columns.
+    for (const sw::Sharing how : {sw::Sharing::RegCommRow, sw::Sharing::DmaRow}) {
         Scaled16 p;
-        sw::broadcast(p.v.in(), sw::Sharing::RegCommRow);
+        sw::broadcast(p.v.in(), how);
         try {
             p.lower();
             FAIL() << "expected a UserError";
         } catch (const sw::UserError &e) {
             const std::string msg = e.what();
-            EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() +
-                                    ", Sharing::RegCommRow): the innermost block loop",
+            EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() + ", " +
+                                    sw::sharing_name(how) + "): the innermost block loop",
                                 0),
                       0u)
                 << msg;
             EXPECT_NE(msg.find("one per mesh column"), std::string::npos) << msg;
-        }
-    }
-    {
-        // The same for a broadcast to each mesh row by DMA.
-        Scaled16 p;
-        sw::broadcast(p.v.in(), sw::Sharing::DmaRow);
-        try {
-            p.lower();
-            FAIL() << "expected a UserError";
-        } catch (const sw::UserError &e) {
-            const std::string msg = e.what();
-            EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() +
-                                    ", Sharing::DmaRow): the innermost block loop",
-                                0),
-                      0u)
-                << msg;
         }
     }
 }
