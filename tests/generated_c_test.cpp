@@ -125,11 +125,11 @@ const Layer layers[] = {
     {"pad_reflect", "pad", "shape=2,3,9,7 pads=0,0,2,3,0,0,3,1 mode=reflect schedule=sunway",
      "athread_get"},
     {"pad_constant", "pad", "shape=2,5,9,11 pads=0,0,1,1,0,0,1,1 value=1.5 schedule=sunway", "1.5"},
-    // The fused attention: K and V passed along the mesh rows (the mesh plan), and a causal
-    // mask with fill=-inf (the max's start and the fill printed as -INFINITY).
+    // The fused attention: K and V broadcast to each mesh row by DMA (the mesh plan), and a
+    // causal mask with fill=-inf (the max's start and the fill printed as -INFINITY).
     {"attention_mesh", "attention",
      "batch=1 heads=2 seq_q=16 seq_k=16 head_dim=8 alpha=0.125 mask=add schedule=sunway",
-     "sw_regcomm_row("},
+     "(char)(1 << sw_div_i32(athread_get_id(-1), 8))"},
     {"attention_causal", "attention",
      "batch=2 heads=3 seq_q=19 seq_k=23 head_dim=16 mask=select mask_rows=19 fill=-inf "
      "schedule=sunway",
