@@ -866,13 +866,6 @@ struct SharedCycles {
     double per_tile = 0, per_chunk = 0;
 };
 
-/** A shared transfer, once for all CPEs (the others wait for it). By broadcast DMA, each
- * request cut among its issuers as BroadcastDma cuts it (sw::split_broadcast), or, too small
- * to cut, the requests dealt to the issuers in turn: every issuer moves its part, the issuers
- * sharing the channel. By register communication, CPE 0 alone
- * moves the data, then passes each floatv4 along its row and every row-0 CPE down its column:
- * per vector a relay's get, store and put on P1, or the round trip of a receive buffer's
- * entries when that is longer, plus the two hops' latency. */
 /** One issuer's part of a broadcast DMA of \p t, cut as BroadcastDma cuts it
  * (sw::split_broadcast), or, too small to cut, its requests dealt to the issuers in turn; and
  * the number of issuers. */
@@ -891,6 +884,13 @@ std::pair<Transfer, double> broadcast_piece(const Transfer &t) {
             n};
 }
 
+/** A shared transfer, once for all CPEs (the others wait for it). By broadcast DMA, each
+ * request cut among its issuers as BroadcastDma cuts it (sw::split_broadcast), or, too small
+ * to cut, the requests dealt to the issuers in turn: every issuer moves its part, the issuers
+ * sharing the channel. By register communication, CPE 0 alone
+ * moves the data, then passes each floatv4 along its row and every row-0 CPE down its column:
+ * per vector a relay's get, store and put on P1, or the round trip of a receive buffer's
+ * entries when that is longer, plus the two hops' latency. */
 double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Machine &m) {
     if (t.blocks == 0)
         return 0.0;

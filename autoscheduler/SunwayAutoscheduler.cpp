@@ -266,15 +266,14 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         // DMA; a matrix's columns over the mesh columns, or its rows (its
                         // columns down the mesh rows: a dense layer's weights, the larger
                         // operand, then go to each row by DMA).
+                        // By DMA to each row only for a matrix's stagings: on convolutions'
+                        // windows (SqueezeNet's squeeze convs) the cost model priced it 24-28%
+                        // below the emulator.
                         const bool matrix = info.out_extents.size() == 2;
+                        const bool on_mesh = m.regcomm.available && d.serial_tiles <= 1;
                         for (const int dim : {-1, 1}) {
-                            if (!m.regcomm.available || d.serial_tiles > 1 || (dim == 1 && !matrix))
-                                break;
-                            // By DMA to each row only for a matrix's stagings: on convolutions'
-                            // windows (SqueezeNet's squeeze convs) the cost model priced it 24-28%
-                            // below the emulator.
                             for (const bool row_dma : {false, true}) {
-                                if (row_dma && !matrix)
+                                if (!on_mesh || ((dim == 1 || row_dma) && !matrix))
                                     continue;
                                 Plan mesh = d;
                                 mesh.share = Plan::Share::Mesh;

@@ -7,6 +7,7 @@
 #include "Halide.h"
 #include "target_sw/Divisors.h"
 #include "target_sw/Machine.h"
+#include "target_sw/PlaceLdmBuffers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,6 +58,28 @@ inline void schedule_register_block_kernel(Halide::Stage update, const Halide::V
         .vectorize(lane)
         .unroll(jv)
         .unroll(ir);
+}
+
+/** The reduction of \p f's first update over \p r as floatv4 partials (rfactor): \p chains
+ * vectors a step, independent accumulators (unrolled, kept in registers) so that the
+ * operations do not wait on each other's latency; the partials in LDM at \p at's \p at_var,
+ * lanes innermost, then \p pure (f's pure dimensions), and reduced by f's own update. r's
+ * extent is a multiple of chains * kVectorLanes (layer_norm's mean and variance, the
+ * attention's row max and sum). */
+inline void schedule_vector_partials(Halide::Func f, const Halide::RVar &r, int chains,
+                                     Halide::Func at, const Halide::Var &at_var,
+                                     const std::vector<Halide::Var> &pure) {
+    using namespace Halide;
+    RVar ro("ro"), ri("ri"), rv("rv"), rl("rl");
+    Var lane("lane"), v("v");
+    f.update(0).split(r, ro, ri, chains * kVectorLanes).split(ri, rv, rl, kVectorLanes);
+    Func partial = f.update(0).rfactor({{rl, lane}, {rv, v}});
+    std::vector<Var> storage = {lane, v};
+    std::vector<VarOrRVar> order = {lane, v, ro};
+    storage.insert(storage.end(), pure.begin(), pure.end());
+    order.insert(order.end(), pure.begin(), pure.end());
+    partial.compute_at(at, at_var).store_in(sw::LDM).reorder_storage(storage).vectorize(lane);
+    partial.update(0).reorder(order).vectorize(lane).unroll(v);
 }
 
 /** Divisors of \p n, largest first (sw::divisors_desc, O(sqrt(n))). */

@@ -245,7 +245,7 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
         if (nc == 0)
             continue;
         const AttentionTiles t{tm, nc, simd_dot, simd_pv, mesh};
-        double cost = attention_cost(s, t, m);
+        const double cost = attention_cost(s, t, m);
         if (cost < best_cost) {
             best_cost = cost;
             best = t;
@@ -317,27 +317,17 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     if (several && double_buffer)
         sw::double_buffer(st.k.in());
 
-    // The softmax rows: the max and the sum scalar; the exponentials and the probabilities on
-    // floatv4 along the row, four vectors at a time (the exp's chain of multiply-adds is long:
-    // four independent ones fill the pipeline), where a row has 16 scores or more (the last
-    // group shifted inwards onto scores already computed; a shorter row, a select mask's
-    // scores and the baseline stay scalar).
-    // The row's max and sum as floatv4 partials (rfactor) where the rows are whole groups of
-    // four vectors: four independent vector accumulators (unrolled, in registers), so that the
-    // max's subtract-and-select and the adds do not wait on each other's latency, then the 16
-    // partials reduced. Else scalar, one dependent operation per score.
+    // The softmax rows. The row's max and sum as floatv4 partials where the rows are whole
+    // groups of four vectors (four independent vector accumulators, so that the max's
+    // subtract-and-select and the adds do not wait on each other's latency), else scalar, one
+    // dependent operation per score. The exponentials and the probabilities on floatv4 along
+    // the row, four vectors at a time (the exp's chain of multiply-adds is long: four
+    // independent ones fill the pipeline), where a row has 16 scores or more (the last group
+    // shifted inwards onto scores already computed; a shorter row, a select mask's scores and
+    // the baseline stay scalar).
     if (softmax_reductions_on_vectors(s, t, st.select_mask)) {
-        for (Func f : {st.maxv, st.sum}) {
-            RVar ro("ro"), ri("ri"), rv("rv"), rl("rl");
-            Var lane("lane"), v("v");
-            f.update(0).split(st.rn.x, ro, ri, 4 * kVectorLanes).split(ri, rv, rl, kVectorLanes);
-            Func partial = f.update(0).rfactor({{rl, lane}, {rv, v}});
-            partial.compute_at(st.output, tile)
-                .store_in(sw::LDM)
-                .reorder_storage(lane, v, st.m, st.h, st.b)
-                .vectorize(lane);
-            partial.update(0).reorder(lane, v, ro, st.m, st.h, st.b).vectorize(lane).unroll(v);
-        }
+        for (Func f : {st.maxv, st.sum})
+            schedule_vector_partials(f, st.rn.x, 4, st.output, tile, {st.m, st.h, st.b});
     } else {
         for (Func f : {st.maxv, st.sum})
             f.update(0).unscheduled();

@@ -84,19 +84,8 @@ inline void schedule_layer_norm_rows(LayerNormStages &st, int rows, int size, bo
         // independent vector accumulators (unrolled, kept in registers), so the adds do not
         // wait on each other's latency; then the lanes added up.
         const int chains = size % (4 * kVectorLanes) == 0 ? 4 : 1;
-        for (Func f : {st.mean, st.var}) {
-            RVar ro("ro"), ri("ri"), rv("rv"), rl("rl");
-            Var lane("lane"), v("v");
-            f.update(0)
-                .split(st.r.x, ro, ri, chains * kVectorLanes)
-                .split(ri, rv, rl, kVectorLanes);
-            Func partial = f.update(0).rfactor({{rl, lane}, {rv, v}});
-            partial.compute_at(st.output, wo)
-                .store_in(sw::LDM)
-                .reorder_storage(lane, v, st.w)
-                .vectorize(lane);
-            partial.update(0).reorder(lane, v, ro, st.w).vectorize(lane).unroll(v);
-        }
+        for (Func f : {st.mean, st.var})
+            schedule_vector_partials(f, st.r.x, chains, st.output, wo, {st.w});
         st.norm.vectorize(st.x, kVectorLanes);
     }
     st.input.in().compute_at(st.output, wo).store_in(sw::LDM);
