@@ -79,6 +79,18 @@ struct RegComm {
     double latency_cycles = 10;
 };
 
+/** Remote LDM access between the CPEs of a core group (SW26010-Pro: CRTS_rma_iget / iput /
+ *  row and column broadcasts; the emulator's model: target_sw/emulator/README.md). No RMA
+ *  latency or bandwidth of the Pro is published (shared/sunway/SW26010-Pro.md, "Measured
+ *  performance"): every value is [U], an order of magnitude kept apart so that a measurement
+ *  can replace it. A broadcast costs what a point-to-point transfer of its bytes costs. */
+struct Rma {
+    bool available = false;      ///< SW26010: no (register communication instead) [V] WP
+    double issue_cycles = 10;    ///< the issuer's cost of starting one request [U]
+    double latency_cycles = 60;  ///< issue until the first bytes land [U]
+    double bytes_per_cycle = 32; ///< one 512-bit vector per cycle through the mesh [U]
+};
+
 /** Communication between core groups (one MPI rank each, dist/): within a chip and between
  * nodes. Used by the model of a multi-rank job's communication (dist/JobModel.h); the values
  * and their sources are set per machine below. */
@@ -101,6 +113,7 @@ struct Machine {
     int64_t dma_line_bytes;    ///< main memory moves in lines of this size [V] DMAM
     int64_t ldm_alignment;     ///< alignment of LDM buffers in generated code [V] DOC
     double clock_ghz;
+    double mpe_clock_ghz;           ///< the MPE's cycle counter (host-side timers)
     double flops_per_cycle_per_cpe; ///< fp32 and fp64 taken equal [U] (see SW26010.md)
     int simd_float_lanes;
     double dma_theoretical_gbps;     ///< per core group
@@ -110,6 +123,10 @@ struct Machine {
     // SW26010.md says divide, sqrt and exp are slow (not fully pipelined) and that direct
     // main-memory loads/stores from a CPE are slow, but gives no cycle counts; these are
     // order-of-magnitude values, named here so that they can be replaced by measurements.
+    /** The CPE runtime is CRTS (SW26010-Pro): the CRTS DMA / RMA API exists, athread_halt is a
+     *  no-op [V] SW26010-Pro.md. */
+    bool crts_runtime = false;
+
     int64_t div_cycles = 30;            ///< extra cycles of a float divide [U]
     int64_t sqrt_cycles = 30;           ///< extra cycles of a float sqrt [U]
     int64_t transcendental_cycles = 80; ///< extra cycles of exp/log/pow (software) [U]
@@ -138,6 +155,7 @@ struct Machine {
 
     DmaTiming dma_timing{};      ///< DMA and launch timing of the emulator's model (set below)
     RegComm regcomm{};           ///< register communication
+    Rma rma{};                   ///< remote LDM access (SW26010-Pro)
     Interconnect interconnect{}; ///< between core groups and nodes (set below)
 
     /** Bytes of LDM a CPE may give to data buffers (ldm_malloc and __thread_local). */
@@ -169,6 +187,7 @@ inline const Machine &sw26010() {
             128,  // DMA line [V] DMAM
             128,  // LDM arrays aligned(128) in real code [V] DOC
             1.45, // GHz [V] WP
+            1.45, // MPE as the CPEs [V] WP
             8.0,  // 4-lane FMA = 8 flop/cycle per CPE [V] WP; fp32 = fp64 [U]
             4,    // floatv4 [V] STN, DOC
             34.1, // 136.51 GB/s per chip / 4 CGs [V] GK, [D]
@@ -258,9 +277,10 @@ inline const Machine &sw26010_pro() {
             // [U] part of the 256 KB may be configured as data cache (default 32 KB) [V] AKH;
             // we keep 32 KB away from buffers for the cache and the stack.
             32 * 1024,
-            128, // [U] line size not published for the Pro; SW26010's taken
-            128,
+            128,  // [U] line size not published for the Pro; SW26010's taken
+            64,   // LDM buffers aligned(64), -faddress_align=64 [V] SW26010-Pro.md (Build)
             2.25, // GHz [V] SRT, TH
+            2.1,  // MPE; its rtc counter ticks at 2.1 GHz [V] SW26010-Pro.md
             16.0, // 2.3 TFLOPS fp64 per CG / 64 CPEs / 2.25 GHz [D]; fp32 equal [U]
             8,    // floatv8 [V] SRT
             51.2, // DDR4 per CG [V] WP
@@ -292,6 +312,8 @@ inline const Machine &sw26010_pro() {
         m.dma_timing.spawn_cycles = 22500; // [U] 10 us, as SW26010
         m.dma_timing.join_cycles = 4500;   // [U] 2 us, as SW26010
         m.regcomm.available = false;       // RMA instead of register communication [V] WP, CRTS
+        m.rma.available = true;            // CRTS_rma_* [V] CRTS; its costs are [U] (struct Rma)
+        m.crts_runtime = true;             // [V] CRTS
         return m;
     }();
     return mm;

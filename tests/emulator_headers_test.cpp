@@ -11,6 +11,11 @@
  *    that calls them declares them itself.
  *  - athread.h, like the real one (which pulls intc.h and its POSIX signal types), needs
  *    -std=gnu99 on the host.
+ *  - SW26010-Pro (include/sw26010-pro, first on the path): CPE code written against crts.h,
+ *    slave.h and simd.h compiles with -std=gnu99 -D__sw_slave__; SW26010-only CPE code does
+ *    not (floatv4 on a CPE, simd_loade, BCAST_MODE, register communication), and Pro code does
+ *    not compile against the SW26010 headers. The old athread_get argument order DOES compile
+ *    on the Pro: its crts.h keeps athread_get / athread_put as macros over the DMA builtin.
  */
 #include <gtest/gtest.h>
 
@@ -272,6 +277,86 @@ TEST_F(HeaderTest, AthreadHNeedsGnu99) {
     EXPECT_EQ(compile("host", source, kGnu + " -fsyntax-only", &out), 0) << out;
     EXPECT_NE(compile("host_c99", source, "-std=c99 -fsyntax-only", &out), 0);
     EXPECT_NE(out.find("build host code with -std=gnu99"), std::string::npos) << out;
+}
+
+const std::string kPro = "-I" EMULATOR_INCLUDE "/sw26010-pro -std=gnu99 -Wall -Wextra -Werror";
+
+/** A Pro CPE file whose kernel body is `body` (crts.h, simd.h; p: 64 floats in memory). */
+std::string pro_source(const std::string &body) {
+    return "#include <crts.h>\n#include <simd.h>\n"
+           "__thread_local float buf[64] __attribute__((aligned(64)));\n"
+           "void kernel(float *p);\n"
+           "void kernel(float *p) {\n"
+           "    crts_rply_t r = 0;\n"
+           "    " +
+           body +
+           ";\n"
+           "    (void)p; (void)r;\n"
+           "}\n";
+}
+
+TEST_F(HeaderTest, ProCpeCodeCompiles) {
+    const std::string body =
+        "CRTS_dma_iget(buf, p + CRTS_tid, 64 * sizeof(float), &r);\n"
+        "    CRTS_dma_wait_value(&r, 1);\n"
+        "    floatv8 a; simd_load(a, buf);\n"
+        "    a = simd_vmas(a, simd_vcpyfs(2.0f), a);\n"
+        "    simd_store(a, buf);\n"
+        "    CRTS_ssync_row();\n"
+        "    crts_rply_t l = 0; CRTS_rma_row_ibcast(buf, buf, 32, &l, &r);\n"
+        "    CRTS_rma_wait_value(&r, 2);\n"
+        "    CRTS_dma_iput_stride(p, buf, 64, 16, 48, &r);\n"
+        "    float *q = (float *)CRTS_pldm_malloc(256); CRTS_pldm_free(q, 256);\n"
+        "    athread_get(PE_MODE, p, buf, 64, (void *)&r, 0, 0, 0)";
+    std::string out;
+    EXPECT_EQ(compile("pro_ok", pro_source(body), kPro + " -D__sw_slave__ -fsyntax-only", &out), 0)
+        << out;
+    // The side must be chosen, as -mslave / -mhost do.
+    EXPECT_NE(compile("pro_noside", pro_source(body), kPro + " -fsyntax-only", &out), 0);
+    EXPECT_NE(out.find("-D__sw_slave__"), std::string::npos) << out;
+}
+
+TEST_F(HeaderTest, Sw26010CpeCodeDoesNotCompileOnThePro) {
+    const std::string flags = kPro + " -D__sw_slave__ -fsyntax-only";
+    std::string out;
+    for (const char *body : {
+             "floatv4 v = simd_set_floatv4(1, 2, 3, 4); (void)v",           // MPE-only type
+             "floatv8 v; simd_loade(v, p); (void)v",                        // MPE-only builtin
+             "athread_get(BCAST_MODE, p, buf, 64, (void *)&r, 0xff, 0, 0)", // no BCAST_MODE
+             "floatv8 v = simd_vcpyfs(1.0f); simd_putr(v, 8)",              // no register comm.
+         }) {
+        EXPECT_NE(compile("sw26010_on_pro", pro_source(body), flags, &out), 0)
+            << body << " compiled against the Pro headers";
+    }
+}
+
+TEST_F(HeaderTest, ProCpeCodeDoesNotCompileOnSw26010) {
+    std::string out;
+    // No crts.h on SW26010; and its simd.h has no floatv8.
+    EXPECT_NE(compile("pro_on_sw26010", pro_source("CRTS_dma_iget(buf, p, 64, &r)"),
+                      kGnu + " -D__sw_slave__ -fsyntax-only", &out),
+              0);
+    EXPECT_NE(out.find("crts.h"), std::string::npos) << out;
+    EXPECT_NE(compile("floatv8_on_sw26010",
+                      "#include <simd.h>\nvoid k(void);\nvoid k(void) { floatv8 v; (void)v; }\n",
+                      kGnu + " -fsyntax-only", &out),
+              0);
+}
+
+TEST_F(HeaderTest, ProHostCodeCompiles) {
+    const std::string source = "#include <crts.h>\n"
+                               "extern void SLAVE_FUN(kernel)(void *);\n"
+                               "int run(void);\n"
+                               "int run(void) {\n"
+                               "    athread_init();\n"
+                               "    unsigned long t0 = CRTS_time_cycle();\n"
+                               "    athread_spawn(kernel, 0);\n"
+                               "    athread_join();\n"
+                               "    (void)t0;\n"
+                               "    return athread_halt();\n"
+                               "}\n";
+    std::string out;
+    EXPECT_EQ(compile("pro_host", source, kPro + " -D__sw_host__ -fsyntax-only", &out), 0) << out;
 }
 
 } // namespace

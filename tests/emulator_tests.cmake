@@ -25,3 +25,19 @@ target_compile_definitions(emulator_headers_test PRIVATE
     EMULATOR_INCLUDE="${PROJECT_SOURCE_DIR}/target_sw/emulator/include")
 target_link_libraries(emulator_headers_test PRIVATE GTest::gtest_main)
 gtest_discover_tests(emulator_headers_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS emulator)
+
+# The emulator on the SW26010-Pro: CPE kernels built against include/sw26010-pro as GNU C
+# with -D__sw_slave__ (what swgcc -mslave defines), the host test with the Pro's athread.h.
+add_library(emulator_pro_test_kernels OBJECT ${CMAKE_CURRENT_LIST_DIR}/emulator_pro_kernels.c)
+set_target_properties(emulator_pro_test_kernels PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON
+                                                           C_EXTENSIONS ON)
+target_compile_definitions(emulator_pro_test_kernels PRIVATE __sw_slave__)
+target_compile_options(emulator_pro_test_kernels PRIVATE -Wall -Wextra -Werror)
+target_link_libraries(emulator_pro_test_kernels PRIVATE athread_emu_pro)
+
+add_executable(emulator_pro_test ${CMAKE_CURRENT_LIST_DIR}/emulator_pro_test.cpp)
+target_compile_features(emulator_pro_test PRIVATE cxx_std_17)
+target_compile_options(emulator_pro_test PRIVATE -Wall -Wextra)
+target_link_libraries(emulator_pro_test PRIVATE emulator_pro_test_kernels athread_emu_pro
+                                                GTest::gtest_main)
+gtest_discover_tests(emulator_pro_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS emulator)

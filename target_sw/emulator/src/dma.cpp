@@ -88,65 +88,57 @@ struct Receiver {
     unsigned char *ldm;
 };
 
-/** The receivers of a BCAST_MODE get issued by c with `mask` (one bit per mesh row), each
- *  with the LDM address that is `ldm` of c (same arena offset, __thread_local offset or depth
- *  below the kernel's entry frame) and its LDM side checked on that CPE. */
-std::vector<Receiver> bcast_receivers(Cpe &c, char mask, void *ldm, int len) {
+/** The receivers of a broadcast get issued by c (`cast`: the mesh rows or columns whose bit is
+ *  set in its mask), each with the LDM address that is `ldm` of c (same arena offset,
+ *  __thread_local offset or depth below the kernel's entry frame) and its LDM side checked on
+ *  that CPE. */
+std::vector<Receiver> bcast_receivers(Cpe &c, const char *api, DmaCast cast, void *ldm, int len) {
     Run &run = *c.run;
     const sw::Machine &m = *run.machine;
     const char *k = run.kernel.c_str();
-    const unsigned bits = static_cast<unsigned char>(mask);
-    const unsigned rows = (1u << m.cpe_mesh_rows) - 1;
-    if ((bits & rows) == 0 || (bits & ~rows) != 0) {
-        fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE with mask %#x: the mask has one bit "
-              "per mesh row (%d rows: a non-zero value within %#x)",
-              k, c.id, bits, m.cpe_mesh_rows, rows);
+    const bool by_rows = cast.kind == DmaCast::Rows;
+    const int lines = by_rows ? m.cpe_mesh_rows : m.cpe_mesh_cols;
+    const char *line = by_rows ? "row" : "column";
+    const unsigned bits = cast.mask;
+    const unsigned all = (1u << lines) - 1;
+    if ((bits & all) == 0 || (bits & ~all) != 0) {
+        fatal("kernel '%s' CPE %d: %s with mask %#x: the mask has one bit per mesh %s (%d %ss: "
+              "a non-zero value within %#x)",
+              k, c.id, api, bits, line, lines, line, all);
     }
     LdmPosition pos;
     if (!ldm_position(c, reinterpret_cast<uintptr_t>(ldm), &pos)) {
-        fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE: LDM side %p is not LDM of this CPE "
-              "(in %s): a broadcast writes the same LDM address on every receiver",
-              k, c.id, ldm, describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str());
+        fatal("kernel '%s' CPE %d: %s: LDM side %p is not LDM of this CPE (in %s): a broadcast "
+              "writes the same LDM address on every receiver",
+              k, c.id, api, ldm, describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str());
     }
+    const std::string receiver_api = std::string(api) + " (issued by another CPE)";
     std::vector<Receiver> out;
     for (auto &t : run.cpes) {
-        if (!(bits >> t->row & 1))
+        if (!(bits >> (by_rows ? t->row : t->col) & 1))
             continue;
         uintptr_t a = ldm_address(*t, pos);
         if (!a) {
-            fatal("kernel '%s' CPE %d: athread_get in BCAST_MODE: receiver CPE %d has no %s yet "
-                  "(has it started the kernel? broadcast after an athread_syn)",
-                  k, c.id, t->id,
+            fatal("kernel '%s' CPE %d: %s: receiver CPE %d has no %s yet (has it started the "
+                  "kernel? broadcast after a barrier)",
+                  k, c.id, api, t->id,
                   pos.region == LdmPosition::Tls ? "__thread_local data" : "kernel stack");
         }
         {
             std::lock_guard<std::mutex> lock(t->ldm_mu);
-            check_ldm_side(*t, a, len, "athread_get in BCAST_MODE (issued by another CPE)",
-                           "LDM side on this receiver");
+            check_ldm_side(*t, a, len, receiver_api.c_str(), "LDM side on this receiver");
         }
         out.push_back(Receiver{t.get(), reinterpret_cast<unsigned char *>(a)});
     }
     return out;
 }
 
-/** Shared body of athread_get (is_put = false) and athread_put. */
-int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *reply, int stride,
-        int bsize, char mask) {
-    const char *api = is_put ? "athread_put" : "athread_get";
-    Cpe &c = current_cpe(api);
+} // namespace
+
+int dma_request(Cpe &c, const char *api, bool is_put, DmaCast cast, void *main_mem, void *ldm,
+                int len, void *reply, int stride, int bsize) {
     const char *k = c.run->kernel.c_str();
-    if (is_put && (mode == BCAST_MODE || mode == BROW_MODE)) {
-        fatal("kernel '%s' CPE %d: athread_put in %s: puts have no broadcast modes (only "
-              "athread_get broadcasts)",
-              k, c.id, mode_name(mode));
-    }
-    if (mode != PE_MODE && mode != BCAST_MODE) {
-        fatal("kernel '%s' CPE %d: %s in %s is not supported by the emulator (PE_MODE and, for "
-              "athread_get, BCAST_MODE only: the public sources do not establish which CPEs "
-              "take part in %s and how the data is divided among them)",
-              k, c.id, api, mode_name(mode), mode_name(mode));
-    }
-    const bool bcast = mode == BCAST_MODE;
+    const bool bcast = cast.kind != DmaCast::None;
     if (len < 0 || stride < 0 || bsize < 0) {
         // Name what the request was for: the LDM object and the main-memory buffer.
         const uintptr_t m = reinterpret_cast<uintptr_t>(main_mem);
@@ -168,7 +160,7 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
     }
     std::vector<Receiver> receivers;
     if (bcast)
-        receivers = bcast_receivers(c, mask, ldm, len);
+        receivers = bcast_receivers(c, api, cast, ldm, len);
     else
         check_ldm_side(c, reinterpret_cast<uintptr_t>(ldm), len, api, "LDM side");
 
@@ -224,15 +216,43 @@ int dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *re
     return 0;
 }
 
+namespace {
+
+/** athread_get (is_put = false) and athread_put of SW26010's slave.h: the mode checks. */
+int athread_dma(bool is_put, dma_mode mode, void *main_mem, void *ldm, int len, void *reply,
+                int stride, int bsize, char mask) {
+    const char *api = is_put ? "athread_put" : "athread_get";
+    Cpe &c = current_cpe(api);
+    const char *k = c.run->kernel.c_str();
+    if (is_put && (mode == BCAST_MODE || mode == BROW_MODE)) {
+        fatal("kernel '%s' CPE %d: athread_put in %s: puts have no broadcast modes (only "
+              "athread_get broadcasts)",
+              k, c.id, mode_name(mode));
+    }
+    if (mode != PE_MODE && mode != BCAST_MODE) {
+        fatal("kernel '%s' CPE %d: %s in %s is not supported by the emulator (PE_MODE and, for "
+              "athread_get, BCAST_MODE only: the public sources do not establish which CPEs "
+              "take part in %s and how the data is divided among them)",
+              k, c.id, api, mode_name(mode), mode_name(mode));
+    }
+    DmaCast cast;
+    if (mode == BCAST_MODE) {
+        cast.kind = DmaCast::Rows;
+        cast.mask = static_cast<unsigned char>(mask);
+    }
+    return dma_request(c, mode == BCAST_MODE ? "athread_get in BCAST_MODE" : api, is_put, cast,
+                       main_mem, ldm, len, reply, stride, bsize);
+}
+
 } // namespace
 } // namespace athread_emu
 
 extern "C" int athread_get(dma_mode mode, void *src, void *dest, int len, void *reply, char mask,
                            int stride, int bsize) {
-    return athread_emu::dma(false, mode, src, dest, len, reply, stride, bsize, mask);
+    return athread_emu::athread_dma(false, mode, src, dest, len, reply, stride, bsize, mask);
 }
 
 extern "C" int athread_put(dma_mode mode, void *src, void *dest, int len, void *reply, int stride,
                            int bsize) {
-    return athread_emu::dma(true, mode, dest, src, len, reply, stride, bsize, 0);
+    return athread_emu::athread_dma(true, mode, dest, src, len, reply, stride, bsize, 0);
 }

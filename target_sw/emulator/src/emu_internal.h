@@ -96,13 +96,15 @@ struct Buffer {
  *  kernel runs, and by the host thread after athread_join has joined it. */
 /** One entry of a CPE's timing log (timing.cpp). */
 struct TimingEvent {
-    enum Kind : uint8_t { Compute, Dma, Wait, Sync, RegPut, RegGet } kind;
+    enum Kind : uint8_t { Compute, Dma, Wait, Sync, RegPut, RegGet, Rma, RmaWait } kind;
     bool is_put = false;
     int32_t barrier = 0; ///< Sync: 0 array, 1 + row, 1 + rows + column; RegGet: bus
-    /** Compute: cycles; Dma: line bytes; Sync: barrier generation; RegPut: index in
-     *  Cpe::reg_put_log; RegGet: the sending CPE */
+    /** Compute: cycles; Dma, Rma: line bytes / bytes; Sync: barrier generation; RegPut: index
+     *  in Cpe::reg_put_log; RegGet, RmaWait: the sending / issuing CPE */
     int64_t value = 0;
-    int64_t blocks = 0;  ///< Dma; RegGet: index of the matching put among the sender's puts
+    /** Dma: blocks; RegGet: index of the matching put among the sender's puts; RmaWait: index
+     *  of the RMA request among the issuer's */
+    int64_t blocks = 0;
     uintptr_t reply = 0; ///< Dma, Wait: address of the reply word (0: none)
 };
 
@@ -110,12 +112,14 @@ struct Barrier;
 
 /** What a blocked CPE waits for (guarded by Run::sync_mu; deadlock detection, sync.cpp). */
 struct WaitState {
-    enum Kind { None, Syn, RegGet, RegPut } kind = None;
-    int bus = 0;                      ///< RegGet / RegPut: 0 row, 1 column
-    int target = -1;                  ///< RegPut: a receiver whose buffer is full
-    bool broadcast = false;           ///< RegPut
-    int scope = 0;                    ///< Syn: the athread_syn scope
-    const Barrier *barrier = nullptr; ///< Syn
+    enum Kind { None, Syn, RegGet, RegPut, Reply } kind = None;
+    int bus = 0;                         ///< RegGet / RegPut: 0 row, 1 column
+    int target = -1;                     ///< RegPut: a receiver whose buffer is full
+    bool broadcast = false;              ///< RegPut
+    int scope = 0;                       ///< Syn: the athread_syn scope
+    const Barrier *barrier = nullptr;    ///< Syn
+    const volatile int *reply = nullptr; ///< Reply: the word waited for
+    long value = 0;                      ///< Reply: the count waited for
 };
 
 /** One value in a register-communication receive buffer (regcomm.cpp). */
@@ -164,6 +168,10 @@ struct Cpe {
     // Own thread only:
     int64_t reg_puts = 0;
     std::vector<RegPutLog> reg_put_log;
+    int64_t rma_requests = 0; ///< RMA requests issued (own thread only)
+    /** Guarded by Run::sync_mu: for every reply word of this CPE an RMA counted on, the
+     *  requests that counted, in order (issuer, index among the issuer's RMA requests). */
+    std::map<uintptr_t, std::vector<std::pair<int, int64_t>>> rma_counts;
 };
 
 /** A reusable barrier of athread_syn (guarded by Run::sync_mu). */
@@ -228,10 +236,30 @@ bool ldm_position(Cpe &c, uintptr_t a, LdmPosition *p);
  *  __thread_local data not located). */
 uintptr_t ldm_address(Cpe &t, const LdmPosition &p);
 
+// ---------------------------------------------------------------- dma.cpp
+/** The CPEs a get broadcasts to: none (the issuer's own LDM), or every CPE of the mesh rows
+ *  (SW26010's BCAST_MODE) or mesh columns (the Pro's COL_MODE) whose bit is set in mask. */
+struct DmaCast {
+    enum Kind { None, Rows, Cols } kind = None;
+    unsigned mask = 0;
+};
+/** One DMA request of c (`api` names it in messages): checks both sides, copies at once with
+ *  the block/gap semantics, counts it, logs it for the timing model and adds 1 to *reply. */
+int dma_request(Cpe &c, const char *api, bool is_put, DmaCast cast, void *main_mem, void *ldm,
+                int len, void *reply, int stride, int bsize);
+
+// ---------------------------------------------------------------- crts.cpp
+/** Sets the Pro's per-CPE variables (_PEN, _ROW, _COL, _CGN) on c's own thread. */
+void set_cpe_ids(const Cpe &c);
+
 // ---------------------------------------------------------------- timing.cpp
 /** Appends a DMA request / a barrier arrival to c's timing log. */
 void log_dma(Cpe &c, bool is_put, int64_t line_bytes, int64_t blocks, const void *reply);
 void log_sync(Cpe &c, int barrier, unsigned long generation);
+/** Appends an RMA request of `bytes` bytes of c / a wait for RMA request `index` of CPE
+ *  `issuer` (it brought a reply word of c to the count c waited for). */
+void log_rma(Cpe &c, int64_t bytes);
+void log_rma_wait(Cpe &c, int issuer, int64_t index);
 /** Replays the logs of run's CPEs (athread_join): fills the timing fields of r (record
  *  number `index`) and the trace. */
 void simulate_timing(Run &run, athread_emu_kernel_stats &r, int index);

@@ -67,6 +67,7 @@ void *cpe_main(void *p) {
         pthread_attr_destroy(&attr);
     }
     locate_own_tls(c);
+    set_cpe_ids(c);
     call_kernel(c);
     cpe_finished(c);
     t_current = nullptr;
@@ -218,7 +219,8 @@ extern "C" int athread_join(void) {
 
 extern "C" int athread_halt(void) {
     require_idle("athread_halt");
-    global().initialized = false;
+    if (!global().machine->crts_runtime) // a no-op on the Pro
+        global().initialized = false;
     return 0;
 }
 

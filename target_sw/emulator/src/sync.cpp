@@ -55,6 +55,11 @@ std::string describe_wait(const Run &run, const Cpe &c) {
                       c.id, bus, w.broadcast ? " broadcast" : "", bus_name, w.target,
                       w.target >= 0 && run.cpes[w.target]->finished ? ", and it has returned" : "");
         break;
+    case WaitState::Reply:
+        std::snprintf(buf, sizeof buf,
+                      "CPE %d in CRTS_*_wait_value (its reply word %p is %d, it waits for %ld)",
+                      c.id, const_cast<const int *>(w.reply), *w.reply, w.value);
+        break;
     case WaitState::None:
         std::snprintf(buf, sizeof buf, "CPE %d running", c.id);
         break;
@@ -68,23 +73,29 @@ std::string describe_wait(const Run &run, const Cpe &c) {
 void check_deadlock(Run &run, const Cpe &c, const char *event) {
     int n = static_cast<int>(run.cpes.size());
     if (run.blocked > 0 && run.blocked + run.finished == n) {
-        bool syn = false, reg = false;
+        bool syn = false, reg = false, reply = false;
         std::string who;
         for (const auto &p : run.cpes) {
             if (p->wait.kind == WaitState::None)
                 continue;
-            (p->wait.kind == WaitState::Syn ? syn : reg) = true;
+            (p->wait.kind == WaitState::Syn ? syn
+                                            : (p->wait.kind == WaitState::Reply ? reply : reg)) =
+                true;
             if (!who.empty())
                 who += "; ";
             who += describe_wait(run, *p);
         }
+        std::string what;
+        for (auto [on, name] : {std::pair<bool, const char *>{syn, "athread_syn"},
+                                {reg, "register communication"},
+                                {reply, "reply-word waits"}})
+            if (on)
+                what += (what.empty() ? "" : " and ") + std::string(name);
         fatal("kernel '%s': deadlock in %s after CPE %d %s: every CPE still running waits for "
               "another: %s; %d CPEs have returned from the kernel (some CPEs skip an athread_syn "
-              "or use another scope, or receive before the value they wait for is sent)",
-              run.kernel.c_str(),
-              syn && reg ? "athread_syn and register communication"
-                         : (syn ? "athread_syn" : "register communication"),
-              c.id, event, who.c_str(), run.finished);
+              "or use another scope, receive before the value they wait for is sent, or wait "
+              "for more requests than were counted on a reply word)",
+              run.kernel.c_str(), what.c_str(), c.id, event, who.c_str(), run.finished);
     }
 }
 
@@ -102,7 +113,8 @@ void block(std::unique_lock<std::mutex> &lock, Cpe &c, const WaitState &w) {
     Run &run = *c.run;
     c.wait = w;
     run.blocked++;
-    const char *event = w.kind == WaitState::Syn ? "entered athread_syn"
+    const char *event = w.kind == WaitState::Syn     ? "entered athread_syn"
+                        : w.kind == WaitState::Reply ? "began waiting for a reply word"
                         : w.kind == WaitState::RegGet
                             ? (w.bus ? "entered simd_getc" : "entered simd_getr")
                             : (w.bus ? "entered simd_putc" : "entered simd_putr");

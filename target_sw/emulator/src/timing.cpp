@@ -75,14 +75,19 @@ struct CpeSim {
     // Register communication: the time of each put (in put order), of each get per bus.
     std::vector<double> put_t;
     std::vector<double> get_t[2];
-    // WaitReg: the put (dep_cpe's put dep_index) or get (dep_cpe's get dep_index on dep_bus,
-    // dep_bus >= 0) whose time is not known yet.
+    // RMA (SW26010-Pro): the completion time of each request, in issue order.
+    std::vector<double> rma_done;
+    // WaitReg: the put (dep_cpe's put dep_index, dep_bus -1), get (dep_cpe's get dep_index on
+    // dep_bus >= 0) or RMA request (dep_bus kRmaBus) whose time is not known yet.
     int dep_cpe = -1, dep_bus = -1;
     size_t dep_index = 0;
     // trace: spans of this CPE, index of the last span of each kind (-1: none)
     std::vector<athread_emu_span> spans;
     long last_span[5] = {-1, -1, -1, -1, -1};
 };
+
+/** CpeSim::dep_bus of a wait for an RMA request. */
+constexpr int kRmaBus = -2;
 
 struct BarrierSim {
     int arrived = 0;
@@ -112,8 +117,9 @@ public:
                         // Its event is replayed again once the time it needs is known.
                         const CpeSim &c = cpes_[i];
                         const CpeSim &d = cpes_[c.dep_cpe];
-                        const size_t known =
-                            c.dep_bus < 0 ? d.put_t.size() : d.get_t[c.dep_bus].size();
+                        const size_t known = c.dep_bus == kRmaBus ? d.rma_done.size()
+                                             : c.dep_bus < 0      ? d.put_t.size()
+                                                                  : d.get_t[c.dep_bus].size();
                         if (known <= c.dep_index)
                             continue;
                         cpes_[i].state = CpeSim::Running;
@@ -259,6 +265,26 @@ private:
                 span(c, ATHREAD_EMU_SPAN_COMPUTE, c.t, c.t + m_.regcomm.get_cycles);
                 c.t += m_.regcomm.get_cycles;
                 c.get_t[e.barrier].push_back(c.t);
+                break;
+            }
+            case TimingEvent::Rma: {
+                // The issuer spends issue_cycles; the bytes land latency_cycles later, at
+                // bytes_per_cycle (Machine.h, Rma: all [U]).
+                const sw::Rma &r = m_.rma;
+                span(c, ATHREAD_EMU_SPAN_COMPUTE, c.t, c.t + r.issue_cycles);
+                c.t += r.issue_cycles;
+                c.rma_done.push_back(c.t + r.latency_cycles +
+                                     static_cast<double>(e.value) / r.bytes_per_cycle);
+                break;
+            }
+            case TimingEvent::RmaWait: {
+                const CpeSim &issuer = cpes_[static_cast<size_t>(e.value)];
+                const size_t k = static_cast<size_t>(e.blocks);
+                if (issuer.rma_done.size() <= k) {
+                    block_reg(c, static_cast<int>(e.value), kRmaBus, k);
+                    return;
+                }
+                wait_until(c, issuer.rma_done[k], c.reg_wait, ATHREAD_EMU_SPAN_REGCOMM);
                 break;
             }
             case TimingEvent::Sync: {
@@ -459,6 +485,21 @@ void log_sync(Cpe &c, int barrier, unsigned long generation) {
     c.timing_log.push_back(e);
 }
 
+void log_rma(Cpe &c, int64_t bytes) {
+    TimingEvent e;
+    e.kind = TimingEvent::Rma;
+    e.value = bytes;
+    c.timing_log.push_back(e);
+}
+
+void log_rma_wait(Cpe &c, int issuer, int64_t index) {
+    TimingEvent e;
+    e.kind = TimingEvent::RmaWait;
+    e.value = issuer;
+    e.blocks = index;
+    c.timing_log.push_back(e);
+}
+
 void simulate_timing(Run &run, athread_emu_kernel_stats &r, int index) {
     // The trace is always filled (cheap next to the emulation) so that the last kernel's
     // spans are there even with tracing off.
@@ -471,6 +512,7 @@ void simulate_timing(Run &run, athread_emu_kernel_stats &r, int index) {
         c->timing_log.shrink_to_fit();
         c->reg_put_log.clear();
         c->reg_put_log.shrink_to_fit();
+        c->rma_counts.clear();
     }
 }
 
