@@ -565,7 +565,7 @@ bool vectorised_definition(const PipelineInfo &info, const Plan &plan, int d) {
     if (plan.vector == Plan::Vector::Pure)
         return true;
     return plan.vector == Plan::Vector::Reduction && !info.out_extents.empty() &&
-           std::min<int64_t>(plan.tile[0], info.out_extents[0]) % 4 == 0;
+           std::min<int64_t>(plan.tile[0], info.out_extents[0]) % plan.lanes == 0;
 }
 
 bool serial_dim(const Plan &plan, int d) {
@@ -620,13 +620,13 @@ int producer_vectors(const PipelineInfo &info, const Plan &plan, const std::stri
     b[chunk_origin_var] = 0;
     b[chunk_size_var] = chunked ? plan.chunk : info.reduction;
     const int64_t width = info.main_width.defined() ? evaluate(info.main_width, b) : 1;
-    const int64_t loop = 4 * std::max(plan.block, 1);
+    const int64_t loop = int64_t(plan.lanes) * std::max(plan.block, 1);
     b[rounded_width_var] = (width + loop - 1) / loop * loop;
     const std::vector<int64_t> box = extents(info.chunk_region.at(name), b);
-    if (box.empty() || box[0] <= 0 || box[0] % 4 != 0)
+    if (box.empty() || box[0] <= 0 || box[0] % plan.lanes != 0)
         return 0;
     for (int unroll = 8; unroll > 1; unroll--) {
-        if (box[0] / 4 % unroll == 0)
+        if (box[0] / plan.lanes % unroll == 0)
             return unroll;
     }
     return 1;
@@ -1052,7 +1052,7 @@ VectorAxes classify_update_loads(const Stage &main, const Definition &update, Pi
             int64_t step_x = 0, step_r = 0;
             const bool affine_x = coefficient(call->args[k], x, &step_x);
             // Another Func's innermost index may step by more than one along x (a conv of
-            // stride > 1): its vectors are gathered from four scalars.
+            // stride > 1): its vectors are gathered from one scalar per lane.
             const bool gather = affine_x && k == 0 && step_x > 1 && call->name != main.name;
             if (!affine_x || (k > 0 && step_x != 0) ||
                 (k == 0 && step_x != 0 && step_x != 1 && !gather)) {

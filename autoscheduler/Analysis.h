@@ -252,11 +252,11 @@ struct PipelineInfo {
  * not compute). */
 bool staged_by_producer(const PipelineInfo &info, const Plan &plan, const std::string &name);
 
-/** How many floatv4 along x at once \p plan computes producer \p name on (0: none, scalar):
- * a vector_producers one, staged, in a plan vectorised along x, whose window along x is a
- * whole number of vectors on every tile (rounding its loop up to vectors computes nothing past
- * it); its rows are then whole vectors (aligned accesses). The vectors are unrolled by the
- * largest divisor of the vectors per row up to 8, so that their dependency chains overlap. */
+/** How many vectors (of Plan::lanes) along x at once \p plan computes producer \p name on
+ * (0: none, scalar): a vector_producers one, staged, in a plan vectorised along x, whose window
+ * along x is a whole number of vectors on every tile (rounding its loop up to vectors computes
+ * nothing past it); its rows are then whole vectors (aligned accesses). The vectors are unrolled by
+ * the largest divisor of the vectors per row up to 8, so that their dependency chains overlap. */
 int producer_vectors(const PipelineInfo &info, const Plan &plan, const std::string &name);
 
 /** The inputs that \p plan shares (Plan::share): inputs staged per chunk of a chunked
@@ -288,7 +288,7 @@ enum class MeshAxis { None, Row, Column };
 MeshAxis mesh_axis(const PipelineInfo &info, const Plan &plan, const std::string &name);
 
 /** Whether \p plan runs update definition \p d (1: the first update) of the main stage,
- * other than the reduction, on floatv4 along x, where the definition allows it
+ * other than the reduction, on vectors (of Plan::lanes) along x, where the definition allows it
  * (PipelineInfo::main_vectorisable): in Vector::Pure plans, and in Vector::Reduction plans
  * whose tiles are whole vectors along x (the epilogue after the lanes are summed: bias,
  * activation, residual). */

@@ -159,9 +159,9 @@ public:
                      ").store_in(::sw::LDM);");
         const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
         if (plan_.vector == Plan::Vector::Pure) {
-            main_func.vectorize(Var(x), 4, TailStrategy::RoundUp);
-            writer_.line(main_ident + ".vectorize(" + writer_.var(x) +
-                         ", 4, TailStrategy::RoundUp);");
+            main_func.vectorize(Var(x), plan_.lanes, TailStrategy::RoundUp);
+            writer_.line(main_ident + ".vectorize(" + writer_.var(x) + ", " + lanes_ +
+                         ", TailStrategy::RoundUp);");
         }
         if (info_.main_update >= 0) {
             if (plan_.vector == Plan::Vector::Reduction) {
@@ -177,9 +177,10 @@ public:
             const std::string update = main_ident + ".update(" + std::to_string(update_index) + ")";
             if (vectorised_definition(info_, plan_, update_index + 1)) {
                 // An epilogue (a fused residual add, a ReLU) on whole vectors too.
-                main_func.update(update_index).vectorize(Var(x), 4, TailStrategy::RoundUp);
-                writer_.line(update + ".vectorize(" + writer_.var(x) +
-                             ", 4, TailStrategy::RoundUp);");
+                main_func.update(update_index)
+                    .vectorize(Var(x), plan_.lanes, TailStrategy::RoundUp);
+                writer_.line(update + ".vectorize(" + writer_.var(x) + ", " + lanes_ +
+                             ", TailStrategy::RoundUp);");
                 continue;
             }
             main_func.update(update_index).unscheduled();
@@ -291,6 +292,8 @@ private:
     Func out_; ///< (a Func made by its default constructor would take a name from Halide's counter)
     std::string out_ident_;
     bool chunked_ = false; ///< the main update's reduction split into chunks
+    /** The plan's vector lanes as printed (the number the directives apply). */
+    const std::string lanes_ = std::to_string(plan_.lanes);
     sw::Directives marked_;
     std::string block_;       ///< the output's block loop over the CPEs (the tiles)
     std::string tile_;        ///< its identifier in the source
@@ -472,7 +475,7 @@ private:
         stage_chunks_at_partial_sums(partial);
     }
 
-    /** The chunk's points split into vectors of 4 lanes, the lanes factored out into the
+    /** The chunk's points split into vectors of plan.lanes lanes, the lanes factored out into the
      * partial sums (per tile, in LDM, the lanes innermost in storage and vectorised). */
     Func rfactor_into_lanes(const Stage &main_stage, Func main_func) {
         const std::string main_ident = ident(info_.main), update_src = update_ident();
@@ -480,11 +483,12 @@ private:
         const RfactorVars v = rfactor_vars();
         const int chunk = chunked_ ? plan_.chunk : int(info_.reduction);
         update.split(RVar(v.chunk_var), RVar(v.chunk_outer), RVar(v.chunk_inner), chunk)
-            .split(RVar(v.chunk_inner), RVar(v.chunk_vectors), RVar(v.vector_lanes), 4);
+            .split(RVar(v.chunk_inner), RVar(v.chunk_vectors), RVar(v.vector_lanes), plan_.lanes);
         writer_.line(update_src + ".split(" + writer_.rvar(v.chunk_var) + ", " +
                      writer_.rvar(v.chunk_outer) + ", " + writer_.rvar(v.chunk_inner) + ", " +
                      std::to_string(chunk) + ").split(" + ident(v.chunk_inner) + ", " +
-                     writer_.rvar(v.chunk_vectors) + ", " + writer_.rvar(v.vector_lanes) + ", 4);");
+                     writer_.rvar(v.chunk_vectors) + ", " + writer_.rvar(v.vector_lanes) + ", " +
+                     lanes_ + ");");
         Func partial = update.rfactor(RVar(v.vector_lanes), Var(v.lane));
         writer_.line("Func " + main_ident + "_partial = " + update_src + ".rfactor(" +
                      ident(v.vector_lanes) + ", " + writer_.var(v.lane) + ");");
@@ -623,12 +627,14 @@ private:
         const std::string x = main_stage.args.empty() ? "" : main_stage.args[0];
         const std::string x_blocks = x + "_vo", x_in_block = x + "_vi", x_vectors = x + "_vio",
                           x_lanes = x + "_vii";
-        update.split(Var(x), Var(x_blocks), Var(x_in_block), 4 * plan_.block, TailStrategy::RoundUp)
-            .split(Var(x_in_block), Var(x_vectors), Var(x_lanes), 4);
+        update
+            .split(Var(x), Var(x_blocks), Var(x_in_block), plan_.lanes * plan_.block,
+                   TailStrategy::RoundUp)
+            .split(Var(x_in_block), Var(x_vectors), Var(x_lanes), plan_.lanes);
         writer_.line(update_src + ".split(" + writer_.var(x) + ", " + writer_.var(x_blocks) + ", " +
-                     writer_.var(x_in_block) + ", " + std::to_string(4 * plan_.block) +
+                     writer_.var(x_in_block) + ", " + std::to_string(plan_.lanes * plan_.block) +
                      ", TailStrategy::RoundUp).split(" + ident(x_in_block) + ", " +
-                     writer_.var(x_vectors) + ", " + writer_.var(x_lanes) + ", 4);");
+                     writer_.var(x_vectors) + ", " + writer_.var(x_lanes) + ", " + lanes_ + ");");
         order.push(x_lanes, false), order.push(x_vectors, false);
         if (plan_.block_lines > 1) {
             // The block's second dimension, unrolled inside the vectors' loop.
@@ -686,20 +692,20 @@ private:
                 double_buffered_.push_back(s.name);
         }
         if (const int vectors = producer_vectors(info_, plan_, s.name)) {
-            // A prologue on floatv4 along x, `vectors` at once (its window rows are whole
+            // A prologue on vectors along x, `vectors` at once (its window rows are whole
             // runs of them: nothing is computed past it).
             const std::string x = s.args[0];
             Var xv(x + "_pv"), xvo(x + "_pvo"), xvi(x + "_pvi");
-            f.split(Var(x), xv, xvo, 4 * vectors, TailStrategy::RoundUp)
-                .split(xvo, xvo, xvi, 4)
+            f.split(Var(x), xv, xvo, plan_.lanes * vectors, TailStrategy::RoundUp)
+                .split(xvo, xvo, xvi, plan_.lanes)
                 .vectorize(xvi)
                 .unroll(xvo);
             writer_.line(ident(s.name) + ".split(" + writer_.var(x) + ", " +
                          writer_.var(xv.name()) + ", " + writer_.var(xvo.name()) + ", " +
-                         std::to_string(4 * vectors) + ", TailStrategy::RoundUp).split(" +
+                         std::to_string(plan_.lanes * vectors) + ", TailStrategy::RoundUp).split(" +
                          writer_.var(xvo.name()) + ", " + writer_.var(xvo.name()) + ", " +
-                         writer_.var(xvi.name()) + ", 4).vectorize(" + writer_.var(xvi.name()) +
-                         ").unroll(" + writer_.var(xvo.name()) + ");");
+                         writer_.var(xvi.name()) + ", " + lanes_ + ").vectorize(" +
+                         writer_.var(xvi.name()) + ").unroll(" + writer_.var(xvo.name()) + ");");
         }
         if (!s.is_input) {
             for (int update_index = 0; update_index < int(s.func.updates().size());

@@ -183,9 +183,6 @@ void add(Transfer &total, const Transfer &more) {
         total.line_bytes += more.line_bytes;
 }
 
-/** Lanes of a floatv4. */
-constexpr int kLanes = 4;
-
 /** P1 instructions of a splat of a value staged in the LDM: one simd_loade (WorkCount.h). */
 constexpr double kLdmSplatP1 = 1;
 
@@ -206,7 +203,7 @@ struct PlanShape {
     bool phase_split = false;     ///< the gathered windows also split into phases
 };
 
-PlanShape shape_of(const PipelineInfo &info, const Plan &plan) {
+PlanShape shape_of(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
     PlanShape shape;
     for (size_t d = 0; d < info.out_extents.size(); d++) {
         const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
@@ -221,7 +218,8 @@ PlanShape shape_of(const PipelineInfo &info, const Plan &plan) {
     shape.bindings[chunk_origin_var] = 0;
     shape.bindings[chunk_size_var] = shape.chunk;
     const int64_t width = info.main_width.defined() ? evaluate(info.main_width, shape.bindings) : 1;
-    shape.vector_loop_width = plan.vector == Plan::Vector::Pure ? kLanes * plan.block : 1;
+    shape.vector_loop_width =
+        plan.vector == Plan::Vector::Pure ? int64_t(m.simd_float_lanes) * plan.block : 1;
     shape.rounded_width =
         (width + shape.vector_loop_width - 1) / shape.vector_loop_width * shape.vector_loop_width;
     shape.bindings[rounded_width_var] = shape.rounded_width;
@@ -254,13 +252,14 @@ private:
     const PlanShape &shape_;
 };
 
-/** Mean P1 instructions of a unit-stride floatv4 load of the window a vectorised main stage
+/** Mean P1 instructions of a unit-stride vector load of the window a vectorised main stage
  * reads along x (AlignVectorAccesses: one when provably aligned, else
  * Machine::unaligned_vector_access_p1). The window's rows lie in the LDM with a pitch of its
  * extent along x; when that pitch is a whole number of vectors, every row and channel starts
  * on a vector, and a vector of the block at tap r (the innermost reduction variable, which
- * steps the index by one) starts at r modulo 4 from the window's start: the taps r = 0, 4, 8,
- * ... are aligned. The window is the widest chunk-staged (else tile-staged) region along x. */
+ * steps the index by one) starts at r modulo the lanes L from the window's start: the taps
+ * r = 0, L, 2L, ... are aligned. The window is the widest chunk-staged (else tile-staged) region
+ * along x. */
 double unit_stride_load_p1(const PipelineInfo &info, const RegionExtents &region_extents,
                            const sw::Machine &m) {
     const double unaligned_p1 = double(m.unaligned_vector_access_p1);
@@ -272,15 +271,16 @@ double unit_stride_load_p1(const PipelineInfo &info, const RegionExtents &region
             continue;
         pitch = std::max(pitch, region_extents(kv.second)[0]);
     }
-    if (pitch <= 0 || pitch % 4 != 0 || info.rvar_extents.empty())
+    const int64_t lanes = m.simd_float_lanes;
+    if (pitch <= 0 || pitch % lanes != 0 || info.rvar_extents.empty())
         return unaligned_p1;
-    const int64_t taps = info.rvar_extents[0], aligned = (taps + 3) / 4;
+    const int64_t taps = info.rvar_extents[0], aligned = (taps + lanes - 1) / lanes;
     return unaligned_p1 - double(aligned) / double(taps) * (unaligned_p1 - 1);
 }
 
-/** Mean P1 instructions of a floatv4 load from the phase planes of a window split by
+/** Mean P1 instructions of a vector load from the phase planes of a window split by
  * sw::split_phases (SplitPhases.h): unit-stride, aligned where the tap's offset within its
- * plane row is a multiple of 4 (the plane rows are whole vectors; the x taps are unrolled
+ * plane row is a multiple of the lanes (the plane rows are whole vectors; the x taps are unrolled
  * and step through the planes: tap r reads plane r mod S at offset r / S). */
 double phase_load_p1(const PipelineInfo &info, const sw::Machine &m) {
     const double unaligned_p1 = double(m.unaligned_vector_access_p1);
@@ -289,7 +289,7 @@ double phase_load_p1(const PipelineInfo &info, const sw::Machine &m) {
     const int64_t taps = info.rvar_extents[0];
     int64_t aligned = 0;
     for (int64_t tap = 0; tap < taps; tap++)
-        aligned += (tap / info.gather_stride) % 4 == 0;
+        aligned += (tap / info.gather_stride) % m.simd_float_lanes == 0;
     return unaligned_p1 - double(aligned) / double(taps) * (unaligned_p1 - 1);
 }
 
@@ -305,10 +305,11 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
         rows *= box[d];
     const int64_t bytes = 4 * stride * sw::phase_planes(box[0], rows, stride).plane_elements;
     if (stride == 2) {
-        // On floatv4: per 8 elements two loads (unaligned unless the rows are whole vectors:
-        // two P1 each), two shuffles, two aligned stores.
-        const int64_t groups = (box[0] + 7) / 8;
-        const double loads = box[0] % 4 == 0 ? 2.0 : 4.0;
+        // Per two vectors of elements (8 on floatv4) two loads (unaligned unless the rows are
+        // whole vectors: two P1 each), two shuffles, two aligned stores.
+        const int64_t lanes = m.simd_float_lanes;
+        const int64_t groups = (box[0] + 2 * lanes - 1) / (2 * lanes);
+        const double loads = box[0] % lanes == 0 ? 2.0 : 4.0;
         const double cycles = double(rows) * (double(groups) * region(m, issue, 2, loads + 2, 1) +
                                               region(m, issue, 0, 0, 1));
         return {bytes, cycles};
@@ -326,8 +327,8 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
  * is the window times the product of the per-dimension means. Each filled element is a
  * store in a loop (WorkCount: 2 cycles); each window row of a tile with any padding costs
  * its bounds test and the heads of its fill loops; a box whose rows are whole source rows
- * narrower than the LDM rows comes compactly and is moved once, row by row, in vectors of four
- * and then one by one (InjectDma.cpp, compact_then_spread), unless \p rows_in_place (a window
+ * narrower than the LDM rows comes compactly and is moved once, row by row, in vectors and
+ * then one by one (InjectDma.cpp, compact_then_spread), unless \p rows_in_place (a window
  * shared by broadcast DMA: its rows come one request each, InjectDma.h). */
 double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan,
                            const Bindings &bindings, const sw::Machine &m, Issue issue,
@@ -382,13 +383,14 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
             spread = it->second[2];
     }
     const double points = double(prod(box)), rows = points / double(box[0]);
-    // The spread moves each whole source row (source_width elements) backwards in vectors of
-    // four (an unaligned load and store, two P1 each, and the loop), then its first
-    // source_width % 4 elements one by one, in a loop per row.
+    // The spread moves each whole source row (source_width elements) backwards in vectors (an
+    // unaligned load and store, two P1 each, and the loop), then its first source_width % lanes
+    // elements one by one, in a loop per row.
     const double spread_rows =
         source_width && !rows_in_place ? points * inside * spread / double(source_width) : 0;
-    const double spread_row_cycles = double(source_width / 4) * region(m, issue, 0, 4, 5) +
-                                     double(source_width % 4) * region(m, issue, 0, 2, 4) +
+    const int64_t lanes = m.simd_float_lanes;
+    const double spread_row_cycles = double(source_width / lanes) * region(m, issue, 0, 4, 5) +
+                                     double(source_width % lanes) * region(m, issue, 0, 2, 4) +
                                      region(m, issue, 0, 0, 2);
     return points * (1 - inside) * region(m, issue, 0, 2, 1) +
            rows * (1 - whole) * region(m, issue, 0, 4, 4) + spread_rows * spread_row_cycles;
@@ -423,7 +425,7 @@ public:
                     Issue issue = Issue::Paired)
         : info_(info), plan_(plan), m_(m), shape_(shape), est_(est), ldm_detail_(ldm_detail),
           issue_(issue), region_extents_(info, plan, shape), shared_(shared_inputs(info, plan)),
-          unaligned_p1_(double(m.unaligned_vector_access_p1)) {}
+          unaligned_p1_(double(m.unaligned_vector_access_p1)), lanes_(m.simd_float_lanes) {}
 
     TileWork count() {
         for (const Stage &s : info_.stages)
@@ -446,6 +448,8 @@ private:
     /** Vector loads and stores are unaligned (simd_loadu / simd_storeu) unless proved
      * otherwise. */
     const double unaligned_p1_;
+    /** Lanes of a CPE float vector (Machine::simd_float_lanes). */
+    const int lanes_;
     TileWork work_;
 
     void count_stage(const Stage &s) {
@@ -578,20 +582,20 @@ private:
         const std::vector<int64_t> &box = region_extents_(info_.chunk_region.at(s.name));
         if (contains(info_.computing_producers, s.name)) {
             // Computed from its stagings in LDM, one slot: point by point (a scalar loop: its
-            // loads, its operations, one store) or on floatv4 (a vector load of the window,
+            // loads, its operations, one store) or on vectors (a vector load of the window,
             // a splat of each value invariant along x, its constants splatted, a min / max
             // as a subtraction and a select, a store).
             buffer(s.name, 4 * prod(box));
             const OpCount &ops = info_.ops.at(s.name)[0];
             if (const int vectors = producer_vectors(info_, plan_, s.name)) {
-                // Per run of `vectors` floatv4 (unrolled): an aligned load and store each, the
+                // Per run of `vectors` vectors (unrolled): an aligned load and store each, the
                 // splats once (WorkCount counts a repeated splat once), about four integer
                 // operations of address arithmetic each (what WorkCount counts on the generated
                 // code: 33 cycles for 7 vectors of a ReLU prologue); their chains overlap.
                 const double p1 = 2.0 * vectors + double(ops.loads - 1) * kLdmSplatP1 +
                                   double(ops.float_constants * m_.splat_p1);
                 work_.chunk_compute +=
-                    double(prod(box)) / (kLanes * vectors) *
+                    double(prod(box)) / (lanes_ * vectors) *
                     region(m_, issue_, double(vectors) * (ops.float_ops + ops.float_min_max), p1,
                            4.0 * vectors, ops.chain + ops.float_min_max, ops.slow_cycles);
             } else {
@@ -632,14 +636,14 @@ private:
             }
         }
         if (s.name == info_.main && plan_.vector == Plan::Vector::Reduction)
-            buffer(s.name + ".rfactor", 4 * kLanes * points);
+            buffer(s.name + ".rfactor", 4 * lanes_ * points);
     }
 
     /** A scalar loop over the points (a definition of a vectorised main stage on whole vectors:
      * its pure definition, its epilogue updates; their loads of values invariant along x are
      * splats), one store each, loads of its inputs and of itself. */
     void count_scalar_definition(bool whole_vectors, const OpCount &ops, int64_t points) {
-        // On floatv4 a min / max adds its select (to the issue and to the chain) and each float
+        // On vectors a min / max adds its select (to the issue and to the chain) and each float
         // constant is a splat (WorkCount.h).
         const double p1 = whole_vectors ? ops.loads * kLdmSplatP1 + unaligned_p1_ + 1 +
                                               double(ops.float_constants * m_.splat_p1)
@@ -648,7 +652,7 @@ private:
         const double per_point = region(m_, issue_, ops.float_ops + extra, p1, ops.int_ops + 2,
                                         ops.chain + extra, ops.slow_cycles);
         const double iterations =
-            double(points) * ops.reduction_points / (whole_vectors ? kLanes : 1);
+            double(points) * ops.reduction_points / (whole_vectors ? lanes_ : 1);
         work_.tile_compute += iterations * per_point;
     }
 
@@ -657,16 +661,16 @@ private:
     void count_main_update_on_vectors(const OpCount &ops, int64_t points) {
         const double chunk_points = double(shape_.chunk) * info_.taps;
         const double lines = plan_.block_lines;
-        const double blocks = double(points) / (kLanes * plan_.block * lines);
+        const double blocks = double(points) / (lanes_ * plan_.block * lines);
         // Per reduction point: the block's FMAs, its vector loads (simd_loadu; each serves
         // every line of the block, ShareOperands), and the loads of values invariant along x,
         // each splatted once for the block, or once per line of the block when they vary
         // along its second dimension.
         const double p0 = ops.float_ops * plan_.block * lines;
-        // A gathered vector: a load per lane and simd_set_floatv4; from phase planes, a
+        // A gathered vector: a load per lane and a simd_set; from phase planes, a
         // unit-stride load.
         const double gathered_p1 =
-            shape_.phase_split ? phase_load_p1(info_, m_) : kLanes + double(m_.splat_p1);
+            shape_.phase_split ? phase_load_p1(info_, m_) : lanes_ + double(m_.splat_p1);
         const double unit_stride_p1 = unit_stride_load_p1(info_, region_extents_, m_);
         const double p1 =
             (info_.loads_varying - info_.loads_gather) * plan_.block * unit_stride_p1 +
@@ -688,7 +692,7 @@ private:
             const int64_t out_width = info_.out_extents.empty() ? 1 : info_.out_extents[0];
             const int64_t tile_width = std::min<int64_t>(plan_.tile[0], out_width);
             const bool aligned = out_width % tile_width == 0 &&
-                                 (tile_width % kLanes == 0 || tile_width == out_width);
+                                 (tile_width % lanes_ == 0 || tile_width == out_width);
             work_.chunk_compute +=
                 blocks *
                 region(m_, issue_, 0, 2 * plan_.block * lines * (aligned ? 1.0 : unaligned_p1_), 1);
@@ -720,7 +724,7 @@ private:
         const double chunk_points = double(shape_.chunk) * info_.taps;
         const double loads = std::max(0.0, ops.loads - kAccumulatorLoads);
         const double block = plan_.block, lines = plan_.block_lines;
-        const double row_load_p1 = shape_.chunk % kLanes == 0 ? 1.0 : unaligned_p1_;
+        const double row_load_p1 = shape_.chunk % lanes_ == 0 ? 1.0 : unaligned_p1_;
         const double block_loads =
             info_.rloads_first + info_.rloads_second + info_.rloads_both + info_.rloads_neither > 0
                 ? info_.rloads_first * block + info_.rloads_second * lines +
@@ -728,11 +732,11 @@ private:
                 : loads * block * lines;
         work_.chunk_compute +=
             double(points) / (block * lines) *
-            (chunk_points / kLanes *
+            (chunk_points / lanes_ *
                  region(m_, issue_, ops.float_ops * block * lines, block_loads * row_load_p1 + 1,
                         kRfactorLoopIntOps, ops.chain) +
              region(m_, issue_, 0, 2, kRfactorLoopIntOps) * block * lines);
-        work_.tile_compute += double(points) * (kLanes + 2) * 2; // the lanes added up at the end
+        work_.tile_compute += double(points) * (lanes_ + 2) * 2; // the lanes added up at the end
     }
 
     /** The main update on scalars. Per point: the accumulator loaded and stored around the
@@ -816,12 +820,12 @@ private:
         if (compacted) {
             // After the compaction each outer point is a request of one block of its own.
             work_.put.requests = work_.put.blocks;
-            // Per request, every row but the first moved in vectors of four (an unaligned load
-            // and store, two P1 each, and the loop), then its last width % 4 elements.
+            // Per request, every row but the first moved in vectors (an unaligned load and
+            // store, two P1 each, and the loop), then its last width % lanes elements.
             const double rows = double(prod(box) / box[0]);
             const int64_t width = box[0];
-            const double row_cycles = double(width / 4) * region(m_, issue_, 0, 4, 5) +
-                                      double(width % 4) * region(m_, issue_, 0, 2, 4) +
+            const double row_cycles = double(width / lanes_) * region(m_, issue_, 0, 4, 5) +
+                                      double(width % lanes_) * region(m_, issue_, 0, 2, 4) +
                                       region(m_, issue_, 0, 0, 2);
             work_.tile_compute += (rows - work_.put.requests) * row_cycles;
         }
@@ -906,7 +910,8 @@ double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Mac
         const sw::RegComm &rc = m.regcomm;
         const double relay = rc.get_cycles + 1 + rc.put_cycles;
         const double per_vector = std::max(relay, (rc.latency_cycles + relay) / rc.buffer_entries);
-        cycles += std::ceil(t.bytes / (4.0 * kLanes)) * per_vector + 2 * rc.latency_cycles;
+        cycles +=
+            std::ceil(t.bytes / (4.0 * m.simd_float_lanes)) * per_vector + 2 * rc.latency_cycles;
     }
     return cycles;
 }
@@ -951,7 +956,7 @@ MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const Plan &
         if (bytes <= 0)
             continue;
         const sw::ShareWork w = sw::regcomm_share_work(int64_t(std::llround(bytes)), m);
-        const double vectors = std::ceil(bytes / (4.0 * kLanes));
+        const double vectors = std::ceil(bytes / (4.0 * m.simd_float_lanes));
         const double round_trip =
             vectors * (rc.latency_cycles + rc.put_cycles + rc.get_cycles + 1) / rc.buffer_entries;
         c.relay +=
@@ -1169,7 +1174,7 @@ void count_traffic(const TileWork &work, const PlanShape &shape, const CoreGroup
 Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine &m,
                   bool ldm_detail) {
     Estimate est;
-    const PlanShape shape = shape_of(info, plan);
+    const PlanShape shape = shape_of(info, plan, m);
     est.tiles = shape.tiles;
     TileWork work = TileWorkCounter(info, plan, m, shape, est, ldm_detail).count();
     // Pixel tiles in turn, chunks double buffered: each tile's put goes in pieces over the next

@@ -15,7 +15,10 @@ struct Plan {
     int chunk = 0;                 ///< reduction points staged at once (0: the whole reduction)
     bool inline_producers = false; ///< producers inlined, their inputs staged instead
     enum class Vector { None, Pure, Reduction } vector = Vector::None;
-    /** Vector::Pure: floatv4 vectors per register block along x. Vector::Reduction: points
+    /** Lanes of a CPE float vector (Machine::simd_float_lanes: floatv4 on SW26010, floatv8 on
+     * SW26010-Pro), set by enumerate_plans: every vector of the plan has this many lanes. */
+    int lanes = 4;
+    /** Vector::Pure: vectors (of `lanes`) per register block along x. Vector::Reduction: points
      * of the register block along the first pure dimension. */
     int block = 1;
     /** Vector::Pure: points of the register block along PipelineInfo::block_dim.
@@ -73,11 +76,11 @@ struct Plan {
         if (inline_producers)
             s += ", producers inlined";
         if (vector == Vector::Pure) {
-            s += ", floatv4 x" + std::to_string(block) +
+            s += ", floatv" + std::to_string(lanes) + " x" + std::to_string(block) +
                  (block_lines > 1 ? " x " + std::to_string(block_lines) : "") + " register block";
         }
         if (vector == Vector::Reduction) {
-            s += ", floatv4 on the reduction (rfactor)";
+            s += ", floatv" + std::to_string(lanes) + " on the reduction (rfactor)";
             if (block * block_lines > 1)
                 s += ", " + std::to_string(block) + " x " + std::to_string(block_lines) +
                      " register block";

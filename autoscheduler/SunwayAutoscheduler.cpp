@@ -26,8 +26,10 @@ namespace {
 /** Tile sizes tried along a dimension of extent \p e: powers of two, the divisors up to 256
  * (tiles without a remainder) and the whole extent; and, where \p e has no divisor that
  * makes a whole number of mesh rounds (a prime such as ViT's 197 tokens), the sizes that cut
- * it into 1 or 2 rounds of \p mesh tiles (the last tile shifted inwards), whole vectors of
- * 4 where that keeps the count (25 -> 28 for 197 in 8). */
+ * it into 1 or 2 rounds of \p mesh tiles (the last tile shifted inwards), rounded up to a
+ * multiple of 4 where that keeps the count (25 -> 28 for 197 in 8). This is the outermost
+ * dimension (a matrix's rows), never vectorised: the 4 is not a vector's lanes but the largest
+ * register block along it (blocks of 1, 2 or 4 lines must divide the tile). */
 std::vector<int> tile_sizes(int64_t e, int64_t cap, int mesh) {
     std::set<int> s;
     for (int64_t k = mesh; k <= 2 * mesh && mesh > 0; k += mesh) {
@@ -69,6 +71,14 @@ std::vector<int> divisors(int64_t n) {
 } // namespace
 
 std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m) {
+    const int lanes = m.simd_float_lanes; // of a CPE float vector (floatv4, the Pro's floatv8)
+    // The windows of gathered vectors split into phases only where the code generator has the
+    // de-interleaving shuffle SplitPhases needs: the even or odd lanes of two floatv4
+    // (CodeGen_CPE), none of floatv8 (SW26010-Pro).
+    const bool phase_shuffles = m.simd_float_lanes == 4;
+    // Sharing by broadcast DMA (Sharing::Dma, Sharing::DmaRow): BCAST_MODE is SW26010's; the
+    // Pro's RMA sharing is not generated yet.
+    const bool broadcast_dma = !m.crts_runtime;
     // Tile shapes: every dimension from its sizes, the outermost (images) at most 16.
     std::vector<std::vector<int>> sizes;
     for (size_t d = 0; d < info.out_extents.size(); d++) {
@@ -98,6 +108,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
             for (int inl = 0; inl <= (producers ? 1 : 0); inl++) {
                 Plan p;
                 p.tile = t;
+                p.lanes = lanes;
                 p.chunk = c == int(info.reduction) ? 0 : c;
                 p.inline_producers = inl;
                 std::vector<Plan> variants;
@@ -108,7 +119,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                 // (MergeBlockPartitions.h).
                 const bool x_tiles_fit = info.out_extents.size() != 2 ||
                                          t[0] >= info.out_extents[0] ||
-                                         (info.out_extents[0] % t[0] == 0 && t[0] % 4 == 0);
+                                         (info.out_extents[0] % t[0] == 0 && t[0] % lanes == 0);
                 if (info.vector_pure && !inl && x_tiles_fit) {
                     // Register blocks of b vectors x l points along the block dimension: at
                     // most 16 accumulators (expert kernels' 4x4, SW26010.md); l must divide
@@ -117,11 +128,12 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                     const int64_t along =
                         bd >= 0 ? std::min<int64_t>(t[bd], info.out_extents[bd]) : 1;
                     // 1, 2 or 4 vectors, and a block as wide as a narrow tile row (3, 5, 6, 7
-                    // or 8 vectors: a row of 27 is 7 vectors, 28 lanes, where blocks of 2 or 4
-                    // vectors round it up to 32).
+                    // or 8 vectors: on floatv4 a row of 27 is 7 vectors, 28 lanes, where blocks
+                    // of 2 or 4 vectors round it up to 32).
                     // (An element-wise main stage, without an update: one vector at a time.)
                     std::vector<int> widths{1};
-                    const int row = int((std::min<int64_t>(t[0], info.out_extents[0]) + 3) / 4);
+                    const int row =
+                        int((std::min<int64_t>(t[0], info.out_extents[0]) + lanes - 1) / lanes);
                     if (info.main_update >= 0) {
                         widths = {1, 2, 4};
                         if (row > 2 && row <= 8 && row != 4)
@@ -150,16 +162,16 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                             lines.push_back(lmax);
                         for (int l : lines) {
                             // Four vectors only where they round the width up no further than
-                            // two do: tiles wider than 8 (a tile 9-15 wide is four vectors
-                            // either way).
-                            if (b == 4 && t[0] <= 8)
+                            // two do: tiles wider than two vectors (on floatv4 a tile 9-15 wide
+                            // is four vectors either way).
+                            if (b == 4 && t[0] <= 2 * lanes)
                                 continue;
                             Plan v = p;
                             v.vector = Plan::Vector::Pure;
                             v.block = b;
                             v.block_lines = l;
                             // Rounding the width up must stay inside what is defined.
-                            if (!info.round_up_safe && t[0] % (4 * b) != 0)
+                            if (!info.round_up_safe && t[0] % (lanes * b) != 0)
                                 continue;
                             v.unroll_taps = info.taps > 1 && info.taps <= 25;
                             // With one reduction point per chunk (a depthwise conv: one input
@@ -177,7 +189,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                                 variants.push_back(u);
                                 // Gathered vectors (a stride > 1): also with the windows split
                                 // into phases, where they are unit-stride.
-                                if (info.loads_gather > 0) {
+                                if (info.loads_gather > 0 && phase_shuffles) {
                                     u.phases = true;
                                     variants.push_back(u);
                                 }
@@ -185,7 +197,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         }
                     }
                 }
-                if (info.vector_rvar && (c == 0 ? info.reduction : c) % 4 == 0) {
+                if (info.vector_rvar && (c == 0 ? info.reduction : c) % lanes == 0) {
                     // Register blocks of b x l points over the first two pure dimensions
                     // (dividing the tile), at most 16 partial-sum vectors; only with tiles
                     // that divide the output (Halide's shifted edge tiles and the block's
@@ -253,7 +265,8 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                                 continue;
                             if (shared_inputs(info, sh).empty())
                                 continue;
-                            plans.push_back(sh);
+                            if (broadcast_dma)
+                                plans.push_back(sh);
                             if (m.regcomm.available) {
                                 sh.share = Plan::Share::RegComm;
                                 plans.push_back(sh);
@@ -273,7 +286,8 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         const bool on_mesh = m.regcomm.available && d.serial_tiles <= 1;
                         for (const int dim : {-1, 1}) {
                             for (const bool row_dma : {false, true}) {
-                                if (!on_mesh || ((dim == 1 || row_dma) && !matrix))
+                                if (!on_mesh || ((dim == 1 || row_dma) && !matrix) ||
+                                    (row_dma && !broadcast_dma))
                                     continue;
                                 Plan mesh = d;
                                 mesh.share = Plan::Share::Mesh;

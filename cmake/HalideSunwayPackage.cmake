@@ -2,7 +2,7 @@
 #   lib/                        libsw_target.a, libsw_gengen.a (the generator driver's main()),
 #                               libathread_emu.a, libsw_autoschedule.so (the autoscheduler plugin)
 #   include/halide_sunway/      target_sw/*.h, schedules/ScheduleSupport.h, emulator/ (athread.h,
-#                               slave.h, simd.h, athread_emu.h)
+#                               slave.h, simd.h, athread_emu.h; sw26010-pro/ the Pro's)
 #   lib/cmake/HalideSunway/     HalideSunwayConfig.cmake (+ version file), the exported targets
 #                               and the helpers (SunwayHelpers.cmake: add_sw_generator,
 #                               add_sw_library, add_sw_export; WriteSunwayMakefile.cmake)
@@ -14,11 +14,13 @@
 #   HalideSunway::sunway_target     the Sunway lowering and code generators (Halide::Halide)
 #   HalideSunway::generator_driver  the generator driver (main of every generator executable)
 #   HalideSunway::emulator          the athread emulator (the generated code links it)
+#   HalideSunway::emulator_pro      the same with the SW26010-Pro's headers first
+#                                   (emulator/sw26010-pro: crts.h, slave.h, athread.h, simd.h)
 #   HalideSunway::autoschedule      the autoscheduler plugin (MODULE; -p of a generator)
 include(CMakePackageConfigHelpers)
 
-set(SW_PACKAGE_TARGETS sw_target sw_gengen athread_emu sw_autoschedule)
-set(SW_PACKAGE_NAMES sunway_target generator_driver emulator autoschedule)
+set(SW_PACKAGE_TARGETS sw_target sw_gengen athread_emu athread_emu_pro sw_autoschedule)
+set(SW_PACKAGE_NAMES sunway_target generator_driver emulator emulator_pro autoschedule)
 foreach (target name IN ZIP_LISTS SW_PACKAGE_TARGETS SW_PACKAGE_NAMES)
     add_library(HalideSunway::${name} ALIAS ${target})
     set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})

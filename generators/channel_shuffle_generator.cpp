@@ -101,9 +101,10 @@ public:
         for (Input<Buffer<float>> *m : more_)
             ins.push_back(*m);
         schedules::PointwiseStages st{output, Func(), ins, x, y, c, n};
-        apply_schedule([&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
-                       [&] { schedules::schedule_pointwise_baseline(st, shape_); },
-                       [&] { schedules::schedule_pointwise_cpu(st); });
+        apply_schedule(
+            [&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pointwise_baseline(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pointwise_cpu(st); });
     }
 
 private:

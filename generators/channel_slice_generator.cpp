@@ -46,9 +46,10 @@ public:
     void schedule() {
         /* THE SCHEDULE */
         schedules::PointwiseStages st{output, Func(), {input}, x, y, c, n};
-        apply_schedule([&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
-                       [&] { schedules::schedule_pointwise_baseline(st, shape_); },
-                       [&] { schedules::schedule_pointwise_cpu(st); });
+        apply_schedule(
+            [&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pointwise_baseline(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pointwise_cpu(st); });
     }
 
 private:

@@ -97,9 +97,10 @@ public:
     void schedule() {
         /* THE SCHEDULE */
         schedules::PointwiseStages st{output, result, {a, b}, x, y, c, n};
-        apply_schedule([&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
-                       [&] { schedules::schedule_pointwise_baseline(st, shape_); },
-                       [&] { schedules::schedule_pointwise_cpu(st); });
+        apply_schedule(
+            [&] { schedules::schedule_pointwise_sunway(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pointwise_baseline(st, shape_, target_machine()); },
+            [&] { schedules::schedule_pointwise_cpu(st); });
     }
 
 private:

@@ -55,7 +55,7 @@ public:
             },
             [&] {
                 check_row_fits();
-                schedules::schedule_layer_norm_baseline(st);
+                schedules::schedule_layer_norm_baseline(st, target_machine());
             },
             [&] { schedules::schedule_layer_norm_cpu(st); });
     }

@@ -340,23 +340,66 @@ std::string generate_and_compile(const std::string &gen, const std::string &name
     }
     const std::string hal = !o.halide_include.empty() ? o.halide_include : SW_JIT_HALIDE_INCLUDE;
     const std::string so = dir + "/lib" + fn + ".so";
-    // gnu99 as with sw5cc (the real athread.h, and ours, refuse strict ISO C on the host).
-    std::vector<std::string> c = {cc,        "-std=gnu99",         "-O1",     "-fPIC",
-                                  "-shared", "-DATHREAD_EMULATOR", "-I" + dir};
+    // The SW26010-Pro's headers (crts.h, its slave.h and simd.h) come first; its sides are
+    // told apart as swgcc's -mhost / -mslave do, by __sw_host__ / __sw_slave__, so the MPE and
+    // CPE files are compiled apart.
+    const bool pro = o.target == "sw26010-pro";
+    std::vector<std::string> includes = {"-I" + dir};
+    if (!emu.empty() && pro)
+        includes.push_back("-I" + emu + "/sw26010-pro");
     if (!emu.empty())
-        c.push_back("-I" + emu);
+        includes.push_back("-I" + emu);
     if (!hal.empty())
-        c.push_back("-I" + hal);
-    c.insert(c.end(), {"-o", so, dir + "/" + fn + ".mpe.c", dir + "/" + fn + ".cpe.c", "-lm"});
-    if (verbose)
-        std::fprintf(stderr, "[jit] %s\n", join(c).c_str());
-    rc = run_command(c, &out);
-    if (rc != 0) {
-        *status = JitBuild::CompileFailed;
-        return "compiling the generated code failed (exit status " + std::to_string(rc) +
-               "): " + join(c) + "\n" + out;
+        includes.push_back("-I" + hal);
+    // gnu99 as with sw5cc (the real athread.h, and ours, refuse strict ISO C on the host).
+    std::vector<std::vector<std::string>> steps;
+    if (pro) {
+        for (const char *side : {"mpe", "cpe"}) {
+            std::vector<std::string> c = {
+                cc,      "-std=gnu99",         "-O1",
+                "-fPIC", "-DATHREAD_EMULATOR", side[0] == 'm' ? "-D__sw_host__" : "-D__sw_slave__"};
+            c.insert(c.end(), includes.begin(), includes.end());
+            c.insert(c.end(), {"-c", "-o", dir + "/" + fn + "." + side + ".o",
+                               dir + "/" + fn + "." + side + ".c"});
+            steps.push_back(c);
+        }
+        steps.push_back(
+            {cc, "-shared", "-o", so, dir + "/" + fn + ".mpe.o", dir + "/" + fn + ".cpe.o", "-lm"});
+    } else {
+        std::vector<std::string> c = {cc,      "-std=gnu99", "-O1",
+                                      "-fPIC", "-shared",    "-DATHREAD_EMULATOR"};
+        c.insert(c.end(), includes.begin(), includes.end());
+        c.insert(c.end(), {"-o", so, dir + "/" + fn + ".mpe.c", dir + "/" + fn + ".cpe.c", "-lm"});
+        steps.push_back(c);
     }
-    if (o.strict_cpe_check) {
+    for (const std::vector<std::string> &c : steps) {
+        if (verbose)
+            std::fprintf(stderr, "[jit] %s\n", join(c).c_str());
+        rc = run_command(c, &out);
+        if (rc != 0) {
+            *status = JitBuild::CompileFailed;
+            return "compiling the generated code failed (exit status " + std::to_string(rc) +
+                   "): " + join(c) + "\n" + out;
+        }
+    }
+    if (o.strict_cpe_check && pro) {
+        // The Pro's CPE file as swgcc -mslave sees it (no ATHREAD_EMULATOR): GNU C99 (crts.h's
+        // macros are statement expressions), warnings as errors; but not -Wpsabi, the host's
+        // (x86 without AVX has no register for a floatv8, a native register type on the Pro).
+        std::vector<std::string> sx = {cc,           "-std=gnu99",    "-Wall",
+                                       "-Wextra",    "-Werror",       "-Wno-unused-variable",
+                                       "-Wno-psabi", "-fsyntax-only", "-D__sw_slave__"};
+        sx.insert(sx.end(), includes.begin(), includes.end());
+        sx.push_back(dir + "/" + fn + ".cpe.c");
+        if (verbose)
+            std::fprintf(stderr, "[jit] %s\n", join(sx).c_str());
+        rc = run_command(sx, &out);
+        if (rc != 0) {
+            *status = JitBuild::CompileFailed;
+            return "the CPE source does not build as swgcc -mslave would (exit status " +
+                   std::to_string(rc) + "): " + join(sx) + "\n" + out;
+        }
+    } else if (o.strict_cpe_check) {
         // The CPE file as the slave compiler sees it (no ATHREAD_EMULATOR), as strict C99.
         // -Wno-unused-variable: some LRN and pooling kernels keep an unused
         // `..._extent_realized` let (known; generated_c_test runs without the exception).

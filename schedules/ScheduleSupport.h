@@ -20,9 +20,11 @@ inline int ceil_div(int a, int b) {
     return int((int64_t(a) + b - 1) / b);
 }
 
-/** Lanes of the CPE vectors the code generator emits (floatv4; SW26010-Pro's floatv8 is
- * not generated yet). */
-constexpr int kVectorLanes = 4;
+/** Lanes of the CPE float vectors the code generator emits for \p m (SW26010's floatv4: 4,
+ * SW26010-Pro's floatv8: 8). */
+inline int vector_lanes(const sw::Machine &m) {
+    return m.simd_float_lanes;
+}
 
 /** Share of the CPEs busy over the waves needed for \p tiles tiles. */
 inline double cpe_occupancy(int64_t tiles, const sw::Machine &m) {
@@ -47,12 +49,13 @@ inline int power_of_two_block(int n, int cap) {
  * reduction, a chunk of columns), outermost. */
 inline void schedule_register_block_kernel(Halide::Stage update, const Halide::VarOrRVar &j,
                                            const Halide::VarOrRVar &i, const Halide::VarOrRVar &k,
-                                           const Halide::VarOrRVar &outer, int tn, int tm) {
+                                           const Halide::VarOrRVar &outer, int tn, int tm,
+                                           const sw::Machine &m) {
     using namespace Halide;
-    const int bj = power_of_two_block(tn / kVectorLanes, 4), bi = power_of_two_block(tm, 4);
+    const int bj = power_of_two_block(tn / vector_lanes(m), 4), bi = power_of_two_block(tm, 4);
     Var jv("jv"), jb("jb"), lane("lane"), ib("ib"), ir("ir");
-    update.split(j, jb, jv, bj * kVectorLanes)
-        .split(jv, jv, lane, kVectorLanes)
+    update.split(j, jb, jv, bj * vector_lanes(m))
+        .split(jv, jv, lane, vector_lanes(m))
         .split(i, ib, ir, bi)
         .reorder(lane, jv, ir, k, jb, ib, outer)
         .vectorize(lane)
@@ -64,15 +67,15 @@ inline void schedule_register_block_kernel(Halide::Stage update, const Halide::V
  * vectors a step, independent accumulators (unrolled, kept in registers) so that the
  * operations do not wait on each other's latency; the partials in LDM at \p at's \p at_var,
  * lanes innermost, then \p pure (f's pure dimensions), and reduced by f's own update. r's
- * extent is a multiple of chains * kVectorLanes (layer_norm's mean and variance, the
+ * extent is a multiple of chains * vector_lanes(m) (layer_norm's mean and variance, the
  * attention's row max and sum). */
 inline void schedule_vector_partials(Halide::Func f, const Halide::RVar &r, int chains,
                                      Halide::Func at, const Halide::Var &at_var,
-                                     const std::vector<Halide::Var> &pure) {
+                                     const std::vector<Halide::Var> &pure, const sw::Machine &m) {
     using namespace Halide;
     RVar ro("ro"), ri("ri"), rv("rv"), rl("rl");
     Var lane("lane"), v("v");
-    f.update(0).split(r, ro, ri, chains * kVectorLanes).split(ri, rv, rl, kVectorLanes);
+    f.update(0).split(r, ro, ri, chains * vector_lanes(m)).split(ri, rv, rl, vector_lanes(m));
     Func partial = f.update(0).rfactor({{rl, lane}, {rv, v}});
     std::vector<Var> storage = {lane, v};
     std::vector<VarOrRVar> order = {lane, v, ro};

@@ -119,8 +119,8 @@ constexpr int kMeshColumns = 8;
 /** Whether the softmax's row max and sum run as floatv4 partials: the scores of a row are
  * whole groups of 4 vectors and no select (the CPE code has no vector select). */
 inline bool softmax_reductions_on_vectors(const AttentionShape &s, const AttentionTiles &t,
-                                          bool select_mask) {
-    return t.simd_pv && !select_mask && s.n % (4 * kVectorLanes) == 0;
+                                          bool select_mask, const sw::Machine &m) {
+    return t.simd_pv && !select_mask && s.n % (4 * vector_lanes(m)) == 0;
 }
 
 inline int attention_slots(const AttentionShape &s, const AttentionTiles &t, bool double_buffer) {
@@ -147,7 +147,7 @@ inline int64_t attention_ldm_bytes(const AttentionShape &s, const AttentionTiles
     const int64_t chunks = buf(slots * nc * d), kt = t.simd_dot ? buf(nc * d) : 0;
     // The max's and the sum's floatv4 partials (16 a row), where they may be taken.
     const int64_t part =
-        softmax_reductions_on_vectors(s, t, false) ? buf(tm * 4 * kVectorLanes) : 0;
+        softmax_reductions_on_vectors(s, t, false, m) ? buf(tm * 4 * vector_lanes(m)) : 0;
     return std::max({mask + q + dot + chunks + kt, mask + dot + rows + row + part,
                      2 * rows + row + part, rows + acc + chunks});
 }
@@ -171,15 +171,15 @@ inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
     const int64_t blocks = int64_t(s.batch) * s.heads * ceil_div(s.m, t.tm);
     const double waves = double((blocks + m.cpes_per_core_group - 1) / m.cpes_per_core_group);
     const double macs = double(t.tm) * s.n * s.d;
-    const double dot = t.simd_dot ? macs / kVectorLanes + 9.0 * s.n * s.d / kVectorLanes
+    const double dot = t.simd_dot ? macs / vector_lanes(m) + 9.0 * s.n * s.d / vector_lanes(m)
                                   : macs * m.fp_latency_cycles;
-    const double pv = t.simd_pv ? macs / kVectorLanes : macs * m.fp_latency_cycles;
+    const double pv = t.simd_pv ? macs / vector_lanes(m) : macs * m.fp_latency_cycles;
     // Per score: the exp's multiply-adds and the probability's multiplication on floatv4
     // (about 6 cycles a score) and the max and the sum on floatv4 partials (about 1) or scalar
     // (dependent operations), or all scalar (the baseline, a row shorter than 16).
-    const bool simd_softmax = t.simd_pv && s.n >= 4 * kVectorLanes;
+    const bool simd_softmax = t.simd_pv && s.n >= 4 * vector_lanes(m);
     const double reductions =
-        softmax_reductions_on_vectors(s, t, false) ? 1.0 : 2.0 * m.fp_latency_cycles;
+        softmax_reductions_on_vectors(s, t, false, m) ? 1.0 : 2.0 * m.fp_latency_cycles;
     const double softmax =
         double(t.tm) * s.n *
         (simd_softmax ? 6.0 + reductions
@@ -202,7 +202,7 @@ inline double attention_cost(const AttentionShape &s, const AttentionTiles &t,
  * exponentials and probabilities alone take 12 N bytes). */
 inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool masked,
                                              const sw::Machine &m) {
-    const bool simd_dot = s.n >= kVectorLanes, simd_pv = s.d % kVectorLanes == 0;
+    const bool simd_dot = s.n >= vector_lanes(m), simd_pv = s.d % vector_lanes(m) == 0;
     AttentionTiles best;
     double best_cost = std::numeric_limits<double>::infinity();
     std::vector<int> cands = {s.m, 128, 64, 32, 24, 16, 12, 8, 4, 2, 1};
@@ -224,13 +224,13 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
         // On floatv4 the chunks need not divide N (multiples of 4; the last one shorter).
         std::vector<int> ncs = divisors_desc(s.n);
         if (simd_dot) {
-            ncs = {ceil_div(s.n, kVectorLanes) * kVectorLanes};
+            ncs = {ceil_div(s.n, vector_lanes(m)) * vector_lanes(m)};
             for (int v : {256, 128, 64, 32, 16, 8, 4})
                 if (v < ncs.front())
                     ncs.push_back(v);
         }
         for (int nc : ncs) {
-            if (simd_dot && nc % kVectorLanes)
+            if (simd_dot && nc % vector_lanes(m))
                 continue;
             const AttentionTiles t{tm, nc, simd_dot, simd_pv, mesh};
             if (attention_ldm_bytes(s, t, masked, true, m) > attention_budget(m))
@@ -262,7 +262,8 @@ inline AttentionTiles choose_attention_tiles(const AttentionShape &s, bool maske
 }
 
 inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &s,
-                                     const AttentionTiles &t, bool double_buffer) {
+                                     const AttentionTiles &t, bool double_buffer,
+                                     const sw::Machine &m) {
     using namespace Halide;
     Var mo("mo"), mi("mi"), tile("tile");
     if (t.mesh) {
@@ -291,15 +292,15 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
 
     // Q.K^T per chunk of K's rows.
     if (t.simd_dot) {
-        const int bj = power_of_two_block(t.nc / kVectorLanes, 4);
+        const int bj = power_of_two_block(t.nc / vector_lanes(m), 4);
         Var no("no"), ni("ni"), nb("nb"), nv("nv"), lane("lane"), mb("mb"), mr("mr");
-        st.dot.vectorize(st.n, kVectorLanes);
+        st.dot.vectorize(st.n, vector_lanes(m));
         // A last chunk past N computes dot on rows of K clamped to N - 1 (the generator's kt),
         // which nothing reads.
         st.dot.update(0)
             .split(st.n, no, ni, t.nc, TailStrategy::RoundUp)
-            .split(ni, nb, nv, bj * kVectorLanes)
-            .split(nv, nv, lane, kVectorLanes)
+            .split(ni, nb, nv, bj * vector_lanes(m))
+            .split(nv, nv, lane, vector_lanes(m))
             .split(st.m, mb, mr, bi)
             .reorder(lane, nv, mr, st.rd.x, nb, mb, st.h, st.b, no)
             .vectorize(lane)
@@ -307,7 +308,7 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
             .unroll(mr);
         st.kt.compute_at(st.dot, no).store_in(sw::LDM);
         if (s.n % t.nc == 0) // else the clamped rows make its vectors no gather of 4 rows
-            st.kt.vectorize(st.n, kVectorLanes);
+            st.kt.vectorize(st.n, vector_lanes(m));
         st.k.in().compute_at(st.dot, no).store_in(sw::LDM);
     } else {
         Var no("no"), ni("ni");
@@ -325,19 +326,19 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     // independent ones fill the pipeline), where a row has 16 scores or more (the last group
     // shifted inwards onto scores already computed; a shorter row, a select mask's scores and
     // the baseline stay scalar).
-    if (softmax_reductions_on_vectors(s, t, st.select_mask)) {
+    if (softmax_reductions_on_vectors(s, t, st.select_mask, m)) {
         for (Func f : {st.maxv, st.sum})
-            schedule_vector_partials(f, st.rn.x, 4, st.output, tile, {st.m, st.h, st.b});
+            schedule_vector_partials(f, st.rn.x, 4, st.output, tile, {st.m, st.h, st.b}, m);
     } else {
         for (Func f : {st.maxv, st.sum})
             f.update(0).unscheduled();
     }
     st.sum.update(1).unscheduled();
-    if (t.simd_pv && !st.select_mask && s.n >= 4 * kVectorLanes) {
+    if (t.simd_pv && !st.select_mask && s.n >= 4 * vector_lanes(m)) {
         for (Func f : {st.exps, st.p}) {
             Var ng("ng"), nv("nv"), lane("lane");
-            f.split(st.n, ng, nv, 4 * kVectorLanes)
-                .split(nv, nv, lane, kVectorLanes)
+            f.split(st.n, ng, nv, 4 * vector_lanes(m))
+                .split(nv, nv, lane, vector_lanes(m))
                 .vectorize(lane)
                 .unroll(nv);
         }
@@ -346,13 +347,13 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
     // P.V per chunk of V's rows.
     RVar ro("ro"), ri("ri");
     if (t.simd_pv) {
-        const int bj = power_of_two_block(s.d / kVectorLanes, 4);
+        const int bj = power_of_two_block(s.d / vector_lanes(m), 4);
         Var db("db"), dv("dv"), lane("lane"), mb("mb"), mr("mr");
-        st.acc.vectorize(st.d, kVectorLanes);
+        st.acc.vectorize(st.d, vector_lanes(m));
         st.acc.update(0)
             .split(st.rn.x, ro, ri, t.nc, TailStrategy::GuardWithIf)
-            .split(st.d, db, dv, bj * kVectorLanes)
-            .split(dv, dv, lane, kVectorLanes)
+            .split(st.d, db, dv, bj * vector_lanes(m))
+            .split(dv, dv, lane, vector_lanes(m))
             .split(st.m, mb, mr, bi)
             .reorder(lane, dv, mr, ri, db, mb, st.h, st.b, ro)
             .vectorize(lane)
@@ -376,7 +377,7 @@ inline void schedule_attention_tiles(AttentionStages &st, const AttentionShape &
 
 inline void schedule_attention_sunway(AttentionStages &st, const AttentionShape &s,
                                       const sw::Machine &m) {
-    schedule_attention_tiles(st, s, choose_attention_tiles(s, st.masked, m), true);
+    schedule_attention_tiles(st, s, choose_attention_tiles(s, st.masked, m), true, m);
 }
 
 /** One query row per block, scalar, the longest chunks that fit, single buffered (the
@@ -386,7 +387,7 @@ inline void schedule_attention_baseline(AttentionStages &st, const AttentionShap
     for (int nc : divisors_desc(s.n)) {
         const AttentionTiles t{1, nc, false, false};
         if (attention_ldm_bytes(s, t, st.masked, false, m) <= attention_budget(m)) {
-            schedule_attention_tiles(st, s, t, false);
+            schedule_attention_tiles(st, s, t, false, m);
             return;
         }
     }

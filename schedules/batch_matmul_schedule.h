@@ -85,8 +85,8 @@ struct BatchMatMulTiles {
 };
 
 /** Whether the hand schedule can use floatv4 on \p s (see the file comment). */
-inline bool batch_matmul_simd(const BatchMatMulShape &s) {
-    return s.n >= kVectorLanes;
+inline bool batch_matmul_simd(const BatchMatMulShape &s, const sw::Machine &m) {
+    return s.n >= vector_lanes(m);
 }
 
 /** LDM of one block: the A and B chunks (each \p t.buffers times), the C tile, and with
@@ -119,10 +119,10 @@ inline double batch_matmul_cost(const BatchMatMulShape &s, const BatchMatMulTile
     const int64_t waves = (tiles + m.cpes_per_core_group - 1) / m.cpes_per_core_group;
     const double chunks = double(ceil_div(s.k, t.tk));
     const double macs = double(t.tm) * t.tn * s.k;
-    double compute = t.simd ? macs / kVectorLanes : macs * m.fp_latency_cycles;
+    double compute = t.simd ? macs / vector_lanes(m) : macs * m.fp_latency_cycles;
     if (s.transpose_b && t.simd)
-        compute += 9.0 * double(s.k) * t.tn / kVectorLanes; // gathered vectors
-    compute += 3.0 * t.tm * t.tn;                           // init, alpha
+        compute += 9.0 * double(s.k) * t.tn / vector_lanes(m); // gathered vectors
+    compute += 3.0 * t.tm * t.tn;                              // init, alpha
     const double a_blocks = t.tk == s.k ? 1 : t.tm;
     const double b_blocks = s.transpose_b ? (t.tk == s.k && (t.tn == s.n || t.tc) ? 1 : t.tn)
                                           : (t.tn == s.n ? 1 : t.tk);
@@ -156,7 +156,7 @@ inline double batch_matmul_cost(const BatchMatMulShape &s, const BatchMatMulTile
  * chosen). Throws a UserError when no tile fits. */
 inline BatchMatMulTiles choose_batch_matmul_tiles(const BatchMatMulShape &s, const sw::Machine &m,
                                                   const BatchMatMulTiles &given = {0, 0, 0}) {
-    const bool simd = batch_matmul_simd(s);
+    const bool simd = batch_matmul_simd(s, m);
     auto candidates = [](int extent, int multiple, int fixed) {
         std::vector<int> v;
         if (fixed > 0)
@@ -169,7 +169,7 @@ inline BatchMatMulTiles choose_batch_matmul_tiles(const BatchMatMulShape &s, con
         }
         return v;
     };
-    const std::vector<int> tns = candidates(s.n, simd ? kVectorLanes : 1, given.tn);
+    const std::vector<int> tns = candidates(s.n, simd ? vector_lanes(m) : 1, given.tn);
     const std::vector<int> tms = candidates(s.m, 1, given.tm);
     const std::vector<int> tks = given.tk > 0 ? std::vector<int>{given.tk} : divisors_desc(s.k);
     BatchMatMulTiles best;
@@ -192,8 +192,8 @@ inline BatchMatMulTiles choose_batch_matmul_tiles(const BatchMatMulShape &s, con
             if (!(s.transpose_b && simd) || (given.tk > 0 && given.tk != s.k))
                 continue;
             // B^T in column chunks with the whole reduction: the widest chunk that fits.
-            for (int tc : divisors_desc(tn / kVectorLanes)) {
-                if (consider({tm, tn, s.k, simd, 2, tc * kVectorLanes}))
+            for (int tc : divisors_desc(tn / vector_lanes(m))) {
+                if (consider({tm, tn, s.k, simd, 2, tc * vector_lanes(m)}))
                     break;
             }
         }
@@ -209,7 +209,7 @@ inline BatchMatMulTiles choose_batch_matmul_tiles(const BatchMatMulShape &s, con
 }
 
 inline void schedule_batch_matmul_tiles(BatchMatMulStages &st, const BatchMatMulShape &s,
-                                        const BatchMatMulTiles &t) {
+                                        const BatchMatMulTiles &t, const sw::Machine &m) {
     using namespace Halide;
     Var jo("jo"), ji("ji"), io("io"), ii("ii"), tile("tile");
     st.output.split(st.j, jo, ji, t.tn)
@@ -224,26 +224,26 @@ inline void schedule_batch_matmul_tiles(BatchMatMulStages &st, const BatchMatMul
         // contiguous get) staged and transposed in LDM, then the floatv4 kernel over k.
         Var jc("jc"), jin("jin");
         st.acc.update(0).split(st.j, jc, jin, t.tc);
-        schedule_register_block_kernel(st.acc.update(0), jin, st.i, st.r.x, jc, t.tc, t.tm);
-        st.acc.vectorize(st.j, kVectorLanes);
-        st.bt.compute_at(st.acc, jc).store_in(sw::LDM).vectorize(st.j, kVectorLanes);
+        schedule_register_block_kernel(st.acc.update(0), jin, st.i, st.r.x, jc, t.tc, t.tm, m);
+        st.acc.vectorize(st.j, vector_lanes(m));
+        st.bt.compute_at(st.acc, jc).store_in(sw::LDM).vectorize(st.j, vector_lanes(m));
         st.a.in().compute_at(st.output, tile).store_in(sw::LDM);
         st.b.in().compute_at(st.acc, jc).store_in(sw::LDM);
         if (t.tn / t.tc > 1)
             sw::double_buffer(st.b.in());
         for (int u = 1; u < st.acc.num_update_definitions(); u++)
-            st.acc.update(u).vectorize(st.j, kVectorLanes);
+            st.acc.update(u).vectorize(st.j, vector_lanes(m));
         return;
     }
     if (t.simd) {
         // floatv4 along j: B's rows are vectors, A's values splatted; a register block of bj
         // vectors x bi rows of C over the chunk (as matmul's GEMM).
         st.acc.update(0).split(st.r.x, ko, ki, t.tk);
-        schedule_register_block_kernel(st.acc.update(0), st.j, st.i, ki, ko, t.tn, t.tm);
-        st.acc.vectorize(st.j, kVectorLanes);
+        schedule_register_block_kernel(st.acc.update(0), st.j, st.i, ki, ko, t.tn, t.tm, m);
+        st.acc.vectorize(st.j, vector_lanes(m));
         if (s.transpose_b) {
             // The staged B^T chunk transposed in LDM, 4 gathered values per vector.
-            st.bt.compute_at(st.acc, ko).store_in(sw::LDM).vectorize(st.j, kVectorLanes);
+            st.bt.compute_at(st.acc, ko).store_in(sw::LDM).vectorize(st.j, vector_lanes(m));
         }
     } else {
         st.acc.update(0).split(st.r.x, ko, ki, t.tk).reorder(ki, st.j, st.i, ko);
@@ -256,7 +256,7 @@ inline void schedule_batch_matmul_tiles(BatchMatMulStages &st, const BatchMatMul
     }
     for (int u = 1; u < st.acc.num_update_definitions(); u++) {
         if (t.simd)
-            st.acc.update(u).vectorize(st.j, kVectorLanes);
+            st.acc.update(u).vectorize(st.j, vector_lanes(m));
         else
             st.acc.update(u).unscheduled();
     }
@@ -274,12 +274,12 @@ inline void schedule_batch_matmul_sunway(BatchMatMulStages &st, const BatchMatMu
     };
     check(given.tm <= s.m,
           "tile_m=" + std::to_string(given.tm) + " must be at most m=" + std::to_string(s.m));
-    check(given.tn <= s.n && (!batch_matmul_simd(s) || given.tn % kVectorLanes == 0),
+    check(given.tn <= s.n && (!batch_matmul_simd(s, m) || given.tn % vector_lanes(m) == 0),
           "tile_n=" + std::to_string(given.tn) +
               " must be a multiple of 4 (when n >= 4) and at most n=" + std::to_string(s.n));
     check(given.tk == 0 || s.k % given.tk == 0,
           "tile_k=" + std::to_string(given.tk) + " must divide k=" + std::to_string(s.k));
-    schedule_batch_matmul_tiles(st, s, choose_batch_matmul_tiles(s, m, given));
+    schedule_batch_matmul_tiles(st, s, choose_batch_matmul_tiles(s, m, given), m);
 }
 
 /** One row of C per block (a part of it, halved until it fits, when a row with a chunk of
@@ -291,7 +291,7 @@ inline void schedule_batch_matmul_baseline(BatchMatMulStages &st, const BatchMat
         for (int tk : divisors_desc(s.k)) {
             const BatchMatMulTiles t{1, tn, tk, false, 1};
             if (batch_matmul_ldm_bytes(t, s.transpose_b) <= batch_matmul_budget(m)) {
-                schedule_batch_matmul_tiles(st, s, t);
+                schedule_batch_matmul_tiles(st, s, t, m);
                 return;
             }
         }

@@ -46,9 +46,11 @@
 
 namespace schedules {
 
-/** Output pixels along x that one register block of the hand schedule accumulates, at most
- * (the tile choice rounds the width up to it). */
-constexpr int kConvBlockX = 4 * kVectorLanes;
+/** Output pixels along x that one register block of the hand schedule accumulates on \p m, at
+ * most (the tile choice rounds the width up to it): 4 vectors. */
+inline int conv_block_x(const sw::Machine &m) {
+    return 4 * vector_lanes(m);
+}
 
 /** What a conv2d schedule needs to see of the algorithm. */
 struct Conv2DStages {
@@ -104,10 +106,10 @@ struct ConvRegisterBlock {
  * x 8 (or 1 x 16) so that a narrow tile does not compute padding; the channels of the tile
  * must divide by the block's. Per tap and input channel that is 16 FMAs on P0 against
  * vectors x (1-2) + channels loads on P1: both pipelines busy, the FMA latency hidden. */
-inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
-    const ConvRegisterBlock b = t.tx >= 4 * kVectorLanes   ? ConvRegisterBlock{4, 4}
-                                : t.tx >= 2 * kVectorLanes ? ConvRegisterBlock{2, 8}
-                                                           : ConvRegisterBlock{1, 16};
+inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t, const sw::Machine &m) {
+    const ConvRegisterBlock b = t.tx >= 4 * vector_lanes(m)   ? ConvRegisterBlock{4, 4}
+                                : t.tx >= 2 * vector_lanes(m) ? ConvRegisterBlock{2, 8}
+                                                              : ConvRegisterBlock{1, 16};
     return {b.vectors, power_of_two_block(t.tc, b.channels)};
 }
 
@@ -115,15 +117,15 @@ inline ConvRegisterBlock conv2d_register_block(const Conv2DTiles &t) {
  * (sw::split_phases): a stride > 1 whose taps along x reuse the window (kernel wider than
  * the stride), so the copy into the planes is shared by several taps and by every output
  * channel of the tile. */
-inline bool conv2d_phases(const Conv2DShape &s) {
-    return s.stride_x > 1 && s.span_x() > s.stride_x;
+inline bool conv2d_phases(const Conv2DShape &s, const sw::Machine &m) {
+    return s.stride_x > 1 && s.span_x() > s.stride_x && m.even_odd_shuffle;
 }
 
 /** LDM bytes per CPE of one choice of tiles (accumulator, bias, input window and weights
  * or, after them, the residual tile if any); with \p lanes > 1 the tile width is rounded up
  * to whole vectors. */
-inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int lanes = 1,
-                                bool double_buffered = false) {
+inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, const sw::Machine &m,
+                                int lanes = 1, bool double_buffered = false) {
     const int64_t tx = (t.tx + lanes - 1) / lanes * lanes;
     const int64_t win_w = (tx - 1) * s.stride_x + s.span_x();
     const int64_t win_h = int64_t(t.ty - 1) * s.stride_y + s.span_y();
@@ -135,7 +137,8 @@ inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int 
         win_w * win_h * t.cc * (s.prologue ? 2 : 1) + (s.prologue ? 2 * t.cc : 0);
     const int64_t w = int64_t(s.kernel_x) * s.kernel_y * t.cc * t.tc;
     // The window's phase planes (one more copy of it), when it is split into phases.
-    const int64_t planes = conv2d_phases(s) && lanes > 1 ? window + s.stride_x * kVectorLanes : 0;
+    const int64_t planes =
+        conv2d_phases(s, m) && lanes > 1 ? window + s.stride_x * vector_lanes(m) : 0;
     // The residual tile is staged after the reduction, when the window and weights are freed.
     return 4 * (acc + t.tc + std::max(res, (double_buffered ? 2 : 1) * (window + w) + planes));
 }
@@ -146,7 +149,7 @@ inline int64_t conv2d_ldm_bytes(const Conv2DShape &s, const Conv2DTiles &t, int 
 inline bool conv2d_double_buffered(const Conv2DShape &s, const Conv2DTiles &t, const sw::Machine &m,
                                    int lanes) {
     return s.in_per_group() / t.cc > 1 &&
-           conv2d_ldm_bytes(s, t, lanes, true) <= ldm_plan_budget(m, 6);
+           conv2d_ldm_bytes(s, t, m, lanes, true) <= ldm_plan_budget(m, 6);
 }
 
 /** Flops per byte of DMA of one tile: each chunk of cc input channels brings its input
@@ -186,7 +189,7 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
                                       ceil_div(s.out_channels, t.tc) * s.batch;
                 for (int cc : options(forced.cc, divisors_desc(s.in_per_group()))) {
                     t.cc = cc;
-                    const bool fits = conv2d_ldm_bytes(s, t, lanes) <= ldm_plan_budget(m, 4);
+                    const bool fits = conv2d_ldm_bytes(s, t, m, lanes) <= ldm_plan_budget(m, 4);
                     if (!fits && cc > 1 && !forced.cc)
                         continue;
                     const std::pair<bool, double> key{fits, cpe_occupancy(tiles, m) *
@@ -208,9 +211,9 @@ inline Conv2DTiles choose_conv2d_tiles(const Conv2DShape &s, const sw::Machine &
  * \p simd (hand schedule): the window is staged zero-padded, so the inner loop has no
  * boundary test, and the accumulation runs on floatv4 along x (rounded up to 4 lanes; with
  * a stride > 1 the input vectors are gathered) in register blocks of \p block. */
-inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool simd = false,
-                                  bool double_buffered = false, ConvRegisterBlock block = {2, 1},
-                                  bool phases = false) {
+inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, const sw::Machine &m,
+                                  bool simd = false, bool double_buffered = false,
+                                  ConvRegisterBlock block = {2, 1}, bool phases = false) {
     using namespace Halide;
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     st.conv.compute_at(st.output, tile).store_in(sw::LDM);
@@ -258,7 +261,7 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
         sw::split_phases(window);
     // Rounding x up to whole register blocks reads past the tile: only the zero-padded
     // window (defined everywhere) or a tile whose width is a multiple of the block allows it.
-    if (simd && (st.has_padding || t.tx % (block.vectors * kVectorLanes) == 0)) {
+    if (simd && (st.has_padding || t.tx % (block.vectors * vector_lanes(m)) == 0)) {
         // The register block: block.vectors floatv4 of pixels along x times block.channels
         // output channels, block.vectors x block.channels accumulators that stay in
         // registers over the whole chunk (PromoteAccumulators). Per tap and input channel
@@ -266,12 +269,12 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
         // splats block.channels weights (simd_loade), each used by every vector
         // (ShareOperands): block.vectors x block.channels independent FMAs.
         Var xo("xo"), xi("xi"), xio("xio"), xii("xii"), cb("cb"), cu("cu");
-        st.conv.vectorize(st.x, kVectorLanes, TailStrategy::RoundUp);
+        st.conv.vectorize(st.x, vector_lanes(m), TailStrategy::RoundUp);
         // Whole vectors per accumulator row: its loads and stores are aligned (simd_load).
-        st.conv.align_storage(st.x, kVectorLanes);
+        st.conv.align_storage(st.x, vector_lanes(m));
         st.conv.update(0)
-            .split(st.x, xo, xi, block.vectors * kVectorLanes, TailStrategy::RoundUp)
-            .split(xi, xio, xii, kVectorLanes)
+            .split(st.x, xo, xi, block.vectors * vector_lanes(m), TailStrategy::RoundUp)
+            .split(xi, xio, xii, vector_lanes(m))
             .split(st.c, cb, cu, block.channels)
             .reorder(xii, xio, cu, st.r.x, st.r.y, rci, xo, st.y, cb, rco, st.n)
             .vectorize(xii)
@@ -294,11 +297,11 @@ inline void schedule_conv2d_tiles(Conv2DStages &st, const Conv2DTiles &t, bool s
 inline void schedule_conv2d_sunway(Conv2DStages &st, const Conv2DShape &s, const sw::Machine &m,
                                    const Conv2DTiles &forced = {0, 0, 0, 0}) {
     const bool simd = true;
-    const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? kConvBlockX : 1);
-    const ConvRegisterBlock block = conv2d_register_block(t);
-    schedule_conv2d_tiles(st, t, simd,
-                          simd && conv2d_double_buffered(s, t, m, block.vectors * kVectorLanes),
-                          block, simd && conv2d_phases(s));
+    const Conv2DTiles t = choose_conv2d_tiles(s, m, forced, simd ? conv_block_x(m) : 1);
+    const ConvRegisterBlock block = conv2d_register_block(t, m);
+    schedule_conv2d_tiles(st, t, m, simd,
+                          simd && conv2d_double_buffered(s, t, m, block.vectors * vector_lanes(m)),
+                          block, simd && conv2d_phases(s, m));
 }
 
 /** The OpenACC-style baseline: one output row of one channel per iteration. */
@@ -307,10 +310,10 @@ inline void schedule_conv2d_baseline(Conv2DStages &st, const Conv2DShape &s, con
     Conv2DTiles t{s.out_width(), 1, 1, 1};
     for (int cc : divisors_desc(s.in_per_group())) {
         t.cc = cc;
-        if (conv2d_ldm_bytes(s, t) <= ldm_plan_budget(m, 4))
+        if (conv2d_ldm_bytes(s, t, m) <= ldm_plan_budget(m, 4))
             break;
     }
-    schedule_conv2d_tiles(st, t);
+    schedule_conv2d_tiles(st, t, m);
 }
 
 inline void schedule_conv2d_cpu(Conv2DStages &st) {

@@ -80,7 +80,8 @@ inline int64_t dense_ldm_bytes(const DenseTiles &t) {
  * LDM. With \p simd (CI a multiple of 4), the dot products run on floatv4: the reduction is
  * split into 4 lanes of partial sums (rfactor), accumulated in register blocks of up to 4
  * outputs x 4 images and added up at the end. */
-inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd) {
+inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd,
+                                 const sw::Machine &m) {
     using namespace Halide;
     Var oo("oo"), oi("oi"), no("no"), ni("ni"), tile("tile"), lane("lane");
     st.output.split(st.o, oo, oi, t.to)
@@ -92,8 +93,8 @@ inline void schedule_dense_tiles(DenseStages &st, const DenseTiles &t, bool simd
     st.bias.in().compute_at(st.output, tile).store_in(sw::LDM);
     RVar ro("ro"), ri("ri"), rio("rio"), rii("rii");
     Func staged_at = st.acc;
-    if (simd && t.ci % kVectorLanes == 0) {
-        st.acc.update(0).split(st.r.x, ro, ri, t.ci).split(ri, rio, rii, kVectorLanes);
+    if (simd && t.ci % vector_lanes(m) == 0) {
+        st.acc.update(0).split(st.r.x, ro, ri, t.ci).split(ri, rio, rii, vector_lanes(m));
         Func partial = st.acc.update(0).rfactor(rii, lane);
         partial.compute_at(st.output, tile)
             .store_in(sw::LDM)
@@ -159,8 +160,9 @@ inline DenseTiles choose_dense_tiles(const DenseShape &s, const sw::Machine &m) 
             // (Output tiles must divide out_features: Halide would split off the edge tile in
             // a branch on the block, and the CPEs would not all meet the broadcast's barriers.)
             const bool broadcast = image_tiles == 1 && s.out_features % to == 0;
-            const int ci = dense_chunk(
-                s, m, to, tn, s.in_features % kVectorLanes == 0 ? kVectorLanes : 1, broadcast);
+            const int ci =
+                dense_chunk(s, m, to, tn,
+                            s.in_features % vector_lanes(m) == 0 ? vector_lanes(m) : 1, broadcast);
             if (dense_ldm_bytes({to, tn, ci, broadcast}) > ldm_plan_budget(m, 5))
                 continue;
             // Bytes moved per weight byte: the weights come again for every image tile, the
@@ -187,16 +189,16 @@ inline void schedule_dense_sunway(DenseStages &st, const DenseShape &s, const sw
         t.tn = o.tn > 0 ? std::min(o.tn, s.batch) : t.tn;
         t.broadcast =
             o.broadcast < 0 ? t.tn == s.batch && s.out_features % t.to == 0 : o.broadcast == 1;
-        t.ci = o.ci > 0
-                   ? std::min(o.ci, s.in_features)
-                   : dense_chunk(s, m, t.to, t.tn,
-                                 s.in_features % kVectorLanes == 0 ? kVectorLanes : 1, t.broadcast);
+        t.ci = o.ci > 0 ? std::min(o.ci, s.in_features)
+                        : dense_chunk(s, m, t.to, t.tn,
+                                      s.in_features % vector_lanes(m) == 0 ? vector_lanes(m) : 1,
+                                      t.broadcast);
     }
-    schedule_dense_tiles(st, t, true);
+    schedule_dense_tiles(st, t, true, m);
 }
 
 inline void schedule_dense_baseline(DenseStages &st, const DenseShape &s, const sw::Machine &m) {
-    schedule_dense_tiles(st, {1, s.batch, dense_chunk(s, m, 1, s.batch)}, false);
+    schedule_dense_tiles(st, {1, s.batch, dense_chunk(s, m, 1, s.batch)}, false, m);
 }
 
 inline void schedule_dense_cpu(DenseStages &st) {

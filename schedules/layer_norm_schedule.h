@@ -70,7 +70,8 @@ inline int choose_layer_norm_rows(int rows, int size, const sw::Machine &m) {
 
 /** Blocks of \p rows rows; \p simd (size a multiple of 4): the two reductions and the
  * normalisation on floatv4. */
-inline void schedule_layer_norm_rows(LayerNormStages &st, int rows, int size, bool simd) {
+inline void schedule_layer_norm_rows(LayerNormStages &st, int rows, int size, bool simd,
+                                     const sw::Machine &m) {
     using namespace Halide;
     Var wo("wo"), wi("wi");
     st.output.split(st.w, wo, wi, rows).reorder(st.x, wi, wo).gpu_blocks(wo, DeviceAPI::Host);
@@ -83,10 +84,10 @@ inline void schedule_layer_norm_rows(LayerNormStages &st, int rows, int size, bo
         // Each reduction as floatv4 partial sums (rfactor): with a multiple of 16, four
         // independent vector accumulators (unrolled, kept in registers), so the adds do not
         // wait on each other's latency; then the lanes added up.
-        const int chains = size % (4 * kVectorLanes) == 0 ? 4 : 1;
+        const int chains = size % (4 * vector_lanes(m)) == 0 ? 4 : 1;
         for (Func f : {st.mean, st.var})
-            schedule_vector_partials(f, st.r.x, chains, st.output, wo, {st.w});
-        st.norm.vectorize(st.x, kVectorLanes);
+            schedule_vector_partials(f, st.r.x, chains, st.output, wo, {st.w}, m);
+        st.norm.vectorize(st.x, vector_lanes(m));
     }
     st.input.in().compute_at(st.output, wo).store_in(sw::LDM);
     st.scale.in().compute_at(st.output, wo).store_in(sw::LDM);
@@ -96,7 +97,7 @@ inline void schedule_layer_norm_rows(LayerNormStages &st, int rows, int size, bo
 inline void schedule_layer_norm_sunway(LayerNormStages &st, int rows, int size,
                                        const sw::Machine &m) {
     const int r = choose_layer_norm_rows(rows, size, m);
-    schedule_layer_norm_rows(st, r, size, size % kVectorLanes == 0);
+    schedule_layer_norm_rows(st, r, size, size % vector_lanes(m) == 0, m);
     // The scale and the bias are the same for every block: fetched once per round of 64
     // blocks for the whole core group (BCAST_MODE) instead of by every CPE for every block.
     // Not when r does not divide the rows: Halide then splits off the last block in a branch
@@ -108,8 +109,8 @@ inline void schedule_layer_norm_sunway(LayerNormStages &st, int rows, int size,
     }
 }
 
-inline void schedule_layer_norm_baseline(LayerNormStages &st) {
-    schedule_layer_norm_rows(st, 1, 0, false);
+inline void schedule_layer_norm_baseline(LayerNormStages &st, const sw::Machine &m) {
+    schedule_layer_norm_rows(st, 1, 0, false, m);
 }
 
 inline void schedule_layer_norm_cpu(LayerNormStages &st) {

@@ -74,9 +74,9 @@ inline int64_t matmul_ldm_bytes(const MatMulTiles &t) {
  * a UserError when the shape has none. */
 inline MatMulTiles choose_matmul_tiles(const MatMulShape &s, const sw::Machine &m) {
     const int cols = m.cpe_mesh_cols, rows = m.cpe_mesh_rows;
-    if (s.n % (cols * kVectorLanes) != 0 || s.m % rows != 0) {
+    if (s.n % (cols * vector_lanes(m)) != 0 || s.m % rows != 0) {
         throw sw::UserError("error: matmul: the hand schedule needs n a multiple of " +
-                            std::to_string(cols * kVectorLanes) + " and m a multiple of " +
+                            std::to_string(cols * vector_lanes(m)) + " and m a multiple of " +
                             std::to_string(rows) + " (n=" + std::to_string(s.n) +
                             ", m=" + std::to_string(s.m) +
                             "); the autoscheduler (auto_schedule=true) takes any shape");
@@ -85,7 +85,7 @@ inline MatMulTiles choose_matmul_tiles(const MatMulShape &s, const sw::Machine &
     int64_t best_score = -1;
     const int64_t budget = ldm_plan_budget(m, 3);
     for (int tn : divisors_desc(s.n / cols)) {
-        if (tn % kVectorLanes)
+        if (tn % vector_lanes(m))
             continue;
         for (int tm : divisors_desc(s.m / rows)) {
             for (int tk : divisors_desc(s.k)) {
@@ -107,7 +107,8 @@ inline MatMulTiles choose_matmul_tiles(const MatMulShape &s, const sw::Machine &
     return best;
 }
 
-inline void schedule_matmul_tiles(MatMulStages &st, const MatMulTiles &t, int mesh_cols) {
+inline void schedule_matmul_tiles(MatMulStages &st, const MatMulTiles &t, const sw::Machine &m) {
+    const int mesh_cols = m.cpe_mesh_cols;
     using namespace Halide;
     Var jo("jo"), jt("jt"), jc("jc"), ji("ji"), io("io"), ii("ii");
     // C tiles: j -> (jo, jc: the 8 mesh columns, ji: TN), i -> (io, ii: TM). The blocks, outer
@@ -121,8 +122,8 @@ inline void schedule_matmul_tiles(MatMulStages &st, const MatMulTiles &t, int me
     // The multiply: chunks of TK; per k, a register block of bj vectors x bi rows.
     RVar ko("ko"), ki("ki");
     st.acc.update(0).split(st.r.x, ko, ki, t.tk);
-    schedule_register_block_kernel(st.acc.update(0), st.j, st.i, ki, ko, t.tn, t.tm);
-    st.acc.vectorize(st.j, kVectorLanes);
+    schedule_register_block_kernel(st.acc.update(0), st.j, st.i, ki, ko, t.tn, t.tm, m);
+    st.acc.vectorize(st.j, vector_lanes(m));
     st.a.in().compute_at(st.acc, ko).store_in(sw::LDM);
     st.b.in().compute_at(st.acc, ko).store_in(sw::LDM);
     // The next chunk is fetched while this one is multiplied (and, shared, passed on first).
@@ -148,7 +149,7 @@ inline void schedule_matmul_sunway(MatMulStages &st, const MatMulShape &s, const
             throw sw::UserError("error: matmul: " + what);
     };
     if (given.tn > 0) {
-        check(given.tn % kVectorLanes == 0 && (s.n / m.cpe_mesh_cols) % given.tn == 0,
+        check(given.tn % vector_lanes(m) == 0 && (s.n / m.cpe_mesh_cols) % given.tn == 0,
               "tile_n=" + std::to_string(given.tn) + " must be a multiple of 4 dividing n / " +
                   std::to_string(m.cpe_mesh_cols) + " = " + std::to_string(s.n / m.cpe_mesh_cols));
         t.tn = given.tn;
@@ -168,7 +169,7 @@ inline void schedule_matmul_sunway(MatMulStages &st, const MatMulShape &s, const
               std::to_string(t.tk) + " need " + std::to_string(matmul_ldm_bytes(t)) +
               " bytes of LDM, more than the " + std::to_string(ldm_plan_budget(m, 3)) +
               " a plan may use");
-    schedule_matmul_tiles(st, t, m.cpe_mesh_cols);
+    schedule_matmul_tiles(st, t, m);
 }
 
 inline void schedule_matmul_cpu(MatMulStages &st) {

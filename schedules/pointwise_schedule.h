@@ -71,21 +71,21 @@ inline PixelTiles choose_pointwise_tiles(const PointwiseShape &s, const sw::Mach
                 ldm_plan_budget(m, s.full_inputs + s.channel_inputs + 1))
                 return -1.0;
             const double contiguous = contiguous_bytes(t, s.width, s.height);
-            const bool vectors = s.vectorizable && t.tx % kVectorLanes == 0;
+            const bool vectors = s.vectorizable && t.tx % vector_lanes(m) == 0;
             return occupancy * dma_gbps(m, contiguous) * (vectors ? 1.25 : 1.0);
         },
         {256, 128, 64, 32, 16, 8, 4, 2, 1}, {64, 32, 16, 8, 4, 2, 1}, tcs);
 }
 
 inline void schedule_pointwise_tiles(PointwiseStages &st, const PointwiseShape &s,
-                                     const PixelTiles &t, bool simd) {
+                                     const PixelTiles &t, bool simd, const sw::Machine &m) {
     using namespace Halide;
     const Var tile = spread_tiles_over_cpes(st.output, st.x, st.y, st.c, st.n, t.tx, t.ty, t.tc);
     if (st.result.defined()) {
         st.result.compute_at(st.output, tile).store_in(sw::LDM);
         // Whole vectors only: rounding a tile up would stage past the inputs' edges.
-        if (simd && s.vectorizable && t.tx % kVectorLanes == 0)
-            st.result.vectorize(st.x, kVectorLanes);
+        if (simd && s.vectorizable && t.tx % vector_lanes(m) == 0)
+            st.result.vectorize(st.x, vector_lanes(m));
     }
     for (Func f : st.inputs)
         f.in().compute_at(st.output, tile).store_in(sw::LDM);
@@ -93,12 +93,13 @@ inline void schedule_pointwise_tiles(PointwiseStages &st, const PointwiseShape &
 
 inline void schedule_pointwise_sunway(PointwiseStages &st, const PointwiseShape &s,
                                       const sw::Machine &m) {
-    schedule_pointwise_tiles(st, s, choose_pointwise_tiles(s, m, st.result.defined()), true);
+    schedule_pointwise_tiles(st, s, choose_pointwise_tiles(s, m, st.result.defined()), true, m);
 }
 
 /** The OpenACC-style baseline: one row of one channel per iteration, scalar. */
-inline void schedule_pointwise_baseline(PointwiseStages &st, const PointwiseShape &s) {
-    schedule_pointwise_tiles(st, s, {s.width, 1, 1}, false);
+inline void schedule_pointwise_baseline(PointwiseStages &st, const PointwiseShape &s,
+                                        const sw::Machine &m) {
+    schedule_pointwise_tiles(st, s, {s.width, 1, 1}, false, m);
 }
 
 inline void schedule_pointwise_cpu(PointwiseStages &st) {

@@ -869,10 +869,11 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
         if (mark == marked.end())
             continue;
         const Sharing how = mark->second;
-        if (by_regcomm(how) && !m.regcomm.available) {
+        // Register communication, or on the SW26010-Pro its RMA form (CodeGen_CPE).
+        if (by_regcomm(how) && !m.regcomm.available && !m.rma.available) {
             throw UserError("error: sw::broadcast(" + b.name + ", " + sharing_name(how) +
                             "): " + m.name +
-                            " has no register communication between CPEs (it has RMA instead); use "
+                            " has neither register communication nor RMA between CPEs; use "
                             "Sharing::Dma");
         }
         bool filled = false;

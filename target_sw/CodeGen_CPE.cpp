@@ -52,19 +52,22 @@ public:
         s << "#ifdef ATHREAD_EMULATOR\n#define " << k.name << " slave_" << k.name << "\n#endif\n";
         s << "void " << k.name << "(void *sw_arg) {\n";
         s << "    struct " << args_struct(k) << " sw_args;\n";
-        s << "    volatile int sw_args_reply = 0;\n";
-        s << "    athread_get(PE_MODE, sw_arg, &sw_args, sizeof(sw_args), (void *)&sw_args_reply, "
-             "0, 0, 0);\n";
+        s << "    " << reply_type() << " sw_args_reply = 0;\n";
+        if (pro()) {
+            s << "    CRTS_dma_iget(&sw_args, sw_arg, sizeof(sw_args), &sw_args_reply);\n";
+        } else {
+            s << "    athread_get(PE_MODE, sw_arg, &sw_args, sizeof(sw_args), (void "
+                 "*)&sw_args_reply, 0, 0, 0);\n";
+        }
         s << "    SW_WORK_DECL\n";
         // One reply word per DMA site; waits may come after the site's own C scope
         // (DelayDmaWaits.h), so the words live for the whole kernel.
         for (size_t i = 0; i < k.dma.size(); i++) {
-            s << "    volatile int " << reply(int(i)) << " = 0;\n";
+            s << "    " << reply_type() << " " << reply(int(i)) << " = 0;\n";
             s << "    int " << issued(int(i)) << " = 0;\n";
             s << "    (void)" << issued(int(i)) << ";\n";
         }
-        s << "    while (sw_args_reply != 1) {\n    }\n";
-        s << "    SW_WAIT(sw_args_reply);\n";
+        s << wait_text("sw_args_reply", "1", "    ");
         for (const ClosureArg &a : k.args) {
             const std::string type = a.is_buffer ? c_type(a.type) + " *" : c_type(a.type) + " ";
             s << "    " << (a.is_buffer ? "" : "const ") << type << id(a.name) << " = sw_args."
@@ -85,14 +88,13 @@ public:
             s << "    const int32_t sw_rounds = (sw_blocks + " << cpes - 1 << ") / " << cpes
               << ";\n";
             s << "    for (int32_t sw_round = 0; sw_round < sw_rounds; sw_round++) {\n";
-            s << "        const int32_t sw_next = sw_round * " << cpes
-              << " + athread_get_id(-1);\n";
+            s << "        const int32_t sw_next = sw_round * " << cpes << " + " << cpe_id()
+              << ";\n";
             s << "        const bool " << active << " = sw_next < sw_blocks;\n";
             s << "        const int32_t sw_block = " << active << " ? sw_next : sw_blocks - 1;\n";
         } else {
-            s << "    for (int32_t sw_block = athread_get_id(-1); sw_block < sw_blocks; sw_block "
-                 "+= "
-              << m.cpes_per_core_group << ") {\n";
+            s << "    for (int32_t sw_block = " << cpe_id()
+              << "; sw_block < sw_blocks; sw_block += " << m.cpes_per_core_group << ") {\n";
         }
         std::string rest = "sw_block";
         for (size_t i = k.blocks.size(); i-- > 0;) {
@@ -117,55 +119,93 @@ private:
     std::set<std::string> freed;
     std::set<std::string> ldm_names;
 
-    // floatv4 SIMD: 4-lane float vectors, dense loads and stores, + - * and fused a*b+c.
-    static bool is_floatv4(const Type &t) {
-        return t.is_float() && t.bits() == 32 && t.lanes() == 4;
+    // The machine's dialect: SW26010 (athread: athread_get / athread_put, spin-waits on reply
+    // words, athread_syn, floatv4, register communication) or SW26010-Pro (CRTS: destination-
+    // first DMA with reply counters, CRTS_ssync_*, floatv8, RMA).
+    bool pro() const { return m.crts_runtime; }
+    std::string reply_type() const { return pro() ? "crts_rply_t" : "volatile int"; }
+    std::string cpe_id() const { return pro() ? "CRTS_tid" : "athread_get_id(-1)"; }
+    /** The wait until reply word \p word has counted \p count requests, at \p pad. */
+    std::string wait_text(const std::string &word, const std::string &count,
+                          const std::string &pad) const {
+        if (pro())
+            return pad + "CRTS_dma_wait_value(&" + word + ", " + count + ");\n";
+        return pad + "while (" + word + " != " + count + ") {\n" + pad + "}\n" + pad + "SW_WAIT(" +
+               word + ");\n";
+    }
+
+    // SIMD: the machine's float vectors (floatv4 on SW26010, floatv8 on SW26010-Pro), dense
+    // loads and stores, + - * / and fused a*b+c, min and max.
+    int lanes() const { return m.simd_float_lanes; }
+    std::string vector_type() const { return "floatv" + std::to_string(lanes()); }
+    /** Helper names carry the lanes: sw_load4, sw_load8, ... */
+    std::string helper_name(const std::string &base) const {
+        return base + std::to_string(lanes());
+    }
+    bool is_floatv4(const Type &t) const {
+        return t.is_float() && t.bits() == 32 && t.lanes() == lanes();
     }
 
     void check_scalar(const Expr &e) override {
         if (e.defined() && !e.type().is_scalar() && !is_floatv4(e.type())) {
-            unsupported("vectors of type " + type_to_string(e.type()) +
-                        " in CPE code (vectorize(x, 4) on float32 only)");
+            unsupported("vectors of type " + type_to_string(e.type()) + " in CPE code for " +
+                        m.name + " (vectorize(x, " + std::to_string(lanes()) +
+                        ") on float32 only)");
         }
     }
-    std::string value_type(const Type &t) override { return is_floatv4(t) ? "floatv4" : c_type(t); }
+    std::string value_type(const Type &t) override {
+        return is_floatv4(t) ? vector_type() : c_type(t);
+    }
 
     static std::string type_to_string(const Type &t) {
         std::ostringstream s;
         s << t;
         return s.str();
     }
-    void use_simd() {
+    /** Defines the helper named \p base + lanes + \p suffix as `static inline <signature> {
+     * <body> }`, where "@" in the signature is its name and "V" the vector type; returns the
+     * name. */
+    std::string simd_helper(const std::string &base, const std::string &suffix,
+                            const std::string &signature, const std::string &body) {
         uses_simd = true;
-        define_helper("sw_load4", "static inline floatv4 sw_load4(const float *p) { floatv4 v; "
-                                  "simd_loadu(v, (float *)p); return v; }\n");
-        define_helper("sw_store4",
-                      "static inline void sw_store4(float *p, floatv4 v) { simd_storeu(v, p); }\n");
-        define_helper(
-            "sw_splat4",
-            "static inline floatv4 sw_splat4(float x) { return simd_set_floatv4(x, x, x, x); }\n");
+        const std::string name = helper_name(base) + suffix;
+        auto expand = [&](std::string s) {
+            for (size_t at = s.find("V"); at != std::string::npos; at = s.find("V", at))
+                s.replace(at, 1, vector_type());
+            return s;
+        };
+        std::string sig = expand(signature);
+        sig.replace(sig.find("@"), 1, name);
+        define_helper(name, "static inline " + sig + " { " + expand(body) + " }\n");
+        return name;
+    }
+    void use_simd() {
+        simd_helper("sw_load", "", "V @(const float *p)",
+                    "V v; simd_loadu(v, (float *)p); return v;");
+        simd_helper("sw_store", "", "void @(float *p, V v)", "simd_storeu(v, p);");
+        // SW26010: simd_set_floatv4 (no splat instruction in sw5cc's simd.h); the Pro: vcpyfs.
+        if (pro())
+            simd_helper("sw_splat", "", "V @(float x)", "return simd_vcpyfs(x);");
+        else
+            simd_helper("sw_splat", "", "V @(float x)", "return simd_set_floatv4(x, x, x, x);");
     }
     /** The helper of an aligned (simd_load / simd_store) or unaligned (simd_loadu /
      * simd_storeu) access (AlignVectorAccesses.h). */
     std::string vector_access(bool store, const ModulusRemainder &alignment) {
         use_simd();
-        if (!ir::vector_access_aligned(Float(32, 4), alignment))
-            return store ? "sw_store4" : "sw_load4";
-        if (store) {
-            define_helper(
-                "sw_store4a",
-                "static inline void sw_store4a(float *p, floatv4 v) { simd_store(v, p); }\n");
-            return "sw_store4a";
-        }
-        define_helper("sw_load4a", "static inline floatv4 sw_load4a(const float *p) { floatv4 v; "
-                                   "simd_load(v, (float *)p); return v; }\n");
-        return "sw_load4a";
+        if (!ir::vector_access_aligned(Float(32, lanes()), alignment))
+            return helper_name(store ? "sw_store" : "sw_load");
+        if (store)
+            return simd_helper("sw_store", "a", "void @(float *p, V v)", "simd_store(v, p);");
+        return simd_helper("sw_load", "a", "V @(const float *p)",
+                           "V v; simd_load(v, (float *)p); return v;");
     }
-    /** The scalar base of a dense 4-lane index, or an error. */
+    /** The scalar base of a dense vector index, or an error. */
     Expr dense_base(const Expr &index, const std::string &what) {
         const Ramp *r = index.as<Ramp>();
-        if (!r || !is_const_one(r->stride) || r->lanes != 4) {
-            unsupported(what + " with a non-contiguous vector index (only dense floatv4 accesses)");
+        if (!r || !is_const_one(r->stride) || r->lanes != lanes()) {
+            unsupported(what + " with a non-contiguous vector index (only dense " + vector_type() +
+                        " accesses)");
         }
         return r->base;
     }
@@ -181,14 +221,16 @@ private:
         if (!is_const_one(op->predicate))
             unsupported("predicated vector loads");
         const Ramp *strided = op->index.as<Ramp>();
-        if (strided && strided->lanes == 4 && !is_const_one(strided->stride)) {
-            // A strided vector (e.g. the input of a conv of stride > 1 along x): four scalar
-            // loads built into a vector (no strided vector load on the CPE).
-            use_simd();
-            define_helper("sw_gather4",
-                          "static inline floatv4 sw_gather4(const float *p, int s) { return "
-                          "simd_set_floatv4(p[0], p[s], p[2 * s], p[3 * s]); }\n");
-            last = "sw_gather4(&" + id(op->name) + "[" + print_expr(strided->base) + "], " +
+        if (strided && strided->lanes == lanes() && !is_const_one(strided->stride)) {
+            // A strided vector (e.g. the input of a conv of stride > 1 along x): one scalar
+            // load per lane built into a vector (no strided vector load on the CPE).
+            std::string elems = "p[0], p[s]";
+            for (int i = 2; i < lanes(); i++)
+                elems += ", p[" + std::to_string(i) + " * s]";
+            const std::string gather =
+                simd_helper("sw_gather", "", "V @(const float *p, int s)",
+                            "return simd_set_" + vector_type() + "(" + elems + ");");
+            last = gather + "(&" + id(op->name) + "[" + print_expr(strided->base) + "], " +
                    print_expr(strided->stride) + ")";
             return;
         }
@@ -218,14 +260,14 @@ private:
             unsupported("broadcasts of type " + type_to_string(op->type));
         use_simd();
         const Load *l = op->value.as<Load>();
-        if (l && ldm_names.count(l->name) && is_const_one(l->predicate)) {
+        if (l && ldm_names.count(l->name) && is_const_one(l->predicate) && m.broadcast_load) {
             // A value of the LDM: one load that broadcasts it (ldse), the cheap splat.
-            define_helper("sw_loade4", "static inline floatv4 sw_loade4(const float *p) { floatv4 "
-                                       "v; simd_loade(v, (float *)p); return v; }\n");
-            last = "sw_loade4(&" + id(l->name) + "[" + print_expr(l->index) + "])";
+            const std::string loade = simd_helper("sw_loade", "", "V @(const float *p)",
+                                                  "V v; simd_loade(v, (float *)p); return v;");
+            last = loade + "(&" + id(l->name) + "[" + print_expr(l->index) + "])";
             return;
         }
-        last = "sw_splat4(" + print_expr(op->value) + ")";
+        last = helper_name("sw_splat") + "(" + print_expr(op->value) + ")";
     }
     void visit(const Add *op) override {
         const Mul *mul = op->a.as<Mul>() ? op->a.as<Mul>() : op->b.as<Mul>();
@@ -233,15 +275,15 @@ private:
             const std::string a = print_expr(mul->a), b = print_expr(mul->b);
             const std::string c = print_expr(op->a.as<Mul>() ? op->b : op->a);
             last = "simd_vmas(" + a + ", " + b + ", " + c +
-                   ")"; // floatv4 a*b+c (simd_vmad is doublev4)
+                   ")"; // float a*b+c (simd_vmad is for double vectors)
             return;
         }
         CodeGen_C99::visit(op);
     }
     void vector_unsupported(const Type &t, const char *what) {
         if (!t.is_scalar())
-            unsupported(std::string("vector ") + what +
-                        " in CPE code (floatv4 supports + - * /, a*b+c, min and max)");
+            unsupported(std::string("vector ") + what + " in CPE code (" + vector_type() +
+                        " supports + - * /, a*b+c, min and max)");
     }
     /** floatv4 division: the C operator, as sw5cc's <simd.h> writes simd_vdivs (vdivs). */
     void visit(const Div *op) override {
@@ -249,16 +291,16 @@ private:
             vector_unsupported(op->type, "division");
         CodeGen_C99::visit(op);
     }
-    /** floatv4 min / max: the difference's sign selects a lane of one operand or the other
-     * (simd_vsellts(a, b, c): per lane a < 0 ? b : c; sw5cc's <simd.h>). */
+    /** Vector min / max: the difference's sign selects a lane of one operand or the other
+     * (simd_vsellts(a, b, c): per lane a < 0 ? b : c; sw5cc's <simd.h>; the Pro's floatv8
+     * form is simd_vfsellts). */
     void vector_min_max(const Halide::Expr &a, const Halide::Expr &b, bool is_max) {
         use_simd();
-        define_helper("sw_max4", "static inline floatv4 sw_max4(floatv4 a, floatv4 b) { return "
-                                 "simd_vsellts(a - b, b, a); }\n");
-        define_helper("sw_min4", "static inline floatv4 sw_min4(floatv4 a, floatv4 b) { return "
-                                 "simd_vsellts(a - b, a, b); }\n");
+        const std::string sel = pro() ? "simd_vfsellts" : "simd_vsellts";
+        simd_helper("sw_max", "", "V @(V a, V b)", "return " + sel + "(a - b, b, a);");
+        simd_helper("sw_min", "", "V @(V a, V b)", "return " + sel + "(a - b, a, b);");
         const std::string x = print_expr(a), y = print_expr(b);
-        last = std::string(is_max ? "sw_max4(" : "sw_min4(") + x + ", " + y + ")";
+        last = helper_name(is_max ? "sw_max" : "sw_min") + "(" + x + ", " + y + ")";
     }
     void visit(const Min *op) override {
         if (is_floatv4(op->type))
@@ -276,11 +318,13 @@ private:
      * simd_vshff(b, a, 0x88) is (a0, a2, b0, b2), 0xDD (a1, a3, b1, b3). */
     void visit(const Shuffle *op) override {
         const bool pair = op->vectors.size() == 2 && is_floatv4(op->vectors[0].type()) &&
-                          is_floatv4(op->vectors[1].type()) && is_floatv4(op->type);
+                          is_floatv4(op->vectors[1].type()) && is_floatv4(op->type) &&
+                          m.even_odd_shuffle && lanes() == 4;
         const bool even = op->indices == std::vector<int>{0, 2, 4, 6},
                    odd = op->indices == std::vector<int>{1, 3, 5, 7};
         if (!pair || !(even || odd)) {
-            unsupported("vector shuffles other than the even or odd lanes of two floatv4");
+            unsupported("vector shuffles other than the even or odd lanes of two floatv4 (on "
+                        "SW26010)");
             return;
         }
         use_simd();
@@ -433,13 +477,12 @@ private:
             // CPEs 0 .. issuers - 1 issue a broadcast's pieces (BroadcastDma.h), or the CPEs in
             // columns 0 .. issuers - 1 of each mesh row for a broadcast to each row.
             const int n = ir::bcast_issuers(op), width = ir::bcast_issuer_row_width(op);
-            const std::string id =
-                width > 0 ? "athread_get_id(-1) % " + std::to_string(width) : "athread_get_id(-1)";
+            const std::string id = width > 0 ? cpe_id() + " % " + std::to_string(width) : cpe_id();
             last = n == 1 ? "(" + id + " == 0)" : "(" + id + " < " + std::to_string(n) + ")";
             return;
         }
         if (ir::is_cpe_id(op)) {
-            last = "athread_get_id(-1)";
+            last = cpe_id();
             return;
         }
         CodeGen_C99::visit(op);
@@ -571,13 +614,121 @@ private:
                           "}\n");
     }
 
+    /** The SW26010-Pro's form of a register-communication sharing (BroadcastDma.h): the same
+     * roles, the bytes moved by one RMA broadcast from the holder to the same LDM address of
+     * the others (CRTS_rma_*_ibcast_other: the holder does not receive). Every CPE first
+     * resets its arrival word, then all meet at a barrier of the CPEs involved (nobody still
+     * reads the old contents, every arrival word reset), then the holder broadcasts and waits
+     * for its local reply, the others for the arrival. Defined once per file; returns its name. */
+    std::string define_rma_share(Sharing how) {
+        const bool all = how == Sharing::RegComm, row = how == Sharing::RegCommRow;
+        const std::string name = all ? "sw_rma_share" : (row ? "sw_rma_row" : "sw_rma_column");
+        const std::string arrived = name + "_arrived";
+        const std::string holder =
+            all ? "CRTS_tid == 0" : (row ? "CRTS_cid == 0" : "CRTS_rid == 0");
+        // The whole mesh: a column broadcast to every column (mask 0xff), as the SDK's
+        // CRTS_rma_ibcast does.
+        const std::string issue =
+            all ? "CRTS_rma_col_imcast_other(p, p, bytes, &sent, 0xff, &" + arrived + ")"
+                : std::string(row ? "CRTS_rma_row_ibcast_other" : "CRTS_rma_col_ibcast_other") +
+                      "(p, p, bytes, &sent, &" + arrived + ")";
+        const std::string sync =
+            all ? "CRTS_ssync_array()" : (row ? "CRTS_ssync_row()" : "CRTS_ssync_col()");
+        define_helper(name, std::string("/* sw::broadcast(f, ") + sharing_name(how) +
+                                ") on the SW26010-Pro: the CPE where " + holder +
+                                " holds `bytes` bytes\n * at p and sends them by RMA to p of " +
+                                (all   ? "every other CPE"
+                                 : row ? "the rest of its row"
+                                       : "the rest of its column") +
+                                ". */\n"
+                                "__thread_local crts_rply_t " +
+                                arrived +
+                                ";\n"
+                                "static void " +
+                                name +
+                                "(void *p, int bytes) {\n"
+                                "    crts_rply_t sent = 0;\n"
+                                "    " +
+                                arrived +
+                                " = 0;\n"
+                                "    " +
+                                sync +
+                                ";\n"
+                                "    if (" +
+                                holder +
+                                ") {\n"
+                                "        " +
+                                issue +
+                                ";\n"
+                                "        CRTS_rma_wait_value(&sent, 1);\n"
+                                "    } else {\n"
+                                "        CRTS_rma_wait_value(&" +
+                                arrived +
+                                ", 1);\n"
+                                "    }\n"
+                                "}\n");
+        return name;
+    }
+
+    /** The SW26010-Pro's form of a broadcast get (BroadcastDma.h; SW26010: athread_get in
+     * BCAST_MODE): the issuer gets the bytes into its own LDM, then multicasts them by RMA to
+     * the same LDM address of the other CPEs of the mesh rows in `rows`, waits for both, and
+     * counts the request on *reply. The receivers learn of the data through the barrier
+     * that follows (as on SW26010). [U] whether the issuer's local RMA reply means the bytes
+     * have landed remotely: not documented; the SDK's collectives wait on the remote reply. */
+    void define_bcast_get() {
+        define_helper("sw_bcast_get",
+                      "/* A broadcast get on the SW26010-Pro: the issuer's DMA get, then an RMA "
+                      "multicast of the\n * bytes to the other CPEs of the mesh rows in `rows` "
+                      "(the Pro's DMA has no row broadcast). */\n"
+                      "__thread_local crts_rply_t sw_bcast_get_arrived;\n"
+                      "static void sw_bcast_get(void *ldm, void *mem, int len, int bsize, int "
+                      "stride, int rows,\n"
+                      "                         crts_rply_t *reply) {\n"
+                      "    crts_rply_t got = 0, sent = 0;\n"
+                      "    if (bsize)\n"
+                      "        CRTS_dma_iget_stride(ldm, mem, len, bsize, stride, &got);\n"
+                      "    else\n"
+                      "        CRTS_dma_iget(ldm, mem, len, &got);\n"
+                      "    CRTS_dma_wait_value(&got, 1);\n"
+                      "    CRTS_rma_row_imcast_other(ldm, ldm, len, &sent, rows, "
+                      "&sw_bcast_get_arrived);\n"
+                      "    CRTS_rma_wait_value(&sent, 1);\n"
+                      "    *reply += 1;\n"
+                      "}\n");
+    }
+
+    /** A DMA request in the Pro's CRTS form: destination first, the stride a gap, the reply
+     * word counted when it completes. */
+    void print_crts_request(const ir::DmaRequest &r, const std::string &ldm_ptr,
+                            const std::string &main_ptr, const std::string &len,
+                            const std::string &stride, const std::string &bsize) {
+        const std::string rep = "&" + reply(r.site);
+        const bool strided = bsize != "0";
+        const std::string blocks = strided ? ", " + bsize + ", " + stride : "";
+        if (r.is_put) {
+            out << (strided ? "CRTS_dma_iput_stride(" : "CRTS_dma_iput(") << main_ptr << ", "
+                << ldm_ptr << ", " << len << blocks << ", " << rep << ");\n";
+        } else if (r.bcast_mask.defined()) {
+            define_bcast_get();
+            out << "sw_bcast_get(" << ldm_ptr << ", " << main_ptr << ", " << len << ", " << bsize
+                << ", " << stride << ", " << bcast_mask << ", " << rep << ");\n";
+        } else {
+            out << (strided ? "CRTS_dma_iget_stride(" : "CRTS_dma_iget(") << ldm_ptr << ", "
+                << main_ptr << ", " << len << blocks << ", " << rep << ");\n";
+        }
+    }
+    std::string bcast_mask; ///< the printed row mask of the broadcast request being printed
+
     bool print_own_call(const Call *op) override {
         if (const std::optional<ir::RegcommShare> share = ir::as_regcomm_share(op)) {
             // Every CPE passes CPE (0, 0)'s buffer on, or the first CPE of its row or column
             // (BroadcastDma.h); the helper's loads, stores and loops counted here
             // (WorkCount.h), its puts and gets by the emulator.
             std::string helper = "sw_regcomm_share";
-            if (share->how == Sharing::RegComm) {
+            if (pro()) {
+                helper = define_rma_share(share->how);
+            } else if (share->how == Sharing::RegComm) {
                 define_regcomm_share();
             } else {
                 const bool row = share->how == Sharing::RegCommRow;
@@ -586,7 +737,7 @@ private:
             }
             const std::string &buffer = share->buffer;
             const int64_t bytes = share->bytes;
-            const ShareWork w = regcomm_share_work(bytes, m);
+            const ShareWork w = pro() ? rma_share_work(m) : regcomm_share_work(bytes, m);
             // (print_expr may print the offset's parts as statements first.)
             const Expr offset = simplify(share->offset);
             const std::string at = is_const_zero(offset)
@@ -605,7 +756,7 @@ private:
             do_indent();
             out << "SW_FLUSH();\n";
             do_indent();
-            out << "athread_syn(ARRAY_SCOPE, 0xffff);\n";
+            out << (pro() ? "CRTS_ssync_array();\n" : "athread_syn(ARRAY_SCOPE, 0xffff);\n");
             return true;
         }
         if (const std::optional<int> begin = ir::as_dma_begin(op)) {
@@ -620,12 +771,7 @@ private:
             const int site = *wait;
             do_indent();
             out << "SW_FLUSH();\n";
-            do_indent();
-            out << "while (" << reply(site) << " != " << issued(site) << ") {\n";
-            do_indent();
-            out << "}\n";
-            do_indent();
-            out << "SW_WAIT(" << reply(site) << ");\n";
+            out << wait_text(reply(site), issued(site), std::string(indent * 4, ' '));
             return true;
         }
         const std::optional<ir::DmaRequest> r = ir::as_dma_request(op);
@@ -650,17 +796,20 @@ private:
         const std::string stride =
             one_block ? "0" : print_expr(simplify((r->pitch_elems - r->block_elems) * bytes));
         const std::string bsize = one_block ? "0" : print_expr(simplify(r->block_elems * bytes));
+        bcast_mask = r->bcast_mask.defined() ? print_expr(r->bcast_mask) : "";
         do_indent();
         out << "SW_FLUSH();\n";
         do_indent();
-        if (is_put) {
+        if (pro()) {
+            print_crts_request(*r, ldm_ptr, main_ptr, len, stride, bsize);
+        } else if (is_put) {
             out << "athread_put(PE_MODE, " << ldm_ptr << ", " << main_ptr << ", " << len
                 << ", (void *)&" << reply(site) << ", " << stride << ", " << bsize << ");\n";
         } else if (r->bcast_mask.defined()) {
             // A broadcast (BroadcastDma.h): the issuer's get lands on every CPE of the masked rows.
             out << "athread_get(BCAST_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len
-                << ", (void *)&" << reply(site) << ", (char)" << print_expr(r->bcast_mask) << ", "
-                << stride << ", " << bsize << ");\n";
+                << ", (void *)&" << reply(site) << ", (char)" << bcast_mask << ", " << stride
+                << ", " << bsize << ");\n";
         } else {
             out << "athread_get(PE_MODE, " << main_ptr << ", " << ldm_ptr << ", " << len
                 << ", (void *)&" << reply(site) << ", 0, " << stride << ", " << bsize << ");\n";
@@ -703,11 +852,21 @@ std::string generate_args_header(const SwFunction &f) {
 
 std::string generate_cpe_source(const SwFunction &f, const std::string &args_header) {
     std::ostringstream s;
-    s << "/* CPE (slave) code of " << f.name << " for " << f.machine->name
-      << ". Generated by the Sunway target; plain C99 + athread.\n"
-      << " * Real machine: sw5cc -slave -msimd -std=gnu99 -c " << f.name << ".cpe.c */\n";
-    s << "#include <slave.h>\n#include <math.h>\n#include <stdbool.h>\n#include "
-         "<stddef.h>\n#include <stdint.h>\n";
+    const bool pro = f.machine->crts_runtime;
+    if (pro) {
+        s << "/* CPE (slave) code of " << f.name << " for " << f.machine->name
+          << ". Generated by the Sunway target; GNU C99 + CRTS.\n"
+          << " * Real machine: swgcc -mslave -msimd -O3 -mieee -mftz -faddress_align=64 "
+             "-std=gnu99 -c "
+          << f.name << ".cpe.c */\n";
+        s << "#include <crts.h>\n";
+    } else {
+        s << "/* CPE (slave) code of " << f.name << " for " << f.machine->name
+          << ". Generated by the Sunway target; plain C99 + athread.\n"
+          << " * Real machine: sw5cc -slave -msimd -std=gnu99 -c " << f.name << ".cpe.c */\n";
+        s << "#include <slave.h>\n";
+    }
+    s << "#include <math.h>\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n";
     s << "#include \"" << args_header << "\"\n\n";
     s << "/* Work counters for the emulator's timing model (WorkCount.h); nothing on the real "
          "machine.\n"
@@ -744,8 +903,9 @@ std::string generate_cpe_source(const SwFunction &f, const std::string &args_hea
     }
     if (simd)
         s << "#include <simd.h>\n\n";
-    if (ldm_malloc) {
-        // In the CPE runtime library, but not declared by the installed slave.h.
+    if (ldm_malloc && !pro) {
+        // In the CPE runtime library, but not declared by the installed slave.h (the Pro's
+        // crts.h declares them).
         s << "void *ldm_malloc(size_t size);\nvoid ldm_free(void *p, size_t size);\n\n";
     }
     for (const std::string &h : helpers)

@@ -152,14 +152,15 @@ private:
 class DmaInjector : public IRMutator {
 public:
     DmaInjector(CpeKernel &k, const std::set<std::string> &ldm, const std::set<std::string> &main,
-                const std::set<std::string> &rows_in_place)
-        : k(k), ldm(ldm), main(main), rows_in_place(rows_in_place) {}
+                const std::set<std::string> &rows_in_place, int lanes)
+        : k(k), ldm(ldm), main(main), rows_in_place(rows_in_place), lanes(lanes) {}
 
 private:
     using IRMutator::visit;
     CpeKernel &k;
     const std::set<std::string> &ldm, &main;
     const std::set<std::string> &rows_in_place; ///< inject_dma's parameter
+    const int lanes; ///< of the float vectors that move data within the LDM (inject_dma)
     int next_site = 0;
 
     Stmt visit(const For *op) override {
@@ -306,7 +307,8 @@ private:
             bool strided = false;
             Stmt compaction;
             if (is_put) {
-                compaction = compact_rows(dims, ldm_name, load->type, ldm_index, used, block);
+                compaction =
+                    compact_rows(dims, ldm_name, load->type, ldm_index, used, block, lanes);
             }
             if (compaction.defined()) {
                 // The rows were compacted in the LDM: they form one block now.
@@ -357,7 +359,8 @@ private:
      * put back), so its padded layout may be given up. On success \p used and \p block
      * take in the compacted dimensions; otherwise returns an undefined Stmt. */
     static Stmt compact_rows(const std::vector<Dim> &dims, const std::string &ldm_name,
-                             const Type &t, const Expr &ldm_index, size_t &used, Expr &block) {
+                             const Type &t, const Expr &ldm_index, size_t &used, Expr &block,
+                             int lanes) {
         if (used != 1 || dims.size() < 2)
             return Stmt();
         const Expr pitch = dims[1].ldm_step;
@@ -391,12 +394,12 @@ private:
         const Expr rv = Variable::make(Int(32), r), vv = Variable::make(Int(32), v),
                    hv = Variable::make(Int(32), h);
         const Expr src = ldm_base + (rv + 1) * pitch, dst = ldm_base + (rv + 1) * block;
-        const Expr vectors = simplify(block / 4), head = simplify(block / 4 * 4);
-        Stmt row =
-            Block::make(For::make(v, 0, vectors, ForType::Serial, DeviceAPI::None,
-                                  move(simplify(src + vv * 4), simplify(dst + vv * 4), 4)),
-                        For::make(h, 0, simplify(block - head), ForType::Serial, DeviceAPI::None,
-                                  move(simplify(src + head + hv), simplify(dst + head + hv), 1)));
+        const Expr vectors = simplify(block / lanes), head = simplify(block / lanes * lanes);
+        Stmt row = Block::make(
+            For::make(v, 0, vectors, ForType::Serial, DeviceAPI::None,
+                      move(simplify(src + vv * lanes), simplify(dst + vv * lanes), lanes)),
+            For::make(h, 0, simplify(block - head), ForType::Serial, DeviceAPI::None,
+                      move(simplify(src + head + hv), simplify(dst + head + hv), 1)));
         Stmt all = For::make(r, 0, simplify(rows - 1), ForType::Serial, DeviceAPI::None, row);
         used = end;
         block = simplify(block * rows);
@@ -451,7 +454,8 @@ private:
             return Stmt();
         const int site = next_site++;
         Stmt spread;
-        Stmt req = box_requests(*copy, *box, site, spread, !rows_in_place.count(copy->store->name));
+        Stmt req =
+            box_requests(*copy, *box, site, spread, !rows_in_place.count(copy->store->name), lanes);
         Expr nonempty = box->guard;
         for (size_t d = 0; d < copy->vars.size(); d++)
             nonempty = nonempty && box->ext[d] > 0;
@@ -586,7 +590,7 @@ private:
      * but not consecutive in the LDM, the box comes compactly and \p spread (set here) moves
      * it to its place; unless \p compact is false (rows_in_place): then one request per row. */
     static Stmt box_requests(const GuardedCopy &c, const GuardedBox &b, int site, Stmt &spread,
-                             bool compact) {
+                             bool compact, int lanes) {
         const size_t n = c.vars.size();
         const std::string &ldm_name = c.store->name, &main_name = c.load->name;
         std::vector<Expr> box_vars(n);
@@ -628,7 +632,7 @@ private:
             req = For::make(c.vars[d], b.lo[d], b.ext[d], ForType::Serial, DeviceAPI::None, req);
         }
         if (compact && n > 1 && !proved(pitch != b.ext[0]))
-            req = compact_then_spread(c, b, site, box_vars, first, req_main, req, spread);
+            req = compact_then_spread(c, b, site, box_vars, first, req_main, req, spread, lanes);
         return req;
     }
 
@@ -636,13 +640,13 @@ private:
      * but not consecutive in the LDM: one contiguous request per outer iteration is far
      * cheaper than one per row (each costs a block), so the box comes compactly to the start
      * of the copy's region and \p spread moves it to its place in the LDM, backwards (no
-     * element is overwritten before it is read), in vectors of four where the LDM rows are
+     * element is overwritten before it is read), in vectors of \p lanes where the LDM rows are
      * contiguous. Returns \p req chosen at run time against the
      * compact request. */
     static Stmt compact_then_spread(const GuardedCopy &c, const GuardedBox &b, int site,
                                     const std::vector<Expr> &box_vars,
                                     const std::vector<Expr> &first, const Expr &req_main,
-                                    const Stmt &req, Stmt &spread) {
+                                    const Stmt &req, Stmt &spread, int lanes) {
         const size_t n = c.vars.size();
         const std::string &ldm_name = c.store->name;
         const Expr rows = b.ext[1], pitch = b.main_step[1];
@@ -678,16 +682,16 @@ private:
             back[d] = b.hi[d] - Variable::make(Int(32), rev[d]);
         }
         // Each row backwards: where the row is contiguous in the LDM (the compact box is), in
-        // vectors of four from its end, then its first ext % 4 elements one by one, each
+        // vectors of `lanes` from its end, then its first ext % lanes elements one by one, each
         // moved before anything above it is written (the target never lies below the source).
         if (proved(b.ldm_step[0] == 1)) {
             std::vector<Expr> vec = back, head = back;
-            vec[0] = b.hi[0] - 4 * Variable::make(Int(32), rev[0]) - 3;
+            vec[0] = b.hi[0] - lanes * Variable::make(Int(32), rev[0]) - (lanes - 1);
             const std::string h = unique_name("spread");
-            head[0] = b.lo[0] + b.ext[0] % 4 - 1 - Variable::make(Int(32), h);
-            spread = Block::make(For::make(rev[0], 0, simplify(b.ext[0] / 4), ForType::Serial,
-                                           DeviceAPI::None, move(vec, 4)),
-                                 For::make(h, 0, simplify(b.ext[0] % 4), ForType::Serial,
+            head[0] = b.lo[0] + b.ext[0] % lanes - 1 - Variable::make(Int(32), h);
+            spread = Block::make(For::make(rev[0], 0, simplify(b.ext[0] / lanes), ForType::Serial,
+                                           DeviceAPI::None, move(vec, lanes)),
+                                 For::make(h, 0, simplify(b.ext[0] % lanes), ForType::Serial,
                                            DeviceAPI::None, move(head, 1)));
         } else {
             spread =
@@ -840,7 +844,7 @@ private:
 
 } // namespace
 
-void inject_dma(CpeKernel &k, const std::set<std::string> &rows_in_place) {
+void inject_dma(CpeKernel &k, int lanes, const std::set<std::string> &rows_in_place) {
     std::set<std::string> ldm, main;
     for (const LdmBuffer &b : k.ldm)
         ldm.insert(b.name);
@@ -848,7 +852,7 @@ void inject_dma(CpeKernel &k, const std::set<std::string> &rows_in_place) {
         if (a.is_buffer)
             main.insert(a.name);
     }
-    k.body = DmaInjector(k, ldm, main, rows_in_place).mutate(k.body);
+    k.body = DmaInjector(k, ldm, main, rows_in_place, lanes).mutate(k.body);
     DirectAccesses direct(main);
     k.body.accept(&direct);
     k.direct_accesses.assign(direct.found.begin(), direct.found.end());

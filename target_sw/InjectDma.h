@@ -46,8 +46,10 @@ namespace sw {
  * CPEs) whose box
  * rows are whole source rows come one request per row straight to their padded place, instead
  * of compactly and then spread by every CPE. (A window each CPE fetches for itself keeps the
- * compact request: one request per row would cost each CPE a request per row.) */
-void inject_dma(CpeKernel &k, const std::set<std::string> &rows_in_place = {});
+ * compact request: one request per row would cost each CPE a request per row.) Data moved
+ * within the LDM (compaction, spreading) moves in vectors of \p lanes (the machine's float
+ * vector). */
+void inject_dma(CpeKernel &k, int lanes, const std::set<std::string> &rows_in_place = {});
 
 } // namespace sw
 

@@ -123,6 +123,11 @@ struct Machine {
     // SW26010.md says divide, sqrt and exp are slow (not fully pipelined) and that direct
     // main-memory loads/stores from a CPE are slow, but gives no cycle counts; these are
     // order-of-magnitude values, named here so that they can be replaced by measurements.
+    /** The code generator has the even/odd de-interleave of two float vectors (SW26010: vshff
+     *  [V] DOC; SW26010-Pro: its simd_vshfs takes an intv16 control whose encoding is not
+     *  published [U], so not generated): strided windows may be split into phases
+     *  (SplitPhases.h). */
+    bool even_odd_shuffle = true;
     /** The CPE runtime is CRTS (SW26010-Pro): the CRTS DMA / RMA API exists, athread_halt is a
      *  no-op [V] SW26010-Pro.md. */
     bool crts_runtime = false;
@@ -146,6 +151,13 @@ struct Machine {
      *  simd.h; whether sw5cc keeps the union in registers is not known [U]. (simd_loade, one
      *  ldse, would cost one [V] DOC.) */
     int64_t splat_p1 = 5;
+    /** P1 instructions of building a vector from scalars (simd_set_floatv4 / _floatv8: one
+     *  store per lane into a union and one vector load [D] STN simd.h, the Pro SDK's simd.h);
+     *  a gathered (strided) vector costs its scalar loads plus this. */
+    int64_t vector_set_p1 = 5;
+    /** A splat of a value in the LDM is one load that broadcasts it (simd_loade, ldse [V] DOC).
+     *  SW26010-Pro: simd_loade is MPE-only [V] SW26010-Pro.md, so a scalar load and a splat. */
+    bool broadcast_load = true;
     /** Vector registers of a CPE [V] SW26010.md; register blocks must leave room for the
      *  operands (PromoteAccumulators). */
     int vector_registers = 32;
@@ -314,6 +326,12 @@ inline const Machine &sw26010_pro() {
         m.regcomm.available = false;       // RMA instead of register communication [V] WP, CRTS
         m.rma.available = true;            // CRTS_rma_* [V] CRTS; its costs are [U] (struct Rma)
         m.crts_runtime = true;             // [V] CRTS
+        m.even_odd_shuffle = false;        // [U] simd_vshfs's control encoding unpublished
+        m.broadcast_load = false;          // simd_loade is MPE-only on the Pro [V]
+        // A splat is simd_vcpyfs, one instruction [V] SW26010-Pro.md (its pipeline [U]); a vector
+        // built from scalars is 8 stores and a load (simd_set_floatv8 through a union) [D].
+        m.splat_p1 = 1;
+        m.vector_set_p1 = 9;
         return m;
     }();
     return mm;

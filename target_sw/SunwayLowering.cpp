@@ -95,7 +95,7 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
             rows_in_place.insert(name);
     }
     for (CpeKernel &k : f.kernels)
-        inject_dma(k, rows_in_place);
+        inject_dma(k, m.simd_float_lanes, rows_in_place);
     log_step(ir_log, "inject_dma", f);
 
     for (CpeKernel &k : f.kernels)

@@ -222,7 +222,7 @@ private:
         }
         const Load *l = op->value.as<Load>();
         int64_t d;
-        if (l && ldm.count(l->name)) {
+        if (l && ldm.count(l->name) && m.broadcast_load) {
             // A value of the LDM splatted by one load that broadcasts it (simd_loade, ldse):
             // its address, and one P1 instruction instead of a scalar load and a splat.
             address(l->index);
@@ -263,7 +263,7 @@ private:
         // (vlds_ul + vlds_uh) [V] DOC; scalar ones one.
         // A gathered vector: one scalar load per lane and the simd_set_floatv4 that builds it.
         if (gather) {
-            w.p1 += type.lanes() + m.splat_p1;
+            w.p1 += type.lanes() + m.vector_set_p1;
         } else {
             const bool unaligned = type.lanes() > 1 && !ir::vector_access_aligned(type, alignment);
             w.p1 += unaligned ? m.unaligned_vector_access_p1 : 1;
@@ -394,6 +394,17 @@ ShareWork regcomm_share_work(int64_t bytes, const Machine &m) {
         s.unpaired_cycles += tail * region_unpaired_cycles(per_byte, m);
         s.ldm_accesses += 2 + 2 * tail;
     }
+    return s;
+}
+
+ShareWork rma_share_work(const Machine &m) {
+    Work w;
+    w.either = 4; // the CPE's row or column and the role test, the arguments
+    w.p1 = 2;     // the arrival word's reset and its test
+    ShareWork s;
+    s.cycles = region_cycles(w, m);
+    s.unpaired_cycles = region_unpaired_cycles(w, m);
+    s.ldm_accesses = 1;
     return s;
 }
 

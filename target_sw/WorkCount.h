@@ -108,6 +108,11 @@ struct ShareWork {
     int64_t unpaired_cycles = 0; ///< the same parts by region_unpaired_cycles
 };
 ShareWork regcomm_share_work(int64_t bytes, const Machine &m);
+/** The same sharing on the SW26010-Pro, by RMA (the generated helpers sw_rma_share /
+ * sw_rma_row / sw_rma_column): the role test, the reset of the arrival word, the issue and the
+ * waits' tests, in cycles; the barrier, the RMA and the waits themselves are timed by the
+ * emulator. */
+ShareWork rma_share_work(const Machine &m);
 
 } // namespace sw
 

@@ -220,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(
         DenseCase{"batch16", 16, 512, 1030, 10, 0}),
     [](const testing::TestParamInfo<DenseCase> &i) { return std::string(i.param.name); });
 
-TEST(RegCommDense, RefusedWhereTheRegionDependsOnTheBlockAndOnSW26010Pro) {
+TEST(RegCommDense, RefusedWhereTheRegionDependsOnTheBlock) {
     // Two images per block of 4: each block needs other images' input.
     Params p = {{"batch", "4"},         {"in_features", "64"}, {"out_features", "32"},
                 {"tile_o", "8"},        {"tile_n", "2"},       {"broadcast", "true"},
@@ -239,19 +239,54 @@ TEST(RegCommDense, RefusedWhereTheRegionDependsOnTheBlockAndOnSW26010Pro) {
     EXPECT_NE(b.log.find("register-communication sharing the same number of times"),
               std::string::npos)
         << b.log;
-    // SW26010-Pro: no register communication.
-    p = {{"batch", "2"},        {"in_features", "256"}, {"out_features", "64"},
-         {"broadcast", "true"}, {"sharing", "regcomm"}, {"schedule", "sunway"}};
+}
+
+/** SW26010-Pro: the same sharings in the Pro's forms (CodeGen_CPE): register communication
+ * becomes an RMA broadcast from CPE 0 (sw_rma_share), a broadcast get the issuer's get and an
+ * RMA multicast to the masked rows (sw_bcast_get). Both give, bit for bit, the plain schedule's
+ * result (which the reference checks), and read the input once per round. */
+class ProDense : public testing::TestWithParam<DenseCase> {};
+
+TEST_P(ProDense, RmaSharingsMatchThePlainScheduleBitForBit) {
+    const DenseCase &c = GetParam();
     sw_jit::JitOptions pro;
     pro.target = "sw26010-pro";
-    b = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", p, pro);
-    ASSERT_EQ(b.status, sw_jit::JitBuild::GeneratorFailed) << b.log;
-    EXPECT_NE(b.log.find("error: sw::broadcast(input_im_global_wrapper"), std::string::npos)
-        << b.log;
-    EXPECT_NE(b.log.find(", Sharing::RegComm): sw26010-pro has no register communication"),
-              std::string::npos)
-        << b.log;
+    sw_jit::JitBuild plain =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, false), pro);
+    ASSERT_TRUE(plain.ok()) << plain.log; // includes the swgcc -mslave-style check of the CPE file
+    const LayerRun without = run_and_check(*plain.layer, c);
+    for (const char *sharing : {"regcomm", "dma"}) {
+        sw_jit::JitBuild b =
+            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "dense", params_of(c, true, sharing), pro);
+        ASSERT_TRUE(b.ok()) << sharing << ": " << b.log;
+        const std::string cpe =
+            read_text(b.layer->dir() + "/" + b.layer->function_name() + ".cpe.c");
+        const std::string helper = std::string(sharing) == "regcomm"
+                                       ? "static void sw_rma_share(void *p, int bytes) {"
+                                       : "static void sw_bcast_get(void *ldm, void *mem, int len";
+        EXPECT_NE(cpe.find(helper), std::string::npos) << sharing << "\n" << cpe;
+        for (const char *sw26010 :
+             {"athread_get(", "athread_put(", "athread_syn(", "simd_putr", "floatv4", "BCAST_MODE"})
+            EXPECT_EQ(cpe.find(sw26010), std::string::npos) << sharing << ": " << sw26010;
+        const LayerRun with = run_and_check(*b.layer, c);
+        ASSERT_EQ(with.out.size(), without.out.size());
+        EXPECT_EQ(std::memcmp(with.out.data(), without.out.data(), with.out.size() * sizeof(float)),
+                  0)
+            << sharing;
+        EXPECT_LT(with.get_bytes, without.get_bytes) << sharing;
+    }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ProDense,
+    testing::Values(
+        // 19 blocks: CPEs 19..63 only take part in the sharing; 3 x 37 floats.
+        DenseCase{"odd_in_batch3", 3, 37, 19, 1, 37},
+        // 67 blocks: two rounds, 3 blocks in the second; chunks of 2 x 77 floats.
+        DenseCase{"two_rounds_batch2", 2, 1001, 201, 3, 77},
+        // batch 16, 103 blocks (2 rounds), floatv8 chunks.
+        DenseCase{"batch16", 16, 512, 1030, 10, 0}),
+    [](const testing::TestParamInfo<DenseCase> &i) { return std::string(i.param.name); });
 
 /** padded_share (tests/padded_share_generator.cpp): the zero-padded 15 x 9 window of a 13 x 7
  * image (135 floats: a 12-byte tail) staged per block of one output channel, 70 blocks (two

@@ -353,7 +353,8 @@ TEST_F(HeaderTest, ProHostCodeCompiles) {
                                "    athread_spawn(kernel, 0);\n"
                                "    athread_join();\n"
                                "    (void)t0;\n"
-                               "    return athread_halt();\n"
+                               "    athread_halt();\n"
+                               "    return 0;\n"
                                "}\n";
     std::string out;
     EXPECT_EQ(compile("pro_host", source, kPro + " -D__sw_host__ -fsyntax-only", &out), 0) << out;

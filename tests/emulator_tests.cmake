@@ -38,6 +38,7 @@ target_link_libraries(emulator_pro_test_kernels PRIVATE athread_emu_pro)
 add_executable(emulator_pro_test ${CMAKE_CURRENT_LIST_DIR}/emulator_pro_test.cpp)
 target_compile_features(emulator_pro_test PRIVATE cxx_std_17)
 target_compile_options(emulator_pro_test PRIVATE -Wall -Wextra)
+target_compile_definitions(emulator_pro_test PRIVATE __sw_host__)
 target_link_libraries(emulator_pro_test PRIVATE emulator_pro_test_kernels athread_emu_pro
                                                 GTest::gtest_main)
 gtest_discover_tests(emulator_pro_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS emulator)

@@ -46,7 +46,7 @@ std::string read(const std::string &path) {
 
 /** The README's command for building the example with gcc against the emulator. */
 std::string readme_build_command(const std::string &readme) {
-    const size_t at = readme.find("make app HOSTCC=gcc");
+    const size_t at = readme.find("make app HOSTCC=");
     if (at == std::string::npos)
         return "";
     // Up to the first line that does not continue with a backslash.

@@ -192,6 +192,41 @@ TEST_P(RegCommGemm, RowBroadcastDmaMatchesTheUnsharedTiles) {
     }
 }
 
+/** SW26010-Pro: the register-communication GEMM's sharings as RMA row and column broadcasts
+ * (CodeGen_CPE), and A by the row broadcast get (an RMA multicast), on floatv8: bit for bit
+ * the unshared tiles, which match the naive product; fewer bytes read. Shapes whose n is a
+ * multiple of 64 (8 mesh columns of whole floatv8 vectors). */
+TEST_P(RegCommGemm, RmaOnTheProMatchesTheUnsharedTiles) {
+    const MatMulCase &c = GetParam();
+    if (c.n % 64 != 0 || (c.tile_n > 0 && c.tile_n % 8 != 0))
+        GTEST_SKIP() << "n or tile_n not whole floatv8 vectors per mesh column";
+    sw_jit::JitOptions pro;
+    pro.target = "sw26010-pro";
+    sw_jit::JitBuild plain =
+        sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", params_of(c, "none"), pro);
+    ASSERT_TRUE(plain.ok()) << plain.log;
+    const GemmRun without = run_and_check(*plain.layer, c);
+    for (const char *sharing : {"regcomm", "dmarow"}) {
+        sw_jit::JitBuild b =
+            sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, "matmul", params_of(c, sharing), pro);
+        ASSERT_TRUE(b.ok()) << sharing << ": " << b.log;
+        const std::string cpe = cpe_source(*b.layer);
+        EXPECT_NE(cpe.find("static void sw_rma_column(void *p, int bytes) {"), std::string::npos)
+            << cpe;
+        EXPECT_NE(cpe.find(std::string(sharing) == "regcomm" ? "sw_rma_row(" : "sw_bcast_get("),
+                  std::string::npos)
+            << cpe;
+        EXPECT_NE(cpe.find("floatv8"), std::string::npos);
+        EXPECT_EQ(cpe.find("simd_putr"), std::string::npos);
+        const GemmRun with = run_and_check(*b.layer, c);
+        ASSERT_EQ(with.out.size(), without.out.size());
+        EXPECT_EQ(std::memcmp(with.out.data(), without.out.data(), with.out.size() * sizeof(float)),
+                  0)
+            << sharing;
+        EXPECT_LT(with.get_bytes, without.get_bytes) << sharing;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, RegCommGemm,
     testing::Values(
@@ -221,9 +256,9 @@ TEST(RegCommGemm, RefusedWithAClearError) {
         // A tile that does not divide.
         {params_of({"", 64, 64, 8, 0, 6, 0}, "regcomm"), "sw26010",
          "error: matmul: tile_n=6 must be a multiple of 4 dividing n / 8 = 8"},
-        // SW26010-Pro has RMA, not register communication.
-        {params_of({"", 64, 64, 16, 0, 0, 0}, "regcomm"), "sw26010-pro",
-         "Sharing::RegCommRow): sw26010-pro has no register communication"},
+        // SW26010-Pro: whole floatv8 vectors per mesh column.
+        {params_of({"", 16, 32, 8, 0, 0, 0}, "regcomm"), "sw26010-pro",
+         "error: matmul: the hand schedule needs n a multiple of 64"},
     };
     for (const Refusal &r : refusals) {
         sw_jit::JitOptions o;

@@ -512,25 +512,23 @@ TEST(BroadcastDma, RegCommIsOneGetByCpe0ThenTheSharingInAUniformBlockLoop) {
     EXPECT_EQ(cpe.find("sw_block += 64"), std::string::npos) << cpe;
 }
 
-TEST(BroadcastDma, RegCommIsRefusedOnSW26010Pro) {
-    Scaled16 p;
-    sw::broadcast(p.v.in(), sw::Sharing::RegComm);
-    try {
-        sw::lower_pipeline_to_sunway(p.out, {p.in, p.v}, "scaled16", sw::sw26010_pro());
-        FAIL() << "expected a UserError";
-    } catch (const sw::UserError &e) {
-        const std::string msg = e.what();
-        EXPECT_EQ(msg.rfind("error: sw::broadcast(" + p.v.in().name() +
-                                ", Sharing::RegComm): sw26010-pro",
-                            0),
-                  0u)
-            << msg;
-        EXPECT_NE(msg.find("no register communication"), std::string::npos) << msg;
+TEST(BroadcastDma, SharingsAreRmaOnSW26010Pro) {
+    // The Pro has no register communication and no BCAST_MODE: the same sharings are printed
+    // with RMA (CodeGen_CPE; run on the emulator by broadcast_test's ProDense).
+    const std::pair<sw::Sharing, const char *> forms[] = {
+        {sw::Sharing::RegComm, "CRTS_rma_col_imcast_other(p, p, bytes, &sent, 0xff, "},
+        {sw::Sharing::Dma, "CRTS_rma_row_imcast_other(ldm, ldm, len, &sent, rows, "}};
+    for (const auto &[how, rma] : forms) {
+        Scaled16 p;
+        sw::broadcast(p.v.in(), how);
+        const sw::SwFunction f =
+            sw::lower_pipeline_to_sunway(p.out, {p.in, p.v}, "scaled16", sw::sw26010_pro());
+        const std::string cpe = sw::generate_cpe_source(f, "scaled16.sw_args.h");
+        EXPECT_NE(cpe.find(rma), std::string::npos) << sw::sharing_name(how) << "\n" << cpe;
+        EXPECT_NE(cpe.find("CRTS_ssync_array();"), std::string::npos) << cpe;
+        for (const char *sw26010 : {"simd_putr", "simd_getr", "BCAST_MODE", "athread_syn"})
+            EXPECT_EQ(cpe.find(sw26010), std::string::npos) << sw26010 << "\n" << cpe;
     }
-    // The DMA mode stays available there.
-    sw::broadcast(p.v.in(), sw::Sharing::Dma);
-    EXPECT_NO_THROW(
-        sw::lower_pipeline_to_sunway(p.out, {p.in, p.v}, "scaled16", sw::sw26010_pro()));
 }
 
 TEST(BroadcastDma, RegCommRefusalsNameTheFunc) {

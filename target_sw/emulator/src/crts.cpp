@@ -76,8 +76,8 @@ unsigned char *remote_address(Cpe &issuer, Cpe &t, const char *api, const char *
               issuer.run->kernel.c_str(), issuer.id, api, t.id,
               p.region == LdmPosition::Tls ? "__thread_local data" : "kernel stack");
     }
-    const std::string remote_api = std::string(api) + " (issued by CPE " +
-                                   std::to_string(issuer.id) + ")";
+    const std::string remote_api =
+        std::string(api) + " (issued by CPE " + std::to_string(issuer.id) + ")";
     std::lock_guard<std::mutex> lock(t.ldm_mu);
     check_ldm_side(t, a, len, remote_api.c_str(), what);
     return reinterpret_cast<unsigned char *>(a);
@@ -124,9 +124,9 @@ using namespace athread_emu;
 extern "C" int athread_emu_crts_dma(int mode, int op, void *mem, void *ldm, int len, void *reply,
                                     int mask, int stride, int bsize) {
     const bool put = op == kProDmaPut;
-    const char *api = mode == kProColMode ? (put ? "CRTS DMA put in COL_MODE"
-                                                 : "CRTS_dma_col_ibcast")
-                                          : (put ? "CRTS_dma_iput" : "CRTS_dma_iget");
+    const char *api = mode == kProColMode
+                          ? (put ? "CRTS DMA put in COL_MODE" : "CRTS_dma_col_ibcast")
+                          : (put ? "CRTS_dma_iput" : "CRTS_dma_iget");
     Cpe &c = pro_cpe(api);
     const char *k = c.run->kernel.c_str();
     if (op != kProDmaPut && op != kProDmaGet)
@@ -147,9 +147,8 @@ extern "C" int athread_emu_crts_dma(int mode, int op, void *mem, void *ldm, int 
     return dma_request(c, api, put, cast, mem, ldm, len, reply, stride, bsize);
 }
 
-extern "C" int athread_emu_crts_rma(int r_tid, void *l_addr, void *r_addr, int len,
-                                    void *l_reply, void *r_reply, int mode, int opcode,
-                                    int mask) {
+extern "C" int athread_emu_crts_rma(int r_tid, void *l_addr, void *r_addr, int len, void *l_reply,
+                                    void *r_reply, int mode, int opcode, int mask) {
     const char *api = rma_name(mode, opcode);
     Cpe &c = pro_cpe(api);
     Run &run = *c.run;
@@ -163,8 +162,8 @@ extern "C" int athread_emu_crts_rma(int r_tid, void *l_addr, void *r_addr, int l
         fatal("kernel '%s' CPE %d: %s with RMA opcode %d (puts, and gets from one CPE, only)", k,
               c.id, api, opcode);
     if (len <= 0 || len % 4 != 0)
-        fatal("kernel '%s' CPE %d: %s of %d bytes: the length must be a positive multiple of 4",
-              k, c.id, api, len);
+        fatal("kernel '%s' CPE %d: %s of %d bytes: the length must be a positive multiple of 4", k,
+              c.id, api, len);
     const int n = static_cast<int>(run.cpes.size());
     if (single && (r_tid < 0 || r_tid >= n))
         fatal("kernel '%s' CPE %d: %s to CPE %d: there are CPEs 0..%d", k, c.id, api, r_tid, n - 1);
@@ -205,9 +204,9 @@ extern "C" int athread_emu_crts_rma(int r_tid, void *l_addr, void *r_addr, int l
     std::vector<unsigned char *> data, words;
     for (Cpe *t : remotes) {
         data.push_back(remote_address(c, *t, api, "remote LDM address", remote, len));
-        words.push_back(r_reply ? remote_address(c, *t, api, "remote reply word", remote_reply,
-                                                 sizeof(int))
-                                : nullptr);
+        words.push_back(
+            r_reply ? remote_address(c, *t, api, "remote reply word", remote_reply, sizeof(int))
+                    : nullptr);
     }
     auto *mine = static_cast<unsigned char *>(l_addr);
     for (unsigned char *d : data) {

@@ -217,10 +217,16 @@ extern "C" int athread_join(void) {
     return 0;
 }
 
+/** The SW26010-Pro's spawn (include/sw26010-pro/athread.h renames __real_athread_spawn to this):
+ *  a third argument, whether to flush the CPEs' data cache, which the emulator has none of. */
+extern "C" int athread_emu_real_athread_spawn_flush(void *fpc, void *arg, int flush_slave_dcache) {
+    (void)flush_slave_dcache;
+    return __real_athread_spawn(fpc, arg);
+}
+
 extern "C" int athread_halt(void) {
     require_idle("athread_halt");
-    if (!global().machine->crts_runtime) // a no-op on the Pro
-        global().initialized = false;
+    global().initialized = false;
     return 0;
 }
 

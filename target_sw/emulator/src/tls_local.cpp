@@ -26,6 +26,8 @@
 
 #include "emu_internal.h"
 
+extern "C" void *__tls_get_addr(void *index); // the dynamic linker's (ELF TLS ABI)
+
 namespace athread_emu {
 
 namespace {
@@ -152,6 +154,11 @@ bool read_section(const std::string &file, uintptr_t tls_vaddr, TlsLocalInfo &ou
     return ok;
 }
 
+/** The argument of __tls_get_addr (the ELF TLS ABI's tls_index). */
+struct TlsIndex {
+    unsigned long module, offset;
+};
+
 struct TlsBlockQuery {
     size_t modid;
     uintptr_t block = 0;
@@ -202,6 +209,14 @@ uintptr_t thread_tls_block(size_t modid) {
         return 0;
     TlsBlockQuery q{modid};
     dl_iterate_phdr(tls_block_cb, &q);
+    if (!q.block) {
+        // A module loaded with dlopen gets its TLS block in a thread at the thread's first use
+        // of its TLS: allocate it now (the dynamic linker's own entry point, what compiled code
+        // calls), so that other CPEs can reach this CPE's __thread_local data (broadcasts, RMA)
+        // before this CPE has touched it.
+        TlsIndex index{modid, 0};
+        q.block = reinterpret_cast<uintptr_t>(__tls_get_addr(&index));
+    }
     return q.block;
 }
 

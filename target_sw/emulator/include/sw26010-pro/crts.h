@@ -31,14 +31,14 @@
  *                r_tid's r_addr), CRTS_rma_row_ibcast(dst, src, len, &l_r, &r_r) (own src ->
  *                dst of every CPE of the issuer's mesh row, the issuer included),
  *                CRTS_rma_col_ibcast (the issuer's column), *_ibcast_other (the issuer
- *                excluded). l_r is the issuer's reply (its side done); r_r is an LDM address
- *                meaning the same place on the remote CPEs: each remote's word there gets 1 when
- *                its data has arrived (for iget: when its data has been read). Addresses must
- *                be LDM, 4-byte aligned, len a multiple of 4 [V] SW26010-Pro.md; synchronise
- *                (CRTS_ssync_*) before issuing into another CPE's buffer.
- *   sync, time   CRTS_ssync_array() / CRTS_ssync_row() / CRTS_ssync_col();
- *                CRTS_stime_cycle() (CPE cycles at 2.25 GHz)
- * MPE side (__sw_host__), with athread.h: crts_rply_t, CRTS_init(), CRTS_time_cycle() (MPE
+ *                excluded), CRTS_rma_row_imcast_other / col_imcast_other(dst, src, len, &l_r,
+ *                mask, &r_r) (the CPEs of the mesh rows / columns in mask, the issuer excluded).
+ * l_r is the issuer's reply (its side done); r_r is an LDM address meaning the same place on the
+ * remote CPEs: each remote's word there gets 1 when its data has arrived (for iget: when its data
+ * has been read). Addresses must be LDM, 4-byte aligned, len a multiple of 4 [V] SW26010-Pro.md;
+ * synchronise (CRTS_ssync_*) before issuing into another CPE's buffer. sync, time
+ * CRTS_ssync_array() / CRTS_ssync_row() / CRTS_ssync_col(); CRTS_stime_cycle() (CPE cycles at 2.25
+ * GHz) MPE side (__sw_host__), with athread.h: crts_rply_t, CRTS_init(), CRTS_time_cycle() (MPE
  * cycles at 2.1 GHz).
  *
  * Whether the issuer of a row / column RMA broadcast receives its own data: the real header's
@@ -46,10 +46,10 @@
  * RECEIVE_DATA for *_bcast, RMA_MODE_ROW_BCAST for *_other); the emulator follows the modes.
  *
  * Left out (the project's code does not use them): the collective forms (*_coll), the
- * multicasts with masks (*_imcast, *_mcast), CRTS_rma_ibcast / CRTS_dma_ibcast (whole array),
- * the physical-address DMA (CRTS_dma_phy_*), DMA / RMA barriers, the scoll / smutex / ssig
- * families, the other ssync scopes (16spe, 2spc, ...), shared LDM (sldm), the host's mutexes,
- * CRTS_athread_* aliases and the CRTS_Proc_info / CRTS_Thrd_info structures.
+ * other multicasts (*_imcast with the issuer receiving, *_mcast), CRTS_rma_ibcast / CRTS_dma_ibcast
+ * (whole array), the physical-address DMA (CRTS_dma_phy_*), DMA / RMA barriers, the scoll / smutex
+ * / ssig families, the other ssync scopes (16spe, 2spc, ...), shared LDM (sldm), the host's
+ * mutexes, CRTS_athread_* aliases and the CRTS_Proc_info / CRTS_Thrd_info structures.
  *
  * Emulator semantics: a request copies at once (checked as in slave.h's SW26010 emulation:
  * LDM side inside one LDM object, main memory inside the registered buffers), then adds 1
@@ -66,7 +66,8 @@
 #include <stdlib.h>
 
 #if !defined(__sw_host__) && !defined(__sw_slave__)
-#error "crts.h (SW26010-Pro): build CPE code with -D__sw_slave__ (the real -mslave defines it) or MPE code with -D__sw_host__ (-mhost)"
+#error                                                                                             \
+    "crts.h (SW26010-Pro): build CPE code with -D__sw_slave__ (the real -mslave defines it) or MPE code with -D__sw_host__ (-mhost)"
 #endif
 
 #ifdef __cplusplus
@@ -128,52 +129,52 @@ void CRTS_pldm_free(void *addr, size_t size);
     ({ athread_emu_crts_dma(PE_MODE, DMA_GET, (src), (dest), (len), (void *)(reply), 0, 0, 0); })
 #define CRTS_dma_iget_stride(dest, src, len, bsize, stride, reply)                                 \
     ({                                                                                             \
-        athread_emu_crts_dma(PE_MODE, DMA_GET, (src), (dest), (len), (void *)(reply), 0,          \
-                             (stride), (bsize));                                                   \
+        athread_emu_crts_dma(PE_MODE, DMA_GET, (src), (dest), (len), (void *)(reply), 0, (stride), \
+                             (bsize));                                                             \
     })
 #define CRTS_dma_iput(dest, src, len, reply)                                                       \
     ({ athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)(reply), 0, 0, 0); })
 #define CRTS_dma_iput_stride(dest, src, len, bsize, stride, reply)                                 \
     ({                                                                                             \
-        athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)(reply), 0,          \
-                             (stride), (bsize));                                                   \
+        athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)(reply), 0, (stride), \
+                             (bsize));                                                             \
     })
 #define CRTS_dma_get(dest, src, len)                                                               \
     ({                                                                                             \
         crts_rply_t athread_emu_r_ = 0;                                                            \
-        athread_emu_crts_dma(PE_MODE, DMA_GET, (src), (dest), (len), (void *)&athread_emu_r_, 0,  \
+        athread_emu_crts_dma(PE_MODE, DMA_GET, (src), (dest), (len), (void *)&athread_emu_r_, 0,   \
                              0, 0);                                                                \
         athread_emu_crts_wait(&athread_emu_r_, 1);                                                 \
     })
 #define CRTS_dma_get_stride(dest, src, len, bsize, stride)                                         \
     ({                                                                                             \
         crts_rply_t athread_emu_r_ = 0;                                                            \
-        athread_emu_crts_dma(PE_MODE, DMA_GET, (src), (dest), (len), (void *)&athread_emu_r_, 0,  \
+        athread_emu_crts_dma(PE_MODE, DMA_GET, (src), (dest), (len), (void *)&athread_emu_r_, 0,   \
                              (stride), (bsize));                                                   \
         athread_emu_crts_wait(&athread_emu_r_, 1);                                                 \
     })
 #define CRTS_dma_put(dest, src, len)                                                               \
     ({                                                                                             \
         crts_rply_t athread_emu_r_ = 0;                                                            \
-        athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)&athread_emu_r_, 0,  \
+        athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)&athread_emu_r_, 0,   \
                              0, 0);                                                                \
         athread_emu_crts_wait(&athread_emu_r_, 1);                                                 \
     })
 #define CRTS_dma_put_stride(dest, src, len, bsize, stride)                                         \
     ({                                                                                             \
         crts_rply_t athread_emu_r_ = 0;                                                            \
-        athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)&athread_emu_r_, 0,  \
+        athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)&athread_emu_r_, 0,   \
                              (stride), (bsize));                                                   \
         athread_emu_crts_wait(&athread_emu_r_, 1);                                                 \
     })
 #define CRTS_dma_col_ibcast(dest, src, len, reply)                                                 \
     ({                                                                                             \
-        athread_emu_crts_dma(COL_MODE, DMA_GET, (src), (dest), (len), (void *)(reply),            \
+        athread_emu_crts_dma(COL_MODE, DMA_GET, (src), (dest), (len), (void *)(reply),             \
                              1 << CRTS_cid, 0, 0);                                                 \
     })
 #define CRTS_dma_col_ibcast_stride(dest, src, len, bsize, stride, reply)                           \
     ({                                                                                             \
-        athread_emu_crts_dma(COL_MODE, DMA_GET, (src), (dest), (len), (void *)(reply),            \
+        athread_emu_crts_dma(COL_MODE, DMA_GET, (src), (dest), (len), (void *)(reply),             \
                              1 << CRTS_cid, (stride), (bsize));                                    \
     })
 #define CRTS_dma_wait_value(reply, value) ({ athread_emu_crts_wait((reply), (value)); })
@@ -181,13 +182,13 @@ void CRTS_pldm_free(void *addr, size_t size);
 /* The SW26010 names, as macros over the same builtin (SW26010's argument order). */
 #define athread_get(mode, src, dest, len, reply, mask, stride, bsize)                              \
     ({                                                                                             \
-        athread_emu_crts_dma((mode), DMA_GET, (src), (dest), (len), (void *)(reply), (mask),      \
+        athread_emu_crts_dma((mode), DMA_GET, (src), (dest), (len), (void *)(reply), (mask),       \
                              (stride), (bsize));                                                   \
     })
 #define athread_put(mode, src, dest, len, reply, stride, bsize)                                    \
     ({                                                                                             \
-        athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)(reply), 0,          \
-                             (stride), (bsize));                                                   \
+        athread_emu_crts_dma(PE_MODE, DMA_PUT, (dest), (src), (len), (void *)(reply), 0, (stride), \
+                             (bsize));                                                             \
     })
 
 /* ---- RMA */
@@ -231,6 +232,16 @@ void CRTS_pldm_free(void *addr, size_t size);
         athread_emu_crts_rma(CRTS_tid, (src), (dst), (len), (void *)(l_rply), (void *)(r_rply),    \
                              RMA_MODE_COL_BCAST, RMA_OPCODE_PUT, 1 << CRTS_cid);                   \
     })
+#define CRTS_rma_row_imcast_other(dst, src, len, l_rply, r_rows_mask, r_rply)                      \
+    ({                                                                                             \
+        athread_emu_crts_rma(CRTS_tid, (src), (dst), (len), (void *)(l_rply), (void *)(r_rply),    \
+                             RMA_MODE_ROW_BCAST, RMA_OPCODE_PUT, (r_rows_mask));                   \
+    })
+#define CRTS_rma_col_imcast_other(dst, src, len, l_rply, r_cols_mask, r_rply)                      \
+    ({                                                                                             \
+        athread_emu_crts_rma(CRTS_tid, (src), (dst), (len), (void *)(l_rply), (void *)(r_rply),    \
+                             RMA_MODE_COL_BCAST, RMA_OPCODE_PUT, (r_cols_mask));                   \
+    })
 #define CRTS_rma_wait_value(rply, value) ({ athread_emu_crts_wait((rply), (value)); })
 
 /* A blocking get by the issuer, then an RMA broadcast to its row whose remote reply is
@@ -239,7 +250,7 @@ void CRTS_pldm_free(void *addr, size_t size);
     ({                                                                                             \
         crts_rply_t athread_emu_l_ = 0;                                                            \
         CRTS_dma_get((dest), (src), (len));                                                        \
-        athread_emu_crts_rma(CRTS_tid, (dest), (dest), (len), (void *)&athread_emu_l_,            \
+        athread_emu_crts_rma(CRTS_tid, (dest), (dest), (len), (void *)&athread_emu_l_,             \
                              (void *)(reply), RMA_MODE_ROW_BCAST_LOCAL_RECEIVE_DATA,               \
                              RMA_OPCODE_PUT, 1 << CRTS_rid);                                       \
     })

@@ -37,14 +37,7 @@ extern "C" {
 typedef enum { PE_MODE, COL_MODE = 2 } dma_mode;
 
 /** DMA operations of the builtin. */
-typedef enum {
-    DMA_PUT,
-    DMA_GET,
-    DMA_PUT_P,
-    DMA_GET_P,
-    DMA_BARRIER = 5,
-    ALL_BARRIER = 6
-} DMA_OP;
+typedef enum { DMA_PUT, DMA_GET, DMA_PUT_P, DMA_GET_P, DMA_BARRIER = 5, ALL_BARRIER = 6 } DMA_OP;
 
 /** Synchronisation scopes of athread_syn. */
 typedef enum { ROW_SCOPE, COL_SCOPE, ARRAY_SCOPE, PP_SCOPE } scope;
