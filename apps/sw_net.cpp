@@ -182,6 +182,11 @@ int sw_net_app::main_of_rank(int argc, char **argv, const sw_dist::Job &job) {
     app.get_formatter()->column_width(34);
     app.add_option("--net", o.net, "built-in network: alexnet, vgg19 or vgg16 (default vgg19)")
         ->check(CLI::IsMember({"alexnet", "vgg19", "vgg16"}));
+    app.add_option("--machine", o.machine,
+                   "the machine the layers are generated for and modelled as: sw26010 (default) "
+                   "or sw26010-pro (one core group of each; the Pro's timing model rests on "
+                   "unmeasured parameters)")
+        ->check(CLI::IsMember({"sw26010", "sw26010-pro"}));
     app.add_option("--channel-div", o.channel_div,
                    "--net: a reduced variant: every channel count divided by D")
         ->check(CLI::Range(1, 64));

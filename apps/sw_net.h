@@ -31,9 +31,10 @@ struct Options {
     /** --input name=file.npy (repeatable; with --model): every input of a model of several
      * inputs or of int64 ones. A single --input without a name is `input`. */
     std::vector<std::string> named_inputs;
-    std::string cache_dir;      ///< --cache-dir; "" = the default
-    std::string export_dir;     ///< --export: a folder for sw5cc (with --model)
-    bool concat_copies = false; ///< --concat-copies: no in-place concats (with --model)
+    std::string cache_dir;           ///< --cache-dir; "" = the default
+    std::string machine = "sw26010"; ///< --machine: sw26010 or sw26010-pro
+    std::string export_dir;          ///< --export: a folder for sw5cc (with --model)
+    bool concat_copies = false;      ///< --concat-copies: no in-place concats (with --model)
     /** --fuse-prologue (with --model): auto, always or never (graph/Lowering.h). */
     std::string fuse_prologue = "auto";
     bool fc_split = false; ///< --fc-split: dense layers split by rows over the ranks

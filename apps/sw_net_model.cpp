@@ -265,6 +265,7 @@ int run_graph(const Options &o, const sw_dist::Job &job,
 
     sw_graph::ExecOptions eo;
     eo.schedule = o.schedule.empty() ? "auto" : o.schedule;
+    eo.machine = o.machine;
     eo.jobs = o.jobs;
     eo.concat_in_place = !o.concat_copies;
     eo.fuse_prologue = sw_graph::parse_prologue_fusion(o.fuse_prologue);
@@ -285,8 +286,15 @@ int run_graph(const Options &o, const sw_dist::Job &job,
     const char *schedules = eo.schedule == "auto"   ? "autoscheduled by the Sunway autoscheduler"
                             : eo.schedule == "hand" ? "hand Sunway schedules"
                                                     : "OpenACC-style baseline schedules";
-    std::printf("%s on the emulated SW26010 core group (64 CPEs, athread emulator), %s\n",
-                what.title.c_str(), schedules);
+    const sw::Machine &target = *sw::machine_by_name(o.machine);
+    std::printf("%s on the emulated %s core group (%d CPEs, athread emulator), %s\n",
+                what.title.c_str(), target.crts_runtime ? "SW26010-Pro" : "SW26010",
+                target.cpes_per_core_group, schedules);
+    if (target.crts_runtime) {
+        std::printf("note: the SW26010-Pro timing model rests on unmeasured parameters (RMA, "
+                    "instruction costs, fp32 peak taken equal to fp64; [U] in "
+                    "target_sw/Machine.h): its figures are estimates, not measurements\n");
+    }
     if (named) {
         std::printf("inputs: %s, batch %d, %d pass(es)\n", inputs.source().c_str(),
                     int(passes * inputs.graph_batch()), passes);

@@ -73,9 +73,9 @@ std::vector<int> divisors(int64_t n) {
 std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m) {
     const int lanes = m.simd_float_lanes; // of a CPE float vector (floatv4, the Pro's floatv8)
     // The windows of gathered vectors split into phases only where the code generator has the
-    // de-interleaving shuffle SplitPhases needs: the even or odd lanes of two floatv4
-    // (CodeGen_CPE), none of floatv8 (SW26010-Pro).
-    const bool phase_shuffles = m.simd_float_lanes == 4;
+    // de-interleaving shuffle SplitPhases needs (Machine::even_odd_shuffle: floatv4's vshff;
+    // not the SW26010-Pro's).
+    const bool phase_shuffles = m.even_odd_shuffle;
     // Sharing by broadcast DMA (Sharing::Dma, Sharing::DmaRow): BCAST_MODE is SW26010's; the
     // Pro's RMA sharing is not generated yet.
     const bool broadcast_dma = !m.crts_runtime;

@@ -7,6 +7,7 @@
 #include "runtime/locate.h"
 #include "runtime/net/aligned.h"
 #include "runtime/net/emulator_record.h"
+#include "target_sw/Machine.h"
 
 #include "HalideBuffer.h"
 #include <athread_emu.h>
@@ -93,7 +94,7 @@ class AutoschedulerEstimates {
 public:
     explicit AutoschedulerEstimates(const ExecOptions &o)
         : generator_(o.generator), plugin_(o.autoschedule_plugin), cache_dir_(o.cache_dir),
-          jobs_(o.jobs) {}
+          machine_(o.machine), jobs_(o.jobs) {}
 
     /** The seconds of each layer, estimating the ones not known yet, jobs_ at once. */
     std::vector<double> cost(const std::vector<LayerSpec> &layers) {
@@ -134,6 +135,7 @@ private:
                   std::vector<Known> &result) {
         sw_jit::JitOptions o;
         o.cache_dir = cache_dir_;
+        o.target = machine_;
         std::string gen;
         try {
             gen = generator_.empty() ? sw::find_tool(sw::kLayersGenerator) : generator_;
@@ -159,7 +161,7 @@ private:
             known_[layers[i].key()] = result[i];
     }
 
-    const std::string generator_, plugin_, cache_dir_;
+    const std::string generator_, plugin_, cache_dir_, machine_;
     const int jobs_;
     std::mutex mutex_;
     std::map<std::string, Known> known_;
@@ -191,11 +193,14 @@ Executor::Executor(const Graph &g, const ExecOptions &options)
 
 Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
     : graph_(std::move(g)),
-      constants_(options.constants ? options.constants : std::make_shared<ConstantCache>()) {
+      constants_(options.constants ? options.constants : std::make_shared<ConstantCache>()),
+      machine_(options.machine) {
     if (options.schedule != "auto" && options.schedule != "hand" &&
         options.schedule != "baseline") {
         throw graph_->error("unknown schedule '" + options.schedule + "' (auto, hand or baseline)");
     }
+    if (!sw::machine_by_name(options.machine))
+        throw graph_->error("unknown machine '" + options.machine + "' (sw26010 or sw26010-pro)");
     const auto lowering_start = std::chrono::steady_clock::now();
     LowerOptions lo;
     lo.fuse_prologue = options.fuse_prologue;
@@ -224,6 +229,7 @@ Executor::Executor(std::shared_ptr<const Graph> g, const ExecOptions &options)
     sw_jit::JitOptions base;
     base.strict_cpe_check = options.strict_cpe_check;
     base.cache_dir = options.cache_dir;
+    base.target = options.machine;
 
     const int total = (int)lowered_.layers.size();
     std::vector<std::shared_ptr<sw_jit::JitLayer>> built(static_cast<size_t>(total));

@@ -64,6 +64,9 @@ struct ExecOptions {
     /** "auto" (the Sunway autoscheduler, hand schedule where it refuses a layer), "hand" or
      * "baseline" (the OpenACC-style schedules). */
     std::string schedule = "auto";
+    /** The machine the layers are generated for and emulated as: "sw26010" or "sw26010-pro"
+     * (target_sw/Machine.h). */
+    std::string machine = "sw26010";
     /** libsw_autoschedule.so; empty: found at run time (runtime/locate.h, or
      * $SW_AUTOSCHEDULE_PLUGIN). */
     std::string autoschedule_plugin;
@@ -169,6 +172,8 @@ public:
     void set_layer_hook(LayerHook hook);
 
     const LoweredGraph &lowered() const { return lowered_; }
+    /** The machine the layers were generated for (ExecOptions::machine). */
+    const std::string &machine() const { return machine_; }
     /** Which tensors live in slices of an in-place concat's buffer (ConcatInPlace.h). */
     const ConcatPlacement &concat_placement() const { return placement_; }
     const Graph &graph() const { return *graph_; }
@@ -197,6 +202,7 @@ private:
     std::vector<LayerBuildInfo> builds_;
     double build_seconds_ = 0, lowering_seconds_ = 0;
     LayerCoster prologue_coster_;
+    std::string machine_;
     Impl *impl_ = nullptr;
 };
 

@@ -326,8 +326,11 @@ inline const Machine &sw26010_pro() {
         m.regcomm.available = false;       // RMA instead of register communication [V] WP, CRTS
         m.rma.available = true;            // CRTS_rma_* [V] CRTS; its costs are [U] (struct Rma)
         m.crts_runtime = true;             // [V] CRTS
-        m.even_odd_shuffle = false;        // [U] simd_vshfs's control encoding unpublished
-        m.broadcast_load = false;          // simd_loade is MPE-only on the Pro [V]
+        // Communication between ranks (one per core group, six per chip): nothing measured on the
+        // new Sunway was found either; SW26010's [U] values are taken as they are [U].
+        m.interconnect = sw26010().interconnect;
+        m.even_odd_shuffle = false; // [U] simd_vshfs's control encoding unpublished
+        m.broadcast_load = false;   // simd_loade is MPE-only on the Pro [V]
         // A splat is simd_vcpyfs, one instruction [V] SW26010-Pro.md (its pipeline [U]); a vector
         // built from scalars is 8 stores and a load (simd_set_floatv8 through a union) [D].
         m.splat_p1 = 1;

@@ -978,8 +978,10 @@ std::vector<LayerCase> transformer_cases() {
  * parameter) or auto (the Sunway autoscheduler plugin, when the test is built with it), emitting
  * \p emit (the JIT's default files when empty). */
 sw_jit::JitBuild build_layer(const std::string &generator, Params params,
-                             const std::string &schedule, const std::string &emit = "") {
+                             const std::string &schedule, const std::string &emit = "",
+                             const std::string &machine = "sw26010") {
     sw_jit::JitOptions o;
+    o.target = machine;
     if (!emit.empty())
         o.emit = emit;
     if (schedule == "auto") {
@@ -995,10 +997,11 @@ sw_jit::JitBuild build_layer(const std::string &generator, Params params,
 struct LayerRun {
     LayerCase layer;
     std::string schedule;
+    std::string machine = "sw26010";
 };
 
 void PrintTo(const LayerRun &r, std::ostream *os) {
-    *os << r.layer.name << " [" << r.schedule << "]";
+    *os << r.layer.name << " [" << r.schedule << ", " << r.machine << "]";
 }
 
 class Layers : public testing::TestWithParam<LayerRun> {};
@@ -1014,8 +1017,9 @@ TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     if (run.schedule == "auto")
         GTEST_SKIP() << "built without the autoscheduler plugin";
 #endif
-    sw_jit::JitBuild b = build_layer(run.layer.generator, run.layer.params, run.schedule,
-                                     run.schedule == "auto" ? "mpe,cpe,h,schedule" : "");
+    sw_jit::JitBuild b =
+        build_layer(run.layer.generator, run.layer.params, run.schedule,
+                    run.schedule == "auto" ? "mpe,cpe,h,schedule" : "", run.machine);
     ASSERT_TRUE(b.ok()) << b.log;
     double compulsory_bytes = 0;
     athread_emu_stats_reset();
@@ -1029,11 +1033,14 @@ TEST_P(Layers, EmulatedSunwayMatchesNaiveReference) {
     });
     // The timing model never beats the roofline: the flops at the core group's peak, and
     // the compulsory bytes (every input read and the output written once) at the fastest
-    // DMA channel the model has (the theoretical 34.1 GB/s, see Machine.h).
+    // DMA channel the model has (the theoretical rate: SW26010 34.1 GB/s, the Pro 51.2,
+    // Machine.h).
     // One kernel per layer, except concat: one per input.
     ASSERT_EQ(athread_emu_stats_count(),
               run.layer.generator == "concat" ? int(args_count(run.layer.params)) : 1);
-    const sw::Machine &m = sw::sw26010();
+    const sw::Machine &m = *sw::machine_by_name(run.machine);
+    for (int k = 0; k < athread_emu_stats_count(); k++)
+        EXPECT_EQ(std::string(athread_emu_stats_get(k)->machine), m.name);
     const double bound = std::max(run.layer.flops / (m.cg_peak_gflops() * 1e9),
                                   compulsory_bytes / (m.dma_theoretical_gbps * 1e9));
     double modelled = 0;
@@ -1150,6 +1157,25 @@ std::vector<LayerRun> auto_runs() {
 INSTANTIATE_TEST_SUITE_P(AllLayers, Layers, testing::ValuesIn(runs()),
                          [](const testing::TestParamInfo<LayerRun> &i) {
                              return i.param.layer.name + "_" + i.param.schedule;
+                         });
+
+/** Every layer case on the SW26010-Pro (floatv8, CRTS DMA, RMA sharings, 224 KB of LDM), with
+ * its hand schedule and, where the SW26010 runs it, the autoscheduler's plan (the scalar
+ * baseline schedules differ from SW26010's only in their LDM budget: not repeated). */
+std::vector<LayerRun> pro_runs() {
+    std::vector<LayerRun> r;
+    for (LayerRun run : runs()) {
+        if (run.schedule == "baseline")
+            continue;
+        run.machine = "sw26010-pro";
+        r.push_back(run);
+    }
+    return r;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayersPro, Layers, testing::ValuesIn(pro_runs()),
+                         [](const testing::TestParamInfo<LayerRun> &i) {
+                             return i.param.layer.name + "_" + i.param.schedule + "_pro";
                          });
 
 #ifdef SW_AUTOSCHEDULE_PLUGIN

@@ -33,8 +33,9 @@ inline const std::string &autoschedule_cli() {
  * (-1 if it failed) and fills \p predicted with the predicted milliseconds of each layer, in
  * the order of the network table. */
 inline double schedule_network(const std::string &cli, const std::string &net,
-                               std::vector<double> *predicted) {
-    const std::string cmd = cli + " --net " + net;
+                               std::vector<double> *predicted,
+                               const std::string &machine = "sw26010") {
+    const std::string cmd = cli + " --net " + net + " --machine " + machine;
     FILE *p = popen(cmd.c_str(), "r");
     if (!p)
         return -1;

@@ -26,6 +26,10 @@
  *   RESULT roofline_min=<x> roofline_geomean=<x> resnet50_ms=<ms> mobilenet_v2_ms=<ms>
  *          vgg19_conv_peak_fraction=<x> schedule_seconds_max=<s>
  *
+ * With --machine sw26010-pro the same on the SW26010-Pro (its line starts RESULT_PRO, after a
+ * note that the Pro model's figures rest on unmeasured parameters); with --machine both, both
+ * machines and then each model's roofline fraction on each side by side.
+ *
  * over the batch-1 runs (ms per image at batch 1; schedule_seconds_max the longest cold build).
  * Exit status 1 with "error: ..." when a model cannot be exported or its output differs from
  * PyTorch's (the figures of a wrong model mean nothing).
@@ -141,6 +145,7 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
     fs::remove_all(cache);
     sw_graph::ExecOptions o;
     o.schedule = "auto";
+    o.machine = m.name;
     o.cache_dir = cache;
     // "rule": Auto with every cost unknown, so that the map-size rule decides (the lowering's
     // fallback without a coster); the others as sw_net --fuse-prologue.
@@ -232,8 +237,8 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
             if (s.layer >= 0)
                 records.push_back(s.record);
         }
-        const std::string path =
-            report_dir + "/" + c.name + "_b" + std::to_string(c.batch) + ".csv";
+        const std::string path = report_dir + "/" + c.name + "_b" + std::to_string(c.batch) +
+                                 (m.crts_runtime ? "_pro" : "") + ".csv";
         sw_net::write_report(path, c.name, records, nullptr, m);
     }
     f.ms_per_image = seconds * 1e3 / c.batch;
@@ -247,7 +252,7 @@ Figures run_model(const std::string &dir, const Case &c, const sw::Machine &m,
 /** VGG-19's conv layers, autoscheduled: their flops / (their modelled time x peak). */
 double vgg19_conv_peak_fraction(const sw::Machine &m) {
     double gflop = 0, seconds = 0;
-    for (const sw_bench::LayerRun &l : sw_bench::run_network("vgg19", 1, "auto")) {
+    for (const sw_bench::LayerRun &l : sw_bench::run_network("vgg19", 1, "auto", nullptr, m.name)) {
         if (l.generator != "conv2d")
             continue;
         gflop += l.record.gflop;
@@ -256,54 +261,18 @@ double vgg19_conv_peak_fraction(const sw::Machine &m) {
     return gflop / seconds / m.cg_peak_gflops();
 }
 
-} // namespace
+/** The figures of one machine's runs (RESULT line). */
+struct Summary {
+    const sw::Machine *machine = nullptr;
+    std::vector<Figures> figs;
+    double roof_min = 0, roof_geomean = 0, resnet50_ms = 0, mobilenet_ms = 0, vgg = 0,
+           build_max = 0;
+};
 
-int main(int argc, char **argv) {
-    CLI::App app{"model_bench: the torchvision models at 224x224 through sw_net --model's path, "
-                 "autoscheduled, against their roofline"};
-    std::string dir = SW_MODEL_BENCH_DIR;
-    std::vector<std::string> only;
-    std::string report_dir;
-    bool no_batch8 = false, no_vgg19 = false;
-    std::string fuse_prologue = "auto";
-    app.add_option("--models-dir", dir, "exported models (made on first use)");
-    app.add_option("--only", only, "run only these models (repeatable)");
-    app.add_option("--report-dir", report_dir,
-                   "also write each model's per-layer report there (<model>_b<batch>.csv, the "
-                   "columns of sw_net --report)");
-    app.add_flag("--no-batch8", no_batch8, "skip the batch-8 runs of ResNet-50 and MobileNetV2");
-    app.add_flag("--no-vgg19", no_vgg19, "skip VGG-19 (vgg19_conv_peak_fraction)");
-    app.add_option("--fuse-prologue", fuse_prologue,
-                   "fuse a BatchNorm (+ ReLU) left unfolded into the Conv that reads it: auto "
-                   "(where the autoscheduler predicts it faster), rule (auto without the "
-                   "predictions: on maps of 56x56 and more), always or never (graph/Lowering.h; "
-                   "default auto)")
-        ->check(CLI::IsMember({"auto", "rule", "always", "never"}));
-    CLI11_PARSE(app, argc, argv);
-
-    const std::vector<std::string> names = {"resnet18",           "resnet50",  "mobilenet_v2",
-                                            "squeezenet1_1",      "googlenet", "densenet121",
-                                            "shufflenet_v2_x1_0", "vgg16_bn"};
-    for (const std::string &n : only) {
-        if (std::find(names.begin(), names.end(), n) == names.end())
-            fail("--only " + n + ": not one of the benchmark's models");
-    }
-    std::vector<Case> cases;
-    for (const std::string &n : names) {
-        if (only.empty() || std::find(only.begin(), only.end(), n) != only.end())
-            cases.push_back({n, 1});
-    }
-    for (const std::string &n : {"resnet50", "mobilenet_v2"}) {
-        if (!no_batch8 && (only.empty() || std::find(only.begin(), only.end(), n) != only.end()))
-            cases.push_back({n, 8});
-    }
-    if (!report_dir.empty()) {
-        std::error_code ec;
-        fs::create_directories(report_dir, ec);
-        if (ec || !fs::is_directory(report_dir))
-            fail("--report-dir " + report_dir + ": cannot create the directory");
-    }
-    const sw::Machine &m = sw::sw26010();
+/** Runs \p cases (and VGG-19 unless \p no_vgg19) on \p m and prints their table. */
+Summary bench_machine(const sw::Machine &m, const std::vector<Case> &cases, const std::string &dir,
+                      const std::string &report_dir, const std::string &fuse_prologue,
+                      bool no_vgg19) {
     std::printf("model_bench on %s (peak %.1f GFLOPS, get plateau %.2f GB/s, put plateau %.2f "
                 "GB/s); models in %s\n",
                 m.name.c_str(), m.cg_peak_gflops(), m.dma_get_plateau_gbps(),
@@ -354,12 +323,102 @@ int main(int argc, char **argv) {
         }
         std::printf("vgg19 conv layers: %.1f%% of peak\n", 100 * vgg);
     }
-    std::printf("\nSUMMARY cost_model_vs_emulator_max_err=%.3f (%s, batch %d: %s)\n",
-                worst.model_error, worst.c.name.c_str(), worst.c.batch,
+    std::printf("\nSUMMARY %s cost_model_vs_emulator_max_err=%.3f (%s, batch %d: %s)\n",
+                m.name.c_str(), worst.model_error, worst.c.name.c_str(), worst.c.batch,
                 worst.model_error_layer.c_str());
-    std::printf("RESULT roofline_min=%.3f roofline_geomean=%.3f resnet50_ms=%.3f "
-                "mobilenet_v2_ms=%.3f vgg19_conv_peak_fraction=%.4f schedule_seconds_max=%.1f\n",
-                n1 ? roof_min : 0.0, n1 ? std::exp(log_sum / n1) : 0.0, resnet50_ms, mobilenet_ms,
-                vgg, build_max);
+    Summary s;
+    s.machine = &m;
+    s.figs = figs;
+    s.roof_min = n1 ? roof_min : 0.0;
+    s.roof_geomean = n1 ? std::exp(log_sum / n1) : 0.0;
+    s.resnet50_ms = resnet50_ms;
+    s.mobilenet_ms = mobilenet_ms;
+    s.vgg = vgg;
+    s.build_max = build_max;
+    return s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"model_bench: the torchvision models at 224x224 through sw_net --model's path, "
+                 "autoscheduled, against their roofline"};
+    std::string dir = SW_MODEL_BENCH_DIR;
+    std::vector<std::string> only;
+    std::string report_dir;
+    bool no_batch8 = false, no_vgg19 = false;
+    std::string fuse_prologue = "auto", machine = "sw26010";
+    app.add_option("--models-dir", dir, "exported models (made on first use)");
+    app.add_option("--machine", machine,
+                   "sw26010 (default), sw26010-pro or both (then the roofline fractions side by "
+                   "side; the Pro's figures rest on unmeasured parameters)")
+        ->check(CLI::IsMember({"sw26010", "sw26010-pro", "both"}));
+    app.add_option("--only", only, "run only these models (repeatable)");
+    app.add_option("--report-dir", report_dir,
+                   "also write each model's per-layer report there (<model>_b<batch>.csv, "
+                   "<model>_b<batch>_pro.csv on the Pro, the columns of sw_net --report)");
+    app.add_flag("--no-batch8", no_batch8, "skip the batch-8 runs of ResNet-50 and MobileNetV2");
+    app.add_flag("--no-vgg19", no_vgg19, "skip VGG-19 (vgg19_conv_peak_fraction)");
+    app.add_option("--fuse-prologue", fuse_prologue,
+                   "fuse a BatchNorm (+ ReLU) left unfolded into the Conv that reads it: auto "
+                   "(where the autoscheduler predicts it faster), rule (auto without the "
+                   "predictions: on maps of 56x56 and more), always or never (graph/Lowering.h; "
+                   "default auto)")
+        ->check(CLI::IsMember({"auto", "rule", "always", "never"}));
+    CLI11_PARSE(app, argc, argv);
+
+    const std::vector<std::string> names = {"resnet18",           "resnet50",  "mobilenet_v2",
+                                            "squeezenet1_1",      "googlenet", "densenet121",
+                                            "shufflenet_v2_x1_0", "vgg16_bn"};
+    for (const std::string &n : only) {
+        if (std::find(names.begin(), names.end(), n) == names.end())
+            fail("--only " + n + ": not one of the benchmark's models");
+    }
+    std::vector<Case> cases;
+    for (const std::string &n : names) {
+        if (only.empty() || std::find(only.begin(), only.end(), n) != only.end())
+            cases.push_back({n, 1});
+    }
+    for (const std::string &n : {"resnet50", "mobilenet_v2"}) {
+        if (!no_batch8 && (only.empty() || std::find(only.begin(), only.end(), n) != only.end()))
+            cases.push_back({n, 8});
+    }
+    if (!report_dir.empty()) {
+        std::error_code ec;
+        fs::create_directories(report_dir, ec);
+        if (ec || !fs::is_directory(report_dir))
+            fail("--report-dir " + report_dir + ": cannot create the directory");
+    }
+    std::vector<const sw::Machine *> machines;
+    if (machine == "sw26010" || machine == "both")
+        machines.push_back(&sw::sw26010());
+    if (machine == "sw26010-pro" || machine == "both")
+        machines.push_back(&sw::sw26010_pro());
+    std::vector<Summary> summaries;
+    for (const sw::Machine *m : machines)
+        summaries.push_back(bench_machine(*m, cases, dir, report_dir, fuse_prologue, no_vgg19));
+    if (summaries.size() == 2) {
+        // The two machines' roofline fractions side by side (each against its own roofline).
+        std::printf("\n%-20s %5s %10s %10s %9s %9s\n", "model", "batch", "roof SW", "roof Pro",
+                    "ms SW", "ms Pro");
+        for (size_t i = 0; i < summaries[0].figs.size(); i++) {
+            const Figures &a = summaries[0].figs[i], &b = summaries[1].figs[i];
+            std::printf("%-20s %5d %10.3f %10.3f %9.3f %9.3f\n", a.c.name.c_str(), a.c.batch,
+                        a.roof(), b.roof(), a.ms_per_image, b.ms_per_image);
+        }
+    }
+    for (const Summary &s : summaries) {
+        const bool pro = s.machine->crts_runtime;
+        if (pro) {
+            std::printf("note: the SW26010-Pro figures rest on unmeasured parameters of its "
+                        "timing model (RMA, instruction costs, fp32 peak = fp64; [U] in "
+                        "target_sw/Machine.h)\n");
+        }
+        std::printf("%s roofline_min=%.3f roofline_geomean=%.3f resnet50_ms=%.3f "
+                    "mobilenet_v2_ms=%.3f vgg19_conv_peak_fraction=%.4f "
+                    "schedule_seconds_max=%.1f\n",
+                    pro ? "RESULT_PRO" : "RESULT", s.roof_min, s.roof_geomean, s.resnet50_ms,
+                    s.mobilenet_ms, s.vgg, s.build_max);
+    }
     return 0;
 }

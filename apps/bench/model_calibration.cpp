@@ -29,8 +29,13 @@
  * swdnn_conv_fp64_bound_over_measured_max=<ratio> cost_model_vs_emulator_max_err=<fraction>
  * dma_curve_max_err is the worst relative error over sections 1 (from 128 B) and 2.
  *
+ * With --machine sw26010-pro: what the Pro's published figures allow: its four DMA points
+ * (OPS) against the model, and section 5 on the Pro (the autoscheduler's Pro plans for AlexNet
+ * and VGG-19 against the emulator); last line
+ *   RESULT machine=sw26010-pro dma_points_max_err=<fraction> cost_model_vs_emulator_max_err=<f>
+ *
  * Build and run: cmake --build build --target model_calibration &&
- * build/apps/bench/model_calibration
+ * build/apps/bench/model_calibration [--machine sw26010-pro]
  */
 #include <algorithm>
 #include <cmath>
@@ -217,9 +222,10 @@ double section_swdnn_conv(double *worst_fp64_bound) {
 /** The autoscheduler's cost model against the emulator's timing model on every plan it picks
  *  for AlexNet and VGG-19 (the networks' autoscheduled layers run once, predictions from
  *  `autoschedule --net`) and for the swDNN shapes of section 4; worst relative error. */
-double section_cost_model_vs_emulator() {
-    std::printf(
-        "== 5. Cost model (autoscheduler) vs emulator (timing model), every autoscheduled layer\n");
+double section_cost_model_vs_emulator(const std::string &machine = "sw26010") {
+    std::printf("== 5. Cost model (autoscheduler) vs emulator (timing model), every autoscheduled "
+                "layer, %s\n",
+                machine.c_str());
     double worst = 0;
     std::string worst_name;
     auto note = [&](const std::string &name, double pred, double emu) {
@@ -236,14 +242,15 @@ double section_cost_model_vs_emulator() {
     }
     for (const std::string net : {"alexnet", "vgg19"}) {
         std::vector<double> predicted;
-        if (sw_bench::schedule_network(sw_bench::autoschedule_cli(), net, &predicted) < 0) {
+        if (sw_bench::schedule_network(sw_bench::autoschedule_cli(), net, &predicted, machine) <
+            0) {
             std::printf("  %s: the autoschedule CLI failed\n", net.c_str());
             return std::nan("");
         }
         // The autoscheduled network as sw_net --net runs it (graph/'s executor); its layer
         // steps are in the order of autoschedule --net's table.
         const std::vector<sw_net::LayerRecord> autos =
-            sw_bench::records_of(sw_bench::run_network(net, 1, "auto"));
+            sw_bench::records_of(sw_bench::run_network(net, 1, "auto", nullptr, machine));
         for (size_t i = 0; i < autos.size() && i < predicted.size(); i++) {
             note(net + " " + autos[i].name, predicted[i], autos[i].modelled_seconds * 1e3);
         }
@@ -252,9 +259,69 @@ double section_cost_model_vs_emulator() {
     return worst;
 }
 
+/** SW26010-Pro, section P1: the four published DMA points (OPS: SYSU-SCC/swops, one CG,
+ *  copy = triad assumed; shared/sunway/SW26010-Pro.md) against the model's STREAM copy on the
+ *  Pro's parameters. Returns the worst |error|. */
+double section_pro_dma_points() {
+    std::printf("== P1. DMA per request size, one CG, 64 CPEs (OPS, the only published Pro points; "
+                "[U]: one source, method unclear), GB/s\n");
+    std::printf("  bytes | OPS    model   error\n");
+    double worst = 0;
+    for (const sw::DmaPoint &p : sw::sw26010_pro().dma_curve) {
+        const double copy = stream((int)p.bytes_per_request, false).gbps;
+        const double e = (copy - p.copy_gbps) / p.copy_gbps;
+        worst = std::max(worst, std::fabs(e));
+        std::printf("  %5lld | %5.2f  %5.2f  %+6.1f%%\n", (long long)p.bytes_per_request,
+                    p.copy_gbps, copy, 100 * e);
+    }
+    std::printf("  worst: %.1f%%\n\n", 100 * worst);
+    return worst;
+}
+
+/** model_calibration --machine sw26010-pro: what can be compared on the Pro. */
+int pro_main() {
+    const sw::Machine &m = sw::sw26010_pro();
+    std::printf("SW26010-Pro timing model: %.2f GHz, %.0f GFLOPS per core group (fp32 taken "
+                "equal to fp64 [U]), DMA get plateau %.1f GB/s (fitted to OPS), DDR4 %.1f GB/s "
+                "theoretical.\n"
+                "No Pro measurement of strided or reads-only DMA, of RMA, of instruction costs "
+                "or of a DL kernel is public: sections 2-4 of the SW26010 calibration have no "
+                "Pro counterpart, and every figure of the Pro model rests on unmeasured "
+                "parameters ([U] in target_sw/Machine.h: Rma, splat_p1, pairing, latencies).\n\n",
+                m.clock_ghz, m.cg_peak_gflops(), m.dma_get_plateau_gbps(), m.dma_theoretical_gbps);
+    athread_emu_set_machine("sw26010-pro");
+    athread_init();
+    const double points = section_pro_dma_points();
+    athread_emu_set_machine("sw26010");
+    const double cost = section_cost_model_vs_emulator("sw26010-pro");
+    std::printf("RESULT machine=sw26010-pro dma_points_max_err=%.4f "
+                "cost_model_vs_emulator_max_err=%.4f\n",
+                points, cost);
+    return 0;
+}
+
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    std::string machine = "sw26010";
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        if (a == "--machine" && i + 1 < argc) {
+            machine = argv[++i];
+        } else {
+            std::fprintf(stderr,
+                         "error: unknown argument '%s' (model_calibration [--machine "
+                         "sw26010|sw26010-pro])\n",
+                         a.c_str());
+            return 1;
+        }
+    }
+    if (machine == "sw26010-pro")
+        return pro_main();
+    if (machine != "sw26010") {
+        std::fprintf(stderr, "error: --machine %s: sw26010 or sw26010-pro\n", machine.c_str());
+        return 1;
+    }
     athread_emu_set_machine("sw26010");
     athread_init();
     const double curve = section_dma_curve();

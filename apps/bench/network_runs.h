@@ -35,7 +35,8 @@ struct LayerRun {
  * a failed build or run. */
 inline std::vector<LayerRun> run_network(const std::string &name, int batch,
                                          const std::string &schedule,
-                                         std::vector<float> *output = nullptr) {
+                                         std::vector<float> *output = nullptr,
+                                         const std::string &machine = "sw26010") {
     sw_graph::NetworkConfig c;
     c.name = name;
     c.batch = batch;
@@ -46,6 +47,7 @@ inline std::vector<LayerRun> run_network(const std::string &name, int batch,
         });
     sw_graph::ExecOptions o;
     o.schedule = schedule;
+    o.machine = machine;
     o.cache_dir = sw_graph::default_cache_dir();
     sw_graph::Executor ex(g, o);
     std::mt19937 rng(1);

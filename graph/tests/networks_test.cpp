@@ -23,6 +23,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -391,6 +393,50 @@ TEST(SwNetNet, ReducedVgg19ExportBuildsWithMakeEmuAndReproducesTheOutput) {
     ASSERT_EQ(a.data.size(), e.data.size());
     for (size_t i = 0; i < a.data.size(); i++)
         EXPECT_EQ(a.data[i], e.data[i]) << i;
+    fs::remove_all(dir);
+}
+
+/** sw_net --machine sw26010-pro: the layers generated for the SW26010-Pro (floatv8, CRTS DMA;
+ * docs/sw26010-pro.md) match the reference; the run says the Pro model rests on unmeasured
+ * parameters; the exported folder (a Makefile for swgcc) builds with make emu against the
+ * emulator's Pro headers and reproduces the output bit for bit. */
+TEST(SwNetNet, ReducedVgg19OnTheProMatchesTheReferenceAndItsExportReproducesIt) {
+    const std::string dir = test_dir("vgg19_pro");
+    const std::vector<float> x = random_input(3 * 32 * 32, 7);
+    sw_io::save_npy(dir + "/x.npy", {1, 3, 32, 32}, x);
+    const std::string out = dir + "/export";
+    sw_graph_test::CliRun r =
+        run_shell(sw_net("vgg19", "--machine sw26010-pro --no-compare --input " + dir + "/x.npy " +
+                                      "--dump-output " + dir + "/y.npy --export " + out));
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(r.out.rfind("vgg19 (channels / 8, input 32, 10 classes) on the emulated SW26010-Pro "
+                          "core group (64 CPEs, athread emulator)",
+                          0),
+              0u)
+        << r.out;
+    EXPECT_NE(r.out.find("rests on unmeasured parameters"), std::string::npos) << r.out;
+    NetworkConfig c = reduced("vgg19");
+    c.batch = 1; // as sw_net builds it
+    const Graph g = sw_graph::network_graph(c, seeded);
+    const std::vector<float> ref = reference_run(g, sw_graph::lower_graph(g), x);
+    const sw_io::NpyArray y = sw_io::load_npy(dir + "/y.npy");
+    ASSERT_EQ(y.data.size(), ref.size());
+    for (size_t i = 0; i < ref.size(); i++)
+        EXPECT_NEAR(y.data[i], ref[i], 1e-4 + 1e-3 * std::fabs(ref[i])) << i;
+    std::ifstream mf(out + "/Makefile");
+    const std::string makefile((std::istreambuf_iterator<char>(mf)),
+                               std::istreambuf_iterator<char>());
+    EXPECT_NE(makefile.find("SLAVECC ?= swgcc -mslave -msimd"), std::string::npos) << makefile;
+    r = run_shell("make -C " + out + " emu");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("-D__sw_slave__"), std::string::npos) << r.out;
+    r = run_shell(out + "/sw_model_emu " + out + "/weights.bin " + dir + "/x.npy " + dir +
+                  "/y_export.npy");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const sw_io::NpyArray e = sw_io::load_npy(dir + "/y_export.npy");
+    ASSERT_EQ(y.data.size(), e.data.size());
+    for (size_t i = 0; i < y.data.size(); i++)
+        EXPECT_EQ(y.data[i], e.data[i]) << i;
     fs::remove_all(dir);
 }
 
