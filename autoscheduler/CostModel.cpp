@@ -183,8 +183,12 @@ void add(Transfer &total, const Transfer &more) {
         total.line_bytes += more.line_bytes;
 }
 
-/** P1 instructions of a splat of a value staged in the LDM: one simd_loade (WorkCount.h). */
-constexpr double kLdmSplatP1 = 1;
+/** P1 instructions of a splat of a value staged in the LDM (WorkCount.h): one simd_loade
+ * where the CPE has it (Machine::broadcast_load), else a scalar load and a splat (the Pro's
+ * simd_vcpyfs). */
+double ldm_splat_p1(const sw::Machine &m) {
+    return m.broadcast_load ? 1.0 : 1.0 + double(m.splat_p1);
+}
 
 /** Loads of the main update's accumulator, which is a register (PromoteAccumulators). */
 constexpr double kAccumulatorLoads = 1;
@@ -592,7 +596,7 @@ private:
                 // splats once (WorkCount counts a repeated splat once), about four integer
                 // operations of address arithmetic each (what WorkCount counts on the generated
                 // code: 33 cycles for 7 vectors of a ReLU prologue); their chains overlap.
-                const double p1 = 2.0 * vectors + double(ops.loads - 1) * kLdmSplatP1 +
+                const double p1 = 2.0 * vectors + double(ops.loads - 1) * ldm_splat_p1(m_) +
                                   double(ops.float_constants * m_.splat_p1);
                 work_.chunk_compute +=
                     double(prod(box)) / (lanes_ * vectors) *
@@ -645,7 +649,7 @@ private:
     void count_scalar_definition(bool whole_vectors, const OpCount &ops, int64_t points) {
         // On vectors a min / max adds its select (to the issue and to the chain) and each float
         // constant is a splat (WorkCount.h).
-        const double p1 = whole_vectors ? ops.loads * kLdmSplatP1 + unaligned_p1_ + 1 +
+        const double p1 = whole_vectors ? ops.loads * ldm_splat_p1(m_) + unaligned_p1_ + 1 +
                                               double(ops.float_constants * m_.splat_p1)
                                         : ops.loads + 2;
         const int64_t extra = whole_vectors ? ops.float_min_max : 0;
@@ -670,13 +674,13 @@ private:
         // A gathered vector: a load per lane and a simd_set; from phase planes, a
         // unit-stride load.
         const double gathered_p1 =
-            shape_.phase_split ? phase_load_p1(info_, m_) : lanes_ + double(m_.splat_p1);
+            shape_.phase_split ? phase_load_p1(info_, m_) : lanes_ + double(m_.vector_set_p1);
         const double unit_stride_p1 = unit_stride_load_p1(info_, region_extents_, m_);
         const double p1 =
             (info_.loads_varying - info_.loads_gather) * plan_.block * unit_stride_p1 +
             info_.loads_gather * plan_.block * gathered_p1 +
-            info_.loads_invariant_block * lines * kLdmSplatP1 +
-            (info_.loads_invariant - info_.loads_invariant_block) * kLdmSplatP1;
+            info_.loads_invariant_block * lines * ldm_splat_p1(m_) +
+            (info_.loads_invariant - info_.loads_invariant_block) * ldm_splat_p1(m_);
         // The accumulators stay in registers over an inner reduction loop
         // (PromoteAccumulators); with every tap unrolled and one point per chunk there is none,
         // and each tap loads and stores them. Each accumulator's updates form one dependency
