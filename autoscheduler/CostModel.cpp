@@ -676,16 +676,24 @@ private:
         const double gathered_p1 =
             shape_.phase_split ? phase_load_p1(info_, m_) : lanes_ + double(m_.vector_set_p1);
         const double unit_stride_p1 = unit_stride_load_p1(info_, region_extents_, m_);
-        const double p1 =
-            (info_.loads_varying - info_.loads_gather) * plan_.block * unit_stride_p1 +
-            info_.loads_gather * plan_.block * gathered_p1 +
-            info_.loads_invariant_block * lines * ldm_splat_p1(m_) +
-            (info_.loads_invariant - info_.loads_invariant_block) * ldm_splat_p1(m_);
         // The accumulators stay in registers over an inner reduction loop
         // (PromoteAccumulators); with every tap unrolled and one point per chunk there is none,
         // and each tap loads and stores them. Each accumulator's updates form one dependency
         // chain.
         const bool promoted = !(plan_.unroll_taps && shape_.chunk == 1);
+        // Without promotion every update stores to the accumulator buffer it also reads, which
+        // ends ShareOperands' runs at each store: each update loads (or gathers) its own input
+        // vector and splats its own invariant values.
+        const double per_line = promoted ? 1 : lines;
+        const double p1 =
+            promoted
+                ? (info_.loads_varying - info_.loads_gather) * plan_.block * unit_stride_p1 +
+                      info_.loads_gather * plan_.block * gathered_p1 +
+                      info_.loads_invariant_block * lines * ldm_splat_p1(m_) +
+                      (info_.loads_invariant - info_.loads_invariant_block) * ldm_splat_p1(m_)
+                : plan_.block * per_line *
+                      ((info_.loads_varying - info_.loads_gather) * unit_stride_p1 +
+                       info_.loads_gather * gathered_p1 + info_.loads_invariant * ldm_splat_p1(m_));
         const double accumulator_p1 = promoted ? 0 : 2 * plan_.block * lines * unaligned_p1_;
         if (promoted) {
             // Promoted, the block's accumulators are loaded before each chunk's reduction and

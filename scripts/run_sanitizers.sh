@@ -18,8 +18,8 @@
 #    - file input (io_test: PNG, .npy, output files, the size limits) and NaN through
 #      generated layers on the emulator (nan_test).
 # 2. ThreadSanitizer (build-tsan, -DSW_SANITIZE=thread): the emulator tests (64 CPE threads
-#    per spawn, barriers, reply words) except the death tests, whose children only print and
-#    _exit.
+#    per spawn, barriers, reply words; the SW26010-Pro's RMA and reply-word waits) except the
+#    death tests, whose children only print and _exit.
 # Any sanitizer report fails the job (halt_on_error, -fno-sanitize-recover).
 #
 # Environment: SW_SANITIZE_JOBS (default: nproc), SW_SANITIZE_SKIP_TSAN=1 to skip step 2.
@@ -43,7 +43,7 @@ mkdir -p build-asan build-tsan
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DSW_SANITIZE=ON > build-asan/sanitize.log 2>&1 ||
     { cat build-asan/sanitize.log; exit 1; }
 step "build (passes, generator, autoscheduler plugin, emulator, tests)"
-cmake --build build-asan -j"$jobs" --target layers.generator sw_autoschedule emulator_test \
+cmake --build build-asan -j"$jobs" --target layers.generator sw_autoschedule emulator_test emulator_pro_test \
     sunway_lowering_test staging_test conv2d_test sw_graph_test sw_graph_inspect sw_graph_exec_test io_test nan_test \
     dist_test >> build-asan/sanitize.log 2>&1 ||
     { tail -n 60 build-asan/sanitize.log; exit 1; }
@@ -130,6 +130,17 @@ generate dense_regcomm "$gen" -g dense -f dense_regcomm -o "$out" target=sw26010
 # buffered (slot offsets), an A chunk of 3 x 37 floats (a tail).
 generate matmul_regcomm "$gen" -g matmul -f matmul_regcomm -o "$out" target=sw26010 m=96 n=64 k=111 \
     tile_m=3 tile_n=8 tile_k=37 sharing=regcomm
+# SW26010-Pro: floatv8 and CRTS DMA (hand and autoscheduled), RMA sharings (dense by the RMA
+# broadcast and by the broadcast get, the GEMM's rows and columns).
+generate conv_pro_auto "$gen" -g conv2d -f conv_pro_auto -o "$out" -e mpe,cpe,h,report,schedule \
+    -p "$plugin" -s Sunway auto_schedule=true target=sw26010-pro in_channels=32 out_channels=32 \
+    height=14 width=14 kernel=3 pad=1
+generate dense_pro_rma "$gen" -g dense -f dense_pro_rma -o "$out" target=sw26010-pro batch=2 \
+    in_features=1001 out_features=201 tile_o=3 tile_n=2 tile_i=77 broadcast=true sharing=regcomm
+generate dense_pro_bcast "$gen" -g dense -f dense_pro_bcast -o "$out" target=sw26010-pro batch=2 \
+    in_features=1001 out_features=201 tile_o=3 tile_n=2 tile_i=77 broadcast=true sharing=dma
+generate matmul_pro_rma "$gen" -g matmul -f matmul_pro_rma -o "$out" target=sw26010-pro m=96 n=64 \
+    k=111 tile_m=3 tile_n=8 tile_k=37 sharing=regcomm
 generate dense_auto_shared "$gen" -g dense -f dense_auto_shared -o "$out" -e mpe,cpe,h,report,schedule \
     -p "$plugin" -s Sunway auto_schedule=true target=sw26010 batch=16 in_features=1024 out_features=256
 # A dense layer of 400,000,000 inputs (divisors in O(sqrt(n))): scheduled at once.
@@ -148,9 +159,11 @@ if [ "${SW_SANITIZE_SKIP_TSAN:-0}" != 1 ]; then
     step "configure and build build-tsan (-DSW_SANITIZE=thread): the emulator tests"
     cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Release -DSW_SANITIZE=thread > build-tsan/sanitize.log 2>&1 ||
         { cat build-tsan/sanitize.log; exit 1; }
-    cmake --build build-tsan -j"$jobs" --target emulator_test >> build-tsan/sanitize.log 2>&1 ||
+    cmake --build build-tsan -j"$jobs" --target emulator_test emulator_pro_test >> build-tsan/sanitize.log 2>&1 ||
         { tail -n 60 build-tsan/sanitize.log; exit 1; }
     step "emulator tests under ThreadSanitizer"
     build-tsan/tests/emulator_test --gtest_filter='-*Dies*:*Deadlock*:*FromHost*' --gtest_brief=1
+    # The SW26010-Pro's CRTS DMA, RMA between CPE threads and reply-word waits.
+    build-tsan/tests/emulator_pro_test --gtest_filter='-*Stop*' --gtest_brief=1
 fi
 step "done"

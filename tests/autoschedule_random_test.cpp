@@ -92,8 +92,9 @@ std::vector<std::string> autoschedule_args() {
     return {"-p", SW_AUTOSCHEDULE_PLUGIN, "-s", "Sunway", "auto_schedule=true"};
 }
 
-sw_jit::JitOptions jit_options() {
+sw_jit::JitOptions jit_options(const std::string &machine = "sw26010") {
     sw_jit::JitOptions o;
+    o.target = machine;
     o.extra_args = autoschedule_args();
     if (!use_hand_schedules())
         o.emit = "mpe,cpe,h,schedule"; // with the predicted time
@@ -527,12 +528,13 @@ std::string read_text(const std::string &path);
 /** Builds every case (in parallel), then runs each in a child process; one failure per
  *  failing shape, naming it. With the autoscheduler, each plan's predicted time must be
  *  within kModelTolerance of the time the emulator's timing model gives the same code. */
-std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vector<Case> &cases) {
+std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vector<Case> &cases,
+                                        const std::string &machine = "sw26010") {
     const auto start = std::chrono::steady_clock::now();
     std::vector<sw_jit::JitBuild> builds(cases.size());
     parallel_for(int(cases.size()), [&](int i) {
         builds[i] = sw_jit::jit_build_layer(SW_LAYERS_GENERATOR, cases[i].generator,
-                                            cases[i].params, jit_options());
+                                            cases[i].params, jit_options(machine));
     });
     const auto built = std::chrono::steady_clock::now();
     int build_failures = 0, run_failures = 0, model_failures = 0, compared = 0, exempt = 0,
@@ -670,6 +672,15 @@ TEST(AutoscheduleRandom, Conv2D) {
 }
 TEST(AutoscheduleRandom, Pool) {
     run_cases("pool", pool_cases(kPoolCount));
+}
+/** SW26010-Pro (floatv8, 224 KB of LDM, CRTS DMA): the same checks on a share of the shapes,
+ *  the cost model within the same tolerance of the Pro's timing model. */
+TEST(AutoscheduleRandom, Conv2DPro) {
+    run_cases("conv2d (sw26010-pro)", conv_cases(kConvCount / 3), "sw26010-pro");
+}
+TEST(AutoscheduleRandom, PoolAndDensePro) {
+    run_cases("pool (sw26010-pro)", pool_cases(kPoolCount / 2), "sw26010-pro");
+    run_cases("dense (sw26010-pro)", dense_cases(kDenseCount / 2), "sw26010-pro");
 }
 TEST(AutoscheduleRandom, Dense) {
     run_cases("dense", dense_cases(kDenseCount));
