@@ -104,3 +104,12 @@ set_tests_properties(autoschedule_net_tune_headers PROPERTIES TIMEOUT 300)
 add_cli_test(conv2d_demo_help LABEL apps EXIT 0 REGEX "Usage: conv2d_demo" COMMAND conv2d_demo --help)
 add_cli_test(conv2d_demo_unexpected_argument LABEL apps EXIT 1 REGEX "error: The following argument was not expected: extra"
              COMMAND conv2d_demo extra)
+
+# The job model on a chip of each machine (dist/JobModel.h): SW26010's four core groups per
+# node, the SW26010-Pro's six (one MPI rank each): 1 node = 6 ranks, 6 images at once.
+add_cli_test(mpi_projection_sw26010 LABEL mpi EXIT 0
+             REGEX "4 core groups per node.*     1      4        4 "
+             COMMAND mpi_projection --per-image-ms 10 --max-nodes 2)
+add_cli_test(mpi_projection_pro LABEL mpi EXIT 0
+             REGEX "6 core groups per node.*     1      6        6 "
+             COMMAND mpi_projection --per-image-ms 10 --machine sw26010-pro --max-nodes 2)
