@@ -918,7 +918,12 @@ double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Mac
     }
     double cycles =
         get_cycles(t, std::min(dma.cpe_cap_bytes_per_cycle, dma.get_bytes_per_cycle), dma);
-    if (plan.share == Plan::Share::RegComm) {
+    if (plan.share == Plan::Share::RegComm && !m.regcomm.available) {
+        // The Pro: one RMA broadcast of the bytes from CPE 0 (sw_rma_share), after a barrier.
+        const sw::Rma &rma = m.rma;
+        cycles += double(sw::rma_share_work(m).cycles) + rma.issue_cycles + rma.latency_cycles +
+                  t.bytes / rma.bytes_per_cycle;
+    } else if (plan.share == Plan::Share::RegComm) {
         const sw::RegComm &rc = m.regcomm;
         const double relay = rc.get_cycles + 1 + rc.put_cycles;
         const double per_vector = std::max(relay, (rc.latency_cycles + relay) / rc.buffer_entries);
@@ -967,6 +972,16 @@ MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const Plan &
          {plan.mesh_row_dma ? 0.0 : work.row_slot_bytes, work.column_slot_bytes}) {
         if (bytes <= 0)
             continue;
+        if (!m.regcomm.available) {
+            // The Pro: the source's RMA broadcast to its row or column (sw_rma_row /
+            // sw_rma_column): the helper's work, the issue, then the bytes landing.
+            const sw::ShareWork w = sw::rma_share_work(m);
+            const double move =
+                m.rma.issue_cycles + m.rma.latency_cycles + bytes / m.rma.bytes_per_cycle;
+            c.relay += double(w.cycles) + move;
+            c.relay_unpaired += double(w.unpaired_cycles) + move;
+            continue;
+        }
         const sw::ShareWork w = sw::regcomm_share_work(int64_t(std::llround(bytes)), m);
         const double vectors = std::ceil(bytes / (4.0 * m.simd_float_lanes));
         const double round_trip =

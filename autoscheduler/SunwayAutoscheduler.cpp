@@ -79,12 +79,15 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
     // Sharing by broadcast DMA (Sharing::Dma, Sharing::DmaRow): BCAST_MODE is SW26010's; the
     // Pro's RMA sharing is not generated yet.
     const bool broadcast_dma = !m.crts_runtime;
+    // Sharing between CPEs' LDMs: SW26010's register communication, or the Pro's RMA (the same
+    // sharings, printed as RMA broadcasts by CodeGen_CPE and priced as such by the cost model).
+    const bool ldm_sharing = m.regcomm.available || m.rma.available;
     // Tile shapes: every dimension from its sizes, the outermost (images) at most 16.
     std::vector<std::vector<int>> sizes;
     for (size_t d = 0; d < info.out_extents.size(); d++) {
         const bool outermost = d + 1 == info.out_extents.size() && d > 0;
         sizes.push_back(tile_sizes(info.out_extents[d], outermost ? 16 : 1 << 20,
-                                   outermost && m.regcomm.available ? m.cpe_mesh_cols : 0));
+                                   outermost && ldm_sharing ? m.cpe_mesh_cols : 0));
     }
     std::vector<std::vector<int>> tiles{{}};
     for (const std::vector<int> &opts : sizes) {
@@ -267,6 +270,9 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                                 continue;
                             if (broadcast_dma)
                                 plans.push_back(sh);
+                            // (On the Pro, the whole mesh's sharing from CPE 0 is not searched: its
+                            // plans fail the lowering often on small shapes, which ends the search
+                            // before plans that pass, and the mesh's rows and columns carry it.)
                             if (m.regcomm.available) {
                                 sh.share = Plan::Share::RegComm;
                                 plans.push_back(sh);
@@ -283,7 +289,7 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         // windows (SqueezeNet's squeeze convs) the cost model priced it 24-28%
                         // below the emulator.
                         const bool matrix = info.out_extents.size() == 2;
-                        const bool on_mesh = m.regcomm.available && d.serial_tiles <= 1;
+                        const bool on_mesh = ldm_sharing && d.serial_tiles <= 1;
                         for (const int dim : {-1, 1}) {
                             for (const bool row_dma : {false, true}) {
                                 if (!on_mesh || ((dim == 1 || row_dma) && !matrix) ||
@@ -385,10 +391,15 @@ Result search(const Pipeline &p, const PipelineInfo &info, const std::vector<Pla
     // InjectDma could not turn into DMA) is kept only as a fallback: such accesses are slow on
     // the real machine and the cost model does not price them.
     // (At most 64 such plans are lowered: InjectDma may reject a whole family of similar tiles.)
-    int failures = 0;
+    // On the Pro, plans that share stagings by RMA fail the lowering more often (BroadcastDma's
+    // refusals: a region that depends on the block, a branch some CPEs skip); their failures
+    // have a budget of their own, so that they do not end the search before the plain plans
+    // (on SW26010 every failure counts against the 12, as the search was measured).
+    int failures = 0, sharing_failures = 0;
     std::vector<Candidate> direct;
-    for (size_t i = 0;
-         i < fit.size() && r.ranked.size() < wanted && failures < 12 && direct.size() < 64; i++) {
+    for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12 &&
+                       sharing_failures < 64 && direct.size() < 64;
+         i++) {
         // The copy carries the plan's schedule and Sunway directives; the pipeline stays
         // as it was.
         auto copy = Internal::deep_copy(outputs, env);
@@ -419,7 +430,8 @@ Result search(const Pipeline &p, const PipelineInfo &info, const std::vector<Pla
             }
         } catch (const std::exception &e) { // sw::UserError, Halide::Error
             last_error = e.what();
-            failures++;
+            const bool rma_sharing = !m.regcomm.available && fit[i].plan.share != Plan::Share::None;
+            (rma_sharing ? sharing_failures : failures)++;
         }
     }
     if (r.ranked.empty())

@@ -108,10 +108,12 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
     if (baseline)
         std::printf(" %9.3f %6.2fx", base_total.modelled_seconds * 1e3, f.speedup);
     std::printf(" %8.1f\n", total.wall_seconds * 1e3);
-    std::printf("model ms: SW26010 time from the emulator's timing model (one core group, %s at "
+    std::printf("model ms: %s time from the emulator's timing model (one core group, %s at "
                 "%.2f GHz, peak "
-                "%.1f GFLOPS); wall ms: emulation on this machine\n",
-                m.name.c_str(), m.clock_ghz, m.cg_peak_gflops());
+                "%.1f GFLOPS%s); wall ms: emulation on this machine\n",
+                m.crts_runtime ? "SW26010-Pro" : "SW26010", m.name.c_str(), m.clock_ghz,
+                m.cg_peak_gflops(),
+                m.crts_runtime ? ", a model resting on unmeasured parameters" : "");
     std::printf("unpaired ms: the same if the compiler paired no P0/P1 instructions (one a "
                 "cycle; model ms assumes ideal dual issue): an upper bound that keeps every DMA "
                 "wait; GFLOPS, %%peak and roof are of model ms\n");
