@@ -275,8 +275,9 @@ inline void schedule_batch_matmul_sunway(BatchMatMulStages &st, const BatchMatMu
     check(given.tm <= s.m,
           "tile_m=" + std::to_string(given.tm) + " must be at most m=" + std::to_string(s.m));
     check(given.tn <= s.n && (!batch_matmul_simd(s, m) || given.tn % vector_lanes(m) == 0),
-          "tile_n=" + std::to_string(given.tn) +
-              " must be a multiple of 4 (when n >= 4) and at most n=" + std::to_string(s.n));
+          "tile_n=" + std::to_string(given.tn) + " must be a multiple of " +
+              std::to_string(vector_lanes(m)) + " (when n >= " + std::to_string(vector_lanes(m)) +
+              ") and at most n=" + std::to_string(s.n));
     check(given.tk == 0 || s.k % given.tk == 0,
           "tile_k=" + std::to_string(given.tk) + " must divide k=" + std::to_string(s.k));
     schedule_batch_matmul_tiles(st, s, choose_batch_matmul_tiles(s, m, given), m);

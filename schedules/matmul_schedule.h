@@ -150,7 +150,8 @@ inline void schedule_matmul_sunway(MatMulStages &st, const MatMulShape &s, const
     };
     if (given.tn > 0) {
         check(given.tn % vector_lanes(m) == 0 && (s.n / m.cpe_mesh_cols) % given.tn == 0,
-              "tile_n=" + std::to_string(given.tn) + " must be a multiple of 4 dividing n / " +
+              "tile_n=" + std::to_string(given.tn) + " must be a multiple of " +
+                  std::to_string(vector_lanes(m)) + " dividing n / " +
                   std::to_string(m.cpe_mesh_cols) + " = " + std::to_string(s.n / m.cpe_mesh_cols));
         t.tn = given.tn;
     }

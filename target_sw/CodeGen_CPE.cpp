@@ -641,7 +641,7 @@ private:
                                  : row ? "the rest of its row"
                                        : "the rest of its column") +
                                 ". */\n"
-                                "__thread_local crts_rply_t " +
+                                "static __thread_local crts_rply_t " +
                                 arrived +
                                 ";\n"
                                 "static void " +
@@ -681,7 +681,7 @@ private:
                       "/* A broadcast get on the SW26010-Pro: the issuer's DMA get, then an RMA "
                       "multicast of the\n * bytes to the other CPEs of the mesh rows in `rows` "
                       "(the Pro's DMA has no row broadcast). */\n"
-                      "__thread_local crts_rply_t sw_bcast_get_arrived;\n"
+                      "static __thread_local crts_rply_t sw_bcast_get_arrived;\n"
                       "static void sw_bcast_get(void *ldm, void *mem, int len, int bsize, int "
                       "stride, int rows,\n"
                       "                         crts_rply_t *reply) {\n"

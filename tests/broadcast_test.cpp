@@ -209,16 +209,19 @@ TEST_P(RegCommDense, MatchesThePlainScheduleBitForBitAndReadsTheInputOncePerRoun
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, RegCommDense,
-    testing::Values(
-        // 19 blocks: CPEs 19..63 only take part in the sharing; 3 x 37 floats: a 12-byte tail.
-        DenseCase{"odd_in_batch3", 3, 37, 19, 1, 37},
-        // 67 blocks: two rounds, 3 blocks in the second; chunks of 2 x 77 floats (8-byte tail).
-        DenseCase{"two_rounds_batch2", 2, 1001, 201, 3, 77},
-        // batch 16 as FC layers run it, 103 blocks (2 rounds), double-buffered weights.
-        DenseCase{"batch16", 16, 512, 1030, 10, 0}),
-    [](const testing::TestParamInfo<DenseCase> &i) { return std::string(i.param.name); });
+/** The shapes of the register-communication sharing (and of its RMA form on the Pro). */
+const DenseCase kSharedDenseCases[] = {
+    // 19 blocks: CPEs 19..63 only take part in the sharing; 3 x 37 floats: a 12-byte tail.
+    DenseCase{"odd_in_batch3", 3, 37, 19, 1, 37},
+    // 67 blocks: two rounds, 3 blocks in the second; chunks of 2 x 77 floats (8-byte tail).
+    DenseCase{"two_rounds_batch2", 2, 1001, 201, 3, 77},
+    // batch 16 as FC layers run it, 103 blocks (2 rounds), double-buffered weights.
+    DenseCase{"batch16", 16, 512, 1030, 10, 0}};
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RegCommDense, testing::ValuesIn(kSharedDenseCases),
+                         [](const testing::TestParamInfo<DenseCase> &i) {
+                             return std::string(i.param.name);
+                         });
 
 TEST(RegCommDense, RefusedWhereTheRegionDependsOnTheBlock) {
     // Two images per block of 4: each block needs other images' input.
@@ -277,16 +280,10 @@ TEST_P(ProDense, RmaSharingsMatchThePlainScheduleBitForBit) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ProDense,
-    testing::Values(
-        // 19 blocks: CPEs 19..63 only take part in the sharing; 3 x 37 floats.
-        DenseCase{"odd_in_batch3", 3, 37, 19, 1, 37},
-        // 67 blocks: two rounds, 3 blocks in the second; chunks of 2 x 77 floats.
-        DenseCase{"two_rounds_batch2", 2, 1001, 201, 3, 77},
-        // batch 16, 103 blocks (2 rounds), floatv8 chunks.
-        DenseCase{"batch16", 16, 512, 1030, 10, 0}),
-    [](const testing::TestParamInfo<DenseCase> &i) { return std::string(i.param.name); });
+INSTANTIATE_TEST_SUITE_P(Shapes, ProDense, testing::ValuesIn(kSharedDenseCases),
+                         [](const testing::TestParamInfo<DenseCase> &i) {
+                             return std::string(i.param.name);
+                         });
 
 /** padded_share (tests/padded_share_generator.cpp): the zero-padded 15 x 9 window of a 13 x 7
  * image (135 floats: a 12-byte tail) staged per block of one output channel, 70 blocks (two
