@@ -66,23 +66,6 @@ void check_rma_local(Cpe &c, const char *api, const char *what, const void *p, i
     check_ldm_side(c, a, len, api, what);
 }
 
-/** The address of position p on CPE t, checked to lie inside one of t's LDM objects. */
-unsigned char *remote_address(Cpe &issuer, Cpe &t, const char *api, const char *what,
-                              const LdmPosition &p, int64_t len) {
-    const uintptr_t a = ldm_address(t, p);
-    if (!a) {
-        fatal("kernel '%s' CPE %d: %s: CPE %d has no %s yet (has it started the kernel? issue RMA "
-              "after a CRTS_ssync_*)",
-              issuer.run->kernel.c_str(), issuer.id, api, t.id,
-              p.region == LdmPosition::Tls ? "__thread_local data" : "kernel stack");
-    }
-    const std::string remote_api =
-        std::string(api) + " (issued by CPE " + std::to_string(issuer.id) + ")";
-    std::lock_guard<std::mutex> lock(t.ldm_mu);
-    check_ldm_side(t, a, len, remote_api.c_str(), what);
-    return reinterpret_cast<unsigned char *>(a);
-}
-
 /** With run.sync_mu held: adds 1 to reply word `word` of CPE t, counted for RMA request
  *  `index` of `issuer`, and wakes t if it waits for one of its words. */
 void count_rma(Cpe &t, unsigned char *word, int issuer, int64_t index) {
@@ -152,7 +135,6 @@ extern "C" int athread_emu_crts_rma(int r_tid, void *l_addr, void *r_addr, int l
     const char *api = rma_name(mode, opcode);
     Cpe &c = pro_cpe(api);
     Run &run = *c.run;
-    const sw::Machine &m = *run.machine;
     const char *k = run.kernel.c_str();
     const bool single = mode == kRmaSingle;
     if (!single && mode != kRmaRow && mode != kRmaCol && mode != kRmaRowLocal &&
@@ -190,22 +172,16 @@ extern "C" int athread_emu_crts_rma(int r_tid, void *l_addr, void *r_addr, int l
     } else {
         const bool rows = mode == kRmaRow || mode == kRmaRowLocal;
         const bool self = mode == kRmaRowLocal || mode == kRmaColLocal;
-        const int lines = rows ? m.cpe_mesh_rows : m.cpe_mesh_cols;
-        const unsigned all = (1u << lines) - 1, bits = static_cast<unsigned>(mask);
-        if ((bits & all) == 0 || (bits & ~all) != 0)
-            fatal("kernel '%s' CPE %d: %s with mask %#x: one bit per mesh %s, non-zero, within "
-                  "%#x",
-                  k, c.id, api, bits, rows ? "row" : "column", all);
-        for (auto &t : run.cpes)
-            if ((bits >> (rows ? t->row : t->col) & 1) && (self || t.get() != &c))
-                remotes.push_back(t.get());
+        for (Cpe *t : cpes_of_lines(c, api, rows, static_cast<unsigned>(mask)))
+            if (self || t != &c)
+                remotes.push_back(t);
     }
     const bool get = opcode == kRmaGet;
     std::vector<unsigned char *> data, words;
     for (Cpe *t : remotes) {
-        data.push_back(remote_address(c, *t, api, "remote LDM address", remote, len));
+        data.push_back(receiver_address(c, *t, api, "remote LDM address", remote, len));
         words.push_back(
-            r_reply ? remote_address(c, *t, api, "remote reply word", remote_reply, sizeof(int))
+            r_reply ? receiver_address(c, *t, api, "remote reply word", remote_reply, sizeof(int))
                     : nullptr);
     }
     auto *mine = static_cast<unsigned char *>(l_addr);

@@ -93,47 +93,55 @@ struct Receiver {
  *  __thread_local offset or depth below the kernel's entry frame) and its LDM side checked on
  *  that CPE. */
 std::vector<Receiver> bcast_receivers(Cpe &c, const char *api, DmaCast cast, void *ldm, int len) {
-    Run &run = *c.run;
-    const sw::Machine &m = *run.machine;
-    const char *k = run.kernel.c_str();
-    const bool by_rows = cast.kind == DmaCast::Rows;
-    const int lines = by_rows ? m.cpe_mesh_rows : m.cpe_mesh_cols;
-    const char *line = by_rows ? "row" : "column";
-    const unsigned bits = cast.mask;
-    const unsigned all = (1u << lines) - 1;
-    if ((bits & all) == 0 || (bits & ~all) != 0) {
-        fatal("kernel '%s' CPE %d: %s with mask %#x: the mask has one bit per mesh %s (%d %ss: "
-              "a non-zero value within %#x)",
-              k, c.id, api, bits, line, lines, line, all);
-    }
+    const std::vector<Cpe *> cpes = cpes_of_lines(c, api, cast.kind == DmaCast::Rows, cast.mask);
     LdmPosition pos;
     if (!ldm_position(c, reinterpret_cast<uintptr_t>(ldm), &pos)) {
         fatal("kernel '%s' CPE %d: %s: LDM side %p is not LDM of this CPE (in %s): a broadcast "
               "writes the same LDM address on every receiver",
-              k, c.id, api, ldm, describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str());
+              c.run->kernel.c_str(), c.id, api, ldm,
+              describe_ldm(c, reinterpret_cast<uintptr_t>(ldm)).c_str());
     }
-    const std::string receiver_api = std::string(api) + " (issued by another CPE)";
     std::vector<Receiver> out;
-    for (auto &t : run.cpes) {
-        if (!(bits >> (by_rows ? t->row : t->col) & 1))
-            continue;
-        uintptr_t a = ldm_address(*t, pos);
-        if (!a) {
-            fatal("kernel '%s' CPE %d: %s: receiver CPE %d has no %s yet (has it started the "
-                  "kernel? broadcast after a barrier)",
-                  k, c.id, api, t->id,
-                  pos.region == LdmPosition::Tls ? "__thread_local data" : "kernel stack");
-        }
-        {
-            std::lock_guard<std::mutex> lock(t->ldm_mu);
-            check_ldm_side(*t, a, len, receiver_api.c_str(), "LDM side on this receiver");
-        }
-        out.push_back(Receiver{t.get(), reinterpret_cast<unsigned char *>(a)});
-    }
+    for (Cpe *t : cpes)
+        out.push_back(
+            Receiver{t, receiver_address(c, *t, api, "LDM side on this receiver", pos, len)});
     return out;
 }
 
 } // namespace
+
+std::vector<Cpe *> cpes_of_lines(Cpe &c, const char *api, bool rows, unsigned mask) {
+    Run &run = *c.run;
+    const sw::Machine &m = *run.machine;
+    const int lines = rows ? m.cpe_mesh_rows : m.cpe_mesh_cols;
+    const char *line = rows ? "row" : "column";
+    const unsigned all = (1u << lines) - 1;
+    if ((mask & all) == 0 || (mask & ~all) != 0) {
+        fatal("kernel '%s' CPE %d: %s with mask %#x: the mask has one bit per mesh %s (%d %ss: "
+              "a non-zero value within %#x)",
+              run.kernel.c_str(), c.id, api, mask, line, lines, line, all);
+    }
+    std::vector<Cpe *> out;
+    for (auto &t : run.cpes)
+        if (mask >> (rows ? t->row : t->col) & 1)
+            out.push_back(t.get());
+    return out;
+}
+
+unsigned char *receiver_address(Cpe &issuer, Cpe &t, const char *api, const char *what,
+                                const LdmPosition &p, int64_t len) {
+    const uintptr_t a = ldm_address(t, p);
+    if (!a) {
+        fatal("kernel '%s' CPE %d: %s: CPE %d has no %s yet (has it started the kernel? broadcast "
+              "or issue RMA after a barrier)",
+              issuer.run->kernel.c_str(), issuer.id, api, t.id,
+              p.region == LdmPosition::Tls ? "__thread_local data" : "kernel stack");
+    }
+    const std::string receiver_api = std::string(api) + " (issued by another CPE)";
+    std::lock_guard<std::mutex> lock(t.ldm_mu);
+    check_ldm_side(t, a, len, receiver_api.c_str(), what);
+    return reinterpret_cast<unsigned char *>(a);
+}
 
 int dma_request(Cpe &c, const char *api, bool is_put, DmaCast cast, void *main_mem, void *ldm,
                 int len, void *reply, int stride, int bsize) {

@@ -247,6 +247,14 @@ struct DmaCast {
  *  the block/gap semantics, counts it, logs it for the timing model and adds 1 to *reply. */
 int dma_request(Cpe &c, const char *api, bool is_put, DmaCast cast, void *main_mem, void *ldm,
                 int len, void *reply, int stride, int bsize);
+/** The CPEs of the mesh rows (\p rows) or columns whose bit is set in \p mask, which must be
+ *  non-zero and within the mesh (else an error naming c and \p api): the receivers of a
+ *  broadcast get (BCAST_MODE, COL_MODE) or of an RMA broadcast. */
+std::vector<Cpe *> cpes_of_lines(Cpe &c, const char *api, bool rows, unsigned mask);
+/** The LDM address on CPE t of position p of the issuer's LDM, checked to lie inside one of
+ *  t's LDM objects for \p len bytes (an error naming the issuer, \p api and \p what). */
+unsigned char *receiver_address(Cpe &issuer, Cpe &t, const char *api, const char *what,
+                                const LdmPosition &p, int64_t len);
 
 // ---------------------------------------------------------------- crts.cpp
 /** Sets the Pro's per-CPE variables (_PEN, _ROW, _COL, _CGN) on c's own thread. */
