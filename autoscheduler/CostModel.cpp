@@ -538,13 +538,20 @@ private:
             split_window(s.name, s.name + ".in() phases", box, work_.chunk_compute);
         } else if (info_.tile_region.count(s.name)) {
             const std::vector<int64_t> &box = region_extents_(info_.tile_region.at(s.name));
+            const bool late = !shared && contains(info_.after_main, s.name);
+            // Read by an epilogue on whole vectors (a fused residual add) over a tile as wide
+            // as the map: its LDM rows are rounded up to whole vectors, wider than the source's
+            // rows, so each row comes in bounds as a request of its own (a 28-wide map on
+            // floatv8: 64 requests of 112 bytes a tile, not 16 blocks of 448; on the Pro's
+            // emulator 224 line bytes a row, not 144).
+            const bool wider_rows =
+                late && !box.empty() && !s.source_extents.empty() && box[0] > s.source_extents[0];
             // Tiles in turn: the next tile's staging prefetched into a second slot.
             buffer(s.name + ".in()", 4 * prod(box) * (plan_.serial_tiles > 1 ? 2 : 1));
-            const bool late = !shared && contains(info_.after_main, s.name);
             add(shared ? work_.tile_shared
                 : late ? work_.tile_late
                        : work_.tile_get,
-                transfer(box, s.source_extents, m_));
+                transfer(box, s.source_extents, m_, !wider_rows, wider_rows));
             split_window(s.name, s.name + ".in() phases", box, work_.tile_compute);
         }
     }
@@ -846,8 +853,10 @@ private:
 
 /** How the tiles run on the core group: in waves of one tile per CPE, the CPEs in step. */
 struct CoreGroupRun {
-    double waves = 0;       ///< tiles of the busiest CPE
-    double active_cpes = 0; ///< CPEs with a tile
+    double waves = 0;          ///< tiles of the busiest CPE
+    double active_cpes = 0;    ///< CPEs with a tile
+    double last_wave_cpes = 0; ///< CPEs with a tile in the last round of the spread tiles
+    double rounds = 0;         ///< rounds of the spread tiles (waves = serial tiles x rounds)
 };
 
 /** The tiles spread over the CPEs; with Plan::serial_pixels each CPE also runs every tile of
@@ -857,6 +866,8 @@ CoreGroupRun core_group_run(const PipelineInfo &info, const Plan &plan, const sw
     CoreGroupRun run;
     run.waves = double(n.serial * ((n.spread + m.cpes_per_core_group - 1) / m.cpes_per_core_group));
     run.active_cpes = double(std::min<int64_t>(n.spread, m.cpes_per_core_group));
+    run.rounds = double((n.spread + m.cpes_per_core_group - 1) / m.cpes_per_core_group);
+    run.last_wave_cpes = double(n.spread - (int64_t(run.rounds) - 1) * m.cpes_per_core_group);
     return run;
 }
 
@@ -951,10 +962,24 @@ MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const Plan &
     MeshChunk c;
     const sw::DmaTiming &dma = m.dma_timing;
     const Transfer &row = work.chunk_shared, &column = work.chunk_column;
-    c.rows = row.blocks > 0
-                 ? std::min<double>(m.cpe_mesh_rows, std::ceil(run.active_cpes / m.cpe_mesh_cols))
-                 : 0.0;
-    c.columns = column.blocks > 0 ? double(m.cpe_mesh_cols) : 0.0;
+    // The sources of a round: a mesh row's or column's first CPE fetches only when it has a
+    // block of that round (a last round of 40 blocks has five rows of sources, not eight):
+    // per round, their mean over the rounds.
+    const double full_rounds = std::max(0.0, run.rounds - 1);
+    auto mean_over_rounds = [&](auto sources) {
+        return run.rounds > 0
+                   ? (full_rounds * sources(run.active_cpes) + sources(run.last_wave_cpes)) /
+                         run.rounds
+                   : 0.0;
+    };
+    c.rows = row.blocks > 0 ? mean_over_rounds([&](double cpes) {
+        return std::min<double>(m.cpe_mesh_rows, std::ceil(cpes / m.cpe_mesh_cols));
+    })
+                            : 0.0;
+    c.columns =
+        column.blocks > 0
+            ? mean_over_rounds([&](double cpes) { return std::min<double>(m.cpe_mesh_cols, cpes); })
+            : 0.0;
     // The channel shared by every source and every CPE's own gets: CPE (0, 0), with the most
     // bytes, finishes when the channel has moved them all (processor sharing), or at its cap.
     Transfer both = plan.mesh_row_dma && row.blocks > 0 ? broadcast_piece(row).first : row;

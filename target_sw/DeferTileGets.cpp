@@ -34,6 +34,12 @@ bool only_get_issue(const Stmt &s, GetIssue &g, bool &requested) {
         return only_get_issue(p->body, g, requested);
     if (const Block *b = s.as<Block>())
         return only_get_issue(b->first, g, requested) && only_get_issue(b->rest, g, requested);
+    // A loop of requests (one per row of a box whose LDM rows are padded), and a guard of
+    // the whole issue (a CPE with a block of the round).
+    if (const For *f = s.as<For>())
+        return f->for_type == ForType::Serial && only_get_issue(f->body, g, requested);
+    if (const IfThenElse *i = s.as<IfThenElse>())
+        return !i->else_case.defined() && only_get_issue(i->then_case, g, requested);
     const Evaluate *e = s.as<Evaluate>();
     if (e && is_const(e->value))
         return true; // a no-op (DelayDmaWaits leaves Evaluate(0) where a wait was)
@@ -105,6 +111,56 @@ bool touches(const Stmt &s, const GetIssue &g) {
     Touches t(g);
     s.accept(&t);
     return t.found;
+}
+
+/** Whether \p s only issues DMA requests (through lets, marks, guards and loops): the
+ * prefetch of a staging in rows, or of a mesh row's or column's source under its guard. */
+bool issues_only(const Stmt &s) {
+    if (const LetStmt *l = s.as<LetStmt>())
+        return issues_only(l->body);
+    if (const ProducerConsumer *p = s.as<ProducerConsumer>())
+        return issues_only(p->body);
+    if (const Block *b = s.as<Block>())
+        return issues_only(b->first) && issues_only(b->rest);
+    if (const IfThenElse *i = s.as<IfThenElse>())
+        return issues_only(i->then_case) && (!i->else_case.defined() || issues_only(i->else_case));
+    if (const For *f = s.as<For>())
+        return issues_only(f->body);
+    const Evaluate *e = s.as<Evaluate>();
+    if (!e)
+        return false;
+    if (is_const(e->value))
+        return true;
+    const Call *c = e->value.as<Call>();
+    return c && (ir::as_dma_request(c) || ir::as_dma_begin(c));
+}
+
+/** The get sites a statement of a loop's body issues at the loop's level: in it, through
+ * guards, and in the loops that only issue requests (not in a nested loop of work). */
+std::set<int> top_level_gets(const Stmt &s, bool &any) {
+    class Find : public IRVisitor {
+    public:
+        std::set<int> gets;
+        bool any = false;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const For *op) override {
+            if (issues_only(op->body))
+                IRVisitor::visit(op);
+        }
+        void visit(const Call *op) override {
+            if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
+                any = true;
+                if (!r->is_put)
+                    gets.insert(r->site);
+            }
+            IRVisitor::visit(op);
+        }
+    } f;
+    s.accept(&f);
+    any = f.any;
+    return f.gets;
 }
 
 /** Moves one get issue into the first double-buffered loop after it (the header's rule). */
@@ -181,11 +237,11 @@ private:
         int last = -1;
         bool prefetches = false;
         for (size_t i = 0; i < body.size(); i++) {
-            const ir::RequestSites r = ir::request_sites(body[i], true);
-            if (r.any)
-                last = int(i);
-            for (int site : r.gets)
+            bool any = false;
+            for (int site : top_level_gets(body[i], any))
                 prefetches |= issued.count(site) > 0;
+            if (any)
+                last = int(i);
         }
         if (!prefetches || last < 0)
             return std::nullopt;

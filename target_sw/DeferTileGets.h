@@ -11,12 +11,15 @@
  * and moves while the last two chunks are computed.
  *
  * The rule, per statement M of a block that only issues gets (an sw_dma_begin and the
- * sw_dma_requests of its site, through lets and producer/consumer marks, and no-ops; its
- * wait is elsewhere) into LDM buffer B, from main buffer S:
+ * sw_dma_requests of its site, through lets, producer/consumer marks, loops of requests (one
+ * per row of a box whose LDM rows are padded), a guard without else (a CPE with a block of
+ * the round) and no-ops; its wait is elsewhere) into LDM buffer B, from main buffer S:
  *  - the statements after M, in program order and through allocations, lets and
  *    producer/consumer marks, are scanned up to the first serial loop L whose body issues,
- *    at its top level (not in a nested loop), a get of a site also issued between M and L
- *    (DoubleBuffer's and BroadcastDma's prologue and prefetch), of constant extent >= 2;
+ *    at its top level (through guards and loops that only issue requests, such as a mesh
+ *    row's source fetching its staging channel by channel; not in a nested loop of work), a
+ *    get of a site also issued between M and L (DoubleBuffer's and BroadcastDma's prologue and
+ *    prefetch), of constant extent >= 2;
  *  - nothing from M to the end of L reads, writes, frees or transfers B, or writes S (a store
  *    or a put into it);
  *  - then M moves into L's body, after the last top-level statement that issues a request,
