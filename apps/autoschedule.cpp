@@ -53,6 +53,7 @@ struct Options {
     std::string generator, generator_exe, net, out;
     const sw::Machine *machine = &sw::sw26010();
     int tune = 0;
+    std::string plan; ///< --plan: cost and check this plan only (sw_auto::Options::plan)
     std::map<std::string, std::string> params;
 };
 
@@ -95,7 +96,7 @@ std::string check_generator_name(const std::string &generator) {
 }
 
 /** A generator linked into this executable, built in this process. */
-Scheduled schedule_linked(const std::string &generator,
+Scheduled schedule_linked(const std::string &generator, const std::string &plan,
                           const std::map<std::string, std::string> &params, const sw::Machine &m,
                           int pick) {
     check_generator_name(generator);
@@ -109,6 +110,7 @@ Scheduled schedule_linked(const std::string &generator,
     sw::set_sunway_generator_params(*gen, gp, m);
     next_options = sw_auto::Options();
     next_options.pick = pick;
+    next_options.plan = plan;
     Halide::Module module = gen->build_module(generator);
     Scheduled s;
     s.result = sw_auto::summarize(last_result);
@@ -144,6 +146,7 @@ std::string read_text(const fs::path &path) {
 /** A generator of another executable (--generator): run with the plugin in a temporary
  * directory; the plugin writes the summary, the driver the lowering report and header. */
 Scheduled schedule_external(const std::string &exe, const std::string &generator,
+                            const std::string &plan,
                             const std::map<std::string, std::string> &params, const sw::Machine &m,
                             int pick) {
     const auto start = std::chrono::steady_clock::now();
@@ -180,6 +183,7 @@ Scheduled schedule_external(const std::string &exe, const std::string &generator
     const int status =
         sw_jit::run_command(argv, &output,
                             {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)},
+                             {"SW_AUTOSCHEDULE_PLAN", plan},
                              {"SW_AUTOSCHEDULE_SUMMARY", (dir / "summary.txt").string()}});
     if (status != 0) {
         // From the driver's first "error: " line on (Halide's warnings may come first).
@@ -216,8 +220,8 @@ Scheduled schedule_external(const std::string &exe, const std::string &generator
 Scheduled schedule_layer(const Options &o, const std::string &generator,
                          const std::map<std::string, std::string> &params, int pick) {
     return o.generator_exe.empty()
-               ? schedule_linked(generator, params, *o.machine, pick)
-               : schedule_external(o.generator_exe, generator, params, *o.machine, pick);
+               ? schedule_linked(generator, o.plan, params, *o.machine, pick)
+               : schedule_external(o.generator_exe, generator, o.plan, params, *o.machine, pick);
 }
 
 /** Runs the \p pick-th plan of a layer on the emulator (random inputs); modelled seconds. */
@@ -232,7 +236,7 @@ double run_on_emulator(const Options &o, const std::string &generator,
     jo.target = o.machine->name;
     jo.extra_args = {"-p", sw::find_tool(sw::kAutoschedulePlugin), "-s",
                      sw_auto::autoscheduler_name, "auto_schedule=true"};
-    jo.env = {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)}};
+    jo.env = {{"SW_AUTOSCHEDULE_PICK", std::to_string(pick)}, {"SW_AUTOSCHEDULE_PLAN", o.plan}};
     sw_jit::JitBuild b = sw_jit::jit_build_layer(exe, generator, params, jo);
     if (!b.ok()) {
         *error = b.log;
@@ -528,6 +532,11 @@ int main(int argc, char **argv) {
     app.add_option("--tune", o.tune,
                    "run the N best plans on the emulator and keep the fastest (per distinct layer)")
         ->check(CLI::Range(0, 1000));
+    auto *plan =
+        app.add_option("--plan", o.plan,
+                       "with -g: cost and check only this plan, as the output's first line "
+                       "describes one (e.g. \"tile 56x7x8x1, chunk 16, floatv4 x2 x 8 register "
+                       "block\"); a plan the layer does not have falls back to the whole search");
     app.add_option("-o", o.out,
                    "write the schedule as a header (with -g: this file; with --net: one "
                    "<layer>.schedule.h per layer "
@@ -542,6 +551,7 @@ int main(int argc, char **argv) {
             "name=value"));
     g->excludes(net);
     exe->needs(g);
+    plan->needs(g);
     if (int rc = sw_cli::parse(app, argc, argv); rc >= 0)
         return rc;
     try {

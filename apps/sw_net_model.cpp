@@ -288,8 +288,7 @@ int run_graph(const Options &o, const sw_dist::Job &job,
                                                     : "OpenACC-style baseline schedules";
     const sw::Machine &target = *sw::machine_by_name(o.machine);
     std::printf("%s on the emulated %s core group (%d CPEs, athread emulator), %s\n",
-                what.title.c_str(), target.crts_runtime ? "SW26010-Pro" : "SW26010",
-                target.cpes_per_core_group, schedules);
+                what.title.c_str(), target.title().c_str(), target.cpes_per_core_group, schedules);
     if (target.crts_runtime) {
         std::printf("note: the SW26010-Pro timing model rests on unmeasured parameters (RMA, "
                     "instruction costs, fp32 peak taken equal to fp64; [U] in "
@@ -527,7 +526,7 @@ int run_graph(const Options &o, const sw_dist::Job &job,
         std::printf("per-layer report written to %s\n", o.report.c_str());
     }
     if (!o.trace.empty() && job.rank == 0) {
-        sw_net::write_trace(o.trace, spans);
+        sw_net::write_trace(o.trace, spans, machine);
         std::printf("trace of the first pass written to %s (open it in ui.perfetto.dev)\n",
                     o.trace.c_str());
     }

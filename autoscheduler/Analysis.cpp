@@ -568,6 +568,14 @@ bool vectorised_definition(const PipelineInfo &info, const Plan &plan, int d) {
            std::min<int64_t>(plan.tile[0], info.out_extents[0]) % plan.lanes == 0;
 }
 
+int epilogue_unroll(const PipelineInfo &info, const Plan &plan, int d) {
+    const bool epilogue = info.main_update >= 0 && d > info.main_update + 1;
+    return epilogue && plan.vector == Plan::Vector::Pure && plan.block > 1 &&
+                   vectorised_definition(info, plan, d)
+               ? plan.block
+               : 1;
+}
+
 bool serial_dim(const Plan &plan, int d) {
     return plan.serial_pixels && d < 2;
 }

@@ -294,6 +294,14 @@ MeshAxis mesh_axis(const PipelineInfo &info, const Plan &plan, const std::string
  * activation, residual). */
 bool vectorised_definition(const PipelineInfo &info, const Plan &plan, int d);
 
+/** The vectors of a register block that an epilogue definition \p d of the main stage (after
+ * its reduction: a ReLU, a clamp, a residual add) runs unrolled in one loop iteration: in
+ * Vector::Pure plans Plan::block (its x split as the reduction's, so nothing is computed past
+ * the rounded width), else 1. One vector at a time, each vector's chain of dependent
+ * operations (a clamp's min, select, max, select: 4 x Machine::fp_latency_cycles) bounds the
+ * iteration; unrolled, the block's independent chains overlap (WorkCount.h). */
+int epilogue_unroll(const PipelineInfo &info, const Plan &plan, int d);
+
 /** The output tiles of \p plan: those each CPE runs in turn (along the dimensions of
  * serial_dim) and those spread over the CPEs (the rest). */
 struct TileCounts {

@@ -175,6 +175,23 @@ public:
             if (update_index == info_.main_update)
                 continue;
             const std::string update = main_ident + ".update(" + std::to_string(update_index) + ")";
+            const int unroll = epilogue_unroll(info_, plan_, update_index + 1);
+            if (unroll > 1) {
+                // An epilogue on whole vectors, the register block's vectors in one iteration
+                // (their chains overlap): x split as the reduction's.
+                const std::string xo = x + "_eo", xi = x + "_ei", xu = x + "_eu", xv = x + "_ev";
+                main_func.update(update_index)
+                    .split(Var(x), Var(xo), Var(xi), plan_.lanes * unroll, TailStrategy::RoundUp)
+                    .split(Var(xi), Var(xu), Var(xv), plan_.lanes)
+                    .vectorize(Var(xv))
+                    .unroll(Var(xu));
+                writer_.line(update + ".split(" + writer_.var(x) + ", " + writer_.var(xo) + ", " +
+                             writer_.var(xi) + ", " + std::to_string(plan_.lanes * unroll) +
+                             ", TailStrategy::RoundUp).split(" + ident(xi) + ", " +
+                             writer_.var(xu) + ", " + writer_.var(xv) + ", " + lanes_ +
+                             ").vectorize(" + ident(xv) + ").unroll(" + ident(xu) + ");");
+                continue;
+            }
             if (vectorised_definition(info_, plan_, update_index + 1)) {
                 // An epilogue (a fused residual add, a ReLU) on whole vectors too.
                 main_func.update(update_index)

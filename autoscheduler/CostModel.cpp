@@ -637,7 +637,8 @@ private:
                 const bool on_vectors =
                     s.name == info_.main && ((k == 0 && shape_.vector_loop_width > 1) ||
                                              vectorised_definition(info_, plan_, int(k)));
-                count_scalar_definition(on_vectors, definitions[k], points);
+                count_scalar_definition(on_vectors, definitions[k], points,
+                                        epilogue_unroll(info_, plan_, int(k)));
             } else if (plan_.vector == Plan::Vector::Pure) {
                 count_main_update_on_vectors(definitions[k], points);
             } else if (plan_.vector == Plan::Vector::Reduction) {
@@ -653,18 +654,22 @@ private:
     /** A scalar loop over the points (a definition of a vectorised main stage on whole vectors:
      * its pure definition, its epilogue updates; their loads of values invariant along x are
      * splats), one store each, loads of its inputs and of itself. */
-    void count_scalar_definition(bool whole_vectors, const OpCount &ops, int64_t points) {
+    void count_scalar_definition(bool whole_vectors, const OpCount &ops, int64_t points,
+                                 int unroll = 1) {
         // On vectors a min / max adds its select (to the issue and to the chain) and each float
-        // constant is a splat (WorkCount.h).
+        // constant is a splat (WorkCount.h). Unrolled, an iteration issues `unroll` vectors'
+        // work whose chains are independent (epilogue_unroll).
         const double p1 = whole_vectors ? ops.loads * ldm_splat_p1(m_) + unaligned_p1_ + 1 +
                                               double(ops.float_constants * m_.splat_p1)
                                         : ops.loads + 2;
         const int64_t extra = whole_vectors ? ops.float_min_max : 0;
-        const double per_point = region(m_, issue_, ops.float_ops + extra, p1, ops.int_ops + 2,
-                                        ops.chain + extra, ops.slow_cycles);
+        const double u = unroll;
+        const double per_iteration =
+            region(m_, issue_, u * double(ops.float_ops + extra), u * p1,
+                   u * double(ops.int_ops) + 2, double(ops.chain + extra), u * ops.slow_cycles);
         const double iterations =
-            double(points) * ops.reduction_points / (whole_vectors ? lanes_ : 1);
-        work_.tile_compute += iterations * per_point;
+            double(points) * ops.reduction_points / (whole_vectors ? lanes_ : 1) / u;
+        work_.tile_compute += iterations * per_iteration;
     }
 
     /** The main update vectorised along x in register blocks: per chunk, over the tile and
@@ -1172,12 +1177,14 @@ double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, con
  * tile's stagings requested at the top of each iteration (DoubleBuffer.h). A CPE's engine
  * moves its requests' data in order, so the put of tile i moves after the get of tile i + 1:
  * an iteration takes the get's overlap with the compute (as for double-buffered chunks), then
- * the put, waited for (the tile's LDM is freed). Returns the busiest CPE's cycles and the
- * time the CPEs, in step, leave the channel idle: the first get's setup and latency, the
- * compute that outlasts a prefetch, the last compute, and every put's first setup and
- * latency. */
+ * the put, waited for (the tile's LDM is freed); or, with \p puts_in_slots (the output tile
+ * in two slots, PipelineTilePuts.h), the put moves during the next tile's compute and an
+ * iteration takes the longer of its compute and its engine's get and put. Returns the busiest
+ * CPE's cycles and the time the CPEs leave the channel idle: the first get's setup and
+ * latency, the compute that outlasts a prefetch (and, in slots, the put), the last compute,
+ * and every put's first setup and latency (in slots, the last one's). */
 std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const CoreGroupRun &run,
-                                                 const sw::Machine &m) {
+                                                 bool puts_in_slots, const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const auto [get_rate, put_rate] = cpe_rates(run, dma);
     Transfer gets = work.tile_get;
@@ -1189,16 +1196,34 @@ std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const Cor
                                             : pipelined(work.put, dma.put_block_cycles, put_rate) +
                                                   dma.put_latency_cycles;
     const double tiles = run.waves;
-    const double period = std::max({compute, (get + compute) / 2, get - latency}) + put;
+    const double put_idle =
+        work.put.blocks ? first_setup(work.put, dma.put_block_cycles) + dma.put_latency_cycles : 0;
+    const double get_idle = gets.blocks ? first_setup(gets, dma.get_block_cycles) + latency : 0;
     CpeCycles cycles;
-    cycles.total = get + (tiles - 1) * period + compute + put;
     cycles.dma = tiles * (get + put);
     cycles.compute = tiles * compute;
-    const double idle = (gets.blocks ? first_setup(gets, dma.get_block_cycles) + latency : 0) +
-                        (tiles - 1) * std::max(0.0, compute - (get - latency)) + compute +
-                        tiles * (work.put.blocks ? first_setup(work.put, dma.put_block_cycles) +
-                                                       dma.put_latency_cycles
-                                                 : 0);
+    if (puts_in_slots) {
+        // The output tile in two slots (PipelineTilePuts.h): tile i's put, issued after its
+        // compute and behind tile i + 1's prefetch, moves while tile i + 1 computes; the
+        // engine serves a get and a put per tile. The CPEs no longer move their data in step
+        // (one sets up its blocks while the others' data moves), so a CPE's engine is bound by
+        // its setups and its cap, and the channel by everyone's line bytes (estimate(): the
+        // kernel takes at least the channel's time).
+        const double engine = get_cycles(gets, dma.cpe_cap_bytes_per_cycle, dma) +
+                              (work.put.blocks == 0 ? 0.0
+                                                    : pipelined(work.put, dma.put_block_cycles,
+                                                                dma.cpe_cap_bytes_per_cycle) +
+                                                          dma.put_latency_cycles);
+        const double period = std::max(compute, engine - latency);
+        cycles.total = get + (tiles - 1) * period + compute + put;
+        const double idle = get_idle + (tiles - 1) * std::max(0.0, compute - (engine - latency)) +
+                            compute + put_idle;
+        return {cycles, idle};
+    }
+    const double period = std::max({compute, (get + compute) / 2, get - latency}) + put;
+    cycles.total = get + (tiles - 1) * period + compute + put;
+    const double idle = get_idle + (tiles - 1) * std::max(0.0, compute - (get - latency)) +
+                        compute + tiles * put_idle;
     return {cycles, idle};
 }
 
@@ -1236,10 +1261,17 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const bool piped = plan.serial_pixels && serial_tiles >= 2 && shape.double_buffered &&
                        shape.chunks >= 2 && plan.serial_tiles <= 1 && work.put.blocks > 0 &&
                        work.put.requests == 1 && !work.put_compacted;
-    if (piped) {
-        est.ldm_bytes +=
-            (int64_t(work.put.bytes / std::max(1.0, work.put.requests)) + m.ldm_alignment - 1) /
-            m.ldm_alignment * m.ldm_alignment;
+    const int64_t put_slot =
+        (int64_t(work.put.bytes / std::max(1.0, work.put.requests)) + m.ldm_alignment - 1) /
+        m.ldm_alignment * m.ldm_alignment;
+    // Tiles in turn, prefetched: the output tile in two slots, each put waited for two tiles
+    // later (PipelineTilePuts.h, without a chunk loop), where the LDM has room for the second
+    // slot (else the lowering keeps one slot and waits for each put at once).
+    const bool tiles_in_slots = plan.serial_tiles > 1 && work.put.blocks > 0 &&
+                                work.put.requests == 1 && !work.put_compacted &&
+                                est.ldm_bytes + put_slot <= m.ldm_data_budget();
+    if (piped || tiles_in_slots) {
+        est.ldm_bytes += put_slot;
         if (ldm_detail)
             est.ldm_detail += ", second slot of the put tile";
     }
@@ -1273,7 +1305,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     CpeCycles cpe;
     double serial_idle = 0;
     if (plan.serial_tiles > 1) {
-        std::tie(cpe, serial_idle) = serial_tiles_cycles(work, run, m);
+        std::tie(cpe, serial_idle) = serial_tiles_cycles(work, run, tiles_in_slots, m);
     } else {
         cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
                                  piped ? run.waves / double(serial_tiles) : 0.0, m);

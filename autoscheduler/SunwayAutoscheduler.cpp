@@ -242,7 +242,12 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
                         // pointwise conv over 16 to 32 channels, MobileNetV2's expansions):
                         // elsewhere the chunks are double buffered instead, and these plans
                         // would add a quarter to the search (VGG-19: 9.0 -> 11.2 s).
-                        if (d.chunk == 0 && (info.chunk_rvar < 0 || info.reduction <= 32)) {
+                        // Not where a staging is read at an index loaded from another
+                        // (a gather's table row at its index): DoubleBuffer would prefetch the
+                        // row before the index it is read at (layers_test gather_embedding,
+                        // once its puts in two slots made these plans the fastest).
+                        if (d.chunk == 0 && (info.chunk_rvar < 0 || info.reduction <= 32) &&
+                            info.indirect_inputs.empty()) {
                             const TileCounts n = tile_counts(info, d);
                             const int64_t tiles = n.serial * n.spread;
                             int taken = 0;
@@ -392,9 +397,10 @@ Result search(const Pipeline &p, const PipelineInfo &info, const std::vector<Pla
     // the real machine and the cost model does not price them.
     // (At most 64 such plans are lowered: InjectDma may reject a whole family of similar tiles.)
     // On the Pro, plans that share stagings by RMA fail the lowering more often (BroadcastDma's
-    // refusals: a region that depends on the block, a branch some CPEs skip); their failures
-    // have a budget of their own, so that they do not end the search before the plain plans
-    // (on SW26010 every failure counts against the 12, as the search was measured).
+    // refusals: a region that depends on the block, a branch some CPEs skip); their failures,
+    // and those of tiles in turn (below), have a budget of their own, so that they do not end
+    // the search before the plain plans (on SW26010 every other failure counts against the 12,
+    // as the search was measured).
     int failures = 0, sharing_failures = 0;
     std::vector<Candidate> direct;
     for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12 &&
@@ -429,9 +435,14 @@ Result search(const Pipeline &p, const PipelineInfo &info, const std::vector<Pla
                 r.ranked.push_back(fit[i]);
             }
         } catch (const std::exception &e) { // sw::UserError, Halide::Error
-            last_error = e.what();
+            last_error = std::string(e.what()) + "\n(the plan: " + fit[i].plan.describe() + ")";
+            // Tiles in turn fail where Halide bounds a staging inside the fused loop of the
+            // tiles loosely (an edge pad's clamped window: its whole row, twice), which the cost
+            // model does not see; since their puts go into two slots they rank high (an edge pad
+            // of 9000-wide rows: its 12 best plans).
             const bool rma_sharing = !m.regcomm.available && fit[i].plan.share != Plan::Share::None;
-            (rma_sharing ? sharing_failures : failures)++;
+            const bool own_budget = rma_sharing || fit[i].plan.serial_tiles > 1;
+            (own_budget ? sharing_failures : failures)++;
         }
     }
     if (r.ranked.empty())

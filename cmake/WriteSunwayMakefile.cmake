@@ -163,12 +163,13 @@ generated); they build as gnu99 with gcc against the emulator's copies of the Pr
 `slave.h`, `athread.h` and `simd.h`, which follow the Pro SDK's. The CPE code keeps its LDM
 buffers within 224 KB of the 256 KB LDM: run with `-cache_size 0` (no LDM data cache) so that
 the remaining 32 KB hold the stack; a 32 KB cache would leave the stack no room.")
-    set(emu_flags "HOSTCC=\"gcc -D__sw_host__\" SLAVECC=\"gcc -D__sw_slave__\" HYBRIDCC=g++ \\
+    set(emu_flags "HOSTCC=\"gcc -D__sw_host__\" SLAVECC=\"gcc -D__sw_slave__ -Wno-psabi\" HYBRIDCC=g++ \\
      HOSTFLAGS=-O2 SLAVEFLAGS=-O2 \\
      CPPFLAGS=\"-DATHREAD_EMULATOR -I${emu_inc}/sw26010-pro -I${emu_inc}\"")
     set(emu_note "(`-D__sw_host__` / `-D__sw_slave__`: what swgcc's -mhost / -mslave define; the
 Pro's headers select their side by them. HOSTFLAGS / SLAVEFLAGS: gcc has no -msimd,
--mieee, -mftz or -faddress_align.)")
+-mieee, -mftz or -faddress_align. -Wno-psabi: gcc on x86 without AVX notes the ABI of the
+emulated 32-byte floatv8 passed by value.)")
 else ()
     set(build_title "## Build and run on Sunway TaihuLight (sw5cc)")
     set(build_lines "make            # libsunway_layers.a: sw5cc -host -std=gnu99 (MPE), sw5cc -slave -msimd -std=gnu99 (CPE)

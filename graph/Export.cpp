@@ -706,7 +706,7 @@ std::string makefile_text(const Executor &ex, const std::string &model) {
           << "SLAVEFLAGS ?= -O3 -mieee -mftz -faddress_align=64\nLDLIBS ?= -lm_slave\n"
           // The emulator: the Pro's headers first; the sides as swgcc -mhost / -mslave define.
           << "EMU_CC ?= cc\nEMU_CXX ?= c++\nEMU_FLAGS ?= -O1\n"
-          << "EMU_HOST = -D__sw_host__\nEMU_SLAVE = -D__sw_slave__\n"
+          << "EMU_HOST = -D__sw_host__\nEMU_SLAVE = -D__sw_slave__ -Wno-psabi\n"
           << "EMU_HEADERS = -I$(EMU_INCLUDE)/sw26010-pro -I$(EMU_INCLUDE)\n";
     } else {
         m << "HOSTCC ?= sw5cc -host\nSLAVECC ?= sw5cc -slave -msimd\nHYBRIDCC ?= sw5cc -hybrid\n"

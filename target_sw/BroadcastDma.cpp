@@ -918,6 +918,9 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
         }
     }
     k.body = b.mutate(k.body);
+    // How LDM-to-LDM sharing moves the bytes on this machine (the descriptions below).
+    const std::string ldm_sharing =
+        m.regcomm.available ? "register communication" : "RMA (row or column broadcast)";
     for (const auto &[s, site] : sites) {
         if (!b.done.count(s)) {
             throw UserError("error: sw::broadcast(" + site.func +
@@ -943,12 +946,15 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
                 " (shared: issued by the CPE in " +
                 std::string(row ? "column 0 of each mesh row" : "row 0 of each mesh column") +
                 ", its " + std::to_string(site.bytes) + "-byte buffer passed " +
-                (row ? "along the row" : "down the column") + " by register communication)";
+                (row ? "along the row" : "down the column") + " by " + ldm_sharing + ")";
         } else {
             k.dma[size_t(s)].shape +=
                 " (shared: issued by CPE 0 alone, its " + std::to_string(site.bytes) +
                 "-byte buffer passed to the other " + std::to_string(m.cpes_per_core_group - 1) +
-                " CPEs by register communication along row 0 and down every column)";
+                " CPEs " +
+                (m.regcomm.available ? "by register communication along row 0 and down every column"
+                                     : "by one RMA broadcast") +
+                ")";
         }
     }
     if (dma) {
@@ -959,7 +965,8 @@ void apply_broadcast(CpeKernel &k, const Machine &m, const Directives &d) {
     }
     if (regcomm) {
         k.notes.push_back(
-            "register-communication sharing: every CPE runs the same number of block rounds (" +
+            (m.regcomm.available ? "register-communication" : "RMA") +
+            std::string(" sharing: every CPE runs the same number of block rounds (") +
             std::to_string(m.cpes_per_core_group) +
             " blocks per round), skipping the work of a round "
             "past the last block but not the sharing");

@@ -113,56 +113,6 @@ bool touches(const Stmt &s, const GetIssue &g) {
     return t.found;
 }
 
-/** Whether \p s only issues DMA requests (through lets, marks, guards and loops): the
- * prefetch of a staging in rows, or of a mesh row's or column's source under its guard. */
-bool issues_only(const Stmt &s) {
-    if (const LetStmt *l = s.as<LetStmt>())
-        return issues_only(l->body);
-    if (const ProducerConsumer *p = s.as<ProducerConsumer>())
-        return issues_only(p->body);
-    if (const Block *b = s.as<Block>())
-        return issues_only(b->first) && issues_only(b->rest);
-    if (const IfThenElse *i = s.as<IfThenElse>())
-        return issues_only(i->then_case) && (!i->else_case.defined() || issues_only(i->else_case));
-    if (const For *f = s.as<For>())
-        return issues_only(f->body);
-    const Evaluate *e = s.as<Evaluate>();
-    if (!e)
-        return false;
-    if (is_const(e->value))
-        return true;
-    const Call *c = e->value.as<Call>();
-    return c && (ir::as_dma_request(c) || ir::as_dma_begin(c));
-}
-
-/** The get sites a statement of a loop's body issues at the loop's level: in it, through
- * guards, and in the loops that only issue requests (not in a nested loop of work). */
-std::set<int> top_level_gets(const Stmt &s, bool &any) {
-    class Find : public IRVisitor {
-    public:
-        std::set<int> gets;
-        bool any = false;
-
-    private:
-        using IRVisitor::visit;
-        void visit(const For *op) override {
-            if (issues_only(op->body))
-                IRVisitor::visit(op);
-        }
-        void visit(const Call *op) override {
-            if (std::optional<ir::DmaRequest> r = ir::as_dma_request(op)) {
-                any = true;
-                if (!r->is_put)
-                    gets.insert(r->site);
-            }
-            IRVisitor::visit(op);
-        }
-    } f;
-    s.accept(&f);
-    any = f.any;
-    return f.gets;
-}
-
 /** Moves one get issue into the first double-buffered loop after it (the header's rule). */
 class Placer {
 public:
@@ -237,11 +187,11 @@ private:
         int last = -1;
         bool prefetches = false;
         for (size_t i = 0; i < body.size(); i++) {
-            bool any = false;
-            for (int site : top_level_gets(body[i], any))
-                prefetches |= issued.count(site) > 0;
-            if (any)
+            const ir::RequestSites r = ir::request_sites(body[i], true);
+            if (r.any)
                 last = int(i);
+            for (int site : r.gets)
+                prefetches |= issued.count(site) > 0;
         }
         if (!prefetches || last < 0)
             return std::nullopt;

@@ -173,6 +173,8 @@ struct Machine {
     /** Bytes of LDM a CPE may give to data buffers (ldm_malloc and __thread_local). */
     int64_t ldm_data_budget() const { return ldm_bytes - ldm_stack_reserve; }
     /** Peak of one core group's CPEs in GFLOPS. */
+    /** The chip's name as its documents write it, for reports: "SW26010" or "SW26010-Pro". */
+    std::string title() const { return name == "sw26010-pro" ? "SW26010-Pro" : "SW26010"; }
     double cg_peak_gflops() const {
         return clock_ghz * flops_per_cycle_per_cpe * cpes_per_core_group;
     }

@@ -4,6 +4,7 @@
  */
 #include "target_sw/PipelineTilePuts.h"
 
+#include "target_sw/Errors.h"
 #include "target_sw/PassSupport.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/SunwayIR.h"
@@ -116,12 +117,12 @@ public:
             return;
         }
         if (std::optional<PutIssue> p = as_put_issue(s)) {
-            if (found.buffer && p->request.ldm_buffer == found.buffer->name && found.chunks) {
+            if (found.buffer && p->request.ldm_buffer == found.buffer->name) {
                 found.issue = s;
                 found.put = *p;
                 found.put.lets.insert(found.put.lets.begin(), lets.begin(), lets.end());
             } else {
-                failed = true; // a put before the chunk loop, or of another buffer
+                failed = true; // a put of another buffer
             }
             return;
         }
@@ -228,9 +229,12 @@ private:
     }
 
 public:
+    /** Without a chunk loop: the statement that replaces the put's issue (the tile's whole
+     * put into its slot); with one, the issue goes (its pieces are in the loop). */
+    Stmt whole_put;
     Stmt mutate(const Stmt &s) override {
         if (s.same_as(f.issue))
-            return Evaluate::make(0);
+            return whole_put.defined() ? whole_put : Evaluate::make(0);
         return IRMutator::mutate(s);
     }
     using IRMutator::mutate;
@@ -255,6 +259,7 @@ class Transform : public IRMutator {
 public:
     Transform(CpeKernel &k, const Machine &m) : k(k), m(m) {}
     bool done = false;
+    std::string buffer_name; ///< the output tile's buffer, once done
 
 private:
     using IRMutator::visit;
@@ -272,6 +277,35 @@ private:
         return IRMutator::visit(op);
     }
 
+    /** Whether the loop's body issues, at its top level, a get of a site that is also issued
+     * outside the loop (the prologue of a prefetch). */
+    bool prefetches_next_tile(const For *op) const {
+        const std::set<int> sites = ir::request_sites(op->body, true).gets;
+        if (sites.empty())
+            return false;
+        class Outside : public IRVisitor {
+        public:
+            Outside(const For *loop, const std::set<int> &sites) : loop(loop), sites(sites) {}
+            bool found = false;
+
+        private:
+            using IRVisitor::visit;
+            const For *loop;
+            const std::set<int> &sites;
+            void visit(const For *f) override {
+                if (f != loop)
+                    IRVisitor::visit(f);
+            }
+            void visit(const Call *c) override {
+                if (std::optional<ir::DmaRequest> r = ir::as_dma_request(c))
+                    found |= !r->is_put && sites.count(r->site) > 0;
+                IRVisitor::visit(c);
+            }
+        } outside(op, sites);
+        k.body.accept(&outside);
+        return outside.found;
+    }
+
     std::optional<Stmt> pipeline(const For *op) {
         const int64_t *min = as_const_int(op->min), *extent = as_const_int(op->extent);
         if (op->for_type != ForType::Serial || !min || !extent || *extent < 2)
@@ -282,6 +316,13 @@ private:
         const Found &f = finder.found;
         if (finder.failed || !f.issue.defined())
             return std::nullopt;
+        // Without a chunk loop before the put, only tiles whose next stagings are prefetched
+        // (a get at the loop's top level of a site also issued before the loop, DoubleBuffer's
+        // tiles in turn): there the whole put, issued after the next tile's prefetch, moves
+        // while the next tile computes.
+        if (!f.chunks && !prefetches_next_tile(op))
+            return std::nullopt;
+        buffer_name = f.buffer->name;
         const ir::DmaRequest &put = f.put.request;
         const int site = put.site;
         // One request of the site in the kernel; constant rows, block, pitch and size.
@@ -337,8 +378,10 @@ private:
         const int64_t slot_elems = slot_bytes / bytes;
         const int other = int(k.dma.size());
         k.dma.push_back(k.dma[size_t(site)]);
-        k.dma[size_t(site)].shape += " (in pieces over the next tile's chunks, slot 0)";
-        k.dma.back().shape += " (in pieces over the next tile's chunks, slot 1)";
+        const std::string how =
+            f.chunks ? "in pieces over the next tile's chunks" : "waited for two tiles later";
+        k.dma[size_t(site)].shape += " (" + how + ", slot 0)";
+        k.dma.back().shape += " (" + how + ", slot 1)";
 
         const Expr p = Variable::make(Int(32), op->name);
         const Expr E = Expr(int32_t(slot_elems));
@@ -354,10 +397,31 @@ private:
             r.rows = n;
             return ir::make_dma_request(r);
         };
+        const Stmt wait_slot = IfThenElse::make(
+            p >= op->min + 2,
+            IfThenElse::make(slot_of(p) == 0, ir::make_dma_wait(site), ir::make_dma_wait(other)));
+        const int64_t R = *rows;
+        if (!f.chunks) {
+            // The tile's whole put into its slot where it was issued; waited for at the top of
+            // tile p + 2 (before the slot is written again) and after the loop.
+            auto whole = [&](int which) {
+                return Block::make(ir::make_dma_begin(which == 0 ? site : other),
+                                   request_at(p, which, Expr(0), Expr(int32_t(R))));
+            };
+            Rewrite rewrite(f, slot_of(p), E, Stmt(), site);
+            rewrite.whole_put = IfThenElse::make(slot_of(p) == 0, whole(0), whole(1));
+            const Stmt body = Block::make(wait_slot, rewrite.mutate(op->body));
+            const Stmt loop =
+                For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+            return Allocate::make(
+                f.buffer->name, f.buffer->type, MemoryType::GPUShared,
+                {Expr(int32_t(2 * slot_elems))}, const_true(),
+                Block::make(loop, Block::make(ir::make_dma_wait(site), ir::make_dma_wait(other))));
+        }
         // The piece of chunk iteration kk of the previous tile's put.
         const For *L = f.chunks;
         const Expr kk = simplify(Variable::make(Int(32), L->name) - L->min);
-        const int64_t C = *as_const_int(L->extent), R = *rows;
+        const int64_t C = *as_const_int(L->extent);
         // Rows [ceil(k R / C), ceil((k + 1) R / C)): fewer than C rows go to the first
         // iterations, and the last iteration's piece, which the next tile's first chunk
         // follows in the engine, is the smallest.
@@ -373,9 +437,6 @@ private:
         const Stmt piece = IfThenElse::make(
             p > op->min, IfThenElse::make(slot_of(p - 1) == 0, piece_for(0), piece_for(1)));
         Stmt body = Rewrite(f, slot_of(p), E, piece, site).mutate(op->body);
-        const Stmt wait_slot = IfThenElse::make(
-            p >= op->min + 2,
-            IfThenElse::make(slot_of(p) == 0, ir::make_dma_wait(site), ir::make_dma_wait(other)));
         body = Block::make(wait_slot, body);
         Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
         // After the loop: the last tile's put whole, then both slots waited for.
@@ -394,13 +455,24 @@ private:
 } // namespace
 
 void pipeline_tile_puts(CpeKernel &k, const Machine &m) {
+    const CpeKernel before = k;
     Transform t(k, m);
     Stmt body = t.mutate(k.body);
     if (!t.done)
         return;
     k.body = body;
     k.ldm.clear();
-    place_ldm_buffers(k, m);
+    try {
+        place_ldm_buffers(k, m);
+    } catch (const UserError &) {
+        // The two slots live through the whole tile loop: where the LDM's peak was elsewhere in
+        // the tile (a staging that O did not overlap), they may not fit though one more slot
+        // would have. The kernel as it was, one slot, each put waited for.
+        const std::string name = t.buffer_name;
+        k = before;
+        k.notes.push_back("the put of " + name +
+                          " not pipelined over the next tile: its two slots do not fit the LDM");
+    }
 }
 
 } // namespace sw

@@ -24,6 +24,13 @@
  *    when the range is empty, so with R < C the first iterations put one each and the last,
  *    whose piece the next tile's first chunk follows, the fewest; the site begun at k = 0);
  *  - after P, the last tile's put whole.
+ * Tiles in turn without a chunk loop (DoubleBuffer's prefetched tiles: P's body issues at its
+ * top level a get of a site also issued before P, the next tile's stagings): the same two
+ * slots and the same waits (slot s at the top of tile p + 2 and after P), the put whole where
+ * it was issued, after the tile's compute and behind the next tile's prefetch in the engine,
+ * so that it moves while the next tile computes (MobileNetV2's 16 -> 96 expansion, 4 tiles of
+ * 224 x 24 per CPE in turn, each put waited for before the next tile: the channel idle while
+ * the CPEs computed).
  * Elsewhere the kernel is left as it was (the put waited for at the end of each tile).
  */
 #ifndef SW_PIPELINE_TILE_PUTS_H

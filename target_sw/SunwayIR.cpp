@@ -281,6 +281,26 @@ bool vector_access_aligned(const Type &t, const ModulusRemainder &a) {
     return lanes > 1 && a.modulus % lanes == 0 && a.remainder % lanes == 0;
 }
 
+bool issues_only(const Stmt &s) {
+    if (const LetStmt *l = s.as<LetStmt>())
+        return issues_only(l->body);
+    if (const ProducerConsumer *p = s.as<ProducerConsumer>())
+        return issues_only(p->body);
+    if (const Block *b = s.as<Block>())
+        return issues_only(b->first) && issues_only(b->rest);
+    if (const IfThenElse *i = s.as<IfThenElse>())
+        return issues_only(i->then_case) && (!i->else_case.defined() || issues_only(i->else_case));
+    if (const For *f = s.as<For>())
+        return issues_only(f->body);
+    const Evaluate *e = s.as<Evaluate>();
+    if (!e)
+        return false;
+    if (is_const(e->value))
+        return true;
+    const Call *c = e->value.as<Call>();
+    return c && (as_dma_request(c) || as_dma_begin(c));
+}
+
 RequestSites request_sites(const Stmt &s, bool skip_loops) {
     class Find : public IRVisitor {
     public:
@@ -291,7 +311,7 @@ RequestSites request_sites(const Stmt &s, bool skip_loops) {
         using IRVisitor::visit;
         bool skip_loops;
         void visit(const For *op) override {
-            if (!skip_loops)
+            if (!skip_loops || issues_only(op->body))
                 IRVisitor::visit(op);
         }
         void visit(const Call *op) override {

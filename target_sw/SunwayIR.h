@@ -167,8 +167,13 @@ bool is_register(const std::string &name);
  * (in elements, as recorded by align_vector_accesses) starts on a whole vector. */
 bool vector_access_aligned(const Halide::Type &t, const Halide::Internal::ModulusRemainder &a);
 
+/** Whether \p s only issues DMA requests (through lets, producer/consumer marks, guards and
+ * loops): a box's rows requested one each, a mesh source's staging channel by channel. */
+bool issues_only(const Halide::Internal::Stmt &s);
+
 /** The sites of the DMA get requests of a statement, and whether it issues any request (get or
- * put); with \p skip_loops, not counting the requests inside nested loops. */
+ * put); with \p skip_loops, not counting the requests inside nested loops that do more than
+ * issue requests (a loop of requests counts as its statement's: issues_only). */
 struct RequestSites {
     std::set<int> gets;
     bool any = false;

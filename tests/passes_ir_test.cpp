@@ -665,6 +665,56 @@ TEST(PipelineTilePuts, EachChunkPutsItsShareOfThePreviousTileAndTheLastTileIsPut
     EXPECT_TRUE(same(stores[0].index, (var("p") % 2) * 32)) << stores[0].index;
 }
 
+TEST(PipelineTilePuts, PrefetchedTilesInTurnPutWholeTilesIntoTwoSlots) {
+    // Tiles in turn without a chunk loop, the next tile's W prefetched (DoubleBuffer: a get
+    // of site 1 before the loop and at the top of each tile): each tile's put, whole, into its
+    // slot where it was issued, waited for two tiles later and after the loop.
+    sw::ir::DmaRequest put;
+    put.is_put = true;
+    put.ldm_buffer = "O";
+    put.ldm_index = 0;
+    put.main_buffer = "out";
+    put.main_index = var("p") * 8;
+    put.block_elems = 8;
+    put.rows = 2;
+    put.pitch_elems = 64;
+    put.site = 0;
+    const Stmt tile =
+        alloc("O", 16,
+              block({block({sw::ir::make_dma_begin(1),
+                            request(1, false, "W", 0, "weights", var("p") + 1, 16)}),
+                     sw::ir::make_dma_wait(1), store("O", load("W", 0), 0),
+                     ProducerConsumer::make_consume(
+                         "O", block({sw::ir::make_dma_begin(0), sw::ir::make_dma_request(put),
+                                     Evaluate::make(0)})),
+                     sw::ir::make_dma_wait(0), Free::make("O")}));
+    const Stmt prologue =
+        block({sw::ir::make_dma_begin(1), request(1, false, "W", 0, "weights", 0, 16)});
+    sw::CpeKernel k = kernel(alloc("W", 16, block({prologue, loop("p", 0, 5, tile)})), {"O", "W"});
+    k.dma = {{"O", "out", true, "put"}, {"W", "weights", false, "get"}};
+    sw::pipeline_tile_puts(k, sw::sw26010());
+    EXPECT_EQ(trace(k.body),
+              "alloc:W{ begin1 get1 alloc:O{ for:p{ if{ if{ wait0 } else{ wait2 } } begin1 get1 "
+              "wait1 ld:W st:O if{ begin0 put0 } else{ begin2 put2 } } wait0 wait2 } }")
+        << ir(k.body);
+    ASSERT_EQ(k.dma.size(), 3u);
+    EXPECT_NE(k.dma[0].shape.find("waited for two tiles later, slot 0"), std::string::npos)
+        << k.dma[0].shape;
+    // Slot p % 2 of 32 floats (16 aligned to 128 bytes): tile p's rows from its slot to
+    // out + p * 8, both rows in one request.
+    const std::vector<const Call *> reqs = requests(k.body);
+    ASSERT_EQ(reqs.size(), 4u) << ir(k.body);
+    const sw::ir::DmaRequest slot0 = *sw::ir::as_dma_request(reqs[2]);
+    const sw::ir::DmaRequest slot1 = *sw::ir::as_dma_request(reqs[3]);
+    EXPECT_TRUE(same(slot0.ldm_index, 0) && same(slot1.ldm_index, 32))
+        << slot0.ldm_index << " " << slot1.ldm_index;
+    EXPECT_TRUE(same(slot1.main_index, var("p") * 8) && same(slot1.rows, 2))
+        << slot1.main_index << " " << slot1.rows;
+    const std::vector<Access> stores = accesses(k.body, "O");
+    ASSERT_FALSE(stores.empty());
+    EXPECT_TRUE(same(stores[0].index, (var("p") % 2) * 32)) << stores[0].index;
+}
+
 TEST(PipelineTilePuts, AKernelWithoutADoubleBufferedChunkLoopOrOfOneTileIsLeftAlone) {
     for (const auto &[tiles, chunks] : std::vector<std::pair<int, int>>{{1, 2}, {4, 1}}) {
         sw::CpeKernel k = tiles_in_turn(tiles, chunks);

@@ -108,7 +108,7 @@ TEST(Trace, RealRunNestsOnEveryTrack) {
     const std::vector<sw_net::TraceSpan> spans = traced_run(&records);
     ASSERT_GT(spans.size(), 1000u);
     const std::string path = temp_path("trace.json");
-    sw_net::write_trace(path, spans);
+    sw_net::write_trace(path, spans, emulated_machine());
     const json doc = read_json(path);
     fs::remove(path);
 
@@ -286,6 +286,29 @@ TEST(Report, TableHasTheNoPairingColumnAndTotal) {
         << out;
 }
 
+TEST(Trace, NamesTheMachineAndItsSharing) {
+    // The process is the machine's core group; the span kind of LDM-to-LDM sharing is the
+    // machine's: register communication on SW26010, RMA on the SW26010-Pro.
+    const std::vector<sw_net::TraceSpan> spans = {
+        {"layer", 0, ATHREAD_EMU_SPAN_REGCOMM, 0.0, 1e-6}};
+    for (const char *name : {"sw26010", "sw26010-pro"}) {
+        const sw::Machine &m = *sw::machine_by_name(name);
+        const std::string path = temp_path("machine_trace.json");
+        sw_net::write_trace(path, spans, m);
+        const json doc = read_json(path);
+        fs::remove(path);
+        std::string process, kind;
+        for (const json &e : doc.at("traceEvents")) {
+            if (e.at("ph") == "M" && e.at("name") == "process_name")
+                process = e.at("args").at("name");
+            if (e.at("ph") == "X" && e.at("cat") != "layer")
+                kind = e.at("cat");
+        }
+        EXPECT_EQ(process, m.title() + " core group (modelled)");
+        EXPECT_EQ(kind, m.regcomm.available ? "register communication" : "RMA") << name;
+    }
+}
+
 TEST(Report, UnwritableOutputsAreErrorsNamingThePath) {
     const sw::Machine &m = emulated_machine();
     const std::vector<sw_net::LayerRecord> records(1);
@@ -298,7 +321,7 @@ TEST(Report, UnwritableOutputsAreErrorsNamingThePath) {
             EXPECT_NE(std::string(e.what()).find(p + ": "), std::string::npos) << e.what();
         }
         try {
-            sw_net::write_trace(p, {});
+            sw_net::write_trace(p, {}, m);
             ADD_FAILURE() << "no error for " << p;
         } catch (const sw_io::IoError &e) {
             EXPECT_NE(std::string(e.what()).find(p + ": "), std::string::npos) << e.what();

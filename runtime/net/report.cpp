@@ -111,8 +111,7 @@ void print_table(const std::vector<LayerRecord> &records, const std::vector<Laye
     std::printf("model ms: %s time from the emulator's timing model (one core group, %s at "
                 "%.2f GHz, peak "
                 "%.1f GFLOPS%s); wall ms: emulation on this machine\n",
-                m.crts_runtime ? "SW26010-Pro" : "SW26010", m.name.c_str(), m.clock_ghz,
-                m.cg_peak_gflops(),
+                m.title().c_str(), m.name.c_str(), m.clock_ghz, m.cg_peak_gflops(),
                 m.crts_runtime ? ", a model resting on unmeasured parameters" : "");
     std::printf("unpaired ms: the same if the compiler paired no P0/P1 instructions (one a "
                 "cycle; model ms assumes ideal dual issue): an upper bound that keeps every DMA "
@@ -305,12 +304,13 @@ std::string metadata_event(const char *what, int tid, const nlohmann::json &args
 
 } // namespace
 
-void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans) {
-    static const char *kinds[] = {"compute", "DMA", "wait DMA", "barrier",
-                                  "register communication"};
+void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans,
+                 const sw::Machine &m) {
+    const char *kinds[] = {"compute", "DMA", "wait DMA", "barrier",
+                           m.regcomm.available ? "register communication" : "RMA"};
     constexpr int kKinds = int(sizeof kinds / sizeof kinds[0]);
     std::string text = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-    text += metadata_event("process_name", -1, {{"name", "SW26010 core group (modelled)"}});
+    text += metadata_event("process_name", -1, {{"name", m.title() + " core group (modelled)"}});
     // Each CPE's DMA track right below the CPE's own; the layers on top.
     auto thread = [&](int tid, const std::string &name, int order) {
         text += ",\n" + metadata_event("thread_name", tid, {{"name", name}});
@@ -345,9 +345,10 @@ void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans) {
     out.close();
 }
 
-void write_trace(const std::string &path, const std::vector<TraceSpan> &spans) {
+void write_trace(const std::string &path, const std::vector<TraceSpan> &spans,
+                 const sw::Machine &m) {
     sw_io::OutputFile out(path);
-    write_trace(out, spans);
+    write_trace(out, spans, m);
 }
 
 } // namespace sw_net

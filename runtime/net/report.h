@@ -65,8 +65,10 @@ void write_report(const std::string &path, const std::string &net,
 
 /** Writes a Chrome trace-event JSON file (ui.perfetto.dev, chrome://tracing), each event
  * through nlohmann-json:
- * - per CPE two tracks (threads of pid 1, sorted together): "CPE c" (tid c) with its
- *   compute, wait DMA, barrier and register-communication spans, which follow one another,
+ * - one process named after \p m's core group; per CPE two tracks (threads of pid 1,
+ *   sorted together): "CPE c" (tid c) with its compute, wait DMA, barrier and
+ *   register-communication spans ("RMA" on a machine without register communication: the
+ *   SW26010-Pro), which follow one another,
  *   and "CPE c DMA" (tid 1000 + c) with the spans its DMA engine is busy, which overlap the
  *   CPE's own; a "layers" track (tid 2000) with one span per layer (first to last span);
  * - complete events ("ph": "X"), timestamps and durations in microseconds with at most
@@ -74,8 +76,9 @@ void write_report(const std::string &path, const std::string &net,
  *   so spans that nest or touch in the model nest or touch in the file (no partial
  *   overlap on a track, which Perfetto would drop).
  * The OutputFile version writes and closes \p out. */
-void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans);
-void write_trace(const std::string &path, const std::vector<TraceSpan> &spans);
+void write_trace(sw_io::OutputFile &out, const std::vector<TraceSpan> &spans, const sw::Machine &m);
+void write_trace(const std::string &path, const std::vector<TraceSpan> &spans,
+                 const sw::Machine &m);
 
 /** Trace thread ids: CPE c's own track, its DMA engine's track, and the layers track. */
 constexpr int kTraceDmaTidBase = 1000;

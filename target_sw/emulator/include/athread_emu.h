@@ -174,7 +174,8 @@ typedef enum {
     ATHREAD_EMU_SPAN_DMA,
     ATHREAD_EMU_SPAN_WAIT,   /**< blocked in athread_emu_wait_reply or the final drain */
     ATHREAD_EMU_SPAN_SYNC,   /**< blocked in athread_syn */
-    ATHREAD_EMU_SPAN_REGCOMM /**< blocked in a register-communication get or put */
+    ATHREAD_EMU_SPAN_REGCOMM /**< blocked in a register-communication get or put, or (SW26010-Pro)
+                                in an RMA wait */
 } athread_emu_span_kind;
 
 /** One span of one CPE in one kernel; cycles count from that kernel's athread_spawn (the
