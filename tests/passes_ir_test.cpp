@@ -603,7 +603,8 @@ TEST(DeferTileGets, AGetStaysWhereItIsWhenTheLoopOrAStatementBeforeItUsesTheBuff
 /** Pixel tiles in turn: for p in [0, tiles), the output tile O (2 rows of 8) computed over a
  * double-buffered chunk loop of \p chunks over W, then put (site 0, rows 64 apart in `out`)
  * and waited for. Sites: 0 the put of O, 1 the gets of W. */
-sw::CpeKernel tiles_in_turn(int tiles, int chunks) {
+/** Tile p's put of O (site 0): 2 rows of 8, 64 apart in `out`, from out + p * 8. */
+sw::ir::DmaRequest tile_put() {
     sw::ir::DmaRequest put;
     put.is_put = true;
     put.ldm_buffer = "O";
@@ -614,6 +615,11 @@ sw::CpeKernel tiles_in_turn(int tiles, int chunks) {
     put.rows = 2;
     put.pitch_elems = 64;
     put.site = 0;
+    return put;
+}
+
+sw::CpeKernel tiles_in_turn(int tiles, int chunks) {
+    const sw::ir::DmaRequest put = tile_put();
     const Stmt chunk_loop =
         loop("r", 0, chunks,
              block({block({sw::ir::make_dma_begin(1),
@@ -669,16 +675,7 @@ TEST(PipelineTilePuts, PrefetchedTilesInTurnPutWholeTilesIntoTwoSlots) {
     // Tiles in turn without a chunk loop, the next tile's W prefetched (DoubleBuffer: a get
     // of site 1 before the loop and at the top of each tile): each tile's put, whole, into its
     // slot where it was issued, waited for two tiles later and after the loop.
-    sw::ir::DmaRequest put;
-    put.is_put = true;
-    put.ldm_buffer = "O";
-    put.ldm_index = 0;
-    put.main_buffer = "out";
-    put.main_index = var("p") * 8;
-    put.block_elems = 8;
-    put.rows = 2;
-    put.pitch_elems = 64;
-    put.site = 0;
+    const sw::ir::DmaRequest put = tile_put();
     const Stmt tile =
         alloc("O", 16,
               block({block({sw::ir::make_dma_begin(1),
