@@ -893,6 +893,14 @@ double get_cycles(const Transfer &t, double bytes_per_cycle, const sw::DmaTiming
                : pipelined(t, dma.get_block_cycles, bytes_per_cycle) + dma.get_latency_cycles;
 }
 
+/** Cycles of a put at \p bytes_per_cycle, its latency waited for (the tile's LDM is freed or
+ * reused after it). */
+double put_cycles(const Transfer &t, double bytes_per_cycle, const sw::DmaTiming &dma) {
+    return t.blocks == 0
+               ? 0.0
+               : pipelined(t, dma.put_block_cycles, bytes_per_cycle) + dma.put_latency_cycles;
+}
+
 /** Cycles of the shared transfers of a tile and of a chunk. */
 struct SharedCycles {
     double per_tile = 0, per_chunk = 0;
@@ -1054,9 +1062,7 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
     const double tile_get = get_cycles(work.tile_get, get_rate, dma) + shared.per_tile;
     const double chunk_get = get_cycles(work.chunk_get, get_rate, dma);
     // The tile's result is waited for before its LDM is freed: the put's latency counts.
-    const double put = work.put.blocks == 0 ? 0.0
-                                            : pipelined(work.put, dma.put_block_cycles, put_rate) +
-                                                  dma.put_latency_cycles;
+    const double put = put_cycles(work.put, put_rate, dma);
     // Double buffered (DoubleBuffer.h): chunk i+1 is requested at the top of iteration i and
     // waited for one iteration later, so in steady state an iteration takes the larger of its
     // compute, half of a request's time plus half the compute (two requests overlap), and the
@@ -1193,9 +1199,7 @@ std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const Cor
     const double latency = dma.get_latency_cycles;
     const double get = get_cycles(gets, get_rate, dma);
     const double compute = work.tile_compute + work.chunk_compute;
-    const double put = work.put.blocks == 0 ? 0.0
-                                            : pipelined(work.put, dma.put_block_cycles, put_rate) +
-                                                  dma.put_latency_cycles;
+    const double put = put_cycles(work.put, put_rate, dma);
     const double tiles = run.waves;
     const double put_idle =
         work.put.blocks ? first_setup(work.put, dma.put_block_cycles) + dma.put_latency_cycles : 0;
@@ -1211,10 +1215,7 @@ std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const Cor
         // its setups and its cap, and the channel by everyone's line bytes (estimate(): the
         // kernel takes at least the channel's time).
         const double engine = get_cycles(gets, dma.cpe_cap_bytes_per_cycle, dma) +
-                              (work.put.blocks == 0 ? 0.0
-                                                    : pipelined(work.put, dma.put_block_cycles,
-                                                                dma.cpe_cap_bytes_per_cycle) +
-                                                          dma.put_latency_cycles);
+                              put_cycles(work.put, dma.cpe_cap_bytes_per_cycle, dma);
         const double period = std::max(compute, engine - latency);
         cycles.total = get + (tiles - 1) * period + compute + put;
         // Out of step, the CPEs leave the channel idle between the first get and the last
@@ -1307,12 +1308,13 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const bool shared_ahead = shape.double_buffered && (plan.share == Plan::Share::Dma || on_mesh);
     if (!shared_ahead)
         work.chunk_compute += shared.per_chunk;
+    // All line bytes at the channel's rates (a tile round's share prices tiles in turn).
+    const double channel_busy = channel_busy_cycles(work, shape, m);
     CpeCycles cpe;
     double serial_idle = 0;
     if (plan.serial_tiles > 1) {
-        std::tie(cpe, serial_idle) =
-            serial_tiles_cycles(work, run, tiles_in_slots,
-                                channel_busy_cycles(work, shape, m) / std::max(1.0, run.waves), m);
+        std::tie(cpe, serial_idle) = serial_tiles_cycles(
+            work, run, tiles_in_slots, channel_busy / std::max(1.0, run.waves), m);
     } else {
         cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
                                  piped ? run.waves / double(serial_tiles) : 0.0, m);
@@ -1324,9 +1326,8 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const double shared_lines = on_mesh ? mesh.rows * work.chunk_shared.line_bytes +
                                               mesh.columns * work.chunk_column.line_bytes
                                         : (shared_ahead ? work.chunk_shared.line_bytes : 0.0);
-    const double channel = channel_busy_cycles(work, shape, m) +
-                           run.waves * double(shape.chunks) * shared_lines /
-                               m.dma_timing.get_bytes_per_cycle,
+    const double channel = channel_busy + run.waves * double(shape.chunks) * shared_lines /
+                                              m.dma_timing.get_bytes_per_cycle,
                  idle =
                      plan.serial_tiles > 1
                          ? serial_idle

@@ -401,10 +401,10 @@ Result search(const Pipeline &p, const PipelineInfo &info, const std::vector<Pla
     // and those of tiles in turn (below), have a budget of their own, so that they do not end
     // the search before the plain plans (on SW26010 every other failure counts against the 12,
     // as the search was measured).
-    int failures = 0, sharing_failures = 0;
+    int failures = 0, own_budget_failures = 0;
     std::vector<Candidate> direct;
     for (size_t i = 0; i < fit.size() && r.ranked.size() < wanted && failures < 12 &&
-                       sharing_failures < 64 && direct.size() < 64;
+                       own_budget_failures < 64 && direct.size() < 64;
          i++) {
         // The copy carries the plan's schedule and Sunway directives; the pipeline stays
         // as it was.
@@ -442,7 +442,7 @@ Result search(const Pipeline &p, const PipelineInfo &info, const std::vector<Pla
             // of 9000-wide rows: its 12 best plans).
             const bool rma_sharing = !m.regcomm.available && fit[i].plan.share != Plan::Share::None;
             const bool own_budget = rma_sharing || fit[i].plan.serial_tiles > 1;
-            (own_budget ? sharing_failures : failures)++;
+            (own_budget ? own_budget_failures : failures)++;
         }
     }
     if (r.ranked.empty())
