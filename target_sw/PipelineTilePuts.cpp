@@ -395,6 +395,11 @@ private:
             r.main_index = simplify(substitute(op->name, tile, main_index) +
                                     cast(mt, row0) * make_const(mt, *pitch));
             r.rows = n;
+            // A one-block put (a tile of whole rows, merged) may carry a row pitch below its
+            // block; its pieces' rows are no longer a constant 1, so their pitch is printed as
+            // a stride: the block itself, never a negative stride.
+            if (*rows == 1)
+                r.pitch_elems = make_const(r.pitch_elems.type(), *block);
             return ir::make_dma_request(r);
         };
         const Stmt wait_slot = IfThenElse::make(

@@ -618,8 +618,7 @@ sw::ir::DmaRequest tile_put() {
     return put;
 }
 
-sw::CpeKernel tiles_in_turn(int tiles, int chunks) {
-    const sw::ir::DmaRequest put = tile_put();
+sw::CpeKernel tiles_in_turn(int tiles, int chunks, const sw::ir::DmaRequest &put = tile_put()) {
     const Stmt chunk_loop =
         loop("r", 0, chunks,
              block({block({sw::ir::make_dma_begin(1),
@@ -669,6 +668,31 @@ TEST(PipelineTilePuts, EachChunkPutsItsShareOfThePreviousTileAndTheLastTileIsPut
     const std::vector<Access> stores = accesses(k.body, "O");
     ASSERT_FALSE(stores.empty());
     EXPECT_TRUE(same(stores[0].index, (var("p") % 2) * 32)) << stores[0].index;
+}
+
+TEST(PipelineTilePuts, APutOfOneBlockLongerThanItsRowPitchKeepsAContiguousPitchInPieces) {
+    // A tile of whole output rows is put as one block of 16 floats whose recorded pitch is the
+    // row's 4 (rows = 1, the pitch unused). Its pieces have a number of rows that is not the
+    // constant 1, so their pitch becomes a stride: it must be the block, not 4 - 16 (a negative
+    // athread stride; a 30x15 tile of a 30-wide conv output did this).
+    sw::ir::DmaRequest put = tile_put();
+    put.block_elems = 16;
+    put.rows = 1;
+    put.pitch_elems = 4;
+    sw::CpeKernel k = tiles_in_turn(4, 3, put);
+    sw::pipeline_tile_puts(k, sw::sw26010());
+    ASSERT_EQ(k.dma.size(), 3u) << ir(k.body);
+    const std::vector<const Call *> reqs = requests(k.body);
+    int puts = 0;
+    for (const Call *c : reqs) {
+        const sw::ir::DmaRequest r = *sw::ir::as_dma_request(c);
+        if (!r.is_put)
+            continue;
+        ++puts;
+        EXPECT_TRUE(is_const_one(simplify(r.rows)) || can_prove(r.pitch_elems >= r.block_elems))
+            << r.rows << " rows of " << r.block_elems << ", pitch " << r.pitch_elems;
+    }
+    EXPECT_EQ(puts, 3) << ir(k.body);
 }
 
 TEST(PipelineTilePuts, PrefetchedTilesInTurnPutWholeTilesIntoTwoSlots) {
