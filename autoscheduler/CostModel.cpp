@@ -682,7 +682,9 @@ private:
         // every line of the block, ShareOperands), and the loads of values invariant along x,
         // each splatted once for the block, or once per line of the block when they vary
         // along its second dimension.
-        const double p0 = ops.float_ops * plan_.block * lines;
+        // (A float min / max on vectors is a subtraction and a select, both in the chain.)
+        const double p0 = (ops.float_ops + ops.float_min_max) * plan_.block * lines;
+        const double chain = double(ops.chain + ops.float_min_max);
         // A gathered vector: a load per lane and a simd_set; from phase planes, a
         // unit-stride load.
         const double gathered_p1 =
@@ -725,16 +727,16 @@ private:
             work_.chunk_compute +=
                 blocks * shape_.chunk *
                 region(m_, issue_, p0 * info_.taps, (p1 + accumulator_p1) * info_.taps + 1,
-                       kVectorLoopIntOps + (promoted ? 0 : 4 * info_.taps), ops.chain * info_.taps);
+                       kVectorLoopIntOps + (promoted ? 0 : 4 * info_.taps), chain * info_.taps);
         } else if (shape_.phase_split && !info_.rvar_extents.empty() && info_.chunk_rvar != 0) {
             // The taps along x unrolled (ApplyPlan): one loop iteration per x_taps of them.
             const double x_taps = double(info_.rvar_extents[0]);
-            work_.chunk_compute += blocks * chunk_points / x_taps *
-                                   region(m_, issue_, p0 * x_taps, p1 * x_taps + 1,
-                                          kVectorLoopIntOps, ops.chain * x_taps);
+            work_.chunk_compute +=
+                blocks * chunk_points / x_taps *
+                region(m_, issue_, p0 * x_taps, p1 * x_taps + 1, kVectorLoopIntOps, chain * x_taps);
         } else {
-            work_.chunk_compute += blocks * chunk_points *
-                                   region(m_, issue_, p0, p1 + 1, kVectorLoopIntOps, ops.chain);
+            work_.chunk_compute +=
+                blocks * chunk_points * region(m_, issue_, p0, p1 + 1, kVectorLoopIntOps, chain);
         }
     }
 
@@ -1191,6 +1193,7 @@ double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, con
  * and every put's first setup and latency (in slots, the last one's). */
 std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const CoreGroupRun &run,
                                                  bool puts_in_slots, double channel_per_tile,
+                                                 double put_channel_per_tile,
                                                  const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const auto [get_rate, put_rate] = cpe_rates(run, dma);
@@ -1220,8 +1223,18 @@ std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const Cor
         cycles.total = get + (tiles - 1) * period + compute + put;
         // Out of step, the CPEs leave the channel idle between the first get and the last
         // compute only while their compute outlasts the channel's work of a tile round.
+        // The last tile: its put's setup S begins when the previous put's setup is done (the
+        // engine sets up in order: a = max(compute, S) after the tile starts) and ends S
+        // later; the previous put's data (D, the round's share of the channel) moves from S
+        // on. The channel idles for what of [0, a + S] that data does not fill, then the
+        // latency. (With one tile: its compute, then its put's setup and latency.)
+        const double S = first_setup(work.put, dma.put_block_cycles);
+        const double a = std::max(compute, S);
+        const double tail = tiles >= 2 && work.put.blocks
+                                ? a + S - std::min(put_channel_per_tile, a) + dma.put_latency_cycles
+                                : compute + put_idle;
         const double idle =
-            get_idle + (tiles - 1) * std::max(0.0, compute - channel_per_tile) + compute + put_idle;
+            get_idle + (tiles - 1) * std::max(0.0, compute - channel_per_tile) + tail;
         return {cycles, idle};
     }
     const double period = std::max({compute, (get + compute) / 2, get - latency}) + put;
@@ -1313,8 +1326,11 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     CpeCycles cpe;
     double serial_idle = 0;
     if (plan.serial_tiles > 1) {
+        const double waves = std::max(1.0, run.waves);
         std::tie(cpe, serial_idle) = serial_tiles_cycles(
-            work, run, tiles_in_slots, channel_busy / std::max(1.0, run.waves), m);
+            work, run, tiles_in_slots, channel_busy / waves,
+            double(shape.tiles) * work.put.line_bytes / m.dma_timing.put_bytes_per_cycle / waves,
+            m);
     } else {
         cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
                                  piped ? run.waves / double(serial_tiles) : 0.0, m);
