@@ -24,6 +24,9 @@
  *    when the range is empty, so with R < C the first iterations put one each and the last,
  *    whose piece the next tile's first chunk follows, the fewest; the site begun at k = 0);
  *  - after P, the last tile's put whole.
+ * (A put of one block, a tile of whole rows merged, may record a row pitch below its block;
+ * its pieces, whose number of rows is no longer the constant 1, take the block as their pitch,
+ * so that the printed stride is 0 and never negative.)
  * Tiles in turn without a chunk loop (DoubleBuffer's prefetched tiles: P's body issues at its
  * top level a get of a site also issued before P, the next tile's stagings): the same two
  * slots and the same waits (slot s at the top of tile p + 2 and after P), the put whole where
