@@ -1134,15 +1134,18 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
     return cycles;
 }
 
+/** The channel's time for every tile's put: its line bytes at the core group's put rate. */
+double channel_put_cycles(const TileWork &work, const PlanShape &shape, const sw::Machine &m) {
+    return double(shape.tiles) * work.put.line_bytes / m.dma_timing.put_bytes_per_cycle;
+}
+
 /** The channel's time: all line bytes at the core group's bandwidth. */
 double channel_busy_cycles(const TileWork &work, const PlanShape &shape, const sw::Machine &m) {
-    const sw::DmaTiming &dma = m.dma_timing;
-    const double tiles = double(shape.tiles);
-    return tiles *
+    return double(shape.tiles) *
                (work.tile_get.line_bytes + work.tile_late.line_bytes +
                 shape.chunks * work.chunk_get.line_bytes) /
-               dma.get_bytes_per_cycle +
-           tiles * work.put.line_bytes / dma.put_bytes_per_cycle;
+               m.dma_timing.get_bytes_per_cycle +
+           channel_put_cycles(work, shape, m);
 }
 
 /** Of a transfer of n requests only the first request's setup leaves the channel idle (the
@@ -1204,8 +1207,8 @@ std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const Cor
     const double compute = work.tile_compute + work.chunk_compute;
     const double put = put_cycles(work.put, put_rate, dma);
     const double tiles = run.waves;
-    const double put_idle =
-        work.put.blocks ? first_setup(work.put, dma.put_block_cycles) + dma.put_latency_cycles : 0;
+    const double put_setup = first_setup(work.put, dma.put_block_cycles);
+    const double put_idle = work.put.blocks ? put_setup + dma.put_latency_cycles : 0;
     const double get_idle = gets.blocks ? first_setup(gets, dma.get_block_cycles) + latency : 0;
     CpeCycles cycles;
     cycles.dma = tiles * (get + put);
@@ -1223,16 +1226,17 @@ std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const Cor
         cycles.total = get + (tiles - 1) * period + compute + put;
         // Out of step, the CPEs leave the channel idle between the first get and the last
         // compute only while their compute outlasts the channel's work of a tile round.
-        // The last tile: its put's setup S begins when the previous put's setup is done (the
-        // engine sets up in order: a = max(compute, S) after the tile starts) and ends S
-        // later; the previous put's data (D, the round's share of the channel) moves from S
-        // on. The channel idles for what of [0, a + S] that data does not fill, then the
-        // latency. (With one tile: its compute, then its put's setup and latency.)
-        const double S = first_setup(work.put, dma.put_block_cycles);
-        const double a = std::max(compute, S);
-        const double tail = tiles >= 2 && work.put.blocks
-                                ? a + S - std::min(put_channel_per_tile, a) + dma.put_latency_cycles
-                                : compute + put_idle;
+        // The last tile: its put's setup S (put_setup) begins when the previous put's setup
+        // is done (the engine sets up in order: a = max(compute, S) after the tile starts)
+        // and ends S later; the previous put's data (D, put_channel_per_tile: the round's share
+        // of the channel) moves from S on. The channel idles for what of [0, a + S] that data
+        // does not fill, then the latency. (With one tile: its compute, then its put's setup
+        // and latency.)
+        const double a = std::max(compute, put_setup);
+        const double tail =
+            tiles >= 2 && work.put.blocks
+                ? a + put_setup - std::min(put_channel_per_tile, a) + dma.put_latency_cycles
+                : compute + put_idle;
         const double idle =
             get_idle + (tiles - 1) * std::max(0.0, compute - channel_per_tile) + tail;
         return {cycles, idle};
@@ -1327,10 +1331,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     double serial_idle = 0;
     if (plan.serial_tiles > 1) {
         const double waves = std::max(1.0, run.waves);
-        std::tie(cpe, serial_idle) = serial_tiles_cycles(
-            work, run, tiles_in_slots, channel_busy / waves,
-            double(shape.tiles) * work.put.line_bytes / m.dma_timing.put_bytes_per_cycle / waves,
-            m);
+        std::tie(cpe, serial_idle) =
+            serial_tiles_cycles(work, run, tiles_in_slots, channel_busy / waves,
+                                channel_put_cycles(work, shape, m) / waves, m);
     } else {
         cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
                                  piped ? run.waves / double(serial_tiles) : 0.0, m);

@@ -853,11 +853,6 @@ TEST(AutoscheduleRandom, DepthwiseAndPoolsOnNarrowMaps) {
     }
 }
 
-// Tiles in turn on each CPE, the next tile's window prefetched while the current one is
-// computed and put back (Plan::serial_tiles: the stagings double buffered at the tile loop):
-// MobileNetV2's 56x56 depthwise conv, ResNet's stride-2 max pool, and shapes that do not
-// divide the vectors or the tiles (42x42 with 37 channels and batch 2). Each plan against the
-// naive reference and the cost model (run_cases), and each must be such a plan.
 /** A plan the search ranks but does not choose, forced: pixel tiles of whole 30-pixel rows and
  *  one output channel (each tile's put one block of 15 rows), two tiles in turn per CPE, the
  *  put in pieces over the next tile's chunks. Its pieces were issued with the row pitch minus
@@ -880,6 +875,12 @@ TEST(AutoscheduleRandom, AForcedPlanWithAOneBlockPutInPieces) {
     EXPECT_NE(plan.find(c.plan), std::string::npos) << "the plan lowered:\n" << plan;
 }
 
+// Tiles in turn on each CPE, the next tile's window prefetched while the current one is
+// computed and put back (Plan::serial_tiles: the stagings double buffered at the tile loop):
+// MobileNetV2's 56x56 depthwise conv, ResNet's stride-2 max pool, ShuffleNetV2's stem, and
+// shapes that do not divide the vectors or the tiles (42x42 with 37 channels and batch 2). Each
+// plan against the
+// naive reference and the cost model (run_cases), and each must be such a plan.
 TEST(AutoscheduleRandom, TilesInTurnPrefetched) {
     if (use_hand_schedules())
         GTEST_SKIP() << "autoscheduler only";
