@@ -220,6 +220,9 @@ struct Case {
     std::string model_exempt;
     /** A plan to lower instead of the search's choice (SW_AUTOSCHEDULE_PLAN; "" for none). */
     std::string plan;
+    /** The cost model's largest relative miss of the emulator allowed on this case (0: the
+     * family's kModelLimit). */
+    double model_limit = 0;
 
     std::string describe() const {
         std::string s = generator;
@@ -596,7 +599,7 @@ std::vector<sw_jit::JitBuild> run_cases(const std::string &kind, const std::vect
                         kind.c_str(), i, predicted * 1e3, emulated * 1e3, 100 * error,
                         100 * kModelTolerance, c.describe().c_str());
         }
-        EXPECT_LE(error, kModelLimit)
+        EXPECT_LE(error, c.model_limit > 0 ? c.model_limit : kModelLimit)
             << kind << " shape #" << i << ": the cost model predicted " << predicted * 1e3
             << " ms, the emulator's timing model gives " << emulated * 1e3
             << " ms: " << c.describe();
@@ -869,6 +872,26 @@ TEST(AutoscheduleRandom, AForcedPlanWithAOneBlockPutInPieces) {
              "by broadcast DMA, pixel tiles in turn on each CPE";
     c.model_exempt = "a forced plan the search does not choose";
     const std::vector<sw_jit::JitBuild> builds = run_cases("forced plan", {c});
+    ASSERT_EQ(builds.size(), 1u);
+    ASSERT_TRUE(builds[0].ok()) << c.describe();
+    const std::string plan = sw_jit::read_layer_schedule(*builds[0].layer).plan;
+    EXPECT_NE(plan.find(c.plan), std::string::npos) << "the plan lowered:\n" << plan;
+}
+
+// MobileNetV2's 24 -> 144 expansion on 56x56 (a row of 3136 pixels), forced to the plan the
+// search chose before the cost model replayed the CPEs in step: three tiles of 128 pixels x 24
+// channels per CPE, each put 24 blocks of 512 bytes whose setups every CPE does at the same
+// moments, the channel idle meanwhile. With a ReLU: predicted 0.215 ms while the emulator
+// gives 0.235 (8.5% off) before that replay, 0.238 with it.
+TEST(AutoscheduleRandom, TilesInTurnWithPutsSetUpInStep) {
+    if (use_hand_schedules())
+        GTEST_SKIP() << "autoscheduler only";
+    const reference::Conv2DParams p{1, 24, 144, 1, 3136, 1, 1, 1, 1, 0, 0, 0, 0, 1, true};
+    Case c = conv_case(p, seed(99920), false);
+    c.plan = "tile 128x1x24x1, floatv4 x1 x 12 register block, 3 tiles in turn on each CPE, "
+             "prefetched";
+    c.model_limit = 0.05;
+    const std::vector<sw_jit::JitBuild> builds = run_cases("tiles in turn, in step", {c});
     ASSERT_EQ(builds.size(), 1u);
     ASSERT_TRUE(builds[0].ok()) << c.describe();
     const std::string plan = sw_jit::read_layer_schedule(*builds[0].layer).plan;
