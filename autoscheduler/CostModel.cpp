@@ -324,6 +324,11 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
     return {bytes, cycles};
 }
 
+/** The fill of a zero-padded window and the spread of its compact rows, in cycles. */
+struct PaddingFill {
+    double fill = 0, spread = 0;
+};
+
 /** Cycles per chunk of the fill of a zero-padded window (InjectDma's guarded copy: the
  * in-bounds box comes by DMA straight to its place, only the elements outside it are
  * filled), averaged over the tiles. Along each dimension the tiles' windows are in bounds
@@ -334,9 +339,9 @@ std::pair<int64_t, double> phase_planes(const std::vector<int64_t> &box, int str
  * narrower than the LDM rows comes compactly and is moved once, row by row, in vectors and
  * then one by one (InjectDma.cpp, compact_then_spread), unless \p rows_in_place (a window
  * shared by broadcast DMA: its rows come one request each, InjectDma.h). */
-double padding_fill_cycles(const PipelineInfo &info, const std::string &producer, const Plan &plan,
-                           const Bindings &bindings, const sw::Machine &m, Issue issue,
-                           bool rows_in_place) {
+PaddingFill padding_fill_cycles(const PipelineInfo &info, const std::string &producer,
+                                const Plan &plan, const Bindings &bindings, const sw::Machine &m,
+                                Issue issue, bool rows_in_place) {
     const SymBox &window = info.chunk_region.at(producer);
     const SymBox *in_bounds = nullptr; // the region of the input the producer pads
     int64_t source_width = 0;
@@ -350,7 +355,7 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
     }
     const std::vector<int64_t> box = extents(window, bindings);
     if (!in_bounds || prod(box) == 0)
-        return 0;
+        return {};
     // Mean in-bounds share; share of tiles without padding; share of tiles whose box rows are
     // whole source rows shorter than the LDM rows (they come compactly and are spread).
     double inside = 1, whole = 1, spread = 0;
@@ -396,8 +401,9 @@ double padding_fill_cycles(const PipelineInfo &info, const std::string &producer
     const double spread_row_cycles = double(source_width / lanes) * region(m, issue, 0, 4, 5) +
                                      double(source_width % lanes) * region(m, issue, 0, 2, 4) +
                                      region(m, issue, 0, 0, 2);
-    return points * (1 - inside) * region(m, issue, 0, 2, 1) +
-           rows * (1 - whole) * region(m, issue, 0, 4, 4) + spread_rows * spread_row_cycles;
+    return {points * (1 - inside) * region(m, issue, 0, 2, 1) +
+                rows * (1 - whole) * region(m, issue, 0, 4, 4),
+            spread_rows * spread_row_cycles};
 }
 
 /** What each tile costs its CPE: DMA transfers and compute, per tile and per chunk of the
@@ -620,8 +626,15 @@ private:
         const bool shared = contains(shared_, s.name);
         buffer(s.name, 4 * prod(box) * (two_slots(shared) ? 2 : 1));
         count_mesh_slot(s.name, box);
-        work_.chunk_compute += padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_,
-                                                   issue_, rows_in_place(shared));
+        const PaddingFill fill = padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_,
+                                                     issue_, rows_in_place(shared));
+        // Without a spread the fill is written once per LDM slot before the chunk loop
+        // (HoistPaddingFill.h), not after every chunk's transfer.
+        if (fill.spread == 0 && shape_.chunks >= 2) {
+            work_.tile_compute += fill.fill * (two_slots(shared) ? 2 : 1);
+        } else {
+            work_.chunk_compute += fill.fill + fill.spread;
+        }
         split_window(s.name, s.name + " phases", box, work_.chunk_compute);
     }
 

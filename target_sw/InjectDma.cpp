@@ -715,9 +715,13 @@ private:
         partial = simplify(partial);
         Stmt fix = spread;
         if (!is_const_zero(partial)) {
-            const Stmt fill_rest = IfThenElse::make(
+            Stmt fill_rest = IfThenElse::make(
                 partial, fill_outside_box(c.store, c.fill, c.ldm_index, c.vars, b.lo, b.hi,
                                           b.full_min, b.full_ext, b.guard));
+            // Without a spread, nothing but the fill writes outside the box: marked, so that
+            // HoistPaddingFill may write it once per slot instead of after every transfer.
+            if (!spread.defined())
+                fill_rest = ir::make_padding_fill(c.store->name, fill_rest);
             fix = fix.defined() ? Block::make(fix, fill_rest) : fill_rest;
         }
         return fix;

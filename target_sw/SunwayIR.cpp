@@ -114,6 +114,22 @@ std::optional<int> as_dma_wait(const Stmt &s) {
     return as_dma_wait(evaluated(s));
 }
 
+namespace {
+constexpr const char *padding_fill_prefix = "sw_padding_fill.";
+} // namespace
+
+Stmt make_padding_fill(const std::string &buffer, const Stmt &fill) {
+    return ProducerConsumer::make(padding_fill_prefix + buffer, true, fill);
+}
+
+std::optional<std::pair<std::string, Stmt>> as_padding_fill(const Stmt &s) {
+    const ProducerConsumer *p = s.as<ProducerConsumer>();
+    const std::string prefix = padding_fill_prefix;
+    if (!p || p->name.compare(0, prefix.size(), prefix) != 0)
+        return std::nullopt;
+    return std::make_pair(p->name.substr(prefix.size()), p->body);
+}
+
 Expr dma_request(const DmaRequest &r) {
     std::vector<Expr> args(ArgCount);
     args[IsPut] = r.is_put ? 1 : 0;

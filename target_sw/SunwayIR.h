@@ -32,6 +32,10 @@
  *                                              round's block exists on this CPE
  *   sw_acc*                                    Allocate/Load/Store names of accumulators
  *                                              promoted to registers (PromoteAccumulators)
+ *   ProducerConsumer "sw_padding_fill.<buffer>" around the padding fill of a zero-padded
+ *                                              window staged in LDM buffer <buffer>
+ *                                              (InjectDma marks it, HoistPaddingFill moves
+ *                                              it and removes every mark)
  * and the alignment a Load or Store of a vector records (AlignVectorAccesses).
  */
 #ifndef SW_SUNWAY_IR_H
@@ -44,6 +48,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace sw {
 namespace ir {
@@ -105,6 +110,14 @@ Halide::Expr dma_request(const DmaRequest &r);
 /** Evaluate(dma_request(r)). */
 Halide::Internal::Stmt make_dma_request(const DmaRequest &r);
 std::optional<DmaRequest> as_dma_request(const Halide::Internal::Call *c);
+
+/** \p fill marked as the padding fill of LDM buffer \p buffer: the elements of a zero-padded
+ * window outside the in-bounds box its DMA writes (HoistPaddingFill.h). */
+Halide::Internal::Stmt make_padding_fill(const std::string &buffer,
+                                         const Halide::Internal::Stmt &fill);
+/** The buffer and the fill of a marked padding fill. */
+std::optional<std::pair<std::string, Halide::Internal::Stmt>>
+as_padding_fill(const Halide::Internal::Stmt &s);
 
 /** Whether \p c is one of the DMA intrinsics (begin, request, wait). */
 bool is_dma_intrinsic(const Halide::Internal::Call *c);

@@ -10,6 +10,7 @@
 #include "target_sw/DoubleBuffer.h"
 #include "target_sw/Errors.h"
 #include "target_sw/FindCpeKernels.h"
+#include "target_sw/HoistPaddingFill.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/PipelineTilePuts.h"
 #include "target_sw/PlaceLdmBuffers.h"
@@ -130,6 +131,11 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
     for (CpeKernel &k : f.kernels)
         share_operands(k);
     log_step(ir_log, "share_operands", f);
+
+    // A padded window's padding written once per LDM slot, not after every chunk's transfer.
+    for (CpeKernel &k : f.kernels)
+        hoist_padding_fill(k);
+    log_step(ir_log, "hoist_padding_fill", f);
 
     for (CpeKernel &k : f.kernels)
         align_vector_accesses(k);

@@ -15,6 +15,7 @@
 #include "target_sw/DeferTileGets.h"
 #include "target_sw/DelayDmaWaits.h"
 #include "target_sw/DoubleBuffer.h"
+#include "target_sw/HoistPaddingFill.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/MergeBlockPartitions.h"
 #include "target_sw/PipelineTilePuts.h"
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -1293,6 +1295,114 @@ TEST(MergeBlockPartitions, LetsBeforeABlockLoopMoveIntoItsBody) {
         LetStmt::make("e", var("n_o") + 1,
                       loop("o_o", 0, var("e"), store("tile", Expr(1.0f), 0), ForType::GPUBlock));
     EXPECT_TRUE(sw::merge_block_partitions(uses).same_as(uses));
+}
+
+// ---------------------------------------------------------------------------------------
+// HoistPaddingFill
+
+/** A chunk loop over c of \p extent: the window P's transfer into slot \p slot, the marked
+ * fill (P[\p fill_index] = 0), then a read of P. */
+Stmt chunk_loop(const Expr &extent, const Expr &slot, const Expr &fill_index,
+                const Stmt &around_fill = Stmt()) {
+    Stmt fill = sw::ir::make_padding_fill("P", store("P", Expr(0.0f), fill_index));
+    if (around_fill.defined())
+        fill = block({around_fill, fill});
+    return loop("c", 0, extent,
+                block({transfer(0, false, "P", slot * 8 + 1, "main", var("c") * 6, 6), fill,
+                       store("O", load("P", slot * 8 + 1), var("c"))}));
+}
+
+/** The trace with the fill's slot variables named "slot". */
+std::string fill_trace(const Stmt &s) {
+    return std::regex_replace(trace(s), std::regex("let:sw_fill_slot[^{]*\\{"), "let:slot{");
+}
+
+/** Whether any padding-fill mark is left. */
+class Marks : public IRVisitor {
+public:
+    bool found = false;
+
+private:
+    using IRVisitor::visit;
+    void visit(const ProducerConsumer *op) override {
+        found = found || sw::ir::as_padding_fill(Stmt(op)).has_value();
+        IRVisitor::visit(op);
+    }
+};
+bool marked(const Stmt &s) {
+    Marks m;
+    s.accept(&m);
+    return m.found;
+}
+
+/** The constant indices of the stores a LetStmt of the fill's slot wraps directly. */
+class SlotStores : public IRVisitor {
+public:
+    std::vector<int64_t> at;
+
+private:
+    using IRVisitor::visit;
+    void visit(const LetStmt *op) override {
+        if (const Store *st = op->body.as<Store>()) {
+            const Expr i = simplify(substitute(op->name, op->value, st->index));
+            at.push_back(as_const_int(i) ? *as_const_int(i) : -1);
+        }
+        IRVisitor::visit(op);
+    }
+};
+
+TEST(HoistPaddingFill, AFillOfADoubleBufferedSlotIsWrittenOncePerSlotBeforeTheLoop) {
+    // The fill's element of slot c % 2: written for slots 0 and 1 before the loop, not in it.
+    const Expr slot = var("c") % 2;
+    sw::CpeKernel k = kernel(alloc("P", 16, chunk_loop(4, slot, slot * 8)), {"P"});
+    sw::hoist_padding_fill(k);
+    EXPECT_EQ(fill_trace(k.body), "alloc:P{ let:slot{ st:P } let:slot{ st:P } for:c{ begin0 get0 "
+                                  "wait0 ld:P st:O } }")
+        << ir(k.body);
+    SlotStores stores;
+    k.body.accept(&stores);
+    EXPECT_EQ(stores.at, (std::vector<int64_t>{0, 8})) << ir(k.body);
+    EXPECT_FALSE(marked(k.body)) << ir(k.body);
+}
+
+TEST(HoistPaddingFill, TheSecondSlotIsFilledOnlyWhenTheLoopRunsTwice) {
+    const Expr slot = var("c") % 2;
+    sw::CpeKernel k = kernel(alloc("P", 16, chunk_loop(var("n"), slot, slot * 8)), {"P"});
+    sw::hoist_padding_fill(k);
+    EXPECT_EQ(fill_trace(k.body), "alloc:P{ let:slot{ st:P } if{ let:slot{ st:P } } for:c{ begin0 "
+                                  "get0 wait0 ld:P st:O } }")
+        << ir(k.body);
+}
+
+TEST(HoistPaddingFill, AFillThatDoesNotUseTheLoopIsWrittenOnce) {
+    sw::CpeKernel k = kernel(alloc("P", 16, chunk_loop(4, 0, 0)), {"P"});
+    sw::hoist_padding_fill(k);
+    EXPECT_EQ(fill_trace(k.body), "alloc:P{ st:P for:c{ begin0 get0 wait0 ld:P st:O } }")
+        << ir(k.body);
+}
+
+TEST(HoistPaddingFill, AFillThatMovesWithTheLoopOrReadsWhatItDefinesStaysAndLosesItsMark) {
+    // Its element moves with c (not only its slot).
+    sw::CpeKernel moves = kernel(alloc("P", 16, chunk_loop(4, 0, var("c"))), {"P"});
+    sw::hoist_padding_fill(moves);
+    EXPECT_EQ(fill_trace(moves.body), "alloc:P{ for:c{ begin0 get0 wait0 st:P ld:P st:O } }")
+        << ir(moves.body);
+    EXPECT_FALSE(marked(moves.body)) << ir(moves.body);
+    // Its element is a let of the loop body.
+    const Stmt fill = sw::ir::make_padding_fill("P", store("P", Expr(0.0f), var("e")));
+    const Stmt body =
+        loop("c", 0, 4,
+             LetStmt::make("e", var("c") % 2, block({fill, store("O", load("P", 1), var("c"))})));
+    sw::CpeKernel let = kernel(alloc("P", 16, body), {"P"});
+    sw::hoist_padding_fill(let);
+    EXPECT_EQ(fill_trace(let.body), "alloc:P{ for:c{ let:e{ st:P ld:P st:O } } }") << ir(let.body);
+    // Its buffer is allocated in the loop.
+    sw::CpeKernel inside = kernel(
+        loop("c", 0, 4, alloc("P", 16, sw::ir::make_padding_fill("P", store("P", Expr(0.0f), 0)))),
+        {"P"});
+    sw::hoist_padding_fill(inside);
+    EXPECT_EQ(fill_trace(inside.body), "for:c{ alloc:P{ st:P } }") << ir(inside.body);
+    EXPECT_FALSE(marked(inside.body)) << ir(inside.body);
 }
 
 } // namespace
