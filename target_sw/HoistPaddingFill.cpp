@@ -78,7 +78,7 @@ bool uses_any(const Stmt &s, const std::set<std::string> &defined_inside) {
 class SlotOf : public IRMutator {
 public:
     SlotOf(const std::string &loop_var, const std::string &slot) : var_(loop_var), slot_(slot) {}
-    int64_t offset = 0;   ///< c of the replaced expressions
+    int64_t offset = 0;    ///< c of the replaced expressions
     bool mismatch = false; ///< two replaced expressions with different c
 
 private:
