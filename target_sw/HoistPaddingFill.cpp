@@ -1,5 +1,6 @@
 #include "target_sw/HoistPaddingFill.h"
 
+#include "target_sw/PassSupport.h"
 #include "target_sw/SunwayIR.h"
 
 #include <set>
@@ -13,38 +14,14 @@ using namespace Halide::Internal;
 
 namespace {
 
-/** Names a statement defines for what it encloses: loop variables, lets, allocations. */
-class DefinedNames : public IRVisitor {
-public:
-    std::set<std::string> names;
-
-private:
-    using IRVisitor::visit;
-    void visit(const For *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const LetStmt *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const Let *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const Allocate *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-};
-
+/** The names a statement binds (lets, loops, allocations). */
 std::set<std::string> defined_in(const Stmt &s) {
-    DefinedNames d;
+    BoundNames d;
     s.accept(&d);
     return std::move(d.names);
 }
 
-/** The variables and buffers a statement reads or writes that it does not define itself. */
+/** The variables and buffers a statement reads or writes (those it binds itself included). */
 class FreeNames : public IRVisitor {
 public:
     std::set<std::string> names;
@@ -62,6 +39,7 @@ private:
     }
 };
 
+/** Whether \p s reads or writes a name of \p defined_inside that it does not bind itself. */
 bool uses_any(const Stmt &s, const std::set<std::string> &defined_inside) {
     FreeNames f;
     s.accept(&f);

@@ -1,6 +1,6 @@
 /** \file
  * What several Sunway passes share: the enclosing lets of a point in the IR, the statements
- * of a Block tree and the call of an Evaluate.
+ * of a Block tree, the call of an Evaluate, the variables a node reads and the names it binds.
  */
 #ifndef SW_PASS_SUPPORT_H
 #define SW_PASS_SUPPORT_H
@@ -82,6 +82,32 @@ public:
 private:
     using Halide::Internal::IRVisitor::visit;
     void visit(const Halide::Internal::Variable *op) override { names.insert(op->name); }
+};
+
+/** Collects the names a statement binds anywhere in it: LetStmts, Lets, loop variables and
+ * allocations (visit with it, then read `names`). */
+class BoundNames : public Halide::Internal::IRVisitor {
+public:
+    std::set<std::string> names;
+
+private:
+    using Halide::Internal::IRVisitor::visit;
+    void visit(const Halide::Internal::LetStmt *op) override {
+        names.insert(op->name);
+        Halide::Internal::IRVisitor::visit(op);
+    }
+    void visit(const Halide::Internal::Let *op) override {
+        names.insert(op->name);
+        Halide::Internal::IRVisitor::visit(op);
+    }
+    void visit(const Halide::Internal::For *op) override {
+        names.insert(op->name);
+        Halide::Internal::IRVisitor::visit(op);
+    }
+    void visit(const Halide::Internal::Allocate *op) override {
+        names.insert(op->name);
+        Halide::Internal::IRVisitor::visit(op);
+    }
 };
 
 } // namespace sw

@@ -70,27 +70,6 @@ std::optional<PutIssue> as_put_issue(const Stmt &s) {
     return std::nullopt;
 }
 
-/** Names bound (lets, loops) anywhere in a statement. */
-class Bound : public IRVisitor {
-public:
-    std::set<std::string> names;
-
-private:
-    using IRVisitor::visit;
-    void visit(const LetStmt *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const Let *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const For *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-};
-
 /** What the pass needs from a tile loop's body: the output buffer's allocation, its put and
  * the chunk loop before it. */
 struct Found {
@@ -358,7 +337,7 @@ private:
         // Every value the put reads is bound outside the loop, or is the loop's variable.
         const Expr ldm_index = inline_lets(put.ldm_index, f.put.lets);
         const Expr main_index = inline_lets(put.main_index, f.put.lets);
-        Bound bound;
+        BoundNames bound;
         op->body.accept(&bound);
         VariableNames free_names;
         ldm_index.accept(&free_names);
