@@ -1237,6 +1237,8 @@ private:
 double in_step_tiles_in_slots_cycles(const Transfer &gets, const Transfer &put, double compute,
                                      int64_t tiles, const CoreGroupRun &run,
                                      const sw::DmaTiming &dma) {
+    if (tiles < 1)
+        return 0;
     const auto [get_rate, put_rate] = cpe_rates(run, dma);
     InStepEngine engine(dma, get_rate, put_rate);
     std::vector<double> got(size_t(tiles), 0.0), put_done(size_t(tiles), 0.0);
