@@ -86,22 +86,17 @@ class Hoist : public IRMutator {
 private:
     using IRMutator::visit;
 
-    /** The fills hoisted out of the loop being visited (by the innermost For around them). */
-    std::vector<Stmt> *hoisted_ = nullptr;
+    /** The innermost loop around the point visited, and the fills hoisted out of it. */
     const For *loop_ = nullptr;
-    std::set<std::string> defined_inside_;
+    std::vector<Stmt> *hoisted_ = nullptr;
 
     Stmt visit(const For *op) override {
         std::vector<Stmt> mine;
         std::vector<Stmt> *outer_hoisted = hoisted_;
         const For *outer_loop = loop_;
-        std::set<std::string> outer_defined = std::move(defined_inside_);
         hoisted_ = &mine, loop_ = op;
-        defined_inside_ = defined_in(op->body);
-        defined_inside_.insert(op->name);
         Stmt body = mutate(op->body);
         hoisted_ = outer_hoisted, loop_ = outer_loop;
-        defined_inside_ = std::move(outer_defined);
         Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
         if (mine.empty())
             return loop;
@@ -114,16 +109,16 @@ private:
         if (!fill)
             return IRMutator::visit(op);
         const Stmt body = mutate(fill->second);
-        if (!loop_ || !hoisted_)
+        if (!loop_)
             return body;
         // Its uses of the loop variable: only as the slot (v + c) % 2, or none.
         const std::string slot = unique_name("sw_fill_slot");
         SlotOf slots(loop_->name, slot);
         const Stmt by_slot = slots.mutate(body);
-        if (slots.mismatch || uses_any(by_slot, defined_inside_) ||
-            defined_inside_.count(fill->first)) {
+        std::set<std::string> inside = defined_in(loop_->body);
+        inside.insert(loop_->name);
+        if (slots.mismatch || uses_any(by_slot, inside) || inside.count(fill->first))
             return body;
-        }
         if (!stmt_uses_var(by_slot, slot)) {
             hoisted_->push_back(body);
             return Evaluate::make(0);

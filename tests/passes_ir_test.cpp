@@ -1302,11 +1302,8 @@ TEST(MergeBlockPartitions, LetsBeforeABlockLoopMoveIntoItsBody) {
 
 /** A chunk loop over c of \p extent: the window P's transfer into slot \p slot, the marked
  * fill (P[\p fill_index] = 0), then a read of P. */
-Stmt chunk_loop(const Expr &extent, const Expr &slot, const Expr &fill_index,
-                const Stmt &around_fill = Stmt()) {
-    Stmt fill = sw::ir::make_padding_fill("P", store("P", Expr(0.0f), fill_index));
-    if (around_fill.defined())
-        fill = block({around_fill, fill});
+Stmt chunk_loop(const Expr &extent, const Expr &slot, const Expr &fill_index) {
+    const Stmt fill = sw::ir::make_padding_fill("P", store("P", Expr(0.0f), fill_index));
     return loop("c", 0, extent,
                 block({transfer(0, false, "P", slot * 8 + 1, "main", var("c") * 6, 6), fill,
                        store("O", load("P", slot * 8 + 1), var("c"))}));
