@@ -1066,6 +1066,93 @@ std::pair<double, double> cpe_rates(const CoreGroupRun &run, const sw::DmaTiming
             std::min(dma.cpe_cap_bytes_per_cycle, dma.put_bytes_per_cycle / cpes)};
 }
 
+/** One CPE's DMA engine as the emulator replays it (athread_emu timing.cpp): the setups of
+ * its requests in order, then their line bytes in order at the CPE's rate, then the latency.
+ * The CPEs run in step, so each moves its data at its share of the channel. */
+class InStepEngine {
+public:
+    InStepEngine(const sw::DmaTiming &dma, double get_rate, double put_rate)
+        : dma_(dma), get_rate_(get_rate), put_rate_(put_rate) {}
+
+    /** Issues \p t (its requests of equal size, one after the other) at \p at; returns when
+     * its last request is done. */
+    double issue(const Transfer &t, bool put, double at) {
+        if (t.blocks <= 0)
+            return at;
+        const double n = std::max(1.0, std::round(t.requests));
+        const double setup = t.blocks / n * (put ? dma_.put_block_cycles : dma_.get_block_cycles);
+        const double data = t.line_bytes / n / (put ? put_rate_ : get_rate_);
+        double done = at;
+        for (double k = 0; k < n; k++) {
+            setup_free_ = std::max(at, setup_free_) + setup;
+            data_free_ = std::max(setup_free_, data_free_) + data;
+            done = data_free_ + (put ? dma_.put_latency_cycles : dma_.get_latency_cycles);
+        }
+        return done;
+    }
+
+private:
+    const sw::DmaTiming &dma_;
+    const double get_rate_, put_rate_;
+    double setup_free_ = 0, data_free_ = 0;
+};
+
+/** Pixel tiles in turn with the put in pieces (PipelineTilePuts.h), one round of \p tiles in
+ * turn replayed in the generated order, the CPEs in step: at the top of tile p, tile p - 2's
+ * put is waited for, the tile's own gets issued and waited for and its first chunk issued;
+ * iteration k of the chunk loop issues chunk k + 1 (its broadcast ahead, \p shared_chunk
+ * from its issue, one after the other), then tile p - 1's piece k (blocks
+ * [ceil(k R / n), ceil((k + 1) R / n)) of R), then waits for chunk k and computes it; after
+ * the last tile, its put whole. The next chunk waits only for its own transfers: a piece
+ * delays the transfers behind it in the engine, and the tile two later. Returns the round's
+ * cycles. */
+double piped_round_cycles(const TileWork &work, double shared_tile, double shared_chunk,
+                          int64_t chunks, int64_t tiles, double late_exposed,
+                          const CoreGroupRun &run, const sw::DmaTiming &dma) {
+    if (tiles < 1 || chunks < 1)
+        return 0;
+    const auto [get_rate, put_rate] = cpe_rates(run, dma);
+    InStepEngine engine(dma, get_rate, put_rate);
+    const double R = std::round(work.put.blocks), n = double(chunks);
+    auto piece = [&](int64_t k) {
+        const double blocks = std::ceil(double(k + 1) * R / n) - std::ceil(double(k) * R / n);
+        const double part = blocks / std::max(1.0, R);
+        return Transfer{blocks > 0 ? 1.0 : 0.0, blocks, work.put.bytes * part,
+                        work.put.line_bytes * part};
+    };
+    // Tile p's put by slot (p % 2); the current and the next chunk's readiness.
+    std::array<double, 2> put_done{0.0, 0.0};
+    double t = 0, shared_done = 0;
+    // A broadcast issued at \p at, behind the previous one (its latency overlapping).
+    auto broadcast = [&](double at) {
+        if (shared_chunk <= 0)
+            return at;
+        shared_done = std::max(at, shared_done - dma.get_latency_cycles) + shared_chunk;
+        return shared_done;
+    };
+    for (int64_t p = 0; p < tiles; p++) {
+        if (p >= 2)
+            t = std::max(t, put_done[size_t(p % 2)]);
+        t = engine.issue(work.tile_get, false, t) + shared_tile;
+        double ready = std::max(engine.issue(work.chunk_get, false, t), broadcast(t));
+        for (int64_t k = 0; k < chunks; k++) {
+            const double next = k + 1 < chunks
+                                    ? std::max(engine.issue(work.chunk_get, false, t), broadcast(t))
+                                    : 0.0;
+            if (p > 0) {
+                const Transfer part = piece(k);
+                if (part.blocks > 0)
+                    put_done[size_t((p - 1) % 2)] = engine.issue(part, true, t);
+            }
+            t = std::max(t, ready) + work.chunk_compute;
+            ready = next;
+        }
+        t += late_exposed + work.tile_compute;
+    }
+    put_done[size_t((tiles - 1) % 2)] = engine.issue(work.put, true, t);
+    return std::max({t, put_done[0], put_done[1]});
+}
+
 /** The CPEs run in step (every tile does the same work), so their transfers overlap: each
  * moves its data at an equal share of the channel among the active CPEs. The chunks' shared
  * transfers are already in work.chunk_compute. */
@@ -1102,43 +1189,26 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
         work.tile_late.blocks == 0 ? 0.0 : get_cycles(work.tile_late, get_rate, dma);
     const double late_exposed = std::max(0.0, late - 2 * chunk_compute);
     double tile = tile_get + chunks_cycles + late_exposed + work.tile_compute + put;
-    double tail = 0;
     if (piped_rounds > 0) {
-        // Pixel tiles in turn with the put in pieces (PipelineTilePuts.h): each chunk iteration
-        // puts 1 / chunks of the previous tile after its prefetch, which the next iteration's
-        // prefetch then follows in the engine; the last tile of each round is put whole.
-        const double n = double(shape.chunks);
-        // The pieces: chunk k puts blocks [ceil(k R / n), ceil((k + 1) R / n)) of R, each
-        // block its setup and its line bytes at the CPE's share.
+        // Pixel tiles in turn with the put in pieces (PipelineTilePuts.h): a round of tiles
+        // in turn replayed (piped_round_cycles), at least its engine's work: every chunk's
+        // transfer and every piece (R blocks, each its setup and its line bytes at the CPE's
+        // share), in order. A shared chunk not broadcast ahead (register communication) is
+        // fetched by CPE 0 behind its piece, then passed on: it adds to the engine's time per
+        // chunk (and is in the chunk's compute).
         const double R = std::round(work.put.blocks);
-        const double block_cycles =
-            dma.put_block_cycles + work.put.line_bytes / std::max(1.0, R) / put_rate;
-        auto piece_cycles = [&](int64_t k) {
-            return (std::ceil(double(k + 1) * R / n) - std::ceil(double(k) * R / n)) * block_cycles;
-        };
-        const double pieces_cycles = R * block_cycles;
-        const double last_piece_cycles = piece_cycles(shape.chunks - 1);
-        // A shared chunk not broadcast ahead (register communication) is fetched by CPE 0
-        // behind its piece, then passed on: it adds to the engine's time per chunk.
+        const double pieces_cycles = R * dma.put_block_cycles + work.put.line_bytes / put_rate;
         const double chunk_dma =
             shared_ahead ? std::max(chunk_get - dma.get_latency_cycles, shared.per_chunk)
                          : chunk_get - dma.get_latency_cycles + shared.per_chunk;
-        // A tile takes the longer of its compute path without the put (the next tile's first
-        // chunk follows the last piece in the engine) and its engine's work: every chunk's
-        // transfer and every piece, in order.
-        // Chunk k < n - 1: its prefetch and its piece, then the next prefetch, in order.
-        double piped_chunks = first_chunk + chunk_compute;
-        for (int64_t k = 0; k + 1 < shape.chunks; k++)
-            piped_chunks += std::max(period, chunk_dma + piece_cycles(k));
-        const double compute_path =
-            tile_get + piped_chunks + late_exposed + work.tile_compute +
-            std::max(0.0, last_piece_cycles - chunk_compute - work.tile_compute);
-        const double engine = n * chunk_dma + pieces_cycles;
-        tile = std::max(compute_path, engine);
-        tail = piped_rounds * put;
+        const int64_t serial = std::max<int64_t>(1, std::llround(run.waves / piped_rounds));
+        const double round =
+            piped_round_cycles(work, shared.per_tile, shared_ahead ? shared.per_chunk : 0.0,
+                               shape.chunks, serial, late_exposed, run, dma);
+        tile = std::max(round / double(serial), double(shape.chunks) * chunk_dma + pieces_cycles);
     }
     CpeCycles cycles;
-    cycles.total = run.waves * tile + tail;
+    cycles.total = run.waves * tile;
     cycles.dma =
         run.waves * (tile_get + late + shape.chunks * (chunk_get + shared.per_chunk) + put);
     cycles.compute =
@@ -1196,37 +1266,6 @@ double channel_idle_cycles(const TileWork &work, const SharedCycles &shared, con
     return run.waves *
            (idle_in_chunks + tile_get_idle + shared.per_tile + work.tile_compute + put_idle);
 }
-
-/** One CPE's DMA engine as the emulator replays it (athread_emu timing.cpp): the setups of
- * its requests in order, then their line bytes in order at the CPE's rate, then the latency.
- * The CPEs run in step, so each moves its data at its share of the channel. */
-class InStepEngine {
-public:
-    InStepEngine(const sw::DmaTiming &dma, double get_rate, double put_rate)
-        : dma_(dma), get_rate_(get_rate), put_rate_(put_rate) {}
-
-    /** Issues \p t (its requests of equal size, one after the other) at \p at; returns when
-     * its last request is done. */
-    double issue(const Transfer &t, bool put, double at) {
-        if (t.blocks <= 0)
-            return at;
-        const double n = std::max(1.0, std::round(t.requests));
-        const double setup = t.blocks / n * (put ? dma_.put_block_cycles : dma_.get_block_cycles);
-        const double data = t.line_bytes / n / (put ? put_rate_ : get_rate_);
-        double done = at;
-        for (double k = 0; k < n; k++) {
-            setup_free_ = std::max(at, setup_free_) + setup;
-            data_free_ = std::max(setup_free_, data_free_) + data;
-            done = data_free_ + (put ? dma_.put_latency_cycles : dma_.get_latency_cycles);
-        }
-        return done;
-    }
-
-private:
-    const sw::DmaTiming &dma_;
-    const double get_rate_, put_rate_;
-    double setup_free_ = 0, data_free_ = 0;
-};
 
 /** Plan::serial_tiles with the output tile in two slots (PipelineTilePuts.h), the CPEs in step
  * (every active CPE runs the same tiles' work at the same moments), replayed in the generated
@@ -1387,6 +1426,18 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
 
     const CoreGroupRun run = core_group_run(info, plan, m);
     SharedCycles shared = shared_cycles(work, plan, m);
+    if (plan.share == Plan::Share::Dma && work.chunk_shared.blocks > 0) {
+        // The broadcast shares the channel with every active CPE's own chunk gets, issued at
+        // the same moment: it is done no sooner than the channel has moved them all.
+        const sw::DmaTiming &dma = m.dma_timing;
+        const double channel =
+            (work.chunk_shared.line_bytes + run.active_cpes * work.chunk_get.line_bytes) /
+            dma.get_bytes_per_cycle;
+        shared.per_chunk =
+            std::max(shared.per_chunk,
+                     first_setup(broadcast_piece(work.chunk_shared).first, dma.get_block_cycles) +
+                         channel + dma.get_latency_cycles);
+    }
     // On the mesh the sources' gets take the place of the shared transfer; every CPE's part
     // in passing the stagings on is compute. The next chunk's get and the passing on of this
     // one are taken not to overlap: the source issues the get first, so in principle they
