@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
@@ -1066,6 +1067,12 @@ std::pair<double, double> cpe_rates(const CoreGroupRun &run, const sw::DmaTiming
             std::min(dma.cpe_cap_bytes_per_cycle, dma.put_bytes_per_cycle / cpes)};
 }
 
+/** Of a transfer of n requests only the first request's setup leaves the channel idle (the
+ * next setups overlap the data of the previous requests). */
+double first_setup(const Transfer &t, double block_cycles) {
+    return t.blocks * block_cycles / std::max(1.0, t.requests);
+}
+
 /** One CPE's DMA engine as the emulator replays it (athread_emu timing.cpp): the setups of
  * its requests in order, then their line bytes in order at the CPE's rate, then the latency.
  * The CPEs run in step, so each moves its data at its share of the channel. */
@@ -1097,17 +1104,49 @@ private:
     double setup_free_ = 0, data_free_ = 0;
 };
 
+/** A chunk's broadcast (Plan::Share::Dma) from its issue until it is done, issued with every
+ * active CPE's own chunk get \p own and, behind it in each engine, a put \p piece (or none),
+ * on the channel as the emulator shares it (equal shares of the channel's time among the CPEs
+ * moving data): while the CPEs move their own gets, each issuer moves its piece at one CPE's
+ * share; then the issuers alone, at the channel over the issuers; once the puts' setups are
+ * done, at one CPE's share again until the other CPEs' puts are moved; then alone. */
+double broadcast_chunk_cycles(const Transfer &shared, const Transfer &own, const Transfer &piece,
+                              double cpes, const sw::DmaTiming &dma) {
+    const auto [mine, issuers] = broadcast_piece(shared);
+    const double n = std::max(cpes, issuers), GB = dma.get_bytes_per_cycle;
+    const double all_rate = std::min(dma.cpe_cap_bytes_per_cycle, GB / n),
+                 alone_rate = std::min(dma.cpe_cap_bytes_per_cycle, GB / issuers);
+    const double setup = first_setup(mine, dma.get_block_cycles), bytes = mine.line_bytes;
+    const double own_setup = own.blocks > 0 ? first_setup(own, dma.get_block_cycles) : 0.0;
+    const double own_done = own.blocks > 0 ? own_setup + n * own.line_bytes / GB : 0.0;
+    double need = bytes - std::max(0.0, own_done - setup) * all_rate;
+    double t = std::max(own_done, setup);
+    if (need <= 0)
+        return setup + bytes / all_rate + dma.get_latency_cycles;
+    const double puts_from = piece.blocks > 0
+                                 ? std::max(t, own_setup + piece.blocks * dma.put_block_cycles)
+                                 : std::numeric_limits<double>::infinity();
+    if (need <= (puts_from - t) * alone_rate)
+        return t + need / alone_rate + dma.get_latency_cycles;
+    need -= (puts_from - t) * alone_rate;
+    t = puts_from;
+    const double puts = n * piece.line_bytes / dma.put_bytes_per_cycle;
+    if (need <= puts * all_rate)
+        return t + need / all_rate + dma.get_latency_cycles;
+    return t + puts + (need - puts * all_rate) / alone_rate + dma.get_latency_cycles;
+}
+
 /** Pixel tiles in turn with the put in pieces (PipelineTilePuts.h), one round of \p tiles in
  * turn replayed in the generated order, the CPEs in step: at the top of tile p, tile p - 2's
  * put is waited for, the tile's own gets issued and waited for and its first chunk issued;
- * iteration k of the chunk loop issues chunk k + 1 (its broadcast ahead, \p shared_chunk
- * from its issue, one after the other), then tile p - 1's piece k (blocks
- * [ceil(k R / n), ceil((k + 1) R / n)) of R), then waits for chunk k and computes it; after
- * the last tile, its put whole. The next chunk waits only for its own transfers: a piece
- * delays the transfers behind it in the engine, and the tile two later. Returns the round's
- * cycles. */
+ * iteration k of the chunk loop waits for chunk k's broadcast (\p shared_chunk from its issue;
+ * the CPEs meet), issues chunk k + 1's gets and broadcast, then tile p - 1's piece k (blocks
+ * [ceil(k R / n), ceil((k + 1) R / n)) of R; with \p broadcast_dma, the broadcast shares the
+ * channel with it: broadcast_chunk_cycles), then waits for chunk k's own gets and computes it;
+ * after the last tile, its put whole. A piece delays the transfers behind it in the engine,
+ * and the tile two later, not the chunk ahead of it. Returns the round's cycles. */
 double piped_round_cycles(const TileWork &work, double shared_tile, double shared_chunk,
-                          int64_t chunks, int64_t tiles, double late_exposed,
+                          bool broadcast_dma, int64_t chunks, int64_t tiles, double late_exposed,
                           const CoreGroupRun &run, const sw::DmaTiming &dma) {
     if (tiles < 1 || chunks < 1)
         return 0;
@@ -1120,45 +1159,70 @@ double piped_round_cycles(const TileWork &work, double shared_tile, double share
         return Transfer{blocks > 0 ? 1.0 : 0.0, blocks, work.put.bytes * part,
                         work.put.line_bytes * part};
     };
-    // Tile p's put by slot (p % 2); the current and the next chunk's readiness.
+    // Tile p's put done, by slot (p % 2).
     std::array<double, 2> put_done{0.0, 0.0};
     double t = 0, shared_done = 0;
-    // A broadcast issued at \p at, behind the previous one (its latency overlapping).
-    auto broadcast = [&](double at) {
+    // A broadcast issued at \p at with the put \p part, behind the previous one (its latency
+    // overlapping).
+    // (The pieces have at most two sizes: their broadcast times are kept by size.)
+    std::array<std::pair<double, double>, 2> by_blocks{{{-1.0, 0.0}, {-1.0, 0.0}}};
+    auto broadcast = [&](double at, const Transfer &part) {
         if (shared_chunk <= 0)
             return at;
-        shared_done = std::max(at, shared_done - dma.get_latency_cycles) + shared_chunk;
+        double cycles = shared_chunk;
+        if (broadcast_dma && part.blocks > 0) {
+            auto &slot =
+                by_blocks[by_blocks[0].first == part.blocks || by_blocks[0].first < 0 ? 0 : 1];
+            if (slot.first != part.blocks)
+                slot = {part.blocks, broadcast_chunk_cycles(work.chunk_shared, work.chunk_get, part,
+                                                            run.active_cpes, dma)};
+            cycles = std::max(cycles, slot.second);
+        }
+        shared_done = std::max(at, shared_done - dma.get_latency_cycles) + cycles;
         return shared_done;
     };
-    for (int64_t p = 0; p < tiles; p++) {
+    // The rounds settle within a few tiles: past kReplayed, each tile takes the mean of the
+    // last two replayed (the model is called for every plan of the search).
+    constexpr int64_t kReplayed = 5;
+    const int64_t replayed = std::min(tiles, kReplayed);
+    std::array<double, kReplayed> tile_end{};
+    for (int64_t p = 0; p < replayed; p++) {
         if (p >= 2)
             t = std::max(t, put_done[size_t(p % 2)]);
         t = engine.issue(work.tile_get, false, t) + shared_tile;
-        double ready = std::max(engine.issue(work.chunk_get, false, t), broadcast(t));
+        double own = engine.issue(work.chunk_get, false, t), shared = broadcast(t, Transfer{});
         for (int64_t k = 0; k < chunks; k++) {
-            const double next = k + 1 < chunks
-                                    ? std::max(engine.issue(work.chunk_get, false, t), broadcast(t))
-                                    : 0.0;
-            if (p > 0) {
-                const Transfer part = piece(k);
-                if (part.blocks > 0)
-                    put_done[size_t((p - 1) % 2)] = engine.issue(part, true, t);
+            // The chunk's broadcast is waited for (the CPEs meet) before the next one is
+            // issued; its own gets once the next chunk's transfers and the piece are issued.
+            t = std::max(t, shared);
+            const Transfer part = p > 0 ? piece(k) : Transfer{};
+            double next_own = 0;
+            if (k + 1 < chunks) {
+                next_own = engine.issue(work.chunk_get, false, t);
+                shared = broadcast(t, part);
             }
-            t = std::max(t, ready) + work.chunk_compute;
-            ready = next;
+            if (part.blocks > 0)
+                put_done[size_t((p - 1) % 2)] = engine.issue(part, true, t);
+            t = std::max(t, own) + work.chunk_compute;
+            own = next_own;
         }
         t += late_exposed + work.tile_compute;
+        tile_end[size_t(p)] = t;
     }
-    put_done[size_t((tiles - 1) % 2)] = engine.issue(work.put, true, t);
-    return std::max({t, put_done[0], put_done[1]});
+    put_done[size_t((replayed - 1) % 2)] = engine.issue(work.put, true, t);
+    const double settled =
+        tiles > replayed
+            ? double(tiles - replayed) * (tile_end[kReplayed - 1] - tile_end[kReplayed - 3]) / 2
+            : 0.0;
+    return std::max({t, put_done[0], put_done[1]}) + settled;
 }
 
 /** The CPEs run in step (every tile does the same work), so their transfers overlap: each
  * moves its data at an equal share of the channel among the active CPEs. The chunks' shared
- * transfers are already in work.chunk_compute. */
+ * transfers are already in work.chunk_compute (\p broadcast_dma: they are broadcast DMA). */
 CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
                              const PlanShape &shape, const CoreGroupRun &run, bool shared_ahead,
-                             double piped_rounds, const sw::Machine &m) {
+                             bool broadcast_dma, double piped_rounds, const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const auto [get_rate, put_rate] = cpe_rates(run, dma);
     const double tile_get = get_cycles(work.tile_get, get_rate, dma) + shared.per_tile;
@@ -1204,7 +1268,7 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
         const int64_t serial = std::max<int64_t>(1, std::llround(run.waves / piped_rounds));
         const double round =
             piped_round_cycles(work, shared.per_tile, shared_ahead ? shared.per_chunk : 0.0,
-                               shape.chunks, serial, late_exposed, run, dma);
+                               broadcast_dma, shape.chunks, serial, late_exposed, run, dma);
         tile = std::max(round / double(serial), double(shape.chunks) * chunk_dma + pieces_cycles);
     }
     CpeCycles cycles;
@@ -1229,12 +1293,6 @@ double channel_busy_cycles(const TileWork &work, const PlanShape &shape, const s
                 shape.chunks * work.chunk_get.line_bytes) /
                m.dma_timing.get_bytes_per_cycle +
            channel_put_cycles(work, shape, m);
-}
-
-/** Of a transfer of n requests only the first request's setup leaves the channel idle (the
- * next setups overlap the data of the previous requests). */
-double first_setup(const Transfer &t, double block_cycles) {
-    return t.blocks * block_cycles / std::max(1.0, t.requests);
 }
 
 /** The CPEs run in step (same work per tile): while they set up requests, wait for the
@@ -1428,15 +1486,10 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     SharedCycles shared = shared_cycles(work, plan, m);
     if (plan.share == Plan::Share::Dma && work.chunk_shared.blocks > 0) {
         // The broadcast shares the channel with every active CPE's own chunk gets, issued at
-        // the same moment: it is done no sooner than the channel has moved them all.
-        const sw::DmaTiming &dma = m.dma_timing;
-        const double channel =
-            (work.chunk_shared.line_bytes + run.active_cpes * work.chunk_get.line_bytes) /
-            dma.get_bytes_per_cycle;
-        shared.per_chunk =
-            std::max(shared.per_chunk,
-                     first_setup(broadcast_piece(work.chunk_shared).first, dma.get_block_cycles) +
-                         channel + dma.get_latency_cycles);
+        // the same moment.
+        shared.per_chunk = std::max(
+            shared.per_chunk, broadcast_chunk_cycles(work.chunk_shared, work.chunk_get, Transfer{},
+                                                     run.active_cpes, m.dma_timing));
     }
     // On the mesh the sources' gets take the place of the shared transfer; every CPE's part
     // in passing the stagings on is compute. The next chunk's get and the passing on of this
@@ -1466,6 +1519,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                                 channel_put_cycles(work, shape, m) / waves, m);
     } else {
         cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
+                                 plan.share == Plan::Share::Dma,
                                  piped ? run.waves / double(serial_tiles) : 0.0, m);
     }
     est.dma_cycles = cpe.dma, est.compute_cycles = cpe.compute;

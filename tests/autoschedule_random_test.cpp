@@ -901,11 +901,12 @@ TEST(AutoscheduleRandom, TilesInTurnWithPutsSetUpInStep) {
 // A broadcast chunk shares the channel with every CPE's own chunk gets, issued at the same
 // moment. GoogLeNet's inception5b 832 -> 48 on 7x7 (a row of 49 pixels), its input chunks
 // broadcast as rows of 196 bytes: predicted 0.040 ms against 0.047 emulated (15.9% off) while
-// the model gave the broadcast the whole channel, 0.048 with the floor. ShuffleNetV2's
-// 58 -> 58 on 28x28, pixel tiles in turn with the puts in pieces: predicted 0.058 against
-// 0.050 (16% off) while the model put each piece before the next chunk's wait, 0.046 since
-// the round is replayed in the generated order (the next chunk waits only for its own
-// transfers).
+// the model gave the broadcast the whole channel, 0.047 since it shares the channel.
+// ShuffleNetV2's 58 -> 58 on 28x28, pixel tiles in turn with the puts in pieces: predicted
+// 0.058 against 0.050 (16% off) while the model put each piece before the next chunk's wait;
+// 0.050 since the round is replayed in the generated order (the next chunk waits only for its
+// own transfers, each broadcast for the previous one, and shares the channel with the CPEs'
+// pieces once their setups are done).
 TEST(AutoscheduleRandom, BroadcastChunksShareTheChannel) {
     if (use_hand_schedules())
         GTEST_SKIP() << "autoscheduler only";
@@ -919,7 +920,7 @@ TEST(AutoscheduleRandom, BroadcastChunksShareTheChannel) {
     cases.push_back(conv_case(pixels, seed(99931), false));
     cases.back().plan = "tile 196x1x1x1, chunk 29, floatv4 x7 register block, double-buffered, "
                         "shared input by broadcast DMA, pixel tiles in turn on each CPE";
-    cases.back().model_limit = 0.10;
+    cases.back().model_limit = 0.05;
     const std::vector<sw_jit::JitBuild> builds = run_cases("broadcast chunks", cases);
     ASSERT_EQ(builds.size(), cases.size());
     for (size_t i = 0; i < builds.size(); i++) {
