@@ -1259,12 +1259,12 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
         // transfer and every piece (R blocks, each its setup and its line bytes at the CPE's
         // share), in order. A shared chunk not broadcast ahead (register communication) is
         // fetched by CPE 0 behind its piece, then passed on: it adds to the engine's time per
-        // chunk (and is in the chunk's compute).
+        // chunk (and is in the chunk's compute); one broadcast ahead is in the replay, its
+        // latency and its sharing of the channel no work of the engine.
         const double R = std::round(work.put.blocks);
         const double pieces_cycles = R * dma.put_block_cycles + work.put.line_bytes / put_rate;
         const double chunk_dma =
-            shared_ahead ? std::max(chunk_get - dma.get_latency_cycles, shared.per_chunk)
-                         : chunk_get - dma.get_latency_cycles + shared.per_chunk;
+            chunk_get - dma.get_latency_cycles + (shared_ahead ? 0.0 : shared.per_chunk);
         const int64_t serial = std::max<int64_t>(1, std::llround(run.waves / piped_rounds));
         const double round =
             piped_round_cycles(work, shared.per_tile, shared_ahead ? shared.per_chunk : 0.0,
