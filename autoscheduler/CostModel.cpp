@@ -1092,27 +1092,31 @@ public:
         double done = at;
         for (double k = 0; k < n; k++) {
             setup_free_ = std::max(at, setup_free_) + setup;
-            data_free_ = std::max(setup_free_, data_free_) + data;
+            data_start_ = std::max(setup_free_, data_free_);
+            data_free_ = data_start_ + data;
             done = data_free_ + (put ? dma_.put_latency_cycles : dma_.get_latency_cycles);
         }
         return done;
     }
 
+    /** When the data of the last request issued begins and ends moving. */
+    std::pair<double, double> last_data() const { return {data_start_, data_free_}; }
+
 private:
     const sw::DmaTiming &dma_;
     const double get_rate_, put_rate_;
-    double setup_free_ = 0, data_free_ = 0;
+    double setup_free_ = 0, data_free_ = 0, data_start_ = 0;
 };
 
-/** A chunk's broadcast (Plan::Share::Dma) from its issue until it is done, issued with every
- * active CPE's own chunk get \p own and, behind it in each engine, a put \p piece (or none),
- * on the channel as the emulator shares it (equal shares of the channel's time among the CPEs
- * moving data): while the CPEs move their own gets, each issuer moves its piece at one CPE's
- * share; then the issuers alone, at the channel over the issuers; once the puts' setups are
- * done, at one CPE's share again until the other CPEs' puts are moved; then alone. */
-double broadcast_chunk_cycles(const Transfer &shared, const Transfer &own, const Transfer &piece,
-                              double cpes, const sw::DmaTiming &dma) {
-    const auto [mine, issuers] = broadcast_piece(shared);
+/** A chunk's broadcast (Plan::Share::Dma) from its issue until it is done: each issuer's
+ * piece \p mine, issued with every active CPE's own chunk get \p own, on the channel as the
+ * emulator shares it (equal shares of the channel's time among the CPEs moving data): while the
+ * CPEs move their own gets, each issuer moves its piece at one CPE's share; then the issuers
+ * alone, at the channel over the issuers; while the CPEs move put data (from \p puts_from
+ * after the issue, for \p puts_cycles: tile pieces in flight), at one CPE's share again. */
+double broadcast_chunk_cycles(const Transfer &mine, double issuers, const Transfer &own,
+                              double puts_from, double puts_cycles, double cpes,
+                              const sw::DmaTiming &dma) {
     const double n = std::max(cpes, issuers), GB = dma.get_bytes_per_cycle;
     const double all_rate = std::min(dma.cpe_cap_bytes_per_cycle, GB / n),
                  alone_rate = std::min(dma.cpe_cap_bytes_per_cycle, GB / issuers);
@@ -1123,14 +1127,15 @@ double broadcast_chunk_cycles(const Transfer &shared, const Transfer &own, const
     double t = std::max(own_done, setup);
     if (need <= 0)
         return setup + bytes / all_rate + dma.get_latency_cycles;
-    const double puts_from = piece.blocks > 0
-                                 ? std::max(t, own_setup + piece.blocks * dma.put_block_cycles)
-                                 : std::numeric_limits<double>::infinity();
-    if (need <= (puts_from - t) * alone_rate)
+    // The puts that still move after t.
+    const double puts_end = puts_cycles > 0 ? puts_from + puts_cycles : 0.0;
+    const double from =
+        puts_end > t ? std::max(t, puts_from) : std::numeric_limits<double>::infinity();
+    if (need <= (from - t) * alone_rate)
         return t + need / alone_rate + dma.get_latency_cycles;
-    need -= (puts_from - t) * alone_rate;
-    t = puts_from;
-    const double puts = n * piece.line_bytes / dma.put_bytes_per_cycle;
+    need -= (from - t) * alone_rate;
+    t = from;
+    const double puts = puts_end - from;
     if (need <= puts * all_rate)
         return t + need / all_rate + dma.get_latency_cycles;
     return t + puts + (need - puts * all_rate) / alone_rate + dma.get_latency_cycles;
@@ -1162,22 +1167,20 @@ double piped_round_cycles(const TileWork &work, double shared_tile, double share
     // Tile p's put done, by slot (p % 2).
     std::array<double, 2> put_done{0.0, 0.0};
     double t = 0, shared_done = 0;
-    // A broadcast issued at \p at with the put \p part, behind the previous one (its latency
-    // overlapping).
-    // (The pieces have at most two sizes: their broadcast times are kept by size.)
-    std::array<std::pair<double, double>, 2> by_blocks{{{-1.0, 0.0}, {-1.0, 0.0}}};
-    auto broadcast = [&](double at, const Transfer &part) {
+    // A broadcast issued at \p at, behind the previous one (its latency overlapping), sharing
+    // the channel with the last piece's data if that still moves.
+    const auto [mine, issuers] =
+        broadcast_dma ? broadcast_piece(work.chunk_shared) : std::pair<Transfer, double>{};
+    std::pair<double, double> puts{0.0, 0.0}; // the last piece's data, from and to
+    auto broadcast = [&](double at) {
         if (shared_chunk <= 0)
             return at;
         double cycles = shared_chunk;
-        if (broadcast_dma && part.blocks > 0) {
-            auto &slot =
-                by_blocks[by_blocks[0].first == part.blocks || by_blocks[0].first < 0 ? 0 : 1];
-            if (slot.first != part.blocks)
-                slot = {part.blocks, broadcast_chunk_cycles(work.chunk_shared, work.chunk_get, part,
-                                                            run.active_cpes, dma)};
-            cycles = std::max(cycles, slot.second);
-        }
+        if (broadcast_dma && puts.second > at)
+            cycles = std::max(cycles, broadcast_chunk_cycles(mine, issuers, work.chunk_get,
+                                                             std::max(0.0, puts.first - at),
+                                                             puts.second - std::max(puts.first, at),
+                                                             run.active_cpes, dma));
         shared_done = std::max(at, shared_done - dma.get_latency_cycles) + cycles;
         return shared_done;
     };
@@ -1190,19 +1193,19 @@ double piped_round_cycles(const TileWork &work, double shared_tile, double share
         if (p >= 2)
             t = std::max(t, put_done[size_t(p % 2)]);
         t = engine.issue(work.tile_get, false, t) + shared_tile;
-        double own = engine.issue(work.chunk_get, false, t), shared = broadcast(t, Transfer{});
+        double own = engine.issue(work.chunk_get, false, t), shared = broadcast(t);
         for (int64_t k = 0; k < chunks; k++) {
             // The chunk's broadcast is waited for (the CPEs meet) before the next one is
             // issued; its own gets once the next chunk's transfers and the piece are issued.
             t = std::max(t, shared);
             const Transfer part = p > 0 ? piece(k) : Transfer{};
-            double next_own = 0;
-            if (k + 1 < chunks) {
-                next_own = engine.issue(work.chunk_get, false, t);
-                shared = broadcast(t, part);
-            }
-            if (part.blocks > 0)
+            const double next_own = k + 1 < chunks ? engine.issue(work.chunk_get, false, t) : 0.0;
+            if (part.blocks > 0) {
                 put_done[size_t((p - 1) % 2)] = engine.issue(part, true, t);
+                puts = engine.last_data();
+            }
+            if (k + 1 < chunks)
+                shared = broadcast(t);
             t = std::max(t, own) + work.chunk_compute;
             own = next_own;
         }
@@ -1487,9 +1490,10 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     if (plan.share == Plan::Share::Dma && work.chunk_shared.blocks > 0) {
         // The broadcast shares the channel with every active CPE's own chunk gets, issued at
         // the same moment.
-        shared.per_chunk = std::max(
-            shared.per_chunk, broadcast_chunk_cycles(work.chunk_shared, work.chunk_get, Transfer{},
-                                                     run.active_cpes, m.dma_timing));
+        const auto [mine, issuers] = broadcast_piece(work.chunk_shared);
+        shared.per_chunk =
+            std::max(shared.per_chunk, broadcast_chunk_cycles(mine, issuers, work.chunk_get, 0, 0,
+                                                              run.active_cpes, m.dma_timing));
     }
     // On the mesh the sources' gets take the place of the shared transfer; every CPE's part
     // in passing the stagings on is compute. The next chunk's get and the passing on of this
