@@ -1146,10 +1146,11 @@ double broadcast_chunk_cycles(const Transfer &mine, double issuers, const Transf
  * put is waited for, the tile's own gets issued and waited for and its first chunk issued;
  * iteration k of the chunk loop waits for chunk k's broadcast (\p shared_chunk from its issue;
  * the CPEs meet), issues chunk k + 1's gets and broadcast, then tile p - 1's piece k (blocks
- * [ceil(k R / n), ceil((k + 1) R / n)) of R; with \p broadcast_dma, the broadcast shares the
- * channel with it: broadcast_chunk_cycles), then waits for chunk k's own gets and computes it;
- * after the last tile, its put whole. A piece delays the transfers behind it in the engine,
- * and the tile two later, not the chunk ahead of it. Returns the round's cycles. */
+ * [ceil(k R / n), ceil((k + 1) R / n)) of R), then waits for chunk k's own gets and computes
+ * it; after the last tile, its put whole. A piece delays the transfers behind it in the
+ * engine, and the tile two later, not the chunk ahead of it; with \p broadcast_dma, a
+ * broadcast shares the channel with the piece whose data moves meanwhile
+ * (broadcast_chunk_cycles). Returns the round's cycles. */
 double piped_round_cycles(const TileWork &work, double shared_tile, double shared_chunk,
                           bool broadcast_dma, int64_t chunks, int64_t tiles, double late_exposed,
                           const CoreGroupRun &run, const sw::DmaTiming &dma) {
