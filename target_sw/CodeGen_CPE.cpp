@@ -40,7 +40,8 @@ public:
             id(b.var);
         const bool uniform = ir::has_collective(k.body); // a broadcast (BroadcastDma.h)
         const std::string active = uniform ? id(ir::block_active_name) : "";
-        indent = 2;
+        // PipelineRoundPuts: the body is the CPE's loop over its rounds, not one block.
+        indent = k.rounds_in_body ? 1 : 2;
         for (const LdmBuffer &b : k.ldm)
             ldm_names.insert(b.name);
         count_region(k.body, true, ""); // the block loop's body: nothing taken as invariant
@@ -80,6 +81,12 @@ public:
         for (const BlockLoop &b : k.blocks)
             total = total * b.extent;
         s << "    const int32_t sw_blocks = " << self.print_expr(simplify(total)) << ";\n";
+        if (k.rounds_in_body) {
+            // The rounds pipelined (PipelineRoundPuts.h): every CPE runs sw_blocks / 64
+            // rounds, block round * 64 + id, its block variables bound in the body's loop.
+            s << "    (void)sw_blocks;\n" << body_text << "    SW_FLUSH();\n}\n";
+            return s.str();
+        }
         if (uniform) {
             // A kernel with a broadcast (BroadcastDma.h): every CPE runs the same number of
             // rounds; past the last block it takes the last block's indices, skips the work

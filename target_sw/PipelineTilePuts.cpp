@@ -22,22 +22,33 @@ using namespace Halide::Internal;
 namespace {
 
 /** The put a statement issues when it only issues one (a begin and one put request of its
- * site, through lets and producer/consumer marks, and no-ops), with the lets on the way. */
+ * site, or a begin and a serial loop of constant bounds around one such request, through lets
+ * and producer/consumer marks, and no-ops), with the lets on the way. */
 struct PutIssue {
     ir::DmaRequest request;
     std::vector<std::pair<std::string, Expr>> lets; ///< outermost first
+    /** The loop of requests around it (a tile's channel planes, one request each), if any. */
+    std::string loop;
+    int64_t loop_min = 0, loop_extent = 1;
 };
 
 bool only_put_issue(const Stmt &s, std::optional<PutIssue> &p, int &site,
-                    std::vector<std::pair<std::string, Expr>> &lets) {
+                    std::vector<std::pair<std::string, Expr>> &lets, const For *loop = nullptr) {
     if (const LetStmt *l = s.as<LetStmt>()) {
         lets.emplace_back(l->name, l->value);
-        return only_put_issue(l->body, p, site, lets);
+        return only_put_issue(l->body, p, site, lets, loop);
     }
     if (const ProducerConsumer *pc = s.as<ProducerConsumer>())
-        return only_put_issue(pc->body, p, site, lets);
+        return only_put_issue(pc->body, p, site, lets, loop);
     if (const Block *b = s.as<Block>())
-        return only_put_issue(b->first, p, site, lets) && only_put_issue(b->rest, p, site, lets);
+        return only_put_issue(b->first, p, site, lets, loop) &&
+               only_put_issue(b->rest, p, site, lets, loop);
+    if (const For *f = s.as<For>()) {
+        if (loop || p || site < 0 || f->for_type != ForType::Serial || !as_const_int(f->min) ||
+            !as_const_int(f->extent) || *as_const_int(f->extent) < 1)
+            return false; // a loop inside a loop, after the request, or before the begin
+        return only_put_issue(f->body, p, site, lets, f) && p;
+    }
     const Evaluate *e = s.as<Evaluate>();
     if (e && is_const(e->value))
         return true;
@@ -49,11 +60,16 @@ bool only_put_issue(const Stmt &s, std::optional<PutIssue> &p, int &site,
         if (!r->is_put || p)
             return false; // a get, or a second request
         p = PutIssue{*r, lets};
+        if (loop) {
+            p->loop = loop->name;
+            p->loop_min = *as_const_int(loop->min);
+            p->loop_extent = *as_const_int(loop->extent);
+        }
         this_site = r->site;
     } else {
         this_site = ir::as_dma_begin(c);
-        if (!this_site)
-            return false;
+        if (!this_site || loop)
+            return false; // (a begin inside the loop)
     }
     if (site >= 0 && *this_site != site)
         return false;
@@ -234,6 +250,197 @@ private:
     }
 };
 
+/** Whether the loop's body issues, at its top level, a get of a site that is also issued
+ * outside the loop (the prologue of a prefetch). */
+bool prefetches_next_tile(const CpeKernel &k, const For *op) {
+    const std::set<int> sites = ir::request_sites(op->body, true).gets;
+    if (sites.empty())
+        return false;
+    class Outside : public IRVisitor {
+    public:
+        Outside(const For *loop, const std::set<int> &sites) : loop(loop), sites(sites) {}
+        bool found = false;
+
+    private:
+        using IRVisitor::visit;
+        const For *loop;
+        const std::set<int> &sites;
+        void visit(const For *f) override {
+            if (f != loop)
+                IRVisitor::visit(f);
+        }
+        void visit(const Call *c) override {
+            if (std::optional<ir::DmaRequest> r = ir::as_dma_request(c))
+                found |= !r->is_put && sites.count(r->site) > 0;
+            IRVisitor::visit(c);
+        }
+    } outside(op, sites);
+    k.body.accept(&outside);
+    return outside.found;
+}
+
+} // namespace
+
+std::optional<Stmt> pipeline_loop_puts(CpeKernel &k, const Machine &m, const For *op,
+                                       std::string &buffer_name) {
+    const int64_t *min = as_const_int(op->min), *extent = as_const_int(op->extent);
+    if (op->for_type != ForType::Serial || !min || !extent || *extent < 2)
+        return std::nullopt;
+    Finder finder(k);
+    std::vector<std::pair<std::string, Expr>> lets;
+    finder.walk(op->body, lets);
+    const Found &f = finder.found;
+    if (finder.failed || !f.issue.defined())
+        return std::nullopt;
+    // Without a chunk loop before the put, only tiles whose next stagings are prefetched
+    // (a get at the loop's top level of a site also issued before the loop, DoubleBuffer's
+    // tiles in turn): there the whole put, issued after the next tile's prefetch, moves
+    // while the next tile computes.
+    if (!f.chunks && !prefetches_next_tile(k, op))
+        return std::nullopt;
+    buffer_name = f.buffer->name;
+    const ir::DmaRequest &put = f.put.request;
+    const int site = put.site;
+    // One request of the site in the kernel; constant rows, block, pitch and size.
+    class Count : public IRVisitor {
+    public:
+        int site, n = 0;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const Call *c) override {
+            if (std::optional<ir::DmaRequest> r = ir::as_dma_request(c))
+                n += r->site == site;
+            IRVisitor::visit(c);
+        }
+    } count;
+    count.site = site;
+    k.body.accept(&count);
+    const int requests = count.n;
+    const Expr rows_e = simplify(put.rows), block_e = simplify(put.block_elems),
+               pitch_e = simplify(put.pitch_elems);
+    const int64_t *rows = as_const_int(rows_e), *block = as_const_int(block_e),
+                  *pitch = as_const_int(pitch_e);
+    int64_t elems = 1;
+    for (const Expr &e : f.buffer->extents) {
+        const Expr v = simplify(e);
+        const int64_t *c = as_const_int(v);
+        if (!c)
+            return std::nullopt;
+        elems *= *c;
+    }
+    if (requests != 1 || !rows || !block || !pitch || *rows < 1)
+        return std::nullopt;
+    // Every value the put reads is bound outside the loop, or is the loop's variable (or
+    // that of the put's own loop of requests).
+    const Expr ldm_index = inline_lets(put.ldm_index, f.put.lets);
+    const Expr main_index = inline_lets(put.main_index, f.put.lets);
+    BoundNames bound;
+    op->body.accept(&bound);
+    VariableNames free_names;
+    ldm_index.accept(&free_names);
+    main_index.accept(&free_names);
+    for (const std::string &n : free_names.names) {
+        if (bound.names.count(n) && n != f.put.loop)
+            return std::nullopt;
+    }
+    // Room for a second slot.
+    const int64_t bytes = f.buffer->type.bytes();
+    const int64_t slot_bytes = align_up(elems * bytes, m.ldm_alignment);
+    if (k.ldm_peak_bytes + slot_bytes > m.ldm_data_budget()) {
+        k.notes.push_back("the put of " + f.buffer->name +
+                          " not spread over the next tile: no LDM for a second slot");
+        return std::nullopt;
+    }
+    const int64_t slot_elems = slot_bytes / bytes;
+    const int other = int(k.dma.size());
+    k.dma.push_back(k.dma[size_t(site)]);
+    const std::string how =
+        f.chunks ? "in pieces over the next tile's chunks" : "waited for two tiles later";
+    k.dma[size_t(site)].shape += " (" + how + ", slot 0)";
+    k.dma.back().shape += " (" + how + ", slot 1)";
+
+    const Expr p = Variable::make(Int(32), op->name);
+    const Expr E = Expr(int32_t(slot_elems));
+    auto slot_of = [&](const Expr &tile) { return simplify((tile - op->min) % 2); };
+    // The put's units: its requests where it is a loop of them (each whole), else its rows.
+    const bool looped = !f.put.loop.empty();
+    // Units [u0, u0 + n) of tile `tile`'s put, from slot `which`.
+    auto request_at = [&](const Expr &tile, int which, const Expr &u0, const Expr &n) {
+        ir::DmaRequest r = put;
+        r.site = which == 0 ? site : other;
+        const Type lt = ldm_index.type(), mt = main_index.type();
+        r.ldm_index = simplify(ldm_index + make_const(lt, which * slot_elems));
+        r.main_index = simplify(substitute(op->name, tile, main_index));
+        if (looped) {
+            return For::make(f.put.loop, simplify(int32_t(f.put.loop_min) + u0), n, ForType::Serial,
+                             DeviceAPI::None, ir::make_dma_request(r));
+        }
+        r.ldm_index = simplify(r.ldm_index + cast(lt, u0) * make_const(lt, *block));
+        r.main_index = simplify(r.main_index + cast(mt, u0) * make_const(mt, *pitch));
+        r.rows = n;
+        // A one-block put (a tile of whole rows, merged) may carry a row pitch below its
+        // block; its pieces' rows are no longer a constant 1, so their pitch is printed as
+        // a stride: the block itself, never a negative stride.
+        if (*rows == 1)
+            r.pitch_elems = make_const(r.pitch_elems.type(), *block);
+        return ir::make_dma_request(r);
+    };
+    const Stmt wait_slot = IfThenElse::make(
+        p >= op->min + 2,
+        IfThenElse::make(slot_of(p) == 0, ir::make_dma_wait(site), ir::make_dma_wait(other)));
+    const int64_t R = looped ? f.put.loop_extent : *rows;
+    if (!f.chunks) {
+        // The tile's whole put into its slot where it was issued; waited for at the top of
+        // tile p + 2 (before the slot is written again) and after the loop.
+        auto whole = [&](int which) {
+            return Block::make(ir::make_dma_begin(which == 0 ? site : other),
+                               request_at(p, which, Expr(0), Expr(int32_t(R))));
+        };
+        Rewrite rewrite(f, slot_of(p), E, Stmt(), site);
+        rewrite.whole_put = IfThenElse::make(slot_of(p) == 0, whole(0), whole(1));
+        const Stmt body = Block::make(wait_slot, rewrite.mutate(op->body));
+        const Stmt loop =
+            For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        return Allocate::make(
+            f.buffer->name, f.buffer->type, MemoryType::GPUShared, {Expr(int32_t(2 * slot_elems))},
+            const_true(),
+            Block::make(loop, Block::make(ir::make_dma_wait(site), ir::make_dma_wait(other))));
+    }
+    // The piece of chunk iteration kk of the previous tile's put.
+    const For *L = f.chunks;
+    const Expr kk = simplify(Variable::make(Int(32), L->name) - L->min);
+    const int64_t C = *as_const_int(L->extent);
+    // Units (rows, or requests of a loop) [ceil(k R / C), ceil((k + 1) R / C)): fewer than C
+    // units go to the first iterations, and the last iteration's piece, which the next tile's
+    // first chunk follows in the engine, is the smallest.
+    const Expr row0 = simplify((kk * int32_t(R) + int32_t(C - 1)) / int32_t(C));
+    const Expr n = simplify(((kk + 1) * int32_t(R) + int32_t(C - 1)) / int32_t(C) - row0);
+    auto piece_for = [&](int which) {
+        const int s = which == 0 ? site : other;
+        Stmt req = request_at(p - 1, which, row0, n);
+        if (R % C != 0)
+            req = IfThenElse::make(n > 0, req);
+        return Block::make(IfThenElse::make(kk == 0, ir::make_dma_begin(s)), req);
+    };
+    const Stmt piece = IfThenElse::make(
+        p > op->min, IfThenElse::make(slot_of(p - 1) == 0, piece_for(0), piece_for(1)));
+    Stmt body = Rewrite(f, slot_of(p), E, piece, site).mutate(op->body);
+    body = Block::make(wait_slot, body);
+    Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+    // After the loop: the last tile's put whole, then both slots waited for.
+    const int64_t last = *min + *extent - 1;
+    const int last_slot = int((last - *min) % 2);
+    const Stmt tail =
+        Block::make({ir::make_dma_begin(last_slot == 0 ? site : other),
+                     request_at(Expr(int32_t(last)), last_slot, Expr(0), Expr(int32_t(R))),
+                     ir::make_dma_wait(site), ir::make_dma_wait(other)});
+    return Allocate::make(f.buffer->name, f.buffer->type, MemoryType::GPUShared,
+                          {Expr(int32_t(2 * slot_elems))}, const_true(), Block::make(loop, tail));
+}
+
+namespace {
+
 class Transform : public IRMutator {
 public:
     Transform(CpeKernel &k, const Machine &m) : k(k), m(m) {}
@@ -248,191 +455,12 @@ private:
     Stmt visit(const For *op) override {
         if (done)
             return op;
-        std::optional<Stmt> s = pipeline(op);
+        std::optional<Stmt> s = pipeline_loop_puts(k, m, op, buffer_name);
         if (s) {
             done = true;
             return *s;
         }
         return IRMutator::visit(op);
-    }
-
-    /** Whether the loop's body issues, at its top level, a get of a site that is also issued
-     * outside the loop (the prologue of a prefetch). */
-    bool prefetches_next_tile(const For *op) const {
-        const std::set<int> sites = ir::request_sites(op->body, true).gets;
-        if (sites.empty())
-            return false;
-        class Outside : public IRVisitor {
-        public:
-            Outside(const For *loop, const std::set<int> &sites) : loop(loop), sites(sites) {}
-            bool found = false;
-
-        private:
-            using IRVisitor::visit;
-            const For *loop;
-            const std::set<int> &sites;
-            void visit(const For *f) override {
-                if (f != loop)
-                    IRVisitor::visit(f);
-            }
-            void visit(const Call *c) override {
-                if (std::optional<ir::DmaRequest> r = ir::as_dma_request(c))
-                    found |= !r->is_put && sites.count(r->site) > 0;
-                IRVisitor::visit(c);
-            }
-        } outside(op, sites);
-        k.body.accept(&outside);
-        return outside.found;
-    }
-
-    std::optional<Stmt> pipeline(const For *op) {
-        const int64_t *min = as_const_int(op->min), *extent = as_const_int(op->extent);
-        if (op->for_type != ForType::Serial || !min || !extent || *extent < 2)
-            return std::nullopt;
-        Finder finder(k);
-        std::vector<std::pair<std::string, Expr>> lets;
-        finder.walk(op->body, lets);
-        const Found &f = finder.found;
-        if (finder.failed || !f.issue.defined())
-            return std::nullopt;
-        // Without a chunk loop before the put, only tiles whose next stagings are prefetched
-        // (a get at the loop's top level of a site also issued before the loop, DoubleBuffer's
-        // tiles in turn): there the whole put, issued after the next tile's prefetch, moves
-        // while the next tile computes.
-        if (!f.chunks && !prefetches_next_tile(op))
-            return std::nullopt;
-        buffer_name = f.buffer->name;
-        const ir::DmaRequest &put = f.put.request;
-        const int site = put.site;
-        // One request of the site in the kernel; constant rows, block, pitch and size.
-        class Count : public IRVisitor {
-        public:
-            int site, n = 0;
-
-        private:
-            using IRVisitor::visit;
-            void visit(const Call *c) override {
-                if (std::optional<ir::DmaRequest> r = ir::as_dma_request(c))
-                    n += r->site == site;
-                IRVisitor::visit(c);
-            }
-        } count;
-        count.site = site;
-        k.body.accept(&count);
-        const int requests = count.n;
-        const Expr rows_e = simplify(put.rows), block_e = simplify(put.block_elems),
-                   pitch_e = simplify(put.pitch_elems);
-        const int64_t *rows = as_const_int(rows_e), *block = as_const_int(block_e),
-                      *pitch = as_const_int(pitch_e);
-        int64_t elems = 1;
-        for (const Expr &e : f.buffer->extents) {
-            const Expr v = simplify(e);
-            const int64_t *c = as_const_int(v);
-            if (!c)
-                return std::nullopt;
-            elems *= *c;
-        }
-        if (requests != 1 || !rows || !block || !pitch || *rows < 1)
-            return std::nullopt;
-        // Every value the put reads is bound outside the loop, or is the loop's variable.
-        const Expr ldm_index = inline_lets(put.ldm_index, f.put.lets);
-        const Expr main_index = inline_lets(put.main_index, f.put.lets);
-        BoundNames bound;
-        op->body.accept(&bound);
-        VariableNames free_names;
-        ldm_index.accept(&free_names);
-        main_index.accept(&free_names);
-        for (const std::string &n : free_names.names) {
-            if (bound.names.count(n))
-                return std::nullopt;
-        }
-        // Room for a second slot.
-        const int64_t bytes = f.buffer->type.bytes();
-        const int64_t slot_bytes = align_up(elems * bytes, m.ldm_alignment);
-        if (k.ldm_peak_bytes + slot_bytes > m.ldm_data_budget()) {
-            k.notes.push_back("the put of " + f.buffer->name +
-                              " not spread over the next tile: no LDM for a second slot");
-            return std::nullopt;
-        }
-        const int64_t slot_elems = slot_bytes / bytes;
-        const int other = int(k.dma.size());
-        k.dma.push_back(k.dma[size_t(site)]);
-        const std::string how =
-            f.chunks ? "in pieces over the next tile's chunks" : "waited for two tiles later";
-        k.dma[size_t(site)].shape += " (" + how + ", slot 0)";
-        k.dma.back().shape += " (" + how + ", slot 1)";
-
-        const Expr p = Variable::make(Int(32), op->name);
-        const Expr E = Expr(int32_t(slot_elems));
-        auto slot_of = [&](const Expr &tile) { return simplify((tile - op->min) % 2); };
-        auto request_at = [&](const Expr &tile, int which, const Expr &row0, const Expr &n) {
-            ir::DmaRequest r = put;
-            r.site = which == 0 ? site : other;
-            const Type lt = ldm_index.type(), mt = main_index.type();
-            r.ldm_index = simplify(ldm_index + make_const(lt, which * slot_elems) +
-                                   cast(lt, row0) * make_const(lt, *block));
-            r.main_index = simplify(substitute(op->name, tile, main_index) +
-                                    cast(mt, row0) * make_const(mt, *pitch));
-            r.rows = n;
-            // A one-block put (a tile of whole rows, merged) may carry a row pitch below its
-            // block; its pieces' rows are no longer a constant 1, so their pitch is printed as
-            // a stride: the block itself, never a negative stride.
-            if (*rows == 1)
-                r.pitch_elems = make_const(r.pitch_elems.type(), *block);
-            return ir::make_dma_request(r);
-        };
-        const Stmt wait_slot = IfThenElse::make(
-            p >= op->min + 2,
-            IfThenElse::make(slot_of(p) == 0, ir::make_dma_wait(site), ir::make_dma_wait(other)));
-        const int64_t R = *rows;
-        if (!f.chunks) {
-            // The tile's whole put into its slot where it was issued; waited for at the top of
-            // tile p + 2 (before the slot is written again) and after the loop.
-            auto whole = [&](int which) {
-                return Block::make(ir::make_dma_begin(which == 0 ? site : other),
-                                   request_at(p, which, Expr(0), Expr(int32_t(R))));
-            };
-            Rewrite rewrite(f, slot_of(p), E, Stmt(), site);
-            rewrite.whole_put = IfThenElse::make(slot_of(p) == 0, whole(0), whole(1));
-            const Stmt body = Block::make(wait_slot, rewrite.mutate(op->body));
-            const Stmt loop =
-                For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
-            return Allocate::make(
-                f.buffer->name, f.buffer->type, MemoryType::GPUShared,
-                {Expr(int32_t(2 * slot_elems))}, const_true(),
-                Block::make(loop, Block::make(ir::make_dma_wait(site), ir::make_dma_wait(other))));
-        }
-        // The piece of chunk iteration kk of the previous tile's put.
-        const For *L = f.chunks;
-        const Expr kk = simplify(Variable::make(Int(32), L->name) - L->min);
-        const int64_t C = *as_const_int(L->extent);
-        // Rows [ceil(k R / C), ceil((k + 1) R / C)): fewer than C rows go to the first
-        // iterations, and the last iteration's piece, which the next tile's first chunk
-        // follows in the engine, is the smallest.
-        const Expr row0 = simplify((kk * int32_t(R) + int32_t(C - 1)) / int32_t(C));
-        const Expr n = simplify(((kk + 1) * int32_t(R) + int32_t(C - 1)) / int32_t(C) - row0);
-        auto piece_for = [&](int which) {
-            const int s = which == 0 ? site : other;
-            Stmt req = request_at(p - 1, which, row0, n);
-            if (R % C != 0)
-                req = IfThenElse::make(n > 0, req);
-            return Block::make(IfThenElse::make(kk == 0, ir::make_dma_begin(s)), req);
-        };
-        const Stmt piece = IfThenElse::make(
-            p > op->min, IfThenElse::make(slot_of(p - 1) == 0, piece_for(0), piece_for(1)));
-        Stmt body = Rewrite(f, slot_of(p), E, piece, site).mutate(op->body);
-        body = Block::make(wait_slot, body);
-        Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
-        // After the loop: the last tile's put whole, then both slots waited for.
-        const int64_t last = *min + *extent - 1;
-        const int last_slot = int((last - *min) % 2);
-        const Stmt tail =
-            Block::make({ir::make_dma_begin(last_slot == 0 ? site : other),
-                         request_at(Expr(int32_t(last)), last_slot, Expr(0), Expr(int32_t(R))),
-                         ir::make_dma_wait(site), ir::make_dma_wait(other)});
-        return Allocate::make(f.buffer->name, f.buffer->type, MemoryType::GPUShared,
-                              {Expr(int32_t(2 * slot_elems))}, const_true(),
-                              Block::make(loop, tail));
     }
 };
 

@@ -13,14 +13,17 @@
  *
  * The rule: a serial loop P of constant bounds, >= 2 iterations, whose body holds (through
  * allocations, lets, producer/consumer marks and blocks) the allocation of an LDM buffer O of
- * constant size and, in it, one put of O (a begin and one request of its site, its rows, block
- * and pitch constant, every value it reads bound outside P or P's own variable) after a
+ * constant size and, in it, one put of O (a begin and one request of its site, or a begin and
+ * a serial loop of constant bounds around that request (a tile's channel planes, each a
+ * request of its rows), its rows, block and pitch constant, every value it reads bound outside
+ * P or P's own variable (or its loop's)) after a
  * double-buffered loop L (constant extent C >= 2, a get at its top level of a site also issued
  * before it), O not filled by DMA, and room in the LDM for a second slot of O. Then:
  *  - O is allocated around P with two slots; tile p uses slot (p - min) % 2; the slot's put
  *    (two sites, one per slot) is waited for at the top of tile p + 2 and after P;
  *  - in iteration k of L in tile p > min, after the last top-level statement that issues a
- *    request, tile p - 1's blocks [ceil(k R / C), ceil((k + 1) R / C)) are put (R blocks; none
+ *    request, tile p - 1's blocks [ceil(k R / C), ceil((k + 1) R / C)) are put (R blocks, or
+ *    with a loop of requests its R iterations, each request whole; none
  *    when the range is empty, so with R < C the first iterations put one each and the last,
  *    whose piece the next tile's first chunk follows, the fewest; the site begun at k = 0);
  *  - after P, the last tile's put whole.
@@ -42,9 +45,21 @@
 #include "target_sw/Machine.h"
 #include "target_sw/SwModule.h"
 
+#include <optional>
+#include <string>
+
 namespace sw {
 
 void pipeline_tile_puts(CpeKernel &k, const Machine &m);
+
+/** The rule above applied to the one loop \p tiles of \p k's body (k.body holds it): the
+ * loop rewritten, with the output buffer's two slots allocated around it and the last tile's
+ * put after it, its second put site added to k.dma and the buffer's name in \p buffer; or
+ * nothing where the rule does not hold (k as it was, but for a note). PipelineRoundPuts.h
+ * applies it to a kernel's rounds of blocks. */
+std::optional<Halide::Internal::Stmt> pipeline_loop_puts(CpeKernel &k, const Machine &m,
+                                                         const Halide::Internal::For *tiles,
+                                                         std::string &buffer);
 
 } // namespace sw
 

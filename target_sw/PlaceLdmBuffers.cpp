@@ -49,6 +49,11 @@ private:
         loops.pop_back();
     }
     void visit(const Allocate *op) override {
+        if (op->memory_type == MemoryType::Register) {
+            // PromoteAccumulators' registers (a pass placing the buffers again after it).
+            op->body.accept(this);
+            return;
+        }
         Expr size = make_const(Int(64), op->type.bytes());
         for (const Expr &e : op->extents)
             size = size * cast<int64_t>(e);

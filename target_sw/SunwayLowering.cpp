@@ -12,6 +12,7 @@
 #include "target_sw/FindCpeKernels.h"
 #include "target_sw/HoistPaddingFill.h"
 #include "target_sw/InjectDma.h"
+#include "target_sw/PipelineRoundPuts.h"
 #include "target_sw/PipelineTilePuts.h"
 #include "target_sw/PlaceLdmBuffers.h"
 #include "target_sw/PromoteAccumulators.h"
@@ -147,6 +148,15 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
             make_block_loop_uniform(k);
         log_step(ir_log, "make_block_loop_uniform", f);
     }
+
+    // A CPE's rounds of blocks in turn: each block's put in pieces over the next block's chunks.
+    // (Its slots' accesses proved aligned again: the rewrite leaves them unknown.)
+    for (CpeKernel &k : f.kernels) {
+        pipeline_round_puts(k, m);
+        if (k.rounds_in_body)
+            align_vector_accesses(k);
+    }
+    log_step(ir_log, "pipeline_round_puts", f);
     return f;
 }
 

@@ -15,6 +15,8 @@
  *   7. share_operands     (ShareOperands.h)    repeated operands of a register block loaded once
  *   8. align_vector_accesses (AlignVectorAccesses.h) floatv4 LDM accesses proved aligned
  *      make_block_loop_uniform (BroadcastDma.h) same block rounds on every CPE (broadcasts)
+ *   9. pipeline_round_puts (PipelineRoundPuts.h) a CPE's rounds of blocks in turn, each put
+ *                                               spread over the next block's chunks
  *
  * The code generators (CodeGen_MPE.h, CodeGen_CPE.h) print the result.
  */

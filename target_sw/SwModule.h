@@ -54,6 +54,9 @@ struct CpeKernel {
     std::string name;
     std::vector<BlockLoop> blocks; ///< outermost first; the CPEs share their product
     Halide::Internal::Stmt body;   ///< one block iteration, in terms of the block vars
+    /** The body is not one block iteration but the CPE's whole loop over its rounds of blocks
+     * (PipelineRoundPuts.h: the rounds pipelined), the block variables bound inside it. */
+    bool rounds_in_body = false;
     std::vector<ClosureArg> args;
     std::vector<LdmBuffer> ldm;
     int64_t ldm_peak_bytes = 0; ///< most LDM live at once, aligned, per CPE
