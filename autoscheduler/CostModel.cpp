@@ -1142,11 +1142,13 @@ double broadcast_chunk_cycles(const Transfer &mine, double issuers, const Transf
 }
 
 /** Pixel tiles in turn with the put in pieces (PipelineTilePuts.h), one round of \p tiles in
- * turn replayed in the generated order, the CPEs in step: at the top of tile p, tile p - 2's
+ * turn replayed in the generated order (or a CPE's blocks in turn, PipelineRoundPuts.h, all in
+ * one round), the CPEs in step: at the top of tile p, tile p - 2's
  * put is waited for, the tile's own gets issued and waited for and its first chunk issued;
  * iteration k of the chunk loop waits for chunk k's broadcast (\p shared_chunk from its issue;
  * the CPEs meet), issues chunk k + 1's gets and broadcast, then tile p - 1's piece k (blocks
- * [ceil(k R / n), ceil((k + 1) R / n)) of R), then waits for chunk k's own gets and computes
+ * [ceil(k R / n), ceil((k + 1) R / n)) of R, or of a put of several requests its requests so
+ * shared out), then waits for chunk k's own gets and computes
  * it; after the last tile, its put whole. A piece delays the transfers behind it in the
  * engine, and the tile two later, not the chunk ahead of it; with \p broadcast_dma, a
  * broadcast shares the channel with the piece whose data moves meanwhile
@@ -1158,12 +1160,16 @@ double piped_round_cycles(const TileWork &work, double shared_tile, double share
         return 0;
     const auto [get_rate, put_rate] = cpe_rates(run, dma);
     InStepEngine engine(dma, get_rate, put_rate);
+    // The pieces share out the put's blocks, or, a put of several requests (a loop of them,
+    // PipelineRoundPuts.h), its requests, each whole.
     const double R = std::round(work.put.blocks), n = double(chunks);
+    const double requests = std::max(1.0, std::round(work.put.requests));
+    const double units = requests > 1 ? requests : R;
     auto piece = [&](int64_t k) {
-        const double blocks = std::ceil(double(k + 1) * R / n) - std::ceil(double(k) * R / n);
-        const double part = blocks / std::max(1.0, R);
-        return Transfer{blocks > 0 ? 1.0 : 0.0, blocks, work.put.bytes * part,
-                        work.put.line_bytes * part};
+        const double mine = std::ceil(double(k + 1) * units / n) - std::ceil(double(k) * units / n);
+        const double part = mine / std::max(1.0, units);
+        return Transfer{requests > 1 ? mine : (mine > 0 ? 1.0 : 0.0), R * part,
+                        work.put.bytes * part, work.put.line_bytes * part};
     };
     // Tile p's put done, by slot (p % 2).
     std::array<double, 2> put_done{0.0, 0.0};
@@ -1465,6 +1471,19 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const int64_t put_slot =
         (int64_t(work.put.bytes / std::max(1.0, work.put.requests)) + m.ldm_alignment - 1) /
         m.ldm_alignment * m.ldm_alignment;
+    // A CPE's rounds of blocks in turn (PipelineRoundPuts.h): the blocks a multiple (>= 2) of
+    // the CPEs, a double-buffered chunk loop, the put one request or a loop of them (not
+    // compacted); each block's put goes in pieces over the next block's chunks from a second
+    // slot of the output tile (the whole tile), where the LDM has room for it (else the
+    // lowering keeps one slot and waits for each put).
+    const TileCounts counts = tile_counts(info, plan);
+    const int64_t tile_slot =
+        (int64_t(work.put.bytes) + m.ldm_alignment - 1) / m.ldm_alignment * m.ldm_alignment;
+    const bool piped_blocks = !plan.serial_pixels && plan.serial_tiles <= 1 && counts.serial == 1 &&
+                              counts.spread % m.cpes_per_core_group == 0 &&
+                              counts.spread >= 2 * m.cpes_per_core_group && shape.double_buffered &&
+                              shape.chunks >= 2 && work.put.blocks > 0 && !work.put_compacted &&
+                              est.ldm_bytes + tile_slot <= m.ldm_data_budget();
     // Tiles in turn, prefetched: the output tile in two slots, each put waited for two tiles
     // later (PipelineTilePuts.h, without a chunk loop), where the LDM has room for the second
     // slot (else the lowering keeps one slot and waits for each put at once).
@@ -1473,8 +1492,8 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const bool tiles_in_slots = plan.serial_tiles > 1 && work.put.blocks > 0 &&
                                 work.put.requests == 1 &&
                                 est.ldm_bytes + put_slot <= m.ldm_data_budget();
-    if (piped || tiles_in_slots) {
-        est.ldm_bytes += put_slot;
+    if (piped || tiles_in_slots || piped_blocks) {
+        est.ldm_bytes += piped_blocks ? tile_slot : put_slot;
         if (ldm_detail)
             est.ldm_detail += ", second slot of the put tile";
     }
@@ -1523,9 +1542,13 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             serial_tiles_cycles(work, run, tiles_in_slots, channel_busy / waves,
                                 channel_put_cycles(work, shape, m) / waves, m);
     } else {
+        // Pipelined: replayed in rounds of the serial pixel tiles, or (the blocks in turn) in
+        // one round of all of a CPE's blocks.
+        const double piped_rounds = piped          ? run.waves / double(serial_tiles)
+                                    : piped_blocks ? 1.0
+                                                   : 0.0;
         cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
-                                 plan.share == Plan::Share::Dma,
-                                 piped ? run.waves / double(serial_tiles) : 0.0, m);
+                                 plan.share == Plan::Share::Dma, piped_rounds, m);
     }
     est.dma_cycles = cpe.dma, est.compute_cycles = cpe.compute;
     // The whole kernel cannot beat the channel plus the time the CPEs leave it idle, and pays
@@ -1536,11 +1559,13 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                                         : (shared_ahead ? work.chunk_shared.line_bytes : 0.0);
     const double channel = channel_busy + run.waves * double(shape.chunks) * shared_lines /
                                               m.dma_timing.get_bytes_per_cycle,
-                 idle =
-                     plan.serial_tiles > 1
-                         ? serial_idle
-                         : channel_idle_cycles(work, shared, shape, run, shared_ahead,
-                                               piped ? run.waves / double(serial_tiles) : 0.0, m);
+                 idle = plan.serial_tiles > 1
+                            ? serial_idle
+                            : channel_idle_cycles(work, shared, shape, run, shared_ahead,
+                                                  piped          ? run.waves / double(serial_tiles)
+                                                  : piped_blocks ? 1.0
+                                                                 : 0.0,
+                                                  m);
     const double cycles =
         std::max(cpe.total, channel + idle) + m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
 

@@ -71,8 +71,8 @@ void pipeline_round_puts(CpeKernel &k, const Machine &m) {
     }
     for (const auto &[name, value] : lets)
         body = LetStmt::make(name, value, body);
-    const Stmt loop = For::make(round_name, 0, int32_t(*blocks / cpes), ForType::Serial,
-                                DeviceAPI::None, body);
+    const Stmt loop =
+        For::make(round_name, 0, int32_t(*blocks / cpes), ForType::Serial, DeviceAPI::None, body);
     k.body = loop;
     std::string buffer;
     std::optional<Stmt> piped = pipeline_loop_puts(k, m, loop.as<For>(), buffer);

@@ -138,7 +138,7 @@ public:
             return;
         }
         if (const For *f = s.as<For>()) {
-            if (found.buffer && !found.chunks && is_prefetching(f))
+            if (!found.chunks && is_prefetching(f))
                 found.chunks = f;
         }
         const ir::RequestSites r = ir::request_sites(s, false);

@@ -18,6 +18,7 @@
 #include "target_sw/HoistPaddingFill.h"
 #include "target_sw/InjectDma.h"
 #include "target_sw/MergeBlockPartitions.h"
+#include "target_sw/PipelineRoundPuts.h"
 #include "target_sw/PipelineTilePuts.h"
 #include "target_sw/PromoteAccumulators.h"
 #include "target_sw/SunwayIR.h"
@@ -748,6 +749,92 @@ TEST(PipelineTilePuts, AKernelWithoutADoubleBufferedChunkLoopOrOfOneTileIsLeftAl
     }
 }
 
+// =======================================================================================
+// PipelineRoundPuts: a CPE's rounds of blocks in turn, each block's put in pieces over the next.
+
+/** One block of a kernel whose blocks are n (outer, \p images) x c (inner, 64): the output
+ * tile O computed over a double-buffered chunk loop of 2 over W, then put as a loop of 3
+ * requests (its channel planes, 8 floats each, 64 apart in `out`) and waited for; with
+ * \p guarded, the work in `if (sw_active)` as make_block_loop_uniform leaves it. Sites: 0 the
+ * put of O, 1 the gets of W. */
+sw::CpeKernel blocks_kernel(int images, bool guarded) {
+    const Stmt chunk_loop =
+        loop("r", 0, 2,
+             block({block({sw::ir::make_dma_begin(1),
+                           request(1, false, "W", 0, "weights", var("r") + 1, 16)}),
+                    sw::ir::make_dma_wait(1), store("O", load("W", 0), var("r"))}));
+    sw::ir::DmaRequest plane = tile_put();
+    plane.ldm_index = var("ch") * 8;
+    plane.main_index = var("n") * 4096 + var("c") * 8 + var("ch") * 64;
+    plane.rows = 1;
+    plane.pitch_elems = 8;
+    Stmt work = block(
+        {store("O", 0.f, 0),
+         block({sw::ir::make_dma_begin(1), request(1, false, "W", 0, "weights", 0, 16)}),
+         chunk_loop,
+         ProducerConsumer::make_consume(
+             "O",
+             block({sw::ir::make_dma_begin(0), loop("ch", 0, 3, sw::ir::make_dma_request(plane))})),
+         sw::ir::make_dma_wait(0)});
+    if (guarded)
+        work = IfThenElse::make(sw::ir::block_active(), work);
+    const Stmt body = alloc("W", 16, alloc("O", 24, block({work, Free::make("O")})));
+    sw::CpeKernel k = kernel(body, {"O", "W"});
+    k.blocks = {{"n", 0, images}, {"c", 0, 64}};
+    k.dma = {{"O", "out", true, "put"}, {"W", "weights", false, "get"}};
+    return k;
+}
+
+TEST(PipelineRoundPuts, TheRoundsBecomeALoopAndEachBlockPutsItsPlanesOverTheNextBlocksChunks) {
+    for (const bool guarded : {false, true}) {
+        sw::CpeKernel k = blocks_kernel(3, guarded);
+        sw::pipeline_round_puts(k, sw::sw26010());
+        ASSERT_TRUE(k.rounds_in_body) << ir(k.body);
+        // O in two slots around the 3 rounds; a round waits for its slot's put two rounds
+        // back, then binds its block (n, c); chunk r of round p puts planes
+        // [ceil(3r / 2), ceil(3(r + 1) / 2)) of round p - 1 (two, then one; guarded, 3 not
+        // dividing by 2) after its prefetch; the last round (slot 0) is put whole after the
+        // loop. Every round is active: the guard is gone.
+        EXPECT_EQ(trace(k.body),
+                  "alloc:O{ for:sw_round{ if{ if{ wait0 } else{ wait2 } } let:n{ let:c{ "
+                  "alloc:W{ st:O begin1 get1 for:r{ begin1 get1 if{ if{ if{ begin0 } if{ "
+                  "for:ch{ put0 } } } else{ if{ begin2 } if{ for:ch{ put2 } } } } wait1 ld:W "
+                  "st:O } } } } } begin0 for:ch{ put0 } wait0 wait2 }")
+            << ir(k.body);
+        ASSERT_EQ(k.dma.size(), 3u);
+        EXPECT_TRUE(k.dma[2].is_put && k.dma[2].ldm_buffer == "O");
+        // Round p's block: n = p (64 blocks a round), c = the CPE's id; the piece of round
+        // p - 1 goes to its own image's planes.
+        const std::vector<const Call *> reqs = requests(k.body);
+        ASSERT_EQ(reqs.size(), 5u) << ir(k.body);
+        const sw::ir::DmaRequest piece = *sw::ir::as_dma_request(reqs[2]);
+        EXPECT_TRUE(same(piece.ldm_index, var("ch") * 8)) << piece.ldm_index;
+        const sw::ir::DmaRequest piece1 = *sw::ir::as_dma_request(reqs[3]);
+        EXPECT_TRUE(same(piece1.ldm_index, var("ch") * 8 + 32)) << piece1.ldm_index;
+        auto text = [](const Expr &e) {
+            std::ostringstream o;
+            o << e;
+            return o.str();
+        };
+        EXPECT_NE(text(piece.main_index).find("sw_round"), std::string::npos) << piece.main_index;
+        const sw::ir::DmaRequest last = *sw::ir::as_dma_request(reqs[4]);
+        EXPECT_EQ(text(last.main_index).find("sw_round"), std::string::npos) << last.main_index;
+    }
+}
+
+TEST(PipelineRoundPuts, BlocksThatAreNotAMultipleOfTheCpesOrOneRoundAreLeftAlone) {
+    for (const int columns : {64, 32}) {
+        // 64 blocks (n of 1 over c of 64): one round; 96 (n of 3 over c of 32): the CPEs'
+        // rounds differ.
+        sw::CpeKernel k = blocks_kernel(columns == 64 ? 1 : 3, false);
+        k.blocks.back().extent = columns;
+        const std::string before = trace(k.body);
+        sw::pipeline_round_puts(k, sw::sw26010());
+        EXPECT_FALSE(k.rounds_in_body);
+        EXPECT_EQ(trace(k.body), before);
+        EXPECT_EQ(k.dma.size(), 2u);
+    }
+}
 // =======================================================================================
 // PromoteAccumulators: a loop-invariant LDM accumulator becomes a register.
 
