@@ -59,7 +59,9 @@ bool only_put_issue(const Stmt &s, std::optional<PutIssue> &p, int &site,
     if (std::optional<ir::DmaRequest> r = ir::as_dma_request(c)) {
         if (!r->is_put || p)
             return false; // a get, or a second request
-        p = PutIssue{*r, lets};
+        p = PutIssue();
+        p->request = *r;
+        p->lets = lets;
         if (loop) {
             p->loop = loop->name;
             p->loop_min = *as_const_int(loop->min);

@@ -18,7 +18,8 @@
  * request of its rows), its rows, block and pitch constant, every value it reads bound outside
  * P or P's own variable (or its loop's)) after a
  * double-buffered loop L (constant extent C >= 2, a get at its top level of a site also issued
- * before it), O not filled by DMA, and room in the LDM for a second slot of O. Then:
+ * before it; inside O's allocation or before it: an rfactor plan's final tile is allocated
+ * after its chunk loop), O not filled by DMA, and room in the LDM for a second slot of O. Then:
  *  - O is allocated around P with two slots; tile p uses slot (p - min) % 2; the slot's put
  *    (two sites, one per slot) is waited for at the top of tile p + 2 and after P;
  *  - in iteration k of L in tile p > min, after the last top-level statement that issues a

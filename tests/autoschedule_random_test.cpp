@@ -930,6 +930,37 @@ TEST(AutoscheduleRandom, BroadcastChunksShareTheChannel) {
     }
 }
 
+// A CPE's blocks in turn (PipelineRoundPuts: the blocks a multiple of 64), each block's put in
+// pieces over the next block's chunks from a second slot. ResNet-50's stem reduced to a
+// 112x112 input (7x7 stride 2, 3 -> 64, on the mesh in 2 rounds, its put a loop of 8 channel
+// planes) and a dense layer's rfactor plan on the mesh in 4 rounds (128 rows, 128 -> 1024, the
+// weights broadcast to each mesh row, its final tile allocated after the reduction). Each
+// against the naive reference and within 5% of the emulator.
+TEST(AutoscheduleRandom, BlocksInTurnPutInPieces) {
+    if (use_hand_schedules())
+        GTEST_SKIP() << "autoscheduler only";
+    std::vector<Case> cases;
+    const reference::Conv2DParams stem =
+        reference::Conv2DParams::square(1, 3, 64, 112, 112, 7, 2, 3, true);
+    cases.push_back(conv_case(stem, seed(99940), false));
+    cases.back().plan = "tile 56x7x4x1, chunk 1, floatv4 x2 x 4 register block, double-buffered, "
+                        "window split into phases, dimension 2 over the mesh columns, inputs "
+                        "shared along mesh rows / columns";
+    cases.back().model_limit = 0.05;
+    cases.push_back(dense_case(128, 128, 1024, false, 1, 1, seed(99941)));
+    cases.back().plan = "tile 64x8, chunk 64, floatv4 on the reduction (rfactor), 4 x 4 register "
+                        "block, double-buffered, dimension 1 over the mesh columns, inputs shared "
+                        "along mesh rows / columns (to each row by broadcast DMA)";
+    cases.back().model_limit = 0.05;
+    const std::vector<sw_jit::JitBuild> builds = run_cases("blocks in turn", cases);
+    ASSERT_EQ(builds.size(), cases.size());
+    for (size_t i = 0; i < builds.size(); i++) {
+        ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
+        const std::string plan = sw_jit::read_layer_schedule(*builds[i].layer).plan;
+        EXPECT_NE(plan.find(cases[i].plan), std::string::npos) << "the plan lowered:\n" << plan;
+    }
+}
+
 // Tiles in turn on each CPE, the next tile's window prefetched while the current one is
 // computed and put back (Plan::serial_tiles: the stagings double buffered at the tile loop):
 // MobileNetV2's 56x56 depthwise conv, ResNet's stride-2 max pool, ShuffleNetV2's stem, and
