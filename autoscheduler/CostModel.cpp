@@ -985,10 +985,6 @@ double shared_transfer_cycles(const Transfer &t, const Plan &plan, const sw::Mac
 struct MeshChunk {
     double fetch = 0, relay = 0, relay_unpaired = 0;
     double rows = 0, columns = 0; ///< the sources of row and of column stagings
-    /** What CPE (0, 0) fetches per chunk (its row's and its column's stagings) and the rate
-     * its data moves at beside the other sources and the CPEs' own gets. */
-    Transfer source;
-    double source_rate = 0;
 };
 MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const Plan &plan,
                      const sw::Machine &m) {
@@ -1025,7 +1021,6 @@ MeshChunk mesh_chunk(const TileWork &work, const CoreGroupRun &run, const Plan &
             : std::min(dma.cpe_cap_bytes_per_cycle,
                        dma.get_bytes_per_cycle * both.line_bytes / std::max(channel, 1.0));
     c.fetch = get_cycles(both, rate, dma);
-    c.source = both, c.source_rate = rate;
     const sw::RegComm &rc = m.regcomm;
     for (const double bytes :
          {plan.mesh_row_dma ? 0.0 : work.row_slot_bytes, work.column_slot_bytes}) {
@@ -1089,15 +1084,11 @@ public:
     /** Issues \p t (its requests of equal size, one after the other) at \p at; returns when
      * its last request is done. */
     double issue(const Transfer &t, bool put, double at) {
-        return issue(t, put, at, put ? put_rate_ : get_rate_);
-    }
-    /** The same, its data moving at \p rate (a mesh source's share of the channel). */
-    double issue(const Transfer &t, bool put, double at, double rate) {
         if (t.blocks <= 0)
             return at;
         const double n = std::max(1.0, std::round(t.requests));
         const double setup = t.blocks / n * (put ? dma_.put_block_cycles : dma_.get_block_cycles);
-        const double data = t.line_bytes / n / rate;
+        const double data = t.line_bytes / n / (put ? put_rate_ : get_rate_);
         double done = at;
         for (double k = 0; k < n; k++) {
             setup_free_ = std::max(at, setup_free_) + setup;
@@ -1161,13 +1152,10 @@ double broadcast_chunk_cycles(const Transfer &mine, double issuers, const Transf
  * it; after the last tile, its put whole. A piece delays the transfers behind it in the
  * engine, and the tile two later, not the chunk ahead of it; with \p broadcast_dma, a
  * broadcast shares the channel with the piece whose data moves meanwhile
- * (broadcast_chunk_cycles). On the mesh (\p mesh), the busiest CPE, (0, 0), also fetches its
- * row's and column's stagings of the next chunk in its engine, after its own gets and ahead of
- * the piece, at its share of the channel (MeshChunk::source_rate); the chunk waits for them.
- * Returns the round's cycles. */
+ * (broadcast_chunk_cycles). Returns the round's cycles. */
 double piped_round_cycles(const TileWork &work, double shared_tile, double shared_chunk,
-                          bool broadcast_dma, const MeshChunk *mesh, int64_t chunks, int64_t tiles,
-                          double late_exposed, const CoreGroupRun &run, const sw::DmaTiming &dma) {
+                          bool broadcast_dma, int64_t chunks, int64_t tiles, double late_exposed,
+                          const CoreGroupRun &run, const sw::DmaTiming &dma) {
     if (tiles < 1 || chunks < 1)
         return 0;
     const auto [get_rate, put_rate] = cpe_rates(run, dma);
@@ -1212,19 +1200,13 @@ double piped_round_cycles(const TileWork &work, double shared_tile, double share
         if (p >= 2)
             t = std::max(t, put_done[size_t(p % 2)]);
         t = engine.issue(work.tile_get, false, t) + shared_tile;
-        // A chunk's own gets and, on the mesh, the source's fetch behind them.
-        auto gets = [&](double at) {
-            const double own = engine.issue(work.chunk_get, false, at);
-            return mesh ? std::max(own, engine.issue(mesh->source, false, at, mesh->source_rate))
-                        : own;
-        };
-        double own = gets(t), shared = broadcast(t);
+        double own = engine.issue(work.chunk_get, false, t), shared = broadcast(t);
         for (int64_t k = 0; k < chunks; k++) {
             // The chunk's broadcast is waited for (the CPEs meet) before the next one is
             // issued; its own gets once the next chunk's transfers and the piece are issued.
             t = std::max(t, shared);
             const Transfer part = p > 0 ? piece(k) : Transfer{};
-            const double next_own = k + 1 < chunks ? gets(t) : 0.0;
+            const double next_own = k + 1 < chunks ? engine.issue(work.chunk_get, false, t) : 0.0;
             if (part.blocks > 0) {
                 put_done[size_t((p - 1) % 2)] = engine.issue(part, true, t);
                 puts = engine.last_data();
@@ -1250,8 +1232,7 @@ double piped_round_cycles(const TileWork &work, double shared_tile, double share
  * transfers are already in work.chunk_compute (\p broadcast_dma: they are broadcast DMA). */
 CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
                              const PlanShape &shape, const CoreGroupRun &run, bool shared_ahead,
-                             bool broadcast_dma, const MeshChunk *mesh, double piped_rounds,
-                             const sw::Machine &m) {
+                             bool broadcast_dma, double piped_rounds, const sw::Machine &m) {
     const sw::DmaTiming &dma = m.dma_timing;
     const auto [get_rate, put_rate] = cpe_rates(run, dma);
     const double tile_get = get_cycles(work.tile_get, get_rate, dma) + shared.per_tile;
@@ -1295,9 +1276,9 @@ CpeCycles busiest_cpe_cycles(const TileWork &work, const SharedCycles &shared,
         const double chunk_dma =
             chunk_get - dma.get_latency_cycles + (shared_ahead ? 0.0 : shared.per_chunk);
         const int64_t serial = std::max<int64_t>(1, std::llround(run.waves / piped_rounds));
-        const double round = piped_round_cycles(
-            work, shared.per_tile, shared_ahead && !mesh ? shared.per_chunk : 0.0, broadcast_dma,
-            mesh, shape.chunks, serial, late_exposed, run, dma);
+        const double round =
+            piped_round_cycles(work, shared.per_tile, shared_ahead ? shared.per_chunk : 0.0,
+                               broadcast_dma, shape.chunks, serial, late_exposed, run, dma);
         tile = std::max(round / double(serial), double(shape.chunks) * chunk_dma + pieces_cycles);
     }
     CpeCycles cycles;
@@ -1567,8 +1548,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                                     : piped_blocks ? 1.0
                                                    : 0.0;
         cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
-                                 plan.share == Plan::Share::Dma, on_mesh ? &mesh : nullptr,
-                                 piped_rounds, m);
+                                 plan.share == Plan::Share::Dma, piped_rounds, m);
     }
     est.dma_cycles = cpe.dma, est.compute_cycles = cpe.compute;
     // The whole kernel cannot beat the channel plus the time the CPEs leave it idle, and pays
