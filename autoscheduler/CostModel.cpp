@@ -1479,8 +1479,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     const TileCounts counts = tile_counts(info, plan);
     const int64_t tile_slot =
         (int64_t(work.put.bytes) + m.ldm_alignment - 1) / m.ldm_alignment * m.ldm_alignment;
-    const bool piped_blocks = !plan.serial_pixels && plan.serial_tiles <= 1 && counts.serial == 1 &&
-                              counts.spread % m.cpes_per_core_group == 0 &&
+    // (SW26010 only, as the pass.)
+    const bool piped_blocks = !m.crts_runtime && !plan.serial_pixels && plan.serial_tiles <= 1 &&
+                              counts.serial == 1 && counts.spread % m.cpes_per_core_group == 0 &&
                               counts.spread >= 2 * m.cpes_per_core_group && shape.double_buffered &&
                               shape.chunks >= 2 && work.put.blocks > 0 && !work.put_compacted &&
                               est.ldm_bytes + tile_slot <= m.ldm_data_budget();

@@ -8,7 +8,8 @@
  * (ResNet-50's stem, 7x7 stride 2 on the mesh in 4 rounds: a round computed for 135k cycles,
  * then waited 108k for its put).
  *
- * The rule: a kernel whose blocks are a constant multiple (>= 2) of the core group's CPEs, so
+ * The rule (SW26010 only, see the pass file): a kernel whose blocks are a constant multiple
+ * (>= 2) of the core group's CPEs, so
  * that every CPE runs the same rounds and every round is active (in a kernel with a
  * broadcast, make_block_loop_uniform's `if (sw_active)` is then always taken and dropped), and
  * whose body has one put site. Its rounds become a serial loop in the IR, the block variables

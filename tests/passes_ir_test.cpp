@@ -621,12 +621,17 @@ sw::ir::DmaRequest tile_put() {
     return put;
 }
 
+/** A double-buffered loop of \p chunks over W (site 1): each chunk prefetches the next and
+ * stores into O. */
+Stmt chunk_loop_over_w(int chunks) {
+    return loop("r", 0, chunks,
+                block({block({sw::ir::make_dma_begin(1),
+                              request(1, false, "W", 0, "weights", var("r") + 1, 16)}),
+                       sw::ir::make_dma_wait(1), store("O", load("W", 0), var("r"))}));
+}
+
 sw::CpeKernel tiles_in_turn(int tiles, int chunks, const sw::ir::DmaRequest &put = tile_put()) {
-    const Stmt chunk_loop =
-        loop("r", 0, chunks,
-             block({block({sw::ir::make_dma_begin(1),
-                           request(1, false, "W", 0, "weights", var("r") + 1, 16)}),
-                    sw::ir::make_dma_wait(1), store("O", load("W", 0), var("r"))}));
+    const Stmt chunk_loop = chunk_loop_over_w(chunks);
     const Stmt tile = alloc(
         "O", 16,
         block({store("O", 0.f, 0),
@@ -758,11 +763,7 @@ TEST(PipelineTilePuts, AKernelWithoutADoubleBufferedChunkLoopOrOfOneTileIsLeftAl
  * \p guarded, the work in `if (sw_active)` as make_block_loop_uniform leaves it. Sites: 0 the
  * put of O, 1 the gets of W. */
 sw::CpeKernel blocks_kernel(int images, bool guarded) {
-    const Stmt chunk_loop =
-        loop("r", 0, 2,
-             block({block({sw::ir::make_dma_begin(1),
-                           request(1, false, "W", 0, "weights", var("r") + 1, 16)}),
-                    sw::ir::make_dma_wait(1), store("O", load("W", 0), var("r"))}));
+    const Stmt chunk_loop = chunk_loop_over_w(2);
     sw::ir::DmaRequest plane = tile_put();
     plane.ldm_index = var("ch") * 8;
     plane.main_index = var("n") * 4096 + var("c") * 8 + var("ch") * 64;
