@@ -5,6 +5,7 @@
 
 #include "target_sw/BroadcastDma.h"
 #include "target_sw/SplitPhases.h"
+#include "target_sw/SwModule.h"
 #include "target_sw/WorkCount.h"
 
 #include <algorithm>
@@ -483,8 +484,7 @@ private:
 
     /** An LDM buffer, aligned as PlaceLdmBuffers does. */
     void buffer(const std::string &name, int64_t bytes) {
-        const int64_t aligned =
-            (bytes + m_.ldm_alignment - 1) / m_.ldm_alignment * m_.ldm_alignment;
+        const int64_t aligned = sw::align_up(bytes, m_.ldm_alignment);
         est_.ldm_bytes += aligned;
         if (ldm_detail_)
             est_.ldm_detail += (est_.ldm_detail.empty() ? "" : ", ") + name + ": " +
@@ -1469,16 +1469,14 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                        shape.chunks >= 2 && plan.serial_tiles <= 1 && work.put.blocks > 0 &&
                        work.put.requests == 1 && !work.put_compacted;
     const int64_t put_slot =
-        (int64_t(work.put.bytes / std::max(1.0, work.put.requests)) + m.ldm_alignment - 1) /
-        m.ldm_alignment * m.ldm_alignment;
+        sw::align_up(int64_t(work.put.bytes / std::max(1.0, work.put.requests)), m.ldm_alignment);
     // A CPE's rounds of blocks in turn (PipelineRoundPuts.h): the blocks a multiple (>= 2) of
     // the CPEs, a double-buffered chunk loop, the put one request or a loop of them (not
     // compacted); each block's put goes in pieces over the next block's chunks from a second
     // slot of the output tile (the whole tile), where the LDM has room for it (else the
     // lowering keeps one slot and waits for each put).
     const TileCounts counts = tile_counts(info, plan);
-    const int64_t tile_slot =
-        (int64_t(work.put.bytes) + m.ldm_alignment - 1) / m.ldm_alignment * m.ldm_alignment;
+    const int64_t tile_slot = sw::align_up(int64_t(work.put.bytes), m.ldm_alignment);
     // (SW26010 only, as the pass.)
     const bool piped_blocks = !m.crts_runtime && !plan.serial_pixels && plan.serial_tiles <= 1 &&
                               counts.serial == 1 && counts.spread % m.cpes_per_core_group == 0 &&
@@ -1535,6 +1533,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
         work.chunk_compute += shared.per_chunk;
     // All line bytes at the channel's rates (a tile round's share prices tiles in turn).
     const double channel_busy = channel_busy_cycles(work, shape, m);
+    // Pipelined puts: replayed in rounds of the serial pixel tiles, or (the blocks in turn) in
+    // one round of all of a CPE's blocks.
+    const double piped_rounds = piped ? run.waves / double(serial_tiles) : piped_blocks ? 1.0 : 0.0;
     CpeCycles cpe;
     double serial_idle = 0;
     if (plan.serial_tiles > 1) {
@@ -1543,11 +1544,6 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
             serial_tiles_cycles(work, run, tiles_in_slots, channel_busy / waves,
                                 channel_put_cycles(work, shape, m) / waves, m);
     } else {
-        // Pipelined: replayed in rounds of the serial pixel tiles, or (the blocks in turn) in
-        // one round of all of a CPE's blocks.
-        const double piped_rounds = piped          ? run.waves / double(serial_tiles)
-                                    : piped_blocks ? 1.0
-                                                   : 0.0;
         cpe = busiest_cpe_cycles(work, shared, shape, run, shared_ahead,
                                  plan.share == Plan::Share::Dma, piped_rounds, m);
     }
@@ -1560,13 +1556,9 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                                         : (shared_ahead ? work.chunk_shared.line_bytes : 0.0);
     const double channel = channel_busy + run.waves * double(shape.chunks) * shared_lines /
                                               m.dma_timing.get_bytes_per_cycle,
-                 idle = plan.serial_tiles > 1
-                            ? serial_idle
-                            : channel_idle_cycles(work, shared, shape, run, shared_ahead,
-                                                  piped          ? run.waves / double(serial_tiles)
-                                                  : piped_blocks ? 1.0
-                                                                 : 0.0,
-                                                  m);
+                 idle = plan.serial_tiles > 1 ? serial_idle
+                                              : channel_idle_cycles(work, shared, shape, run,
+                                                                    shared_ahead, piped_rounds, m);
     const double cycles =
         std::max(cpe.total, channel + idle) + m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
 

@@ -878,6 +878,18 @@ TEST(AutoscheduleRandom, AForcedPlanWithAOneBlockPutInPieces) {
     EXPECT_NE(plan.find(c.plan), std::string::npos) << "the plan lowered:\n" << plan;
 }
 
+/** Runs \p cases, each forced to its plan (run_cases: the naive reference and the cost model
+ * within its limit), and checks that each built and lowered the plan it was forced to. */
+void run_forced_plans(const std::string &label, const std::vector<Case> &cases) {
+    const std::vector<sw_jit::JitBuild> builds = run_cases(label, cases);
+    ASSERT_EQ(builds.size(), cases.size());
+    for (size_t i = 0; i < builds.size(); i++) {
+        ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
+        const std::string plan = sw_jit::read_layer_schedule(*builds[i].layer).plan;
+        EXPECT_NE(plan.find(cases[i].plan), std::string::npos) << "the plan lowered:\n" << plan;
+    }
+}
+
 // MobileNetV2's 24 -> 144 expansion on 56x56 (a row of 3136 pixels), forced to the plan the
 // search chose before the cost model replayed the CPEs in step: three tiles of 128 pixels x 24
 // channels per CPE, each put 24 blocks of 512 bytes whose setups every CPE does at the same
@@ -891,11 +903,7 @@ TEST(AutoscheduleRandom, TilesInTurnWithPutsSetUpInStep) {
     c.plan = "tile 128x1x24x1, floatv4 x1 x 12 register block, 3 tiles in turn on each CPE, "
              "prefetched";
     c.model_limit = 0.05;
-    const std::vector<sw_jit::JitBuild> builds = run_cases("tiles in turn, in step", {c});
-    ASSERT_EQ(builds.size(), 1u);
-    ASSERT_TRUE(builds[0].ok()) << c.describe();
-    const std::string plan = sw_jit::read_layer_schedule(*builds[0].layer).plan;
-    EXPECT_NE(plan.find(c.plan), std::string::npos) << "the plan lowered:\n" << plan;
+    run_forced_plans("tiles in turn, in step", {c});
 }
 
 // A broadcast chunk shares the channel with every CPE's own chunk gets, issued at the same
@@ -921,13 +929,7 @@ TEST(AutoscheduleRandom, BroadcastChunksShareTheChannel) {
     cases.back().plan = "tile 196x1x1x1, chunk 29, floatv4 x7 register block, double-buffered, "
                         "shared input by broadcast DMA, pixel tiles in turn on each CPE";
     cases.back().model_limit = 0.05;
-    const std::vector<sw_jit::JitBuild> builds = run_cases("broadcast chunks", cases);
-    ASSERT_EQ(builds.size(), cases.size());
-    for (size_t i = 0; i < builds.size(); i++) {
-        ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
-        const std::string plan = sw_jit::read_layer_schedule(*builds[i].layer).plan;
-        EXPECT_NE(plan.find(cases[i].plan), std::string::npos) << "the plan lowered:\n" << plan;
-    }
+    run_forced_plans("broadcast chunks", cases);
 }
 
 // A CPE's blocks in turn (PipelineRoundPuts: the blocks a multiple of 64), each block's put in
@@ -952,13 +954,7 @@ TEST(AutoscheduleRandom, BlocksInTurnPutInPieces) {
                         "block, double-buffered, dimension 1 over the mesh columns, inputs shared "
                         "along mesh rows / columns (to each row by broadcast DMA)";
     cases.back().model_limit = 0.05;
-    const std::vector<sw_jit::JitBuild> builds = run_cases("blocks in turn", cases);
-    ASSERT_EQ(builds.size(), cases.size());
-    for (size_t i = 0; i < builds.size(); i++) {
-        ASSERT_TRUE(builds[i].ok()) << cases[i].describe();
-        const std::string plan = sw_jit::read_layer_schedule(*builds[i].layer).plan;
-        EXPECT_NE(plan.find(cases[i].plan), std::string::npos) << "the plan lowered:\n" << plan;
-    }
+    run_forced_plans("blocks in turn", cases);
 }
 
 // Tiles in turn on each CPE, the next tile's window prefetched while the current one is
