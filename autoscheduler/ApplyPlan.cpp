@@ -261,6 +261,13 @@ public:
             marked_.shared[staged.name()] = how;
             writer_.line("::sw::broadcast(" + ident(n) + (input ? ".in()" : "") + how_source +
                          ");");
+            // A zero-padded window passed on by register communication: its rows placed by
+            // the fetching CPE's requests (Plan::place_rows).
+            if (plan_.place_rows && !input && sw::by_regcomm(how)) {
+                sw::place_rows(staged);
+                marked_.rows_placed.insert(staged.name());
+                writer_.line("::sw::place_rows(" + ident(n) + ");");
+            }
         }
     }
 

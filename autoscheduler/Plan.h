@@ -55,6 +55,11 @@ struct Plan {
      * between barriers) instead of passed along it by register communication: no CPE spends
      * compute on them (a dense layer's weights with its output columns down the mesh rows). */
     bool mesh_row_dma = false;
+    /** Share::Mesh: the zero-padded windows passed along the mesh rows whose box rows are
+     * whole source rows (a tile as wide as the map) come one DMA request per row straight to
+     * their padded place, set up by the row's fetching CPE (sw::place_rows), instead of
+     * compactly and then spread in the LDM by every CPE after the sharing. */
+    bool place_rows = false;
     /** Only the tiles of the third dimension and beyond (a convolution's output channels and
      * images) are spread over the CPEs; each CPE runs the tiles of the first two (its pixels)
      * in turn. The CPEs then work on the same pixels at once, so an input that moves only
@@ -104,6 +109,8 @@ struct Plan {
             if (mesh_rows && mesh_row_dma)
                 s += " (to each row by broadcast DMA)";
         }
+        if (place_rows)
+            s += ", window rows placed by DMA";
         if (serial_pixels)
             s += ", pixel tiles in turn on each CPE";
         if (serial_tiles > 1)

@@ -14,6 +14,7 @@ namespace {
 const char *const kDoubleBuffer = "sw::double_buffer";
 const char *const kStageOutput = "sw::stage_output";
 const char *const kSplitPhases = "sw::split_phases";
+const char *const kPlaceRows = "sw::place_rows";
 const char *const kBroadcastDma = "sw::broadcast(Sharing::Dma)";
 const char *const kBroadcastRegComm = "sw::broadcast(Sharing::RegComm)";
 const char *const kBroadcastRegCommRow = "sw::broadcast(Sharing::RegCommRow)";
@@ -38,6 +39,8 @@ void read_marks(const Function &f, Directives &d) {
             d.staged_outputs.insert(f.name());
         } else if (t == kSplitPhases) {
             d.phase_split.insert(f.name());
+        } else if (t == kPlaceRows) {
+            d.rows_placed.insert(f.name());
         } else if (t == kBroadcastDma) {
             d.shared[f.name()] = Sharing::Dma; // the last broadcast tag wins
         } else if (t == kBroadcastRegComm) {
@@ -80,6 +83,10 @@ void stage_output(const Func &f) {
 
 void split_phases(const Func &f) {
     mark(f, kSplitPhases);
+}
+
+void place_rows(const Func &f) {
+    mark(f, kPlaceRows);
 }
 
 void broadcast(const Func &f, Sharing how) {

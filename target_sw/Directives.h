@@ -9,6 +9,7 @@
  *     sw::stage_output(out);                  // StageOutput.h
  *     sw::split_phases(window);               // SplitPhases.h
  *     sw::broadcast(x.in(), Sharing::RegComm) // BroadcastDma.h
+ *     sw::place_rows(window);                 // InjectDma.h
  *
  * Each call marks the Func itself, like any scheduling directive: the mark lives in the
  * Func's definition (as one of its trace tags, which Halide emits only when the Func is
@@ -68,14 +69,15 @@ struct Directives {
     std::set<std::string> staged_outputs;  ///< sw::stage_output
     std::set<std::string> phase_split;     ///< sw::split_phases
     std::map<std::string, Sharing> shared; ///< sw::broadcast, with its mode
+    std::set<std::string> rows_placed;     ///< sw::place_rows
 
     bool empty() const {
         return double_buffered.empty() && staged_outputs.empty() && phase_split.empty() &&
-               shared.empty();
+               shared.empty() && rows_placed.empty();
     }
     bool operator==(const Directives &o) const {
         return double_buffered == o.double_buffered && staged_outputs == o.staged_outputs &&
-               phase_split == o.phase_split && shared == o.shared;
+               phase_split == o.phase_split && shared == o.shared && rows_placed == o.rows_placed;
     }
     bool operator!=(const Directives &o) const { return !(*this == o); }
 };
@@ -86,6 +88,12 @@ void double_buffer(const Halide::Func &f);
 void stage_output(const Halide::Func &f);
 void split_phases(const Halide::Func &f);
 void broadcast(const Halide::Func &f, Sharing how = Sharing::Dma);
+/** A zero-padded window whose box rows are whole rows of its source: each row comes by a DMA
+ * request of its own straight to its place in the padded layout, instead of the box in one
+ * request, compactly, then spread in the LDM by every CPE (InjectDma.h). Windows shared by
+ * broadcast DMA are always placed so; for one shared by register communication, its fetching
+ * CPE then sets up a request per row and no CPE spreads it. */
+void place_rows(const Halide::Func &f);
 
 /** The directives marked on the Functions of \p env. */
 Directives directives_of(const std::map<std::string, Halide::Internal::Function> &env);

@@ -88,10 +88,12 @@ SwFunction lower_to_sunway(const LoweredFunc &fn, const Machine &m, const Direct
     }
 
     // Windows shared by broadcast DMA: their rows placed by DMA, issued once for the core
-    // group by up to eight CPEs, instead of spread by every CPE (InjectDma.h). (One shared by
+    // group by up to eight CPEs, instead of spread by every CPE (InjectDma.h). One shared by
     // register communication is fetched by one CPE per row, column or core group, whose
-    // engine would set up every row's request: it comes compactly, spread after the sharing.)
-    std::set<std::string> rows_in_place;
+    // engine sets up every row's request: placed only where the schedule says so
+    // (sw::place_rows, where the autoscheduler finds the requests cheaper than every CPE's
+    // spread); else it comes compactly, spread after the sharing.
+    std::set<std::string> rows_in_place = d.rows_placed;
     for (const auto &[name, how] : d.shared) {
         if (how == Sharing::Dma) // (not DmaRow: the autoscheduler prices a mesh window compact)
             rows_in_place.insert(name);

@@ -572,11 +572,13 @@ TEST(Directives, MarksTravelWithTheFuncsWithTheirMode) {
     sw::double_buffer(p.in.in());
     sw::stage_output(p.out);
     sw::split_phases(p.in.in());
+    sw::place_rows(p.in.in());
     const sw::Directives d = sw::directives_of(Pipeline(p.out));
     EXPECT_EQ(d.shared.at(p.v.in().name()), sw::Sharing::RegComm);
     EXPECT_EQ(d.shared.at(p.in.in().name()), sw::Sharing::Dma);
     EXPECT_EQ(d.double_buffered, std::set<std::string>{p.in.in().name()});
     EXPECT_EQ(d.phase_split, std::set<std::string>{p.in.in().name()});
+    EXPECT_EQ(d.rows_placed, std::set<std::string>{p.in.in().name()});
     EXPECT_EQ(d.staged_outputs, std::set<std::string>{p.out.name()});
     sw::broadcast(p.v.in(), sw::Sharing::Dma); // marking again replaces the mode
     EXPECT_EQ(sw::directives_of(Pipeline(p.out)).shared.at(p.v.in().name()), sw::Sharing::Dma);
