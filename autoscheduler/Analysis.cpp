@@ -914,13 +914,20 @@ void choose_chunked_reduction(const Stage &main, const Definition &update, Pipel
         if (extent > widest)
             widest = extent, info.chunk_rvar = int(i);
     }
-    // A reduction over a few channels (a first conv layer: 3 channels, 11 x 11 taps; a 3x3
-    // conv over 16: SqueezeNet's expand3x3): its outermost variable (the channels) may still
-    // be chunked, so that a chunk's staging can be double buffered behind the previous
-    // chunk's compute (SqueezeNet's 16 -> 64 3x3 on 55x55: 0.228 -> 0.185 ms on the emulator).
+    // A reduction over a few channels and many taps (a first conv layer: 3 channels, 11 x 11
+    // taps), or over 16 channels and a few taps (SqueezeNet's expand3x3): its outermost
+    // variable (the channels) may still be chunked, so that a chunk's staging can be double
+    // buffered behind the previous chunk's compute (SqueezeNet's 16 -> 64 3x3 on 55x55: 0.228
+    // -> 0.185 ms on the emulator). (Not a 3x3 over fewer channels: nothing to overlap, and
+    // such a chunked analysis let 1-wide tiles of a 2-wide map round up to a vector, 21%
+    // slower on the emulator than the cost model said.)
     // Only when every index is affine in the stage's variables: a grouped convolution's tile
     // may straddle two groups, whose per-chunk windows the cost model does not size.
-    if (info.chunk_rvar < 0 && info.rvars.size() >= 3 && constant_extent(info.rvars.back()) >= 2) {
+    const int64_t channels = info.rvars.empty() ? 0 : constant_extent(info.rvars.back());
+    if (info.chunk_rvar < 0 && info.rvars.size() >= 3 && channels >= 2) {
+        int64_t taps = 1;
+        for (size_t i = 0; i + 1 < info.rvars.size(); i++)
+            taps *= constant_extent(info.rvars[i]);
         bool affine = true;
         for (const Call *call : calls_in(update)) {
             for (const Expr &index : call->args) {
@@ -930,10 +937,10 @@ void choose_chunked_reduction(const Stage &main, const Definition &update, Pipel
                 }
             }
         }
-        // (A pointwise conv over a few channels, 16 -> 96, keeps its channel loop this way
-        // too: fully unrolled, its accumulators would be loaded and stored at every channel
-        // instead of staying in registers over the loop.)
-        if (affine)
+        // A pointwise conv over a few channels (taps == 1: 16 -> 96 channels) keeps its
+        // channel loop too: fully unrolled, its accumulators would be loaded and stored at
+        // every channel instead of staying in registers over the loop.
+        if ((taps > 16 || taps == 1 || channels >= 16) && affine)
             info.chunk_rvar = int(info.rvars.size()) - 1;
     }
     for (size_t i = 0; i < info.rvars.size(); i++) {

@@ -1064,7 +1064,8 @@ TEST(AutoscheduleRandom, SmallMapsOnTheMesh) {
 // their channels chunked too (PipelineInfo::chunk_rvar), so that a chunk's window is double
 // buffered behind the previous chunk's compute (0.228 -> 0.175 ms on the emulator, with 8 row
 // tiles of 7 of the 55 rows: tile_sizes). Autoscheduled, each against the naive reference and
-// the cost model (run_cases); the 16-channel one must be chunked. With 13 channels, batch 2.
+// the cost model (run_cases); the 16-channel one must be chunked. With 13 channels (fewer than
+// 16: not chunked), batch 2.
 TEST(AutoscheduleRandom, FewChannelWindowsChunked) {
     if (use_hand_schedules())
         GTEST_SKIP() << "autoscheduler only";
