@@ -261,13 +261,6 @@ public:
             marked_.shared[staged.name()] = how;
             writer_.line("::sw::broadcast(" + ident(n) + (input ? ".in()" : "") + how_source +
                          ");");
-            // A zero-padded window passed on by register communication: its rows placed by
-            // the fetching CPE's requests (Plan::place_rows).
-            if (plan_.place_rows && !input && sw::by_regcomm(how)) {
-                sw::place_rows(staged);
-                marked_.rows_placed.insert(staged.name());
-                writer_.line("::sw::place_rows(" + ident(n) + ");");
-            }
         }
     }
 
@@ -714,6 +707,12 @@ private:
             // Tiles in turn: the next tile's staging prefetched.
             if (plan_.serial_tiles > 1 && !computing)
                 double_buffered_.push_back(s.name);
+        }
+        // A zero-padded window: its rows placed by the fetching CPE's requests.
+        if (plan_.place_rows && !s.is_input && !computing) {
+            sw::place_rows(staged);
+            marked_.rows_placed.insert(staged.name());
+            writer_.line("::sw::place_rows(" + staged_ident + ");");
         }
         if (const int vectors = producer_vectors(info_, plan_, s.name)) {
             // A prologue on vectors along x, `vectors` at once (its window rows are whole

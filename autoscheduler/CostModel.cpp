@@ -592,10 +592,10 @@ private:
 
     /** Whether the rows of a zero-padded window whose box rows are whole source rows come one
      * request each straight to their place (the lowering's rule, InjectDma.h: the window is
-     * shared by broadcast DMA, or by register communication with Plan::place_rows) rather
-     * than compactly and then spread. */
+     * shared by broadcast DMA, or marked by Plan::place_rows) rather than compactly and then
+     * spread. */
     bool rows_in_place(bool shared) const {
-        return shared && (plan_.share == Plan::Share::Dma || plan_.place_rows);
+        return (shared && plan_.share == Plan::Share::Dma) || plan_.place_rows;
     }
 
     /** A producer staged per chunk: its window filled around its input's guarded copy. */

@@ -114,7 +114,9 @@ std::vector<Plan> enumerate_plans(const PipelineInfo &info, const sw::Machine &m
     // of the mesh row, or the spread on every CPE (ResNet's 64 -> 64 3x3 on 56x56: 0.470 ->
     // 0.436 ms on the emulator; on a 7x7 map the requests of 28 bytes cost more). (Not with
     // the whole core group's sharing from CPE 0: its 64 rows' requests on one CPE, a 32 -> 64
-    // 3x3 on 14x14 0.076 -> 0.086 ms, and the cost model 9% under the emulator there.)
+    // 3x3 on 14x14 0.076 -> 0.086 ms, and the cost model 9% under the emulator there; nor
+    // where every CPE fetches its own window: its rows in 256-byte lines from 64 engines,
+    // SqueezeNet's 16 -> 64 3x3 on 55x55 0.175 -> 0.203 ms.)
     auto push_rows_placed = [&](const Plan &p) {
         if (producers && !p.inline_producers && !p.tile.empty() && !info.out_extents.empty() &&
             p.tile[0] >= info.out_extents[0]) {
