@@ -593,6 +593,22 @@ TileCounts tile_counts(const PipelineInfo &info, const Plan &plan) {
     return n;
 }
 
+bool stationary_input(const PipelineInfo &info, const Plan &plan, const std::string &name) {
+    if (!plan.serial_pixels || plan.vector == Plan::Vector::Reduction ||
+        info.out_extents.size() < 3 || !contains(info.chunk_staged, name) ||
+        contains(info.producer_inputs, name) || !info.by_name.count(name) ||
+        !info.stages[info.by_name.at(name)].is_input)
+        return false;
+    const auto moves = info.region_moves.find(name);
+    if (moves == info.region_moves.end())
+        return false;
+    for (int d : moves->second) {
+        if (d == 0 || d == 1)
+            return false;
+    }
+    return !contains(shared_inputs(info, plan), name);
+}
+
 bool staged_by_producer(const PipelineInfo &info, const Plan &plan, const std::string &name) {
     if (plan.inline_producers || !contains(info.producer_inputs, name))
         return false;

@@ -309,6 +309,12 @@ struct TileCounts {
 };
 TileCounts tile_counts(const PipelineInfo &info, const Plan &plan);
 
+/** Plan::serial_pixels (vectors along x): an input staged per chunk whose region moves with
+ * neither pixel dimension (a convolution's weights), not shared: staged once per block, its
+ * whole reduction, and kept in the LDM while the CPE runs its pixel tiles in turn
+ * (weight-stationary), instead of fetched again for every pixel tile. */
+bool stationary_input(const PipelineInfo &info, const Plan &plan, const std::string &name);
+
 /** Whether \p plan runs the tiles along output dimension \p d in turn on each CPE
  * (Plan::serial_pixels: the first two dimensions) rather than spreading them over the CPEs. */
 bool serial_dim(const Plan &plan, int d);

@@ -230,6 +230,10 @@ public:
                 if (staged_by_producer(info_, plan_, s.name))
                     continue;
             }
+            if (stationary_input(info_, plan_, s.name)) {
+                stage_stationary(s);
+                continue;
+            }
             stage_in_ldm(s, per_chunk);
         }
     }
@@ -312,8 +316,11 @@ private:
     /** The plan's vector lanes as printed (the number the directives apply). */
     const std::string lanes_ = std::to_string(plan_.lanes);
     sw::Directives marked_;
-    std::string block_;       ///< the output's block loop over the CPEs (the tiles)
-    std::string tile_;        ///< its identifier in the source
+    std::string block_; ///< the output's block loop over the CPEs (the tiles)
+    std::string tile_;  ///< its identifier in the source
+    /** Plan::serial_pixels: the block loop of the output channels, outside the pixel tiles,
+     * where the stationary inputs are staged. */
+    std::string stationary_level_;
     std::string stage_level_; ///< the loop of the main stage where per-chunk staging is computed
     std::vector<std::string> double_buffered_;
 
@@ -398,6 +405,17 @@ private:
         block_ = fuse_loops({outer[0], outer[1]}, "sw_pixels");
         block_loops(outer[2], dims >= 4 ? outer[3] : "");
         tile_ = ident(block_);
+        stationary_level_ = outer[2];
+    }
+
+    /** An input kept in the LDM over the pixel tiles in turn (stationary_input): staged at
+     * the block loop of the output channels, outside the pixel tiles, its whole reduction at
+     * once (not double buffered). */
+    void stage_stationary(const Stage &s) {
+        const Func staged = writer_.func(s.name).in();
+        Func(staged).compute_at(out_, Var(stationary_level_)).store_in(sw::LDM);
+        writer_.line(ident(s.name) + ".in().compute_at(" + out_ident_ + ", " +
+                     writer_.var(stationary_level_) + ").store_in(::sw::LDM);");
     }
 
     /** Plan::Share::Mesh: the tiles along mesh_dim the innermost block loop (8 of them: a

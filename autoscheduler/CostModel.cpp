@@ -533,6 +533,20 @@ private:
                 transfer(box, s.source_extents, m_, !one_per_row, true));
             return;
         }
+        // Kept over the pixel tiles in turn (stationary_input): its whole reduction once per
+        // block, spread over the block's pixel tiles as a part of each tile's get.
+        if (stationary_input(info_, plan_, s.name) && info_.chunk_region.count(s.name)) {
+            Bindings whole = shape_.bindings;
+            whole[chunk_origin_var] = 0;
+            whole[chunk_size_var] = info_.reduction;
+            const std::vector<int64_t> box = extents(info_.chunk_region.at(s.name), whole);
+            buffer(s.name + ".in()", 4 * prod(box));
+            Transfer t = transfer(box, s.source_extents, m_);
+            const double serial = double(std::max<int64_t>(1, tile_counts(info_, plan_).serial));
+            t.requests /= serial, t.blocks /= serial, t.bytes /= serial, t.line_bytes /= serial;
+            add(work_.tile_get, t);
+            return;
+        }
         // The inputs of an inlined or computing producer are staged per chunk on their own.
         const bool chunk_level =
             contains(info_.chunk_staged, s.name) || contains(info_.producer_inputs, s.name);
