@@ -412,6 +412,9 @@ PaddingFill padding_fill_cycles(const PipelineInfo &info, const std::string &pro
  * reduction. */
 struct TileWork {
     Transfer tile_get, chunk_get, put;
+    /** Per block, the inputs kept over its pixel tiles in turn (stationary_input): fetched
+     * once at the block's start, before its first pixel tile, by every CPE at once. */
+    Transfer block_get;
     /** Per tile, the inputs first read after the chunk loop (PipelineInfo::after_main): with
      * a double-buffered chunk loop their get is issued after its last prefetch
      * (DeferTileGets.h); otherwise estimate() moves them into tile_get. */
@@ -534,17 +537,14 @@ private:
             return;
         }
         // Kept over the pixel tiles in turn (stationary_input): its whole reduction once per
-        // block, spread over the block's pixel tiles as a part of each tile's get.
+        // block (TileWork::block_get).
         if (stationary_input(info_, plan_, s.name) && info_.chunk_region.count(s.name)) {
             Bindings whole = shape_.bindings;
             whole[chunk_origin_var] = 0;
             whole[chunk_size_var] = info_.reduction;
             const std::vector<int64_t> box = extents(info_.chunk_region.at(s.name), whole);
             buffer(s.name + ".in()", 4 * prod(box));
-            Transfer t = transfer(box, s.source_extents, m_);
-            const double serial = double(std::max<int64_t>(1, tile_counts(info_, plan_).serial));
-            t.requests /= serial, t.blocks /= serial, t.bytes /= serial, t.line_bytes /= serial;
-            add(work_.tile_get, t);
+            add(work_.block_get, transfer(box, s.source_extents, m_));
             return;
         }
         // The inputs of an inlined or computing producer are staged per chunk on their own.
@@ -1582,6 +1582,19 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;
     count_traffic(work, shape, run, on_mesh ? &mesh : nullptr, est);
+    if (work.block_get.blocks > 0) {
+        // The stationary inputs: every active CPE fetches its block's at once, at the block's
+        // start, with nothing to overlap; the CPE's next block waits for them again.
+        const double blocks = double(counts.spread);
+        const double wait =
+            run.rounds *
+            get_cycles(work.block_get, cpe_rates(run, m.dma_timing).first, m.dma_timing);
+        est.dma_cycles += wait;
+        est.seconds += wait / (m.clock_ghz * 1e9);
+        est.gflops = info.total_flops / est.seconds / 1e9;
+        est.dma_get_bytes += int64_t(blocks * work.block_get.bytes);
+        est.line_bytes += blocks * work.block_get.line_bytes;
+    }
 
     // No P0/P1 pairing: the busiest CPE's compute counted again region by region with
     // region_unpaired_cycles; its extra cycles added to the kernel's, every DMA wait kept (the
@@ -1593,7 +1606,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     est.compute_cycles_unpaired =
         run.waves * (double(shape.chunks) * unpaired.chunk_compute + unpaired.tile_compute);
     const double extra = std::max(0.0, est.compute_cycles_unpaired - est.compute_cycles);
-    est.seconds_unpaired = (cycles + extra) / (m.clock_ghz * 1e9);
+    est.seconds_unpaired = est.seconds + extra / (m.clock_ghz * 1e9);
     est.gflops_unpaired = info.total_flops / est.seconds_unpaired / 1e9;
     return est;
 }
