@@ -594,7 +594,7 @@ TileCounts tile_counts(const PipelineInfo &info, const Plan &plan) {
 }
 
 bool stationary_input(const PipelineInfo &info, const Plan &plan, const std::string &name) {
-    if (!plan.serial_pixels || plan.vector == Plan::Vector::Reduction ||
+    if (!plan.serial_pixels || plan.vector == Plan::Vector::Reduction || info.taps != 1 ||
         info.out_extents.size() < 3 || !contains(info.chunk_staged, name) ||
         contains(info.producer_inputs, name) || !info.by_name.count(name) ||
         !info.stages[info.by_name.at(name)].is_input)
