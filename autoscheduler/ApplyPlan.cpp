@@ -412,8 +412,8 @@ private:
      * the block loop of the output channels, outside the pixel tiles, its whole reduction at
      * once (not double buffered). */
     void stage_stationary(const Stage &s) {
-        const Func staged = writer_.func(s.name).in();
-        Func(staged).compute_at(out_, Var(stationary_level_)).store_in(sw::LDM);
+        Func staged = writer_.func(s.name).in();
+        staged.compute_at(out_, Var(stationary_level_)).store_in(sw::LDM);
         writer_.line(ident(s.name) + ".in().compute_at(" + out_ident_ + ", " +
                      writer_.var(stationary_level_) + ").store_in(::sw::LDM);");
     }

@@ -1451,19 +1451,22 @@ std::pair<CpeCycles, double> serial_tiles_cycles(const TileWork &work, const Cor
     return {cycles, idle};
 }
 
-/** The kernel's bytes: requested (whole kernel) and moved in 128-byte lines. */
+/** The kernel's bytes: requested (whole kernel) and moved in 128-byte lines; \p blocks the
+ * blocks spread over the CPEs (their stationary inputs, once each). */
 void count_traffic(const TileWork &work, const PlanShape &shape, const CoreGroupRun &run,
-                   const MeshChunk *mesh, Estimate &est) {
+                   double blocks, const MeshChunk *mesh, Estimate &est) {
     const double tiles = double(shape.tiles);
     const int64_t chunks = shape.chunks;
     // Shared stagings: once per round (by CPE 0), or on the mesh once per source.
     const double rows = mesh ? mesh->rows : 1.0, columns = mesh ? mesh->columns : 0.0;
     est.dma_get_bytes = int64_t(
+        blocks * work.block_get.bytes +
         tiles * (work.tile_get.bytes + work.tile_late.bytes + chunks * work.chunk_get.bytes) +
         run.waves * (work.tile_shared.bytes + chunks * (rows * work.chunk_shared.bytes +
                                                         columns * work.chunk_column.bytes)));
     est.dma_put_bytes = int64_t(tiles * work.put.bytes);
-    est.line_bytes = tiles * (work.tile_get.line_bytes + work.tile_late.line_bytes +
+    est.line_bytes = blocks * work.block_get.line_bytes +
+                     tiles * (work.tile_get.line_bytes + work.tile_late.line_bytes +
                               chunks * work.chunk_get.line_bytes + work.put.line_bytes) +
                      run.waves * (work.tile_shared.line_bytes +
                                   chunks * (rows * work.chunk_shared.line_bytes +
@@ -1576,25 +1579,17 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
                  idle = plan.serial_tiles > 1 ? serial_idle
                                               : channel_idle_cycles(work, shared, shape, run,
                                                                     shared_ahead, piped_rounds, m);
-    const double cycles =
-        std::max(cpe.total, channel + idle) + m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
+    // The stationary inputs: every active CPE fetches its block's at once, at the block's
+    // start, with nothing to overlap; the CPE's next block waits for them again.
+    const double block_wait =
+        run.rounds * get_cycles(work.block_get, cpe_rates(run, m.dma_timing).first, m.dma_timing);
+    est.dma_cycles += block_wait;
+    const double cycles = std::max(cpe.total, channel + idle) + block_wait +
+                          m.dma_timing.spawn_cycles + m.dma_timing.join_cycles;
 
     est.seconds = cycles / (m.clock_ghz * 1e9);
     est.gflops = info.total_flops / est.seconds / 1e9;
-    count_traffic(work, shape, run, on_mesh ? &mesh : nullptr, est);
-    if (work.block_get.blocks > 0) {
-        // The stationary inputs: every active CPE fetches its block's at once, at the block's
-        // start, with nothing to overlap; the CPE's next block waits for them again.
-        const double blocks = double(counts.spread);
-        const double wait =
-            run.rounds *
-            get_cycles(work.block_get, cpe_rates(run, m.dma_timing).first, m.dma_timing);
-        est.dma_cycles += wait;
-        est.seconds += wait / (m.clock_ghz * 1e9);
-        est.gflops = info.total_flops / est.seconds / 1e9;
-        est.dma_get_bytes += int64_t(blocks * work.block_get.bytes);
-        est.line_bytes += blocks * work.block_get.line_bytes;
-    }
+    count_traffic(work, shape, run, double(counts.spread), on_mesh ? &mesh : nullptr, est);
 
     // No P0/P1 pairing: the busiest CPE's compute counted again region by region with
     // region_unpaired_cycles; its extra cycles added to the kernel's, every DMA wait kept (the
@@ -1606,7 +1601,7 @@ Estimate estimate(const PipelineInfo &info, const Plan &plan, const sw::Machine 
     est.compute_cycles_unpaired =
         run.waves * (double(shape.chunks) * unpaired.chunk_compute + unpaired.tile_compute);
     const double extra = std::max(0.0, est.compute_cycles_unpaired - est.compute_cycles);
-    est.seconds_unpaired = est.seconds + extra / (m.clock_ghz * 1e9);
+    est.seconds_unpaired = (cycles + extra) / (m.clock_ghz * 1e9);
     est.gflops_unpaired = info.total_flops / est.seconds_unpaired / 1e9;
     return est;
 }
