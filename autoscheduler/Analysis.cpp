@@ -594,8 +594,9 @@ TileCounts tile_counts(const PipelineInfo &info, const Plan &plan) {
 }
 
 bool stationary_input(const PipelineInfo &info, const Plan &plan, const std::string &name) {
+    const bool per_chunk = contains(info.chunk_staged, name);
     if (!plan.serial_pixels || plan.vector == Plan::Vector::Reduction || info.taps != 1 ||
-        info.out_extents.size() < 3 || !contains(info.chunk_staged, name) ||
+        info.out_extents.size() < 3 || (!per_chunk && !info.tile_region.count(name)) ||
         contains(info.producer_inputs, name) || !info.by_name.count(name) ||
         !info.stages[info.by_name.at(name)].is_input)
         return false;

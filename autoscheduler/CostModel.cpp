@@ -538,11 +538,13 @@ private:
         }
         // Kept over the pixel tiles in turn (stationary_input): its whole reduction once per
         // block (TileWork::block_get).
-        if (stationary_input(info_, plan_, s.name) && info_.chunk_region.count(s.name)) {
+        if (stationary_input(info_, plan_, s.name)) {
             Bindings whole = shape_.bindings;
             whole[chunk_origin_var] = 0;
             whole[chunk_size_var] = info_.reduction;
-            const std::vector<int64_t> box = extents(info_.chunk_region.at(s.name), whole);
+            const bool per_chunk = info_.chunk_region.count(s.name) > 0;
+            const std::vector<int64_t> box =
+                extents((per_chunk ? info_.chunk_region : info_.tile_region).at(s.name), whole);
             buffer(s.name + ".in()", 4 * prod(box));
             add(work_.block_get, transfer(box, s.source_extents, m_));
             return;
