@@ -610,6 +610,32 @@ bool stationary_input(const PipelineInfo &info, const Plan &plan, const std::str
     return !contains(shared_inputs(info, plan), name);
 }
 
+Bindings plan_bindings(const PipelineInfo &info, const Plan &plan, int lanes) {
+    Bindings b;
+    for (size_t d = 0; d < info.out_extents.size(); d++) {
+        const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
+        b[tile_size_var(int(d))] = tile;
+        b[tile_origin_var(int(d))] = std::max<int64_t>(0, (extent - tile) / 2 / tile * tile);
+    }
+    const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
+    b[chunk_origin_var] = 0;
+    b[chunk_size_var] = chunked ? plan.chunk : info.reduction;
+    const int64_t width = info.main_width.defined() ? evaluate(info.main_width, b) : 1;
+    const int64_t loop = plan.vector == Plan::Vector::Pure ? int64_t(lanes) * plan.block : 1;
+    b[rounded_width_var] = (width + loop - 1) / loop * loop;
+    return b;
+}
+
+bool aligned_window(const PipelineInfo &info, const Plan &plan, const std::string &name,
+                    int64_t row) {
+    if (plan.vector != Plan::Vector::Pure || plan.inline_producers || plan.phases ||
+        info.gather_stride >= 2 || !contains(info.producers, name) ||
+        contains(info.computing_producers, name) || row <= 0 || plan.lanes <= 1)
+        return false;
+    const int64_t extra = (row + plan.lanes - 1) / plan.lanes * plan.lanes - row;
+    return extra > 0 && 8 * extra <= row;
+}
+
 bool staged_by_producer(const PipelineInfo &info, const Plan &plan, const std::string &name) {
     if (plan.inline_producers || !contains(info.producer_inputs, name))
         return false;

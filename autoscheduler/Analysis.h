@@ -246,6 +246,24 @@ struct PipelineInfo {
         std::make_shared<std::unordered_map<FillKey, std::array<double, 3>, FillKeyHash>>();
 };
 
+/** The bindings a plan fixes: of a tile near the middle of the output (no clamping shrinks
+ * it), of the first chunk, and the main stage's width rounded up to whole iterations of its
+ * vector loop (\p lanes times the register block's vectors). */
+Bindings plan_bindings(const PipelineInfo &info, const Plan &plan, int lanes);
+
+/** Whether \p plan keeps the LDM rows of staged window \p name padded to whole vectors
+ * (Func::align_storage along x, rows of the window's width rounded up to Plan::lanes): a
+ * zero-padded window that copies its input (a staged producer, not a computing one) read by
+ * the unit-stride vectors of Vector::Pure (no stride along x), where the rounding adds at most
+ * an eighth to its rows. Its rows then start on a vector, and every tap at a multiple of the
+ * lanes loads aligned vectors (one P1 instruction, not two: unit_stride_load_p1 in the cost
+ * model). A 3x3 on 28x28 in tiles of 28 (rows of 30, now 32): 0.441 -> 0.401 ms on the
+ * emulator; every load of the window had been unaligned (rows of 30 start on a vector one in
+ * two), which made the register block's P1 issue its bound. Not for narrow rows (a 7x7 map's
+ * window of 9 would pass 12-wide rows between the CPEs). */
+bool aligned_window(const PipelineInfo &info, const Plan &plan, const std::string &name,
+                    int64_t row);
+
 /** Whether input \p name is staged by a staged producer's guarded copy under \p plan (its
  * in-bounds box by DMA straight into the producer's zero-padded LDM window) rather than by
  * a staging of its own: read by a producer that is staged (not inlined) and copies (does

@@ -726,6 +726,16 @@ private:
             if (plan_.serial_tiles > 1 && !computing)
                 double_buffered_.push_back(s.name);
         }
+        // A zero-padded window read by unit-stride vectors: its LDM rows whole vectors.
+        const auto box = info_.chunk_region.find(s.name);
+        if (box != info_.chunk_region.end() && !box->second.empty()) {
+            const int64_t row = extents(box->second, plan_bindings(info_, plan_, plan_.lanes))[0];
+            if (aligned_window(info_, plan_, s.name, row)) {
+                staged.align_storage(Var(s.args[0]), plan_.lanes);
+                writer_.line(staged_ident + ".align_storage(" + writer_.var(s.args[0]) + ", " +
+                             std::to_string(plan_.lanes) + ");");
+            }
+        }
         // A zero-padded window: its rows placed by the fetching CPE's requests.
         if (plan_.place_rows && !s.is_input && !computing) {
             sw::place_rows(staged);

@@ -195,9 +195,9 @@ double ldm_splat_p1(const sw::Machine &m) {
 /** Loads of the main update's accumulator, which is a register (PromoteAccumulators). */
 constexpr double kAccumulatorLoads = 1;
 
-/** What a plan fixes before anything is costed: the bindings of a tile near the middle (no
- * clamping shrinks it) and of a chunk, the numbers of tiles and chunks, and the main stage's
- * width rounded up to whole iterations of its vector loop. */
+/** What a plan fixes before anything is costed: the bindings of a tile near the middle and
+ * of a chunk (plan_bindings), the numbers of tiles and chunks, and the main stage's width
+ * rounded up to whole iterations of its vector loop. */
 struct PlanShape {
     Bindings bindings;
     int64_t tiles = 1;
@@ -211,24 +211,17 @@ struct PlanShape {
 
 PlanShape shape_of(const PipelineInfo &info, const Plan &plan, const sw::Machine &m) {
     PlanShape shape;
+    shape.bindings = plan_bindings(info, plan, m.simd_float_lanes);
     for (size_t d = 0; d < info.out_extents.size(); d++) {
         const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
-        shape.bindings[tile_size_var(int(d))] = tile;
-        shape.bindings[tile_origin_var(int(d))] =
-            std::max<int64_t>(0, (extent - tile) / 2 / tile * tile);
         shape.tiles *= (extent + tile - 1) / tile;
     }
     const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
     shape.chunk = chunked ? plan.chunk : info.reduction;
     shape.chunks = chunked ? (info.reduction + shape.chunk - 1) / shape.chunk : 1;
-    shape.bindings[chunk_origin_var] = 0;
-    shape.bindings[chunk_size_var] = shape.chunk;
-    const int64_t width = info.main_width.defined() ? evaluate(info.main_width, shape.bindings) : 1;
     shape.vector_loop_width =
         plan.vector == Plan::Vector::Pure ? int64_t(m.simd_float_lanes) * plan.block : 1;
-    shape.rounded_width =
-        (width + shape.vector_loop_width - 1) / shape.vector_loop_width * shape.vector_loop_width;
-    shape.bindings[rounded_width_var] = shape.rounded_width;
+    shape.rounded_width = shape.bindings.at(rounded_width_var);
     shape.double_buffered = plan.double_buffer && shape.chunks > 1;
     shape.phase_split = plan.phases && plan.vector == Plan::Vector::Pure && info.gather_stride > 1;
     return shape;
@@ -258,16 +251,24 @@ private:
     const PlanShape &shape_;
 };
 
+/** The LDM row of staging \p name whose box is \p row wide along x: rounded up to whole
+ * vectors where the plan aligns the window (aligned_window). */
+int64_t ldm_row(const PipelineInfo &info, const Plan &plan, const std::string &name, int64_t row) {
+    return aligned_window(info, plan, name, row) ? (row + plan.lanes - 1) / plan.lanes * plan.lanes
+                                                 : row;
+}
+
 /** Mean P1 instructions of a unit-stride vector load of the window a vectorised main stage
  * reads along x (AlignVectorAccesses: one when provably aligned, else
  * Machine::unaligned_vector_access_p1). The window's rows lie in the LDM with a pitch of its
- * extent along x; when that pitch is a whole number of vectors, every row and channel starts
+ * extent along x (rounded up to whole vectors where the plan aligns it, ldm_row); when that
+ * pitch is a whole number of vectors, every row and channel starts
  * on a vector, and a vector of the block at tap r (the innermost reduction variable, which
  * steps the index by one) starts at r modulo the lanes L from the window's start: the taps
  * r = 0, L, 2L, ... are aligned. The window is the widest chunk-staged (else tile-staged) region
  * along x. */
-double unit_stride_load_p1(const PipelineInfo &info, const RegionExtents &region_extents,
-                           const sw::Machine &m) {
+double unit_stride_load_p1(const PipelineInfo &info, const Plan &plan,
+                           const RegionExtents &region_extents, const sw::Machine &m) {
     const double unaligned_p1 = double(m.unaligned_vector_access_p1);
     int64_t pitch = 0;
     const std::map<std::string, SymBox> &regions =
@@ -275,7 +276,7 @@ double unit_stride_load_p1(const PipelineInfo &info, const RegionExtents &region
     for (const auto &kv : regions) {
         if (kv.first == info.main || kv.second.empty())
             continue;
-        pitch = std::max(pitch, region_extents(kv.second)[0]);
+        pitch = std::max(pitch, ldm_row(info, plan, kv.first, region_extents(kv.second)[0]));
     }
     const int64_t lanes = m.simd_float_lanes;
     if (pitch <= 0 || pitch % lanes != 0 || info.rvar_extents.empty())
@@ -644,8 +645,12 @@ private:
             return;
         }
         const bool shared = contains(shared_, s.name);
-        buffer(s.name, 4 * prod(box) * (two_slots(shared) ? 2 : 1));
-        count_mesh_slot(s.name, box);
+        // Its LDM rows padded to whole vectors where the plan aligns it (aligned_window).
+        std::vector<int64_t> ldm_box = box;
+        if (!ldm_box.empty())
+            ldm_box[0] = ldm_row(info_, plan_, s.name, ldm_box[0]);
+        buffer(s.name, 4 * prod(ldm_box) * (two_slots(shared) ? 2 : 1));
+        count_mesh_slot(s.name, ldm_box);
         const PaddingFill fill = padding_fill_cycles(info_, s.name, plan_, shape_.bindings, m_,
                                                      issue_, rows_in_place(shared));
         // Without a spread the fill is written once per LDM slot before the chunk loop
@@ -722,7 +727,7 @@ private:
         // unit-stride load.
         const double gathered_p1 =
             shape_.phase_split ? phase_load_p1(info_, m_) : lanes_ + double(m_.vector_set_p1);
-        const double unit_stride_p1 = unit_stride_load_p1(info_, region_extents_, m_);
+        const double unit_stride_p1 = unit_stride_load_p1(info_, plan_, region_extents_, m_);
         // The accumulators stay in registers over an inner reduction loop
         // (PromoteAccumulators); with every tap unrolled and one point per chunk there is none,
         // and each tap loads and stores them. Each accumulator's updates form one dependency

@@ -93,6 +93,11 @@ generate conv_rows_placed_auto "$gen" -g conv2d -f conv_rows_placed_auto -o "$ou
 generate conv_stationary_auto "$gen" -g conv2d -f conv_stationary_auto -o "$out" \
     -e mpe,cpe,h,schedule -p "$plugin" -s Sunway auto_schedule=true target=sw26010 \
     batch=1 in_channels=128 out_channels=512 height=1 width=784 kernel=1 pad=0 relu=true residual=true
+# A zero-padded window whose LDM rows are aligned to whole vectors (aligned_window), on the mesh
+# with its rows placed by DMA.
+generate conv_aligned_auto "$gen" -g conv2d -f conv_aligned_auto -o "$out" \
+    -e mpe,cpe,h,schedule -p "$plugin" -s Sunway auto_schedule=true target=sw26010 \
+    batch=2 in_channels=16 out_channels=24 height=27 width=27 kernel=3 stride=1 pad=1 relu=true
 generate dense_hand "$gen" -g dense -f dense_hand -o "$out" target=sw26010 \
     batch=2 in_features=300 out_features=100 relu=true
 generate dense_baseline "$gen" -g dense -f dense_baseline -o "$out" target=sw26010 schedule=baseline \

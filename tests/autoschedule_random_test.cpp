@@ -1179,6 +1179,65 @@ TEST(AutoscheduleRandom, WindowRowsPlacedOnTheMesh) {
     expect_plan_has(builds[0], resnet[0], "window rows placed by DMA");
 }
 
+// Zero-padded windows read by unit-stride vectors keep their LDM rows whole vectors
+// (aligned_window, Func::align_storage): the taps at multiples of the lanes then load aligned
+// vectors (one P1 instruction instead of two). ResNet-50's 128 -> 128 3x3 on 28x28: rows of 30,
+// now 32, 0.441 -> 0.401 ms on the emulator. Forced where the rows round up (a 28-wide tile's
+// 30, a 27-wide map's 29) with broadcast pixel tiles in turn, every CPE fetching its own window,
+// and the mesh with window rows placed by DMA (batch 2, odd channel counts); not on a 7x7 map
+// (rows of 9 would pass 12 between the CPEs) nor with a stride of 2 (gathered vectors). Each
+// against the naive reference and the cost model (run_forced_plans).
+TEST(AutoscheduleRandom, WindowRowsAlignedToVectors) {
+    if (use_hand_schedules())
+        GTEST_SKIP() << "autoscheduler only";
+    struct Shape {
+        reference::Conv2DParams p;
+        const char *plan;
+        bool aligned;
+    };
+    const Shape shapes[] = {
+        {reference::Conv2DParams::square(1, 16, 130, 28, 28, 3, 1, 1, true),
+         "tile 28x14x2x1, chunk 8, floatv4 x7 x 2 register block, taps unrolled, double-buffered, "
+         "shared input by broadcast DMA, pixel tiles in turn on each CPE",
+         true},
+        {reference::Conv2DParams::square(1, 64, 24, 28, 28, 3, 1, 1, true),
+         "tile 28x7x2x1, chunk 8, floatv4 x7 x 2 register block, taps unrolled, double-buffered",
+         true},
+        {reference::Conv2DParams::square(2, 16, 24, 27, 27, 3, 1, 1, true),
+         "tile 27x9x3x1, chunk 2, floatv4 x4 x 3 register block, taps unrolled, double-buffered, "
+         "dimension 2 over the mesh columns, inputs shared along mesh rows / columns, window rows "
+         "placed by DMA",
+         true},
+        {reference::Conv2DParams::square(1, 8, 16, 7, 7, 3, 1, 1, true),
+         "tile 7x4x1x1, floatv4 x2 register block", false},
+        {reference::Conv2DParams::square(1, 24, 16, 56, 56, 3, 2, 1, true),
+         "tile 28x4x2x1, chunk 4, floatv4 x7 x 2 register block, taps unrolled, double-buffered, "
+         "window split into phases, dimension 2 over the mesh columns, inputs shared along mesh "
+         "rows / columns, window rows placed by DMA",
+         false},
+    };
+    std::vector<Case> cases;
+    for (size_t i = 0; i < std::size(shapes); i++) {
+        cases.push_back(conv_case(shapes[i].p, seed(99990 + unsigned(i)), false));
+        cases.back().plan = shapes[i].plan;
+    }
+    const std::vector<sw_jit::JitBuild> builds = run_cases("window rows aligned", cases);
+    ASSERT_EQ(builds.size(), cases.size());
+    for (size_t i = 0; i < builds.size(); i++) {
+        expect_plan_has(builds[i], cases[i], cases[i].plan);
+        if (!builds[i].ok())
+            continue;
+        const sw_jit::JitLayer &layer = *builds[i].layer;
+        std::ifstream header(layer.dir() + "/" + layer.function_name() + ".schedule.h");
+        std::stringstream text;
+        text << header.rdbuf();
+        EXPECT_EQ(text.str().find("padded.align_storage(x, 4)") != std::string::npos,
+                  shapes[i].aligned)
+            << cases[i].describe() << ":\n"
+            << text.str();
+    }
+}
+
 // Dense layers on the mesh with their weights broadcast to each mesh row by DMA (Plan::
 // mesh_row_dma, sw::Sharing::DmaRow): the rows of the output over the 8 mesh columns, its
 // columns down the mesh rows, so the weights' chunk of a mesh row is the same on its 8 CPEs and
