@@ -4,6 +4,7 @@
 #include "autoscheduler/Analysis.h"
 
 #include "target_sw/Errors.h"
+#include "target_sw/SwModule.h"
 
 #include <algorithm>
 #include <cmath>
@@ -622,7 +623,7 @@ Bindings plan_bindings(const PipelineInfo &info, const Plan &plan, int lanes) {
     b[chunk_size_var] = chunked ? plan.chunk : info.reduction;
     const int64_t width = info.main_width.defined() ? evaluate(info.main_width, b) : 1;
     const int64_t loop = plan.vector == Plan::Vector::Pure ? int64_t(lanes) * plan.block : 1;
-    b[rounded_width_var] = (width + loop - 1) / loop * loop;
+    b[rounded_width_var] = sw::align_up(width, loop);
     return b;
 }
 
@@ -632,7 +633,7 @@ bool aligned_window(const PipelineInfo &info, const Plan &plan, const std::strin
         info.gather_stride >= 2 || !contains(info.producers, name) ||
         contains(info.computing_producers, name) || row <= 0 || plan.lanes <= 1)
         return false;
-    const int64_t extra = (row + plan.lanes - 1) / plan.lanes * plan.lanes - row;
+    const int64_t extra = sw::align_up(row, plan.lanes) - row;
     return extra > 0 && 8 * extra <= row;
 }
 

@@ -216,9 +216,8 @@ PlanShape shape_of(const PipelineInfo &info, const Plan &plan, const sw::Machine
         const int64_t extent = info.out_extents[d], tile = std::min<int64_t>(plan.tile[d], extent);
         shape.tiles *= (extent + tile - 1) / tile;
     }
-    const bool chunked = info.chunk_rvar >= 0 && plan.chunk > 0 && plan.chunk < info.reduction;
-    shape.chunk = chunked ? plan.chunk : info.reduction;
-    shape.chunks = chunked ? (info.reduction + shape.chunk - 1) / shape.chunk : 1;
+    shape.chunk = shape.bindings.at(chunk_size_var);
+    shape.chunks = (info.reduction + shape.chunk - 1) / shape.chunk;
     shape.vector_loop_width =
         plan.vector == Plan::Vector::Pure ? int64_t(m.simd_float_lanes) * plan.block : 1;
     shape.rounded_width = shape.bindings.at(rounded_width_var);
@@ -254,8 +253,7 @@ private:
 /** The LDM row of staging \p name whose box is \p row wide along x: rounded up to whole
  * vectors where the plan aligns the window (aligned_window). */
 int64_t ldm_row(const PipelineInfo &info, const Plan &plan, const std::string &name, int64_t row) {
-    return aligned_window(info, plan, name, row) ? (row + plan.lanes - 1) / plan.lanes * plan.lanes
-                                                 : row;
+    return aligned_window(info, plan, name, row) ? sw::align_up(row, plan.lanes) : row;
 }
 
 /** Mean P1 instructions of a unit-stride vector load of the window a vectorised main stage

@@ -530,6 +530,12 @@ constexpr double kModelTolerance = 0.15, kModelLimit = 0.20, kModelMissShare = 0
 
 std::string read_text(const std::string &path);
 
+/** The schedule header (FUNCTION.schedule.h) of a built layer: the schedule the autoscheduler
+ *  chose, as source. */
+std::string schedule_text(const sw_jit::JitBuild &b) {
+    return read_text(b.layer->dir() + "/" + b.layer->function_name() + ".schedule.h");
+}
+
 /** Builds every case (in parallel), then runs each in a child process; one failure per
  *  failing shape, naming it. With the autoscheduler, each plan's predicted time must be
  *  within kModelTolerance of the time the emulator's timing model gives the same code. */
@@ -744,8 +750,7 @@ TEST(AutoscheduleRandom, DenseSharedInput) {
     for (const sw_jit::JitBuild &b : builds) {
         if (!b.ok())
             continue;
-        const std::string schedule =
-            read_text(b.layer->dir() + "/" + b.layer->function_name() + ".schedule.h");
+        const std::string schedule = schedule_text(b);
         shared += schedule.find("::sw::broadcast(") != std::string::npos;
     }
     EXPECT_EQ(shared, int(builds.size()))
@@ -1069,12 +1074,6 @@ TEST(AutoscheduleRandom, WeightsStationaryOverPixelTilesInTurn) {
     ASSERT_EQ(searched.size(), 1u);
     ASSERT_EQ(forced_builds.size(), forced.size());
     expect_plan_has(searched[0], cases[0], "pixel tiles in turn on each CPE");
-    auto schedule_text = [](const sw_jit::JitBuild &b) {
-        std::ifstream header(b.layer->dir() + "/" + b.layer->function_name() + ".schedule.h");
-        std::stringstream text;
-        text << header.rdbuf();
-        return text.str();
-    };
     const std::string text = schedule_text(searched[0]);
     EXPECT_NE(text.find("weights_im.in().compute_at(output, c_o)"), std::string::npos)
         << "expected the weights staged at the block loop:\n"
@@ -1227,14 +1226,10 @@ TEST(AutoscheduleRandom, WindowRowsAlignedToVectors) {
         expect_plan_has(builds[i], cases[i], cases[i].plan);
         if (!builds[i].ok())
             continue;
-        const sw_jit::JitLayer &layer = *builds[i].layer;
-        std::ifstream header(layer.dir() + "/" + layer.function_name() + ".schedule.h");
-        std::stringstream text;
-        text << header.rdbuf();
-        EXPECT_EQ(text.str().find("padded.align_storage(x, 4)") != std::string::npos,
-                  shapes[i].aligned)
+        const std::string text = schedule_text(builds[i]);
+        EXPECT_EQ(text.find("padded.align_storage(x, 4)") != std::string::npos, shapes[i].aligned)
             << cases[i].describe() << ":\n"
-            << text.str();
+            << text;
     }
 }
 
@@ -1264,10 +1259,7 @@ TEST(AutoscheduleRandom, DenseWeightsToEachMeshRowByDma) {
         EXPECT_NE(plan.find("(to each row by broadcast DMA)"), std::string::npos)
             << cases[i].describe() << ": expected the weights by DMA to each row:\n"
             << plan;
-        std::ifstream header(builds[i].layer->dir() + "/" + builds[i].layer->function_name() +
-                             ".schedule.h");
-        const std::string text((std::istreambuf_iterator<char>(header)),
-                               std::istreambuf_iterator<char>());
+        const std::string text = schedule_text(builds[i]);
         EXPECT_NE(text.find("::sw::Sharing::DmaRow"), std::string::npos)
             << cases[i].describe() << ":\n"
             << text.substr(0, 1600);
